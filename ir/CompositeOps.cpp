@@ -1,0 +1,175 @@
+//===- CompositeOps.cpp - verifiers of the composite llmc ops -------------===//
+#include "ir/LlmcOps.h"
+#include "ir/VerifyUtils.h"
+
+using namespace mlir;
+using namespace llmc;
+
+LogicalResult EmbeddingOp::verify() {
+  RankedTensorType table = tensorType(getTable());
+  if (failed(expectRank(*this, "table", table.getRank(), 2)) ||
+      failed(expectElementType(*this, "result", getType().getElementType(),
+                               table.getElementType())))
+    return failure();
+  SmallVector<int64_t> expected(shapeOf(getIds()));
+  expected.push_back(table.getDimSize(1));
+  return expectShape(*this, "result", getType().getShape(), expected);
+}
+
+/// Norms: gamma (and beta) are vectors over the last input dimension and
+/// the result has the input's type.
+static LogicalResult verifyNorm(Operation *op, Value input, Value gamma,
+                                Value beta, Value result, double epsilon) {
+  RankedTensorType in = tensorType(input);
+  if (in.getRank() < 1)
+    return op->emitOpError() << "expected an input of rank at least 1";
+  SmallVector<int64_t> featureShape{in.getShape().back()};
+  if (failed(expectShape(op, "gamma", shapeOf(gamma), featureShape)) ||
+      (beta && failed(expectShape(op, "beta", shapeOf(beta), featureShape))) ||
+      failed(expectType(op, "result", result.getType(), in)))
+    return failure();
+  if (!(epsilon > 0.0))
+    return op->emitOpError() << "expected a positive epsilon, got " << epsilon;
+  return success();
+}
+
+LogicalResult LayerNormOp::verify() {
+  return verifyNorm(*this, getInput(), getGamma(), getBeta(), getResult(),
+                    getEpsilon().convertToDouble());
+}
+
+LogicalResult RmsNormOp::verify() {
+  return verifyNorm(*this, getInput(), getGamma(), Value(), getResult(),
+                    getEpsilon().convertToDouble());
+}
+
+LogicalResult SoftmaxOp::verify() {
+  if (failed(expectType(*this, "result", getType(), getInput().getType())))
+    return failure();
+  return expectDimInRange(*this, "dim", static_cast<int64_t>(getDim()),
+                          getType().getRank());
+}
+
+LogicalResult AttentionOp::verify() {
+  RankedTensorType q = tensorType(getQuery()), k = tensorType(getKey()),
+                   v = tensorType(getValue());
+  if (failed(expectRank(*this, "query", q.getRank(), 4)) ||
+      failed(expectRank(*this, "key", k.getRank(), 4)) ||
+      failed(expectType(*this, "value", v, k)) ||
+      failed(expectElementType(*this, "key", k.getElementType(),
+                               q.getElementType())))
+    return failure();
+  int64_t batch = q.getDimSize(0), heads = q.getDimSize(1),
+          seq = q.getDimSize(2), headDim = q.getDimSize(3);
+  int64_t kvHeads = k.getDimSize(1), kvSeq = k.getDimSize(2);
+  if (k.getDimSize(0) != batch)
+    return emitOpError() << "expected key batch size " << batch << ", got "
+                         << k.getDimSize(0);
+  if (k.getDimSize(3) != headDim)
+    return emitOpError() << "expected key head dimension " << headDim
+                         << ", got " << k.getDimSize(3);
+  if (heads % kvHeads != 0)
+    return emitOpError() << "expected the " << heads
+                         << " query heads to be a multiple of the "
+                         << kvHeads << " key/value heads";
+  if (getCausal() && seq != kvSeq)
+    return emitOpError() << "expected equal query and key lengths for causal "
+                            "attention, got "
+                         << seq << " and " << kvSeq;
+  if (std::optional<APFloat> scale = getScale();
+      scale && !(scale->convertToDouble() > 0.0))
+    return emitOpError() << "expected a positive scale, got "
+                         << scale->convertToDouble();
+  return expectType(*this, "result", getType(), q);
+}
+
+LogicalResult RopeOp::verify() {
+  RankedTensorType in = tensorType(getInput());
+  if (in.getRank() < 2)
+    return emitOpError() << "expected an input [..., T, D] of rank at least "
+                            "2, got rank "
+                         << in.getRank();
+  int64_t seq = in.getDimSize(in.getRank() - 2);
+  int64_t headDim = in.getShape().back();
+  if (headDim % 2 != 0)
+    return emitOpError() << "expected an even head dimension, got " << headDim;
+  if (getPositions() &&
+      failed(expectShape(*this, "positions", shapeOf(getPositions()), {seq})))
+    return failure();
+  if (!(getTheta().convertToDouble() > 0.0))
+    return emitOpError() << "expected a positive theta, got "
+                         << getTheta().convertToDouble();
+  return expectType(*this, "result", getType(), in);
+}
+
+LogicalResult CrossEntropyOp::verify() {
+  RankedTensorType logits = tensorType(getLogits());
+  if (logits.getRank() < 1)
+    return emitOpError() << "expected logits of rank at least 1";
+  if (failed(expectShape(*this, "targets", shapeOf(getTargets()),
+                         logits.getShape().drop_back())))
+    return failure();
+  SmallVector<int64_t> expected;
+  if (getReduction() == LossReduction::none)
+    expected.assign(shapeOf(getTargets()).begin(),
+                    shapeOf(getTargets()).end());
+  return expectShape(*this, "result", getType().getShape(), expected);
+}
+
+LogicalResult MoeTopKOp::verify() {
+  RankedTensorType logits = tensorType(getLogits());
+  if (failed(expectRank(*this, "router logits", logits.getRank(), 2)))
+    return failure();
+  int64_t tokens = logits.getDimSize(0), experts = logits.getDimSize(1);
+  int64_t k = static_cast<int64_t>(getK());
+  if (k < 1 || k > experts)
+    return emitOpError() << "expected k in [1, " << experts << "], got " << k;
+  SmallVector<int64_t> expected{tokens, k};
+  if (failed(expectShape(*this, "weights", shapeOf(getWeights()), expected)))
+    return failure();
+  return expectShape(*this, "indices", shapeOf(getIndices()), expected);
+}
+
+/// The routing indices of MoE dispatch/combine: `[N, k]` for N tokens.
+static LogicalResult verifyRouting(Operation *op, Value indices,
+                                   int64_t tokens) {
+  RankedTensorType type = tensorType(indices);
+  if (failed(expectRank(op, "indices", type.getRank(), 2)))
+    return failure();
+  if (type.getDimSize(0) != tokens)
+    return op->emitOpError() << "expected indices for " << tokens
+                             << " tokens, got " << type.getDimSize(0);
+  return success();
+}
+
+LogicalResult MoeDispatchOp::verify() {
+  RankedTensorType in = tensorType(getInput());
+  if (failed(expectRank(*this, "input", in.getRank(), 2)) ||
+      failed(verifyRouting(*this, getIndices(), in.getDimSize(0))) ||
+      failed(expectRank(*this, "result", getType().getRank(), 3)) ||
+      failed(expectElementType(*this, "result", getType().getElementType(),
+                               in.getElementType())))
+    return failure();
+  if (getType().getDimSize(2) != in.getDimSize(1))
+    return emitOpError() << "expected result feature size " << in.getDimSize(1)
+                         << ", got " << getType().getDimSize(2);
+  return success();
+}
+
+LogicalResult MoeCombineOp::verify() {
+  RankedTensorType experts = tensorType(getExpertOut());
+  RankedTensorType result = getType();
+  if (failed(expectRank(*this, "expert output", experts.getRank(), 3)) ||
+      failed(expectRank(*this, "result", result.getRank(), 2)) ||
+      failed(verifyRouting(*this, getIndices(), result.getDimSize(0))) ||
+      failed(expectShape(*this, "weights", shapeOf(getWeights()),
+                         shapeOf(getIndices()))) ||
+      failed(expectElementType(*this, "result", result.getElementType(),
+                               experts.getElementType())))
+    return failure();
+  if (result.getDimSize(1) != experts.getDimSize(2))
+    return emitOpError() << "expected result feature size "
+                         << experts.getDimSize(2) << ", got "
+                         << result.getDimSize(1);
+  return success();
+}

@@ -1,0 +1,297 @@
+//===- CompositeOps.td - composite ops of the llmc dialect ---------------===//
+//
+// Ops that stand for a subgraph of primitives and map to one tuned kernel:
+// norms, softmax, attention, rope, activations, the loss and MoE routing.
+// Each keeps the structure its derivative and sharding rules want (see
+// docs/ir.md, "Why composite ops"). Included by LlmcOps.td.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LLMC_COMPOSITE_OPS_TD
+#define LLMC_COMPOSITE_OPS_TD
+
+class Llmc_CompositeOp<string mnemonic, list<Trait> traits = []>
+    : Llmc_Op<mnemonic, !listconcat(traits, [Pure, Llmc_Composite])>;
+
+def Llmc_EmbeddingOp : Llmc_CompositeOp<"embedding", [
+    DeclareOpInterfaceMethods<Llmc_CostOpInterface, ["getFlops", "getBytesRead"]>]> {
+  let summary = "look up rows of an embedding table";
+  let description = [{
+    `result[i..., :] = table[ids[i...], :]` for a `[vocab, dim]` table. Unlike
+    `llmc.gather`, its gradient is a dense table-shaped scatter-add that the
+    CUDA backend computes without atomics, and its sharding rule knows the
+    vocabulary-parallel layout. Out-of-range ids give zero rows.
+    ```mlir
+    %h = llmc.embedding %wte[%tokens]
+        : (tensor<50257x768xf32>, tensor<8x1024xi32>) -> tensor<8x1024x768xf32>
+    ```
+  }];
+  let arguments = (ins Llmc_FloatTensor:$table, Llmc_IndexTensor:$ids);
+  let results = (outs Llmc_FloatTensor:$result);
+  let assemblyFormat = [{
+    $table `[` $ids `]` attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Llmc_LayerNormOp : Llmc_CompositeOp<"layer_norm", [
+    DeclareOpInterfaceMethods<Llmc_CostOpInterface, ["getFlops"]>]> {
+  let summary = "layer normalization over the last dimension";
+  let description = [{
+    `(x - mean) * rsqrt(var + epsilon) * gamma + beta`, with mean and the
+    biased variance over the last dimension, computed in f32 whatever the
+    input type. `gamma` and the optional `beta` have shape `[D]`.
+    ```mlir
+    %y = llmc.layer_norm %x, %gamma, %beta epsilon 1.0e-05
+        : (tensor<8x1024x768xbf16>, tensor<768xf32>, tensor<768xf32>)
+        -> tensor<8x1024x768xbf16>
+    ```
+  }];
+  let arguments = (ins Llmc_FloatTensor:$input, Llmc_FloatTensor:$gamma,
+                       Optional<Llmc_FloatTensor>:$beta, F64Attr:$epsilon);
+  let results = (outs Llmc_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $gamma (`,` $beta^)? `epsilon` $epsilon attr-dict
+    `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Llmc_RmsNormOp : Llmc_CompositeOp<"rms_norm", [
+    DeclareOpInterfaceMethods<Llmc_CostOpInterface, ["getFlops"]>]> {
+  let summary = "root-mean-square normalization over the last dimension";
+  let description = [{
+    `x * rsqrt(mean(x^2) + epsilon) * gamma`, accumulated in f32; `gamma` has
+    shape `[D]`.
+    ```mlir
+    %y = llmc.rms_norm %x, %gamma epsilon 1.0e-06
+        : (tensor<2x256x512xf32>, tensor<512xf32>) -> tensor<2x256x512xf32>
+    ```
+  }];
+  let arguments = (ins Llmc_FloatTensor:$input, Llmc_FloatTensor:$gamma,
+                       F64Attr:$epsilon);
+  let results = (outs Llmc_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $gamma `epsilon` $epsilon attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Llmc_SoftmaxOp : Llmc_CompositeOp<"softmax", [
+    DeclareOpInterfaceMethods<Llmc_CostOpInterface, ["getFlops"]>]> {
+  let summary = "softmax along one dimension";
+  let description = [{
+    `exp(x - max) / sum(exp(x - max))` along `dim`, accumulated in f32.
+    ```mlir
+    %p = llmc.softmax %scores dim 3 : tensor<8x12x64x64xf32>
+    ```
+  }];
+  let arguments = (ins Llmc_FloatTensor:$input, I64Attr:$dim);
+  let results = (outs Llmc_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `dim` $dim attr-dict `:` custom<ElementwiseTypes>(type($input), type($result))
+  }];
+  let hasVerifier = 1;
+}
+
+def Llmc_AttentionOp : Llmc_CompositeOp<"attention", [
+    DeclareOpInterfaceMethods<Llmc_CostOpInterface, ["getFlops"]>]> {
+  let summary = "scaled dot-product attention, optionally causal, with grouped query heads";
+  let description = [{
+    `softmax(q k^T * scale + mask) v` per batch and head. Layout
+    `[batch, heads, sequence, head_dim]`: `query` is `[B, Hq, T, D]`, `key` and
+    `value` are `[B, Hkv, S, D]` with `Hq` a multiple of `Hkv` (grouped query
+    attention: query head `h` reads key/value head `h / (Hq / Hkv)`). `causal`
+    masks key positions after the query position and needs `T == S`.
+    `scale` defaults to `1 / sqrt(D)`. The result is `[B, Hq, T, D]`. One op,
+    so that the backend can use a flash kernel that never stores the T x S
+    matrix.
+    ```mlir
+    %o = llmc.attention %q, %k, %v causal
+        : (tensor<8x12x1024x64xbf16>, tensor<8x4x1024x64xbf16>,
+           tensor<8x4x1024x64xbf16>) -> tensor<8x12x1024x64xbf16>
+    ```
+  }];
+  let arguments = (ins Llmc_FloatTensor:$query, Llmc_FloatTensor:$key,
+                       Llmc_FloatTensor:$value, UnitAttr:$causal,
+                       OptionalAttr<F64Attr>:$scale);
+  let results = (outs Llmc_FloatTensor:$result);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value (`causal` $causal^)? (`scale` $scale^)? attr-dict
+    `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Llmc_RopeOp : Llmc_CompositeOp<"rope", [
+    DeclareOpInterfaceMethods<Llmc_CostOpInterface, ["getFlops"]>]> {
+  let summary = "rotary position embedding";
+  let description = [{
+    Rotates pairs `(x[..., t, i], x[..., t, i + D/2])` of an input `[..., T, D]`
+    (the "rotate half" layout of Hugging Face LLaMA) by the angle
+    `p * theta^(-2i/D)`, where `p` is `positions[t]` when given (a `[T]`
+    integer tensor, for sequence shards that do not start at 0) and `t`
+    otherwise. `D` must be even.
+    ```mlir
+    %q2 = llmc.rope %q theta 1.0e+04 : (tensor<2x8x256x64xf32>) -> tensor<2x8x256x64xf32>
+    %k2 = llmc.rope %k positions %pos theta 5.0e+05
+        : (tensor<2x8x256x64xf32>, tensor<256xi32>) -> tensor<2x8x256x64xf32>
+    ```
+  }];
+  let arguments = (ins Llmc_FloatTensor:$input,
+                       Optional<Llmc_IndexTensor>:$positions, F64Attr:$theta);
+  let results = (outs Llmc_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input (`positions` $positions^)? `theta` $theta attr-dict
+    `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Llmc_GeluOp : Llmc_CompositeOp<"gelu", [Llmc_Elementwise,
+    DeclareOpInterfaceMethods<Llmc_CostOpInterface, ["getFlops"]>]> {
+  let summary = "Gaussian error linear unit";
+  let description = [{
+    `x * Phi(x)` with `Phi` evaluated exactly (`erf`) or by the tanh
+    approximation GPT-2 uses (`tanh`).
+    ```mlir
+    %y = llmc.gelu %x tanh : tensor<8x1024x3072xbf16>
+    ```
+  }];
+  let arguments = (ins Llmc_FloatTensor:$input,
+                       Llmc_GeluApproximationAttr:$approximation);
+  let results = (outs Llmc_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input $approximation attr-dict `:` custom<ElementwiseTypes>(type($input), type($result))
+  }];
+  let hasVerifier = 1;
+}
+
+def Llmc_SiluOp : Llmc_CompositeOp<"silu", [Llmc_Elementwise,
+    DeclareOpInterfaceMethods<Llmc_CostOpInterface, ["getFlops"]>]> {
+  let summary = "sigmoid linear unit";
+  let description = [{
+    `x * sigmoid(x)`.
+    ```mlir
+    %y = llmc.silu %x : tensor<2x256x1376xf32>
+    ```
+  }];
+  let arguments = (ins Llmc_FloatTensor:$input);
+  let results = (outs Llmc_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input attr-dict `:` custom<ElementwiseTypes>(type($input), type($result))
+  }];
+  let hasVerifier = 1;
+}
+
+def Llmc_SwigluOp : Llmc_CompositeOp<"swiglu", [Llmc_Elementwise,
+    DeclareOpInterfaceMethods<Llmc_CostOpInterface, ["getFlops"]>]> {
+  let summary = "gated linear unit with SiLU: silu(gate) * up";
+  let description = [{
+    The LLaMA MLP nonlinearity; `gate`, `up` and the result share one type.
+    ```mlir
+    %h = llmc.swiglu %gate, %up : tensor<2x256x1376xf32>
+    ```
+  }];
+  let arguments = (ins Llmc_FloatTensor:$gate, Llmc_FloatTensor:$up);
+  let results = (outs Llmc_FloatTensor:$result);
+  let assemblyFormat = [{
+    $gate `,` $up attr-dict `:` custom<ElementwiseTypes>(type($gate), type($up), type($result))
+  }];
+  let hasVerifier = 1;
+}
+
+def Llmc_CrossEntropyOp : Llmc_CompositeOp<"cross_entropy", [
+    DeclareOpInterfaceMethods<Llmc_CostOpInterface, ["getFlops"]>]> {
+  let summary = "softmax cross-entropy of logits against integer targets";
+  let description = [{
+    Per position, `logsumexp(logits[i, :]) - logits[i, targets[i]]`, in f32.
+    `logits` is `[..., V]` and `targets` has the leading shape `[...]`.
+    Positions whose target equals `ignore_index` contribute nothing and are
+    not counted by `mean`. `reduction` gives a rank-0 f32 result (`mean`,
+    `sum`) or per-position losses shaped like `targets` (`none`).
+    ```mlir
+    %loss = llmc.cross_entropy %logits, %targets ignore_index -100 reduction mean
+        : (tensor<8x1024x50257xbf16>, tensor<8x1024xi32>) -> tensor<f32>
+    ```
+  }];
+  let arguments = (ins Llmc_FloatTensor:$logits, Llmc_IndexTensor:$targets,
+                       OptionalAttr<I64Attr>:$ignore_index,
+                       Llmc_LossReductionAttr:$reduction);
+  let results = (outs Llmc_F32Tensor:$result);
+  let assemblyFormat = [{
+    $logits `,` $targets (`ignore_index` $ignore_index^)? `reduction` $reduction
+    attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Llmc_MoeTopKOp : Llmc_CompositeOp<"moe_topk", [
+    DeclareOpInterfaceMethods<Llmc_CostOpInterface, ["getFlops"]>]> {
+  let summary = "route each token to its k best experts";
+  let description = [{
+    For router logits `[N, E]`, returns the softmax probabilities of the `k`
+    largest logits of each token (`weights`, `[N, k]`, largest first; ties go
+    to the lower expert index) and those experts (`indices`, `[N, k]`).
+    `normalize` rescales each token's k weights to sum to one (Mixtral).
+    ```mlir
+    %w, %e = llmc.moe_topk %router k 2 normalize
+        : tensor<512x8xf32> -> tensor<512x2xf32>, tensor<512x2xi32>
+    ```
+  }];
+  let arguments = (ins Llmc_FloatTensor:$logits, I64Attr:$k,
+                       UnitAttr:$normalize);
+  let results = (outs Llmc_FloatTensor:$weights, Llmc_IndexTensor:$indices);
+  let assemblyFormat = [{
+    $logits `k` $k (`normalize` $normalize^)? attr-dict
+    `:` type($logits) `->` type($weights) `,` type($indices)
+  }];
+  let hasVerifier = 1;
+}
+
+def Llmc_MoeDispatchOp : Llmc_CompositeOp<"moe_dispatch", [
+    DeclareOpInterfaceMethods<Llmc_CostOpInterface, ["getFlops"]>]> {
+  let summary = "gather tokens into per-expert buffers of fixed capacity";
+  let description = [{
+    Tokens `[N, D]` routed by `indices` `[N, k]` are copied into a result
+    `[E, C, D]`: expert `e` takes the (token, choice) pairs that chose it in
+    order of token then choice, the first `C` of them; later ones are
+    dropped (their combine weight is lost), and unused slots are zero. `E`
+    and `C` are read from the result type; `C` is usually
+    `ceil(capacity_factor * N * k / E)`, chosen by the model builder.
+    ```mlir
+    %buf = llmc.moe_dispatch %x, %e
+        : (tensor<512x256xf32>, tensor<512x2xi32>) -> tensor<8x160x256xf32>
+    ```
+  }];
+  let arguments = (ins Llmc_FloatTensor:$input, Llmc_IndexTensor:$indices);
+  let results = (outs Llmc_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $indices attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Llmc_MoeCombineOp : Llmc_CompositeOp<"moe_combine", [
+    DeclareOpInterfaceMethods<Llmc_CostOpInterface, ["getFlops"]>]> {
+  let summary = "weighted sum of expert outputs back into token order";
+  let description = [{
+    The inverse of `llmc.moe_dispatch` with the same `indices`:
+    `result[n] = sum_j weights[n, j] * expert_out[indices[n, j], slot(n, j)]`,
+    where `slot` is the slot dispatch assigned; dropped pairs contribute zero.
+    ```mlir
+    %y = llmc.moe_combine %out, %w, %e
+        : (tensor<8x160x256xf32>, tensor<512x2xf32>, tensor<512x2xi32>)
+        -> tensor<512x256xf32>
+    ```
+  }];
+  let arguments = (ins Llmc_FloatTensor:$expert_out, Llmc_FloatTensor:$weights,
+                       Llmc_IndexTensor:$indices);
+  let results = (outs Llmc_FloatTensor:$result);
+  let assemblyFormat = [{
+    $expert_out `,` $weights `,` $indices attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+#endif // LLMC_COMPOSITE_OPS_TD

@@ -1,0 +1,126 @@
+//===- Cost.cpp - CostOpInterface of every llmc op ------------------------===//
+//
+// Device-independent costs (see LlmcInterfaces.td for the conventions). The
+// per-element constants of composite ops count the primitive ops of their
+// decomposition; they only need to be right to within a small factor, since
+// these ops are bound by memory bandwidth, not flops.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ir/LlmcOps.h"
+#include "ir/VerifyUtils.h"
+
+using namespace mlir;
+using namespace llmc;
+
+static double numElements(Value v) {
+  return static_cast<double>(tensorType(v).getNumElements());
+}
+
+int64_t llmc::tensorBytes(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor || !tensor.hasStaticShape())
+    return 0;
+  int64_t bits = tensor.getElementTypeBitWidth();
+  return tensor.getNumElements() * std::max<int64_t>(1, bits / 8);
+}
+
+double llmc::detail::defaultFlops(Operation *op) {
+  return op->getNumResults() ? numElements(op->getResult(0)) : 0.0;
+}
+
+int64_t llmc::detail::operandBytes(Operation *op) {
+  int64_t bytes = 0;
+  for (Value v : op->getOperands())
+    bytes += tensorBytes(v.getType());
+  return bytes;
+}
+
+int64_t llmc::detail::resultBytes(Operation *op) {
+  int64_t bytes = 0;
+  for (Value v : op->getResults())
+    bytes += tensorBytes(v.getType());
+  return bytes;
+}
+
+//===----------------------------------------------------------------------===//
+// Data movement: no flops.
+//===----------------------------------------------------------------------===//
+
+double BroadcastOp::getFlops() { return 0; }
+double TransposeOp::getFlops() { return 0; }
+double SliceOp::getFlops() { return 0; }
+double ConcatOp::getFlops() { return 0; }
+double GatherOp::getFlops() { return 0; }
+double IotaOp::getFlops() { return 0; }
+double ConstantOp::getFlops() { return 0; }
+double MoeDispatchOp::getFlops() { return 0; }
+double EmbeddingOp::getFlops() { return 0; }
+
+// A reshape of a contiguous tensor is a view: nothing moves.
+double ReshapeOp::getFlops() { return 0; }
+int64_t ReshapeOp::getBytesRead() { return 0; }
+int64_t ReshapeOp::getBytesWritten() { return 0; }
+
+int64_t IotaOp::getBytesRead() { return 0; }
+int64_t ConstantOp::getBytesRead() { return 0; }
+
+// Only the looked-up rows of the table are read, not the whole table.
+int64_t EmbeddingOp::getBytesRead() {
+  return tensorBytes(getIds().getType()) + tensorBytes(getType());
+}
+
+//===----------------------------------------------------------------------===//
+// Arithmetic
+//===----------------------------------------------------------------------===//
+
+double ScatterAddOp::getFlops() { return numElements(getUpdates()); }
+double ReduceSumOp::getFlops() { return numElements(getInput()); }
+double ReduceMaxOp::getFlops() { return numElements(getInput()); }
+double ReduceMeanOp::getFlops() { return numElements(getInput()) + 1; }
+
+double MatmulOp::getFlops() {
+  RankedTensorType lhs = tensorType(getLhs());
+  int64_t k = lhs.getDimSize(lhs.getRank() - (getTransposeA() ? 2 : 1));
+  // Every result element is a dot product of length k: k multiply-adds.
+  return 2.0 * numElements(getResult()) * static_cast<double>(k);
+}
+
+// mean, subtract, square, mean, rsqrt, scale, gamma, beta.
+double LayerNormOp::getFlops() { return 8.0 * numElements(getInput()); }
+// square, mean, rsqrt, scale, gamma.
+double RmsNormOp::getFlops() { return 5.0 * numElements(getInput()); }
+// max, subtract, exp, sum, divide.
+double SoftmaxOp::getFlops() { return 5.0 * numElements(getInput()); }
+
+double AttentionOp::getFlops() {
+  RankedTensorType q = tensorType(getQuery()), k = tensorType(getKey());
+  double batchHeads = static_cast<double>(q.getDimSize(0) * q.getDimSize(1));
+  double scores = batchHeads * static_cast<double>(q.getDimSize(2)) *
+                  static_cast<double>(k.getDimSize(2));
+  // q k^T and p v: two contractions over the head dimension, plus the
+  // softmax over the scores. A causal mask skips half of the scores.
+  double flops = scores * (4.0 * static_cast<double>(q.getDimSize(3)) + 5.0);
+  return getCausal() ? flops / 2.0 : flops;
+}
+
+// cos/sin of the angle, two multiplies and an add per element.
+double RopeOp::getFlops() { return 6.0 * numElements(getInput()); }
+// The tanh form: x^3, a multiply-add, tanh, 1+, two multiplies; erf alike.
+double GeluOp::getFlops() { return 8.0 * numElements(getInput()); }
+// exp, add, divide, multiply.
+double SiluOp::getFlops() { return 4.0 * numElements(getInput()); }
+double SwigluOp::getFlops() { return 5.0 * numElements(getGate()); }
+// max, subtract, exp, sum per logit; a log and a subtract per position.
+double CrossEntropyOp::getFlops() { return 4.0 * numElements(getLogits()); }
+
+double MoeTopKOp::getFlops() {
+  // softmax over the experts, then k passes to pick the largest.
+  return (5.0 + static_cast<double>(getK())) * numElements(getLogits());
+}
+
+double MoeCombineOp::getFlops() {
+  // One multiply-add per (token, choice, feature).
+  return 2.0 * numElements(getWeights()) *
+         static_cast<double>(getType().getDimSize(1));
+}

@@ -1,0 +1,30 @@
+//===- LlmcEnums.td - enumerations carried by llmc ops -------------------===//
+
+#ifndef LLMC_ENUMS_TD
+#define LLMC_ENUMS_TD
+
+include "LlmcDialect.td"
+include "mlir/IR/EnumAttr.td"
+
+def Llmc_CompareDirectionAttr : I32EnumAttr<"CompareDirection",
+    "comparison predicate", [
+      I32EnumAttrCase<"eq", 0>, I32EnumAttrCase<"ne", 1>,
+      I32EnumAttrCase<"lt", 2>, I32EnumAttrCase<"le", 3>,
+      I32EnumAttrCase<"gt", 4>, I32EnumAttrCase<"ge", 5>]> {
+  let cppNamespace = "::llmc";
+}
+
+def Llmc_GeluApproximationAttr : I32EnumAttr<"GeluApproximation",
+    "how gelu evaluates the normal CDF", [
+      I32EnumAttrCase<"tanh", 0>, I32EnumAttrCase<"erf", 1>]> {
+  let cppNamespace = "::llmc";
+}
+
+def Llmc_LossReductionAttr : I32EnumAttr<"LossReduction",
+    "how per-token losses are combined", [
+      I32EnumAttrCase<"mean", 0>, I32EnumAttrCase<"sum", 1>,
+      I32EnumAttrCase<"none", 2>]> {
+  let cppNamespace = "::llmc";
+}
+
+#endif // LLMC_ENUMS_TD

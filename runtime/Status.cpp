@@ -1,0 +1,34 @@
+//===- Status.cpp - error values returned by the runtime ------------------===//
+#include "runtime/Status.h"
+
+namespace llmc::rt {
+
+const char *statusCodeName(StatusCode code) {
+  switch (code) {
+  case StatusCode::Ok:
+    return "ok";
+  case StatusCode::InvalidArgument:
+    return "invalid argument";
+  case StatusCode::NotFound:
+    return "not found";
+  case StatusCode::DataLoss:
+    return "data loss";
+  case StatusCode::Unimplemented:
+    return "unimplemented";
+  case StatusCode::Unavailable:
+    return "unavailable";
+  case StatusCode::Internal:
+    return "internal error";
+  }
+  return "unknown";
+}
+
+std::string Status::toString() const {
+  if (isOk())
+    return "ok";
+  return std::string(statusCodeName(code_)) + ": " + message_;
+}
+
+const char *runtimeVersion() { return LLMC_VERSION_STRING; }
+
+} // namespace llmc::rt

@@ -1,0 +1,60 @@
+//===- Status.h - error values returned by the runtime -----------*- C++ -*-===//
+//
+// The runtime reports every failure as a Status with a message for the user;
+// it never exits or throws (tools/ decide what to do with a failed Status).
+// No MLIR or LLVM here: the runtime ships to machines without them.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LLMC_RUNTIME_STATUS_H
+#define LLMC_RUNTIME_STATUS_H
+
+#include <string>
+#include <utility>
+
+namespace llmc::rt {
+
+enum class StatusCode {
+  Ok = 0,
+  InvalidArgument, ///< the caller passed something malformed
+  NotFound,        ///< a file, parameter or device does not exist
+  DataLoss,        ///< a file is truncated or corrupt
+  Unimplemented,   ///< a feature that a later issue adds
+  Unavailable,     ///< a device or peer cannot be reached
+  Internal,        ///< a bug in llmc
+};
+
+/// The name of a code, as printed in messages ("invalid argument").
+const char *statusCodeName(StatusCode code);
+
+/// Success, or a code with a message that says what went wrong and how to
+/// fix it.
+class [[nodiscard]] Status {
+public:
+  Status() = default;
+  static Status ok() { return Status(); }
+  static Status error(StatusCode code, std::string message) {
+    return Status(code, std::move(message));
+  }
+
+  bool isOk() const { return code_ == StatusCode::Ok; }
+  explicit operator bool() const { return isOk(); }
+  StatusCode code() const { return code_; }
+  const std::string &message() const { return message_; }
+
+  /// "<code name>: <message>", or "ok".
+  std::string toString() const;
+
+private:
+  Status(StatusCode code, std::string message)
+      : code_(code), message_(std::move(message)) {}
+
+  StatusCode code_ = StatusCode::Ok;
+  std::string message_;
+};
+
+/// The version of the runtime library, "MAJOR.MINOR.PATCH".
+const char *runtimeVersion();
+
+} // namespace llmc::rt
+
+#endif // LLMC_RUNTIME_STATUS_H
