@@ -64,7 +64,7 @@ LogicalResult llmc::dumpModule(Operation *module, llvm::StringRef path) {
     return module->emitError() << "cannot write the IR dump '" << path
                                << "': " << error.message();
   module->print(os, OpPrintingFlags().enableDebugInfo(/*enable=*/true,
-                                                      /*prettyForm=*/true));
+                                                      /*prettyForm=*/false));
   return success();
 }
 

@@ -65,6 +65,10 @@ struct CompileCommand {
       "print-cost",
       cl::desc("Print the flops and bytes of every op (llmc-print-cost)"),
       cl::sub(command), cl::cat(llmcCategory())};
+  cl::opt<bool> locations{
+      "locations",
+      cl::desc("Print each op's location (the model part it comes from)"),
+      cl::sub(command), cl::cat(llmcCategory())};
   cl::opt<bool> quiet{"quiet", cl::desc("Do not print the final IR"),
                       cl::sub(command), cl::cat(llmcCategory())};
 };
@@ -91,6 +95,8 @@ int runCompile(const CompileCommand &options) {
   mlir::DialectRegistry registry;
   llmc::registerLlmcDialects(registry);
   mlir::MLIRContext context(registry);
+  // The source line and caret say where; the generic op dump adds noise.
+  context.printOpOnDiagnostic(false);
   context.loadAllAvailableDialects();
 
   llvm::SourceMgr sourceMgr;
@@ -125,7 +131,13 @@ int runCompile(const CompileCommand &options) {
                  << "': " << error << "\n";
     return kExitRejected;
   }
-  module->print(out->os());
+  mlir::OpPrintingFlags flags;
+  // Local scope prints each location inline, next to its op, instead of as
+  // an alias defined at the end of the file.
+  if (options.locations)
+    flags.enableDebugInfo(/*enable=*/true, /*prettyForm=*/false)
+        .useLocalScope();
+  module->print(out->os(), flags);
   out->keep();
   return kExitOk;
 }

@@ -1,0 +1,70 @@
+//===- CompileBench.cpp - how long llmc takes to compile a model ----------===//
+//
+// Google Benchmark of the compiler front to back as far as it exists:
+// parse + verify a model's IR, then run the default pipeline. Tracks the
+// DESIGN.md target "cold compile of GPT-2 124M under 30 s on one core".
+//
+//   build/bin/llmc-bench-compile [--benchmark_filter=...] [FILE.mlir]
+//
+//===----------------------------------------------------------------------===//
+
+#include "frontend/Source.h"
+#include "ir/Registration.h"
+#include "passes/Passes.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/SourceMgr.h"
+
+#include <benchmark/benchmark.h>
+
+#include <string>
+
+namespace {
+
+std::string &inputPath() {
+  static std::string path = LLMC_DEFAULT_BENCH_INPUT;
+  return path;
+}
+
+void compileOnce(benchmark::State &state, bool runPipeline) {
+  mlir::DialectRegistry registry;
+  llmc::registerLlmcDialects(registry);
+  for (auto _ : state) {
+    mlir::MLIRContext context(registry, mlir::MLIRContext::Threading::DISABLED);
+    context.loadAllAvailableDialects();
+    llvm::SourceMgr sourceMgr;
+    mlir::OwningOpRef<mlir::ModuleOp> module =
+        llmc::loadSource(inputPath(), context, sourceMgr);
+    if (!module) {
+      state.SkipWithError("cannot load the input");
+      return;
+    }
+    if (runPipeline) {
+      mlir::PassManager pm(&context);
+      llmc::buildCompilePipeline(pm, llmc::CompilePipelineOptions());
+      if (mlir::failed(pm.run(*module))) {
+        state.SkipWithError("the pipeline failed");
+        return;
+      }
+    }
+    benchmark::DoNotOptimize(module.get());
+  }
+}
+
+void BM_ParseAndVerify(benchmark::State &state) { compileOnce(state, false); }
+void BM_Compile(benchmark::State &state) { compileOnce(state, true); }
+
+BENCHMARK(BM_ParseAndVerify)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Compile)->Unit(benchmark::kMillisecond);
+
+} // namespace
+
+int main(int argc, char **argv) {
+  benchmark::Initialize(&argc, argv);
+  if (argc > 1)
+    inputPath() = argv[1];
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

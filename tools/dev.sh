@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# One entry point for a fresh Debian 12 machine (see README.md):
+#
+#   tools/dev.sh demo   install what is missing, build, run the main job
+#   tools/dev.sh test   install what is missing, build, run every test
+#   tools/dev.sh build  install what is missing and build
+#
+# Running it again redoes nothing that is done: packages already installed
+# are not touched, and the build is incremental (Ninja + ccache).
+# Environment: BUILD_DIR (default ./build), JOBS (default: all cores).
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build_dir=${BUILD_DIR:-$root/build}
+jobs=${JOBS:-$(nproc)}
+
+# Debian packages the build and the tests need (DESIGN.md, "Dependencies").
+apt_packages=(
+  cmake ninja-build ccache g++ python3 binutils
+  llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
+  googletest libgtest-dev libbenchmark-dev
+  libtomlplusplus-dev libopenblas-dev
+)
+
+log() { printf '[dev.sh] %s\n' "$*" >&2; }
+
+install_packages() {
+  local missing=()
+  for pkg in "${apt_packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" ||
+      missing+=("$pkg")
+  done
+  if [ ${#missing[@]} -eq 0 ]; then
+    log "packages: all ${#apt_packages[@]} present"
+    return
+  fi
+  local sudo=()
+  if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null || { log "need root (or sudo) to install: ${missing[*]}"; exit 1; }
+    sudo=(sudo)
+  fi
+  log "packages: installing ${missing[*]}"
+  "${sudo[@]}" apt-get update -q
+  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
+}
+
+configure_and_build() {
+  if [ ! -f "$build_dir/build.ninja" ]; then
+    log "configuring $build_dir"
+    cmake -G Ninja -S "$root" -B "$build_dir" -DCMAKE_BUILD_TYPE=Release
+  fi
+  log "building with $jobs jobs"
+  local start=$SECONDS
+  ninja -C "$build_dir" -j "$jobs"
+  log "build finished in $((SECONDS - start)) s"
+}
+
+case "${1:-}" in
+  demo)
+    install_packages
+    configure_and_build
+    log "main job: llmc compile examples/gpt2-tiny.mlir --print-cost"
+    "$build_dir/bin/llmc" compile "$root/examples/gpt2-tiny.mlir" --print-cost
+    ;;
+  test)
+    install_packages
+    configure_and_build
+    ctest --test-dir "$build_dir" --output-on-failure -j "$jobs"
+    ;;
+  build)
+    install_packages
+    configure_and_build
+    ;;
+  *)
+    sed -n '2,10p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+    exit 2
+    ;;
+esac
