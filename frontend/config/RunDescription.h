@@ -1,0 +1,178 @@
+//===- RunDescription.h - what the user asked llmc to train -----*- C++ -*-===//
+//
+// The parsed form of a run description (a TOML file, docs/run-description.md)
+// or of a Hugging Face config.json. Parsing checks types, ranges and the
+// consistency of the model's sizes, and reports each problem with the file,
+// line and column and how to fix it. Nothing here depends on MLIR: the model
+// builders (frontend/models) turn a ModelConfig into IR.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LLMC_FRONTEND_CONFIG_RUNDESCRIPTION_H
+#define LLMC_FRONTEND_CONFIG_RUNDESCRIPTION_H
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace llmc {
+
+enum class ModelFamily { Gpt2, Llama, Moe };
+
+/// The name used in run descriptions: "gpt2", "llama", "moe".
+const char *modelFamilyName(ModelFamily family);
+
+/// Sizes and constants of a model. Fields a family does not use keep their
+/// defaults and are ignored by its builder.
+struct ModelConfig {
+  ModelFamily family = ModelFamily::Gpt2;
+  int64_t vocabSize = 0;
+  int64_t numLayers = 0;
+  int64_t hiddenSize = 0;       ///< width of the residual stream
+  int64_t numHeads = 0;
+  int64_t numKvHeads = 0;       ///< llama/moe; equals numHeads for gpt2
+  int64_t intermediateSize = 0; ///< MLP width (gpt2: 4 * hiddenSize)
+  int64_t maxPositions = 0;     ///< gpt2: learned position table rows
+  double normEps = 1e-5;
+  double ropeTheta = 10000.0;   ///< llama/moe
+  bool tieEmbeddings = true;    ///< gpt2 always ties; llama/moe optional
+  int64_t numExperts = 0;       ///< moe
+  int64_t expertsPerToken = 0;  ///< moe: top-k
+  double capacityFactor = 1.25; ///< moe: expert capacity = ceil(cf * N * k / E)
+  double auxLossWeight = 0.01;  ///< moe: load-balancing loss coefficient
+  /// The Hugging Face config.json the sizes came from, if any.
+  std::string hfConfigPath;
+
+  int64_t headDim() const { return numHeads ? hiddenSize / numHeads : 0; }
+};
+
+enum class LrSchedule { Cosine, Linear, Constant };
+enum class PrecisionPolicy { Fp32, Bf16, Fp16 };
+enum class RematPolicy { None, Selective, Full, Auto };
+enum class PipelineSchedule { GPipe, OneFOneB, Interleaved };
+enum class DataFormat { Text, Tokens };
+
+struct TrainConfig {
+  int64_t batchSize = 8;
+  int64_t seqLen = 64;
+  int64_t steps = 100;
+  double learningRate = 3e-4;
+  double minLearningRate = 0.0;
+  int64_t warmupSteps = 0;
+  LrSchedule schedule = LrSchedule::Cosine;
+  double weightDecay = 0.1;
+  double beta1 = 0.9;
+  double beta2 = 0.95;
+  double epsilon = 1e-8;
+  double gradClip = 1.0; ///< 0 disables clipping
+  int64_t microbatches = 1;
+  uint64_t seed = 1337;
+  int64_t logEvery = 1;
+};
+
+struct PrecisionConfig {
+  PrecisionPolicy policy = PrecisionPolicy::Fp32;
+  double initialLossScale = 65536.0; ///< fp16 only
+  int64_t lossScaleGrowthInterval = 2000;
+};
+
+struct ParallelConfig {
+  std::string devices = "auto"; ///< "auto", "cpu", "cpu:N", "cuda", "cuda:N"
+  bool autoMesh = false;        ///< mesh = "auto"
+  int64_t dp = 1, tp = 1, pp = 1, cp = 1, ep = 1;
+  bool sequenceParallel = false;
+  int64_t zero = 0;
+  PipelineSchedule pipelineSchedule = PipelineSchedule::OneFOneB;
+  int64_t virtualStages = 1;
+};
+
+struct MemoryConfig {
+  double budgetGiB = 0.0; ///< 0: the device's memory
+  RematPolicy remat = RematPolicy::None;
+};
+
+struct DataConfig {
+  std::string path; ///< empty: the built-in corpus
+  DataFormat format = DataFormat::Text;
+  std::string validationPath;
+};
+
+struct CheckpointConfig {
+  std::string directory;
+  int64_t every = 0; ///< steps; 0: only at the end
+  int64_t keep = 2;
+};
+
+/// Where a value came from, for messages about it.
+struct SourceLocation {
+  std::string file;
+  int line = 0;   ///< 1-based; 0 when unknown
+  int column = 0; ///< 1-based; 0 when unknown
+};
+
+/// One message about the input: "file:line:col: error: message".
+struct ConfigDiagnostic {
+  enum class Severity { Error, Warning, Note };
+  Severity severity = Severity::Error;
+  SourceLocation location;
+  std::string message;
+
+  /// Formats as compilers do: `path:line:col: error: message`.
+  std::string format() const;
+};
+
+/// A field that was given but has no effect yet, with the issue that adds it.
+struct PendingField {
+  SourceLocation location;
+  std::string key;   ///< "parallel.tp"
+  std::string issue; ///< "#8"
+};
+
+struct RunDescription {
+  std::string path;
+  ModelConfig model;
+  TrainConfig train;
+  PrecisionConfig precision;
+  ParallelConfig parallel;
+  MemoryConfig memory;
+  DataConfig data;
+  CheckpointConfig checkpoint;
+  /// Fields set to a non-default value that later issues implement.
+  std::vector<PendingField> pending;
+};
+
+/// The outcome of parsing: a description, or the errors that prevent one.
+/// Warnings may accompany a success.
+struct ParseOutcome {
+  std::optional<RunDescription> description;
+  std::vector<ConfigDiagnostic> diagnostics;
+  bool ok() const { return description.has_value(); }
+};
+
+/// Parses the run description at `path`. Relative paths inside it
+/// (hf_config, data, checkpoint) are resolved against its directory.
+ParseOutcome parseRunDescription(const std::string &path);
+
+/// Parses TOML text as if it were the file `path` (for tests and tools).
+ParseOutcome parseRunDescriptionText(const std::string &text,
+                                     const std::string &path);
+
+/// Reads a Hugging Face config.json (model_type gpt2, llama, mixtral) into a
+/// ModelConfig. Errors name the file and the key.
+struct HfOutcome {
+  std::optional<ModelConfig> model;
+  std::vector<ConfigDiagnostic> diagnostics;
+};
+HfOutcome parseHuggingFaceConfig(const std::string &path);
+HfOutcome parseHuggingFaceConfigText(const std::string &text,
+                                     const std::string &path);
+
+/// Checks the sizes of a model for consistency (heads divide the width, kv
+/// heads divide heads, an even head dimension for rope, k <= experts, ...).
+/// `where` locates the messages (the [model] table or the config.json).
+std::vector<ConfigDiagnostic> validateModel(const ModelConfig &model,
+                                            const SourceLocation &where);
+
+} // namespace llmc
+
+#endif // LLMC_FRONTEND_CONFIG_RUNDESCRIPTION_H
