@@ -1,0 +1,104 @@
+//===- Gpt2.cpp - GPT-2: learned positions, LayerNorm, tanh-GELU, tied head -===//
+//
+// Names and layout follow Hugging Face's GPT2LMHeadModel: Conv1D weights are
+// stored [in, out]; the head is the token embedding (tied). Initialization
+// follows GPT-2: normal(0.02), residual projections scaled by 1/sqrt(2L).
+//
+//===----------------------------------------------------------------------===//
+
+#include "frontend/models/Layers.h"
+#include "frontend/models/Models.h"
+
+#include <cmath>
+#include <string>
+
+namespace llmc {
+
+namespace {
+
+Tensor layerNormScope(Tracer &t, llvm::StringRef name, Tensor x,
+                      const ModelConfig &m) {
+  auto scope = t.scope(name);
+  Tensor gamma = t.parameter("weight", {m.hiddenSize}, DType::F32, Init::ones());
+  Tensor beta = t.parameter("bias", {m.hiddenSize}, DType::F32, Init::zeros());
+  return layerNorm(x, gamma, beta, m.normEps);
+}
+
+Tensor block(Tracer &t, Tensor x, const ModelConfig &m) {
+  int64_t width = m.hiddenSize;
+  Init weights = Init::normal(0.02);
+  Init residual = Init::normal(0.02 / std::sqrt(2.0 * m.numLayers));
+
+  Tensor h = layerNormScope(t, "ln_1", x, m);
+  {
+    auto attn = t.scope("attn");
+    Tensor qkv;
+    {
+      auto s = t.scope("c_attn");
+      qkv = linear(t, h, width, 3 * width, WeightLayout::InOut, true, weights);
+    }
+    Tensor q = splitHeads(sliceDim(qkv, -1, 0, width), m.numHeads);
+    Tensor k = splitHeads(sliceDim(qkv, -1, width, width), m.numHeads);
+    Tensor v = splitHeads(sliceDim(qkv, -1, 2 * width, width), m.numHeads);
+    Tensor a = mergeHeads(attention(q, k, v, /*causal=*/true));
+    auto s = t.scope("c_proj");
+    h = linear(t, a, width, width, WeightLayout::InOut, true, residual);
+  }
+  x = x + h;
+
+  h = layerNormScope(t, "ln_2", x, m);
+  {
+    auto mlp = t.scope("mlp");
+    {
+      auto s = t.scope("c_fc");
+      h = linear(t, h, width, m.intermediateSize, WeightLayout::InOut, true,
+                 weights);
+    }
+    h = gelu(h, GeluApprox::Tanh);
+    auto s = t.scope("c_proj");
+    h = linear(t, h, m.intermediateSize, width, WeightLayout::InOut, true,
+               residual);
+  }
+  return x + h;
+}
+
+} // namespace
+
+Tensor traceGpt2(Tracer &t, const ModelConfig &m, int64_t batchSize,
+                 int64_t seqLen) {
+  Tensor tokens = t.input("tokens", {batchSize, seqLen}, DType::I32);
+  Tensor targets = t.input("targets", {batchSize, seqLen}, DType::I32);
+
+  Tensor wte, x;
+  {
+    auto transformer = t.scope("transformer");
+    {
+      auto s = t.scope("wte");
+      wte = t.parameter("weight", {m.vocabSize, m.hiddenSize}, DType::F32,
+                        Init::normal(0.02));
+      x = embedding(wte, tokens);
+    }
+    {
+      auto s = t.scope("wpe");
+      Tensor wpe = t.parameter("weight", {m.maxPositions, m.hiddenSize},
+                               DType::F32, Init::normal(0.01));
+      Tensor positions = t.iota({seqLen}, 0);
+      x = x + embedding(wpe, positions);
+    }
+    for (int64_t layer = 0; layer < m.numLayers; ++layer) {
+      auto s = t.scope("h." + std::to_string(layer));
+      x = block(t, x, m);
+    }
+    x = layerNormScope(t, "ln_f", x, m);
+  }
+  Tensor logits;
+  {
+    // The head shares the token embedding (tied weights).
+    auto s = t.scope("lm_head");
+    logits = matmul(x, wte, Transpose::B);
+  }
+  auto s = t.scope("loss");
+  return crossEntropy(logits, targets);
+}
+
+} // namespace llmc

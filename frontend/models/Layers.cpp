@@ -1,0 +1,30 @@
+//===- Layers.cpp - building blocks shared by the built-in models ---------===//
+#include "frontend/models/Layers.h"
+
+namespace llmc {
+
+Tensor linear(Tracer &tracer, Tensor x, int64_t in, int64_t out,
+              WeightLayout layout, bool bias, Init weightInit) {
+  bool inOut = layout == WeightLayout::InOut;
+  Tensor weight = tracer.parameter(
+      "weight", inOut ? llvm::ArrayRef<int64_t>{in, out}
+                      : llvm::ArrayRef<int64_t>{out, in},
+      DType::F32, weightInit);
+  Tensor y = matmul(x, weight, inOut ? Transpose::None : Transpose::B);
+  if (!bias)
+    return y;
+  return y + tracer.parameter("bias", {out}, DType::F32, Init::zeros());
+}
+
+Tensor splitHeads(Tensor x, int64_t heads) {
+  int64_t batch = x.dim(0), seq = x.dim(1), width = x.dim(2);
+  Tensor split = reshape(x, {batch, seq, heads, width / heads});
+  return transpose(split, {0, 2, 1, 3});
+}
+
+Tensor mergeHeads(Tensor x) {
+  int64_t batch = x.dim(0), heads = x.dim(1), seq = x.dim(2), dim = x.dim(3);
+  return reshape(transpose(x, {0, 2, 1, 3}), {batch, seq, heads * dim});
+}
+
+} // namespace llmc

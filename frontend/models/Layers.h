@@ -1,0 +1,47 @@
+//===- Layers.h - building blocks shared by the built-in models -*- C++ -*-===//
+#ifndef LLMC_FRONTEND_MODELS_LAYERS_H
+#define LLMC_FRONTEND_MODELS_LAYERS_H
+
+#include "frontend/Trace.h"
+#include "frontend/config/RunDescription.h"
+
+#include "llvm/ADT/STLFunctionalExtras.h"
+
+namespace llmc {
+
+/// Weight layout of a linear layer.
+enum class WeightLayout {
+  InOut, ///< [in, out], GPT-2's Conv1D: y = x W
+  OutIn, ///< [out, in], torch.nn.Linear: y = x W^T
+};
+
+/// A linear layer in the current scope: parameters "weight" (and "bias" when
+/// `bias` is set), y = x W (+ b).
+Tensor linear(Tracer &tracer, Tensor x, int64_t in, int64_t out,
+              WeightLayout layout, bool bias, Init weightInit);
+
+/// [B, T, H * D] -> [B, H, T, D]
+Tensor splitHeads(Tensor x, int64_t heads);
+/// [B, H, T, D] -> [B, T, H * D]
+Tensor mergeHeads(Tensor x);
+
+/// LLaMA's RMSNorm in the current scope: parameter "weight" of ones.
+Tensor llamaRmsNorm(Tracer &tracer, Tensor x, const ModelConfig &model);
+
+/// LLaMA's self-attention in the current scope ("self_attn"): q/k/v/o
+/// projections without bias, rope on q and k, causal grouped-query
+/// attention over [B, T, hidden] activations.
+Tensor llamaSelfAttention(Tracer &tracer, Tensor x, const ModelConfig &model);
+
+/// The trunk shared by LLaMA and the MoE model: embedding, layers whose
+/// feed-forward part is `ffn` (called inside the layer's scope), the final
+/// norm, the head (tied or not) and the cross-entropy. Returns the loss
+/// before any extra term.
+Tensor traceLlamaTrunk(
+    Tracer &tracer, const ModelConfig &model, int64_t batchSize,
+    int64_t seqLen,
+    llvm::function_ref<Tensor(Tracer &, Tensor, int64_t layer)> ffn);
+
+} // namespace llmc
+
+#endif // LLMC_FRONTEND_MODELS_LAYERS_H

@@ -1,0 +1,108 @@
+//===- Llama.cpp - LLaMA: RMSNorm, RoPE, SwiGLU, grouped-query attention ---===//
+//
+// Names follow Hugging Face's LlamaForCausalLM (torch.nn.Linear weights
+// stored [out, in], no biases); the head is untied unless configured.
+//
+//===----------------------------------------------------------------------===//
+
+#include "frontend/models/Layers.h"
+#include "frontend/models/Models.h"
+
+#include <string>
+
+namespace llmc {
+
+Tensor llamaRmsNorm(Tracer &t, Tensor x, const ModelConfig &m) {
+  Tensor gamma = t.parameter("weight", {m.hiddenSize}, DType::F32, Init::ones());
+  return rmsNorm(x, gamma, m.normEps);
+}
+
+Tensor llamaSelfAttention(Tracer &t, Tensor x, const ModelConfig &m) {
+  int64_t width = m.hiddenSize, headDim = m.headDim();
+  int64_t qWidth = m.numHeads * headDim, kvWidth = m.numKvHeads * headDim;
+  Init init = Init::normal(0.02);
+  auto projection = [&](llvm::StringRef name, Tensor input, int64_t in,
+                        int64_t out) {
+    auto s = t.scope(name);
+    return linear(t, input, in, out, WeightLayout::OutIn, false, init);
+  };
+  Tensor q = splitHeads(projection("q_proj", x, width, qWidth), m.numHeads);
+  Tensor k = splitHeads(projection("k_proj", x, width, kvWidth), m.numKvHeads);
+  Tensor v = splitHeads(projection("v_proj", x, width, kvWidth), m.numKvHeads);
+  q = rope(q, m.ropeTheta);
+  k = rope(k, m.ropeTheta);
+  Tensor a = mergeHeads(attention(q, k, v, /*causal=*/true));
+  return projection("o_proj", a, qWidth, width);
+}
+
+Tensor traceLlamaTrunk(
+    Tracer &t, const ModelConfig &m, int64_t batchSize, int64_t seqLen,
+    llvm::function_ref<Tensor(Tracer &, Tensor, int64_t)> ffn) {
+  Tensor tokens = t.input("tokens", {batchSize, seqLen}, DType::I32);
+  Tensor targets = t.input("targets", {batchSize, seqLen}, DType::I32);
+
+  Tensor table, x;
+  {
+    auto model = t.scope("model");
+    {
+      auto s = t.scope("embed_tokens");
+      table = t.parameter("weight", {m.vocabSize, m.hiddenSize}, DType::F32,
+                          Init::normal(0.02));
+      x = embedding(table, tokens);
+    }
+    for (int64_t layer = 0; layer < m.numLayers; ++layer) {
+      auto s = t.scope("layers." + std::to_string(layer));
+      Tensor h;
+      {
+        auto norm = t.scope("input_layernorm");
+        h = llamaRmsNorm(t, x, m);
+      }
+      {
+        auto attn = t.scope("self_attn");
+        x = x + llamaSelfAttention(t, h, m);
+      }
+      {
+        auto norm = t.scope("post_attention_layernorm");
+        h = llamaRmsNorm(t, x, m);
+      }
+      x = x + ffn(t, h, layer);
+    }
+    auto norm = t.scope("norm");
+    x = llamaRmsNorm(t, x, m);
+  }
+  Tensor logits;
+  {
+    auto s = t.scope("lm_head");
+    Tensor head = m.tieEmbeddings
+                      ? table
+                      : t.parameter("weight", {m.vocabSize, m.hiddenSize},
+                                    DType::F32, Init::normal(0.02));
+    logits = matmul(x, head, Transpose::B);
+  }
+  auto s = t.scope("loss");
+  return crossEntropy(logits, targets);
+}
+
+Tensor traceLlama(Tracer &t, const ModelConfig &m, int64_t batchSize,
+                  int64_t seqLen) {
+  auto mlp = [&](Tracer &tr, Tensor h, int64_t) {
+    auto s = tr.scope("mlp");
+    Init init = Init::normal(0.02);
+    int64_t width = m.hiddenSize, ffnWidth = m.intermediateSize;
+    Tensor gate, up;
+    {
+      auto g = tr.scope("gate_proj");
+      gate = linear(tr, h, width, ffnWidth, WeightLayout::OutIn, false, init);
+    }
+    {
+      auto u = tr.scope("up_proj");
+      up = linear(tr, h, width, ffnWidth, WeightLayout::OutIn, false, init);
+    }
+    Tensor act = swiglu(gate, up);
+    auto d = tr.scope("down_proj");
+    return linear(tr, act, ffnWidth, width, WeightLayout::OutIn, false, init);
+  };
+  return traceLlamaTrunk(t, m, batchSize, seqLen, mlp);
+}
+
+} // namespace llmc

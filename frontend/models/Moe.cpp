@@ -1,0 +1,114 @@
+//===- Moe.cpp - Mixtral-style MoE: top-k routed SwiGLU experts -----------===//
+//
+// LLaMA's trunk with every MLP replaced by a sparse mixture of experts, with
+// Hugging Face's MixtralForCausalLM names (block_sparse_moe.gate,
+// block_sparse_moe.experts.{j}.w1/w2/w3). Each token goes to its top-k
+// experts (softmax, top-k, renormalized weights); each expert holds at most
+// `capacity` tokens, later tokens are dropped (docs/ir.md, moe_dispatch).
+//
+// The loss adds aux_loss_weight times the load-balancing loss of Mixtral:
+// E * sum_e f_e * P_e, where f_e is the number of (token, choice) pairs
+// routed to expert e divided by the number of tokens, and P_e the mean
+// router probability of e, both over all tokens of all layers.
+//
+//===----------------------------------------------------------------------===//
+
+#include "frontend/models/Layers.h"
+#include "frontend/models/Models.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+namespace llmc {
+
+namespace {
+
+/// Sums over layers of the routing statistics the balancing loss needs.
+struct RoutingStats {
+  Tensor expertCounts; ///< [E] f32: (token, choice) pairs per expert
+  Tensor routerProbs;  ///< [E] f32: router probabilities summed over tokens
+};
+
+Tensor expert(Tracer &t, Tensor x, const ModelConfig &m) {
+  Init init = Init::normal(0.02);
+  int64_t width = m.hiddenSize, ffnWidth = m.intermediateSize;
+  Tensor gate, up;
+  {
+    auto s = t.scope("w1");
+    gate = linear(t, x, width, ffnWidth, WeightLayout::OutIn, false, init);
+  }
+  {
+    auto s = t.scope("w3");
+    up = linear(t, x, width, ffnWidth, WeightLayout::OutIn, false, init);
+  }
+  Tensor act = swiglu(gate, up);
+  auto s = t.scope("w2");
+  return linear(t, act, ffnWidth, width, WeightLayout::OutIn, false, init);
+}
+
+Tensor sparseMoe(Tracer &t, Tensor h, const ModelConfig &m,
+                 RoutingStats &stats) {
+  auto s = t.scope("block_sparse_moe");
+  int64_t batch = h.dim(0), seq = h.dim(1), width = m.hiddenSize;
+  int64_t tokens = batch * seq, experts = m.numExperts,
+          k = m.expertsPerToken;
+  int64_t capacity = std::min<int64_t>(
+      tokens, static_cast<int64_t>(std::ceil(m.capacityFactor *
+                                             static_cast<double>(tokens * k) /
+                                             static_cast<double>(experts))));
+  Tensor flat = reshape(h, {tokens, width});
+  Tensor logits;
+  {
+    auto g = t.scope("gate");
+    logits = linear(t, flat, width, experts, WeightLayout::OutIn, false,
+                    Init::normal(0.02));
+  }
+  auto [weights, choices] = moeTopK(logits, k, /*normalize=*/true);
+
+  // Statistics for the balancing loss.
+  {
+    auto a = t.scope("router_stats");
+    Tensor probs = sum(softmax(logits, -1), {0});
+    Tensor chosen = broadcastInDims(choices, {tokens, k, experts}, {0, 1});
+    Tensor expertIds = t.iota({tokens, k, experts}, 2);
+    Tensor counts = sum(cast(compare(Compare::Eq, chosen, expertIds),
+                             DType::F32),
+                        {0, 1});
+    stats.expertCounts = stats.expertCounts ? stats.expertCounts + counts
+                                            : counts;
+    stats.routerProbs = stats.routerProbs ? stats.routerProbs + probs : probs;
+  }
+
+  Tensor dispatched = moeDispatch(flat, choices, experts, capacity);
+  std::vector<Tensor> outputs;
+  for (int64_t e = 0; e < experts; ++e) {
+    auto x = t.scope("experts." + std::to_string(e));
+    Tensor slots = reshape(sliceDim(dispatched, 0, e, 1), {capacity, width});
+    outputs.push_back(reshape(expert(t, slots, m), {1, capacity, width}));
+  }
+  Tensor combined = moeCombine(concat(outputs, 0), weights, choices);
+  return reshape(combined, {batch, seq, width});
+}
+
+} // namespace
+
+Tensor traceMoe(Tracer &t, const ModelConfig &m, int64_t batchSize,
+                int64_t seqLen) {
+  RoutingStats stats;
+  auto moe = [&](Tracer &tr, Tensor h, int64_t) {
+    return sparseMoe(tr, h, m, stats);
+  };
+  Tensor loss = traceLlamaTrunk(t, m, batchSize, seqLen, moe);
+  if (m.numLayers == 0 || m.auxLossWeight == 0.0)
+    return loss;
+  auto s = t.scope("aux_loss");
+  double routed = static_cast<double>(m.numLayers * batchSize * seqLen);
+  Tensor fraction = stats.expertCounts / routed;
+  Tensor probability = stats.routerProbs / routed;
+  Tensor balance = sum(fraction * probability, {0}) *
+                   static_cast<double>(m.numExperts);
+  return loss + balance * m.auxLossWeight;
+}
+
+} // namespace llmc
