@@ -22,7 +22,8 @@ static LogicalResult verifyNorm(Operation *op, Value input, Value gamma,
                                 Value beta, Value result, double epsilon) {
   RankedTensorType in = tensorType(input);
   if (in.getRank() < 1)
-    return op->emitOpError() << "expected an input of rank at least 1";
+    return op->emitOpError()
+           << "expected an input of rank at least 1, got rank 0";
   SmallVector<int64_t> featureShape{in.getShape().back()};
   if (failed(expectShape(op, "gamma", shapeOf(gamma), featureShape)) ||
       (beta && failed(expectShape(op, "beta", shapeOf(beta), featureShape))) ||
@@ -68,10 +69,14 @@ LogicalResult AttentionOp::verify() {
   if (k.getDimSize(3) != headDim)
     return emitOpError() << "expected key head dimension " << headDim
                          << ", got " << k.getDimSize(3);
+  // Checked before the modulo below, which would divide by zero.
+  if (kvHeads < 1)
+    return emitOpError() << "expected at least one key/value head, got "
+                         << kvHeads;
   if (heads % kvHeads != 0)
-    return emitOpError() << "expected the " << heads
-                         << " query heads to be a multiple of the "
-                         << kvHeads << " key/value heads";
+    return emitOpError() << "expected the query heads to be a multiple of "
+                            "the key/value heads, got "
+                         << heads << " and " << kvHeads;
   if (getCausal() && seq != kvSeq)
     return emitOpError() << "expected equal query and key lengths for causal "
                             "attention, got "
@@ -105,7 +110,7 @@ LogicalResult RopeOp::verify() {
 LogicalResult CrossEntropyOp::verify() {
   RankedTensorType logits = tensorType(getLogits());
   if (logits.getRank() < 1)
-    return emitOpError() << "expected logits of rank at least 1";
+    return emitOpError() << "expected logits of rank at least 1, got rank 0";
   if (failed(expectShape(*this, "targets", shapeOf(getTargets()),
                          logits.getShape().drop_back())))
     return failure();

@@ -82,6 +82,18 @@ static bool isAccumulationWidening(Type input, Type result) {
   return isa<FloatType>(input) && result.isF32();
 }
 
+/// Reports that `result` is not an element type a reduction or matmul over
+/// `input` may produce: the input's, or f32 for a narrower float input when
+/// `allowWidening` is set.
+static LogicalResult emitResultElementError(Operation *op, Type input,
+                                            Type result, bool allowWidening) {
+  InFlightDiagnostic diag = op->emitOpError()
+                            << "expected result element type " << input;
+  if (allowWidening && isa<FloatType>(input) && !input.isF32())
+    diag << " or " << Float32Type::get(input.getContext());
+  return diag << ", got " << result;
+}
+
 //===----------------------------------------------------------------------===//
 // Elementwise
 //===----------------------------------------------------------------------===//
@@ -216,7 +228,7 @@ LogicalResult SliceOp::verify() {
 
 LogicalResult ConcatOp::verify() {
   if (getInputs().empty())
-    return emitOpError() << "expected at least one input";
+    return emitOpError() << "expected at least one input, got none";
   RankedTensorType result = getType();
   int64_t dim = static_cast<int64_t>(getDim());
   if (failed(expectDimInRange(*this, "dim", dim, result.getRank())))
@@ -251,16 +263,14 @@ static LogicalResult verifyReduction(Operation *op, Value input, Value result,
                                      bool allowWidening) {
   ArrayRef<int64_t> in = shapeOf(input);
   if (dims.empty())
-    return op->emitOpError() << "expected at least one dimension to reduce";
+    return op->emitOpError()
+           << "expected at least one dimension to reduce, got dims []";
   if (failed(verifyDimList(op, "dims", dims, in.size())))
     return failure();
   Type inElem = elementOf(input), outElem = elementOf(result);
   if (inElem != outElem &&
       !(allowWidening && isAccumulationWidening(inElem, outElem)))
-    return op->emitOpError()
-           << "expected result element type " << inElem
-           << (allowWidening && isa<FloatType>(inElem) ? " or f32" : "")
-           << ", got " << outElem;
+    return emitResultElementError(op, inElem, outElem, allowWidening);
   SmallVector<int64_t> expected;
   for (auto [i, size] : llvm::enumerate(in)) {
     if (!llvm::is_contained(dims, static_cast<int64_t>(i)))
@@ -313,9 +323,8 @@ LogicalResult MatmulOp::verify() {
                          << " and " << rhsK;
   Type inElem = lhs.getElementType(), outElem = getType().getElementType();
   if (inElem != outElem && !isAccumulationWidening(inElem, outElem))
-    return emitOpError() << "expected result element type " << inElem
-                         << (isa<FloatType>(inElem) ? " or f32" : "")
-                         << ", got " << outElem;
+    return emitResultElementError(*this, inElem, outElem,
+                                  /*allowWidening=*/true);
   SmallVector<int64_t> expected(batch);
   expected.append({m, n});
   return expectShape(*this, "result", getType().getShape(), expected);
