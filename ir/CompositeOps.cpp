@@ -27,6 +27,8 @@ static LogicalResult verifyNorm(Operation *op, Value input, Value gamma,
   SmallVector<int64_t> featureShape{in.getShape().back()};
   if (failed(expectShape(op, "gamma", shapeOf(gamma), featureShape)) ||
       (beta && failed(expectShape(op, "beta", shapeOf(beta), featureShape))) ||
+      (beta && failed(expectElementType(op, "beta", elementOf(beta),
+                                        elementOf(gamma)))) ||
       failed(expectType(op, "result", result.getType(), in)))
     return failure();
   if (!(epsilon > 0.0))

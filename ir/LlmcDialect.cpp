@@ -53,7 +53,7 @@ static ParseResult parseElementwiseTypes(OpAsmParser &parser,
   if (types.size() != operandTypes.size())
     return parser.emitError(parser.getCurrentLocation())
            << "expected " << operandTypes.size()
-           << " operand types before '->', got " << types.size();
+           << " operand type(s) before '->', got " << types.size();
   for (auto [slot, t] : llvm::zip(operandTypes, types))
     *slot = t;
   return parser.parseType(resultType);
@@ -114,6 +114,55 @@ Operation *LlmcDialect::materializeConstant(OpBuilder &builder,
   if (!elements || elements.getType() != type)
     return nullptr;
   return ConstantOp::create(builder, loc, type, elements);
+}
+
+//===----------------------------------------------------------------------===//
+// Argument attributes: llmc.name, llmc.role, llmc.init
+//===----------------------------------------------------------------------===//
+
+static constexpr llvm::StringLiteral kRoles[] = {"parameter", "input"};
+static constexpr llvm::StringLiteral kInitKinds[] = {"normal", "uniform",
+                                                     "zeros", "ones"};
+
+LogicalResult LlmcDialect::verifyRegionArgAttribute(Operation *op, unsigned,
+                                                    unsigned argIndex,
+                                                    NamedAttribute attr) {
+  StringRef name = attr.getName().getValue();
+  auto error = [&]() {
+    return op->emitOpError() << "argument #" << argIndex << ": ";
+  };
+  if (name == "llmc.name") {
+    auto value = dyn_cast<StringAttr>(attr.getValue());
+    if (!value || value.getValue().empty())
+      return error() << "expected llmc.name to be a non-empty string, got "
+                     << attr.getValue();
+    return success();
+  }
+  if (name == "llmc.role") {
+    auto value = dyn_cast<StringAttr>(attr.getValue());
+    if (!value || !llvm::is_contained(kRoles, value.getValue()))
+      return error() << "expected llmc.role to be \"parameter\" or "
+                        "\"input\", got "
+                     << attr.getValue();
+    return success();
+  }
+  if (name == "llmc.init") {
+    auto dict = dyn_cast<DictionaryAttr>(attr.getValue());
+    auto kind = dict ? dict.getAs<StringAttr>("kind") : StringAttr();
+    if (!kind || !llvm::is_contained(kInitKinds, kind.getValue()))
+      return error() << "expected llmc.init = {kind = \"normal\" | "
+                        "\"uniform\" | \"zeros\" | \"ones\", ...}, got "
+                     << attr.getValue();
+    bool scaled = kind.getValue() == "normal" || kind.getValue() == "uniform";
+    auto scale = dict.getAs<FloatAttr>("scale");
+    if (scaled && (!scale || !(scale.getValueAsDouble() >= 0.0)))
+      return error() << "expected a non-negative float 'scale' in llmc.init "
+                        "of kind \""
+                     << kind.getValue() << "\", got " << attr.getValue();
+    return success();
+  }
+  return error() << "unknown argument attribute '" << name
+                 << "'; expected llmc.name, llmc.role or llmc.init";
 }
 
 //===----------------------------------------------------------------------===//

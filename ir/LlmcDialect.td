@@ -25,6 +25,7 @@ def Llmc_Dialect : Dialect {
     derivative rule and a sharding rule want. See docs/ir.md.
   }];
   let hasConstantMaterializer = 1;
+  let hasRegionArgAttrVerify = 1;
 }
 
 //===----------------------------------------------------------------------===//

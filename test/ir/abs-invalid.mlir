@@ -35,7 +35,7 @@ func.func @dynamic_shape(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
 
 // The long form names one type per operand.
 func.func @too_many_operand_types(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{custom op 'llmc.abs' expected 1 operand types before '->', got 2}}
+  // expected-error @+1 {{custom op 'llmc.abs' expected 1 operand type(s) before '->', got 2}}
   %y = llmc.abs %x : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
   return %y : tensor<4xf32>
 }

@@ -52,7 +52,7 @@ func.func @dynamic_shape(%a: tensor<?x4xf32>, %b: tensor<?x4xf32>) -> tensor<?x4
 
 // The long form names one type per operand.
 func.func @too_few_operand_types(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{custom op 'llmc.add' expected 2 operand types before '->', got 1}}
+  // expected-error @+1 {{custom op 'llmc.add' expected 2 operand type(s) before '->', got 1}}
   %c = llmc.add %a, %b : tensor<4xf32> -> tensor<4xf32>
   return %c : tensor<4xf32>
 }

@@ -72,3 +72,12 @@ func.func @dynamic_shape(%x: tensor<?x8xf32>, %gamma: tensor<8xf32>) -> tensor<?
   %y = llmc.layer_norm %x, %gamma epsilon 1.0e-05 : (tensor<?x8xf32>, tensor<8xf32>) -> tensor<?x8xf32>
   return %y : tensor<?x8xf32>
 }
+
+// -----
+
+// gamma and beta share one element type.
+func.func @beta_element_type(%x: tensor<2x8xbf16>, %g: tensor<8xf32>, %b: tensor<8xbf16>) -> tensor<2x8xbf16> {
+  // expected-error @+1 {{'llmc.layer_norm' op expected beta element type 'f32', got 'bf16'}}
+  %y = llmc.layer_norm %x, %g, %b epsilon 1.0e-05 : (tensor<2x8xbf16>, tensor<8xf32>, tensor<8xbf16>) -> tensor<2x8xbf16>
+  return %y : tensor<2x8xbf16>
+}

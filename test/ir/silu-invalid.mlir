@@ -33,7 +33,7 @@ func.func @dynamic_shape(%x: tensor<4x?xf32>) -> tensor<4x?xf32> {
 // -----
 
 func.func @too_many_operand_types(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{custom op 'llmc.silu' expected 1 operand types before '->', got 2}}
+  // expected-error @+1 {{custom op 'llmc.silu' expected 1 operand type(s) before '->', got 2}}
   %y = llmc.silu %x : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
   return %y : tensor<4xf32>
 }

@@ -58,7 +58,7 @@ func.func @dynamic_shape(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
 // -----
 
 func.func @too_many_operand_types(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
-  // expected-error @+1 {{custom op 'llmc.softmax' expected 1 operand types before '->', got 2}}
+  // expected-error @+1 {{custom op 'llmc.softmax' expected 1 operand type(s) before '->', got 2}}
   %p = llmc.softmax %x dim 1 : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
   return %p : tensor<4x8xf32>
 }

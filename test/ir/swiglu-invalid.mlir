@@ -50,7 +50,7 @@ func.func @dynamic_shape(%gate: tensor<?xf32>, %up: tensor<?xf32>) -> tensor<?xf
 // -----
 
 func.func @too_few_operand_types(%gate: tensor<4xf32>, %up: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{custom op 'llmc.swiglu' expected 2 operand types before '->', got 1}}
+  // expected-error @+1 {{custom op 'llmc.swiglu' expected 2 operand type(s) before '->', got 1}}
   %h = llmc.swiglu %gate, %up : tensor<4xf32> -> tensor<4xf32>
   return %h : tensor<4xf32>
 }
