@@ -1,6 +1,8 @@
 //===- Source.cpp - read what the user asked llmc to compile --------------===//
 #include "frontend/Source.h"
+#include "frontend/models/Models.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
@@ -8,6 +10,8 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
+
+#include <algorithm>
 
 using namespace mlir;
 
@@ -22,34 +26,116 @@ llmc::SourceKind llmc::classifySource(llvm::StringRef path) {
   return SourceKind::Unknown;
 }
 
-OwningOpRef<ModuleOp> llmc::loadSource(llvm::StringRef path,
-                                       MLIRContext &context,
-                                       llvm::SourceMgr &sourceMgr) {
+LogicalResult
+llmc::reportConfigDiagnostics(MLIRContext &context,
+                              llvm::ArrayRef<ConfigDiagnostic> diagnostics) {
+  bool anyError = false;
+  for (const ConfigDiagnostic &diag : diagnostics) {
+    Location loc = FileLineColLoc::get(&context, diag.location.file,
+                                       diag.location.line,
+                                       diag.location.column);
+    switch (diag.severity) {
+    case ConfigDiagnostic::Severity::Error:
+      anyError = true;
+      emitError(loc) << diag.message;
+      break;
+    case ConfigDiagnostic::Severity::Warning:
+      emitWarning(loc) << diag.message;
+      break;
+    case ConfigDiagnostic::Severity::Note:
+      emitRemark(loc) << diag.message;
+      break;
+    }
+  }
+  return failure(anyError);
+}
+
+namespace {
+
+/// Fields set in the run description that do nothing yet: warnings, so
+/// that nobody believes a tp = 2 run was tensor parallel.
+void warnAboutPendingFields(MLIRContext &context,
+                            const llmc::RunDescription &description) {
+  for (const llmc::PendingField &field : description.pending) {
+    Location loc = FileLineColLoc::get(&context, field.location.file,
+                                       field.location.line,
+                                       field.location.column);
+    emitWarning(loc) << "'" << field.key
+                     << "' is not supported yet (issue " << field.issue
+                     << ") and has no effect on this run";
+  }
+}
+
+OwningOpRef<ModuleOp> traceModel(MLIRContext &context,
+                                 const llmc::ModelConfig &model,
+                                 int64_t batchSize, int64_t seqLen) {
+  return llmc::buildLossModule(context, model, batchSize, seqLen);
+}
+
+} // namespace
+
+llmc::LoadedSource llmc::loadSource(llvm::StringRef path, MLIRContext &context,
+                                    llvm::SourceMgr &sourceMgr,
+                                    const SourceOptions &options) {
+  LoadedSource loaded;
   Location fileLoc = FileLineColLoc::get(&context, path, 0, 0);
   switch (classifySource(path)) {
-  case SourceKind::Mlir:
-    break;
-  case SourceKind::RunDescription:
-  case SourceKind::HuggingFaceConfig:
-    emitError(fileLoc) << "run descriptions and Hugging Face configs are not "
-                          "supported yet (issue #3); pass a .mlir file in the "
-                          "llmc dialect, such as examples/gpt2-tiny.mlir";
-    return nullptr;
+  case SourceKind::Mlir: {
+    std::string error;
+    std::unique_ptr<llvm::MemoryBuffer> buffer = openInputFile(path, &error);
+    if (!buffer) {
+      emitError(fileLoc) << "cannot read the input: " << error;
+      return loaded;
+    }
+    sourceMgr.AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
+    // parseSourceFile verifies the module; errors carry file:line:column.
+    loaded.module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+    return loaded;
+  }
+  case SourceKind::RunDescription: {
+    ParseOutcome outcome = parseRunDescription(path.str());
+    if (failed(reportConfigDiagnostics(context, outcome.diagnostics)) ||
+        !outcome.ok())
+      return loaded;
+    RunDescription &run = *outcome.description;
+    warnAboutPendingFields(context, run);
+    int64_t batch = options.batchSize ? options.batchSize : run.train.batchSize;
+    int64_t seq = options.seqLen ? options.seqLen : run.train.seqLen;
+    loaded.module = traceModel(context, run.model, batch, seq);
+    loaded.description = std::move(run);
+    return loaded;
+  }
+  case SourceKind::HuggingFaceConfig: {
+    HfOutcome outcome = parseHuggingFaceConfig(path.str());
+    if (failed(reportConfigDiagnostics(context, outcome.diagnostics)) ||
+        !outcome.model)
+      return loaded;
+    RunDescription run;
+    run.path = path.str();
+    run.model = *outcome.model;
+    run.train.batchSize = options.batchSize ? options.batchSize : 8;
+    int64_t defaultSeq = run.model.maxPositions > 0
+                             ? std::min<int64_t>(64, run.model.maxPositions)
+                             : 64;
+    run.train.seqLen = options.seqLen ? options.seqLen : defaultSeq;
+    if (run.model.family == ModelFamily::Gpt2 &&
+        run.train.seqLen > run.model.maxPositions) {
+      emitError(fileLoc) << "expected a sequence length of at most n_positions "
+                         << run.model.maxPositions << ", got "
+                         << run.train.seqLen << "; pass a smaller --seq-len";
+      return loaded;
+    }
+    loaded.module =
+        traceModel(context, run.model, run.train.batchSize, run.train.seqLen);
+    loaded.description = std::move(run);
+    return loaded;
+  }
   case SourceKind::Unknown:
     emitError(fileLoc) << "cannot tell what '" << path
-                       << "' holds from its extension; expected .mlir (llmc "
-                          "IR), .toml (run description) or .json (Hugging "
-                          "Face config)";
-    return nullptr;
+                       << "' holds from its extension; expected .toml (run "
+                          "description), .json (Hugging Face config) or "
+                          ".mlir (llmc IR)";
+    return loaded;
   }
-
-  std::string error;
-  std::unique_ptr<llvm::MemoryBuffer> buffer = openInputFile(path, &error);
-  if (!buffer) {
-    emitError(fileLoc) << "cannot read the input: " << error;
-    return nullptr;
-  }
-  sourceMgr.AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
-  // parseSourceFile verifies the module; errors carry file:line:column.
-  return parseSourceFile<ModuleOp>(sourceMgr, &context);
+  return loaded;
 }

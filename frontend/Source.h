@@ -1,17 +1,24 @@
 //===- Source.h - read what the user asked llmc to compile -------*- C++ -*-===//
 //
-// The frontend's entry point: turns an input file into a module of llmc IR.
-// Today that is a .mlir file written in the llmc dialect; run descriptions
-// (.toml) and Hugging Face config.json arrive with issue #3 and are rejected
-// with a message that says so.
+// The frontend's entry point: turns an input file into a module whose
+// @loss function is the forward program. Inputs are
+//   .toml  a run description (docs/run-description.md), traced by the
+//          built-in model builders;
+//   .json  a Hugging Face config.json (gpt2, llama, mixtral);
+//   .mlir  a program already written in the llmc dialect.
+// Problems are reported as MLIR diagnostics at file:line:column.
 //
 //===----------------------------------------------------------------------===//
 #ifndef LLMC_FRONTEND_SOURCE_H
 #define LLMC_FRONTEND_SOURCE_H
 
+#include "frontend/config/RunDescription.h"
+
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
 #include "llvm/ADT/StringRef.h"
+
+#include <optional>
 
 namespace llvm {
 class SourceMgr;
@@ -24,13 +31,35 @@ enum class SourceKind { Mlir, RunDescription, HuggingFaceConfig, Unknown };
 
 SourceKind classifySource(llvm::StringRef path);
 
-/// Parses and verifies `path` into a module. Diagnostics (a missing file,
-/// an unsupported kind, a parse or verifier error with file:line:column) go
-/// to the context's diagnostic handler; returns null on failure. `sourceMgr`
-/// keeps the buffer alive for later diagnostics that point into it.
-mlir::OwningOpRef<mlir::ModuleOp> loadSource(llvm::StringRef path,
-                                             mlir::MLIRContext &context,
-                                             llvm::SourceMgr &sourceMgr);
+/// Batch shape for inputs that do not carry one (a Hugging Face config.json
+/// has no [train] section). Zero keeps the default: 8 sequences of
+/// min(64, max_positions) tokens for .json; the [train] values for .toml.
+struct SourceOptions {
+  int64_t batchSize = 0;
+  int64_t seqLen = 0;
+};
+
+/// A loaded input: the module, and the run description it came from when
+/// the input was a .toml or .json file.
+struct LoadedSource {
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  std::optional<RunDescription> description;
+};
+
+/// Loads `path` into a module with a verified @loss function. Diagnostics
+/// (a missing file, a bad key, a parse or verifier error) go to the
+/// context's handler; returns a null module on failure. Fields of a run
+/// description that have no effect yet are reported as warnings.
+/// `sourceMgr` keeps the input buffer alive for later diagnostics.
+LoadedSource loadSource(llvm::StringRef path, mlir::MLIRContext &context,
+                        llvm::SourceMgr &sourceMgr,
+                        const SourceOptions &options = {});
+
+/// Reports parser diagnostics through MLIR's diagnostic engine, at
+/// FileLineColLoc locations. Returns failure if any is an error.
+mlir::LogicalResult
+reportConfigDiagnostics(mlir::MLIRContext &context,
+                        llvm::ArrayRef<ConfigDiagnostic> diagnostics);
 
 } // namespace llmc
 

@@ -1,19 +1,23 @@
 //===- llmc.cpp - the llmc command line -----------------------------------===//
 //
-//   llmc compile FILE   compile a model and print or dump its IR
+//   llmc compile FILE   trace a model and print its IR (before or after the
+//                       pipeline), dump the IR after every pass
+//   llmc inspect FILE   the model's parameters, by group and in total
 //   llmc train FILE     train (issue #5)
 //   llmc plan FILE      memory/communication/time estimates (issue #11)
-//   llmc inspect FILE   describe a compiled artifact (issue #4)
 //
-// Exit codes: 0 success, 1 the input was rejected (diagnostics printed),
-// 2 bad usage or a subcommand that does not exist yet.
+// FILE is a run description (.toml), a Hugging Face config.json, or llmc IR
+// (.mlir). Exit codes: 0 success, 1 the input was rejected (diagnostics
+// printed), 2 bad usage or a subcommand that does not exist yet.
 //
 //===----------------------------------------------------------------------===//
 
+#include "frontend/Parameters.h"
 #include "frontend/Source.h"
 #include "ir/Registration.h"
 #include "passes/Passes.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -22,13 +26,12 @@
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
-
-#include <cstdlib>
 
 namespace cl = llvm::cl;
 
@@ -44,16 +47,29 @@ cl::OptionCategory &llmcCategory() {
   return category;
 }
 
+enum class Emit { Loss, Final };
+
 /// Options of `llmc compile`.
 struct CompileCommand {
   cl::SubCommand command{
-      "compile", "Compile a model and print its IR after the pipeline.\n"
-                 "  Today the input is a .mlir file in the llmc dialect (see "
-                 "examples/); run descriptions (.toml) arrive with issue #3."};
-  cl::opt<std::string> input{cl::Positional, cl::desc("<input.mlir>"),
-                             cl::Required, cl::sub(command), cl::cat(llmcCategory())};
-  cl::opt<std::string> output{"o", cl::desc("Write the final IR here "
-                                            "(default: standard output)"),
+      "compile",
+      "Trace a model and print its IR.\n"
+      "  FILE is a run description (.toml), a Hugging Face config.json, or\n"
+      "  llmc IR (.mlir)."};
+  cl::opt<std::string> input{cl::Positional, cl::desc("<input.toml|.json|.mlir>"),
+                             cl::Required, cl::sub(command),
+                             cl::cat(llmcCategory())};
+  cl::opt<Emit> emit{
+      "emit", cl::desc("Which program to print"), cl::init(Emit::Final),
+      cl::values(
+          clEnumValN(Emit::Loss, "loss",
+                     "the traced forward program @loss, before any pass"),
+          clEnumValN(Emit::Final, "final",
+                     "the program after the whole pipeline (default)")),
+      cl::sub(command), cl::cat(llmcCategory())};
+  cl::opt<std::string> output{"o",
+                              cl::desc("Write the IR here (default: standard "
+                                       "output)"),
                               cl::value_desc("file"), cl::init("-"),
                               cl::sub(command), cl::cat(llmcCategory())};
   cl::opt<std::string> dumpIr{
@@ -69,8 +85,31 @@ struct CompileCommand {
       "locations",
       cl::desc("Print each op's location (the model part it comes from)"),
       cl::sub(command), cl::cat(llmcCategory())};
-  cl::opt<bool> quiet{"quiet", cl::desc("Do not print the final IR"),
+  cl::opt<bool> quiet{"quiet", cl::desc("Do not print the IR"),
                       cl::sub(command), cl::cat(llmcCategory())};
+  cl::opt<int64_t> batchSize{
+      "batch-size",
+      cl::desc("Sequences per batch (default: [train] batch_size; 8 for "
+               ".json)"),
+      cl::init(0), cl::sub(command), cl::cat(llmcCategory())};
+  cl::opt<int64_t> seqLen{
+      "seq-len",
+      cl::desc("Tokens per sequence (default: [train] seq_len; 64 for "
+               ".json)"),
+      cl::init(0), cl::sub(command), cl::cat(llmcCategory())};
+};
+
+/// Options of `llmc inspect`.
+struct InspectCommand {
+  cl::SubCommand command{
+      "inspect", "Print a model's parameters by group and in total.\n"
+                 "  FILE is a run description (.toml), a Hugging Face "
+                 "config.json, or llmc IR (.mlir).\n"
+                 "  Compiled artifacts arrive with issue #4."};
+  cl::opt<std::string> input{cl::Positional,
+                             cl::desc("<input.toml|.json|.mlir>"),
+                             cl::Required, cl::sub(command),
+                             cl::cat(llmcCategory())};
 };
 
 /// A subcommand that a later issue implements: it parses its input so that
@@ -86,41 +125,31 @@ struct PendingCommand {
   int run() const {
     llvm::errs() << "llmc " << command.getName()
                  << ": not implemented yet (issue " << issue
-                 << "). What works today: llmc compile FILE.mlir\n";
+                 << "). What works today: llmc compile FILE, llmc inspect "
+                    "FILE\n";
     return kExitUsage;
   }
 };
 
-int runCompile(const CompileCommand &options) {
-  mlir::DialectRegistry registry;
-  llmc::registerLlmcDialects(registry);
-  mlir::MLIRContext context(registry);
-  // The source line and caret say where; the generic op dump adds noise.
-  context.printOpOnDiagnostic(false);
-  context.loadAllAvailableDialects();
-
-  llvm::SourceMgr sourceMgr;
-  mlir::SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
-
-  mlir::OwningOpRef<mlir::ModuleOp> module =
-      llmc::loadSource(options.input, context, sourceMgr);
-  if (!module)
-    return kExitRejected;
-
-  mlir::PassManager pm(&context);
-  if (!options.dumpIr.empty()) {
-    llvm::SmallString<128> inputPath(options.dumpIr.getValue());
-    llvm::sys::path::append(inputPath, "00-input.mlir");
-    if (mlir::failed(llmc::enableIrDumps(pm, options.dumpIr)) ||
-        mlir::failed(llmc::dumpModule(*module, inputPath)))
-      return kExitRejected;
+/// A context with every dialect llmc programs use, diagnostics printed with
+/// the source line and a caret.
+struct Session {
+  Session() : context(makeRegistry()), diagnostics(sourceMgr, &context) {
+    context.loadAllAvailableDialects();
+    // The source line and caret say where; the generic op dump adds noise.
+    context.printOpOnDiagnostic(false);
   }
-  llmc::CompilePipelineOptions pipelineOptions;
-  pipelineOptions.printCost = options.printCost;
-  llmc::buildCompilePipeline(pm, pipelineOptions);
-  if (mlir::failed(pm.run(*module)))
-    return kExitRejected;
+  static mlir::DialectRegistry makeRegistry() {
+    mlir::DialectRegistry registry;
+    llmc::registerLlmcDialects(registry);
+    return registry;
+  }
+  mlir::MLIRContext context;
+  llvm::SourceMgr sourceMgr;
+  mlir::SourceMgrDiagnosticHandler diagnostics;
+};
 
+int writeModule(mlir::ModuleOp module, const CompileCommand &options) {
   if (options.quiet)
     return kExitOk;
   std::string error;
@@ -137,8 +166,91 @@ int runCompile(const CompileCommand &options) {
   if (options.locations)
     flags.enableDebugInfo(/*enable=*/true, /*prettyForm=*/false)
         .useLocalScope();
-  module->print(out->os(), flags);
+  module.print(out->os(), flags);
   out->keep();
+  return kExitOk;
+}
+
+int runCompile(const CompileCommand &options) {
+  Session session;
+  llmc::SourceOptions sourceOptions{options.batchSize, options.seqLen};
+  llmc::LoadedSource loaded = llmc::loadSource(
+      options.input, session.context, session.sourceMgr, sourceOptions);
+  if (!loaded.module)
+    return kExitRejected;
+  mlir::ModuleOp module = *loaded.module;
+
+  mlir::PassManager pm(&session.context);
+  if (!options.dumpIr.empty()) {
+    llvm::SmallString<128> inputPath(options.dumpIr.getValue());
+    llvm::sys::path::append(inputPath, "00-input.mlir");
+    if (mlir::failed(llmc::enableIrDumps(pm, options.dumpIr)) ||
+        mlir::failed(llmc::dumpModule(module, inputPath)))
+      return kExitRejected;
+  }
+  if (options.emit == Emit::Loss) {
+    if (options.printCost) {
+      mlir::PassManager costOnly(&session.context);
+      costOnly.addPass(llmc::createPrintCostPass());
+      if (mlir::failed(costOnly.run(module)))
+        return kExitRejected;
+    }
+    return writeModule(module, options);
+  }
+  llmc::CompilePipelineOptions pipelineOptions;
+  pipelineOptions.printCost = options.printCost;
+  llmc::buildCompilePipeline(pm, pipelineOptions);
+  if (mlir::failed(pm.run(module)))
+    return kExitRejected;
+  return writeModule(module, options);
+}
+
+/// 124439808 -> "124,439,808".
+std::string withThousands(int64_t value) {
+  std::string digits = std::to_string(value);
+  std::string text;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i && (digits.size() - i) % 3 == 0)
+      text += ',';
+    text += digits[i];
+  }
+  return text;
+}
+
+int runInspect(const InspectCommand &options) {
+  Session session;
+  llmc::LoadedSource loaded =
+      llmc::loadSource(options.input, session.context, session.sourceMgr);
+  if (!loaded.module)
+    return kExitRejected;
+  auto function = loaded.module->lookupSymbol<mlir::func::FuncOp>("loss");
+  if (!function) {
+    llvm::errs() << options.input
+                 << ": error: expected a function @loss to inspect\n";
+    return kExitRejected;
+  }
+  llmc::ParameterSummary summary = llmc::summarizeParameters(function);
+  llvm::raw_ostream &os = llvm::outs();
+  os << "parameters of " << options.input;
+  if (loaded.description)
+    os << " (" << llmc::modelFamilyName(loaded.description->model.family)
+       << ")";
+  os << "\n";
+  size_t width = std::string("total").size();
+  for (const llmc::ParameterGroup &group : summary.groups)
+    width = std::max(width, group.name.size());
+  auto row = [&](llvm::StringRef name, llvm::StringRef tensors,
+                 llvm::StringRef elements) {
+    os << "  " << llvm::left_justify(name, width) << "  "
+       << llvm::right_justify(tensors, 7) << "  "
+       << llvm::right_justify(elements, 15) << "\n";
+  };
+  row("group", "tensors", "parameters");
+  for (const llmc::ParameterGroup &group : summary.groups)
+    row(group.name, std::to_string(group.tensors),
+        withThousands(group.elements));
+  row("total", std::to_string(summary.tensors),
+      withThousands(summary.elements));
   return kExitOk;
 }
 
@@ -148,6 +260,7 @@ int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
 
   CompileCommand compile;
+  InspectCommand inspect;
   PendingCommand train(
       "train", "Train a model from a run description (not implemented yet: "
                "issue #5)",
@@ -156,32 +269,34 @@ int main(int argc, char **argv) {
                       "Estimate memory, communication and step time of "
                       "meshes (not implemented yet: issue #11)",
                       "#11");
-  PendingCommand inspect("inspect",
-                         "Describe a compiled artifact (not implemented yet: "
-                         "issue #4)",
-                         "#4");
 
   // Show only llmc's options in --help, not those libLLVM registers.
   cl::HideUnrelatedOptions(llmcCategory());
-  for (cl::SubCommand *sub : {&compile.command, &train.command, &plan.command,
-                              &inspect.command})
+  for (cl::SubCommand *sub :
+       {&compile.command, &inspect.command, &train.command, &plan.command})
     cl::HideUnrelatedOptions(llmcCategory(), *sub);
   if (!cl::ParseCommandLineOptions(
           argc, argv,
           "llmc: compile and train language models\n\n"
-          "  llmc compile FILE.mlir [--dump-ir=DIR] [--print-cost]\n"
-          "  llmc train | plan | inspect   (not implemented yet)\n\n"
-          "  llmc SUBCOMMAND --help shows the options of one subcommand.\n",
+          "  llmc compile FILE [--emit=loss|final] [--dump-ir=DIR] "
+          "[--print-cost]\n"
+          "  llmc inspect FILE\n"
+          "  llmc train | plan   (not implemented yet)\n\n"
+          "  FILE: a run description (.toml), a Hugging Face config.json, or\n"
+          "  llmc IR (.mlir). llmc SUBCOMMAND --help shows the options of one "
+          "subcommand.\n",
           &llvm::errs()))
     return kExitUsage;
 
   if (compile.command)
     return runCompile(compile);
-  for (const PendingCommand *pending : {&train, &plan, &inspect})
+  if (inspect.command)
+    return runInspect(inspect);
+  for (const PendingCommand *pending : {&train, &plan})
     if (pending->command)
       return pending->run();
 
-  llvm::errs() << "llmc: expected a subcommand (compile, train, plan, "
-                  "inspect); see llmc --help\n";
+  llvm::errs() << "llmc: expected a subcommand (compile, inspect, train, "
+                  "plan); see llmc --help\n";
   return kExitUsage;
 }
