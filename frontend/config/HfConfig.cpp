@@ -1,0 +1,405 @@
+//===- HfConfig.cpp - the Hugging Face config.json reader -----------------===//
+//
+// Reads the sizes of a gpt2, llama or mixtral model from the config.json that
+// transformers writes beside the weights, into the same ModelConfig a run
+// description gives, and checks them with the same model rules. Keys llmc
+// does not use are ignored: configs carry many (ids, dtypes, architectures).
+//
+//===----------------------------------------------------------------------===//
+#include "frontend/config/ConfigDetail.h"
+#include "frontend/config/RunDescription.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <map>
+#include <set>
+
+namespace llmc {
+
+using namespace config_detail;
+using llvm::StringRef;
+namespace json = llvm::json;
+
+namespace {
+
+/// Line and column (1-based, in code points) of byte `offset` of `text`.
+SourceLocation locateOffset(StringRef text, size_t offset,
+                            const std::string &file) {
+  SourceLocation location{file, 1, 1};
+  for (size_t i = 0; i < offset && i < text.size(); ++i) {
+    if (text[i] == '\n') {
+      ++location.line;
+      location.column = 1;
+    } else if ((static_cast<unsigned char>(text[i]) & 0xC0) != 0x80) {
+      ++location.column;
+    }
+  }
+  return location;
+}
+
+/// Where the top-level object and each of its keys start. llvm::json keeps no
+/// positions, so this scans the text, which the JSON parser has accepted.
+struct JsonPositions {
+  SourceLocation object;
+  std::map<std::string, SourceLocation, std::less<>> keys;
+};
+
+JsonPositions locateKeys(StringRef text, const std::string &file) {
+  JsonPositions positions;
+  positions.object = {file, 1, 1};
+  int depth = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '{' || c == '[') {
+      if (depth++ == 0)
+        positions.object = locateOffset(text, i, file);
+    } else if (c == '}' || c == ']') {
+      --depth;
+    } else if (c == '"') {
+      size_t start = i;
+      for (++i; i < text.size() && text[i] != '"'; ++i)
+        if (text[i] == '\\')
+          ++i;
+      size_t next = text.find_first_not_of(" \t\r\n", i + 1);
+      if (depth == 1 && next != StringRef::npos && text[next] == ':')
+        positions.keys.emplace(text.slice(start + 1, i).str(),
+                               locateOffset(text, start, file));
+    }
+  }
+  return positions;
+}
+
+std::string describe(const json::Value &value) {
+  switch (value.kind()) {
+  case json::Value::Null:
+    return "null";
+  case json::Value::Boolean:
+    return std::string("a boolean ") +
+           (*value.getAsBoolean() ? "true" : "false");
+  case json::Value::Number:
+    if (std::optional<int64_t> integer = value.getAsInteger())
+      return "an integer " + std::to_string(*integer);
+    return "a number " + formatNumber(*value.getAsNumber());
+  case json::Value::String:
+    return "a string \"" + value.getAsString()->str() + "\"";
+  case json::Value::Array:
+    return "an array";
+  case json::Value::Object:
+    return "an object";
+  }
+  return "a value";
+}
+
+/// Whether a key must be there, and whether null stands for its default
+/// (transformers writes "n_inner": null).
+enum class Presence { Required, Optional, NullMeansDefault };
+
+/// Typed reads of the top-level keys; one message per key at most.
+class HfReader {
+public:
+  HfReader(const json::Object &object, const JsonPositions &positions,
+           std::vector<ConfigDiagnostic> &diagnostics)
+      : object(object), positions(positions), diagnostics(diagnostics) {}
+
+  std::string modelType;
+
+  SourceLocation at(StringRef key) const {
+    auto it = positions.keys.find(key);
+    return it == positions.keys.end() ? positions.object : it->second;
+  }
+  bool given(StringRef key) const { return object.get(key) != nullptr; }
+  bool failed(StringRef key) const { return keysWithMessages.count(key.str()); }
+
+  void error(StringRef key, std::string message) {
+    if (!keysWithMessages.insert(key.str()).second)
+      return;
+    diagnostics.push_back(makeError(at(key), std::move(message)));
+  }
+  void missing(StringRef key) {
+    error(key, "missing required key '" + key.str() + "' for model_type \"" +
+                   modelType + "\"; add \"" + key.str() + "\" to config.json");
+  }
+
+  std::optional<int64_t> integer(StringRef key, Presence presence) {
+    const json::Value *value = read(key, presence);
+    if (!value)
+      return std::nullopt;
+    if (std::optional<int64_t> integer = value->getAsInteger())
+      return integer;
+    wrongType(key, *value, "an integer");
+    return std::nullopt;
+  }
+  std::optional<double> number(StringRef key, Presence presence) {
+    const json::Value *value = read(key, presence);
+    if (!value)
+      return std::nullopt;
+    if (std::optional<double> number = value->getAsNumber())
+      return number;
+    wrongType(key, *value, "a number");
+    return std::nullopt;
+  }
+  std::optional<bool> boolean(StringRef key, Presence presence) {
+    const json::Value *value = read(key, presence);
+    if (!value)
+      return std::nullopt;
+    if (std::optional<bool> boolean = value->getAsBoolean())
+      return boolean;
+    wrongType(key, *value, "a boolean");
+    return std::nullopt;
+  }
+
+private:
+  /// The key's value when there is one to convert.
+  const json::Value *read(StringRef key, Presence presence) {
+    const json::Value *value = object.get(key);
+    if (!value) {
+      if (presence == Presence::Required)
+        missing(key);
+      return nullptr;
+    }
+    if (value->kind() == json::Value::Null &&
+        presence == Presence::NullMeansDefault)
+      return nullptr;
+    return value;
+  }
+  void wrongType(StringRef key, const json::Value &value, StringRef expected) {
+    error(key, "expected " + key.str() + " to be " + expected.str() + ", got " +
+                   describe(value) + "; write it as a JSON " +
+                   (expected == "a boolean"    ? "true or false"
+                    : expected == "an integer" ? "integer"
+                                               : "number"));
+  }
+
+  const json::Object &object;
+  const JsonPositions &positions;
+  std::vector<ConfigDiagnostic> &diagnostics;
+  std::set<std::string> keysWithMessages;
+};
+
+using F = ModelField;
+
+void setSite(ModelFieldSites &sites, const HfReader &r, ModelField field,
+             StringRef key, bool known) {
+  sites[static_cast<size_t>(field)] = {key.str(), r.at(key),
+                                       known && !r.failed(key)};
+}
+
+/// A field with a default is known unless the file gave a value that failed.
+template <typename T>
+bool readOrDefault(const HfReader &r, StringRef key,
+                   const std::optional<T> &value) {
+  return value || !r.given(key);
+}
+
+void readGpt2(HfReader &r, ModelConfig &m, ModelFieldSites &sites) {
+  m.family = ModelFamily::Gpt2;
+  auto vocab = r.integer("vocab_size", Presence::Required);
+  auto layers = r.integer("n_layer", Presence::Required);
+  auto width = r.integer("n_embd", Presence::Required);
+  auto heads = r.integer("n_head", Presence::Required);
+  auto positions = r.integer("n_positions", Presence::Required);
+  auto inner = r.integer("n_inner", Presence::NullMeansDefault);
+  auto eps = r.number("layer_norm_epsilon", Presence::Optional);
+  auto tie = r.boolean("tie_word_embeddings", Presence::Optional);
+  m.vocabSize = vocab.value_or(0);
+  m.numLayers = layers.value_or(0);
+  m.hiddenSize = width.value_or(0);
+  m.numHeads = heads.value_or(0);
+  m.numKvHeads = m.numHeads;
+  m.maxPositions = positions.value_or(0);
+  m.intermediateSize = inner.value_or(4 * m.hiddenSize);
+  m.normEps = eps.value_or(1e-5);
+  m.tieEmbeddings = true;
+  if (tie && !*tie)
+    r.error("tie_word_embeddings",
+            "expected tie_word_embeddings to be true for gpt2, got false; "
+            "set it to true (llmc's gpt2 always shares the token embedding "
+            "with the classifier)");
+
+  setSite(sites, r, F::VocabSize, "vocab_size", vocab.has_value());
+  setSite(sites, r, F::Layers, "n_layer", layers.has_value());
+  setSite(sites, r, F::Width, "n_embd", width.has_value());
+  setSite(sites, r, F::Heads, "n_head", heads.has_value());
+  setSite(sites, r, F::KvHeads, "n_head", heads.has_value());
+  setSite(sites, r, F::FfnWidth, "n_inner",
+          inner ? true : width.has_value() && !r.failed("n_inner"));
+  setSite(sites, r, F::MaxPositions, "n_positions", positions.has_value());
+  setSite(sites, r, F::NormEps, "layer_norm_epsilon",
+          readOrDefault(r, "layer_norm_epsilon", eps));
+}
+
+/// llama and mixtral: mixtral is llama with a routed MLP.
+void readLlama(HfReader &r, ModelConfig &m, ModelFieldSites &sites,
+               bool mixtral) {
+  m.family = mixtral ? ModelFamily::Moe : ModelFamily::Llama;
+  auto vocab = r.integer("vocab_size", Presence::Required);
+  auto layers = r.integer("num_hidden_layers", Presence::Required);
+  auto width = r.integer("hidden_size", Presence::Required);
+  auto heads = r.integer("num_attention_heads", Presence::Required);
+  auto kvHeads = r.integer("num_key_value_heads", Presence::NullMeansDefault);
+  auto ffn = r.integer("intermediate_size", Presence::Required);
+  auto positions = r.integer("max_position_embeddings", Presence::Required);
+  auto eps = r.number("rms_norm_eps", Presence::Optional);
+  auto theta = r.number("rope_theta", Presence::Optional);
+  auto tie = r.boolean("tie_word_embeddings", Presence::Optional);
+  auto headDim = r.integer("head_dim", Presence::NullMeansDefault);
+  m.vocabSize = vocab.value_or(0);
+  m.numLayers = layers.value_or(0);
+  m.hiddenSize = width.value_or(0);
+  m.numHeads = heads.value_or(0);
+  m.numKvHeads = kvHeads.value_or(m.numHeads);
+  m.intermediateSize = ffn.value_or(0);
+  m.maxPositions = positions.value_or(0);
+  // The defaults of transformers' LlamaConfig and MixtralConfig.
+  m.normEps = eps.value_or(mixtral ? 1e-5 : 1e-6);
+  m.ropeTheta = theta.value_or(mixtral ? 1e6 : 10000.0);
+  m.tieEmbeddings = tie.value_or(false);
+
+  std::optional<int64_t> experts, topK;
+  std::optional<double> auxLoss;
+  if (mixtral) {
+    experts = r.integer("num_local_experts", Presence::Required);
+    topK = r.integer("num_experts_per_tok", Presence::Required);
+    auxLoss = r.number("router_aux_loss_coef", Presence::Optional);
+    m.numExperts = experts.value_or(0);
+    m.expertsPerToken = topK.value_or(0);
+    m.auxLossWeight = auxLoss.value_or(0.001);
+  }
+
+  // Newer configs state the head dimension; llmc derives it from the width,
+  // so a config where they differ describes a model llmc cannot build.
+  if (headDim && width && heads && *heads > 0 && *width % *heads == 0 &&
+      *headDim != *width / *heads)
+    r.error("head_dim", "expected head_dim to equal hidden_size / "
+                        "num_attention_heads = " +
+                            std::to_string(*width / *heads) + ", got " +
+                            std::to_string(*headDim) +
+                            "; remove head_dim (llmc derives the head "
+                            "dimension from the width)");
+
+  setSite(sites, r, F::VocabSize, "vocab_size", vocab.has_value());
+  setSite(sites, r, F::Layers, "num_hidden_layers", layers.has_value());
+  setSite(sites, r, F::Width, "hidden_size", width.has_value());
+  setSite(sites, r, F::Heads, "num_attention_heads", heads.has_value());
+  setSite(sites, r, F::KvHeads, "num_key_value_heads",
+          kvHeads ? true
+                  : heads.has_value() && !r.failed("num_key_value_heads"));
+  setSite(sites, r, F::FfnWidth, "intermediate_size", ffn.has_value());
+  setSite(sites, r, F::MaxPositions, "max_position_embeddings",
+          positions.has_value());
+  setSite(sites, r, F::NormEps, "rms_norm_eps",
+          readOrDefault(r, "rms_norm_eps", eps));
+  setSite(sites, r, F::RopeTheta, "rope_theta",
+          readOrDefault(r, "rope_theta", theta));
+  setSite(sites, r, F::Experts, "num_local_experts", experts.has_value());
+  setSite(sites, r, F::ExpertsPerToken, "num_experts_per_tok",
+          topK.has_value());
+  setSite(sites, r, F::CapacityFactor, "capacity_factor", true);
+  setSite(sites, r, F::AuxLossWeight, "router_aux_loss_coef",
+          readOrDefault(r, "router_aux_loss_coef", auxLoss));
+}
+
+} // namespace
+
+HfOutcome parseHuggingFaceConfigText(const std::string &text,
+                                     const std::string &path) {
+  HfOutcome outcome;
+  std::vector<ConfigDiagnostic> &diagnostics = outcome.diagnostics;
+
+  // 1. The JSON itself. llvm::json reports "[line:col, byte=N]: message";
+  // the byte offset gives the position in code points, as for TOML.
+  llvm::Expected<json::Value> parsed = json::parse(text);
+  if (!parsed) {
+    std::string error = llvm::toString(parsed.takeError());
+    size_t offset = 0;
+    StringRef rest = StringRef(error).split("byte=").second;
+    auto [number, message] = rest.split("]: ");
+    if (number.getAsInteger(10, offset))
+      message = error;
+    diagnostics.push_back(makeError(locateOffset(text, offset, path),
+                                    "malformed JSON: " + lowerFirst(message) +
+                                        "; fix the syntax"));
+    return outcome;
+  }
+  const json::Object *object = parsed->getAsObject();
+  if (!object) {
+    diagnostics.push_back(makeError(
+        {path, 1, 1}, "expected a JSON object at the top level, got " +
+                          describe(*parsed) +
+                          "; a config.json is one object of named settings"));
+    return outcome;
+  }
+  JsonPositions positions = locateKeys(text, path);
+  HfReader r(*object, positions, diagnostics);
+
+  // 2. The architecture.
+  static const StringRef kModelTypes[] = {"gpt2", "llama", "mixtral"};
+  const json::Value *type = object->get("model_type");
+  std::optional<StringRef> typeName = type ? type->getAsString() : std::nullopt;
+  if (!typeName) {
+    r.error("model_type",
+            (type ? "expected model_type to be a string, got " + describe(*type)
+                  : std::string("missing required key 'model_type'")) +
+                "; add \"model_type\": \"gpt2\", \"llama\" or \"mixtral\"");
+    return outcome;
+  }
+  if (!llvm::is_contained(kModelTypes, *typeName)) {
+    StringRef close = closestMatch(*typeName, kModelTypes);
+    r.error("model_type",
+            "expected model_type to be one of " + joinList(kModelTypes, "\"") +
+                ", got \"" + typeName->str() + "\"; " +
+                (close.empty() ? "llmc builds only these architectures"
+                               : "did you mean \"" + close.str() + "\"?"));
+    return outcome;
+  }
+  r.modelType = typeName->str();
+
+  // 3. The sizes, then the rules every model follows.
+  ModelConfig model;
+  model.hfConfigPath = path;
+  ModelFieldSites sites;
+  if (*typeName == "gpt2")
+    readGpt2(r, model, sites);
+  else
+    readLlama(r, model, sites, /*mixtral=*/*typeName == "mixtral");
+  for (FieldDiagnostic &d : validateModelFields(model, sites))
+    r.error(sites[static_cast<size_t>(d.field)].name,
+            std::move(d.diagnostic.message));
+
+  // Scaled rope (llama 3.1 and later) changes the positions' frequencies;
+  // llmc rotates with the plain frequencies, so say so rather than differ
+  // from the original model silently.
+  if (const json::Value *scaling = object->get("rope_scaling");
+      scaling && scaling->kind() != json::Value::Null) {
+    ConfigDiagnostic warning = makeError(
+        r.at("rope_scaling"), "ignoring rope_scaling: llmc uses unscaled rope "
+                              "frequencies; remove rope_scaling to silence "
+                              "this warning");
+    warning.severity = ConfigDiagnostic::Severity::Warning;
+    diagnostics.push_back(warning);
+  }
+
+  sortDiagnostics(diagnostics, path);
+  if (!hasErrors(diagnostics))
+    outcome.model = model;
+  return outcome;
+}
+
+HfOutcome parseHuggingFaceConfig(const std::string &path) {
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
+      llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
+  if (!buffer) {
+    HfOutcome outcome;
+    outcome.diagnostics.push_back(makeError(
+        {path, 0, 0},
+        "cannot read config.json: " + lowerFirst(buffer.getError().message()) +
+            "; check the path"));
+    return outcome;
+  }
+  return parseHuggingFaceConfigText((*buffer)->getBuffer().str(), path);
+}
+
+} // namespace llmc

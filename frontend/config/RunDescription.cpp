@@ -1,0 +1,309 @@
+//===- RunDescription.cpp - the run description (TOML) parser -------------===//
+//
+// Turns a run description into a RunDescription: each section is read with
+// SectionReader (types, ranges, unknown keys), then the rules that tie keys
+// together are checked (the microbatches dividing the batch, sp needing tp,
+// ...). Every problem of the file is reported, each key at most once; keys
+// that later issues implement are recorded as pending. [model] is in
+// ModelSection.cpp; docs/run-description.md is the user-facing contract.
+//
+//===----------------------------------------------------------------------===//
+#include "frontend/config/RunParser.h"
+
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+
+namespace llmc {
+namespace config_detail {
+
+using llvm::StringRef;
+
+ParseOutcome RunParser::parse(const std::string &text) {
+  ParseOutcome outcome;
+  toml::parse_result result =
+      toml::parse(std::string_view(text), std::string_view(run.path));
+  if (!result) {
+    const toml::parse_error &error = result.error();
+    diagnostics.error(diagnostics.locate(error.source().begin), "",
+                      "malformed TOML: " + lowerFirst(error.description()) +
+                          "; fix the syntax (https://toml.io/en/v1.0.0)");
+    outcome.diagnostics = std::move(diagnostics.diagnostics);
+    return outcome;
+  }
+  sections = readSections(diagnostics, result.table());
+
+  // [train] first: the model's defaults and checks use seq_len.
+  parseTrain();
+  parseModel();
+  parsePrecision();
+  parseParallel();
+  parseMemory();
+  parseData();
+  parseCheckpoint();
+
+  outcome.diagnostics = std::move(diagnostics.diagnostics);
+  outcome.diagnostics.insert(outcome.diagnostics.end(), hfDiagnostics.begin(),
+                             hfDiagnostics.end());
+  sortDiagnostics(outcome.diagnostics, run.path);
+  if (!hasErrors(outcome.diagnostics))
+    outcome.description = std::move(run);
+  return outcome;
+}
+
+std::string RunParser::resolve(StringRef path) const {
+  if (path.empty() || llvm::sys::path::is_absolute(path))
+    return path.str();
+  llvm::SmallString<256> resolved(llvm::sys::path::parent_path(run.path));
+  llvm::sys::path::append(resolved, path);
+  return std::string(resolved.str());
+}
+
+std::optional<std::string> RunParser::existingFile(SectionReader &s,
+                                                   StringRef key) {
+  std::optional<std::string> value = s.string(key);
+  if (!value)
+    return std::nullopt;
+  std::string resolved = resolve(*value);
+  if (!value->empty() && llvm::sys::fs::is_regular_file(resolved))
+    return resolved;
+  s.error(key, "expected " + key.str() + " to name an existing file, got \"" +
+                   *value + "\" (looked for '" + resolved +
+                   "'); fix the path, which is relative to this file's "
+                   "directory");
+  return std::nullopt;
+}
+
+void RunParser::parseTrain() {
+  SectionReader s = reader("train");
+  TrainConfig &t = run.train;
+  assign(t.batchSize, s.integer("batch_size", kPositive));
+  assign(t.seqLen, s.integer("seq_len", kPositive));
+  assign(t.steps, s.integer("steps", kPositive));
+  assign(t.learningRate, s.number("learning_rate", kPositive));
+  assign(t.minLearningRate, s.number("min_learning_rate", kNonNegative));
+  assign(t.warmupSteps, s.integer("warmup_steps", kNonNegative));
+  assign(t.schedule, s.choice<LrSchedule>(
+                         "schedule", {{"cosine", LrSchedule::Cosine},
+                                      {"linear", LrSchedule::Linear},
+                                      {"constant", LrSchedule::Constant}}));
+  assign(t.weightDecay, s.number("weight_decay", kNonNegative));
+  assign(t.beta1, s.number("beta1", Bound::halfOpen(0, 1)));
+  assign(t.beta2, s.number("beta2", Bound::halfOpen(0, 1)));
+  assign(t.epsilon, s.number("epsilon", kPositive));
+  assign(t.gradClip, s.number("grad_clip", kNonNegative));
+  assign(t.microbatches, s.integer("microbatches", kPositive));
+  assign(t.seed, s.integer("seed", kNonNegative));
+  assign(t.logEvery, s.integer("log_every", kPositive));
+
+  // Rules between keys; each is reported on the key that was set, since the
+  // defaults always satisfy them.
+  auto usable = [&](StringRef a, StringRef b) {
+    return s.given(a) && !s.failed(a) && !s.failed(b);
+  };
+  if (usable("min_learning_rate", "learning_rate") &&
+      t.minLearningRate > t.learningRate)
+    s.error("min_learning_rate",
+            "expected min_learning_rate <= learning_rate " +
+                formatNumber(t.learningRate) + ", got " +
+                formatNumber(t.minLearningRate) +
+                "; lower min_learning_rate or raise learning_rate");
+  if (usable("warmup_steps", "steps") && t.warmupSteps >= t.steps)
+    s.error("warmup_steps", "expected warmup_steps < steps " +
+                                std::to_string(t.steps) + ", got " +
+                                std::to_string(t.warmupSteps) +
+                                "; lower warmup_steps or raise steps");
+  if (usable("microbatches", "batch_size") && t.batchSize % t.microbatches != 0)
+    s.error("microbatches",
+            "expected microbatches to divide batch_size " +
+                std::to_string(t.batchSize) + ", got " +
+                std::to_string(t.microbatches) +
+                "; set microbatches to one of " +
+                listDivisors(t.batchSize, [](int64_t) { return true; }));
+
+  seqLenUsable = !s.failed("seq_len");
+  seqLenGiven = s.given("seq_len");
+  seqLenSite = s.at("seq_len");
+
+  // The compiler uses the batch shape today; the rest drives the optimizer
+  // and the training loop.
+  for (const KeySpec &key : findSection("train")->keys)
+    if (StringRef(key.name) != "batch_size" && StringRef(key.name) != "seq_len")
+      s.recordPending(run.pending, key.name, "#5");
+}
+
+void RunParser::parsePrecision() {
+  SectionReader s = reader("precision");
+  PrecisionConfig &p = run.precision;
+  assign(p.policy, s.choice<PrecisionPolicy>(
+                       "policy", {{"fp32", PrecisionPolicy::Fp32},
+                                  {"bf16", PrecisionPolicy::Bf16},
+                                  {"fp16", PrecisionPolicy::Fp16}}));
+  assign(p.initialLossScale, s.number("initial_loss_scale", kPositive));
+  assign(p.lossScaleGrowthInterval,
+         s.integer("loss_scale_growth_interval", kPositive));
+  // Loss scaling exists for fp16's narrow exponent; bf16 and fp32 have f32's.
+  if (!s.failed("policy") && p.policy != PrecisionPolicy::Fp16)
+    for (StringRef key : {"initial_loss_scale", "loss_scale_growth_interval"})
+      if (s.given(key))
+        s.error(key, "expected " + key.str() +
+                         " only with policy \"fp16\", got policy " +
+                         (s.given("policy") ? s.literal("policy")
+                                            : "\"fp32\" (the default)") +
+                         "; remove " + key.str() + " or set policy = \"fp16\"");
+  if (p.policy != PrecisionPolicy::Fp32)
+    s.recordPending(run.pending, "policy", "#6");
+  s.recordPending(run.pending, "initial_loss_scale", "#6");
+  s.recordPending(run.pending, "loss_scale_growth_interval", "#6");
+}
+
+/// "auto", "cpu", "cuda", or "cpu:N"/"cuda:N" with N > 0; the N (0 if none).
+static std::optional<int64_t> parseDevices(StringRef devices) {
+  auto [kind, count] = devices.split(':');
+  if (kind != "auto" && kind != "cpu" && kind != "cuda")
+    return std::nullopt;
+  if (!devices.contains(':'))
+    return 0;
+  int64_t n = 0;
+  if (kind == "auto" || count.getAsInteger(10, n) || n <= 0)
+    return std::nullopt;
+  return n;
+}
+
+void RunParser::parseParallel() {
+  SectionReader s = reader("parallel");
+  ParallelConfig &p = run.parallel;
+  std::optional<int64_t> deviceCount;
+  if (std::optional<std::string> devices = s.string("devices")) {
+    deviceCount = parseDevices(*devices);
+    if (deviceCount)
+      p.devices = *devices;
+    else
+      s.error("devices",
+              "expected devices to be \"auto\", \"cpu\", "
+              "\"cpu:N\", \"cuda\" or \"cuda:N\" with N > 0, got \"" +
+                  *devices + "\"; write e.g. devices = \"cuda:8\"");
+  }
+  if (std::optional<std::string> mesh = s.string("mesh")) {
+    if (*mesh == "auto")
+      p.autoMesh = true;
+    else
+      s.error("mesh", "expected mesh to be \"auto\", got \"" + *mesh +
+                          "\"; write mesh = \"auto\" to search for a mesh, or "
+                          "remove it and set dp, tp, pp, cp and ep");
+  }
+  assign(p.dp, s.integer("dp", kAtLeastOne));
+  assign(p.tp, s.integer("tp", kAtLeastOne));
+  assign(p.pp, s.integer("pp", kAtLeastOne));
+  assign(p.cp, s.integer("cp", kAtLeastOne));
+  assign(p.ep, s.integer("ep", kAtLeastOne));
+  assign(p.sequenceParallel, s.boolean("sp"));
+  assign(p.zero, s.integer("zero", Bound::closed(0, 3)));
+  assign(p.pipelineSchedule,
+         s.choice<PipelineSchedule>(
+             "pipeline_schedule",
+             {{"gpipe", PipelineSchedule::GPipe},
+              {"1f1b", PipelineSchedule::OneFOneB},
+              {"interleaved", PipelineSchedule::Interleaved}}));
+  assign(p.virtualStages, s.integer("virtual_stages", kAtLeastOne));
+  if (p.sequenceParallel && !s.failed("tp") && p.tp <= 1)
+    s.error("sp",
+            "expected tp > 1 with sp = true, got tp = " + std::to_string(p.tp) +
+                "; set tp to 2 or more, or remove sp (sequence "
+                "parallelism splits activations over the tp axis)");
+
+  // Pending: what asks for more than one CPU device's behaviour of today.
+  StringRef devices = p.devices;
+  if (devices.starts_with("cuda"))
+    s.recordPending(run.pending, "devices", "#7");
+  else if (devices.starts_with("cpu:") && deviceCount.value_or(0) > 1)
+    s.recordPending(run.pending, "devices", "#8");
+  if (p.autoMesh)
+    s.recordPending(run.pending, "mesh", "#11");
+  if (p.dp != 1)
+    s.recordPending(run.pending, "dp", "#8");
+  if (p.tp != 1)
+    s.recordPending(run.pending, "tp", "#8");
+  if (p.sequenceParallel)
+    s.recordPending(run.pending, "sp", "#8");
+  if (p.zero != 0)
+    s.recordPending(run.pending, "zero", "#8");
+  if (p.pp != 1)
+    s.recordPending(run.pending, "pp", "#10");
+  if (p.cp != 1)
+    s.recordPending(run.pending, "cp", "#10");
+  if (p.ep != 1)
+    s.recordPending(run.pending, "ep", "#10");
+  if (p.pipelineSchedule != PipelineSchedule::OneFOneB)
+    s.recordPending(run.pending, "pipeline_schedule", "#10");
+  if (p.virtualStages != 1)
+    s.recordPending(run.pending, "virtual_stages", "#10");
+}
+
+void RunParser::parseMemory() {
+  SectionReader s = reader("memory");
+  MemoryConfig &m = run.memory;
+  assign(m.budgetGiB, s.number("budget_gib", kNonNegative));
+  assign(m.remat,
+         s.choice<RematPolicy>("remat", {{"none", RematPolicy::None},
+                                         {"selective", RematPolicy::Selective},
+                                         {"full", RematPolicy::Full},
+                                         {"auto", RematPolicy::Auto}}));
+  s.recordPending(run.pending, "budget_gib", "#6");
+  if (m.remat != RematPolicy::None)
+    s.recordPending(run.pending, "remat", "#6");
+}
+
+void RunParser::parseData() {
+  SectionReader s = reader("data");
+  DataConfig &d = run.data;
+  assign(d.path, existingFile(s, "path"));
+  assign(d.format,
+         s.choice<DataFormat>("format", {{"text", DataFormat::Text},
+                                         {"tokens", DataFormat::Tokens}}));
+  assign(d.validationPath, existingFile(s, "validation_path"));
+  for (StringRef key : {"path", "format", "validation_path"})
+    s.recordPending(run.pending, key, "#5");
+}
+
+void RunParser::parseCheckpoint() {
+  SectionReader s = reader("checkpoint");
+  CheckpointConfig &c = run.checkpoint;
+  if (std::optional<std::string> dir = s.string("dir")) {
+    if (dir->empty())
+      s.error("dir", "expected dir to be a non-empty path, got \"\"; write "
+                     "e.g. dir = \"checkpoints\"");
+    else
+      c.directory = resolve(*dir);
+  }
+  assign(c.every, s.integer("every", kNonNegative));
+  assign(c.keep, s.integer("keep", kAtLeastOne));
+  for (StringRef key : {"dir", "every", "keep"})
+    s.recordPending(run.pending, key, "#5");
+}
+
+} // namespace config_detail
+
+using namespace config_detail;
+
+ParseOutcome parseRunDescriptionText(const std::string &text,
+                                     const std::string &path) {
+  return RunParser(path).parse(text);
+}
+
+ParseOutcome parseRunDescription(const std::string &path) {
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
+      llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
+  if (!buffer) {
+    ParseOutcome outcome;
+    outcome.diagnostics.push_back(
+        makeError({path, 0, 0}, "cannot read the run description: " +
+                                    lowerFirst(buffer.getError().message()) +
+                                    "; check the path"));
+    return outcome;
+  }
+  return parseRunDescriptionText((*buffer)->getBuffer().str(), path);
+}
+
+} // namespace llmc

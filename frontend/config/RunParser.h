@@ -1,0 +1,89 @@
+//===- RunParser.h - the run description parser's state ---------*- C++ -*-===//
+//
+// Private to frontend/config: the class that reads a run description section
+// by section. RunDescription.cpp holds the entry points and the sections of
+// the run ([train], [precision], ...); ModelSection.cpp holds [model].
+//
+//===----------------------------------------------------------------------===//
+#ifndef LLMC_FRONTEND_CONFIG_RUNPARSER_H
+#define LLMC_FRONTEND_CONFIG_RUNPARSER_H
+
+#include "frontend/config/RunDescription.h"
+#include "frontend/config/TomlReader.h"
+
+#include "llvm/ADT/StringRef.h"
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace llmc {
+namespace config_detail {
+
+constexpr Bound kPositive = {Bound::Kind::Above, 0, 0};
+constexpr Bound kNonNegative = {Bound::Kind::AtLeast, 0, 0};
+constexpr Bound kAtLeastOne = {Bound::Kind::AtLeast, 1, 0};
+
+/// Stores a value that was read; leaves the default when there is none.
+template <typename T, typename U>
+void assign(T &field, const std::optional<U> &value) {
+  if (value)
+    field = static_cast<T>(*value);
+}
+
+/// Parses one run description. The sections are methods of one class because
+/// the rules between them need each other's values (the model's defaults use
+/// train.seq_len); the model's methods are in ModelSection.cpp.
+class RunParser {
+public:
+  explicit RunParser(const std::string &path) : diagnostics(path) {
+    run.path = path;
+  }
+
+  ParseOutcome parse(const std::string &text);
+
+private:
+  const toml::table *section(llvm::StringRef name) const {
+    for (const auto &[sectionName, table] : sections)
+      if (sectionName == name)
+        return table;
+    return nullptr;
+  }
+  SectionReader reader(llvm::StringRef name) {
+    return SectionReader(diagnostics, *findSection(name), section(name));
+  }
+  /// `path` relative to the run description's directory.
+  std::string resolve(llvm::StringRef path) const;
+  /// Reads `key` as a path that must name an existing file; the resolved
+  /// path, or nothing (after reporting why).
+  std::optional<std::string> existingFile(SectionReader &s,
+                                          llvm::StringRef key);
+
+  void parseTrain();
+  void parseModel();
+  void parseModelSizes(SectionReader &s);
+  void parseModelFromHf(SectionReader &s);
+  void checkPositions(SectionReader &s, llvm::StringRef positionsKey,
+                      llvm::StringRef positionsName);
+  void parsePrecision();
+  void parseParallel();
+  void parseMemory();
+  void parseData();
+  void parseCheckpoint();
+
+  TomlDiagnostics diagnostics;
+  /// Messages about a config.json named by hf_config.
+  std::vector<ConfigDiagnostic> hfDiagnostics;
+  RunDescription run;
+  std::vector<std::pair<std::string, const toml::table *>> sections;
+  /// train.seq_len as the model checks need it.
+  bool seqLenUsable = true;
+  bool seqLenGiven = false;
+  SourceLocation seqLenSite;
+};
+
+} // namespace config_detail
+} // namespace llmc
+
+#endif // LLMC_FRONTEND_CONFIG_RUNPARSER_H

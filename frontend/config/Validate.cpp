@@ -1,0 +1,340 @@
+//===- Validate.cpp - model consistency checks and message helpers --------===//
+//
+// The checks a model's sizes must pass whichever file they came from (a run
+// description or a Hugging Face config.json), and the small helpers that
+// shape every config message: numbers, "did you mean" suggestions, lists.
+//
+//===----------------------------------------------------------------------===//
+#include "frontend/config/ConfigDetail.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+namespace llmc {
+
+using namespace config_detail;
+using llvm::StringRef;
+
+const char *modelFamilyName(ModelFamily family) {
+  switch (family) {
+  case ModelFamily::Gpt2:
+    return "gpt2";
+  case ModelFamily::Llama:
+    return "llama";
+  case ModelFamily::Moe:
+    return "moe";
+  }
+  return "unknown";
+}
+
+std::string ConfigDiagnostic::format() const {
+  std::string out = location.file;
+  if (location.line > 0) {
+    out += ":" + std::to_string(location.line);
+    if (location.column > 0)
+      out += ":" + std::to_string(location.column);
+  }
+  switch (severity) {
+  case Severity::Error:
+    out += ": error: ";
+    break;
+  case Severity::Warning:
+    out += ": warning: ";
+    break;
+  case Severity::Note:
+    out += ": note: ";
+    break;
+  }
+  return out + message;
+}
+
+namespace config_detail {
+
+std::string formatNumber(double value) {
+  if (std::isnan(value))
+    return "nan";
+  if (std::isinf(value))
+    return value > 0 ? "inf" : "-inf";
+  // Whole numbers in full (10000, not 1e4): they are sizes and thetas.
+  if (value == std::trunc(value) && std::fabs(value) < 1e15)
+    return std::to_string(static_cast<int64_t>(value));
+  char buffer[64];
+  for (int precision = 1; precision <= 17; ++precision) {
+    std::snprintf(buffer, sizeof(buffer), "%.*g", precision, value);
+    if (std::strtod(buffer, nullptr) == value)
+      break;
+  }
+  // Write exponents as people do in TOML: 1e-5, 1e6 (not 1e-05, 1e+06).
+  std::string text = buffer;
+  size_t e = text.find('e');
+  if (e == std::string::npos)
+    return text;
+  std::string mantissa = text.substr(0, e);
+  std::string exponent = text.substr(e + 1);
+  bool negative = !exponent.empty() && exponent[0] == '-';
+  if (!exponent.empty() && (exponent[0] == '-' || exponent[0] == '+'))
+    exponent.erase(0, 1);
+  exponent.erase(
+      0, std::min(exponent.find_first_not_of('0'), exponent.size() - 1));
+  return mantissa + "e" + (negative ? "-" : "") + exponent;
+}
+
+StringRef closestMatch(StringRef word, llvm::ArrayRef<StringRef> candidates) {
+  // A typo changes a character or two; beyond a third of the word it is a
+  // different word, and suggesting it would mislead.
+  unsigned limit =
+      word.size() <= 2 ? 1 : std::max<unsigned>(2, word.size() / 3);
+  StringRef best;
+  unsigned bestDistance = limit + 1;
+  for (StringRef candidate : candidates) {
+    unsigned distance = word.edit_distance_insensitive(
+        candidate, /*AllowReplacements=*/true, /*MaxEditDistance=*/limit + 1);
+    if (distance < bestDistance) {
+      best = candidate;
+      bestDistance = distance;
+    }
+  }
+  return best;
+}
+
+std::string joinList(llvm::ArrayRef<StringRef> items, StringRef quote) {
+  std::string out;
+  for (StringRef item : items) {
+    if (!out.empty())
+      out += ", ";
+    out += (quote + item + quote).str();
+  }
+  return out;
+}
+
+std::string listDivisors(int64_t n, llvm::function_ref<bool(int64_t)> keep) {
+  constexpr int kMaxListed = 7;
+  std::string out;
+  int listed = 0;
+  for (int64_t d = 1; d <= n; ++d) {
+    if (n % d != 0 || !keep(d))
+      continue;
+    if (listed == kMaxListed)
+      return out + ", ...";
+    if (listed++)
+      out += ", ";
+    out += std::to_string(d);
+  }
+  return out;
+}
+
+void sortDiagnostics(std::vector<ConfigDiagnostic> &diagnostics,
+                     const std::string &mainFile) {
+  std::stable_sort(diagnostics.begin(), diagnostics.end(),
+                   [&](const ConfigDiagnostic &a, const ConfigDiagnostic &b) {
+                     bool aMain = a.location.file == mainFile;
+                     bool bMain = b.location.file == mainFile;
+                     if (aMain != bMain)
+                       return aMain;
+                     if (!aMain)
+                       return false;
+                     return std::make_pair(a.location.line, a.location.column) <
+                            std::make_pair(b.location.line, b.location.column);
+                   });
+}
+
+std::string lowerFirst(StringRef text) {
+  std::string out = text.str();
+  if (!out.empty())
+    out[0] = llvm::toLower(out[0]);
+  return out;
+}
+
+bool hasErrors(llvm::ArrayRef<ConfigDiagnostic> diagnostics) {
+  return llvm::any_of(diagnostics, [](const ConfigDiagnostic &d) {
+    return d.severity == ConfigDiagnostic::Severity::Error;
+  });
+}
+
+ConfigDiagnostic makeError(const SourceLocation &location,
+                           std::string message) {
+  ConfigDiagnostic diagnostic;
+  diagnostic.location = location;
+  diagnostic.message = std::move(message);
+  return diagnostic;
+}
+
+StringRef tomlFieldName(ModelField field) {
+  static const char *const kNames[kNumModelFields] = {"vocab_size",
+                                                      "layers",
+                                                      "width",
+                                                      "heads",
+                                                      "kv_heads",
+                                                      "ffn_width",
+                                                      "max_positions",
+                                                      "norm_eps",
+                                                      "rope_theta",
+                                                      "experts",
+                                                      "experts_per_token",
+                                                      "capacity_factor",
+                                                      "aux_loss_weight"};
+  return kNames[static_cast<size_t>(field)];
+}
+
+namespace {
+
+/// Collects the messages of one model, at most one per field.
+class ModelChecker {
+public:
+  ModelChecker(const ModelFieldSites &sites) : sites(sites) {}
+
+  /// Whether the field's value can be used in a check (it parsed and passed
+  /// its own range check).
+  bool usable(ModelField field) const {
+    return sites[index(field)].usable && !outOfRange[index(field)];
+  }
+  const std::string &name(ModelField field) const {
+    return sites[index(field)].name;
+  }
+
+  void report(ModelField field, const std::string &message) {
+    if (reported[index(field)])
+      return;
+    reported[index(field)] = true;
+    diagnostics.push_back(
+        {field, makeError(sites[index(field)].location, message)});
+  }
+
+  void requirePositive(ModelField field, int64_t value) {
+    if (!usable(field) || value > 0)
+      return;
+    outOfRange[index(field)] = true;
+    report(field, "expected " + name(field) + " > 0, got " +
+                      std::to_string(value) + "; set it to a positive integer");
+  }
+
+  void requireAtLeast(ModelField field, double value, double bound, bool strict,
+                      StringRef example) {
+    if (!usable(field))
+      return;
+    if (std::isfinite(value) && (strict ? value > bound : value >= bound))
+      return;
+    outOfRange[index(field)] = true;
+    report(field, "expected " + name(field) + (strict ? " > " : " >= ") +
+                      formatNumber(bound) + ", got " + formatNumber(value) +
+                      "; set it to a value such as " + example.str());
+  }
+
+  std::vector<FieldDiagnostic> diagnostics;
+
+private:
+  static size_t index(ModelField field) { return static_cast<size_t>(field); }
+
+  const ModelFieldSites &sites;
+  std::array<bool, kNumModelFields> outOfRange{};
+  std::array<bool, kNumModelFields> reported{};
+};
+
+} // namespace
+
+std::vector<FieldDiagnostic> validateModelFields(const ModelConfig &model,
+                                                 const ModelFieldSites &sites) {
+  using F = ModelField;
+  ModelChecker check(sites);
+  const bool rope = model.family != ModelFamily::Gpt2;
+  const bool moe = model.family == ModelFamily::Moe;
+
+  // 1. Each field on its own.
+  check.requirePositive(F::VocabSize, model.vocabSize);
+  check.requirePositive(F::Layers, model.numLayers);
+  check.requirePositive(F::Width, model.hiddenSize);
+  check.requirePositive(F::Heads, model.numHeads);
+  if (rope)
+    check.requirePositive(F::KvHeads, model.numKvHeads);
+  check.requirePositive(F::FfnWidth, model.intermediateSize);
+  check.requirePositive(F::MaxPositions, model.maxPositions);
+  check.requireAtLeast(F::NormEps, model.normEps, 0, /*strict=*/true, "1e-5");
+  if (rope)
+    check.requireAtLeast(F::RopeTheta, model.ropeTheta, 0, /*strict=*/true,
+                         "10000");
+  if (moe) {
+    check.requirePositive(F::Experts, model.numExperts);
+    check.requirePositive(F::ExpertsPerToken, model.expertsPerToken);
+    check.requireAtLeast(F::CapacityFactor, model.capacityFactor, 1,
+                         /*strict=*/false, "1.25");
+    check.requireAtLeast(F::AuxLossWeight, model.auxLossWeight, 0,
+                         /*strict=*/false, "0.01");
+  }
+
+  // 2. The attention shape: heads split the width evenly, rope rotates pairs
+  // of channels (an even head dimension), and query heads form equal groups
+  // over the key/value heads.
+  const int64_t width = model.hiddenSize;
+  if (!rope && check.usable(F::KvHeads) && check.usable(F::Heads) &&
+      model.numKvHeads != model.numHeads)
+    check.report(
+        F::KvHeads,
+        "expected " + check.name(F::KvHeads) + " to equal " +
+            check.name(F::Heads) + " " + std::to_string(model.numHeads) +
+            " for gpt2, got " + std::to_string(model.numKvHeads) + "; remove " +
+            check.name(F::KvHeads) + " (gpt2 has no grouped-query attention)");
+  if (check.usable(F::Width) && check.usable(F::Heads)) {
+    auto evenHeadDim = [&](int64_t heads) {
+      return !rope || (width / heads) % 2 == 0;
+    };
+    std::string valid = listDivisors(width, evenHeadDim);
+    std::string fix =
+        valid.empty() ? "no head count gives an even head dimension: "
+                        "make " +
+                            check.name(F::Width) + " even"
+                      : "set " + check.name(F::Heads) + " to one of " + valid;
+    if (width % model.numHeads != 0)
+      check.report(F::Heads, "expected " + check.name(F::Heads) +
+                                 " to divide " + check.name(F::Width) + " " +
+                                 std::to_string(width) + ", got " +
+                                 std::to_string(model.numHeads) + "; " + fix);
+    else if (!evenHeadDim(model.numHeads))
+      check.report(F::Heads,
+                   "expected an even head dimension for rope, got " +
+                       check.name(F::Width) + " " + std::to_string(width) +
+                       " / " + check.name(F::Heads) + " " +
+                       std::to_string(model.numHeads) + " = " +
+                       std::to_string(width / model.numHeads) + "; " + fix);
+  }
+  if (rope && check.usable(F::Heads) && check.usable(F::KvHeads) &&
+      model.numHeads % model.numKvHeads != 0)
+    check.report(F::KvHeads, "expected " + check.name(F::KvHeads) +
+                                 " to divide " + check.name(F::Heads) + " " +
+                                 std::to_string(model.numHeads) + ", got " +
+                                 std::to_string(model.numKvHeads) + "; set " +
+                                 check.name(F::KvHeads) + " to one of " +
+                                 listDivisors(model.numHeads,
+                                              [](int64_t) { return true; }));
+
+  // 3. The router picks k of the experts.
+  if (moe && check.usable(F::Experts) && check.usable(F::ExpertsPerToken) &&
+      model.expertsPerToken > model.numExperts)
+    check.report(F::ExpertsPerToken,
+                 "expected " + check.name(F::ExpertsPerToken) +
+                     " <= " + check.name(F::Experts) + " " +
+                     std::to_string(model.numExperts) + ", got " +
+                     std::to_string(model.expertsPerToken) + "; lower " +
+                     check.name(F::ExpertsPerToken) + " or raise " +
+                     check.name(F::Experts));
+  return std::move(check.diagnostics);
+}
+
+} // namespace config_detail
+
+std::vector<ConfigDiagnostic> validateModel(const ModelConfig &model,
+                                            const SourceLocation &where) {
+  ModelFieldSites sites;
+  for (size_t i = 0; i < kNumModelFields; ++i)
+    sites[i] = {tomlFieldName(static_cast<ModelField>(i)).str(), where, true};
+  std::vector<ConfigDiagnostic> diagnostics;
+  for (FieldDiagnostic &d : validateModelFields(model, sites))
+    diagnostics.push_back(std::move(d.diagnostic));
+  return diagnostics;
+}
+
+} // namespace llmc

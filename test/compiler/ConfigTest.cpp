@@ -1,0 +1,1013 @@
+// Tests of the run description (TOML) and config.json parsers: every bad
+// input is checked against its full message, position included, because the
+// message is what the user acts on; every example in examples/ must parse to
+// the sizes its comments state.
+#include "frontend/config/RunDescription.h"
+
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+using namespace llmc;
+
+namespace {
+
+using Messages = std::vector<std::string>;
+
+Messages format(const std::vector<ConfigDiagnostic> &diagnostics) {
+  Messages messages;
+  for (const ConfigDiagnostic &d : diagnostics)
+    messages.push_back(d.format());
+  return messages;
+}
+
+/// The messages of a run description that must not parse.
+Messages tomlErrors(const std::string &text,
+                    const std::string &path = "run.toml") {
+  ParseOutcome outcome = parseRunDescriptionText(text, path);
+  EXPECT_FALSE(outcome.ok());
+  return format(outcome.diagnostics);
+}
+
+/// The messages of a config.json that must not parse.
+Messages jsonErrors(const std::string &text) {
+  HfOutcome outcome = parseHuggingFaceConfigText(text, "config.json");
+  EXPECT_FALSE(outcome.model.has_value());
+  return format(outcome.diagnostics);
+}
+
+/// A run description that must parse without a message.
+RunDescription parseClean(const std::string &text,
+                          const std::string &path = "run.toml") {
+  ParseOutcome outcome = parseRunDescriptionText(text, path);
+  EXPECT_EQ(format(outcome.diagnostics), Messages{});
+  EXPECT_TRUE(outcome.ok());
+  return outcome.ok() ? *outcome.description : RunDescription{};
+}
+
+// Bases the cases append to or edit; line numbers in the expected messages
+// count from their first line.
+const std::string kGpt2 = "[model]\n"             // 1
+                          "family = \"gpt2\"\n"   // 2
+                          "vocab_size = 128\n"    // 3
+                          "layers = 2\n"          // 4
+                          "width = 64\n"          // 5
+                          "heads = 4\n"           // 6
+                          "max_positions = 64\n"; // 7
+const std::string kLlama = "[model]\n"            // 1
+                           "family = \"llama\"\n" // 2
+                           "vocab_size = 256\n"   // 3
+                           "layers = 2\n"         // 4
+                           "width = 128\n"        // 5
+                           "heads = 8\n"          // 6
+                           "kv_heads = 2\n"       // 7
+                           "ffn_width = 344\n";   // 8
+
+/// A fresh directory for files the parser must find, removed afterwards.
+class ConfigFilesTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    llvm::SmallString<128> path;
+    ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("llmc-config", path));
+    dir = std::string(path.str());
+  }
+  void TearDown() override { llvm::sys::fs::remove_directories(dir); }
+
+  /// Writes `text` to `relative` (creating folders) and returns its path.
+  std::string write(const std::string &relative, const std::string &text) {
+    llvm::SmallString<256> path(dir);
+    llvm::sys::path::append(path, relative);
+    EXPECT_FALSE(
+        llvm::sys::fs::create_directories(llvm::sys::path::parent_path(path)));
+    std::error_code error;
+    llvm::raw_fd_ostream out(path, error);
+    EXPECT_FALSE(error) << error.message();
+    out << text;
+    return std::string(path.str());
+  }
+  std::string file(const std::string &relative) const {
+    llvm::SmallString<256> path(dir);
+    llvm::sys::path::append(path, relative);
+    return std::string(path.str());
+  }
+
+  std::string dir;
+};
+
+std::string examplePath(const std::string &relative) {
+  return std::string(LLMC_EXAMPLES_DIR) + "/" + relative;
+}
+
+//===----------------------------------------------------------------------===//
+// Keys and sections
+//===----------------------------------------------------------------------===//
+
+TEST(RunDescriptionErrors, UnknownKeySuggestsTheClosest) {
+  EXPECT_EQ(tomlErrors(kGpt2 + "tie_embedding = true\n"),
+            Messages{"run.toml:8:1: error: unknown key 'tie_embedding' in "
+                     "[model]; did you mean 'tie_embeddings'?"});
+}
+
+TEST(RunDescriptionErrors, UnknownKeyOfAnotherSection) {
+  EXPECT_EQ(tomlErrors(kGpt2 + "seq_len = 16\n"),
+            Messages{"run.toml:8:1: error: unknown key 'seq_len' in [model]; "
+                     "did you mean to put it in [train]?"});
+}
+
+TEST(RunDescriptionErrors, UnknownKeyListsTheValidOnes) {
+  EXPECT_EQ(tomlErrors(kGpt2 + "[memory]\nbudget = 10\n"),
+            Messages{"run.toml:9:1: error: unknown key 'budget' in [memory]; "
+                     "valid keys: budget_gib, remat"});
+}
+
+TEST(RunDescriptionErrors, UnknownSectionSuggestsTheClosest) {
+  EXPECT_EQ(tomlErrors(kGpt2 + "[trian]\nsteps = 10\n"),
+            Messages{"run.toml:8:1: error: unknown section [trian]; did you "
+                     "mean [train]?"});
+}
+
+TEST(RunDescriptionErrors, UnknownSectionListsTheValidOnes) {
+  EXPECT_EQ(tomlErrors(kGpt2 + "[optimizer]\n"),
+            Messages{"run.toml:8:1: error: unknown section [optimizer]; valid "
+                     "sections: [model], [train], [precision], [parallel], "
+                     "[memory], [data], [checkpoint]"});
+}
+
+TEST(RunDescriptionErrors, KeyOutsideAnySection) {
+  EXPECT_EQ(tomlErrors("seed = 1\n" + kGpt2),
+            Messages{"run.toml:1:1: error: unknown key 'seed' outside any "
+                     "section; move it under [train]"});
+}
+
+TEST(RunDescriptionErrors, SectionThatIsNotATable) {
+  EXPECT_EQ(tomlErrors("model = 3\n"),
+            Messages{"run.toml:1:9: error: expected [model] to be a table, "
+                     "got an integer 3; write [model] on a line of its own, "
+                     "followed by its keys"});
+}
+
+TEST(RunDescriptionErrors, MissingModelSection) {
+  EXPECT_EQ(tomlErrors("[train]\nbatch_size = 2\n"),
+            Messages{"run.toml: error: missing section [model]; add [model] "
+                     "with family = \"gpt2\" and the sizes, or with hf_config "
+                     "= \"config.json\""});
+}
+
+TEST(RunDescriptionErrors, MissingRequiredKeyAtTheHeader) {
+  EXPECT_EQ(tomlErrors("[model]\nfamily = \"gpt2\"\nvocab_size = 128\n"
+                       "width = 64\nheads = 4\nmax_positions = 64\n"),
+            Messages{"run.toml:1:1: error: missing required key 'layers' in "
+                     "[model]; add e.g. layers = 12"});
+}
+
+TEST(RunDescriptionErrors, MissingKeyOfTheFamily) {
+  // The header is the table's position, wherever it is.
+  std::string llamaWithoutFfn = kLlama.substr(0, kLlama.find("ffn_width"));
+  EXPECT_EQ(tomlErrors("[train]\nseq_len = 16\n\n" + llamaWithoutFfn),
+            Messages{"run.toml:4:1: error: missing required key 'ffn_width' "
+                     "in [model] for family \"llama\"; add e.g. ffn_width = "
+                     "3072"});
+}
+
+TEST(RunDescriptionErrors, MalformedSyntax) {
+  EXPECT_EQ(tomlErrors("[model]\nfamily = \n"),
+            Messages{"run.toml:2:10: error: malformed TOML: error while "
+                     "parsing key-value pair: expected value, saw '\\n'; fix "
+                     "the syntax (https://toml.io/en/v1.0.0)"});
+}
+
+TEST(RunDescriptionErrors, DuplicateKey) {
+  // toml++ places the error where it stopped: at the second value.
+  EXPECT_EQ(tomlErrors(kGpt2 + "layers = 3\n"),
+            Messages{"run.toml:8:10: error: malformed TOML: error while "
+                     "parsing key-value pair: cannot redefine existing "
+                     "integer 'layers'; fix the syntax "
+                     "(https://toml.io/en/v1.0.0)"});
+}
+
+//===----------------------------------------------------------------------===//
+// Types, ranges, choices
+//===----------------------------------------------------------------------===//
+
+TEST(RunDescriptionErrors, WrongType) {
+  std::string text = kGpt2;
+  text.replace(text.find("layers = 2"), 10, "layers = \"2\"");
+  EXPECT_EQ(tomlErrors(text),
+            Messages{"run.toml:4:10: error: expected layers to be an "
+                     "integer, got a string \"2\"; write e.g. layers = 12"});
+}
+
+TEST(RunDescriptionErrors, FloatWhereAnIntegerIsExpected) {
+  EXPECT_EQ(tomlErrors(kGpt2 + "[train]\nbatch_size = 8.0\n"),
+            Messages{"run.toml:9:14: error: expected batch_size to be an "
+                     "integer, got a float 8.0; write e.g. batch_size = 8"});
+}
+
+TEST(RunDescriptionErrors, OutOfRange) {
+  EXPECT_EQ(tomlErrors(kGpt2 + "[train]\nbeta2 = 1.0\n"),
+            Messages{"run.toml:9:9: error: expected beta2 in [0, 1), got 1; "
+                     "write e.g. beta2 = 0.95"});
+  EXPECT_EQ(tomlErrors(kGpt2 + "[parallel]\nzero = 4\n"),
+            Messages{"run.toml:9:8: error: expected zero in [0, 3], got 4; "
+                     "write e.g. zero = 1"});
+}
+
+TEST(RunDescriptionErrors, NotFinite) {
+  EXPECT_EQ(tomlErrors(kGpt2 + "[train]\nlearning_rate = inf\n"),
+            Messages{"run.toml:9:17: error: expected learning_rate > 0, got "
+                     "inf; write e.g. learning_rate = 6e-4"});
+}
+
+TEST(RunDescriptionErrors, BadChoiceWithSuggestion) {
+  std::string text = kGpt2;
+  text.replace(text.find("\"gpt2\""), 6, "\"gtp2\"");
+  EXPECT_EQ(tomlErrors(text),
+            Messages{"run.toml:2:10: error: expected family to be one of "
+                     "\"gpt2\", \"llama\", \"moe\", got \"gtp2\"; did you mean "
+                     "\"gpt2\"?"});
+}
+
+TEST(RunDescriptionErrors, BadChoiceWithoutSuggestion) {
+  EXPECT_EQ(tomlErrors(kGpt2 + "[train]\nschedule = \"exponential\"\n"),
+            Messages{"run.toml:9:12: error: expected schedule to be one of "
+                     "\"cosine\", \"linear\", \"constant\", got "
+                     "\"exponential\"; write e.g. schedule = \"cosine\""});
+}
+
+//===----------------------------------------------------------------------===//
+// The model's shape and its family's rules
+//===----------------------------------------------------------------------===//
+
+TEST(RunDescriptionErrors, HeadsNotDividingWidth) {
+  EXPECT_EQ(tomlErrors("[model]\nfamily = \"gpt2\"\nvocab_size = 50257\n"
+                       "layers = 12\nwidth = 768\nheads = 7\n"
+                       "max_positions = 1024\n"),
+            Messages{"run.toml:6:9: error: expected heads to divide width "
+                     "768, got 7; set heads to one of 1, 2, 3, 4, 6, 8, 12, "
+                     "..."});
+}
+
+TEST(RunDescriptionErrors, KvHeadsNotDividingHeads) {
+  std::string text = kLlama;
+  text.replace(text.find("kv_heads = 2"), 12, "kv_heads = 3");
+  EXPECT_EQ(tomlErrors(text),
+            Messages{"run.toml:7:12: error: expected kv_heads to divide heads "
+                     "8, got 3; set kv_heads to one of 1, 2, 4, 8"});
+}
+
+TEST(RunDescriptionErrors, OddHeadDimensionForRope) {
+  std::string text = kLlama;
+  text.replace(text.find("width = 128"), 11, "width = 96");
+  text.replace(text.find("heads = 8"), 9, "heads = 32");
+  text.replace(text.find("kv_heads = 2"), 12, "kv_heads = 8");
+  // 96 / 32 = 3; the list leaves out 32 and 96, which give odd dimensions.
+  EXPECT_EQ(tomlErrors(text),
+            Messages{"run.toml:6:9: error: expected an even head dimension "
+                     "for rope, got width 96 / heads 32 = 3; set heads to one "
+                     "of 1, 2, 3, 4, 6, 8, 12, ..."});
+}
+
+TEST(RunDescriptionErrors, MoreExpertsPerTokenThanExperts) {
+  EXPECT_EQ(tomlErrors("[model]\nfamily = \"moe\"\nvocab_size = 256\n"
+                       "layers = 2\nwidth = 64\nheads = 4\nffn_width = 128\n"
+                       "experts = 4\nexperts_per_token = 5\n"),
+            Messages{"run.toml:9:21: error: expected experts_per_token <= "
+                     "experts 4, got 5; lower experts_per_token or raise "
+                     "experts"});
+}
+
+TEST(RunDescriptionErrors, SeqLenBeyondGpt2Positions) {
+  EXPECT_EQ(tomlErrors(kGpt2 + "[train]\nseq_len = 128\n"),
+            Messages{"run.toml:9:11: error: expected seq_len <= max_positions "
+                     "64 for gpt2, got 128; lower seq_len or raise "
+                     "max_positions (gpt2 learns one embedding per "
+                     "position)"});
+}
+
+TEST(RunDescriptionErrors, DefaultSeqLenBeyondGpt2Positions) {
+  std::string text = kGpt2;
+  text.replace(text.find("max_positions = 64"), 18, "max_positions = 32");
+  EXPECT_EQ(tomlErrors(text),
+            Messages{"run.toml:7:17: error: expected max_positions >= seq_len "
+                     "64 (the default of [train]) for gpt2, got 32; set a "
+                     "smaller seq_len in [train] or raise max_positions"});
+}
+
+TEST(RunDescriptionErrors, RopeThetaOnGpt2) {
+  EXPECT_EQ(tomlErrors(kGpt2 + "rope_theta = 10000.0\n"),
+            Messages{"run.toml:8:14: error: expected no rope_theta for family "
+                     "\"gpt2\", got 10000.0; remove it (gpt2 uses learned "
+                     "positions)"});
+}
+
+TEST(RunDescriptionErrors, UntiedGpt2) {
+  EXPECT_EQ(tomlErrors(kGpt2 + "tie_embeddings = false\n"),
+            Messages{"run.toml:8:18: error: expected tie_embeddings = true for "
+                     "family \"gpt2\", got false; remove it (gpt2 always "
+                     "shares the token embedding with the classifier)"});
+}
+
+TEST(RunDescriptionErrors, GroupedQueryAttentionOnGpt2) {
+  EXPECT_EQ(tomlErrors(kGpt2 + "kv_heads = 2\n"),
+            Messages{"run.toml:8:12: error: expected kv_heads to equal heads "
+                     "4 for gpt2, got 2; remove kv_heads (gpt2 has no "
+                     "grouped-query attention)"});
+}
+
+TEST(RunDescriptionErrors, MoeKeyOnLlama) {
+  EXPECT_EQ(tomlErrors(kLlama + "experts = 8\n"),
+            Messages{"run.toml:9:11: error: expected experts only with family "
+                     "\"moe\", got family \"llama\"; remove experts or set "
+                     "family = \"moe\""});
+}
+
+TEST(RunDescriptionErrors, OneMessagePerKey) {
+  // heads = 0 fails its range; the checks that divide by it stay silent.
+  std::string text = kLlama;
+  text.replace(text.find("heads = 8"), 9, "heads = 0");
+  EXPECT_EQ(tomlErrors(text),
+            Messages{"run.toml:6:9: error: expected heads > 0, got 0; write "
+                     "e.g. heads = 12"});
+}
+
+//===----------------------------------------------------------------------===//
+// [train], [precision], [parallel], [data]
+//===----------------------------------------------------------------------===//
+
+TEST(RunDescriptionErrors, MicrobatchesNotDividingBatch) {
+  EXPECT_EQ(tomlErrors(kGpt2 + "[train]\nbatch_size = 8\nmicrobatches = 3\n"),
+            Messages{"run.toml:10:16: error: expected microbatches to divide "
+                     "batch_size 8, got 3; set microbatches to one of 1, 2, "
+                     "4, 8"});
+}
+
+TEST(RunDescriptionErrors, WarmupNotShorterThanTraining) {
+  EXPECT_EQ(tomlErrors(kGpt2 + "[train]\nsteps = 100\nwarmup_steps = 100\n"),
+            Messages{"run.toml:10:16: error: expected warmup_steps < steps "
+                     "100, got 100; lower warmup_steps or raise steps"});
+}
+
+TEST(RunDescriptionErrors, MinLearningRateAboveLearningRate) {
+  EXPECT_EQ(tomlErrors(kGpt2 + "[train]\nlearning_rate = 1e-4\n"
+                               "min_learning_rate = 3e-4\n"),
+            Messages{"run.toml:10:21: error: expected min_learning_rate <= "
+                     "learning_rate 0.0001, got 0.0003; lower "
+                     "min_learning_rate or raise learning_rate"});
+}
+
+TEST(RunDescriptionErrors, LossScaleWithoutFp16) {
+  EXPECT_EQ(tomlErrors(kGpt2 + "[precision]\npolicy = \"bf16\"\n"
+                               "initial_loss_scale = 1024.0\n"),
+            Messages{"run.toml:10:22: error: expected initial_loss_scale only "
+                     "with policy \"fp16\", got policy \"bf16\"; remove "
+                     "initial_loss_scale or set policy = \"fp16\""});
+}
+
+TEST(RunDescriptionErrors, SequenceParallelWithoutTensorParallel) {
+  EXPECT_EQ(tomlErrors(kGpt2 + "[parallel]\nsp = true\n"),
+            Messages{"run.toml:9:6: error: expected tp > 1 with sp = true, "
+                     "got tp = 1; set tp to 2 or more, or remove sp (sequence "
+                     "parallelism splits activations over the tp axis)"});
+}
+
+TEST(RunDescriptionErrors, BadDevices) {
+  for (const char *devices : {"gpu:2", "cuda:0", "cpu:", "auto:2"})
+    EXPECT_EQ(tomlErrors(kGpt2 + "[parallel]\ndevices = \"" + devices + "\"\n"),
+              Messages{"run.toml:9:11: error: expected devices to be "
+                       "\"auto\", \"cpu\", \"cpu:N\", \"cuda\" or \"cuda:N\" "
+                       "with N > 0, got \"" +
+                       std::string(devices) +
+                       "\"; write e.g. devices = \"cuda:8\""});
+}
+
+TEST(RunDescriptionErrors, MeshOtherThanAuto) {
+  EXPECT_EQ(tomlErrors(kGpt2 + "[parallel]\nmesh = \"2x2\"\n"),
+            Messages{"run.toml:9:8: error: expected mesh to be \"auto\", got "
+                     "\"2x2\"; write mesh = \"auto\" to search for a mesh, or "
+                     "remove it and set dp, tp, pp, cp and ep"});
+}
+
+TEST(RunDescriptionErrors, SeveralErrorsReportedTogether) {
+  EXPECT_EQ(
+      tomlErrors("[model]\n"              // 1
+                 "family = \"gpt2\"\n"    // 2
+                 "vocab_size = 0\n"       // 3
+                 "layers = 2\n"           // 4
+                 "width = 64\n"           // 5
+                 "heads = 5\n"            // 6
+                 "max_positions = 64\n"   // 7
+                 "tie_embedding = true\n" // 8
+                 "\n"                     // 9
+                 "[train]\n"              // 10
+                 "batch_size = 8\n"       // 11
+                 "microbatches = 3\n"     // 12
+                 "beta1 = \"0.9\"\n"),    // 13
+      (Messages{"run.toml:3:14: error: expected vocab_size > 0, got 0; write "
+                "e.g. vocab_size = 50257",
+                "run.toml:6:9: error: expected heads to divide width 64, got "
+                "5; set heads to one of 1, 2, 4, 8, 16, 32, 64",
+                "run.toml:8:1: error: unknown key 'tie_embedding' in [model]; "
+                "did you mean 'tie_embeddings'?",
+                "run.toml:12:16: error: expected microbatches to divide "
+                "batch_size 8, got 3; set microbatches to one of 1, 2, 4, 8",
+                "run.toml:13:9: error: expected beta1 to be a number, got a "
+                "string \"0.9\"; write e.g. beta1 = 0.9"}));
+}
+
+TEST_F(ConfigFilesTest, MissingRunDescription) {
+  std::string path = file("nope.toml");
+  ParseOutcome outcome = parseRunDescription(path);
+  EXPECT_FALSE(outcome.ok());
+  EXPECT_EQ(format(outcome.diagnostics),
+            Messages{path + ": error: cannot read the run description: no "
+                            "such file or directory; check the path"});
+}
+
+TEST_F(ConfigFilesTest, MissingHfConfigFile) {
+  std::string path = write("run.toml", "[model]\nhf_config = \"nope.json\"\n");
+  ParseOutcome outcome = parseRunDescription(path);
+  EXPECT_FALSE(outcome.ok());
+  EXPECT_EQ(format(outcome.diagnostics),
+            Messages{path +
+                     ":2:13: error: expected hf_config to name an "
+                     "existing file, got \"nope.json\" (looked for '" +
+                     file("nope.json") +
+                     "'); fix the path, which is relative to this file's "
+                     "directory"});
+}
+
+TEST_F(ConfigFilesTest, HfConfigTogetherWithSizes) {
+  write("hf/config.json", "{\"model_type\": \"gpt2\", \"n_embd\": 64, "
+                          "\"n_layer\": 2, \"n_head\": 4, \"n_positions\": "
+                          "64, \"vocab_size\": 128}");
+  std::string path = write("run.toml", "[model]\n"
+                                       "hf_config = \"hf/config.json\"\n"
+                                       "family = \"gpt2\"\n"
+                                       "width = 128\n");
+  ParseOutcome outcome = parseRunDescription(path);
+  EXPECT_FALSE(outcome.ok());
+  EXPECT_EQ(format(outcome.diagnostics),
+            (Messages{path + ":3:10: error: expected either hf_config or "
+                             "family and sizes, got both hf_config and "
+                             "family; remove family (config.json gives it) "
+                             "or remove hf_config",
+                      path + ":4:9: error: expected either hf_config or "
+                             "family and sizes, got both hf_config and width; "
+                             "remove width (config.json gives it) or remove "
+                             "hf_config"}));
+}
+
+TEST_F(ConfigFilesTest, HfConfigErrorsNameTheJsonFile) {
+  std::string json = write("bad.json", "{\n  \"model_type\": \"llama\",\n"
+                                       "  \"hidden_size\": 128\n}\n");
+  std::string path = write("run.toml", "[model]\nhf_config = \"bad.json\"\n"
+                                       "[train]\nseq_len = 0\n");
+  ParseOutcome outcome = parseRunDescription(path);
+  EXPECT_FALSE(outcome.ok());
+  // The run description's own messages first, then the config.json's.
+  std::string missing = ":1:1: error: missing required key '";
+  std::string forLlama = "' for model_type \"llama\"; add \"";
+  auto missingKey = [&](const std::string &key) {
+    return json + missing + key + forLlama + key + "\" to config.json";
+  };
+  EXPECT_EQ(format(outcome.diagnostics),
+            (Messages{path + ":4:11: error: expected seq_len > 0, got 0; "
+                             "write e.g. seq_len = 1024",
+                      missingKey("vocab_size"), missingKey("num_hidden_layers"),
+                      missingKey("num_attention_heads"),
+                      missingKey("intermediate_size"),
+                      missingKey("max_position_embeddings")}));
+}
+
+TEST_F(ConfigFilesTest, MissingDataFile) {
+  std::string path =
+      write("run.toml", kGpt2 + "[data]\npath = \"train.bin\"\n");
+  ParseOutcome outcome = parseRunDescription(path);
+  EXPECT_FALSE(outcome.ok());
+  EXPECT_EQ(format(outcome.diagnostics),
+            Messages{path +
+                     ":9:8: error: expected path to name an existing "
+                     "file, got \"train.bin\" (looked for '" +
+                     file("train.bin") +
+                     "'); fix the path, which is relative to this file's "
+                     "directory"});
+}
+
+//===----------------------------------------------------------------------===//
+// config.json
+//===----------------------------------------------------------------------===//
+
+const std::string kHfGpt2 = "{\n"                           // 1
+                            "  \"model_type\": \"gpt2\",\n" // 2
+                            "  \"n_embd\": 64,\n"           // 3
+                            "  \"n_head\": 4,\n"            // 4
+                            "  \"n_layer\": 2,\n"           // 5
+                            "  \"n_positions\": 64,\n"      // 6
+                            "  \"vocab_size\": 128\n"       // 7
+                            "}\n";
+
+std::string replaced(std::string text, const std::string &from,
+                     const std::string &to) {
+  size_t at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  return text.replace(at, from.size(), to);
+}
+
+TEST(HfConfigErrors, UnknownModelType) {
+  EXPECT_EQ(jsonErrors("{\"model_type\": \"bert\", \"hidden_size\": 768}"),
+            Messages{"config.json:1:2: error: expected model_type to be one "
+                     "of \"gpt2\", \"llama\", \"mixtral\", got \"bert\"; llmc "
+                     "builds only these architectures"});
+  EXPECT_EQ(jsonErrors(replaced(kHfGpt2, "\"gpt2\"", "\"gpt-2\"")),
+            Messages{"config.json:2:3: error: expected model_type to be one "
+                     "of \"gpt2\", \"llama\", \"mixtral\", got \"gpt-2\"; did "
+                     "you mean \"gpt2\"?"});
+}
+
+TEST(HfConfigErrors, MissingModelType) {
+  EXPECT_EQ(jsonErrors("{\"n_embd\": 64}"),
+            Messages{"config.json:1:1: error: missing required key "
+                     "'model_type'; add \"model_type\": \"gpt2\", \"llama\" or "
+                     "\"mixtral\""});
+}
+
+TEST(HfConfigErrors, MissingKey) {
+  EXPECT_EQ(jsonErrors(replaced(kHfGpt2, "  \"n_layer\": 2,\n", "")),
+            Messages{"config.json:1:1: error: missing required key 'n_layer' "
+                     "for model_type \"gpt2\"; add \"n_layer\" to "
+                     "config.json"});
+}
+
+TEST(HfConfigErrors, WrongType) {
+  EXPECT_EQ(jsonErrors(replaced(kHfGpt2, "\"n_head\": 4", "\"n_head\": \"4\"")),
+            Messages{"config.json:4:3: error: expected n_head to be an "
+                     "integer, got a string \"4\"; write it as a JSON "
+                     "integer"});
+  EXPECT_EQ(jsonErrors(replaced(kHfGpt2, "\"n_head\": 4", "\"n_head\": 4.5")),
+            Messages{"config.json:4:3: error: expected n_head to be an "
+                     "integer, got a number 4.5; write it as a JSON "
+                     "integer"});
+}
+
+TEST(HfConfigErrors, ModelRulesUseTheJsonNames) {
+  EXPECT_EQ(jsonErrors("{\n"
+                       "  \"model_type\": \"llama\",\n"
+                       "  \"hidden_size\": 128,\n"
+                       "  \"intermediate_size\": 344,\n"
+                       "  \"num_hidden_layers\": 2,\n"
+                       "  \"num_attention_heads\": 7,\n"
+                       "  \"vocab_size\": 256,\n"
+                       "  \"max_position_embeddings\": 256\n"
+                       "}\n"),
+            Messages{"config.json:6:3: error: expected num_attention_heads to "
+                     "divide hidden_size 128, got 7; set num_attention_heads "
+                     "to one of 1, 2, 4, 8, 16, 32, 64"});
+}
+
+TEST(HfConfigErrors, HeadDimOtherThanWidthOverHeads) {
+  EXPECT_EQ(
+      jsonErrors("{\"model_type\": \"llama\", \"hidden_size\": 128, "
+                 "\"intermediate_size\": 344, \"num_hidden_layers\": 2, "
+                 "\"num_attention_heads\": 8, \"head_dim\": 64, "
+                 "\"vocab_size\": 256, \"max_position_embeddings\": 256}"),
+      Messages{"config.json:1:121: error: expected head_dim to equal "
+               "hidden_size / num_attention_heads = 16, got 64; remove "
+               "head_dim (llmc derives the head dimension from the "
+               "width)"});
+}
+
+TEST(HfConfigErrors, UntiedGpt2) {
+  EXPECT_EQ(jsonErrors(replaced(kHfGpt2, "\"vocab_size\": 128",
+                                "\"vocab_size\": 128,\n"
+                                "  \"tie_word_embeddings\": false")),
+            Messages{"config.json:8:3: error: expected tie_word_embeddings to "
+                     "be true for gpt2, got false; set it to true (llmc's gpt2 "
+                     "always shares the token embedding with the "
+                     "classifier)"});
+}
+
+TEST(HfConfigErrors, MalformedJson) {
+  // llvm::json stops just past the character it rejects: the '}' at 3:1.
+  EXPECT_EQ(jsonErrors("{\n  \"model_type\": \"gpt2\",\n}\n"),
+            Messages{"config.json:3:2: error: malformed JSON: expected object "
+                     "key; fix the syntax"});
+}
+
+TEST(HfConfigErrors, NotAnObject) {
+  EXPECT_EQ(jsonErrors("[1, 2]"),
+            Messages{"config.json:1:1: error: expected a JSON object at the "
+                     "top level, got an array; a config.json is one object of "
+                     "named settings"});
+}
+
+TEST(HfConfigErrors, RopeScalingIsAWarning) {
+  HfOutcome outcome = parseHuggingFaceConfigText(
+      "{\"model_type\": \"llama\", \"hidden_size\": 128, "
+      "\"intermediate_size\": 344, \"num_hidden_layers\": 2, "
+      "\"num_attention_heads\": 8, \"vocab_size\": 256, "
+      "\"max_position_embeddings\": 256, \"rope_scaling\": {\"factor\": 8.0}}",
+      "config.json");
+  EXPECT_TRUE(outcome.model.has_value());
+  EXPECT_EQ(format(outcome.diagnostics),
+            Messages{"config.json:1:172: warning: ignoring rope_scaling: llmc "
+                     "uses unscaled rope frequencies; remove rope_scaling to "
+                     "silence this warning"});
+}
+
+//===----------------------------------------------------------------------===//
+// Good inputs
+//===----------------------------------------------------------------------===//
+
+using PendingList = std::vector<std::pair<std::string, std::string>>;
+
+PendingList pendingOf(const RunDescription &run) {
+  PendingList list;
+  for (const PendingField &field : run.pending)
+    list.emplace_back(field.key, field.issue);
+  return list;
+}
+
+RunDescription parseExample(const std::string &relative) {
+  ParseOutcome outcome = parseRunDescription(examplePath(relative));
+  EXPECT_EQ(format(outcome.diagnostics), Messages{}) << relative;
+  return outcome.ok() ? *outcome.description : RunDescription{};
+}
+
+TEST(RunDescriptionExamples, Gpt2_124M) {
+  RunDescription run = parseExample("gpt2-124m.toml");
+  const ModelConfig &m = run.model;
+  EXPECT_EQ(m.family, ModelFamily::Gpt2);
+  EXPECT_EQ(m.vocabSize, 50257);
+  EXPECT_EQ(m.numLayers, 12);
+  EXPECT_EQ(m.hiddenSize, 768);
+  EXPECT_EQ(m.numHeads, 12);
+  EXPECT_EQ(m.numKvHeads, 12);
+  EXPECT_EQ(m.intermediateSize, 3072);
+  EXPECT_EQ(m.maxPositions, 1024);
+  EXPECT_EQ(m.headDim(), 64);
+  EXPECT_DOUBLE_EQ(m.normEps, 1e-5);
+  EXPECT_TRUE(m.tieEmbeddings);
+  EXPECT_EQ(run.train.batchSize, 16);
+  EXPECT_EQ(run.train.seqLen, 1024);
+  EXPECT_EQ(run.train.steps, 5000);
+  EXPECT_DOUBLE_EQ(run.train.learningRate, 6e-4);
+  EXPECT_DOUBLE_EQ(run.train.minLearningRate, 6e-5);
+  EXPECT_EQ(run.train.warmupSteps, 700);
+  EXPECT_EQ(run.precision.policy, PrecisionPolicy::Bf16);
+  EXPECT_EQ(run.parallel.devices, "cuda");
+  EXPECT_EQ(pendingOf(run), (PendingList{{"train.steps", "#5"},
+                                         {"train.learning_rate", "#5"},
+                                         {"train.min_learning_rate", "#5"},
+                                         {"train.warmup_steps", "#5"},
+                                         {"train.schedule", "#5"},
+                                         {"train.weight_decay", "#5"},
+                                         {"train.beta1", "#5"},
+                                         {"train.beta2", "#5"},
+                                         {"train.grad_clip", "#5"},
+                                         {"train.seed", "#5"},
+                                         {"train.log_every", "#5"},
+                                         {"precision.policy", "#6"},
+                                         {"parallel.devices", "#7"}}));
+}
+
+TEST(RunDescriptionExamples, Gpt2Tiny) {
+  RunDescription run = parseExample("gpt2-tiny.toml");
+  const ModelConfig &m = run.model;
+  EXPECT_EQ(m.family, ModelFamily::Gpt2);
+  EXPECT_EQ(m.vocabSize, 128);
+  EXPECT_EQ(m.numLayers, 2);
+  EXPECT_EQ(m.hiddenSize, 64);
+  EXPECT_EQ(m.numHeads, 4);
+  EXPECT_EQ(m.intermediateSize, 256);
+  EXPECT_EQ(m.maxPositions, 32);
+  EXPECT_EQ(run.train.batchSize, 2);
+  EXPECT_EQ(run.train.seqLen, 16);
+  EXPECT_EQ(run.parallel.devices, "cpu");
+  EXPECT_EQ(pendingOf(run), PendingList{});
+}
+
+TEST(RunDescriptionExamples, LlamaTiny) {
+  RunDescription run = parseExample("llama-tiny.toml");
+  const ModelConfig &m = run.model;
+  EXPECT_EQ(m.family, ModelFamily::Llama);
+  EXPECT_EQ(m.vocabSize, 256);
+  EXPECT_EQ(m.numLayers, 2);
+  EXPECT_EQ(m.hiddenSize, 128);
+  EXPECT_EQ(m.numHeads, 8);
+  EXPECT_EQ(m.numKvHeads, 2);
+  EXPECT_EQ(m.intermediateSize, 344);
+  EXPECT_EQ(m.maxPositions, 64); // train.seq_len
+  EXPECT_DOUBLE_EQ(m.normEps, 1e-6);
+  EXPECT_DOUBLE_EQ(m.ropeTheta, 10000.0);
+  EXPECT_FALSE(m.tieEmbeddings);
+  EXPECT_EQ(run.train.microbatches, 2);
+  EXPECT_EQ(pendingOf(run), (PendingList{{"train.steps", "#5"},
+                                         {"train.learning_rate", "#5"},
+                                         {"train.warmup_steps", "#5"},
+                                         {"train.microbatches", "#5"}}));
+}
+
+TEST(RunDescriptionExamples, MoeTiny) {
+  RunDescription run = parseExample("moe-tiny.toml");
+  const ModelConfig &m = run.model;
+  EXPECT_EQ(m.family, ModelFamily::Moe);
+  EXPECT_EQ(m.hiddenSize, 64);
+  EXPECT_EQ(m.numHeads, 4);
+  EXPECT_EQ(m.numKvHeads, 2);
+  EXPECT_EQ(m.intermediateSize, 128);
+  EXPECT_EQ(m.numExperts, 8);
+  EXPECT_EQ(m.expertsPerToken, 2);
+  EXPECT_DOUBLE_EQ(m.capacityFactor, 1.25);
+  EXPECT_DOUBLE_EQ(m.auxLossWeight, 0.01);
+  EXPECT_EQ(m.maxPositions, 32);
+  EXPECT_EQ(pendingOf(run), PendingList{});
+}
+
+TEST(HfConfigExamples, Gpt2) {
+  std::string path = examplePath("hf/gpt2-config.json");
+  HfOutcome outcome = parseHuggingFaceConfig(path);
+  EXPECT_EQ(format(outcome.diagnostics), Messages{});
+  ASSERT_TRUE(outcome.model.has_value());
+  const ModelConfig &m = *outcome.model;
+  EXPECT_EQ(m.family, ModelFamily::Gpt2);
+  EXPECT_EQ(m.vocabSize, 50257);
+  EXPECT_EQ(m.numLayers, 12);
+  EXPECT_EQ(m.hiddenSize, 768);
+  EXPECT_EQ(m.numHeads, 12);
+  EXPECT_EQ(m.numKvHeads, 12);
+  EXPECT_EQ(m.intermediateSize, 3072); // "n_inner": null
+  EXPECT_EQ(m.maxPositions, 1024);
+  EXPECT_DOUBLE_EQ(m.normEps, 1e-5);
+  EXPECT_TRUE(m.tieEmbeddings);
+  EXPECT_EQ(m.hfConfigPath, path);
+}
+
+TEST(HfConfigExamples, Llama) {
+  HfOutcome outcome =
+      parseHuggingFaceConfig(examplePath("hf/llama-config.json"));
+  EXPECT_EQ(format(outcome.diagnostics), Messages{});
+  ASSERT_TRUE(outcome.model.has_value());
+  const ModelConfig &m = *outcome.model;
+  EXPECT_EQ(m.family, ModelFamily::Llama);
+  EXPECT_EQ(m.vocabSize, 256);
+  EXPECT_EQ(m.numLayers, 2);
+  EXPECT_EQ(m.hiddenSize, 128);
+  EXPECT_EQ(m.numHeads, 8);
+  EXPECT_EQ(m.numKvHeads, 2);
+  EXPECT_EQ(m.intermediateSize, 344);
+  EXPECT_EQ(m.maxPositions, 256);
+  EXPECT_DOUBLE_EQ(m.normEps, 1e-6);
+  EXPECT_DOUBLE_EQ(m.ropeTheta, 10000.0);
+  EXPECT_FALSE(m.tieEmbeddings);
+}
+
+TEST(HfConfigExamples, Mixtral) {
+  HfOutcome outcome =
+      parseHuggingFaceConfig(examplePath("hf/mixtral-config.json"));
+  EXPECT_EQ(format(outcome.diagnostics), Messages{});
+  ASSERT_TRUE(outcome.model.has_value());
+  const ModelConfig &m = *outcome.model;
+  EXPECT_EQ(m.family, ModelFamily::Moe);
+  EXPECT_EQ(m.hiddenSize, 64);
+  EXPECT_EQ(m.numHeads, 4);
+  EXPECT_EQ(m.numKvHeads, 2);
+  EXPECT_EQ(m.intermediateSize, 128);
+  EXPECT_EQ(m.numExperts, 8);
+  EXPECT_EQ(m.expertsPerToken, 2);
+  EXPECT_DOUBLE_EQ(m.auxLossWeight, 0.02);
+  EXPECT_DOUBLE_EQ(m.ropeTheta, 1e6);
+  EXPECT_DOUBLE_EQ(m.normEps, 1e-5);
+  EXPECT_DOUBLE_EQ(m.capacityFactor, 1.25);
+}
+
+TEST(HfConfig, DefaultsOfTransformers) {
+  HfOutcome outcome = parseHuggingFaceConfigText(
+      "{\"model_type\": \"llama\", \"hidden_size\": 128, "
+      "\"intermediate_size\": 344, \"num_hidden_layers\": 2, "
+      "\"num_attention_heads\": 8, \"num_key_value_heads\": null, "
+      "\"vocab_size\": 256, \"max_position_embeddings\": 256}",
+      "config.json");
+  ASSERT_TRUE(outcome.model.has_value());
+  EXPECT_EQ(outcome.model->numKvHeads, 8);
+  EXPECT_DOUBLE_EQ(outcome.model->ropeTheta, 10000.0);
+  EXPECT_DOUBLE_EQ(outcome.model->normEps, 1e-6);
+  EXPECT_FALSE(outcome.model->tieEmbeddings);
+}
+
+TEST(RunDescription, DefaultsWhenSectionsAreAbsent) {
+  RunDescription run = parseClean(kGpt2);
+  EXPECT_EQ(run.path, "run.toml");
+  EXPECT_EQ(run.model.intermediateSize, 256);
+  EXPECT_EQ(run.model.numKvHeads, 4);
+  EXPECT_DOUBLE_EQ(run.model.normEps, 1e-5);
+  EXPECT_EQ(run.train.batchSize, 8);
+  EXPECT_EQ(run.train.seqLen, 64);
+  EXPECT_EQ(run.train.schedule, LrSchedule::Cosine);
+  EXPECT_EQ(run.train.seed, 1337u);
+  EXPECT_EQ(run.precision.policy, PrecisionPolicy::Fp32);
+  EXPECT_EQ(run.parallel.devices, "auto");
+  EXPECT_EQ(run.parallel.pipelineSchedule, PipelineSchedule::OneFOneB);
+  EXPECT_EQ(run.memory.remat, RematPolicy::None);
+  EXPECT_EQ(run.data.path, "");
+  EXPECT_EQ(run.checkpoint.keep, 2);
+  EXPECT_EQ(pendingOf(run), PendingList{});
+}
+
+TEST(RunDescription, IntegerAcceptedWhereAFloatIsExpected) {
+  RunDescription run =
+      parseClean(kLlama + "rope_theta = 500000\nnorm_eps = 1\n");
+  EXPECT_DOUBLE_EQ(run.model.ropeTheta, 500000.0);
+  EXPECT_DOUBLE_EQ(run.model.normEps, 1.0);
+}
+
+TEST(RunDescription, PendingFieldsRecordTheirIssue) {
+  RunDescription run =
+      parseClean(kGpt2 + "[precision]\n"                   // 8
+                         "policy = \"fp16\"\n"             // 9
+                         "initial_loss_scale = 1024\n"     // 10
+                         "[parallel]\n"                    // 11
+                         "devices = \"cpu:4\"\n"           // 12
+                         "mesh = \"auto\"\n"               // 13
+                         "dp = 2\n"                        // 14
+                         "tp = 2\n"                        // 15
+                         "sp = true\n"                     // 16
+                         "zero = 1\n"                      // 17
+                         "pp = 2\n"                        // 18
+                         "ep = 1\n"                        // 19
+                         "pipeline_schedule = \"gpipe\"\n" // 20
+                         "[memory]\n"                      // 21
+                         "remat = \"none\"\n"              // 22
+                         "budget_gib = 40\n"               // 23
+                         "[checkpoint]\n"                  // 24
+                         "every = 100\n");                 // 25
+  // Values that ask for today's behaviour (ep = 1, remat = "none") are not
+  // pending.
+  EXPECT_EQ(pendingOf(run), (PendingList{{"precision.policy", "#6"},
+                                         {"precision.initial_loss_scale", "#6"},
+                                         {"parallel.devices", "#8"},
+                                         {"parallel.mesh", "#11"},
+                                         {"parallel.dp", "#8"},
+                                         {"parallel.tp", "#8"},
+                                         {"parallel.sp", "#8"},
+                                         {"parallel.zero", "#8"},
+                                         {"parallel.pp", "#10"},
+                                         {"parallel.pipeline_schedule", "#10"},
+                                         {"memory.budget_gib", "#6"},
+                                         {"checkpoint.every", "#5"}}));
+  ASSERT_EQ(run.pending.size(), 12u);
+  EXPECT_EQ(run.pending[3].location.line, 13);
+  EXPECT_EQ(run.pending[3].location.column, 8);
+  EXPECT_TRUE(run.parallel.autoMesh);
+  EXPECT_TRUE(run.parallel.sequenceParallel);
+  EXPECT_EQ(run.parallel.pipelineSchedule, PipelineSchedule::GPipe);
+  EXPECT_DOUBLE_EQ(run.precision.initialLossScale, 1024.0);
+  EXPECT_DOUBLE_EQ(run.memory.budgetGiB, 40.0);
+}
+
+TEST(RunDescription, CudaDevicesAreIssue7) {
+  RunDescription run = parseClean(kGpt2 + "[parallel]\ndevices = \"cuda:8\"\n");
+  EXPECT_EQ(pendingOf(run), (PendingList{{"parallel.devices", "#7"}}));
+  EXPECT_EQ(run.parallel.devices, "cuda:8");
+}
+
+TEST_F(ConfigFilesTest, RelativePathsResolveAgainstTheTomlDirectory) {
+  std::string json = write("runs/hf/mixtral.json",
+                           "{\"model_type\": \"mixtral\", \"hidden_size\": 64, "
+                           "\"intermediate_size\": 128, "
+                           "\"num_hidden_layers\": 2, "
+                           "\"num_attention_heads\": 4, "
+                           "\"num_key_value_heads\": 2, \"vocab_size\": 256, "
+                           "\"max_position_embeddings\": 128, "
+                           "\"num_local_experts\": 4, "
+                           "\"num_experts_per_tok\": 2}");
+  std::string train = write("runs/data/train.bin", "tokens");
+  std::string path = write("runs/run.toml", "[model]\n"
+                                            "hf_config = \"hf/mixtral.json\"\n"
+                                            "capacity_factor = 2.0\n"
+                                            "[data]\n"
+                                            "path = \"data/train.bin\"\n"
+                                            "format = \"tokens\"\n"
+                                            "[checkpoint]\n"
+                                            "dir = \"ckpt\"\n");
+  ParseOutcome outcome = parseRunDescription(path);
+  EXPECT_EQ(format(outcome.diagnostics), Messages{});
+  ASSERT_TRUE(outcome.ok());
+  const RunDescription &run = *outcome.description;
+  EXPECT_EQ(run.model.hfConfigPath, json);
+  EXPECT_EQ(run.model.family, ModelFamily::Moe);
+  EXPECT_EQ(run.model.numExperts, 4);
+  EXPECT_DOUBLE_EQ(run.model.capacityFactor, 2.0);
+  EXPECT_DOUBLE_EQ(run.model.auxLossWeight, 0.001);
+  EXPECT_EQ(run.data.path, train);
+  EXPECT_EQ(run.data.format, DataFormat::Tokens);
+  EXPECT_EQ(run.checkpoint.directory, file("runs/ckpt"));
+  EXPECT_EQ(pendingOf(run), (PendingList{{"data.path", "#5"},
+                                         {"data.format", "#5"},
+                                         {"checkpoint.dir", "#5"}}));
+}
+
+/// The `index`-th ```toml block of docs/run-description.md.
+std::string docExample(int index) {
+  auto buffer =
+      llvm::MemoryBuffer::getFile(LLMC_DOCS_DIR "/run-description.md");
+  EXPECT_TRUE(bool(buffer));
+  if (!buffer)
+    return "";
+  llvm::StringRef text = (*buffer)->getBuffer();
+  for (int i = 0;; ++i) {
+    size_t start = text.find("```toml\n");
+    if (start == llvm::StringRef::npos)
+      return "";
+    text = text.drop_front(start + 8);
+    llvm::StringRef block = text.take_front(text.find("```"));
+    if (i == index)
+      return block.str();
+    text = text.drop_front(block.size());
+  }
+}
+
+TEST_F(ConfigFilesTest, DocumentedExamplesParse) {
+  // The complete example names data files; they must exist beside it.
+  write("data/fineweb10B/train_000001.bin", "");
+  write("data/fineweb10B/val_000000.bin", "");
+  std::string path = write("run.toml", docExample(0));
+  ParseOutcome outcome = parseRunDescription(path);
+  EXPECT_EQ(format(outcome.diagnostics), Messages{});
+  ASSERT_TRUE(outcome.ok());
+  EXPECT_EQ(outcome.description->parallel.dp, 8);
+  EXPECT_EQ(outcome.description->checkpoint.directory,
+            file("checkpoints/gpt2-124m"));
+
+  auto mixtral =
+      llvm::MemoryBuffer::getFile(examplePath("hf/mixtral-config.json"));
+  ASSERT_TRUE(bool(mixtral));
+  write("hf/mixtral-config.json", (*mixtral)->getBuffer().str());
+  path = write("run.toml", docExample(1));
+  outcome = parseRunDescription(path);
+  EXPECT_EQ(format(outcome.diagnostics), Messages{});
+  ASSERT_TRUE(outcome.ok());
+  EXPECT_EQ(outcome.description->model.family, ModelFamily::Moe);
+  EXPECT_DOUBLE_EQ(outcome.description->model.capacityFactor, 1.5);
+}
+
+TEST_F(ConfigFilesTest, CapacityFactorNeedsAMoeConfig) {
+  write("gpt2.json", kHfGpt2);
+  std::string path = write("run.toml", "[model]\nhf_config = \"gpt2.json\"\n"
+                                       "capacity_factor = 2.0\n");
+  ParseOutcome outcome = parseRunDescription(path);
+  EXPECT_FALSE(outcome.ok());
+  EXPECT_EQ(format(outcome.diagnostics),
+            Messages{path + ":3:19: error: expected capacity_factor only for "
+                            "a moe model, got a gpt2 model from hf_config; "
+                            "remove capacity_factor"});
+}
+
+TEST(ConfigDiagnostic, FormatsLikeACompiler) {
+  ConfigDiagnostic d;
+  d.location = {"a.toml", 3, 7};
+  d.message = "expected x, got y; fix";
+  EXPECT_EQ(d.format(), "a.toml:3:7: error: expected x, got y; fix");
+  d.location.column = 0;
+  d.severity = ConfigDiagnostic::Severity::Warning;
+  EXPECT_EQ(d.format(), "a.toml:3: warning: expected x, got y; fix");
+  d.location.line = 0;
+  d.severity = ConfigDiagnostic::Severity::Note;
+  EXPECT_EQ(d.format(), "a.toml: note: expected x, got y; fix");
+}
+
+TEST(ValidateModel, ReportsAtTheGivenLocation) {
+  ModelConfig model;
+  model.family = ModelFamily::Llama;
+  model.vocabSize = 256;
+  model.numLayers = 2;
+  model.hiddenSize = 128;
+  model.numHeads = 8;
+  model.numKvHeads = 3;
+  model.intermediateSize = 344;
+  model.maxPositions = 64;
+  model.ropeTheta = 0;
+  EXPECT_EQ(format(validateModel(model, {"api", 0, 0})),
+            (Messages{"api: error: expected rope_theta > 0, got 0; set it to "
+                      "a value such as 10000",
+                      "api: error: expected kv_heads to divide heads 8, got "
+                      "3; set kv_heads to one of 1, 2, 4, 8"}));
+  model.numKvHeads = 2;
+  model.ropeTheta = 10000;
+  EXPECT_EQ(format(validateModel(model, {"api", 0, 0})), Messages{});
+}
+
+TEST(ModelFamily, Names) {
+  EXPECT_STREQ(modelFamilyName(ModelFamily::Gpt2), "gpt2");
+  EXPECT_STREQ(modelFamilyName(ModelFamily::Llama), "llama");
+  EXPECT_STREQ(modelFamilyName(ModelFamily::Moe), "moe");
+}
+
+} // namespace
