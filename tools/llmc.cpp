@@ -138,7 +138,24 @@ struct Session {
     context.loadAllAvailableDialects();
     // The source line and caret say where; the generic op dump adds noise.
     context.printOpOnDiagnostic(false);
+    // A diagnostic about a whole file (line 0: missing, unreadable) prints
+    // as "path: error: message" rather than "path:0:0: error: message".
+    wholeFileHandler = context.getDiagEngine().registerHandler(
+        [](mlir::Diagnostic &diag) -> mlir::LogicalResult {
+          auto loc = llvm::dyn_cast<mlir::FileLineColLoc>(diag.getLocation());
+          if (!loc || loc.getLine() != 0)
+            return mlir::failure(); // not ours: the SourceMgr handler prints it
+          const char *severity =
+              diag.getSeverity() == mlir::DiagnosticSeverity::Error ? "error"
+              : diag.getSeverity() == mlir::DiagnosticSeverity::Warning
+                  ? "warning"
+                  : "note";
+          llvm::errs() << loc.getFilename().getValue() << ": " << severity
+                       << ": " << diag.str() << "\n";
+          return mlir::success();
+        });
   }
+  ~Session() { context.getDiagEngine().eraseHandler(wholeFileHandler); }
   static mlir::DialectRegistry makeRegistry() {
     mlir::DialectRegistry registry;
     llmc::registerLlmcDialects(registry);
@@ -147,6 +164,7 @@ struct Session {
   mlir::MLIRContext context;
   llvm::SourceMgr sourceMgr;
   mlir::SourceMgrDiagnosticHandler diagnostics;
+  mlir::DiagnosticEngine::HandlerID wholeFileHandler = 0;
 };
 
 int writeModule(mlir::ModuleOp module, const CompileCommand &options) {

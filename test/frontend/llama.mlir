@@ -26,4 +26,4 @@
 // V*D + L*(2D + D*H*hd + 2*D*KV*hd + H*hd*D + 3*D*F) + D + V*D
 // = 2048 + (64 + 1024 + 1024 + 1024 + 4608) + 32 + 2048 = 11872
 // RUN: llmc inspect %S/Inputs/llama-1layer.toml | FileCheck %s --check-prefix=COUNT
-// COUNT: total {{ +}}9 {{ +}}11,872
+// COUNT: total  12  11,872

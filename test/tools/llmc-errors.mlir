@@ -2,10 +2,23 @@
 // the file (and line:column when it has one) and a non-zero exit.
 
 // RUN: not llmc compile %t.missing.mlir 2>&1 | FileCheck %s --check-prefix=MISSING
-// MISSING: error: cannot read the input: {{.*}}missing.mlir
+// MISSING: {{.*}}missing.mlir: error: cannot read the input: {{.*}}missing.mlir
 
-// RUN: not llmc compile %s.toml 2>&1 | FileCheck %s --check-prefix=TOML
-// TOML: error: run descriptions and Hugging Face configs are not supported yet (issue #3)
+// RUN: not llmc compile %t.missing.toml 2>&1 | FileCheck %s --check-prefix=TOML
+// TOML: {{.*}}missing.toml: error: cannot read the run description: no such file or directory; check the path
+
+// A bad key in a run description: file, line and column, the source line,
+// and a suggestion.
+// RUN: printf '[model]\nfamily = "gpt2"\nvocab_size = 64\nlayers = 1\nwidth = 32\nheads = 4\nmax_positions = 16\nlayer = 2\n' > %t.bad.toml
+// RUN: not llmc compile %t.bad.toml 2>&1 | FileCheck %s --check-prefix=KEY
+// KEY: bad.toml:8:1: error: unknown key 'layer' in [model]; did you mean 'layers'?
+// KEY-NEXT: layer = 2
+// KEY-NEXT: ^
+
+// A field that later issues implement is a warning, and the model compiles.
+// RUN: printf '[model]\nfamily = "gpt2"\nvocab_size = 64\nlayers = 1\nwidth = 32\nheads = 4\nmax_positions = 64\n[parallel]\ntp = 2\n' > %t.tp.toml
+// RUN: llmc compile %t.tp.toml --quiet 2>&1 | FileCheck %s --check-prefix=PENDING
+// PENDING: tp.toml:9:6: warning: 'parallel.tp' is not supported yet (issue #8) and has no effect on this run
 
 // RUN: not llmc compile %s.txt 2>&1 | FileCheck %s --check-prefix=EXT
 // EXT: error: cannot tell what '{{.*}}.txt' holds from its extension
@@ -25,7 +38,7 @@ func.func @bad(%a: tensor<4x8xf32>, %b: tensor<4x16xf32>) -> tensor<4x16xf32> {
 // RUN: not llmc plan run.toml 2>&1 | FileCheck %s --check-prefix=PLAN
 // PLAN: llmc plan: not implemented yet (issue #11)
 // RUN: not llmc inspect a.llmcx 2>&1 | FileCheck %s --check-prefix=INSPECT
-// INSPECT: llmc inspect: not implemented yet (issue #4)
+// INSPECT: a.llmcx: error: cannot tell what 'a.llmcx' holds from its extension
 
 // RUN: not llmc 2>&1 | FileCheck %s --check-prefix=NOSUB
-// NOSUB: llmc: expected a subcommand (compile, train, plan, inspect)
+// NOSUB: llmc: expected a subcommand (compile, inspect, train, plan)

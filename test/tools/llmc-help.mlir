@@ -2,14 +2,15 @@
 
 // RUN: llmc --help | FileCheck %s --check-prefix=TOP
 // TOP:     USAGE: llmc [subcommand] [options]
-// TOP-DAG: compile - Compile a model
+// TOP-DAG: compile - Trace a model
 // TOP-DAG: train   - Train a model
 // TOP-DAG: plan    - Estimate memory
-// TOP-DAG: inspect - Describe a compiled artifact
+// TOP-DAG: inspect - Print a model's parameters
 // TOP-NOT: --x86-
 
 // RUN: llmc compile --help | FileCheck %s --check-prefix=COMPILE
-// COMPILE: USAGE: llmc compile [options] <input.mlir>
+// COMPILE: USAGE: llmc compile [options] <input.toml|.json|.mlir>
+// COMPILE-DAG: --emit=<value>
 // COMPILE-DAG: --dump-ir=<DIR>
 // COMPILE-DAG: --print-cost
 // COMPILE-DAG: -o <file>
@@ -19,4 +20,4 @@
 // RUN: llmc plan --help | FileCheck %s --check-prefix=PLAN
 // PLAN: not implemented yet: issue #11
 // RUN: llmc inspect --help | FileCheck %s --check-prefix=INSPECT
-// INSPECT: not implemented yet: issue #4
+// INSPECT: USAGE: llmc inspect [options] <input.toml|.json|.mlir>
