@@ -52,17 +52,39 @@ llmc::reportConfigDiagnostics(MLIRContext &context,
 
 namespace {
 
-/// Fields set in the run description that do nothing yet: warnings, so
-/// that nobody believes a tp = 2 run was tensor parallel.
+/// Fields set in the run description that do nothing yet: one warning,
+/// at the first of them, listing all with their issues, so that nobody
+/// believes a tp = 2 run was tensor parallel.
 void warnAboutPendingFields(MLIRContext &context,
                             const llmc::RunDescription &description) {
+  if (description.pending.empty())
+    return;
+  const llmc::PendingField &first = description.pending.front();
+  Location loc = FileLineColLoc::get(&context, first.location.file,
+                                     first.location.line,
+                                     first.location.column);
+  // Group the keys by issue, in order of first appearance.
+  std::vector<std::pair<std::string, std::vector<std::string>>> byIssue;
   for (const llmc::PendingField &field : description.pending) {
-    Location loc = FileLineColLoc::get(&context, field.location.file,
-                                       field.location.line,
-                                       field.location.column);
-    emitWarning(loc) << "'" << field.key
-                     << "' is not supported yet (issue " << field.issue
-                     << ") and has no effect on this run";
+    auto it = llvm::find_if(byIssue, [&](const auto &entry) {
+      return entry.first == field.issue;
+    });
+    if (it == byIssue.end()) {
+      byIssue.push_back({field.issue, {}});
+      it = std::prev(byIssue.end());
+    }
+    it->second.push_back(field.key);
+  }
+  InFlightDiagnostic warning = emitWarning(loc);
+  size_t count = description.pending.size();
+  warning << count << (count == 1 ? " setting has" : " settings have")
+          << " no effect yet: ";
+  for (auto [i, entry] : llvm::enumerate(byIssue)) {
+    warning << (i ? "; " : "");
+    llvm::interleave(
+        entry.second, [&](const std::string &key) { warning << key; },
+        [&] { warning << ", "; });
+    warning << " (issue " << entry.first << ")";
   }
 }
 
@@ -98,7 +120,8 @@ llmc::LoadedSource llmc::loadSource(llvm::StringRef path, MLIRContext &context,
         !outcome.ok())
       return loaded;
     RunDescription &run = *outcome.description;
-    warnAboutPendingFields(context, run);
+    if (options.warnPending)
+      warnAboutPendingFields(context, run);
     int64_t batch = options.batchSize ? options.batchSize : run.train.batchSize;
     int64_t seq = options.seqLen ? options.seqLen : run.train.seqLen;
     loaded.module = traceModel(context, run.model, batch, seq);

@@ -37,6 +37,8 @@ SourceKind classifySource(llvm::StringRef path);
 struct SourceOptions {
   int64_t batchSize = 0;
   int64_t seqLen = 0;
+  /// Warn about fields of a run description that have no effect yet.
+  bool warnPending = true;
 };
 
 /// A loaded input: the module, and the run description it came from when

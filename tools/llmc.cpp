@@ -191,7 +191,9 @@ int writeModule(mlir::ModuleOp module, const CompileCommand &options) {
 
 int runCompile(const CompileCommand &options) {
   Session session;
-  llmc::SourceOptions sourceOptions{options.batchSize, options.seqLen};
+  llmc::SourceOptions sourceOptions;
+  sourceOptions.batchSize = options.batchSize;
+  sourceOptions.seqLen = options.seqLen;
   llmc::LoadedSource loaded = llmc::loadSource(
       options.input, session.context, session.sourceMgr, sourceOptions);
   if (!loaded.module)
@@ -237,8 +239,12 @@ std::string withThousands(int64_t value) {
 
 int runInspect(const InspectCommand &options) {
   Session session;
-  llmc::LoadedSource loaded =
-      llmc::loadSource(options.input, session.context, session.sourceMgr);
+  // The parameters depend only on the model: training settings that have
+  // no effect yet are not worth a warning here.
+  llmc::SourceOptions sourceOptions;
+  sourceOptions.warnPending = false;
+  llmc::LoadedSource loaded = llmc::loadSource(
+      options.input, session.context, session.sourceMgr, sourceOptions);
   if (!loaded.module)
     return kExitRejected;
   auto function = loaded.module->lookupSymbol<mlir::func::FuncOp>("loss");

@@ -18,7 +18,7 @@
 // A field that later issues implement is a warning, and the model compiles.
 // RUN: printf '[model]\nfamily = "gpt2"\nvocab_size = 64\nlayers = 1\nwidth = 32\nheads = 4\nmax_positions = 64\n[parallel]\ntp = 2\n' > %t.tp.toml
 // RUN: llmc compile %t.tp.toml --quiet 2>&1 | FileCheck %s --check-prefix=PENDING
-// PENDING: tp.toml:9:6: warning: 'parallel.tp' is not supported yet (issue #8) and has no effect on this run
+// PENDING: tp.toml:9:6: warning: 1 setting has no effect yet: parallel.tp (issue #8)
 
 // RUN: not llmc compile %s.txt 2>&1 | FileCheck %s --check-prefix=EXT
 // EXT: error: cannot tell what '{{.*}}.txt' holds from its extension
