@@ -59,8 +59,9 @@ case "${1:-}" in
   demo)
     install_packages
     configure_and_build
-    log "main job: llmc compile examples/gpt2-tiny.mlir --print-cost"
-    "$build_dir/bin/llmc" compile "$root/examples/gpt2-tiny.mlir" --print-cost
+    log "main job: llmc inspect + llmc compile examples/gpt2-tiny.toml --print-cost"
+    "$build_dir/bin/llmc" inspect "$root/examples/gpt2-tiny.toml"
+    "$build_dir/bin/llmc" compile "$root/examples/gpt2-tiny.toml" --print-cost
     ;;
   test)
     install_packages
