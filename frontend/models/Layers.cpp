@@ -16,6 +16,19 @@ Tensor linear(Tracer &tracer, Tensor x, int64_t in, int64_t out,
   return y + tracer.parameter("bias", {out}, DType::F32, Init::zeros());
 }
 
+Tensor swigluMlp(Tracer &tracer, Tensor x, int64_t width, int64_t ffnWidth,
+                 SwigluNames names) {
+  Init init = Init::normal(0.02);
+  auto project = [&](llvm::StringRef name, Tensor input, int64_t in,
+                     int64_t out) {
+    auto s = tracer.scope(name);
+    return linear(tracer, input, in, out, WeightLayout::OutIn, false, init);
+  };
+  Tensor gate = project(names.gate, x, width, ffnWidth);
+  Tensor up = project(names.up, x, width, ffnWidth);
+  return project(names.down, swiglu(gate, up), ffnWidth, width);
+}
+
 Tensor splitHeads(Tensor x, int64_t heads) {
   int64_t batch = x.dim(0), seq = x.dim(1), width = x.dim(2);
   Tensor split = reshape(x, {batch, seq, heads, width / heads});

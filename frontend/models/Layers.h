@@ -25,6 +25,15 @@ Tensor splitHeads(Tensor x, int64_t heads);
 /// [B, H, T, D] -> [B, T, H * D]
 Tensor mergeHeads(Tensor x);
 
+/// A SwiGLU feed-forward block in the current scope: down(silu(gate(x)) *
+/// up(x)), three bias-free [out, in] projections with the given scope names
+/// (LLaMA: gate_proj, up_proj, down_proj; Mixtral experts: w1, w3, w2).
+struct SwigluNames {
+  llvm::StringRef gate, up, down;
+};
+Tensor swigluMlp(Tracer &tracer, Tensor x, int64_t width, int64_t ffnWidth,
+                 SwigluNames names);
+
 /// LLaMA's RMSNorm in the current scope: parameter "weight" of ones.
 Tensor llamaRmsNorm(Tracer &tracer, Tensor x, const ModelConfig &model);
 

@@ -87,20 +87,8 @@ Tensor traceLlama(Tracer &t, const ModelConfig &m, int64_t batchSize,
                   int64_t seqLen) {
   auto mlp = [&](Tracer &tr, Tensor h, int64_t) {
     auto s = tr.scope("mlp");
-    Init init = Init::normal(0.02);
-    int64_t width = m.hiddenSize, ffnWidth = m.intermediateSize;
-    Tensor gate, up;
-    {
-      auto g = tr.scope("gate_proj");
-      gate = linear(tr, h, width, ffnWidth, WeightLayout::OutIn, false, init);
-    }
-    {
-      auto u = tr.scope("up_proj");
-      up = linear(tr, h, width, ffnWidth, WeightLayout::OutIn, false, init);
-    }
-    Tensor act = swiglu(gate, up);
-    auto d = tr.scope("down_proj");
-    return linear(tr, act, ffnWidth, width, WeightLayout::OutIn, false, init);
+    return swigluMlp(tr, h, m.hiddenSize, m.intermediateSize,
+                     {"gate_proj", "up_proj", "down_proj"});
   };
   return traceLlamaTrunk(t, m, batchSize, seqLen, mlp);
 }

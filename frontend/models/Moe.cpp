@@ -30,23 +30,6 @@ struct RoutingStats {
   Tensor routerProbs;  ///< [E] f32: router probabilities summed over tokens
 };
 
-Tensor expert(Tracer &t, Tensor x, const ModelConfig &m) {
-  Init init = Init::normal(0.02);
-  int64_t width = m.hiddenSize, ffnWidth = m.intermediateSize;
-  Tensor gate, up;
-  {
-    auto s = t.scope("w1");
-    gate = linear(t, x, width, ffnWidth, WeightLayout::OutIn, false, init);
-  }
-  {
-    auto s = t.scope("w3");
-    up = linear(t, x, width, ffnWidth, WeightLayout::OutIn, false, init);
-  }
-  Tensor act = swiglu(gate, up);
-  auto s = t.scope("w2");
-  return linear(t, act, ffnWidth, width, WeightLayout::OutIn, false, init);
-}
-
 Tensor sparseMoe(Tracer &t, Tensor h, const ModelConfig &m,
                  RoutingStats &stats) {
   auto s = t.scope("block_sparse_moe");
@@ -85,7 +68,9 @@ Tensor sparseMoe(Tracer &t, Tensor h, const ModelConfig &m,
   for (int64_t e = 0; e < experts; ++e) {
     auto x = t.scope("experts." + std::to_string(e));
     Tensor slots = reshape(sliceDim(dispatched, 0, e, 1), {capacity, width});
-    outputs.push_back(reshape(expert(t, slots, m), {1, capacity, width}));
+    Tensor out = swigluMlp(t, slots, width, m.intermediateSize,
+                           {"w1", "w3", "w2"});
+    outputs.push_back(reshape(out, {1, capacity, width}));
   }
   Tensor combined = moeCombine(concat(outputs, 0), weights, choices);
   return reshape(combined, {batch, seq, width});
