@@ -1,0 +1,114 @@
+//===- Executable.h - the compiled program the runtime runs ------*- C++ -*-===//
+//
+// What `llmc compile` writes and the runtime loads: the program's argument
+// and output tables, and per rank a buffer plan (every value's place in one
+// arena) and a command list. The file format is documented in
+// docs/executable.md; readExecutable rejects a wrong magic, a version this
+// runtime does not know, and a corrupt or truncated file.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LLMC_RUNTIME_EXECUTABLE_H
+#define LLMC_RUNTIME_EXECUTABLE_H
+
+#include "runtime/DType.h"
+#include "runtime/Kernel.h"
+#include "runtime/Status.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace llmc::rt {
+
+/// The format version this runtime reads and writes.
+constexpr uint32_t kExecutableVersion = 1;
+
+/// How a parameter is initialized (llmc.init), for training from scratch.
+struct InitSpec {
+  enum class Kind : uint8_t { None, Normal, Uniform, Zeros, Ones };
+  Kind kind = Kind::None;
+  double scale = 0.0;
+};
+
+enum class ArgumentRole : uint8_t { Parameter, Input };
+
+/// A program argument: bound by name by the caller before running.
+struct ArgumentInfo {
+  std::string name;
+  ArgumentRole role = ArgumentRole::Input;
+  int32_t value = -1; ///< the value slot it fills, in every rank
+  InitSpec init;
+};
+
+/// A program result, read by the caller after running.
+struct OutputInfo {
+  std::string name;   ///< "loss", or "output<i>"
+  int32_t value = -1; ///< the value slot holding it
+};
+
+/// One value of a rank's program: its type and its place in the arena.
+struct ValueInfo {
+  DType dtype = DType::F32;
+  Shape shape;
+  uint64_t offset = 0; ///< bytes from the start of the arena
+  uint64_t bytes() const {
+    return static_cast<uint64_t>(numElements(shape)) * dtypeSize(dtype);
+  }
+};
+
+enum class CommandKind : uint8_t {
+  Kernel,     ///< run `kernel` (Kernels.def) on value slots
+  Gemm,       ///< a matmul through the BLAS/cuBLASLt path (kernel = Matmul)
+  Collective, ///< a collective over a mesh group (issue #8)
+  Copy,       ///< copy inputs[0] into outputs[0] (same size)
+  HostStep,   ///< work on the host between device steps (issue #5)
+};
+
+struct Command {
+  CommandKind kind = CommandKind::Kernel;
+  KernelKind kernel = KernelKind::Count;
+  std::vector<int32_t> inputs;  ///< value slots read
+  std::vector<int32_t> outputs; ///< value slots written
+  KernelAttrs attrs;
+  std::string origin; ///< the model part (op location), for errors/profiles
+};
+
+/// A constant baked into the program: copied into its slot at load time.
+struct ConstantData {
+  int32_t value = -1;
+  std::vector<uint8_t> bytes;
+};
+
+/// The program of one rank.
+struct RankProgram {
+  uint64_t arenaBytes = 0;
+  std::vector<ValueInfo> values;
+  std::vector<ConstantData> constants;
+  std::vector<Command> commands;
+};
+
+struct Executable {
+  uint32_t version = kExecutableVersion;
+  std::string producer; ///< "llmc 0.1.0"
+  std::string source;   ///< what it was compiled from (a path)
+  std::vector<ArgumentInfo> arguments;
+  std::vector<OutputInfo> outputs;
+  std::vector<RankProgram> ranks; ///< one per rank; one today
+};
+
+/// Checks internal consistency: value slots in range, values inside the
+/// arena, kernel ids known, constants of the right size. Loading runs it.
+Status validateExecutable(const Executable &executable);
+
+/// Serializes to the documented binary format.
+std::vector<uint8_t> serializeExecutable(const Executable &executable);
+Status writeExecutable(const Executable &executable, const std::string &path);
+
+/// Parses and validates; `what` names the source in messages.
+Status parseExecutable(const uint8_t *data, size_t size,
+                       const std::string &what, Executable &executable);
+Status readExecutable(const std::string &path, Executable &executable);
+
+} // namespace llmc::rt
+
+#endif // LLMC_RUNTIME_EXECUTABLE_H
