@@ -19,6 +19,8 @@ const char *dtypeName(DType dtype) {
   switch (dtype) {
   case DType::F32:
     return "f32";
+  case DType::F64:
+    return "f64";
   case DType::BF16:
     return "bf16";
   case DType::F16:
@@ -51,6 +53,8 @@ DType Tensor::dtype() const {
   Type element = type().getElementType();
   if (element.isF32())
     return DType::F32;
+  if (element.isF64())
+    return DType::F64;
   if (element.isBF16())
     return DType::BF16;
   if (element.isF16())
@@ -116,6 +120,8 @@ Type Tracer::elementType(DType dtype) {
   switch (dtype) {
   case DType::F32:
     return builder_.getF32Type();
+  case DType::F64:
+    return builder_.getF64Type();
   case DType::BF16:
     return builder_.getBF16Type();
   case DType::F16:

@@ -48,7 +48,7 @@ namespace llmc {
 class Tracer;
 
 /// Element types of llmc tensors.
-enum class DType { F32, BF16, F16, I32, I64, I1 };
+enum class DType { F32, F64, BF16, F16, I32, I64, I1 };
 
 /// "f32", "bf16", ...
 const char *dtypeName(DType dtype);

@@ -32,12 +32,12 @@ def Llmc_Dialect : Dialect {
 // Type constraints
 //===----------------------------------------------------------------------===//
 
-def Llmc_Float : AnyTypeOf<[F32, BF16, F16]>;
+def Llmc_Float : AnyTypeOf<[F32, F64, BF16, F16]>;
 def Llmc_Index : AnyTypeOf<[I32, I64]>;
 
-def Llmc_Tensor : StaticShapeTensorOf<[F32, BF16, F16, I32, I64, I1]>;
-def Llmc_FloatTensor : StaticShapeTensorOf<[F32, BF16, F16]>;
-def Llmc_NumericTensor : StaticShapeTensorOf<[F32, BF16, F16, I32, I64]>;
+def Llmc_Tensor : StaticShapeTensorOf<[F32, F64, BF16, F16, I32, I64, I1]>;
+def Llmc_FloatTensor : StaticShapeTensorOf<[F32, F64, BF16, F16]>;
+def Llmc_NumericTensor : StaticShapeTensorOf<[F32, F64, BF16, F16, I32, I64]>;
 def Llmc_IndexTensor : StaticShapeTensorOf<[I32, I64]>;
 def Llmc_BoolTensor : StaticShapeTensorOf<[I1]>;
 def Llmc_F32Tensor : StaticShapeTensorOf<[F32]>;

@@ -118,7 +118,7 @@ func.func @result_shape(%q: tensor<1x4x4x8xf32>, %k: tensor<1x2x16x8xf32>) -> te
 // -----
 
 func.func @integer_query(%q: tensor<1x2x16x8xi32>, %k: tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32> {
-  // expected-error @+1 {{'llmc.attention' op operand #0 must be statically shaped tensor of 32-bit float or bfloat16 type or 16-bit float values, but got 'tensor<1x2x16x8xi32>'}}
+  // expected-error @+1 {{'llmc.attention' op operand #0 must be statically shaped tensor of 32-bit float or 64-bit float or bfloat16 type or 16-bit float values, but got 'tensor<1x2x16x8xi32>'}}
   %o = llmc.attention %q, %k, %k : (tensor<1x2x16x8xi32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32>
   return %o : tensor<1x2x16x8xf32>
 }
@@ -126,7 +126,7 @@ func.func @integer_query(%q: tensor<1x2x16x8xi32>, %k: tensor<1x2x16x8xf32>) -> 
 // -----
 
 func.func @dynamic_shape(%q: tensor<1x2x?x8xf32>, %k: tensor<1x2x16x8xf32>) -> tensor<1x2x?x8xf32> {
-  // expected-error @+1 {{'llmc.attention' op operand #0 must be statically shaped tensor of 32-bit float or bfloat16 type or 16-bit float values, but got 'tensor<1x2x?x8xf32>'}}
+  // expected-error @+1 {{'llmc.attention' op operand #0 must be statically shaped tensor of 32-bit float or 64-bit float or bfloat16 type or 16-bit float values, but got 'tensor<1x2x?x8xf32>'}}
   %o = llmc.attention %q, %k, %k : (tensor<1x2x?x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>) -> tensor<1x2x?x8xf32>
   return %o : tensor<1x2x?x8xf32>
 }

@@ -68,15 +68,15 @@ func.func @incompatible_size(%x: tensor<3xf32>) -> tensor<8x64xf32> {
 // -----
 
 func.func @dynamic_shape(%x: tensor<?xf32>) -> tensor<8x4xf32> {
-  // expected-error @+1 {{'llmc.broadcast' op operand #0 must be statically shaped tensor of 32-bit float or bfloat16 type or 16-bit float or 32-bit signless integer or 64-bit signless integer or 1-bit signless integer values, but got 'tensor<?xf32>'}}
+  // expected-error @+1 {{'llmc.broadcast' op operand #0 must be statically shaped tensor of 32-bit float or 64-bit float or bfloat16 type or 16-bit float or 32-bit signless integer or 64-bit signless integer or 1-bit signless integer values, but got 'tensor<?xf32>'}}
   %b = llmc.broadcast %x dims [1] : tensor<?xf32> -> tensor<8x4xf32>
   return %b : tensor<8x4xf32>
 }
 
 // -----
 
-func.func @f64_element(%x: tensor<4xf64>) -> tensor<8x4xf64> {
-  // expected-error @+1 {{'llmc.broadcast' op operand #0 must be statically shaped tensor of 32-bit float or bfloat16 type or 16-bit float or 32-bit signless integer or 64-bit signless integer or 1-bit signless integer values, but got 'tensor<4xf64>'}}
-  %b = llmc.broadcast %x dims [1] : tensor<4xf64> -> tensor<8x4xf64>
-  return %b : tensor<8x4xf64>
+func.func @i8_element(%x: tensor<4xi8>) -> tensor<8x4xi8> {
+  // expected-error @+1 {{'llmc.broadcast' op operand #0 must be statically shaped tensor of 32-bit float or 64-bit float or bfloat16 type or 16-bit float or 32-bit signless integer or 64-bit signless integer or 1-bit signless integer values, but got 'tensor<4xi8>'}}
+  %b = llmc.broadcast %x dims [1] : tensor<4xi8> -> tensor<8x4xi8>
+  return %b : tensor<8x4xi8>
 }

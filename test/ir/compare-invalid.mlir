@@ -35,7 +35,7 @@ func.func @result_not_bool(%a: tensor<4xi32>, %b: tensor<4xi32>) -> tensor<4xi32
 
 // Booleans are compared with llmc.select or a cast, not ordered.
 func.func @bool_operands(%a: tensor<4xi1>, %b: tensor<4xi1>) -> tensor<4xi1> {
-  // expected-error @+1 {{'llmc.compare' op operand #0 must be statically shaped tensor of 32-bit float or bfloat16 type or 16-bit float or 32-bit signless integer or 64-bit signless integer values, but got 'tensor<4xi1>'}}
+  // expected-error @+1 {{'llmc.compare' op operand #0 must be statically shaped tensor of 32-bit float or 64-bit float or bfloat16 type or 16-bit float or 32-bit signless integer or 64-bit signless integer values, but got 'tensor<4xi1>'}}
   %m = llmc.compare eq %a, %b : (tensor<4xi1>, tensor<4xi1>) -> tensor<4xi1>
   return %m : tensor<4xi1>
 }
@@ -43,7 +43,7 @@ func.func @bool_operands(%a: tensor<4xi1>, %b: tensor<4xi1>) -> tensor<4xi1> {
 // -----
 
 func.func @dynamic_shape(%a: tensor<?xf32>, %b: tensor<?xf32>) -> tensor<?xi1> {
-  // expected-error @+1 {{'llmc.compare' op operand #0 must be statically shaped tensor of 32-bit float or bfloat16 type or 16-bit float or 32-bit signless integer or 64-bit signless integer values, but got 'tensor<?xf32>'}}
+  // expected-error @+1 {{'llmc.compare' op operand #0 must be statically shaped tensor of 32-bit float or 64-bit float or bfloat16 type or 16-bit float or 32-bit signless integer or 64-bit signless integer values, but got 'tensor<?xf32>'}}
   %m = llmc.compare eq %a, %b : (tensor<?xf32>, tensor<?xf32>) -> tensor<?xi1>
   return %m : tensor<?xi1>
 }

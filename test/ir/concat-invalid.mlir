@@ -67,7 +67,7 @@ func.func @sum_of_sizes(%a: tensor<4x8xf32>, %b: tensor<4x24xf32>) -> tensor<4x3
 // -----
 
 func.func @dynamic_shape(%a: tensor<?x8xf32>) -> tensor<8x8xf32> {
-  // expected-error @+1 {{'llmc.concat' op operand #0 must be variadic of statically shaped tensor of 32-bit float or bfloat16 type or 16-bit float or 32-bit signless integer or 64-bit signless integer or 1-bit signless integer values, but got 'tensor<?x8xf32>'}}
+  // expected-error @+1 {{'llmc.concat' op operand #0 must be variadic of statically shaped tensor of 32-bit float or 64-bit float or bfloat16 type or 16-bit float or 32-bit signless integer or 64-bit signless integer or 1-bit signless integer values, but got 'tensor<?x8xf32>'}}
   %c = llmc.concat %a, %a dim 0 : (tensor<?x8xf32>, tensor<?x8xf32>) -> tensor<8x8xf32>
   return %c : tensor<8x8xf32>
 }

@@ -67,7 +67,7 @@ func.func @float_targets(%logits: tensor<8x64xf32>, %targets: tensor<8xf32>) -> 
 // -----
 
 func.func @dynamic_shape(%logits: tensor<?x64xf32>, %targets: tensor<?xi32>) -> tensor<f32> {
-  // expected-error @+1 {{'llmc.cross_entropy' op operand #0 must be statically shaped tensor of 32-bit float or bfloat16 type or 16-bit float values, but got 'tensor<?x64xf32>'}}
+  // expected-error @+1 {{'llmc.cross_entropy' op operand #0 must be statically shaped tensor of 32-bit float or 64-bit float or bfloat16 type or 16-bit float values, but got 'tensor<?x64xf32>'}}
   %l = llmc.cross_entropy %logits, %targets reduction mean : (tensor<?x64xf32>, tensor<?xi32>) -> tensor<f32>
   return %l : tensor<f32>
 }

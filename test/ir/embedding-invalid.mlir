@@ -26,7 +26,7 @@ func.func @result_shape(%t: tensor<64x8xf32>, %ids: tensor<2x16xi32>) -> tensor<
 // -----
 
 func.func @integer_table(%t: tensor<64x8xi32>, %ids: tensor<2xi32>) -> tensor<2x8xi32> {
-  // expected-error @+1 {{'llmc.embedding' op operand #0 must be statically shaped tensor of 32-bit float or bfloat16 type or 16-bit float values, but got 'tensor<64x8xi32>'}}
+  // expected-error @+1 {{'llmc.embedding' op operand #0 must be statically shaped tensor of 32-bit float or 64-bit float or bfloat16 type or 16-bit float values, but got 'tensor<64x8xi32>'}}
   %h = llmc.embedding %t[%ids] : (tensor<64x8xi32>, tensor<2xi32>) -> tensor<2x8xi32>
   return %h : tensor<2x8xi32>
 }

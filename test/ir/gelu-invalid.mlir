@@ -34,7 +34,7 @@ func.func @unknown_approximation(%x: tensor<4xf32>) -> tensor<4xf32> {
 // -----
 
 func.func @integer_input(%x: tensor<4xi32>) -> tensor<4xi32> {
-  // expected-error @+1 {{'llmc.gelu' op operand #0 must be statically shaped tensor of 32-bit float or bfloat16 type or 16-bit float values, but got 'tensor<4xi32>'}}
+  // expected-error @+1 {{'llmc.gelu' op operand #0 must be statically shaped tensor of 32-bit float or 64-bit float or bfloat16 type or 16-bit float values, but got 'tensor<4xi32>'}}
   %y = llmc.gelu %x tanh : tensor<4xi32>
   return %y : tensor<4xi32>
 }
@@ -42,7 +42,7 @@ func.func @integer_input(%x: tensor<4xi32>) -> tensor<4xi32> {
 // -----
 
 func.func @dynamic_shape(%x: tensor<?xf32>) -> tensor<?xf32> {
-  // expected-error @+1 {{'llmc.gelu' op operand #0 must be statically shaped tensor of 32-bit float or bfloat16 type or 16-bit float values, but got 'tensor<?xf32>'}}
+  // expected-error @+1 {{'llmc.gelu' op operand #0 must be statically shaped tensor of 32-bit float or 64-bit float or bfloat16 type or 16-bit float values, but got 'tensor<?xf32>'}}
   %y = llmc.gelu %x tanh : tensor<?xf32>
   return %y : tensor<?xf32>
 }

@@ -26,7 +26,7 @@ func.func @scalar() -> tensor<i32> {
 // -----
 
 func.func @bool_result() -> tensor<4xi1> {
-  // expected-error @+1 {{'llmc.iota' op result #0 must be statically shaped tensor of 32-bit float or bfloat16 type or 16-bit float or 32-bit signless integer or 64-bit signless integer values, but got 'tensor<4xi1>'}}
+  // expected-error @+1 {{'llmc.iota' op result #0 must be statically shaped tensor of 32-bit float or 64-bit float or bfloat16 type or 16-bit float or 32-bit signless integer or 64-bit signless integer values, but got 'tensor<4xi1>'}}
   %i = llmc.iota dim 0 : tensor<4xi1>
   return %i : tensor<4xi1>
 }
@@ -34,7 +34,7 @@ func.func @bool_result() -> tensor<4xi1> {
 // -----
 
 func.func @dynamic_shape() -> tensor<?xi32> {
-  // expected-error @+1 {{'llmc.iota' op result #0 must be statically shaped tensor of 32-bit float or bfloat16 type or 16-bit float or 32-bit signless integer or 64-bit signless integer values, but got 'tensor<?xi32>'}}
+  // expected-error @+1 {{'llmc.iota' op result #0 must be statically shaped tensor of 32-bit float or 64-bit float or bfloat16 type or 16-bit float or 32-bit signless integer or 64-bit signless integer values, but got 'tensor<?xi32>'}}
   %i = llmc.iota dim 0 : tensor<?xi32>
   return %i : tensor<?xi32>
 }

@@ -60,7 +60,7 @@ func.func @nan_epsilon(%x: tensor<4x8xf32>, %gamma: tensor<8xf32>) -> tensor<4x8
 // -----
 
 func.func @integer_input(%x: tensor<4x8xi32>, %gamma: tensor<8xf32>) -> tensor<4x8xi32> {
-  // expected-error @+1 {{'llmc.layer_norm' op operand #0 must be statically shaped tensor of 32-bit float or bfloat16 type or 16-bit float values, but got 'tensor<4x8xi32>'}}
+  // expected-error @+1 {{'llmc.layer_norm' op operand #0 must be statically shaped tensor of 32-bit float or 64-bit float or bfloat16 type or 16-bit float values, but got 'tensor<4x8xi32>'}}
   %y = llmc.layer_norm %x, %gamma epsilon 1.0e-05 : (tensor<4x8xi32>, tensor<8xf32>) -> tensor<4x8xi32>
   return %y : tensor<4x8xi32>
 }
@@ -68,7 +68,7 @@ func.func @integer_input(%x: tensor<4x8xi32>, %gamma: tensor<8xf32>) -> tensor<4
 // -----
 
 func.func @dynamic_shape(%x: tensor<?x8xf32>, %gamma: tensor<8xf32>) -> tensor<?x8xf32> {
-  // expected-error @+1 {{'llmc.layer_norm' op operand #0 must be statically shaped tensor of 32-bit float or bfloat16 type or 16-bit float values, but got 'tensor<?x8xf32>'}}
+  // expected-error @+1 {{'llmc.layer_norm' op operand #0 must be statically shaped tensor of 32-bit float or 64-bit float or bfloat16 type or 16-bit float values, but got 'tensor<?x8xf32>'}}
   %y = llmc.layer_norm %x, %gamma epsilon 1.0e-05 : (tensor<?x8xf32>, tensor<8xf32>) -> tensor<?x8xf32>
   return %y : tensor<?x8xf32>
 }

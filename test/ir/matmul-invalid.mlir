@@ -109,7 +109,7 @@ func.func @result_batch(%a: tensor<2x4x8xf32>, %b: tensor<8x16xf32>) -> tensor<4
 // -----
 
 func.func @bool_operands(%a: tensor<4x8xi1>, %b: tensor<8x16xi1>) -> tensor<4x16xi1> {
-  // expected-error @+1 {{'llmc.matmul' op operand #0 must be statically shaped tensor of 32-bit float or bfloat16 type or 16-bit float or 32-bit signless integer or 64-bit signless integer values, but got 'tensor<4x8xi1>'}}
+  // expected-error @+1 {{'llmc.matmul' op operand #0 must be statically shaped tensor of 32-bit float or 64-bit float or bfloat16 type or 16-bit float or 32-bit signless integer or 64-bit signless integer values, but got 'tensor<4x8xi1>'}}
   %c = llmc.matmul %a, %b : tensor<4x8xi1>, tensor<8x16xi1> -> tensor<4x16xi1>
   return %c : tensor<4x16xi1>
 }
@@ -117,7 +117,7 @@ func.func @bool_operands(%a: tensor<4x8xi1>, %b: tensor<8x16xi1>) -> tensor<4x16
 // -----
 
 func.func @dynamic_shape(%a: tensor<4x8xf32>, %b: tensor<8x?xf32>) -> tensor<4x?xf32> {
-  // expected-error @+1 {{'llmc.matmul' op operand #1 must be statically shaped tensor of 32-bit float or bfloat16 type or 16-bit float or 32-bit signless integer or 64-bit signless integer values, but got 'tensor<8x?xf32>'}}
+  // expected-error @+1 {{'llmc.matmul' op operand #1 must be statically shaped tensor of 32-bit float or 64-bit float or bfloat16 type or 16-bit float or 32-bit signless integer or 64-bit signless integer values, but got 'tensor<8x?xf32>'}}
   %c = llmc.matmul %a, %b : tensor<4x8xf32>, tensor<8x?xf32> -> tensor<4x?xf32>
   return %c : tensor<4x?xf32>
 }

@@ -66,7 +66,7 @@ func.func @float_indices(%out: tensor<8x10x16xf32>, %w: tensor<32x2xf32>, %e: te
 // -----
 
 func.func @dynamic_shape(%out: tensor<8x10x?xf32>, %w: tensor<32x2xf32>, %e: tensor<32x2xi32>) -> tensor<32x16xf32> {
-  // expected-error @+1 {{'llmc.moe_combine' op operand #0 must be statically shaped tensor of 32-bit float or bfloat16 type or 16-bit float values, but got 'tensor<8x10x?xf32>'}}
+  // expected-error @+1 {{'llmc.moe_combine' op operand #0 must be statically shaped tensor of 32-bit float or 64-bit float or bfloat16 type or 16-bit float values, but got 'tensor<8x10x?xf32>'}}
   %y = llmc.moe_combine %out, %w, %e : (tensor<8x10x?xf32>, tensor<32x2xf32>, tensor<32x2xi32>) -> tensor<32x16xf32>
   return %y : tensor<32x16xf32>
 }

@@ -58,7 +58,7 @@ func.func @float_indices(%x: tensor<32x16xf32>, %e: tensor<32x2xf32>) -> tensor<
 // -----
 
 func.func @dynamic_shape(%x: tensor<?x16xf32>, %e: tensor<32x2xi32>) -> tensor<8x10x16xf32> {
-  // expected-error @+1 {{'llmc.moe_dispatch' op operand #0 must be statically shaped tensor of 32-bit float or bfloat16 type or 16-bit float values, but got 'tensor<?x16xf32>'}}
+  // expected-error @+1 {{'llmc.moe_dispatch' op operand #0 must be statically shaped tensor of 32-bit float or 64-bit float or bfloat16 type or 16-bit float values, but got 'tensor<?x16xf32>'}}
   %buf = llmc.moe_dispatch %x, %e : (tensor<?x16xf32>, tensor<32x2xi32>) -> tensor<8x10x16xf32>
   return %buf : tensor<8x10x16xf32>
 }

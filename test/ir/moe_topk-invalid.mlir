@@ -50,7 +50,7 @@ func.func @float_indices(%router: tensor<32x8xf32>) -> (tensor<32x2xf32>, tensor
 // -----
 
 func.func @integer_logits(%router: tensor<32x8xi32>) -> (tensor<32x2xf32>, tensor<32x2xi32>) {
-  // expected-error @+1 {{'llmc.moe_topk' op operand #0 must be statically shaped tensor of 32-bit float or bfloat16 type or 16-bit float values, but got 'tensor<32x8xi32>'}}
+  // expected-error @+1 {{'llmc.moe_topk' op operand #0 must be statically shaped tensor of 32-bit float or 64-bit float or bfloat16 type or 16-bit float values, but got 'tensor<32x8xi32>'}}
   %w, %e = llmc.moe_topk %router k 2 : tensor<32x8xi32> -> tensor<32x2xf32>, tensor<32x2xi32>
   return %w, %e : tensor<32x2xf32>, tensor<32x2xi32>
 }
@@ -58,7 +58,7 @@ func.func @integer_logits(%router: tensor<32x8xi32>) -> (tensor<32x2xf32>, tenso
 // -----
 
 func.func @dynamic_shape(%router: tensor<?x8xf32>) -> (tensor<?x2xf32>, tensor<?x2xi32>) {
-  // expected-error @+1 {{'llmc.moe_topk' op operand #0 must be statically shaped tensor of 32-bit float or bfloat16 type or 16-bit float values, but got 'tensor<?x8xf32>'}}
+  // expected-error @+1 {{'llmc.moe_topk' op operand #0 must be statically shaped tensor of 32-bit float or 64-bit float or bfloat16 type or 16-bit float values, but got 'tensor<?x8xf32>'}}
   %w, %e = llmc.moe_topk %router k 2 : tensor<?x8xf32> -> tensor<?x2xf32>, tensor<?x2xi32>
   return %w, %e : tensor<?x2xf32>, tensor<?x2xi32>
 }

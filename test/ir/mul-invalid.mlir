@@ -35,7 +35,7 @@ func.func @no_implicit_broadcast(%a: tensor<4x8xf32>, %b: tensor<1x8xf32>) -> te
 // -----
 
 func.func @element_type(%a: tensor<4xi1>, %b: tensor<4xi1>) -> tensor<4xi1> {
-  // expected-error @+1 {{'llmc.mul' op operand #0 must be statically shaped tensor of 32-bit float or bfloat16 type or 16-bit float or 32-bit signless integer or 64-bit signless integer values, but got 'tensor<4xi1>'}}
+  // expected-error @+1 {{'llmc.mul' op operand #0 must be statically shaped tensor of 32-bit float or 64-bit float or bfloat16 type or 16-bit float or 32-bit signless integer or 64-bit signless integer values, but got 'tensor<4xi1>'}}
   %c = llmc.mul %a, %b : tensor<4xi1>
   return %c : tensor<4xi1>
 }
@@ -43,7 +43,7 @@ func.func @element_type(%a: tensor<4xi1>, %b: tensor<4xi1>) -> tensor<4xi1> {
 // -----
 
 func.func @dynamic_shape(%a: tensor<?x4xf32>, %b: tensor<?x4xf32>) -> tensor<?x4xf32> {
-  // expected-error @+1 {{'llmc.mul' op operand #0 must be statically shaped tensor of 32-bit float or bfloat16 type or 16-bit float or 32-bit signless integer or 64-bit signless integer values, but got 'tensor<?x4xf32>'}}
+  // expected-error @+1 {{'llmc.mul' op operand #0 must be statically shaped tensor of 32-bit float or 64-bit float or bfloat16 type or 16-bit float or 32-bit signless integer or 64-bit signless integer values, but got 'tensor<?x4xf32>'}}
   %c = llmc.mul %a, %b : tensor<?x4xf32>
   return %c : tensor<?x4xf32>
 }

@@ -50,7 +50,7 @@ func.func @dropped_dim_with_keep_dims(%x: tensor<4x8xf32>) -> tensor<4xf32> {
 // -----
 
 func.func @bool_input(%x: tensor<4x8xi1>) -> tensor<4xi1> {
-  // expected-error @+1 {{'llmc.reduce_max' op operand #0 must be statically shaped tensor of 32-bit float or bfloat16 type or 16-bit float or 32-bit signless integer or 64-bit signless integer values, but got 'tensor<4x8xi1>'}}
+  // expected-error @+1 {{'llmc.reduce_max' op operand #0 must be statically shaped tensor of 32-bit float or 64-bit float or bfloat16 type or 16-bit float or 32-bit signless integer or 64-bit signless integer values, but got 'tensor<4x8xi1>'}}
   %m = llmc.reduce_max %x dims [1] : tensor<4x8xi1> -> tensor<4xi1>
   return %m : tensor<4xi1>
 }
@@ -58,7 +58,7 @@ func.func @bool_input(%x: tensor<4x8xi1>) -> tensor<4xi1> {
 // -----
 
 func.func @dynamic_shape(%x: tensor<4x?xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{'llmc.reduce_max' op operand #0 must be statically shaped tensor of 32-bit float or bfloat16 type or 16-bit float or 32-bit signless integer or 64-bit signless integer values, but got 'tensor<4x?xf32>'}}
+  // expected-error @+1 {{'llmc.reduce_max' op operand #0 must be statically shaped tensor of 32-bit float or 64-bit float or bfloat16 type or 16-bit float or 32-bit signless integer or 64-bit signless integer values, but got 'tensor<4x?xf32>'}}
   %m = llmc.reduce_max %x dims [1] : tensor<4x?xf32> -> tensor<4xf32>
   return %m : tensor<4xf32>
 }

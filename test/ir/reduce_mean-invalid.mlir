@@ -50,7 +50,7 @@ func.func @result_shape(%x: tensor<4x8xf32>) -> tensor<4x1xf32> {
 
 // The mean of integers is not an integer: float inputs only.
 func.func @integer_input(%x: tensor<4x8xi32>) -> tensor<4xi32> {
-  // expected-error @+1 {{'llmc.reduce_mean' op operand #0 must be statically shaped tensor of 32-bit float or bfloat16 type or 16-bit float values, but got 'tensor<4x8xi32>'}}
+  // expected-error @+1 {{'llmc.reduce_mean' op operand #0 must be statically shaped tensor of 32-bit float or 64-bit float or bfloat16 type or 16-bit float values, but got 'tensor<4x8xi32>'}}
   %m = llmc.reduce_mean %x dims [1] : tensor<4x8xi32> -> tensor<4xi32>
   return %m : tensor<4xi32>
 }
@@ -58,7 +58,7 @@ func.func @integer_input(%x: tensor<4x8xi32>) -> tensor<4xi32> {
 // -----
 
 func.func @dynamic_shape(%x: tensor<?x8xf32>) -> tensor<?xf32> {
-  // expected-error @+1 {{'llmc.reduce_mean' op operand #0 must be statically shaped tensor of 32-bit float or bfloat16 type or 16-bit float values, but got 'tensor<?x8xf32>'}}
+  // expected-error @+1 {{'llmc.reduce_mean' op operand #0 must be statically shaped tensor of 32-bit float or 64-bit float or bfloat16 type or 16-bit float values, but got 'tensor<?x8xf32>'}}
   %m = llmc.reduce_mean %x dims [1] : tensor<?x8xf32> -> tensor<?xf32>
   return %m : tensor<?xf32>
 }

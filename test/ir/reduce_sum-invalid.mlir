@@ -83,7 +83,7 @@ func.func @dropped_dim_with_keep_dims(%x: tensor<4x8xf32>) -> tensor<4xf32> {
 // -----
 
 func.func @bool_input(%x: tensor<4x8xi1>) -> tensor<4xi1> {
-  // expected-error @+1 {{'llmc.reduce_sum' op operand #0 must be statically shaped tensor of 32-bit float or bfloat16 type or 16-bit float or 32-bit signless integer or 64-bit signless integer values, but got 'tensor<4x8xi1>'}}
+  // expected-error @+1 {{'llmc.reduce_sum' op operand #0 must be statically shaped tensor of 32-bit float or 64-bit float or bfloat16 type or 16-bit float or 32-bit signless integer or 64-bit signless integer values, but got 'tensor<4x8xi1>'}}
   %s = llmc.reduce_sum %x dims [1] : tensor<4x8xi1> -> tensor<4xi1>
   return %s : tensor<4xi1>
 }
@@ -91,7 +91,7 @@ func.func @bool_input(%x: tensor<4x8xi1>) -> tensor<4xi1> {
 // -----
 
 func.func @dynamic_shape(%x: tensor<?x8xf32>) -> tensor<?xf32> {
-  // expected-error @+1 {{'llmc.reduce_sum' op operand #0 must be statically shaped tensor of 32-bit float or bfloat16 type or 16-bit float or 32-bit signless integer or 64-bit signless integer values, but got 'tensor<?x8xf32>'}}
+  // expected-error @+1 {{'llmc.reduce_sum' op operand #0 must be statically shaped tensor of 32-bit float or 64-bit float or bfloat16 type or 16-bit float or 32-bit signless integer or 64-bit signless integer values, but got 'tensor<?x8xf32>'}}
   %s = llmc.reduce_sum %x dims [1] : tensor<?x8xf32> -> tensor<?xf32>
   return %s : tensor<?xf32>
 }

@@ -18,7 +18,7 @@ func.func @element_count(%x: tensor<3x4xf32>) -> tensor<2x5xf32> {
 // -----
 
 func.func @dynamic_result(%x: tensor<4x8xf32>) -> tensor<?xf32> {
-  // expected-error @+1 {{'llmc.reshape' op result #0 must be statically shaped tensor of 32-bit float or bfloat16 type or 16-bit float or 32-bit signless integer or 64-bit signless integer or 1-bit signless integer values, but got 'tensor<?xf32>'}}
+  // expected-error @+1 {{'llmc.reshape' op result #0 must be statically shaped tensor of 32-bit float or 64-bit float or bfloat16 type or 16-bit float or 32-bit signless integer or 64-bit signless integer or 1-bit signless integer values, but got 'tensor<?xf32>'}}
   %y = llmc.reshape %x : tensor<4x8xf32> -> tensor<?xf32>
   return %y : tensor<?xf32>
 }

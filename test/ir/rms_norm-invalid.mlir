@@ -42,7 +42,7 @@ func.func @with_beta(%x: tensor<4x8xf32>, %gamma: tensor<8xf32>) -> tensor<4x8xf
 // -----
 
 func.func @integer_gamma(%x: tensor<4x8xf32>, %gamma: tensor<8xi32>) -> tensor<4x8xf32> {
-  // expected-error @+1 {{'llmc.rms_norm' op operand #1 must be statically shaped tensor of 32-bit float or bfloat16 type or 16-bit float values, but got 'tensor<8xi32>'}}
+  // expected-error @+1 {{'llmc.rms_norm' op operand #1 must be statically shaped tensor of 32-bit float or 64-bit float or bfloat16 type or 16-bit float values, but got 'tensor<8xi32>'}}
   %y = llmc.rms_norm %x, %gamma epsilon 1.0e-05 : (tensor<4x8xf32>, tensor<8xi32>) -> tensor<4x8xf32>
   return %y : tensor<4x8xf32>
 }
@@ -50,7 +50,7 @@ func.func @integer_gamma(%x: tensor<4x8xf32>, %gamma: tensor<8xi32>) -> tensor<4
 // -----
 
 func.func @dynamic_shape(%x: tensor<4x?xf32>, %gamma: tensor<8xf32>) -> tensor<4x?xf32> {
-  // expected-error @+1 {{'llmc.rms_norm' op operand #0 must be statically shaped tensor of 32-bit float or bfloat16 type or 16-bit float values, but got 'tensor<4x?xf32>'}}
+  // expected-error @+1 {{'llmc.rms_norm' op operand #0 must be statically shaped tensor of 32-bit float or 64-bit float or bfloat16 type or 16-bit float values, but got 'tensor<4x?xf32>'}}
   %y = llmc.rms_norm %x, %gamma epsilon 1.0e-05 : (tensor<4x?xf32>, tensor<8xf32>) -> tensor<4x?xf32>
   return %y : tensor<4x?xf32>
 }

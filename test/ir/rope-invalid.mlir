@@ -68,7 +68,7 @@ func.func @float_positions(%x: tensor<16x8xf32>, %pos: tensor<16xf32>) -> tensor
 // -----
 
 func.func @integer_input(%x: tensor<16x8xi32>) -> tensor<16x8xi32> {
-  // expected-error @+1 {{'llmc.rope' op operand #0 must be statically shaped tensor of 32-bit float or bfloat16 type or 16-bit float values, but got 'tensor<16x8xi32>'}}
+  // expected-error @+1 {{'llmc.rope' op operand #0 must be statically shaped tensor of 32-bit float or 64-bit float or bfloat16 type or 16-bit float values, but got 'tensor<16x8xi32>'}}
   %r = llmc.rope %x theta 1.0e+04 : (tensor<16x8xi32>) -> tensor<16x8xi32>
   return %r : tensor<16x8xi32>
 }
@@ -76,7 +76,7 @@ func.func @integer_input(%x: tensor<16x8xi32>) -> tensor<16x8xi32> {
 // -----
 
 func.func @dynamic_shape(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
-  // expected-error @+1 {{'llmc.rope' op operand #0 must be statically shaped tensor of 32-bit float or bfloat16 type or 16-bit float values, but got 'tensor<?x8xf32>'}}
+  // expected-error @+1 {{'llmc.rope' op operand #0 must be statically shaped tensor of 32-bit float or 64-bit float or bfloat16 type or 16-bit float values, but got 'tensor<?x8xf32>'}}
   %r = llmc.rope %x theta 1.0e+04 : (tensor<?x8xf32>) -> tensor<?x8xf32>
   return %r : tensor<?x8xf32>
 }

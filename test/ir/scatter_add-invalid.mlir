@@ -51,7 +51,7 @@ func.func @updates_shape(%d: tensor<64x8xf32>, %i: tensor<2x3xi32>, %u: tensor<6
 // -----
 
 func.func @bool_destination(%d: tensor<8xi1>, %i: tensor<3xi32>, %u: tensor<3xi1>) -> tensor<8xi1> {
-  // expected-error @+1 {{'llmc.scatter_add' op operand #0 must be statically shaped tensor of 32-bit float or bfloat16 type or 16-bit float or 32-bit signless integer or 64-bit signless integer values, but got 'tensor<8xi1>'}}
+  // expected-error @+1 {{'llmc.scatter_add' op operand #0 must be statically shaped tensor of 32-bit float or 64-bit float or bfloat16 type or 16-bit float or 32-bit signless integer or 64-bit signless integer values, but got 'tensor<8xi1>'}}
   %r = llmc.scatter_add %d[%i], %u dim 0 : (tensor<8xi1>, tensor<3xi32>, tensor<3xi1>) -> tensor<8xi1>
   return %r : tensor<8xi1>
 }
@@ -67,7 +67,7 @@ func.func @float_indices(%d: tensor<64x8xf32>, %i: tensor<3xf32>, %u: tensor<3x8
 // -----
 
 func.func @dynamic_updates(%d: tensor<64x8xf32>, %i: tensor<3xi32>, %u: tensor<?x8xf32>) -> tensor<64x8xf32> {
-  // expected-error @+1 {{'llmc.scatter_add' op operand #2 must be statically shaped tensor of 32-bit float or bfloat16 type or 16-bit float or 32-bit signless integer or 64-bit signless integer values, but got 'tensor<?x8xf32>'}}
+  // expected-error @+1 {{'llmc.scatter_add' op operand #2 must be statically shaped tensor of 32-bit float or 64-bit float or bfloat16 type or 16-bit float or 32-bit signless integer or 64-bit signless integer values, but got 'tensor<?x8xf32>'}}
   %r = llmc.scatter_add %d[%i], %u dim 0 : (tensor<64x8xf32>, tensor<3xi32>, tensor<?x8xf32>) -> tensor<64x8xf32>
   return %r : tensor<64x8xf32>
 }

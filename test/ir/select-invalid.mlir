@@ -34,7 +34,7 @@ func.func @cond_not_bool(%m: tensor<4xi32>, %a: tensor<4xf32>, %b: tensor<4xf32>
 // -----
 
 func.func @dynamic_shape(%m: tensor<4xi1>, %a: tensor<?xf32>, %b: tensor<?xf32>) -> tensor<?xf32> {
-  // expected-error @+1 {{'llmc.select' op operand #1 must be statically shaped tensor of 32-bit float or bfloat16 type or 16-bit float or 32-bit signless integer or 64-bit signless integer or 1-bit signless integer values, but got 'tensor<?xf32>'}}
+  // expected-error @+1 {{'llmc.select' op operand #1 must be statically shaped tensor of 32-bit float or 64-bit float or bfloat16 type or 16-bit float or 32-bit signless integer or 64-bit signless integer or 1-bit signless integer values, but got 'tensor<?xf32>'}}
   %y = llmc.select %m, %a, %b : (tensor<4xi1>, tensor<?xf32>, tensor<?xf32>) -> tensor<?xf32>
   return %y : tensor<?xf32>
 }

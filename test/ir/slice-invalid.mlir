@@ -83,7 +83,7 @@ func.func @result_shape(%x: tensor<8xf32>) -> tensor<3xf32> {
 // -----
 
 func.func @dynamic_shape(%x: tensor<?xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{'llmc.slice' op operand #0 must be statically shaped tensor of 32-bit float or bfloat16 type or 16-bit float or 32-bit signless integer or 64-bit signless integer or 1-bit signless integer values, but got 'tensor<?xf32>'}}
+  // expected-error @+1 {{'llmc.slice' op operand #0 must be statically shaped tensor of 32-bit float or 64-bit float or bfloat16 type or 16-bit float or 32-bit signless integer or 64-bit signless integer or 1-bit signless integer values, but got 'tensor<?xf32>'}}
   %y = llmc.slice %x starts [0] limits [4] : tensor<?xf32> -> tensor<4xf32>
   return %y : tensor<4xf32>
 }

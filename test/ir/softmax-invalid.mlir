@@ -42,7 +42,7 @@ func.func @scalar(%x: tensor<f32>) -> tensor<f32> {
 // -----
 
 func.func @integer_input(%x: tensor<4x8xi32>) -> tensor<4x8xi32> {
-  // expected-error @+1 {{'llmc.softmax' op operand #0 must be statically shaped tensor of 32-bit float or bfloat16 type or 16-bit float values, but got 'tensor<4x8xi32>'}}
+  // expected-error @+1 {{'llmc.softmax' op operand #0 must be statically shaped tensor of 32-bit float or 64-bit float or bfloat16 type or 16-bit float values, but got 'tensor<4x8xi32>'}}
   %p = llmc.softmax %x dim 1 : tensor<4x8xi32>
   return %p : tensor<4x8xi32>
 }
@@ -50,7 +50,7 @@ func.func @integer_input(%x: tensor<4x8xi32>) -> tensor<4x8xi32> {
 // -----
 
 func.func @dynamic_shape(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
-  // expected-error @+1 {{'llmc.softmax' op operand #0 must be statically shaped tensor of 32-bit float or bfloat16 type or 16-bit float values, but got 'tensor<?x8xf32>'}}
+  // expected-error @+1 {{'llmc.softmax' op operand #0 must be statically shaped tensor of 32-bit float or 64-bit float or bfloat16 type or 16-bit float values, but got 'tensor<?x8xf32>'}}
   %p = llmc.softmax %x dim 1 : tensor<?x8xf32>
   return %p : tensor<?x8xf32>
 }

@@ -18,7 +18,7 @@ func.func @result_shape(%x: tensor<4xf32>) -> tensor<8xf32> {
 // -----
 
 func.func @element_type(%x: tensor<4xi32>) -> tensor<4xi32> {
-  // expected-error @+1 {{'llmc.sqrt' op operand #0 must be statically shaped tensor of 32-bit float or bfloat16 type or 16-bit float values, but got 'tensor<4xi32>'}}
+  // expected-error @+1 {{'llmc.sqrt' op operand #0 must be statically shaped tensor of 32-bit float or 64-bit float or bfloat16 type or 16-bit float values, but got 'tensor<4xi32>'}}
   %y = llmc.sqrt %x : tensor<4xi32>
   return %y : tensor<4xi32>
 }
@@ -26,7 +26,7 @@ func.func @element_type(%x: tensor<4xi32>) -> tensor<4xi32> {
 // -----
 
 func.func @dynamic_shape(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
-  // expected-error @+1 {{'llmc.sqrt' op operand #0 must be statically shaped tensor of 32-bit float or bfloat16 type or 16-bit float values, but got 'tensor<?x4xf32>'}}
+  // expected-error @+1 {{'llmc.sqrt' op operand #0 must be statically shaped tensor of 32-bit float or 64-bit float or bfloat16 type or 16-bit float values, but got 'tensor<?x4xf32>'}}
   %y = llmc.sqrt %x : tensor<?x4xf32>
   return %y : tensor<?x4xf32>
 }

@@ -34,7 +34,7 @@ func.func @result_type(%gate: tensor<4xbf16>, %up: tensor<4xbf16>) -> tensor<4xf
 // -----
 
 func.func @integer_operands(%gate: tensor<4xi32>, %up: tensor<4xi32>) -> tensor<4xi32> {
-  // expected-error @+1 {{'llmc.swiglu' op operand #0 must be statically shaped tensor of 32-bit float or bfloat16 type or 16-bit float values, but got 'tensor<4xi32>'}}
+  // expected-error @+1 {{'llmc.swiglu' op operand #0 must be statically shaped tensor of 32-bit float or 64-bit float or bfloat16 type or 16-bit float values, but got 'tensor<4xi32>'}}
   %h = llmc.swiglu %gate, %up : tensor<4xi32>
   return %h : tensor<4xi32>
 }
@@ -42,7 +42,7 @@ func.func @integer_operands(%gate: tensor<4xi32>, %up: tensor<4xi32>) -> tensor<
 // -----
 
 func.func @dynamic_shape(%gate: tensor<?xf32>, %up: tensor<?xf32>) -> tensor<?xf32> {
-  // expected-error @+1 {{'llmc.swiglu' op operand #0 must be statically shaped tensor of 32-bit float or bfloat16 type or 16-bit float values, but got 'tensor<?xf32>'}}
+  // expected-error @+1 {{'llmc.swiglu' op operand #0 must be statically shaped tensor of 32-bit float or 64-bit float or bfloat16 type or 16-bit float values, but got 'tensor<?xf32>'}}
   %h = llmc.swiglu %gate, %up : tensor<?xf32>
   return %h : tensor<?xf32>
 }
