@@ -22,7 +22,8 @@ config.substitutions.append(("%llmc_src_root", config.llmc_src_root))
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.add_tool_substitutions(
-    ["llmc", "llmc-opt", "llmc-example-custom-model"], [config.llmc_tools_dir])
+    ["llmc", "llmc-opt", "llmc-run", "llmc-example-custom-model",
+     "llmc-embed-example"], [config.llmc_tools_dir])
 llvm_config.add_tool_substitutions(["FileCheck", "not", "count"],
                                    [config.llvm_tools_dir])
 

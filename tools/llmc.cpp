@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "codegen/BuildExecutable.h"
 #include "frontend/Parameters.h"
 #include "frontend/Source.h"
 #include "ir/Registration.h"
@@ -69,7 +70,8 @@ struct CompileCommand {
       cl::sub(command), cl::cat(llmcCategory())};
   cl::opt<std::string> output{"o",
                               cl::desc("Write the IR here (default: standard "
-                                       "output)"),
+                                       "output); a name ending in .llmcx gets "
+                                       "the compiled Executable instead"),
                               cl::value_desc("file"), cl::init("-"),
                               cl::sub(command), cl::cat(llmcCategory())};
   cl::opt<std::string> dumpIr{
@@ -189,6 +191,28 @@ int writeModule(mlir::ModuleOp module, const CompileCommand &options) {
   return kExitOk;
 }
 
+bool wantsExecutable(llvm::StringRef path) { return path.ends_with(".llmcx"); }
+
+int writeExecutable(mlir::ModuleOp module, const CompileCommand &options) {
+  llmc::CodegenOptions codegen;
+  codegen.source = options.input;
+  mlir::FailureOr<llmc::rt::Executable> exe =
+      llmc::buildExecutable(module, codegen);
+  if (mlir::failed(exe))
+    return kExitRejected;
+  if (llmc::rt::Status status =
+          llmc::rt::writeExecutable(*exe, options.output);
+      !status) {
+    llvm::errs() << options.output << ": error: " << status.message() << "\n";
+    return kExitRejected;
+  }
+  const llmc::rt::RankProgram &rank = exe->ranks.front();
+  llvm::errs() << "wrote " << options.output << ": " << exe->arguments.size()
+               << " arguments, " << rank.commands.size() << " commands, "
+               << rank.arenaBytes << " bytes of buffers\n";
+  return kExitOk;
+}
+
 int runCompile(const CompileCommand &options) {
   Session session;
   llmc::SourceOptions sourceOptions;
@@ -209,6 +233,11 @@ int runCompile(const CompileCommand &options) {
       return kExitRejected;
   }
   if (options.emit == Emit::Loss) {
+    if (wantsExecutable(options.output)) {
+      llvm::errs() << "llmc compile: --emit=loss prints IR; an executable "
+                      "(-o FILE.llmcx) is compiled from the final program\n";
+      return kExitUsage;
+    }
     if (options.printCost) {
       mlir::PassManager costOnly(&session.context);
       costOnly.addPass(llmc::createPrintCostPass());
@@ -222,6 +251,8 @@ int runCompile(const CompileCommand &options) {
   llmc::buildCompilePipeline(pm, pipelineOptions);
   if (mlir::failed(pm.run(module)))
     return kExitRejected;
+  if (wantsExecutable(options.output))
+    return writeExecutable(module, options);
   return writeModule(module, options);
 }
 

@@ -1,0 +1,465 @@
+//===- BuildExecutable.cpp - lower the final IR to an Executable ----------===//
+//
+// 1. Give every value a slot (function arguments first, then op results in
+//    program order); a reshape result shares its operand's storage.
+// 2. Turn every op into a command: the kernel id comes from the op class
+//    (TypeSwitch), the attributes are laid out as Kernels.def documents.
+// 3. Plan buffers: first fit over the values' live ranges, so storage is
+//    reused once a value is dead. Arguments, constants and outputs live for
+//    the whole run.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/BuildExecutable.h"
+#include "ir/LlmcOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+using namespace mlir;
+
+namespace llmc {
+
+namespace {
+
+constexpr uint64_t kAlignment = 64;
+
+FailureOr<rt::DType> toDType(Type element, Location loc) {
+  if (element.isF32())
+    return rt::DType::F32;
+  if (element.isF64())
+    return rt::DType::F64;
+  if (element.isBF16())
+    return rt::DType::BF16;
+  if (element.isF16())
+    return rt::DType::F16;
+  if (element.isInteger(32))
+    return rt::DType::I32;
+  if (element.isInteger(64))
+    return rt::DType::I64;
+  if (element.isInteger(1))
+    return rt::DType::I1;
+  return emitError(loc) << "codegen: no runtime element type for " << element;
+}
+
+std::string locationText(Location loc) {
+  if (auto name = dyn_cast<NameLoc>(loc))
+    return name.getName().str();
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  loc.print(os);
+  return text;
+}
+
+/// The raw little-endian bytes of a constant, in the runtime's layout (i1
+/// as one byte per element).
+FailureOr<std::vector<uint8_t>> constantBytes(ElementsAttr attr,
+                                              rt::DType dtype, Location loc) {
+  auto dense = dyn_cast<DenseElementsAttr>(attr);
+  if (!dense)
+    return emitError(loc) << "codegen: only dense constants are supported";
+  int64_t n = dense.getNumElements();
+  std::vector<uint8_t> bytes(static_cast<size_t>(n) * rt::dtypeSize(dtype));
+  int64_t i = 0;
+  switch (dtype) {
+  case rt::DType::I1:
+    for (bool v : dense.getValues<bool>())
+      bytes[i++] = v ? 1 : 0;
+    return bytes;
+  case rt::DType::F32:
+  case rt::DType::F64:
+  case rt::DType::BF16:
+  case rt::DType::F16:
+    for (APFloat v : dense.getValues<APFloat>()) {
+      uint64_t word = v.bitcastToAPInt().getZExtValue();
+      std::memcpy(bytes.data() + i++ * rt::dtypeSize(dtype), &word,
+                  rt::dtypeSize(dtype));
+    }
+    return bytes;
+  case rt::DType::I32:
+  case rt::DType::I64:
+    for (APInt v : dense.getValues<APInt>()) {
+      uint64_t word = v.getZExtValue();
+      std::memcpy(bytes.data() + i++ * rt::dtypeSize(dtype), &word,
+                  rt::dtypeSize(dtype));
+    }
+    return bytes;
+  }
+  return emitError(loc) << "codegen: unsupported constant type";
+}
+
+rt::InitSpec initSpec(DictionaryAttr init) {
+  rt::InitSpec spec;
+  if (!init)
+    return spec;
+  auto kind = init.getAs<StringAttr>("kind");
+  if (auto scale = init.getAs<FloatAttr>("scale"))
+    spec.scale = scale.getValueAsDouble();
+  if (!kind)
+    return spec;
+  StringRef k = kind.getValue();
+  spec.kind = k == "normal"    ? rt::InitSpec::Kind::Normal
+              : k == "uniform" ? rt::InitSpec::Kind::Uniform
+              : k == "zeros"   ? rt::InitSpec::Kind::Zeros
+              : k == "ones"    ? rt::InitSpec::Kind::Ones
+                               : rt::InitSpec::Kind::None;
+  return spec;
+}
+
+std::vector<int64_t> toVector(ArrayRef<int64_t> values) {
+  return std::vector<int64_t>(values.begin(), values.end());
+}
+
+/// Builds the command list and the value table of one function.
+class Lowering {
+public:
+  Lowering(func::FuncOp function, rt::Executable &exe)
+      : function(function), exe(exe), rank(exe.ranks.emplace_back()) {}
+
+  LogicalResult run();
+
+private:
+  FailureOr<int32_t> addValue(Value value);
+  /// The slot of an operand, which must already exist.
+  int32_t slotOf(Value value) { return slots.lookup(value); }
+  LogicalResult lowerOp(Operation *op);
+  void addCommand(Operation *op, rt::KernelKind kernel,
+                  rt::KernelAttrs attrs = {},
+                  rt::CommandKind kind = rt::CommandKind::Kernel);
+  void planBuffers();
+
+  func::FuncOp function;
+  rt::Executable &exe;
+  rt::RankProgram &rank;
+  llvm::DenseMap<Value, int32_t> slots;
+  /// Slot -> the slot whose storage it uses (itself unless a reshape view).
+  std::vector<int32_t> storage;
+  /// Index of the command that defines / last reads each slot's storage.
+  std::vector<int64_t> firstUse, lastUse;
+  std::vector<bool> pinned; ///< arguments, constants, outputs
+};
+
+FailureOr<int32_t> Lowering::addValue(Value value) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  Location loc = value.getLoc();
+  if (!type || !type.hasStaticShape())
+    return emitError(loc) << "codegen: expected a statically shaped tensor, "
+                             "got "
+                          << value.getType();
+  FailureOr<rt::DType> dtype = toDType(type.getElementType(), loc);
+  if (failed(dtype))
+    return failure();
+  int32_t slot = static_cast<int32_t>(rank.values.size());
+  rank.values.push_back(
+      rt::ValueInfo{*dtype, toVector(type.getShape()), /*offset=*/0});
+  slots[value] = slot;
+  storage.push_back(slot);
+  int64_t now = static_cast<int64_t>(rank.commands.size());
+  firstUse.push_back(now);
+  lastUse.push_back(now);
+  pinned.push_back(false);
+  return slot;
+}
+
+void Lowering::addCommand(Operation *op, rt::KernelKind kernel,
+                          rt::KernelAttrs attrs, rt::CommandKind kind) {
+  rt::Command command;
+  command.kind = kind;
+  command.kernel = kernel;
+  command.attrs = std::move(attrs);
+  command.origin = locationText(op->getLoc());
+  int64_t index = static_cast<int64_t>(rank.commands.size());
+  for (Value operand : op->getOperands()) {
+    int32_t slot = slotOf(operand);
+    command.inputs.push_back(slot);
+    int32_t root = storage[slot];
+    lastUse[root] = std::max(lastUse[root], index);
+  }
+  for (Value result : op->getResults()) {
+    int32_t slot = slotOf(result);
+    command.outputs.push_back(slot);
+    firstUse[slot] = index;
+    lastUse[slot] = std::max(lastUse[slot], index);
+  }
+  rank.commands.push_back(std::move(command));
+}
+
+LogicalResult Lowering::lowerOp(Operation *op) {
+  using K = rt::KernelKind;
+  for (Value result : op->getResults())
+    if (failed(addValue(result)))
+      return failure();
+  auto elementwise = [&](K kernel) {
+    addCommand(op, kernel);
+    return success();
+  };
+  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
+      .Case([&](NegOp) { return elementwise(K::Neg); })
+      .Case([&](AbsOp) { return elementwise(K::Abs); })
+      .Case([&](ExpOp) { return elementwise(K::Exp); })
+      .Case([&](LogOp) { return elementwise(K::Log); })
+      .Case([&](TanhOp) { return elementwise(K::Tanh); })
+      .Case([&](SqrtOp) { return elementwise(K::Sqrt); })
+      .Case([&](RsqrtOp) { return elementwise(K::Rsqrt); })
+      .Case([&](AddOp) { return elementwise(K::Add); })
+      .Case([&](SubOp) { return elementwise(K::Sub); })
+      .Case([&](MulOp) { return elementwise(K::Mul); })
+      .Case([&](DivOp) { return elementwise(K::Div); })
+      .Case([&](MaxOp) { return elementwise(K::Max); })
+      .Case([&](MinOp) { return elementwise(K::Min); })
+      .Case([&](CastOp) { return elementwise(K::Cast); })
+      .Case([&](SelectOp) { return elementwise(K::Select); })
+      .Case([&](EmbeddingOp) { return elementwise(K::Embedding); })
+      .Case([&](SiluOp) { return elementwise(K::Silu); })
+      .Case([&](SwigluOp) { return elementwise(K::Swiglu); })
+      .Case([&](MoeDispatchOp) { return elementwise(K::MoeDispatch); })
+      .Case([&](MoeCombineOp) { return elementwise(K::MoeCombine); })
+      .Case([&](ReshapeOp reshape) {
+        // A view: the result uses its operand's storage; no command.
+        int32_t result = slotOf(reshape.getResult());
+        storage[result] = storage[slotOf(reshape.getInput())];
+        return success();
+      })
+      .Case([&](BroadcastOp b) {
+        addCommand(op, K::Broadcast, {toVector(b.getDims()), {}});
+        return success();
+      })
+      .Case([&](TransposeOp t) {
+        addCommand(op, K::Transpose, {toVector(t.getPermutation()), {}});
+        return success();
+      })
+      .Case([&](SliceOp s) {
+        std::vector<int64_t> ints = toVector(s.getStarts());
+        llvm::append_range(ints, s.getLimits());
+        if (std::optional<ArrayRef<int64_t>> strides = s.getStrides())
+          llvm::append_range(ints, *strides);
+        else
+          ints.insert(ints.end(), s.getStarts().size(), 1);
+        addCommand(op, K::Slice, {ints, {}});
+        return success();
+      })
+      .Case([&](ConcatOp c) {
+        addCommand(op, K::Concat, {{static_cast<int64_t>(c.getDim())}, {}});
+        return success();
+      })
+      .Case([&](ReduceSumOp r) {
+        addCommand(op, K::ReduceSum, {toVector(r.getDims()), {}});
+        return success();
+      })
+      .Case([&](ReduceMaxOp r) {
+        addCommand(op, K::ReduceMax, {toVector(r.getDims()), {}});
+        return success();
+      })
+      .Case([&](ReduceMeanOp r) {
+        addCommand(op, K::ReduceMean, {toVector(r.getDims()), {}});
+        return success();
+      })
+      .Case([&](MatmulOp m) {
+        addCommand(op, K::Matmul,
+                   {{m.getTransposeA() ? 1 : 0, m.getTransposeB() ? 1 : 0}, {}},
+                   rt::CommandKind::Gemm);
+        return success();
+      })
+      .Case([&](GatherOp g) {
+        addCommand(op, K::Gather, {{static_cast<int64_t>(g.getDim())}, {}});
+        return success();
+      })
+      .Case([&](ScatterAddOp s) {
+        addCommand(op, K::ScatterAdd, {{static_cast<int64_t>(s.getDim())}, {}});
+        return success();
+      })
+      .Case([&](CompareOp c) {
+        addCommand(op, K::Compare,
+                   {{static_cast<int64_t>(c.getDirection())}, {}});
+        return success();
+      })
+      .Case([&](IotaOp i) {
+        addCommand(op, K::Iota, {{static_cast<int64_t>(i.getDim())}, {}});
+        return success();
+      })
+      .Case([&](ConstantOp c) -> LogicalResult {
+        int32_t slot = slotOf(c.getResult());
+        FailureOr<std::vector<uint8_t>> bytes =
+            constantBytes(c.getValue(), rank.values[slot].dtype, c.getLoc());
+        if (failed(bytes))
+          return failure();
+        rank.constants.push_back(rt::ConstantData{slot, std::move(*bytes)});
+        pinned[slot] = true;
+        return success();
+      })
+      .Case([&](LayerNormOp n) {
+        addCommand(op, K::LayerNorm, {{}, {n.getEpsilon().convertToDouble()}});
+        return success();
+      })
+      .Case([&](RmsNormOp n) {
+        addCommand(op, K::RmsNorm, {{}, {n.getEpsilon().convertToDouble()}});
+        return success();
+      })
+      .Case([&](SoftmaxOp s) {
+        addCommand(op, K::Softmax, {{static_cast<int64_t>(s.getDim())}, {}});
+        return success();
+      })
+      .Case([&](AttentionOp a) {
+        double headDim = static_cast<double>(
+            cast<RankedTensorType>(a.getQuery().getType()).getShape().back());
+        double scale = a.getScale() ? a.getScale()->convertToDouble()
+                                    : 1.0 / std::sqrt(headDim);
+        addCommand(op, K::Attention, {{a.getCausal() ? 1 : 0}, {scale}});
+        return success();
+      })
+      .Case([&](RopeOp r) {
+        addCommand(op, K::Rope, {{}, {r.getTheta().convertToDouble()}});
+        return success();
+      })
+      .Case([&](GeluOp g) {
+        int64_t approx = g.getApproximation() == GeluApproximation::tanh ? 0 : 1;
+        addCommand(op, K::Gelu, {{approx}, {}});
+        return success();
+      })
+      .Case([&](CrossEntropyOp c) {
+        int64_t reduction = c.getReduction() == LossReduction::mean  ? 0
+                            : c.getReduction() == LossReduction::sum ? 1
+                                                                     : 2;
+        std::optional<uint64_t> ignore = c.getIgnoreIndex();
+        addCommand(op, K::CrossEntropy,
+                   {{reduction, ignore ? 1 : 0,
+                     ignore ? static_cast<int64_t>(*ignore) : 0},
+                    {}});
+        return success();
+      })
+      .Case([&](MoeTopKOp t) {
+        addCommand(op, K::MoeTopK,
+                   {{static_cast<int64_t>(t.getK()), t.getNormalize() ? 1 : 0},
+                    {}});
+        return success();
+      })
+      .Default([&](Operation *other) {
+        return other->emitOpError()
+               << "has no kernel in the CPU backend; codegen handles the "
+                  "llmc dialect only";
+      });
+}
+
+void Lowering::planBuffers() {
+  // Live range of each storage root: from its defining command to the last
+  // command that reads it or any view of it. Pinned values are live always.
+  int64_t end = static_cast<int64_t>(rank.commands.size()) + 1;
+  size_t n = rank.values.size();
+  std::vector<int32_t> order;
+  for (size_t slot = 0; slot < n; ++slot)
+    if (storage[slot] == static_cast<int32_t>(slot))
+      order.push_back(static_cast<int32_t>(slot));
+  for (size_t slot = 0; slot < n; ++slot)
+    if (pinned[slot]) {
+      int32_t root = storage[slot];
+      firstUse[root] = -1;
+      lastUse[root] = end;
+    }
+  // Largest first: fewer holes.
+  std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
+    return rank.values[a].bytes() > rank.values[b].bytes();
+  });
+  struct Placed {
+    uint64_t offset, size;
+    int64_t first, last;
+  };
+  std::vector<Placed> placed;
+  uint64_t arena = 0;
+  for (int32_t slot : order) {
+    uint64_t size = (rank.values[slot].bytes() + kAlignment - 1) / kAlignment *
+                    kAlignment;
+    int64_t first = firstUse[slot], last = lastUse[slot];
+    // Gaps between the buffers already placed whose lives overlap this one.
+    std::vector<std::pair<uint64_t, uint64_t>> busy;
+    for (const Placed &p : placed)
+      if (p.first <= last && first <= p.last)
+        busy.push_back({p.offset, p.offset + p.size});
+    std::sort(busy.begin(), busy.end());
+    uint64_t offset = 0;
+    for (auto [begin, finish] : busy) {
+      if (offset + size <= begin)
+        break;
+      offset = std::max(offset, finish);
+    }
+    placed.push_back({offset, size, first, last});
+    rank.values[slot].offset = offset;
+    arena = std::max(arena, offset + size);
+  }
+  for (size_t slot = 0; slot < n; ++slot)
+    rank.values[slot].offset = rank.values[storage[slot]].offset;
+  rank.arenaBytes = arena;
+}
+
+LogicalResult Lowering::run() {
+  // 1. Arguments.
+  for (BlockArgument arg : function.getArguments()) {
+    FailureOr<int32_t> slot = addValue(arg);
+    if (failed(slot))
+      return failure();
+    pinned[*slot] = true;
+    unsigned i = arg.getArgNumber();
+    rt::ArgumentInfo info;
+    auto name = function.getArgAttrOfType<StringAttr>(i, "llmc.name");
+    auto role = function.getArgAttrOfType<StringAttr>(i, "llmc.role");
+    info.name = name ? name.getValue().str() : "arg" + std::to_string(i);
+    info.role = role && role.getValue() == "parameter"
+                    ? rt::ArgumentRole::Parameter
+                    : rt::ArgumentRole::Input;
+    info.value = *slot;
+    info.init =
+        initSpec(function.getArgAttrOfType<DictionaryAttr>(i, "llmc.init"));
+    exe.arguments.push_back(std::move(info));
+  }
+  // 2. Ops.
+  for (Operation &op : function.getBody().front()) {
+    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+      bool named = ret.getNumOperands() == 1 && function.getSymName() == "loss";
+      for (auto [i, operand] : llvm::enumerate(ret.getOperands())) {
+        int32_t slot = slotOf(operand);
+        pinned[storage[slot]] = true;
+        exe.outputs.push_back(rt::OutputInfo{
+            named ? "loss" : "output" + std::to_string(i), slot});
+      }
+      continue;
+    }
+    if (failed(lowerOp(&op)))
+      return failure();
+  }
+  // 3. Buffers.
+  planBuffers();
+  return success();
+}
+
+} // namespace
+
+FailureOr<rt::Executable> buildExecutable(ModuleOp module,
+                                          const CodegenOptions &options) {
+  auto function = module.lookupSymbol<func::FuncOp>(options.function);
+  if (!function)
+    return module.emitError() << "codegen: no function @" << options.function
+                              << " to compile";
+  if (!function.getBody().hasOneBlock())
+    return function.emitError() << "codegen: expected a single block";
+  rt::Executable exe;
+  exe.producer = "llmc " LLMC_VERSION_STRING;
+  exe.source = options.source;
+  Lowering lowering(function, exe);
+  if (failed(lowering.run()))
+    return failure();
+  if (rt::Status status = rt::validateExecutable(exe); !status)
+    return function.emitError() << "codegen produced an invalid executable: "
+                                << status.message();
+  return exe;
+}
+
+uint64_t plannedBytes(const rt::Executable &executable) {
+  return executable.ranks.empty() ? 0 : executable.ranks.front().arenaBytes;
+}
+
+} // namespace llmc

@@ -1,0 +1,416 @@
+//===- ExecutableFormat.cpp - read, write and validate Executables --------===//
+//
+// The binary layout is documented in docs/executable.md. Every read is
+// bounds-checked: a truncated or corrupt file is a DataLoss status naming
+// the byte offset and what was being read, never a crash.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/Executable.h"
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+
+namespace llmc::rt {
+
+namespace {
+
+constexpr char kMagic[8] = {'L', 'L', 'M', 'C', 'E', 'X', 'E', '\0'};
+constexpr size_t kHeaderBytes = 32;
+
+/// FNV-1a, 64 bit: detects corruption (not tampering).
+uint64_t fnv1a(const uint8_t *data, size_t size) {
+  uint64_t hash = 0xcbf29ce484222325ull;
+  for (size_t i = 0; i < size; ++i) {
+    hash ^= data[i];
+    hash *= 0x100000001b3ull;
+  }
+  return hash;
+}
+
+class Writer {
+public:
+  template <typename T> void pod(T value) {
+    const uint8_t *bytes = reinterpret_cast<const uint8_t *>(&value);
+    out.insert(out.end(), bytes, bytes + sizeof(T));
+  }
+  void str(const std::string &s) {
+    pod<uint32_t>(static_cast<uint32_t>(s.size()));
+    out.insert(out.end(), s.begin(), s.end());
+  }
+  template <typename T> void podVector(const std::vector<T> &v) {
+    pod<uint32_t>(static_cast<uint32_t>(v.size()));
+    for (const T &x : v)
+      pod<T>(x);
+  }
+  std::vector<uint8_t> out;
+};
+
+class Reader {
+public:
+  Reader(const uint8_t *data, size_t size, std::string what)
+      : data(data), size(size), what(std::move(what)) {}
+
+  template <typename T> bool pod(T &value, const char *field) {
+    if (!need(sizeof(T), field))
+      return false;
+    std::memcpy(&value, data + pos, sizeof(T));
+    pos += sizeof(T);
+    return true;
+  }
+  bool str(std::string &s, const char *field) {
+    uint32_t n;
+    if (!pod(n, field) || !need(n, field))
+      return false;
+    s.assign(reinterpret_cast<const char *>(data + pos), n);
+    pos += n;
+    return true;
+  }
+  /// A count of items of at least `minItemBytes` each: rejects counts that
+  /// could not fit in the rest of the file before allocating for them.
+  bool count(uint32_t &n, size_t minItemBytes, const char *field) {
+    if (!pod(n, field))
+      return false;
+    if (minItemBytes && static_cast<uint64_t>(n) * minItemBytes > size - pos)
+      return fail(std::string("a count of ") + std::to_string(n) + " " +
+                  field + " that cannot fit in the file");
+    return true;
+  }
+  template <typename T> bool podVector(std::vector<T> &v, const char *field) {
+    uint32_t n;
+    if (!count(n, sizeof(T), field))
+      return false;
+    v.resize(n);
+    for (T &x : v)
+      if (!pod(x, field))
+        return false;
+    return true;
+  }
+  bool bytes(std::vector<uint8_t> &v, uint64_t n, const char *field) {
+    if (!need(n, field))
+      return false;
+    v.assign(data + pos, data + pos + n);
+    pos += n;
+    return true;
+  }
+  bool atEnd() const { return pos == size; }
+
+  Status status() const {
+    return Status::error(StatusCode::DataLoss, what + ": " + error);
+  }
+
+private:
+  bool need(uint64_t n, const char *field) {
+    if (n <= size - pos)
+      return true;
+    return fail(std::string("truncated at byte ") +
+                std::to_string(kHeaderBytes + pos) + " while reading " +
+                field);
+  }
+  bool fail(std::string message) {
+    if (error.empty())
+      error = std::move(message) + "; the file is damaged: compile it again";
+    return false;
+  }
+
+  const uint8_t *data;
+  size_t size;
+  size_t pos = 0;
+  std::string what;
+  std::string error;
+};
+
+void writeProgram(Writer &w, const RankProgram &rank) {
+  w.pod<uint64_t>(rank.arenaBytes);
+  w.pod<uint32_t>(static_cast<uint32_t>(rank.values.size()));
+  for (const ValueInfo &value : rank.values) {
+    w.pod<uint8_t>(static_cast<uint8_t>(value.dtype));
+    w.podVector<int64_t>(value.shape);
+    w.pod<uint64_t>(value.offset);
+  }
+  w.pod<uint32_t>(static_cast<uint32_t>(rank.constants.size()));
+  for (const ConstantData &constant : rank.constants) {
+    w.pod<int32_t>(constant.value);
+    w.pod<uint64_t>(constant.bytes.size());
+    w.out.insert(w.out.end(), constant.bytes.begin(), constant.bytes.end());
+  }
+  w.pod<uint32_t>(static_cast<uint32_t>(rank.commands.size()));
+  for (const Command &command : rank.commands) {
+    w.pod<uint8_t>(static_cast<uint8_t>(command.kind));
+    w.pod<uint16_t>(static_cast<uint16_t>(command.kernel));
+    w.podVector<int32_t>(command.inputs);
+    w.podVector<int32_t>(command.outputs);
+    w.podVector<int64_t>(command.attrs.ints);
+    w.podVector<double>(command.attrs.floats);
+    w.str(command.origin);
+  }
+}
+
+bool readProgram(Reader &r, RankProgram &rank) {
+  uint32_t n;
+  if (!r.pod(rank.arenaBytes, "the arena size") ||
+      !r.count(n, 13, "values"))
+    return false;
+  rank.values.resize(n);
+  for (ValueInfo &value : rank.values) {
+    uint8_t dtype;
+    if (!r.pod(dtype, "a value's dtype") ||
+        !r.podVector(value.shape, "a value's shape") ||
+        !r.pod(value.offset, "a value's offset"))
+      return false;
+    value.dtype = static_cast<DType>(dtype);
+  }
+  if (!r.count(n, 12, "constants"))
+    return false;
+  rank.constants.resize(n);
+  for (ConstantData &constant : rank.constants) {
+    uint64_t size;
+    if (!r.pod(constant.value, "a constant's value slot") ||
+        !r.pod(size, "a constant's size") ||
+        !r.bytes(constant.bytes, size, "a constant's data"))
+      return false;
+  }
+  if (!r.count(n, 23, "commands"))
+    return false;
+  rank.commands.resize(n);
+  for (Command &command : rank.commands) {
+    uint8_t kind;
+    uint16_t kernel;
+    if (!r.pod(kind, "a command's kind") ||
+        !r.pod(kernel, "a command's kernel") ||
+        !r.podVector(command.inputs, "a command's inputs") ||
+        !r.podVector(command.outputs, "a command's outputs") ||
+        !r.podVector(command.attrs.ints, "a command's integer attributes") ||
+        !r.podVector(command.attrs.floats, "a command's float attributes") ||
+        !r.str(command.origin, "a command's origin"))
+      return false;
+    command.kind = static_cast<CommandKind>(kind);
+    command.kernel = static_cast<KernelKind>(kernel);
+  }
+  return true;
+}
+
+Status invalid(const std::string &what, const std::string &message) {
+  return Status::error(StatusCode::DataLoss, what + ": " + message);
+}
+
+} // namespace
+
+Status validateExecutable(const Executable &exe) {
+  const std::string what = exe.source.empty() ? "executable" : exe.source;
+  if (exe.ranks.empty())
+    return invalid(what, "expected at least one rank program, got none");
+  for (size_t r = 0; r < exe.ranks.size(); ++r) {
+    const RankProgram &rank = exe.ranks[r];
+    std::string where = "rank " + std::to_string(r) + ": ";
+    auto slotOk = [&](int32_t slot) {
+      return slot >= 0 && static_cast<size_t>(slot) < rank.values.size();
+    };
+    for (size_t v = 0; v < rank.values.size(); ++v) {
+      const ValueInfo &value = rank.values[v];
+      if (static_cast<int>(value.dtype) >= kNumDTypes)
+        return invalid(what, where + "value " + std::to_string(v) +
+                                 " has an unknown dtype");
+      for (int64_t d : value.shape)
+        if (d < 0)
+          return invalid(what, where + "value " + std::to_string(v) +
+                                   " has a negative dimension");
+      if (value.offset > rank.arenaBytes ||
+          value.bytes() > rank.arenaBytes - value.offset)
+        return invalid(what, where + "value " + std::to_string(v) +
+                                 " lies outside the arena of " +
+                                 std::to_string(rank.arenaBytes) + " bytes");
+    }
+    for (const ConstantData &constant : rank.constants) {
+      if (!slotOk(constant.value))
+        return invalid(what, where + "a constant names value slot " +
+                                 std::to_string(constant.value) +
+                                 " that does not exist");
+      if (constant.bytes.size() != rank.values[constant.value].bytes())
+        return invalid(what, where + "constant for value " +
+                                 std::to_string(constant.value) + " has " +
+                                 std::to_string(constant.bytes.size()) +
+                                 " bytes, expected " +
+                                 std::to_string(
+                                     rank.values[constant.value].bytes()));
+    }
+    for (size_t c = 0; c < rank.commands.size(); ++c) {
+      const Command &command = rank.commands[c];
+      std::string at = where + "command " + std::to_string(c) + " (" +
+                       command.origin + "): ";
+      if (command.kind > CommandKind::HostStep)
+        return invalid(what, at + "unknown command kind");
+      if ((command.kind == CommandKind::Kernel ||
+           command.kind == CommandKind::Gemm) &&
+          command.kernel >= KernelKind::Count)
+        return invalid(what, at + "unknown kernel id " +
+                                 std::to_string(static_cast<int>(command.kernel)));
+      for (int32_t slot : command.inputs)
+        if (!slotOk(slot))
+          return invalid(what, at + "reads value slot " + std::to_string(slot) +
+                                   " that does not exist");
+      for (int32_t slot : command.outputs)
+        if (!slotOk(slot))
+          return invalid(what, at + "writes value slot " +
+                                   std::to_string(slot) +
+                                   " that does not exist");
+    }
+    for (const ArgumentInfo &arg : exe.arguments)
+      if (!slotOk(arg.value) || arg.role > ArgumentRole::Input ||
+          arg.init.kind > InitSpec::Kind::Ones)
+        return invalid(what, where + "argument '" + arg.name +
+                                 "' has an unknown role, initializer or value slot");
+    for (const OutputInfo &out : exe.outputs)
+      if (!slotOk(out.value))
+        return invalid(what, where + "output '" + out.name +
+                                 "' names a value slot that does not exist");
+  }
+  return Status::ok();
+}
+
+std::vector<uint8_t> serializeExecutable(const Executable &exe) {
+  Writer w;
+  w.str(exe.producer);
+  w.str(exe.source);
+  w.pod<uint32_t>(static_cast<uint32_t>(exe.arguments.size()));
+  for (const ArgumentInfo &arg : exe.arguments) {
+    w.str(arg.name);
+    w.pod<uint8_t>(static_cast<uint8_t>(arg.role));
+    w.pod<int32_t>(arg.value);
+    w.pod<uint8_t>(static_cast<uint8_t>(arg.init.kind));
+    w.pod<double>(arg.init.scale);
+  }
+  w.pod<uint32_t>(static_cast<uint32_t>(exe.outputs.size()));
+  for (const OutputInfo &out : exe.outputs) {
+    w.str(out.name);
+    w.pod<int32_t>(out.value);
+  }
+  w.pod<uint32_t>(static_cast<uint32_t>(exe.ranks.size()));
+  for (const RankProgram &rank : exe.ranks)
+    writeProgram(w, rank);
+
+  std::vector<uint8_t> file(kHeaderBytes);
+  std::memcpy(file.data(), kMagic, 8);
+  uint32_t version = exe.version, flags = 0;
+  uint64_t payload = w.out.size(), hash = fnv1a(w.out.data(), w.out.size());
+  std::memcpy(file.data() + 8, &version, 4);
+  std::memcpy(file.data() + 12, &flags, 4);
+  std::memcpy(file.data() + 16, &payload, 8);
+  std::memcpy(file.data() + 24, &hash, 8);
+  file.insert(file.end(), w.out.begin(), w.out.end());
+  return file;
+}
+
+Status writeExecutable(const Executable &exe, const std::string &path) {
+  std::vector<uint8_t> bytes = serializeExecutable(exe);
+  // Write beside the target and rename: a crash never leaves half a file.
+  std::string temporary = path + ".tmp";
+  {
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    if (!out)
+      return Status::error(StatusCode::NotFound,
+                           "cannot create '" + temporary +
+                               "': check that the directory exists and is "
+                               "writable");
+    out.write(reinterpret_cast<const char *>(bytes.data()),
+              static_cast<std::streamsize>(bytes.size()));
+    if (!out.flush())
+      return Status::error(StatusCode::DataLoss,
+                           "cannot write '" + temporary + "' (disk full?)");
+  }
+  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
+    std::remove(temporary.c_str());
+    return Status::error(StatusCode::NotFound,
+                         "cannot rename '" + temporary + "' to '" + path + "'");
+  }
+  return Status::ok();
+}
+
+Status parseExecutable(const uint8_t *data, size_t size,
+                       const std::string &what, Executable &exe) {
+  if (size < kHeaderBytes || std::memcmp(data, kMagic, 8) != 0)
+    return Status::error(StatusCode::InvalidArgument,
+                         what + ": not an llmc executable (no LLMCEXE magic); "
+                                "write one with `llmc compile FILE -o "
+                                "model.llmcx`");
+  uint32_t version;
+  uint64_t payload, hash;
+  std::memcpy(&version, data + 8, 4);
+  std::memcpy(&payload, data + 16, 8);
+  std::memcpy(&hash, data + 24, 8);
+  if (version != kExecutableVersion)
+    return Status::error(
+        StatusCode::InvalidArgument,
+        what + ": written in executable format version " +
+            std::to_string(version) + ", but this runtime reads version " +
+            std::to_string(kExecutableVersion) +
+            "; compile it again with the llmc that matches this runtime");
+  if (payload != size - kHeaderBytes)
+    return Status::error(
+        StatusCode::DataLoss,
+        what + ": expected " + std::to_string(payload) +
+            " bytes after the header, found " +
+            std::to_string(size - kHeaderBytes) +
+            "; the file is truncated or damaged: compile it again");
+  if (fnv1a(data + kHeaderBytes, payload) != hash)
+    return Status::error(StatusCode::DataLoss,
+                         what + ": checksum mismatch; the file is damaged: "
+                                "compile it again");
+
+  Reader r(data + kHeaderBytes, payload, what);
+  exe = Executable();
+  exe.version = version;
+  uint32_t n;
+  bool ok = r.str(exe.producer, "the producer") &&
+            r.str(exe.source, "the source") && r.count(n, 18, "arguments");
+  if (ok) {
+    exe.arguments.resize(n);
+    for (ArgumentInfo &arg : exe.arguments) {
+      uint8_t role = 0, init = 0;
+      ok = ok && r.str(arg.name, "an argument's name") &&
+           r.pod(role, "an argument's role") &&
+           r.pod(arg.value, "an argument's value slot") &&
+           r.pod(init, "an argument's initializer") &&
+           r.pod(arg.init.scale, "an argument's initializer scale");
+      arg.role = static_cast<ArgumentRole>(role);
+      arg.init.kind = static_cast<InitSpec::Kind>(init);
+    }
+  }
+  ok = ok && r.count(n, 8, "outputs");
+  if (ok) {
+    exe.outputs.resize(n);
+    for (OutputInfo &out : exe.outputs)
+      ok = ok && r.str(out.name, "an output's name") &&
+           r.pod(out.value, "an output's value slot");
+  }
+  ok = ok && r.count(n, 20, "rank programs");
+  if (ok) {
+    exe.ranks.resize(n);
+    for (RankProgram &rank : exe.ranks)
+      ok = ok && readProgram(r, rank);
+  }
+  if (!ok)
+    return r.status();
+  if (!r.atEnd())
+    return Status::error(StatusCode::DataLoss,
+                         what + ": unexpected bytes after the last rank "
+                                "program; the file is damaged");
+  exe.source = exe.source.empty() ? what : exe.source;
+  return validateExecutable(exe);
+}
+
+Status readExecutable(const std::string &path, Executable &exe) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return Status::error(StatusCode::NotFound,
+                         "cannot open '" + path +
+                             "': write it with `llmc compile FILE -o " + path +
+                             "`");
+  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)),
+                             std::istreambuf_iterator<char>());
+  return parseExecutable(bytes.data(), bytes.size(), path, exe);
+}
+
+} // namespace llmc::rt

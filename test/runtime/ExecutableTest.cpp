@@ -1,0 +1,158 @@
+// Tests of the Executable file format: byte-exact round trips, and a clear
+// error — never a crash — for a wrong magic, a newer version, a corrupt
+// payload, truncation at every byte, and inconsistent tables.
+#include "runtime/Executable.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+namespace {
+
+using namespace llmc::rt;
+
+Executable sample() {
+  Executable exe;
+  exe.producer = "llmc test";
+  exe.source = "sample.toml";
+  RankProgram &rank = exe.ranks.emplace_back();
+  rank.values = {{DType::F32, {2, 3}, 0},
+                 {DType::F32, {3}, 64},
+                 {DType::F32, {2, 3}, 128},
+                 {DType::I32, {4}, 192}};
+  rank.arenaBytes = 256;
+  ConstantData constant{3, std::vector<uint8_t>(16)};
+  for (size_t i = 0; i < constant.bytes.size(); ++i)
+    constant.bytes[i] = static_cast<uint8_t>(7 * i + 1);
+  rank.constants.push_back(constant);
+  Command broadcast;
+  broadcast.kernel = KernelKind::Broadcast;
+  broadcast.inputs = {1};
+  broadcast.outputs = {2};
+  broadcast.attrs.ints = {1};
+  broadcast.origin = "blocks.0.bias";
+  Command add;
+  add.kernel = KernelKind::Add;
+  add.inputs = {0, 2};
+  add.outputs = {2};
+  add.origin = "blocks.0";
+  Command norm;
+  norm.kernel = KernelKind::RmsNorm;
+  norm.inputs = {2, 1};
+  norm.outputs = {0};
+  norm.attrs.floats = {1e-6};
+  norm.origin = "norm";
+  rank.commands = {broadcast, add, norm};
+  exe.arguments = {{"x", ArgumentRole::Input, 0, {}},
+                   {"blocks.0.bias", ArgumentRole::Parameter, 1,
+                    {InitSpec::Kind::Normal, 0.02}}};
+  exe.outputs = {{"loss", 2}};
+  return exe;
+}
+
+TEST(Executable, RoundTripIsByteExact) {
+  std::vector<uint8_t> bytes = serializeExecutable(sample());
+  Executable back;
+  ASSERT_TRUE(parseExecutable(bytes.data(), bytes.size(), "mem", back))
+      << parseExecutable(bytes.data(), bytes.size(), "mem", back).message();
+  EXPECT_EQ(serializeExecutable(back), bytes);
+  EXPECT_EQ(back.arguments[1].name, "blocks.0.bias");
+  EXPECT_EQ(back.arguments[1].init.kind, InitSpec::Kind::Normal);
+  EXPECT_DOUBLE_EQ(back.arguments[1].init.scale, 0.02);
+  EXPECT_EQ(back.ranks[0].commands[2].kernel, KernelKind::RmsNorm);
+  EXPECT_EQ(back.ranks[0].commands[2].origin, "norm");
+  EXPECT_EQ(back.ranks[0].constants[0].bytes, sample().ranks[0].constants[0].bytes);
+}
+
+TEST(Executable, WrongMagicSaysItIsNotAnExecutable) {
+  std::vector<uint8_t> bytes = serializeExecutable(sample());
+  bytes[0] = 'X';
+  Executable back;
+  Status status = parseExecutable(bytes.data(), bytes.size(), "m.llmcx", back);
+  EXPECT_EQ(status.code(), StatusCode::InvalidArgument);
+  EXPECT_EQ(status.message(),
+            "m.llmcx: not an llmc executable (no LLMCEXE magic); write one "
+            "with `llmc compile FILE -o model.llmcx`");
+}
+
+TEST(Executable, OtherVersionIsRejectedWithBothVersions) {
+  std::vector<uint8_t> bytes = serializeExecutable(sample());
+  uint32_t version = kExecutableVersion + 1;
+  std::memcpy(bytes.data() + 8, &version, 4);
+  Executable back;
+  Status status = parseExecutable(bytes.data(), bytes.size(), "m.llmcx", back);
+  EXPECT_EQ(status.code(), StatusCode::InvalidArgument);
+  EXPECT_EQ(status.message(),
+            "m.llmcx: written in executable format version 2, but this "
+            "runtime reads version 1; compile it again with the llmc that "
+            "matches this runtime");
+}
+
+TEST(Executable, FlippedPayloadByteFailsTheChecksum) {
+  std::vector<uint8_t> bytes = serializeExecutable(sample());
+  bytes[bytes.size() / 2] ^= 0x40;
+  Executable back;
+  Status status = parseExecutable(bytes.data(), bytes.size(), "m.llmcx", back);
+  EXPECT_EQ(status.code(), StatusCode::DataLoss);
+  EXPECT_EQ(status.message(),
+            "m.llmcx: checksum mismatch; the file is damaged: compile it "
+            "again");
+}
+
+TEST(Executable, EveryTruncationIsAnErrorNotACrash) {
+  std::vector<uint8_t> bytes = serializeExecutable(sample());
+  for (size_t size = 0; size < bytes.size(); ++size) {
+    Executable back;
+    Status status = parseExecutable(bytes.data(), size, "m.llmcx", back);
+    EXPECT_FALSE(status) << "truncated to " << size << " bytes";
+  }
+}
+
+TEST(Executable, ConsistentChecksumButInconsistentTablesIsRejected) {
+  // A well-formed file whose tables disagree (a constant for a value that
+  // is not there) passes the checksum and must still be refused.
+  Executable exe = sample();
+  exe.ranks[0].values.clear();
+  std::vector<uint8_t> empty = serializeExecutable(exe);
+  Executable back;
+  Status status = parseExecutable(empty.data(), empty.size(), "m.llmcx", back);
+  EXPECT_EQ(status.code(), StatusCode::DataLoss);
+  EXPECT_EQ(status.message(),
+            "sample.toml: rank 0: a constant names value slot 3 that does "
+            "not exist");
+}
+
+TEST(Executable, ValidationNamesTheCommandAndTheModelPart) {
+  Executable exe = sample();
+  exe.ranks[0].commands[1].inputs = {0, 9};
+  Status status = validateExecutable(exe);
+  EXPECT_EQ(status.message(),
+            "sample.toml: rank 0: command 1 (blocks.0): reads value slot 9 "
+            "that does not exist");
+
+  exe = sample();
+  exe.ranks[0].values[2].offset = 250;
+  status = validateExecutable(exe);
+  EXPECT_EQ(status.message(),
+            "sample.toml: rank 0: value 2 lies outside the arena of 256 "
+            "bytes");
+
+  exe = sample();
+  exe.ranks[0].commands[0].kernel = KernelKind::Count;
+  status = validateExecutable(exe);
+  EXPECT_EQ(status.message(),
+            "sample.toml: rank 0: command 0 (blocks.0.bias): unknown kernel "
+            "id " +
+                std::to_string(static_cast<int>(KernelKind::Count)));
+}
+
+TEST(Executable, MissingFileNamesTheFix) {
+  Executable back;
+  Status status = readExecutable("/nonexistent/model.llmcx", back);
+  EXPECT_EQ(status.code(), StatusCode::NotFound);
+  EXPECT_EQ(status.message(),
+            "cannot open '/nonexistent/model.llmcx': write it with `llmc "
+            "compile FILE -o /nonexistent/model.llmcx`");
+}
+
+} // namespace
