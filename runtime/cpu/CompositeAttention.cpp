@@ -1,0 +1,177 @@
+//===- CompositeAttention.cpp - CPU kernels of attention and rope ---------===//
+//
+// Attention computes one (batch, head, query) row at a time with a buffer of
+// S scores, never the T x S matrix; rope rotates "rotate half" pairs with
+// angles computed in f64. Both split their rows over the pool.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/cpu/CompositeCommon.h"
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+namespace llmc::rt {
+
+using namespace composite;
+
+//===----------------------------------------------------------------------===//
+// attention
+//===----------------------------------------------------------------------===//
+
+Status cpuAttention(const KernelArgs &args) {
+  LLMC_RETURN_IF_ERROR(expectOperands(args, 3, 3, 1));
+  LLMC_RETURN_IF_ERROR(args.expectAttrs(1, 1));
+  const TensorRef &q = args.inputs[0], &k = args.inputs[1], &v = args.inputs[2],
+                  &out = args.outputs[0];
+  LLMC_RETURN_IF_ERROR(expectFloat(args, "query", q));
+  LLMC_RETURN_IF_ERROR(expectRank(args, "query", q, 4));
+  LLMC_RETURN_IF_ERROR(expectDType(args, "key", k, q.dtype));
+  LLMC_RETURN_IF_ERROR(expectRank(args, "key", k, 4));
+  LLMC_RETURN_IF_ERROR(expectSameType(args, "value", v, k));
+  LLMC_RETURN_IF_ERROR(expectSameType(args, "result", out, q));
+  const int64_t batch = q.shape[0], heads = q.shape[1], seq = q.shape[2],
+                headDim = q.shape[3];
+  const int64_t kvHeads = k.shape[1], kvSeq = k.shape[2];
+  if (k.shape[0] != batch)
+    return args.error("expected key batch size " + std::to_string(batch) +
+                      ", got " + std::to_string(k.shape[0]));
+  if (k.shape[3] != headDim)
+    return args.error("expected key head dimension " + std::to_string(headDim) +
+                      ", got " + std::to_string(k.shape[3]));
+  // Checked before the modulo below, which would divide by zero.
+  if (kvHeads < 1)
+    return args.error("expected at least one key/value head, got " +
+                      std::to_string(kvHeads));
+  if (heads % kvHeads != 0)
+    return args.error("expected the query heads to be a multiple of the "
+                      "key/value heads, got " +
+                      std::to_string(heads) + " and " +
+                      std::to_string(kvHeads));
+  const int64_t causal = args.attrs.ints[0];
+  if (causal != 0 && causal != 1)
+    return args.error("expected causal to be 0 or 1, got " +
+                      std::to_string(causal));
+  if (causal && seq != kvSeq)
+    return args.error("expected equal query and key lengths for causal "
+                      "attention, got " +
+                      std::to_string(seq) + " and " + std::to_string(kvSeq));
+  const double scale = args.attrs.floats[0];
+  if (!(scale > 0.0) || !std::isfinite(scale))
+    return args.error("expected a positive finite scale, got " +
+                      formatFloat(scale));
+  if (out.numElements() == 0)
+    return Status::ok();
+
+  const int64_t group = heads / kvHeads;
+  const int64_t rows = batch * heads * seq;
+  args.pool.parallelFor(
+      rows, rowGrain(kvSeq * headDim), [&](int64_t begin, int64_t end) {
+        std::vector<double> query(headDim), kvRow(headDim), acc(headDim);
+        std::vector<double> scores(kvSeq);
+        for (int64_t row = begin; row < end; ++row) {
+          // row = (b * heads + h) * seq + t.
+          const int64_t t = row % seq, h = (row / seq) % heads,
+                        b = row / (seq * heads);
+          const int64_t kvBase = (b * kvHeads + h / group) * kvSeq * headDim;
+          // Causal: query t sees keys 0..t.
+          const int64_t visible = causal ? t + 1 : kvSeq;
+          loadRow(q, row * headDim, headDim, query.data());
+
+          // 1. Scores and their max.
+          double max = -std::numeric_limits<double>::infinity();
+          for (int64_t s = 0; s < visible; ++s) {
+            loadRow(k, kvBase + s * headDim, headDim, kvRow.data());
+            double dot = 0.0;
+            for (int64_t d = 0; d < headDim; ++d)
+              dot += query[d] * kvRow[d];
+            scores[s] = dot * scale;
+            max = std::max(max, scores[s]);
+          }
+          // 2. Max-subtracted exponentials, and the value rows they weight.
+          std::fill(acc.begin(), acc.end(), 0.0);
+          double sum = 0.0;
+          for (int64_t s = 0; s < visible; ++s) {
+            double p = std::exp(scores[s] - max);
+            sum += p;
+            loadRow(v, kvBase + s * headDim, headDim, kvRow.data());
+            for (int64_t d = 0; d < headDim; ++d)
+              acc[d] += p * kvRow[d];
+          }
+          // 3. Normalize. No visible key (S = 0) gives a zero row.
+          for (double &a : acc)
+            a = visible > 0 ? a / sum : 0.0;
+          storeRow(out, row * headDim, headDim, acc.data());
+        }
+      });
+  return Status::ok();
+}
+
+//===----------------------------------------------------------------------===//
+// rope
+//===----------------------------------------------------------------------===//
+
+Status cpuRope(const KernelArgs &args) {
+  LLMC_RETURN_IF_ERROR(expectOperands(args, 1, 2, 1));
+  LLMC_RETURN_IF_ERROR(args.expectAttrs(0, 1));
+  const TensorRef &x = args.inputs[0], &out = args.outputs[0];
+  LLMC_RETURN_IF_ERROR(expectFloat(args, "input", x));
+  if (x.rank() < 2)
+    return args.error("expected an input [..., T, D] of rank at least 2, "
+                      "got rank " +
+                      std::to_string(x.rank()));
+  const int64_t seq = x.shape[x.rank() - 2], headDim = x.shape.back();
+  if (headDim % 2 != 0)
+    return args.error("expected an even head dimension, got " +
+                      std::to_string(headDim));
+  const TensorRef *positions =
+      args.inputs.size() == 2 ? &args.inputs[1] : nullptr;
+  if (positions) {
+    LLMC_RETURN_IF_ERROR(expectIndex(args, "positions", *positions));
+    LLMC_RETURN_IF_ERROR(expectShape(args, "positions", *positions, {seq}));
+  }
+  LLMC_RETURN_IF_ERROR(expectSameType(args, "result", out, x));
+  const double theta = args.attrs.floats[0];
+  if (!(theta > 0.0) || !std::isfinite(theta))
+    return args.error("expected a positive finite theta, got " +
+                      formatFloat(theta));
+  if (x.numElements() == 0)
+    return Status::ok();
+
+  // 1. The cos/sin table [T, D/2], in f64: inv_freq = 1 / theta^(2i/D) and
+  //    angle = p * inv_freq. Hugging Face rounds inv_freq and the angle to
+  //    f32, an error of up to an f32 ulp of the angle (6e-5 radians at
+  //    p = 1000); the reference keeps angles exact and rounds only on store.
+  const int64_t half = headDim / 2;
+  std::vector<double> cosTable(seq * half), sinTable(seq * half);
+  for (int64_t t = 0; t < seq; ++t) {
+    double p = positions ? static_cast<double>(loadInt(*positions, t))
+                         : static_cast<double>(t);
+    for (int64_t i = 0; i < half; ++i) {
+      double invFreq =
+          1.0 / std::pow(theta, static_cast<double>(2 * i) / headDim);
+      cosTable[t * half + i] = std::cos(p * invFreq);
+      sinTable[t * half + i] = std::sin(p * invFreq);
+    }
+  }
+
+  // 2. Rotate each row (x[i], x[i + D/2]) by the angle of its position.
+  const int64_t rows = x.numElements() / headDim;
+  args.pool.parallelFor(
+      rows, rowGrain(headDim), [&](int64_t begin, int64_t end) {
+        std::vector<double> in(headDim), rotated(headDim);
+        for (int64_t r = begin; r < end; ++r) {
+          const double *cosRow = &cosTable[(r % seq) * half];
+          const double *sinRow = &sinTable[(r % seq) * half];
+          loadRow(x, r * headDim, headDim, in.data());
+          for (int64_t i = 0; i < half; ++i) {
+            rotated[i] = in[i] * cosRow[i] - in[i + half] * sinRow[i];
+            rotated[i + half] = in[i + half] * cosRow[i] + in[i] * sinRow[i];
+          }
+          storeRow(out, r * headDim, headDim, rotated.data());
+        }
+      });
+  return Status::ok();
+}
+
+} // namespace llmc::rt

@@ -1,0 +1,162 @@
+//===- CompositeLoss.cpp - CPU kernels of embedding and cross_entropy -----===//
+//
+// The two ends of a language model: the token lookup and the loss. Both
+// read integer ids; embedding defines out-of-range ids (zero rows), while
+// cross_entropy reports a bad target, since a loss over it means nothing.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/cpu/CompositeCommon.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+namespace llmc::rt {
+
+using namespace composite;
+
+//===----------------------------------------------------------------------===//
+// embedding
+//===----------------------------------------------------------------------===//
+
+Status cpuEmbedding(const KernelArgs &args) {
+  LLMC_RETURN_IF_ERROR(expectOperands(args, 2, 2, 1));
+  LLMC_RETURN_IF_ERROR(args.expectAttrs(0, 0));
+  const TensorRef &table = args.inputs[0], &ids = args.inputs[1],
+                  &out = args.outputs[0];
+  LLMC_RETURN_IF_ERROR(expectFloat(args, "table", table));
+  LLMC_RETURN_IF_ERROR(expectRank(args, "table", table, 2));
+  LLMC_RETURN_IF_ERROR(expectIndex(args, "ids", ids));
+  LLMC_RETURN_IF_ERROR(expectDType(args, "result", out, table.dtype));
+  Shape expected = ids.shape;
+  expected.push_back(table.shape[1]);
+  LLMC_RETURN_IF_ERROR(expectShape(args, "result", out, expected));
+
+  if (out.numElements() == 0)
+    return Status::ok();
+
+  // Rows are copied as bytes: the result has the table's dtype.
+  const int64_t vocab = table.shape[0], dim = table.shape[1];
+  const size_t rowBytes = static_cast<size_t>(dim) * dtypeSize(table.dtype);
+  const char *src = static_cast<const char *>(table.data);
+  char *dst = static_cast<char *>(out.data);
+  args.pool.parallelFor(
+      ids.numElements(), rowGrain(dim), [&](int64_t begin, int64_t end) {
+        for (int64_t n = begin; n < end; ++n) {
+          int64_t id = loadInt(ids, n);
+          if (id >= 0 && id < vocab)
+            std::memcpy(dst + n * rowBytes, src + id * rowBytes, rowBytes);
+          else // the zero bit pattern is +0.0 in every float format
+            std::memset(dst + n * rowBytes, 0, rowBytes);
+        }
+      });
+  return Status::ok();
+}
+
+//===----------------------------------------------------------------------===//
+// cross_entropy
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+enum class Reduction : int64_t { Mean = 0, Sum = 1, None = 2 };
+
+/// "[1, 5]": the multi-index of flat position `flat` in `shape`.
+std::string formatPosition(const Shape &shape, int64_t flat) {
+  Shape index(shape.size());
+  for (size_t d = shape.size(); d-- > 0;) {
+    index[d] = flat % shape[d];
+    flat /= shape[d];
+  }
+  return formatShape(index);
+}
+
+} // namespace
+
+Status cpuCrossEntropy(const KernelArgs &args) {
+  LLMC_RETURN_IF_ERROR(expectOperands(args, 2, 2, 1));
+  LLMC_RETURN_IF_ERROR(args.expectAttrs(3, 0));
+  const TensorRef &logits = args.inputs[0], &targets = args.inputs[1],
+                  &out = args.outputs[0];
+  LLMC_RETURN_IF_ERROR(expectFloat(args, "logits", logits));
+  if (logits.rank() < 1)
+    return args.error("expected logits of rank at least 1, got rank 0");
+  LLMC_RETURN_IF_ERROR(expectIndex(args, "targets", targets));
+  Shape positions(logits.shape.begin(), logits.shape.end() - 1);
+  LLMC_RETURN_IF_ERROR(expectShape(args, "targets", targets, positions));
+  const int64_t reductionAttr = args.attrs.ints[0];
+  if (reductionAttr < 0 || reductionAttr > 2)
+    return args.error("expected reduction 0 (mean), 1 (sum) or 2 (none), "
+                      "got " +
+                      std::to_string(reductionAttr));
+  const auto reduction = static_cast<Reduction>(reductionAttr);
+  const int64_t hasIgnore = args.attrs.ints[1];
+  if (hasIgnore != 0 && hasIgnore != 1)
+    return args.error("expected has_ignore to be 0 or 1, got " +
+                      std::to_string(hasIgnore));
+  const int64_t ignoreIndex = args.attrs.ints[2];
+  LLMC_RETURN_IF_ERROR(expectDType(args, "result", out, DType::F32));
+  LLMC_RETURN_IF_ERROR(expectShape(
+      args, "result", out, reduction == Reduction::None ? positions : Shape{}));
+
+  const int64_t vocab = logits.shape.back();
+  const int64_t count = targets.numElements();
+  auto ignored = [&](int64_t target) {
+    return hasIgnore && target == ignoreIndex;
+  };
+
+  // 1. Every target is ignored or names a class; report the first that
+  //    does not, before any work.
+  for (int64_t n = 0; n < count; ++n) {
+    int64_t target = loadInt(targets, n);
+    if (ignored(target) || (target >= 0 && target < vocab))
+      continue;
+    std::string allowed = "[0, " + std::to_string(vocab) + ")";
+    if (hasIgnore)
+      allowed += " or the ignore_index " + std::to_string(ignoreIndex);
+    return args.error("expected targets in " + allowed + ", got " +
+                      std::to_string(target) + " at position " +
+                      formatPosition(targets.shape, n));
+  }
+
+  // 2. Per-position losses logsumexp(row) - row[target], in f64; ignored
+  //    positions are 0.
+  std::vector<double> losses(count, 0.0);
+  args.pool.parallelFor(
+      count, rowGrain(vocab), [&](int64_t begin, int64_t end) {
+        std::vector<double> row(vocab);
+        for (int64_t n = begin; n < end; ++n) {
+          int64_t target = loadInt(targets, n);
+          if (ignored(target))
+            continue;
+          loadRow(logits, n * vocab, vocab, row.data());
+          double max = -std::numeric_limits<double>::infinity();
+          for (double v : row)
+            max = std::max(max, v);
+          double sum = 0.0;
+          for (double v : row)
+            sum += std::exp(v - max);
+          losses[n] = max + std::log(sum) - row[target];
+        }
+      });
+
+  // 3. Reduce in position order, so the result does not depend on the
+  //    number of threads. A mean over no counted position is 0.
+  if (reduction == Reduction::None) {
+    storeRow(out, 0, count, losses.data());
+    return Status::ok();
+  }
+  double total = 0.0;
+  int64_t counted = 0;
+  for (int64_t n = 0; n < count; ++n) {
+    total += losses[n];
+    counted += ignored(loadInt(targets, n)) ? 0 : 1;
+  }
+  if (reduction == Reduction::Mean)
+    total = counted > 0 ? total / static_cast<double>(counted) : 0.0;
+  storeRow(out, 0, 1, &total);
+  return Status::ok();
+}
+
+} // namespace llmc::rt
