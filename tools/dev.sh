@@ -19,7 +19,7 @@ apt_packages=(
   cmake ninja-build ccache g++ python3 binutils
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
   googletest libgtest-dev libbenchmark-dev
-  libtomlplusplus-dev libopenblas-dev
+  libtomlplusplus-dev libopenblas-dev nlohmann-json3-dev
 )
 
 log() { printf '[dev.sh] %s\n' "$*" >&2; }
