@@ -70,9 +70,10 @@ void expectSameTensors(const SafetensorsFile &file, const OwnedTensors &want) {
     EXPECT_EQ(got->dtype, tensor.dtype) << name;
     EXPECT_EQ(got->shape, tensor.shape) << name;
     ASSERT_EQ(got->bytes, tensor.bytes.size()) << name;
-    if (got->bytes != 0) // memcmp must not see the null of an empty vector
+    if (got->bytes != 0) { // memcmp must not see the null of an empty vector
       EXPECT_EQ(std::memcmp(got->data, tensor.bytes.data(), got->bytes), 0)
           << name;
+    }
   }
 }
 
