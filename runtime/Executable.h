@@ -64,6 +64,20 @@ enum class CommandKind : uint8_t {
   HostStep,   ///< work on the host between device steps (issue #5)
 };
 
+/// What a Collective command does. Its attrs.ints are
+///   [collective, reduce (0 sum, 1 max), peer, tag, n, rank_0, ..., rank_n-1]:
+/// the group is ranks 0..n-1 in that order (for all-reduce, all-gather,
+/// reduce-scatter and all-to-all); peer and tag serve send and recv. Inputs
+/// and outputs are one value slot each (send has no output, recv no input).
+enum class CollectiveKind : uint8_t {
+  AllReduce,
+  AllGather,
+  ReduceScatter,
+  AllToAll,
+  Send,
+  Recv,
+};
+
 struct Command {
   CommandKind kind = CommandKind::Kernel;
   KernelKind kernel = KernelKind::Count;

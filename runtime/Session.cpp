@@ -1,5 +1,7 @@
-//===- Session.cpp - run a loaded Executable on the CPU -------------------===//
+//===- Session.cpp - run a loaded Executable on CPU devices ---------------===//
 #include "runtime/Session.h"
+#include "runtime/Mesh.h"
+#include "runtime/cpu/Collectives.h"
 #include "runtime/cpu/CpuKernels.h"
 #include "runtime/cpu/ThreadPool.h"
 
@@ -10,47 +12,98 @@ namespace llmc::rt {
 
 namespace {
 constexpr size_t kArenaAlignment = 64;
+
+/// Runs one Collective command of `rank` (encoding in Executable.h).
+Status runCollective(CpuWorld &world, int rank, const Command &command,
+                     const std::vector<TensorRef> &inputs,
+                     const std::vector<TensorRef> &outputs) {
+  const std::vector<int64_t> &ints = command.attrs.ints;
+  if (ints.size() < 5 ||
+      ints.size() != 5 + static_cast<size_t>(std::max<int64_t>(0, ints[4])))
+    return Status::error(StatusCode::InvalidArgument,
+                         "a collective needs [collective, reduce, peer, tag, "
+                         "n, ranks...] attributes");
+  auto kind = static_cast<CollectiveKind>(ints[0]);
+  ReduceOp reduce = ints[1] == 1 ? ReduceOp::Max : ReduceOp::Sum;
+  int peer = static_cast<int>(ints[2]), tag = static_cast<int>(ints[3]);
+  if (kind == CollectiveKind::Send)
+    return inputs.size() == 1
+               ? world.send(rank, peer, tag, inputs[0])
+               : Status::error(StatusCode::InvalidArgument,
+                               "send needs one input");
+  if (kind == CollectiveKind::Recv)
+    return outputs.size() == 1
+               ? world.recv(rank, peer, tag, outputs[0])
+               : Status::error(StatusCode::InvalidArgument,
+                               "recv needs one output");
+  if (inputs.size() != 1 || outputs.size() != 1)
+    return Status::error(StatusCode::InvalidArgument,
+                         "a group collective needs one input and one output");
+  std::vector<int> ranks(ints.begin() + 5, ints.end());
+  DeviceGroup group;
+  if (Status status = DeviceGroup::create(ranks, group); !status)
+    return status;
+  switch (kind) {
+  case CollectiveKind::AllReduce:
+    return world.allReduce(rank, group, reduce, inputs[0], outputs[0]);
+  case CollectiveKind::AllGather:
+    return world.allGather(rank, group, inputs[0], outputs[0]);
+  case CollectiveKind::ReduceScatter:
+    return world.reduceScatter(rank, group, reduce, inputs[0], outputs[0]);
+  case CollectiveKind::AllToAll:
+    return world.allToAll(rank, group, inputs[0], outputs[0]);
+  default:
+    return Status::error(StatusCode::InvalidArgument,
+                         "unknown collective " + std::to_string(ints[0]));
+  }
+}
 } // namespace
 
 Session::Session(const Executable &executable, const SessionOptions &options)
-    : executable_(executable),
-      pool_(std::make_unique<ThreadPool>(options.threads)),
-      bound_(executable.arguments.size(), false) {}
+    : executable_(executable), bound_(executable.arguments.size(), false) {
+  size_t ranks = executable.ranks.size();
+  // One rank uses every core for its kernels; several ranks each run on
+  // their own device thread.
+  for (size_t r = 0; r < ranks; ++r)
+    pools_.push_back(
+        std::make_unique<ThreadPool>(ranks == 1 ? options.threads : 1));
+  CpuWorldOptions worldOptions;
+  worldOptions.timeout = std::chrono::milliseconds(options.collectiveTimeoutMs);
+  world_ = std::make_unique<CpuWorld>(static_cast<int>(ranks), worldOptions);
+}
 
-Session::~Session() { std::free(arena_); }
+Session::~Session() {
+  for (uint8_t *arena : arenas_)
+    std::free(arena);
+}
 
 Status Session::create(const Executable &executable,
                        const SessionOptions &options,
                        std::unique_ptr<Session> &session) {
   if (Status status = validateExecutable(executable); !status)
     return status;
-  if (executable.ranks.size() != 1)
-    return Status::error(
-        StatusCode::Unimplemented,
-        executable.source + ": a program for " +
-            std::to_string(executable.ranks.size()) +
-            " ranks needs the multi-device runtime (issue #8); this session "
-            "runs single-rank programs");
-  const RankProgram &rank = executable.ranks.front();
   std::unique_ptr<Session> created(new Session(executable, options));
-  size_t bytes = (rank.arenaBytes + kArenaAlignment - 1) / kArenaAlignment *
-                 kArenaAlignment;
-  created->arena_ = static_cast<uint8_t *>(
-      std::aligned_alloc(kArenaAlignment, bytes ? bytes : kArenaAlignment));
-  if (!created->arena_)
-    return Status::error(StatusCode::Unavailable,
-                         "cannot allocate the arena of " +
-                             std::to_string(rank.arenaBytes) + " bytes");
-  for (const ConstantData &constant : rank.constants)
-    std::memcpy(created->arena_ + rank.values[constant.value].offset,
-                constant.bytes.data(), constant.bytes.size());
+  for (const RankProgram &rank : executable.ranks) {
+    size_t bytes = (rank.arenaBytes + kArenaAlignment - 1) / kArenaAlignment *
+                   kArenaAlignment;
+    auto *arena = static_cast<uint8_t *>(
+        std::aligned_alloc(kArenaAlignment, bytes ? bytes : kArenaAlignment));
+    if (!arena)
+      return Status::error(StatusCode::Unavailable,
+                           "cannot allocate an arena of " +
+                               std::to_string(rank.arenaBytes) + " bytes");
+    created->arenas_.push_back(arena);
+    for (const ConstantData &constant : rank.constants)
+      std::memcpy(arena + rank.values[constant.value].offset,
+                  constant.bytes.data(), constant.bytes.size());
+  }
   session = std::move(created);
   return Status::ok();
 }
 
-TensorRef Session::slot(int32_t value) const {
-  const ValueInfo &info = executable_.ranks.front().values[value];
-  return TensorRef{arena_ + info.offset, info.dtype, info.shape};
+TensorRef Session::slot(int rank, int32_t value) const {
+  const ValueInfo &info = executable_.ranks[rank].values[value];
+  return TensorRef{arenas_[rank] + info.offset, info.dtype, info.shape};
 }
 
 uint64_t Session::arenaBytes() const {
@@ -71,52 +124,47 @@ Status Session::setArgument(const std::string &name, DType dtype,
   if (index < 0)
     return Status::error(StatusCode::NotFound,
                          "the program has no argument '" + name + "'");
-  TensorRef target = slot(executable_.arguments[index].value);
-  if (dtype != target.dtype || shape != target.shape)
-    return Status::error(
-        StatusCode::InvalidArgument,
-        "argument '" + name + "' is " + dtypeName(target.dtype) +
-            formatShape(target.shape) + ", got " + dtypeName(dtype) +
-            formatShape(shape));
-  if (bytes != target.bytes())
-    return Status::error(StatusCode::InvalidArgument,
-                         "argument '" + name + "' needs " +
-                             std::to_string(target.bytes()) + " bytes, got " +
-                             std::to_string(bytes));
-  std::memcpy(target.data, data, bytes);
+  int32_t value = executable_.arguments[index].value;
+  for (int rank = 0; rank < numRanks(); ++rank) {
+    TensorRef target = slot(rank, value);
+    if (rank > 0 && target.shape != slot(0, value).shape)
+      return Status::error(StatusCode::Unimplemented,
+                           "argument '" + name +
+                               "' is sharded across ranks; binding per-rank "
+                               "shards arrives with sharding (issue #8)");
+    if (dtype != target.dtype || shape != target.shape)
+      return Status::error(
+          StatusCode::InvalidArgument,
+          "argument '" + name + "' is " + dtypeName(target.dtype) +
+              formatShape(target.shape) + ", got " + dtypeName(dtype) +
+              formatShape(shape));
+    if (bytes != target.bytes())
+      return Status::error(StatusCode::InvalidArgument,
+                           "argument '" + name + "' needs " +
+                               std::to_string(target.bytes()) +
+                               " bytes, got " + std::to_string(bytes));
+    std::memcpy(target.data, data, bytes);
+  }
   bound_[index] = true;
   return Status::ok();
 }
 
-Status Session::run() {
-  std::string missing;
-  size_t count = 0;
-  for (size_t i = 0; i < bound_.size(); ++i)
-    if (!bound_[i]) {
-      if (count++ < 5)
-        missing += (missing.empty() ? "" : ", ") + executable_.arguments[i].name;
-    }
-  if (count)
-    return Status::error(StatusCode::InvalidArgument,
-                         std::to_string(count) +
-                             " argument(s) were never bound: " + missing +
-                             (count > 5 ? ", ..." : ""));
-
-  const RankProgram &rank = executable_.ranks.front();
+Status Session::runRank(int rank) {
+  const RankProgram &program = executable_.ranks[rank];
   std::vector<TensorRef> inputs, outputs;
-  for (const Command &command : rank.commands) {
+  for (const Command &command : program.commands) {
     inputs.clear();
     outputs.clear();
     for (int32_t value : command.inputs)
-      inputs.push_back(slot(value));
+      inputs.push_back(slot(rank, value));
     for (int32_t value : command.outputs)
-      outputs.push_back(slot(value));
+      outputs.push_back(slot(rank, value));
     Status status = Status::ok();
     switch (command.kind) {
     case CommandKind::Kernel:
     case CommandKind::Gemm:
       status = runCpuKernel(command.kernel, command.attrs, inputs, outputs,
-                            *pool_);
+                            *pools_[rank]);
       break;
     case CommandKind::Copy:
       if (inputs.size() != 1 || outputs.size() != 1 ||
@@ -128,37 +176,59 @@ Status Session::run() {
         std::memmove(outputs[0].data, inputs[0].data, inputs[0].bytes());
       break;
     case CommandKind::Collective:
+      status = runCollective(*world_, rank, command, inputs, outputs);
+      break;
     case CommandKind::HostStep:
       status = Status::error(StatusCode::Unimplemented,
-                             "collectives and host steps arrive with issues "
-                             "#8 and #5");
+                             "host steps arrive with training (issue #5)");
       break;
     }
-    if (!status)
-      return Status::error(status.code(), "at " + command.origin + ": " +
-                                              status.message());
+    if (!status) {
+      std::string where = numRanks() > 1 ? "rank " + std::to_string(rank) + ": "
+                                         : std::string();
+      return Status::error(status.code(), where + "at " + command.origin +
+                                              ": " + status.message());
+    }
   }
   return Status::ok();
 }
 
-Status Session::output(size_t index, TensorRef &tensor) const {
-  if (index >= executable_.outputs.size())
+Status Session::run() {
+  std::string missing;
+  size_t count = 0;
+  for (size_t i = 0; i < bound_.size(); ++i)
+    if (!bound_[i] && count++ < 5)
+      missing += (missing.empty() ? "" : ", ") + executable_.arguments[i].name;
+  if (count)
+    return Status::error(StatusCode::InvalidArgument,
+                         std::to_string(count) +
+                             " argument(s) were never bound: " + missing +
+                             (count > 5 ? ", ..." : ""));
+  if (numRanks() == 1)
+    return runRank(0);
+  return runOnDevices(numRanks(), [this](int rank) { return runRank(rank); });
+}
+
+Status Session::output(size_t index, TensorRef &tensor, int rank) const {
+  if (index >= executable_.outputs.size() || rank < 0 || rank >= numRanks())
     return Status::error(StatusCode::NotFound,
                          "the program has " +
                              std::to_string(executable_.outputs.size()) +
-                             " outputs, asked for #" + std::to_string(index));
-  tensor = slot(executable_.outputs[index].value);
+                             " outputs on " + std::to_string(numRanks()) +
+                             " ranks, asked for #" + std::to_string(index) +
+                             " on rank " + std::to_string(rank));
+  tensor = slot(rank, executable_.outputs[index].value);
   return Status::ok();
 }
 
-Status Session::argument(size_t index, TensorRef &tensor) const {
-  if (index >= executable_.arguments.size())
+Status Session::argument(size_t index, TensorRef &tensor, int rank) const {
+  if (index >= executable_.arguments.size() || rank < 0 || rank >= numRanks())
     return Status::error(StatusCode::NotFound,
                          "the program has " +
                              std::to_string(executable_.arguments.size()) +
                              " arguments, asked for #" +
                              std::to_string(index));
-  tensor = slot(executable_.arguments[index].value);
+  tensor = slot(rank, executable_.arguments[index].value);
   return Status::ok();
 }
 

@@ -1,10 +1,13 @@
-//===- Session.h - run a loaded Executable on the CPU ------------*- C++ -*-===//
+//===- Session.h - run a loaded Executable on CPU devices -------*- C++ -*-===//
 //
-// A Session owns the memory of one Executable's run: an arena laid out by
-// the buffer plan, with the constants copied in. The caller binds every
-// argument by name, runs the command list, and reads the outputs. Runs can
-// be repeated with new arguments; bound arguments keep their values until
-// bound again.
+// A Session owns the memory of one Executable's run: per rank an arena laid
+// out by the buffer plan, with the constants copied in. The caller binds
+// every argument by name, runs the command lists, and reads the outputs.
+// Runs can be repeated; bound arguments keep their values until bound again.
+//
+// A program of N ranks runs on N virtual CPU devices in this process (one
+// thread each), whose Collective commands go through CpuWorld
+// (runtime/cpu/Collectives.h).
 //
 //===----------------------------------------------------------------------===//
 #ifndef LLMC_RUNTIME_SESSION_H
@@ -20,11 +23,16 @@
 
 namespace llmc::rt {
 
+class CpuWorld;
 class ThreadPool;
 
 struct SessionOptions {
-  /// Threads for the CPU kernels; 0 uses every core.
+  /// Threads for the CPU kernels; 0 uses every core. With several ranks,
+  /// each rank runs its kernels on its own device thread.
   unsigned threads = 0;
+  /// How long a collective waits for the other ranks before it fails,
+  /// naming the ranks that never arrived (a rank that failed earlier).
+  unsigned collectiveTimeoutMs = 60000;
 };
 
 class Session {
@@ -36,33 +44,37 @@ public:
   ~Session();
 
   const Executable &executable() const { return executable_; }
+  int numRanks() const { return static_cast<int>(arenas_.size()); }
 
   /// Index of the argument called `name`, or -1.
   int findArgument(const std::string &name) const;
 
-  /// Copies `data` into argument `name`; its dtype and shape must be the
-  /// argument's (the message says which differs).
+  /// Copies `data` into argument `name` on every rank; its dtype and shape
+  /// must be the argument's (the message says which differs).
   Status setArgument(const std::string &name, DType dtype, const Shape &shape,
                      const void *data, size_t bytes);
 
-  /// Runs the program. Fails, naming them, if arguments were never bound.
+  /// Runs the program (every rank). Fails, naming them, if arguments were
+  /// never bound; a failing rank is named in the message.
   Status run();
 
-  /// A view of output `index` (valid until the next run or destruction).
-  Status output(size_t index, TensorRef &tensor) const;
-  /// A view of argument `index` as bound (for checkpointing, issue #5).
-  Status argument(size_t index, TensorRef &tensor) const;
+  /// A view of output `index` on `rank` (valid until the next run).
+  Status output(size_t index, TensorRef &tensor, int rank = 0) const;
+  /// A view of argument `index` on `rank` as bound.
+  Status argument(size_t index, TensorRef &tensor, int rank = 0) const;
 
-  /// Peak bytes of the arena (the buffer plan's total).
+  /// Bytes of rank 0's arena (the buffer plan's total).
   uint64_t arenaBytes() const;
 
 private:
   Session(const Executable &executable, const SessionOptions &options);
-  TensorRef slot(int32_t value) const;
+  TensorRef slot(int rank, int32_t value) const;
+  Status runRank(int rank);
 
   const Executable &executable_;
-  std::unique_ptr<ThreadPool> pool_;
-  uint8_t *arena_ = nullptr;
+  std::vector<std::unique_ptr<ThreadPool>> pools_;
+  std::vector<uint8_t *> arenas_;
+  std::unique_ptr<CpuWorld> world_;
   std::vector<bool> bound_;
 };
 
