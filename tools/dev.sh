@@ -6,7 +6,9 @@
 #   tools/dev.sh build  install what is missing and build
 #
 # Running it again redoes nothing that is done: packages already installed
-# are not touched, and the build is incremental (Ninja + ccache).
+# are not touched, the build is incremental (Ninja + ccache), and the Python
+# test packages (test/requirements.txt, into .venv/) are installed again
+# only when that file changes.
 # Environment: BUILD_DIR (default ./build), JOBS (default: all cores).
 set -euo pipefail
 
@@ -16,7 +18,7 @@ jobs=${JOBS:-$(nproc)}
 
 # Debian packages the build and the tests need (DESIGN.md, "Dependencies").
 apt_packages=(
-  cmake ninja-build ccache g++ python3 binutils
+  cmake ninja-build ccache g++ python3 python3-venv binutils
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
   googletest libgtest-dev libbenchmark-dev
   libtomlplusplus-dev libopenblas-dev nlohmann-json3-dev
@@ -44,6 +46,26 @@ install_packages() {
   DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
 }
 
+# The Python packages of the numerical tests (JAX, test/parity/), in
+# $root/.venv. The stamp holds the sha256 of the requirements file that was
+# installed; pip runs only when it differs.
+install_python_packages() {
+  local venv=$root/.venv requirements=$root/test/requirements.txt
+  local stamp=$venv/.requirements.sha256 want
+  want=$(sha256sum "$requirements" | cut -d' ' -f1)
+  if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && [ -x "$venv/bin/python" ]; then
+    log "python: packages of test/requirements.txt present in .venv"
+    return
+  fi
+  if [ ! -x "$venv/bin/python" ]; then
+    log "python: creating $venv"
+    python3 -m venv "$venv"
+  fi
+  log "python: installing test/requirements.txt into .venv"
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check -r "$requirements"
+  printf '%s\n' "$want" >"$stamp"
+}
+
 configure_and_build() {
   if [ ! -f "$build_dir/build.ninja" ]; then
     log "configuring $build_dir"
@@ -65,6 +87,7 @@ case "${1:-}" in
     ;;
   test)
     install_packages
+    install_python_packages
     configure_and_build
     ctest --test-dir "$build_dir" --output-on-failure -j "$jobs"
     ;;

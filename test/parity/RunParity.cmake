@@ -1,0 +1,36 @@
+# cmake -P script behind the `jax-parity-forward` test: checks that the
+# Python packages of test/requirements.txt are installed in .venv (by
+# tools/dev.sh test), then runs forward_parity.py. Inputs: VENV,
+# REQUIREMENTS, SCRIPT, LLMC, LLMC_RUN, EXAMPLES, WORKDIR. A missing or stale
+# .venv fails the test: the comparison with JAX is part of the suite, and a
+# machine without it has not passed it.
+
+set(python "${VENV}/bin/python")
+
+# message() without a mode prints the line as it is (FATAL_ERROR would wrap
+# it), so the hint stays one greppable line.
+function(fail_missing_packages why)
+  message("${why}: run tools/dev.sh test to install the Python test packages")
+  message(FATAL_ERROR "jax-parity-forward needs the Python test packages")
+endfunction()
+
+if(NOT EXISTS "${python}")
+  fail_missing_packages("${python} not found")
+endif()
+file(SHA256 "${REQUIREMENTS}" wanted)
+set(stamp "${VENV}/.requirements.sha256")
+if(EXISTS "${stamp}")
+  file(STRINGS "${stamp}" installed LIMIT_COUNT 1)
+endif()
+if(NOT EXISTS "${stamp}" OR NOT installed STREQUAL wanted)
+  fail_missing_packages(
+    "${VENV} does not hold the packages of ${REQUIREMENTS} (stale or no ${stamp})")
+endif()
+
+execute_process(
+  COMMAND "${python}" -u "${SCRIPT}" --llmc "${LLMC}" --llmc-run "${LLMC_RUN}"
+          --examples "${EXAMPLES}" --workdir "${WORKDIR}"
+  RESULT_VARIABLE result)
+if(NOT result EQUAL 0)
+  message(FATAL_ERROR "forward_parity.py failed (exit status ${result})")
+endif()
