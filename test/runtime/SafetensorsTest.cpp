@@ -7,6 +7,8 @@
 #include "IoTestUtil.h"
 
 #include <gtest/gtest.h>
+
+#include <unistd.h>
 #include <nlohmann/json.hpp>
 
 #include <cstring>
@@ -241,9 +243,17 @@ print("\n".join(errors) or "ok")
 sys.exit(1 if errors else 0)
 )PY";
 
+/// The project's test venv (tools/dev.sh test installs safetensors there),
+/// else the system python3.
+std::string python() {
+  std::string venv = LLMC_TEST_VENV_PYTHON;
+  return access(venv.c_str(), X_OK) == 0 ? venv : "python3";
+}
+
 bool pythonHasSafetensors() {
   static const bool has =
-      std::system("python3 -c 'import safetensors' >/dev/null 2>&1") == 0;
+      std::system((python() + " -c 'import safetensors' >/dev/null 2>&1")
+                      .c_str()) == 0;
   return has;
 }
 
@@ -251,8 +261,9 @@ class PythonRoundTrip : public ::testing::Test {
 protected:
   void SetUp() override {
     if (!pythonHasSafetensors())
-      GTEST_SKIP() << "python3 cannot import safetensors (pip install "
-                      "safetensors); the files written from the spec in "
+      GTEST_SKIP() << python()
+                   << " cannot import safetensors (tools/dev.sh test "
+                      "installs it); the files written from the spec in "
                       "ReadsAFileWrittenFromTheSpec and "
                       "RewritesAFileWrittenFromTheSpecByteForByte still "
                       "pin the format";
@@ -285,7 +296,7 @@ protected:
   // Runs the script; the output goes into the failure message.
   void runPython(const std::string &mode, const std::string &path) {
     std::string log = dir.file("python.log");
-    std::string command = "python3 '" + dir.file("roundtrip.py") + "' " + mode +
+    std::string command = python() + " '" + dir.file("roundtrip.py") + "' " + mode +
                           " '" + dir.file("manifest.json") + "' '" + path +
                           "' >'" + log + "' 2>&1";
     int rc = std::system(command.c_str());
