@@ -52,6 +52,14 @@ private:
   std::string message_;
 };
 
+/// Returns the Status of `expr` from the enclosing function when it is an
+/// error.
+#define LLMC_RETURN_IF_ERROR(expr)                                             \
+  do {                                                                         \
+    if (::llmc::rt::Status status_ = (expr); !status_.isOk())                  \
+      return status_;                                                          \
+  } while (false)
+
 /// The version of the runtime library, "MAJOR.MINOR.PATCH".
 const char *runtimeVersion();
 

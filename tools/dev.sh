@@ -24,6 +24,10 @@ apt_packages=(
   libtomlplusplus-dev libopenblas-dev nlohmann-json3-dev
 )
 
+# ccache keys on paths relative to the checkout, so a fresh clone elsewhere
+# (CI clones into a new folder each time) still hits the cache.
+export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$root}
+
 log() { printf '[dev.sh] %s\n' "$*" >&2; }
 
 install_packages() {

@@ -16,14 +16,6 @@
 #include <cstdio>
 #include <string>
 
-/// Returns the Status of `expr` from the enclosing function when it is an
-/// error.
-#define LLMC_RETURN_IF_ERROR(expr)                                             \
-  do {                                                                         \
-    if (::llmc::rt::Status status_ = (expr); !status_.isOk())                  \
-      return status_;                                                          \
-  } while (false)
-
 // A namespace of their own, so that these never collide with the primitive
 // kernels' helpers (expectShape, ...) in llmc::rt.
 namespace llmc::rt::composite {

@@ -113,11 +113,11 @@ struct MinFn {
 
 template <DTypeSet Allowed, typename Fn>
 Status unaryKernel(const KernelArgs &args) {
-  LLMC_TRY(checkLaunch(args, 1, 1, 0));
+  LLMC_RETURN_IF_ERROR(checkLaunch(args, 1, 1, 0));
   const TensorRef &in = args.inputs[0], &out = args.outputs[0];
-  LLMC_TRY(expectDType(args, "input", in.dtype, Allowed));
-  LLMC_TRY(expectSameDType(args, "result", out.dtype, in.dtype));
-  LLMC_TRY(expectShape(args, "result", out.shape, in.shape));
+  LLMC_RETURN_IF_ERROR(expectDType(args, "input", in.dtype, Allowed));
+  LLMC_RETURN_IF_ERROR(expectSameDType(args, "result", out.dtype, in.dtype));
+  LLMC_RETURN_IF_ERROR(expectShape(args, "result", out.shape, in.shape));
   visitDType<Allowed>(in.dtype, [&](auto elem) {
     using E = decltype(elem);
     const auto *x = dataOf<E>(in);
@@ -129,14 +129,14 @@ Status unaryKernel(const KernelArgs &args) {
 }
 
 template <typename Fn> Status binaryKernel(const KernelArgs &args) {
-  LLMC_TRY(checkLaunch(args, 2, 1, 0));
+  LLMC_RETURN_IF_ERROR(checkLaunch(args, 2, 1, 0));
   const TensorRef &lhs = args.inputs[0], &rhs = args.inputs[1];
   const TensorRef &out = args.outputs[0];
-  LLMC_TRY(expectDType(args, "lhs", lhs.dtype, kNumericTypes));
-  LLMC_TRY(expectSameDType(args, "rhs", rhs.dtype, lhs.dtype));
-  LLMC_TRY(expectSameDType(args, "result", out.dtype, lhs.dtype));
-  LLMC_TRY(expectShape(args, "rhs", rhs.shape, lhs.shape));
-  LLMC_TRY(expectShape(args, "result", out.shape, lhs.shape));
+  LLMC_RETURN_IF_ERROR(expectDType(args, "lhs", lhs.dtype, kNumericTypes));
+  LLMC_RETURN_IF_ERROR(expectSameDType(args, "rhs", rhs.dtype, lhs.dtype));
+  LLMC_RETURN_IF_ERROR(expectSameDType(args, "result", out.dtype, lhs.dtype));
+  LLMC_RETURN_IF_ERROR(expectShape(args, "rhs", rhs.shape, lhs.shape));
+  LLMC_RETURN_IF_ERROR(expectShape(args, "result", out.shape, lhs.shape));
   visitDType<kNumericTypes>(lhs.dtype, [&](auto elem) {
     using E = decltype(elem);
     const auto *a = dataOf<E>(lhs);
@@ -206,11 +206,11 @@ Status cpuMax(const KernelArgs &args) { return binaryKernel<MaxFn>(args); }
 Status cpuMin(const KernelArgs &args) { return binaryKernel<MinFn>(args); }
 
 Status cpuCast(const KernelArgs &args) {
-  LLMC_TRY(checkLaunch(args, 1, 1, 0));
+  LLMC_RETURN_IF_ERROR(checkLaunch(args, 1, 1, 0));
   const TensorRef &in = args.inputs[0], &out = args.outputs[0];
-  LLMC_TRY(expectDType(args, "input", in.dtype, kAllTypes));
-  LLMC_TRY(expectDType(args, "result", out.dtype, kAllTypes));
-  LLMC_TRY(expectShape(args, "result", out.shape, in.shape));
+  LLMC_RETURN_IF_ERROR(expectDType(args, "input", in.dtype, kAllTypes));
+  LLMC_RETURN_IF_ERROR(expectDType(args, "result", out.dtype, kAllTypes));
+  LLMC_RETURN_IF_ERROR(expectShape(args, "result", out.shape, in.shape));
   visitDType<kAllTypes>(in.dtype, [&](auto from) {
     visitDType<kAllTypes>(out.dtype, [&](auto to) {
       using From = decltype(from);

@@ -27,13 +27,6 @@ namespace llmc::rt::primitive {
 // Validation
 //===----------------------------------------------------------------------===//
 
-/// Returns the Status of `expr` from the enclosing function unless it is ok.
-#define LLMC_TRY(expr)                                                         \
-  do {                                                                         \
-    if (::llmc::rt::Status status_ = (expr); !status_)                         \
-      return status_;                                                          \
-  } while (false)
-
 /// A set of dtypes, one bit per DType value.
 using DTypeSet = unsigned;
 constexpr DTypeSet dtypeBit(DType d) {

@@ -95,14 +95,14 @@ template <typename Fn> void visitDirection(int64_t direction, Fn &&fn) {
 } // namespace
 
 Status cpuGather(const KernelArgs &args) {
-  LLMC_TRY(checkLaunch(args, 2, 1, 1));
+  LLMC_RETURN_IF_ERROR(checkLaunch(args, 2, 1, 1));
   const TensorRef &in = args.inputs[0], &indices = args.inputs[1];
   const TensorRef &out = args.outputs[0];
   int64_t dim = args.attrs.ints[0];
-  LLMC_TRY(expectDim(args, "dim", dim, in.rank()));
-  LLMC_TRY(expectDType(args, "indices", indices.dtype, kIntTypes));
-  LLMC_TRY(expectSameDType(args, "result", out.dtype, in.dtype));
-  LLMC_TRY(expectShape(args, "result", out.shape,
+  LLMC_RETURN_IF_ERROR(expectDim(args, "dim", dim, in.rank()));
+  LLMC_RETURN_IF_ERROR(expectDType(args, "indices", indices.dtype, kIntTypes));
+  LLMC_RETURN_IF_ERROR(expectSameDType(args, "result", out.dtype, in.dtype));
+  LLMC_RETURN_IF_ERROR(expectShape(args, "result", out.shape,
                        gatheredShape(in.shape, indices.shape, dim)));
 
   AxisView view = viewAround(in.shape, dim);
@@ -132,18 +132,18 @@ Status cpuGather(const KernelArgs &args) {
 /// Work is split over (outer, column block) pairs, which touch disjoint
 /// parts of the result, so repeated indices need no atomics.
 Status cpuScatterAdd(const KernelArgs &args) {
-  LLMC_TRY(checkLaunch(args, 3, 1, 1));
+  LLMC_RETURN_IF_ERROR(checkLaunch(args, 3, 1, 1));
   const TensorRef &dest = args.inputs[0], &indices = args.inputs[1];
   const TensorRef &updates = args.inputs[2], &out = args.outputs[0];
   int64_t dim = args.attrs.ints[0];
-  LLMC_TRY(expectDim(args, "dim", dim, dest.rank()));
-  LLMC_TRY(expectDType(args, "dest", dest.dtype, kNumericTypes));
-  LLMC_TRY(expectDType(args, "indices", indices.dtype, kIntTypes));
-  LLMC_TRY(expectSameDType(args, "updates", updates.dtype, dest.dtype));
-  LLMC_TRY(expectSameDType(args, "result", out.dtype, dest.dtype));
-  LLMC_TRY(expectShape(args, "updates", updates.shape,
+  LLMC_RETURN_IF_ERROR(expectDim(args, "dim", dim, dest.rank()));
+  LLMC_RETURN_IF_ERROR(expectDType(args, "dest", dest.dtype, kNumericTypes));
+  LLMC_RETURN_IF_ERROR(expectDType(args, "indices", indices.dtype, kIntTypes));
+  LLMC_RETURN_IF_ERROR(expectSameDType(args, "updates", updates.dtype, dest.dtype));
+  LLMC_RETURN_IF_ERROR(expectSameDType(args, "result", out.dtype, dest.dtype));
+  LLMC_RETURN_IF_ERROR(expectShape(args, "updates", updates.shape,
                        gatheredShape(dest.shape, indices.shape, dim)));
-  LLMC_TRY(expectShape(args, "result", out.shape, dest.shape));
+  LLMC_RETURN_IF_ERROR(expectShape(args, "result", out.shape, dest.shape));
 
   // 1. result = dest (nothing to do when they share the buffer).
   if (out.data != dest.data && dest.bytes() > 0)
@@ -188,18 +188,18 @@ Status cpuScatterAdd(const KernelArgs &args) {
 /// i1 results (0 or 1); floats compare as IEEE does (NaN is unequal to
 /// everything, so only `ne` holds for it).
 Status cpuCompare(const KernelArgs &args) {
-  LLMC_TRY(checkLaunch(args, 2, 1, 1));
+  LLMC_RETURN_IF_ERROR(checkLaunch(args, 2, 1, 1));
   const TensorRef &lhs = args.inputs[0], &rhs = args.inputs[1];
   const TensorRef &out = args.outputs[0];
   int64_t direction = args.attrs.ints[0];
   if (direction < 0 || direction > 5)
     return args.error("expected direction in [0, 5] (eq ne lt le gt ge), got " +
                       std::to_string(direction));
-  LLMC_TRY(expectDType(args, "lhs", lhs.dtype, kNumericTypes));
-  LLMC_TRY(expectSameDType(args, "rhs", rhs.dtype, lhs.dtype));
-  LLMC_TRY(expectSameDType(args, "result", out.dtype, DType::I1));
-  LLMC_TRY(expectShape(args, "rhs", rhs.shape, lhs.shape));
-  LLMC_TRY(expectShape(args, "result", out.shape, lhs.shape));
+  LLMC_RETURN_IF_ERROR(expectDType(args, "lhs", lhs.dtype, kNumericTypes));
+  LLMC_RETURN_IF_ERROR(expectSameDType(args, "rhs", rhs.dtype, lhs.dtype));
+  LLMC_RETURN_IF_ERROR(expectSameDType(args, "result", out.dtype, DType::I1));
+  LLMC_RETURN_IF_ERROR(expectShape(args, "rhs", rhs.shape, lhs.shape));
+  LLMC_RETURN_IF_ERROR(expectShape(args, "result", out.shape, lhs.shape));
   visitDType<kNumericTypes>(lhs.dtype, [&](auto elem) {
     using E = decltype(elem);
     const auto *a = dataOf<E>(lhs);
@@ -215,15 +215,15 @@ Status cpuCompare(const KernelArgs &args) {
 }
 
 Status cpuSelect(const KernelArgs &args) {
-  LLMC_TRY(checkLaunch(args, 3, 1, 0));
+  LLMC_RETURN_IF_ERROR(checkLaunch(args, 3, 1, 0));
   const TensorRef &cond = args.inputs[0], &onTrue = args.inputs[1];
   const TensorRef &onFalse = args.inputs[2], &out = args.outputs[0];
-  LLMC_TRY(expectSameDType(args, "cond", cond.dtype, DType::I1));
-  LLMC_TRY(expectSameDType(args, "on_false", onFalse.dtype, onTrue.dtype));
-  LLMC_TRY(expectSameDType(args, "result", out.dtype, onTrue.dtype));
-  LLMC_TRY(expectShape(args, "on_true", onTrue.shape, cond.shape));
-  LLMC_TRY(expectShape(args, "on_false", onFalse.shape, cond.shape));
-  LLMC_TRY(expectShape(args, "result", out.shape, cond.shape));
+  LLMC_RETURN_IF_ERROR(expectSameDType(args, "cond", cond.dtype, DType::I1));
+  LLMC_RETURN_IF_ERROR(expectSameDType(args, "on_false", onFalse.dtype, onTrue.dtype));
+  LLMC_RETURN_IF_ERROR(expectSameDType(args, "result", out.dtype, onTrue.dtype));
+  LLMC_RETURN_IF_ERROR(expectShape(args, "on_true", onTrue.shape, cond.shape));
+  LLMC_RETURN_IF_ERROR(expectShape(args, "on_false", onFalse.shape, cond.shape));
+  LLMC_RETURN_IF_ERROR(expectShape(args, "result", out.shape, cond.shape));
   visitDType<kAllTypes>(out.dtype, [&](auto elem) {
     using E = decltype(elem);
     const auto *c = static_cast<const uint8_t *>(cond.data);
@@ -239,11 +239,11 @@ Status cpuSelect(const KernelArgs &args) {
 /// result[..., i_dim, ...] = i_dim, rounded to the result type (bf16 holds
 /// the integers up to 256 exactly, f16 up to 2048).
 Status cpuIota(const KernelArgs &args) {
-  LLMC_TRY(checkLaunch(args, 0, 1, 1));
+  LLMC_RETURN_IF_ERROR(checkLaunch(args, 0, 1, 1));
   const TensorRef &out = args.outputs[0];
   int64_t dim = args.attrs.ints[0];
-  LLMC_TRY(expectDType(args, "result", out.dtype, kNumericTypes));
-  LLMC_TRY(expectDim(args, "dim", dim, out.rank()));
+  LLMC_RETURN_IF_ERROR(expectDType(args, "result", out.dtype, kNumericTypes));
+  LLMC_RETURN_IF_ERROR(expectDim(args, "dim", dim, out.rank()));
   AxisView view = viewAround(out.shape, dim);
   visitDType<kNumericTypes>(out.dtype, [&](auto elem) {
     using E = decltype(elem);

@@ -27,7 +27,7 @@ struct MatmulShape {
 };
 
 Status checkMatmul(const KernelArgs &args, MatmulShape &mm) {
-  LLMC_TRY(checkLaunch(args, 2, 1, 2));
+  LLMC_RETURN_IF_ERROR(checkLaunch(args, 2, 1, 2));
   const TensorRef &lhs = args.inputs[0], &rhs = args.inputs[1];
   const TensorRef &out = args.outputs[0];
   for (int i = 0; i < 2; ++i)
@@ -37,10 +37,10 @@ Status checkMatmul(const KernelArgs &args, MatmulShape &mm) {
           " to be 0 or 1, got " + std::to_string(args.attrs.ints[i]));
   mm.transA = args.attrs.ints[0] != 0;
   mm.transB = args.attrs.ints[1] != 0;
-  LLMC_TRY(expectDType(args, "lhs", lhs.dtype, kNumericTypes));
-  LLMC_TRY(expectSameDType(args, "rhs", rhs.dtype, lhs.dtype));
+  LLMC_RETURN_IF_ERROR(expectDType(args, "lhs", lhs.dtype, kNumericTypes));
+  LLMC_RETURN_IF_ERROR(expectSameDType(args, "rhs", rhs.dtype, lhs.dtype));
   if (!(isFloat(lhs.dtype) && out.dtype == DType::F32)) // f32 may widen
-    LLMC_TRY(expectSameDType(args, "result", out.dtype, lhs.dtype));
+    LLMC_RETURN_IF_ERROR(expectSameDType(args, "result", out.dtype, lhs.dtype));
   if (lhs.rank() < 2 || rhs.rank() < 2)
     return args.error("expected operands of rank at least 2, got ranks " +
                       std::to_string(lhs.rank()) + " and " +
@@ -63,7 +63,7 @@ Status checkMatmul(const KernelArgs &args, MatmulShape &mm) {
   Shape expected = batch;
   expected.push_back(mm.m);
   expected.push_back(mm.n);
-  LLMC_TRY(expectShape(args, "result", out.shape, expected));
+  LLMC_RETURN_IF_ERROR(expectShape(args, "result", out.shape, expected));
   if (isFloat(lhs.dtype)) {
     int64_t limit = std::numeric_limits<blasint>::max();
     if (mm.m > limit || mm.n > limit || mm.k > limit)
@@ -178,7 +178,7 @@ void intMatmul(const KernelArgs &args, const MatmulShape &mm) {
 
 Status cpuMatmul(const KernelArgs &args) {
   MatmulShape mm;
-  LLMC_TRY(checkMatmul(args, mm));
+  LLMC_RETURN_IF_ERROR(checkMatmul(args, mm));
   DType dtype = args.inputs[0].dtype;
   if (dtype == DType::F64)
     floatMatmul<double>(args, mm);

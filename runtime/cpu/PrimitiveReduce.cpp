@@ -143,17 +143,17 @@ void reduceLoop(ThreadPool &pool, const ReducePlan &plan,
 enum class ReduceKind { Sum, Max, Mean };
 
 Status reduceKernel(const KernelArgs &args, ReduceKind kind) {
-  LLMC_TRY(args.expectArity(1, 1));
-  LLMC_TRY(checkOperands(args));
+  LLMC_RETURN_IF_ERROR(args.expectArity(1, 1));
+  LLMC_RETURN_IF_ERROR(checkOperands(args));
   const TensorRef &in = args.inputs[0], &out = args.outputs[0];
   DTypeSet allowed = kind == ReduceKind::Mean ? kFloatTypes : kNumericTypes;
-  LLMC_TRY(expectDType(args, "input", in.dtype, allowed));
+  LLMC_RETURN_IF_ERROR(expectDType(args, "input", in.dtype, allowed));
   // Sum and mean may widen a float input to an f32 result ("accumulate in
   // f32"); max is exact and keeps the type.
   bool widens =
       kind != ReduceKind::Max && isFloat(in.dtype) && out.dtype == DType::F32;
   if (!widens)
-    LLMC_TRY(expectSameDType(args, "result", out.dtype, in.dtype));
+    LLMC_RETURN_IF_ERROR(expectSameDType(args, "result", out.dtype, in.dtype));
 
   // The dimensions: strictly increasing, in range, at least one.
   const std::vector<int64_t> &dims = args.attrs.ints;
@@ -164,7 +164,7 @@ Status reduceKernel(const KernelArgs &args, ReduceKind kind) {
     return args.error("expected at least one dimension to reduce, got dims []");
   std::vector<bool> reduced(in.shape.size(), false);
   for (size_t i = 0; i < dims.size(); ++i) {
-    LLMC_TRY(
+    LLMC_RETURN_IF_ERROR(
         expectDim(args, "dims[" + std::to_string(i) + "]", dims[i], in.rank()));
     if (i > 0 && dims[i] <= dims[i - 1])
       return args.error("expected dims to be strictly increasing, got " +

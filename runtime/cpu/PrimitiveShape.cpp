@@ -86,23 +86,23 @@ void stridedCopy(ThreadPool &pool, const TensorRef &in, const TensorRef &out,
 /// The checks every data-movement kernel with one input starts with; the
 /// attribute count depends on the input's rank.
 Status checkMove(const KernelArgs &args, size_t intsPerDim) {
-  LLMC_TRY(args.expectArity(1, 1));
-  LLMC_TRY(checkOperands(args));
+  LLMC_RETURN_IF_ERROR(args.expectArity(1, 1));
+  LLMC_RETURN_IF_ERROR(checkOperands(args));
   const TensorRef &in = args.inputs[0], &out = args.outputs[0];
-  LLMC_TRY(args.expectAttrs(intsPerDim * in.shape.size(), 0));
+  LLMC_RETURN_IF_ERROR(args.expectAttrs(intsPerDim * in.shape.size(), 0));
   return expectSameDType(args, "result", out.dtype, in.dtype);
 }
 
 } // namespace
 
 Status cpuBroadcast(const KernelArgs &args) {
-  LLMC_TRY(checkMove(args, 1));
+  LLMC_RETURN_IF_ERROR(checkMove(args, 1));
   const TensorRef &in = args.inputs[0], &out = args.outputs[0];
   const std::vector<int64_t> &dims = args.attrs.ints;
   Shape inStrides = rowMajorStrides(in.shape);
   Shape outStrides(out.shape.size(), 0); // new dimensions repeat: stride 0
   for (size_t i = 0; i < dims.size(); ++i) {
-    LLMC_TRY(expectDim(args, "dims[" + std::to_string(i) + "]", dims[i],
+    LLMC_RETURN_IF_ERROR(expectDim(args, "dims[" + std::to_string(i) + "]", dims[i],
                        out.rank()));
     if (i > 0 && dims[i] <= dims[i - 1])
       return args.error("expected dims to be strictly increasing, got " +
@@ -123,7 +123,7 @@ Status cpuBroadcast(const KernelArgs &args) {
 }
 
 Status cpuTranspose(const KernelArgs &args) {
-  LLMC_TRY(checkMove(args, 1));
+  LLMC_RETURN_IF_ERROR(checkMove(args, 1));
   const TensorRef &in = args.inputs[0], &out = args.outputs[0];
   const std::vector<int64_t> &perm = args.attrs.ints;
   Shape inStrides = rowMajorStrides(in.shape);
@@ -138,13 +138,13 @@ Status cpuTranspose(const KernelArgs &args) {
     expected.push_back(in.shape[p]);
     outStrides.push_back(inStrides[p]);
   }
-  LLMC_TRY(expectShape(args, "result", out.shape, expected));
+  LLMC_RETURN_IF_ERROR(expectShape(args, "result", out.shape, expected));
   stridedCopy(args.pool, in, out, outStrides, 0);
   return Status::ok();
 }
 
 Status cpuSlice(const KernelArgs &args) {
-  LLMC_TRY(checkMove(args, 3));
+  LLMC_RETURN_IF_ERROR(checkMove(args, 3));
   const TensorRef &in = args.inputs[0], &out = args.outputs[0];
   size_t rank = in.shape.size();
   const int64_t *starts = args.attrs.ints.data();
@@ -168,7 +168,7 @@ Status cpuSlice(const KernelArgs &args) {
     outStrides.push_back(inStrides[i] * strides[i]);
     base += starts[i] * inStrides[i];
   }
-  LLMC_TRY(expectShape(args, "result", out.shape, expected));
+  LLMC_RETURN_IF_ERROR(expectShape(args, "result", out.shape, expected));
   stridedCopy(args.pool, in, out, outStrides, base);
   return Status::ok();
 }
@@ -178,23 +178,23 @@ Status cpuConcat(const KernelArgs &args) {
     return args.error("expected at least 1 input and 1 output, got " +
                       std::to_string(args.inputs.size()) + " and " +
                       std::to_string(args.outputs.size()));
-  LLMC_TRY(args.expectAttrs(1, 0));
-  LLMC_TRY(checkOperands(args));
+  LLMC_RETURN_IF_ERROR(args.expectAttrs(1, 0));
+  LLMC_RETURN_IF_ERROR(checkOperands(args));
   const TensorRef &out = args.outputs[0];
   int64_t dim = args.attrs.ints[0];
-  LLMC_TRY(expectDim(args, "dim", dim, out.rank()));
+  LLMC_RETURN_IF_ERROR(expectDim(args, "dim", dim, out.rank()));
   int64_t total = 0;
   for (size_t i = 0; i < args.inputs.size(); ++i) {
     const TensorRef &in = args.inputs[i];
     std::string what = "input #" + std::to_string(i);
-    LLMC_TRY(expectSameDType(args, what, in.dtype, out.dtype));
+    LLMC_RETURN_IF_ERROR(expectSameDType(args, what, in.dtype, out.dtype));
     if (in.rank() != out.rank())
       return args.error("expected " + what + " of rank " +
                         std::to_string(out.rank()) + ", got rank " +
                         std::to_string(in.rank()));
     Shape expected = out.shape;
     expected[dim] = in.shape[dim];
-    LLMC_TRY(expectShape(args, what, in.shape, expected));
+    LLMC_RETURN_IF_ERROR(expectShape(args, what, in.shape, expected));
     total += in.shape[dim];
   }
   if (total != out.shape[dim])
