@@ -34,9 +34,11 @@ TEST(Status, EveryCodeHasADistinctName) {
       StatusCode::Unimplemented, StatusCode::Unavailable,
       StatusCode::Internal};
   for (StatusCode a : codes)
-    for (StatusCode b : codes)
-      if (a != b)
+    for (StatusCode b : codes) {
+      if (a != b) {
         EXPECT_STRNE(llmc::rt::statusCodeName(a), llmc::rt::statusCodeName(b));
+      }
+    }
 }
 
 TEST(Status, VersionIsSemantic) {
