@@ -107,7 +107,7 @@ struct InspectCommand {
       "inspect", "Print a model's parameters by group and in total.\n"
                  "  FILE is a run description (.toml), a Hugging Face "
                  "config.json, or llmc IR (.mlir).\n"
-                 "  Compiled artifacts arrive with issue #4."};
+                 "  A compiled Executable (.llmcx): its argument and output tables."};
   cl::opt<std::string> input{cl::Positional,
                              cl::desc("<input.toml|.json|.mlir>"),
                              cl::Required, cl::sub(command),
@@ -268,7 +268,42 @@ std::string withThousands(int64_t value) {
   return text;
 }
 
+/// `llmc inspect model.llmcx`: the tables of a compiled Executable.
+int inspectExecutable(const std::string &path) {
+  llmc::rt::Executable exe;
+  if (llmc::rt::Status status = llmc::rt::readExecutable(path, exe); !status) {
+    llvm::errs() << path << ": error: " << status.message() << "\n";
+    return kExitRejected;
+  }
+  llvm::raw_ostream &os = llvm::outs();
+  os << "executable " << path << " (format " << exe.version << ", by "
+     << exe.producer << ", from " << exe.source << ")\n";
+  const llmc::rt::RankProgram &rank = exe.ranks.front();
+  size_t width = std::string("output").size();
+  for (const llmc::rt::ArgumentInfo &arg : exe.arguments)
+    width = std::max(width, arg.name.size());
+  auto row = [&](llvm::StringRef role, llvm::StringRef name, int32_t slot) {
+    const llmc::rt::ValueInfo &value = rank.values[slot];
+    os << "  " << llvm::left_justify(role, 9) << " "
+       << llvm::left_justify(name, width) << "  "
+       << llmc::rt::dtypeName(value.dtype)
+       << llmc::rt::formatShape(value.shape) << "\n";
+  };
+  for (const llmc::rt::ArgumentInfo &arg : exe.arguments)
+    row(arg.role == llmc::rt::ArgumentRole::Parameter ? "parameter" : "input",
+        arg.name, arg.value);
+  for (const llmc::rt::OutputInfo &out : exe.outputs)
+    row("output", out.name, out.value);
+  os << "  " << exe.ranks.size() << " rank(s); rank 0: " << rank.commands.size()
+     << " commands, " << rank.values.size() << " values, "
+     << rank.constants.size() << " constants, " << withThousands(rank.arenaBytes)
+     << " bytes of buffers\n";
+  return kExitOk;
+}
+
 int runInspect(const InspectCommand &options) {
+  if (llvm::StringRef(options.input).ends_with(".llmcx"))
+    return inspectExecutable(options.input);
   Session session;
   // The parameters depend only on the model: training settings that have
   // no effect yet are not worth a warning here.

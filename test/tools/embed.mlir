@@ -11,6 +11,14 @@
 // CHECK: loss = {{[0-9]+\.[0-9]+}}
 // CHECK: ln(vocabulary 128) = 4.852030
 
+// The artifact's tables, read back with the runtime's reader.
+// RUN: llmc inspect %t.llmcx | FileCheck %s --check-prefix=INSPECT
+// INSPECT: executable {{.*}}.llmcx (format 1, by llmc 0.1.0, from {{.*}}gpt2-tiny.toml)
+// INSPECT-NEXT: parameter transformer.wte.weight {{ *}}f32[128, 64]
+// INSPECT: input {{ *}}tokens {{ *}}i32[2, 16]
+// INSPECT: output {{ *}}loss {{ *}}f32[]
+// INSPECT-NEXT: 1 rank(s); rank 0: {{[0-9]+}} commands
+
 // A damaged file is refused with the reason.
 // RUN: head -c 100 %t.llmcx > %t.short.llmcx
 // RUN: not llmc-embed-example %t.short.llmcx 2>&1 | FileCheck %s --check-prefix=SHORT

@@ -38,7 +38,9 @@ func.func @bad(%a: tensor<4x8xf32>, %b: tensor<4x16xf32>) -> tensor<4x16xf32> {
 // RUN: not llmc plan run.toml 2>&1 | FileCheck %s --check-prefix=PLAN
 // PLAN: llmc plan: not implemented yet (issue #11)
 // RUN: not llmc inspect a.llmcx 2>&1 | FileCheck %s --check-prefix=INSPECT
-// INSPECT: a.llmcx: error: cannot tell what 'a.llmcx' holds from its extension
+// INSPECT: a.llmcx: error: cannot open 'a.llmcx': write it with `llmc compile FILE -o a.llmcx`
+// RUN: not llmc inspect a.bin 2>&1 | FileCheck %s --check-prefix=EXT2
+// EXT2: a.bin: error: cannot tell what 'a.bin' holds from its extension
 
 // RUN: not llmc 2>&1 | FileCheck %s --check-prefix=NOSUB
 // NOSUB: llmc: expected a subcommand (compile, inspect, train, plan)
