@@ -148,19 +148,23 @@ LogicalResult noGradients(Operation *op, SmallVectorImpl<Value> &grads) {
   }
 
 LLMC_UNARY_VJP(NegOp, NegOp::create(b, loc, g))
-// d|x| = sign(x); at 0 the gradient goes to the positive side.
-LLMC_UNARY_VJP(AbsOp, SelectOp::create(b, loc, g.getType(),
-                                       compare(b, loc, CompareDirection::ge, x,
-                                               zerosLike(b, loc, x)),
-                                       g, NegOp::create(b, loc, g)))
+// d|x| = sign(x); at 0 the gradient goes to the positive side. (Nested
+// creates below take at most one op-building argument each, so the op order
+// does not depend on the compiler's argument evaluation order.)
+LLMC_UNARY_VJP(AbsOp, [&] {
+  Value positive =
+      compare(b, loc, CompareDirection::ge, x, zerosLike(b, loc, x));
+  Value negated = NegOp::create(b, loc, g);
+  return SelectOp::create(b, loc, g.getType(), positive, g, negated);
+}())
 LLMC_UNARY_VJP(ExpOp, MulOp::create(b, loc, g, y))
 LLMC_UNARY_VJP(LogOp, DivOp::create(b, loc, g, x))
 // 1 - tanh²: reuses the forward result.
-LLMC_UNARY_VJP(TanhOp,
-               MulOp::create(b, loc, g,
-                             SubOp::create(b, loc,
-                                           splat(b, loc, tensorType(y), 1.0),
-                                           MulOp::create(b, loc, y, y))))
+LLMC_UNARY_VJP(TanhOp, [&] {
+  Value one = splat(b, loc, tensorType(y), 1.0);
+  Value slope = SubOp::create(b, loc, one, MulOp::create(b, loc, y, y));
+  return MulOp::create(b, loc, g, slope);
+}())
 // d sqrt(x) = 1 / (2 sqrt(x)).
 LLMC_UNARY_VJP(SqrtOp, DivOp::create(b, loc, g, AddOp::create(b, loc, y, y)))
 // d x^-1/2 = -1/2 x^-3/2 = -0.5 * y / x.
