@@ -17,7 +17,8 @@
 //   %y = llmc.exp %x : tensor<4x8xf32>
 class Llmc_UnaryOp<string mnemonic, Type operandType, list<Trait> traits = []>
     : Llmc_Op<mnemonic, !listconcat(traits, [Pure, Llmc_Elementwise,
-          DeclareOpInterfaceMethods<Llmc_CostOpInterface>])> {
+          DeclareOpInterfaceMethods<Llmc_CostOpInterface>,
+          DeclareOpInterfaceMethods<Llmc_DifferentiableOpInterface>])> {
   let arguments = (ins operandType:$input);
   let results = (outs operandType:$result);
   let assemblyFormat = [{
@@ -32,7 +33,8 @@ class Llmc_UnaryOp<string mnemonic, Type operandType, list<Trait> traits = []>
 
 class Llmc_BinaryOp<string mnemonic, Type operandType, list<Trait> traits = []>
     : Llmc_Op<mnemonic, !listconcat(traits, [Pure, Llmc_Elementwise,
-          DeclareOpInterfaceMethods<Llmc_CostOpInterface>])> {
+          DeclareOpInterfaceMethods<Llmc_CostOpInterface>,
+          DeclareOpInterfaceMethods<Llmc_DifferentiableOpInterface>])> {
   let arguments = (ins operandType:$lhs, operandType:$rhs);
   let results = (outs operandType:$result);
   let assemblyFormat = [{
@@ -175,7 +177,8 @@ def Llmc_MinOp : Llmc_BinaryOp<"min", Llmc_NumericTensor, [Commutative]> {
 }
 
 def Llmc_CastOp : Llmc_Op<"cast", [Pure, Llmc_Elementwise,
-    DeclareOpInterfaceMethods<Llmc_CostOpInterface>]> {
+    DeclareOpInterfaceMethods<Llmc_CostOpInterface>,
+    DeclareOpInterfaceMethods<Llmc_DifferentiableOpInterface>]> {
   let summary = "elementwise conversion of the element type";
   let description = [{
     Converts every element to the result element type, keeping the shape.
@@ -197,7 +200,8 @@ def Llmc_CastOp : Llmc_Op<"cast", [Pure, Llmc_Elementwise,
 //===----------------------------------------------------------------------===//
 
 def Llmc_BroadcastOp : Llmc_Op<"broadcast", [Pure,
-    DeclareOpInterfaceMethods<Llmc_CostOpInterface, ["getFlops"]>]> {
+    DeclareOpInterfaceMethods<Llmc_CostOpInterface, ["getFlops"]>,
+    DeclareOpInterfaceMethods<Llmc_DifferentiableOpInterface>]> {
   let summary = "broadcast into a larger shape";
   let description = [{
     Operand dimension `i` becomes result dimension `dims[i]` (strictly
@@ -218,7 +222,8 @@ def Llmc_BroadcastOp : Llmc_Op<"broadcast", [Pure,
 
 def Llmc_ReshapeOp : Llmc_Op<"reshape", [Pure,
     DeclareOpInterfaceMethods<Llmc_CostOpInterface,
-        ["getFlops", "getBytesRead", "getBytesWritten"]>]> {
+        ["getFlops", "getBytesRead", "getBytesWritten"]>,
+    DeclareOpInterfaceMethods<Llmc_DifferentiableOpInterface>]> {
   let summary = "reinterpret the shape, keeping row-major element order";
   let description = [{
     The element count and type are unchanged. Free: a view of the same
@@ -235,7 +240,8 @@ def Llmc_ReshapeOp : Llmc_Op<"reshape", [Pure,
 }
 
 def Llmc_TransposeOp : Llmc_Op<"transpose", [Pure,
-    DeclareOpInterfaceMethods<Llmc_CostOpInterface, ["getFlops"]>]> {
+    DeclareOpInterfaceMethods<Llmc_CostOpInterface, ["getFlops"]>,
+    DeclareOpInterfaceMethods<Llmc_DifferentiableOpInterface>]> {
   let summary = "permute the dimensions";
   let description = [{
     Result dimension `i` is operand dimension `permutation[i]`.
@@ -254,7 +260,8 @@ def Llmc_TransposeOp : Llmc_Op<"transpose", [Pure,
 }
 
 def Llmc_SliceOp : Llmc_Op<"slice", [Pure,
-    DeclareOpInterfaceMethods<Llmc_CostOpInterface, ["getFlops"]>]> {
+    DeclareOpInterfaceMethods<Llmc_CostOpInterface, ["getFlops"]>,
+    DeclareOpInterfaceMethods<Llmc_DifferentiableOpInterface>]> {
   let summary = "a strided box of a tensor";
   let description = [{
     Takes indices `starts[i], starts[i] + strides[i], ...` below `limits[i]`
@@ -280,7 +287,8 @@ def Llmc_SliceOp : Llmc_Op<"slice", [Pure,
 }
 
 def Llmc_ConcatOp : Llmc_Op<"concat", [Pure,
-    DeclareOpInterfaceMethods<Llmc_CostOpInterface, ["getFlops"]>]> {
+    DeclareOpInterfaceMethods<Llmc_CostOpInterface, ["getFlops"]>,
+    DeclareOpInterfaceMethods<Llmc_DifferentiableOpInterface>]> {
   let summary = "join tensors along one dimension";
   let description = [{
     All inputs have the result's element type and rank and agree on every
@@ -304,7 +312,8 @@ def Llmc_ConcatOp : Llmc_Op<"concat", [Pure,
 
 class Llmc_ReduceOp<string mnemonic, Type operandType>
     : Llmc_Op<mnemonic, [Pure,
-          DeclareOpInterfaceMethods<Llmc_CostOpInterface, ["getFlops"]>]> {
+          DeclareOpInterfaceMethods<Llmc_CostOpInterface, ["getFlops"]>,
+          DeclareOpInterfaceMethods<Llmc_DifferentiableOpInterface>]> {
   let arguments = (ins operandType:$input, DenseI64ArrayAttr:$dims,
                        UnitAttr:$keep_dims);
   let results = (outs operandType:$result);
@@ -354,7 +363,8 @@ def Llmc_ReduceMeanOp : Llmc_ReduceOp<"reduce_mean", Llmc_FloatTensor> {
 //===----------------------------------------------------------------------===//
 
 def Llmc_MatmulOp : Llmc_Op<"matmul", [Pure,
-    DeclareOpInterfaceMethods<Llmc_CostOpInterface, ["getFlops"]>]> {
+    DeclareOpInterfaceMethods<Llmc_CostOpInterface, ["getFlops"]>,
+    DeclareOpInterfaceMethods<Llmc_DifferentiableOpInterface>]> {
   let summary = "batched matrix multiplication with transpose flags";
   let description = [{
     `lhs` is `[batch..., M, K]` (`[batch..., K, M]` under `transpose_a`),
@@ -383,7 +393,8 @@ def Llmc_MatmulOp : Llmc_Op<"matmul", [Pure,
 //===----------------------------------------------------------------------===//
 
 def Llmc_GatherOp : Llmc_Op<"gather", [Pure,
-    DeclareOpInterfaceMethods<Llmc_CostOpInterface, ["getFlops"]>]> {
+    DeclareOpInterfaceMethods<Llmc_CostOpInterface, ["getFlops"]>,
+    DeclareOpInterfaceMethods<Llmc_DifferentiableOpInterface>]> {
   let summary = "take slices along one dimension at given indices";
   let description = [{
     The result is `input` with dimension `dim` replaced by the shape of
@@ -404,7 +415,8 @@ def Llmc_GatherOp : Llmc_Op<"gather", [Pure,
 }
 
 def Llmc_ScatterAddOp : Llmc_Op<"scatter_add", [Pure,
-    DeclareOpInterfaceMethods<Llmc_CostOpInterface, ["getFlops"]>]> {
+    DeclareOpInterfaceMethods<Llmc_CostOpInterface, ["getFlops"]>,
+    DeclareOpInterfaceMethods<Llmc_DifferentiableOpInterface>]> {
   let summary = "add slices into a tensor at given indices";
   let description = [{
     The transpose of `llmc.gather`: returns `dest` with every slice of
@@ -450,7 +462,8 @@ def Llmc_CompareOp : Llmc_Op<"compare", [Pure, Llmc_Elementwise,
 }
 
 def Llmc_SelectOp : Llmc_Op<"select", [Pure, Llmc_Elementwise,
-    DeclareOpInterfaceMethods<Llmc_CostOpInterface>]> {
+    DeclareOpInterfaceMethods<Llmc_CostOpInterface>,
+    DeclareOpInterfaceMethods<Llmc_DifferentiableOpInterface>]> {
   let summary = "elementwise choice between two tensors";
   let description = [{
     `cond ? on_true : on_false` per element; all three have one shape.

@@ -1,0 +1,160 @@
+// RUN: llmc-opt %s --split-input-file --llmc-autodiff --verify-diagnostics | FileCheck %s
+// RUN: llmc-opt %s --split-input-file --llmc-autodiff="function=loss result=grads" --verify-diagnostics | FileCheck %s --check-prefix=NAMED
+// RUN: llmc-opt %s --split-input-file --llmc-autodiff --verify-diagnostics --mlir-print-debuginfo | FileCheck %s --check-prefix=LOC
+
+// A linear layer: the bias gradient sums the broadcast rows, the weight
+// gradient is xᵀ·dy, and the input x gets none (its matmul is not built).
+// @loss stays as it was, and the arguments keep their attributes.
+// CHECK-LABEL: func.func @loss
+// CHECK:         return %{{.+}} : tensor<f32>
+// CHECK-LABEL: func.func @train_step
+// CHECK-SAME:    (%[[X:.+]]: tensor<2x3xf32> {llmc.name = "x", llmc.role = "input"}, %[[W:.+]]: tensor<3x4xf32> {llmc.name = "fc.weight", llmc.role = "parameter"}, %[[B:.+]]: tensor<4xf32> {llmc.name = "fc.bias", llmc.role = "parameter"})
+// CHECK-SAME:    -> (tensor<f32>, tensor<3x4xf32>, tensor<4xf32>)
+// CHECK:         %[[Y:.+]] = llmc.matmul %[[X]], %[[W]]
+// CHECK:         %[[BB:.+]] = llmc.broadcast %[[B]] dims [1]
+// CHECK:         %[[Z:.+]] = llmc.add %[[Y]], %[[BB]]
+// CHECK:         %[[LOSS:.+]] = llmc.reduce_sum %[[Z]] dims [0, 1]
+// CHECK-NEXT:    %[[ONE:.+]] = llmc.constant dense<1.000000e+00> : tensor<f32>
+// CHECK-NEXT:    %[[ONE2:.+]] = llmc.reshape %[[ONE]] : tensor<f32> -> tensor<1x1xf32>
+// CHECK-NEXT:    %[[DZ:.+]] = llmc.broadcast %[[ONE2]] dims [0, 1] : tensor<1x1xf32> -> tensor<2x4xf32>
+// CHECK-NEXT:    %[[DBK:.+]] = llmc.reduce_sum %[[DZ]] dims [0] keep_dims : tensor<2x4xf32> -> tensor<1x4xf32>
+// CHECK-NEXT:    %[[DB:.+]] = llmc.reshape %[[DBK]] : tensor<1x4xf32> -> tensor<4xf32>
+// CHECK-NEXT:    %[[DW:.+]] = llmc.matmul %[[X]], %[[DZ]] transpose_a : tensor<2x3xf32>, tensor<2x4xf32> -> tensor<3x4xf32>
+// CHECK-NEXT:    return %[[LOSS]], %[[DW]], %[[DB]] : tensor<f32>, tensor<3x4xf32>, tensor<4xf32>
+// NAMED-LABEL: func.func @grads
+// NAMED-SAME:    -> (tensor<f32>, tensor<3x4xf32>, tensor<4xf32>)
+// The gradient ops keep the forward op's location (the model part).
+// LOC-LABEL: func.func @train_step
+// LOC:         llmc.reduce_sum %{{.+}} dims [0] keep_dims : tensor<2x4xf32> -> tensor<1x4xf32> loc(#[[BIAS:.+]])
+// LOC:         llmc.matmul %{{.+}}, %{{.+}} transpose_a : tensor<2x3xf32>, tensor<2x4xf32> -> tensor<3x4xf32> loc(#[[FC:.+]])
+// LOC-DAG:     #[[BIAS]] = loc("fc.bias")
+// LOC-DAG:     #[[FC]] = loc("fc")
+func.func @loss(%x: tensor<2x3xf32> {llmc.name = "x", llmc.role = "input"},
+                %w: tensor<3x4xf32> {llmc.name = "fc.weight", llmc.role = "parameter"},
+                %b: tensor<4xf32> {llmc.name = "fc.bias", llmc.role = "parameter"}) -> tensor<f32> {
+  %y = llmc.matmul %x, %w : tensor<2x3xf32>, tensor<3x4xf32> -> tensor<2x4xf32> loc("fc")
+  %bb = llmc.broadcast %b dims [1] : tensor<4xf32> -> tensor<2x4xf32> loc("fc.bias")
+  %z = llmc.add %y, %bb : tensor<2x4xf32> loc("fc")
+  %r = llmc.reduce_sum %z dims [0, 1] : tensor<2x4xf32> -> tensor<f32> loc("sum")
+  return %r : tensor<f32>
+}
+
+// -----
+
+// Tied weights: %w is used by the mul and by the add; its gradient is the
+// sum of both cotangents. The input %x gets no gradient.
+// CHECK-LABEL: func.func @train_step
+// CHECK-SAME:    (%[[W:.+]]: tensor<4xf32> {{.*}}, %[[X:.+]]: tensor<4xf32> {{.*}}) -> (tensor<f32>, tensor<4xf32>)
+// CHECK:         %[[DZ:.+]] = llmc.broadcast
+// CHECK-NEXT:    %[[DWMUL:.+]] = llmc.mul %[[DZ]], %[[X]] : tensor<4xf32>
+// CHECK-NEXT:    %[[DW:.+]] = llmc.add %[[DZ]], %[[DWMUL]] : tensor<4xf32>
+// CHECK-NEXT:    return %{{.+}}, %[[DW]] : tensor<f32>, tensor<4xf32>
+func.func @loss(%w: tensor<4xf32> {llmc.name = "w", llmc.role = "parameter"},
+                %x: tensor<4xf32> {llmc.name = "x", llmc.role = "input"}) -> tensor<f32> {
+  %y = llmc.mul %w, %x : tensor<4xf32> loc("embed")
+  %z = llmc.add %y, %w : tensor<4xf32> loc("head")
+  %r = llmc.reduce_sum %z dims [0] : tensor<4xf32> -> tensor<f32> loc("sum")
+  return %r : tensor<f32>
+}
+
+// -----
+
+// A parameter the loss does not depend on gets zeros; the mean scales the
+// cotangent by 1/4 before broadcasting it, and exp reuses its result.
+// CHECK-LABEL: func.func @train_step
+// CHECK-SAME:    -> (tensor<f32>, tensor<4xf32>, tensor<2x2xf32>)
+// CHECK:         %[[E:.+]] = llmc.exp
+// CHECK:         %[[QUARTER:.+]] = llmc.constant dense<2.500000e-01> : tensor<f32>
+// CHECK-NEXT:    %[[S:.+]] = llmc.mul %{{.+}}, %[[QUARTER]] : tensor<f32>
+// CHECK-NEXT:    %[[S1:.+]] = llmc.reshape %[[S]] : tensor<f32> -> tensor<1xf32>
+// CHECK-NEXT:    %[[DE:.+]] = llmc.broadcast %[[S1]] dims [0] : tensor<1xf32> -> tensor<4xf32>
+// CHECK-NEXT:    %[[DW:.+]] = llmc.mul %[[DE]], %[[E]] : tensor<4xf32>
+// CHECK-NEXT:    %[[ZEROS:.+]] = llmc.constant dense<0.000000e+00> : tensor<2x2xf32>
+// CHECK-NEXT:    return %{{.+}}, %[[DW]], %[[ZEROS]]
+func.func @loss(%w: tensor<4xf32> {llmc.name = "w", llmc.role = "parameter"},
+                %unused: tensor<2x2xf32> {llmc.name = "unused", llmc.role = "parameter"}) -> tensor<f32> {
+  %e = llmc.exp %w : tensor<4xf32> loc("act")
+  %r = llmc.reduce_mean %e dims [0] : tensor<4xf32> -> tensor<f32> loc("mean")
+  return %r : tensor<f32>
+}
+
+// -----
+
+// Nothing to differentiate: with no parameters @train_step is a copy of
+// @loss that returns only the loss, with no backward ops at all.
+// CHECK-LABEL: func.func @train_step
+// CHECK-SAME:    (%[[X:.+]]: tensor<4xf32> {llmc.name = "x", llmc.role = "input"}) -> tensor<f32>
+// CHECK-NEXT:    %[[E:.+]] = llmc.exp %[[X]] : tensor<4xf32>
+// CHECK-NEXT:    %[[L:.+]] = llmc.reduce_sum %[[E]] dims [0] : tensor<4xf32> -> tensor<f32>
+// CHECK-NEXT:    return %[[L]] : tensor<f32>
+// CHECK-NEXT:  }
+func.func @loss(%x: tensor<4xf32> {llmc.name = "x", llmc.role = "input"}) -> tensor<f32> {
+  %e = llmc.exp %x : tensor<4xf32>
+  %r = llmc.reduce_sum %e dims [0] : tensor<4xf32> -> tensor<f32>
+  return %r : tensor<f32>
+}
+
+// -----
+
+// A cast is differentiated by casting the cotangent back; reduce_max splits
+// the cotangent evenly over the maxima of each row.
+// CHECK-LABEL: func.func @train_step
+// CHECK-SAME:    (%[[X:.+]]: tensor<2x3xf32> {{.*}}) -> (tensor<f32>, tensor<2x3xf32>)
+// CHECK:         %[[H:.+]] = llmc.cast %[[X]] : tensor<2x3xf32> -> tensor<2x3xbf16>
+// CHECK:         %[[M:.+]] = llmc.reduce_max %[[H]] dims [1] : tensor<2x3xbf16> -> tensor<2xbf16>
+// CHECK:         %[[MB:.+]] = llmc.broadcast %{{.+}} dims [0, 1] : tensor<2x1xbf16> -> tensor<2x3xbf16>
+// CHECK-NEXT:    %[[HIT:.+]] = llmc.compare eq %[[H]], %[[MB]]
+// CHECK:         %[[HITS:.+]] = llmc.select %[[HIT]]
+// CHECK-NEXT:    %[[COUNT:.+]] = llmc.reduce_sum %[[HITS]] dims [1] : tensor<2x3xbf16> -> tensor<2xbf16>
+// CHECK-NEXT:    %[[SHARE:.+]] = llmc.div %{{.+}}, %[[COUNT]] : tensor<2xbf16>
+// CHECK:         %[[DH:.+]] = llmc.mul %[[HITS]], %{{.+}} : tensor<2x3xbf16>
+// CHECK-NEXT:    %[[DX:.+]] = llmc.cast %[[DH]] : tensor<2x3xbf16> -> tensor<2x3xf32>
+// CHECK-NEXT:    return %{{.+}}, %[[DX]]
+func.func @loss(%x: tensor<2x3xf32> {llmc.role = "parameter"}) -> tensor<f32> {
+  %h = llmc.cast %x : tensor<2x3xf32> -> tensor<2x3xbf16>
+  %m = llmc.reduce_max %h dims [1] : tensor<2x3xbf16> -> tensor<2xbf16>
+  %f = llmc.cast %m : tensor<2xbf16> -> tensor<2xf32>
+  %r = llmc.reduce_sum %f dims [0] : tensor<2xf32> -> tensor<f32>
+  return %r : tensor<f32>
+}
+
+// -----
+
+// An op without a derivative rule on the path from a parameter is an error
+// at the op, and the pass builds nothing.
+func.func @loss(%q: tensor<1x2x4x8xf32> {llmc.role = "parameter"},
+                %k: tensor<1x2x4x8xf32> {llmc.role = "input"},
+                %v: tensor<1x2x4x8xf32> {llmc.role = "input"}) -> tensor<f32> {
+  // expected-error @+1 {{no derivative rule for 'llmc.attention' yet (issue #5)}}
+  %o = llmc.attention %q, %k, %v causal
+      : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  %r = llmc.reduce_sum %o dims [0, 1, 2, 3] : tensor<1x2x4x8xf32> -> tensor<f32>
+  return %r : tensor<f32>
+}
+
+// -----
+
+// The same op off the path (it reads only inputs) needs no rule.
+// CHECK-LABEL: func.func @train_step
+// CHECK:         llmc.attention
+// CHECK-NOT:     llmc.attention
+// CHECK:         return
+func.func @loss(%w: tensor<1x2x4x8xf32> {llmc.role = "parameter"},
+                %q: tensor<1x2x4x8xf32> {llmc.role = "input"},
+                %k: tensor<1x2x4x8xf32> {llmc.role = "input"}) -> tensor<f32> {
+  %o = llmc.attention %q, %k, %k causal
+      : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  %p = llmc.mul %o, %w : tensor<1x2x4x8xf32>
+  %r = llmc.reduce_sum %p dims [0, 1, 2, 3] : tensor<1x2x4x8xf32> -> tensor<f32>
+  return %r : tensor<f32>
+}
+
+// -----
+
+// Strided slices have no rule yet.
+func.func @loss(%x: tensor<8xf32> {llmc.role = "parameter"}) -> tensor<f32> {
+  // expected-error @+1 {{no derivative rule for strided slices yet (issue #5)}}
+  %e = llmc.slice %x starts [0] limits [8] strides [2] : tensor<8xf32> -> tensor<4xf32>
+  %r = llmc.reduce_sum %e dims [0] : tensor<4xf32> -> tensor<f32>
+  return %r : tensor<f32>
+}
