@@ -143,6 +143,7 @@ LogicalResult noGradients(Operation *op, SmallVectorImpl<Value> &grads) {
     Value x = getInput(), y = getResult();                                     \
     (void)x;                                                                   \
     (void)y;                                                                   \
+    (void)loc;                                                                 \
     operandGrads.push_back(Body);                                              \
     return success();                                                          \
   }
@@ -193,6 +194,7 @@ LLMC_UNARY_VJP(RsqrtOp,
     (void)lhs;                                                                 \
     (void)rhs;                                                                 \
     (void)y;                                                                   \
+    (void)loc;                                                                 \
     operandGrads.push_back(LhsBody);                                           \
     operandGrads.push_back(RhsBody);                                           \
     return success();                                                          \
