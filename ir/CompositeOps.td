@@ -14,7 +14,8 @@ class Llmc_CompositeOp<string mnemonic, list<Trait> traits = []>
     : Llmc_Op<mnemonic, !listconcat(traits, [Pure, Llmc_Composite])>;
 
 def Llmc_EmbeddingOp : Llmc_CompositeOp<"embedding", [
-    DeclareOpInterfaceMethods<Llmc_CostOpInterface, ["getFlops", "getBytesRead"]>]> {
+    DeclareOpInterfaceMethods<Llmc_CostOpInterface, ["getFlops", "getBytesRead"]>,
+    DeclareOpInterfaceMethods<Llmc_DifferentiableOpInterface>]> {
   let summary = "look up rows of an embedding table";
   let description = [{
     `result[i..., :] = table[ids[i...], :]` for a `[vocab, dim]` table. Unlike
@@ -35,7 +36,8 @@ def Llmc_EmbeddingOp : Llmc_CompositeOp<"embedding", [
 }
 
 def Llmc_LayerNormOp : Llmc_CompositeOp<"layer_norm", [
-    DeclareOpInterfaceMethods<Llmc_CostOpInterface, ["getFlops"]>]> {
+    DeclareOpInterfaceMethods<Llmc_CostOpInterface, ["getFlops"]>,
+    DeclareOpInterfaceMethods<Llmc_DifferentiableOpInterface>]> {
   let summary = "layer normalization over the last dimension";
   let description = [{
     `(x - mean) * rsqrt(var + epsilon) * gamma + beta`, with mean and the
@@ -58,7 +60,8 @@ def Llmc_LayerNormOp : Llmc_CompositeOp<"layer_norm", [
 }
 
 def Llmc_RmsNormOp : Llmc_CompositeOp<"rms_norm", [
-    DeclareOpInterfaceMethods<Llmc_CostOpInterface, ["getFlops"]>]> {
+    DeclareOpInterfaceMethods<Llmc_CostOpInterface, ["getFlops"]>,
+    DeclareOpInterfaceMethods<Llmc_DifferentiableOpInterface>]> {
   let summary = "root-mean-square normalization over the last dimension";
   let description = [{
     `x * rsqrt(mean(x^2) + epsilon) * gamma`, accumulated in f32; `gamma` has
@@ -78,7 +81,8 @@ def Llmc_RmsNormOp : Llmc_CompositeOp<"rms_norm", [
 }
 
 def Llmc_SoftmaxOp : Llmc_CompositeOp<"softmax", [
-    DeclareOpInterfaceMethods<Llmc_CostOpInterface, ["getFlops"]>]> {
+    DeclareOpInterfaceMethods<Llmc_CostOpInterface, ["getFlops"]>,
+    DeclareOpInterfaceMethods<Llmc_DifferentiableOpInterface>]> {
   let summary = "softmax along one dimension";
   let description = [{
     `exp(x - max) / sum(exp(x - max))` along `dim`, accumulated in f32.
@@ -95,7 +99,8 @@ def Llmc_SoftmaxOp : Llmc_CompositeOp<"softmax", [
 }
 
 def Llmc_AttentionOp : Llmc_CompositeOp<"attention", [
-    DeclareOpInterfaceMethods<Llmc_CostOpInterface, ["getFlops"]>]> {
+    DeclareOpInterfaceMethods<Llmc_CostOpInterface, ["getFlops"]>,
+    DeclareOpInterfaceMethods<Llmc_DifferentiableOpInterface>]> {
   let summary = "scaled dot-product attention, optionally causal, with grouped query heads";
   let description = [{
     `softmax(q k^T * scale + mask) v` per batch and head. Layout
@@ -124,7 +129,8 @@ def Llmc_AttentionOp : Llmc_CompositeOp<"attention", [
 }
 
 def Llmc_RopeOp : Llmc_CompositeOp<"rope", [
-    DeclareOpInterfaceMethods<Llmc_CostOpInterface, ["getFlops"]>]> {
+    DeclareOpInterfaceMethods<Llmc_CostOpInterface, ["getFlops"]>,
+    DeclareOpInterfaceMethods<Llmc_DifferentiableOpInterface>]> {
   let summary = "rotary position embedding";
   let description = [{
     Rotates pairs `(x[..., t, i], x[..., t, i + D/2])` of an input `[..., T, D]`
@@ -149,7 +155,8 @@ def Llmc_RopeOp : Llmc_CompositeOp<"rope", [
 }
 
 def Llmc_GeluOp : Llmc_CompositeOp<"gelu", [Llmc_Elementwise,
-    DeclareOpInterfaceMethods<Llmc_CostOpInterface, ["getFlops"]>]> {
+    DeclareOpInterfaceMethods<Llmc_CostOpInterface, ["getFlops"]>,
+    DeclareOpInterfaceMethods<Llmc_DifferentiableOpInterface>]> {
   let summary = "Gaussian error linear unit";
   let description = [{
     `x * Phi(x)` with `Phi` evaluated exactly (`erf`) or by the tanh
@@ -168,7 +175,8 @@ def Llmc_GeluOp : Llmc_CompositeOp<"gelu", [Llmc_Elementwise,
 }
 
 def Llmc_SiluOp : Llmc_CompositeOp<"silu", [Llmc_Elementwise,
-    DeclareOpInterfaceMethods<Llmc_CostOpInterface, ["getFlops"]>]> {
+    DeclareOpInterfaceMethods<Llmc_CostOpInterface, ["getFlops"]>,
+    DeclareOpInterfaceMethods<Llmc_DifferentiableOpInterface>]> {
   let summary = "sigmoid linear unit";
   let description = [{
     `x * sigmoid(x)`.
@@ -185,7 +193,8 @@ def Llmc_SiluOp : Llmc_CompositeOp<"silu", [Llmc_Elementwise,
 }
 
 def Llmc_SwigluOp : Llmc_CompositeOp<"swiglu", [Llmc_Elementwise,
-    DeclareOpInterfaceMethods<Llmc_CostOpInterface, ["getFlops"]>]> {
+    DeclareOpInterfaceMethods<Llmc_CostOpInterface, ["getFlops"]>,
+    DeclareOpInterfaceMethods<Llmc_DifferentiableOpInterface>]> {
   let summary = "gated linear unit with SiLU: silu(gate) * up";
   let description = [{
     The LLaMA MLP nonlinearity; `gate`, `up` and the result share one type.
@@ -202,7 +211,8 @@ def Llmc_SwigluOp : Llmc_CompositeOp<"swiglu", [Llmc_Elementwise,
 }
 
 def Llmc_CrossEntropyOp : Llmc_CompositeOp<"cross_entropy", [
-    DeclareOpInterfaceMethods<Llmc_CostOpInterface, ["getFlops"]>]> {
+    DeclareOpInterfaceMethods<Llmc_CostOpInterface, ["getFlops"]>,
+    DeclareOpInterfaceMethods<Llmc_DifferentiableOpInterface>]> {
   let summary = "softmax cross-entropy of logits against integer targets";
   let description = [{
     Per position, `logsumexp(logits[i, :]) - logits[i, targets[i]]`, in f32.

@@ -9,124 +9,12 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "ir/LlmcOps.h"
-
-#include "mlir/IR/Builders.h"
-#include "mlir/IR/BuiltinAttributes.h"
-
-#include <numeric>
+#include "ir/VjpHelpers.h"
 
 using namespace mlir;
 
 namespace llmc {
-namespace {
-
-RankedTensorType tensorType(Value value) {
-  return cast<RankedTensorType>(value.getType());
-}
-
-bool isFloatTensor(Value value) {
-  return isa<FloatType>(getElementTypeOrSelf(value.getType()));
-}
-
-/// A constant of `type` with every element `value` (float element types).
-Value splat(OpBuilder &b, Location loc, RankedTensorType type, double value) {
-  auto attr = DenseElementsAttr::get(
-      type, b.getFloatAttr(type.getElementType(), value));
-  return ConstantOp::create(b, loc, type, cast<ElementsAttr>(attr));
-}
-
-Value zerosLike(OpBuilder &b, Location loc, Value like) {
-  return splat(b, loc, tensorType(like), 0.0);
-}
-
-/// An i1 tensor of `lhs`'s shape: `lhs <direction> rhs`.
-Value compare(OpBuilder &b, Location loc, CompareDirection direction, Value lhs,
-              Value rhs) {
-  auto type = RankedTensorType::get(tensorType(lhs).getShape(), b.getI1Type());
-  return CompareOp::create(b, loc, type, direction, lhs, rhs);
-}
-
-/// `value` converted to the element type of `like` (a no-op when they agree).
-Value castLike(OpBuilder &b, Location loc, Value value, Value like) {
-  if (tensorType(value).getElementType() == tensorType(like).getElementType())
-    return value;
-  auto type = RankedTensorType::get(tensorType(value).getShape(),
-                                    tensorType(like).getElementType());
-  return CastOp::create(b, loc, type, value);
-}
-
-Value reshapeTo(OpBuilder &b, Location loc, Value value,
-                ArrayRef<int64_t> shape) {
-  auto type = RankedTensorType::get(shape, tensorType(value).getElementType());
-  if (value.getType() == type)
-    return value;
-  return ReshapeOp::create(b, loc, type, value);
-}
-
-/// Swaps the last two dimensions.
-Value transposeLastTwo(OpBuilder &b, Location loc, Value value) {
-  RankedTensorType type = tensorType(value);
-  int64_t rank = type.getRank();
-  SmallVector<int64_t> perm(rank);
-  std::iota(perm.begin(), perm.end(), 0);
-  std::swap(perm[rank - 1], perm[rank - 2]);
-  SmallVector<int64_t> shape(type.getShape());
-  std::swap(shape[rank - 1], shape[rank - 2]);
-  return TransposeOp::create(
-      b, loc, RankedTensorType::get(shape, type.getElementType()), value, perm);
-}
-
-/// `lhs · rhs` with the transpose flags of llmc.matmul; the result type is
-/// derived from the operands.
-Value matmul(OpBuilder &b, Location loc, Value lhs, Value rhs, bool ta,
-             bool tb) {
-  ArrayRef<int64_t> l = tensorType(lhs).getShape();
-  ArrayRef<int64_t> r = tensorType(rhs).getShape();
-  SmallVector<int64_t> shape(l.begin(), l.end() - 2);
-  shape.push_back(ta ? l.back() : l[l.size() - 2]);
-  shape.push_back(tb ? r[r.size() - 2] : r.back());
-  auto type = RankedTensorType::get(shape, tensorType(lhs).getElementType());
-  return MatmulOp::create(b, loc, type, lhs, rhs, ta, tb);
-}
-
-/// Sums `grad` (of `resultShape`) over `dims` keeping them as size 1, then
-/// reshapes to `operand`'s shape: the adjoint of a broadcast.
-Value sumTo(OpBuilder &b, Location loc, Value grad, ArrayRef<int64_t> dims,
-            Value operand) {
-  Value summed = grad;
-  if (!dims.empty()) {
-    SmallVector<int64_t> shape(tensorType(grad).getShape());
-    for (int64_t d : dims)
-      shape[d] = 1;
-    auto type = RankedTensorType::get(shape, tensorType(grad).getElementType());
-    summed = ReduceSumOp::create(b, loc, type, grad, dims, /*keep_dims=*/true);
-  }
-  return reshapeTo(b, loc, summed, tensorType(operand).getShape());
-}
-
-/// Broadcasts `grad` of a reduction's result back over the reduced `dims`
-/// of `input`'s shape (with the element type of `grad`).
-Value expandTo(OpBuilder &b, Location loc, Value grad, ArrayRef<int64_t> dims,
-               Value input) {
-  ArrayRef<int64_t> inShape = tensorType(input).getShape();
-  SmallVector<int64_t> kept(inShape);
-  for (int64_t d : dims)
-    kept[d] = 1;
-  Value keptGrad = reshapeTo(b, loc, grad, kept);
-  SmallVector<int64_t> identity(inShape.size());
-  std::iota(identity.begin(), identity.end(), 0);
-  auto type = RankedTensorType::get(inShape, tensorType(grad).getElementType());
-  return BroadcastOp::create(b, loc, type, keptGrad, identity);
-}
-
-/// Appends one null per operand: nothing flows back.
-LogicalResult noGradients(Operation *op, SmallVectorImpl<Value> &grads) {
-  grads.append(op->getNumOperands(), Value());
-  return success();
-}
-
-} // namespace
+using namespace vjp;
 
 //===----------------------------------------------------------------------===//
 // Unary elementwise

@@ -1,4 +1,5 @@
-// Gradient checks of every primitive derivative rule: for each op a small
+// Gradient checks of every primitive and composite derivative rule (except
+// the moe_* ops, which have none yet): for each op a small
 // f64 function loss = reduce_sum(op(p...) * r) goes through --llmc-autodiff,
 // @train_step and @loss are compiled for the CPU backend, and every gradient
 // is compared with central finite differences of @loss.
@@ -9,7 +10,9 @@
 // rounding error about ε·|loss|/h ≈ 1e-16·10/1e-5 = 1e-10, both far below
 // the tolerance, so a failure means a wrong rule rather than noise. Inputs of
 // piecewise ops (abs, max, min, reduce_max, the compare under select) are
-// kept further than h from their kinks.
+// kept further than h from their kinks. cross_entropy's result is f32 by
+// definition, so its differences use an f64 host reference of the loss
+// instead of @loss (its rule's own error is the f32 rounding of r, 6e-8).
 #include "codegen/BuildExecutable.h"
 #include "ir/Registration.h"
 #include "passes/Passes.h"
@@ -21,6 +24,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <random>
@@ -46,6 +50,10 @@ struct GradCase {
   Sign sign = Sign::Any;
   /// Moves inputs away from the kinks of piecewise ops.
   std::function<void(Values &)> adjust;
+  /// When set, the finite differences evaluate this f64 host reference of
+  /// @loss instead of running it: for ops whose result is f32 by definition
+  /// (cross_entropy), whose rounding would swamp the differences.
+  std::function<double(const Values &, const std::vector<double> &)> reference;
 };
 
 /// Names the case in test output instead of dumping its bytes.
@@ -90,6 +98,36 @@ void separate(Values &v) {
   for (size_t i = 0; i < v[0].size(); ++i)
     if (std::fabs(v[0][i] - v[1][i]) < 0.1)
       v[1][i] += v[1][i] > v[0][i] ? 0.2 : -0.2;
+}
+
+/// Cross-entropy of logits [N..., V] (flattened rows) against targets, with
+/// -100 ignored, reduced like the op, dotted with r: the host reference.
+double crossEntropyLoss(const std::vector<double> &logits,
+                        const std::vector<int> &targets, int64_t vocab,
+                        const char *reduction, const std::vector<double> &r) {
+  std::vector<double> losses(targets.size(), 0.0);
+  double counted = 0;
+  for (size_t n = 0; n < targets.size(); ++n) {
+    if (targets[n] == -100)
+      continue;
+    const double *row = &logits[n * vocab];
+    double max = *std::max_element(row, row + vocab), sum = 0;
+    for (int64_t v = 0; v < vocab; ++v)
+      sum += std::exp(row[v] - max);
+    losses[n] = max + std::log(sum) - row[targets[n]];
+    counted += 1;
+  }
+  double total = 0;
+  if (std::string(reduction) == "none") {
+    for (size_t n = 0; n < losses.size(); ++n)
+      total += losses[n] * r[n];
+    return total;
+  }
+  for (double l : losses)
+    total += l;
+  if (std::string(reduction) == "mean")
+    total /= std::max(counted, 1.0);
+  return total * r[0];
 }
 
 std::vector<GradCase> cases() {
@@ -333,9 +371,11 @@ TEST_P(AutodiffGradients, MatchFiniteDifferencesInF64) {
       Values plus = params, minus = params;
       plus[p][i] += kStep;
       minus[p][i] -= kStep;
-      double fd = (runOnce(*lossRun, c, plus, r, 0)[0] -
-                   runOnce(*lossRun, c, minus, r, 0)[0]) /
-                  (2 * kStep);
+      auto lossAt = [&](const Values &at) {
+        return c.reference ? c.reference(at, r)
+                           : runOnce(*lossRun, c, at, r, 0)[0];
+      };
+      double fd = (lossAt(plus) - lossAt(minus)) / (2 * kStep);
       maxDiff = std::max(maxDiff, std::fabs(grad[i] - fd));
       maxFd = std::max(maxFd, std::fabs(fd));
     }
@@ -346,8 +386,111 @@ TEST_P(AutodiffGradients, MatchFiniteDifferencesInF64) {
   }
 }
 
+/// The composite ops, each in f64 with integer operands as constants.
+std::vector<GradCase> compositeCases() {
+  std::vector<GradCase> all;
+  // Repeated ids accumulate; the out-of-range id 7 (a zero row) gets nothing.
+  all.push_back(
+      {"embedding",
+       {{5, 3}},
+       {2, 3, 3},
+       "  %i = llmc.constant dense<[[4, 0, 4], [2, 7, 1]]> : tensor<2x3xi32>\n"
+       "  %y = llmc.embedding %p0[%i] : (tensor<5x3xf64>, tensor<2x3xi32>) "
+       "-> tensor<2x3x3xf64>"});
+  auto elementwise = [&](const char *name, const std::string &op) {
+    all.push_back(
+        {name, {{3, 4}}, {3, 4}, "  %y = llmc." + op + " : tensor<3x4xf64>"});
+  };
+  elementwise("silu", "silu %p0");
+  elementwise("gelu_tanh", "gelu %p0 tanh");
+  elementwise("gelu_erf", "gelu %p0 erf");
+  all.push_back({"swiglu",
+                 {{3, 4}, {3, 4}},
+                 {3, 4},
+                 "  %y = llmc.swiglu %p0, %p1 : tensor<3x4xf64>"});
+  all.push_back({"softmax",
+                 {{2, 3, 4}},
+                 {2, 3, 4},
+                 "  %y = llmc.softmax %p0 dim 1 : tensor<2x3x4xf64>"});
+  all.push_back({"softmax_last",
+                 {{3, 5}},
+                 {3, 5},
+                 "  %y = llmc.softmax %p0 dim 1 : tensor<3x5xf64>"});
+  all.push_back({"layer_norm",
+                 {{2, 3, 6}, {6}, {6}},
+                 {2, 3, 6},
+                 "  %y = llmc.layer_norm %p0, %p1, %p2 epsilon 1.0e-05 : "
+                 "(tensor<2x3x6xf64>, tensor<6xf64>, tensor<6xf64>) -> "
+                 "tensor<2x3x6xf64>"});
+  all.push_back({"layer_norm_no_beta",
+                 {{4, 5}, {5}},
+                 {4, 5},
+                 "  %y = llmc.layer_norm %p0, %p1 epsilon 1.0e-05 : "
+                 "(tensor<4x5xf64>, tensor<5xf64>) -> tensor<4x5xf64>"});
+  all.push_back({"rms_norm",
+                 {{2, 3, 6}, {6}},
+                 {2, 3, 6},
+                 "  %y = llmc.rms_norm %p0, %p1 epsilon 1.0e-06 : "
+                 "(tensor<2x3x6xf64>, tensor<6xf64>) -> tensor<2x3x6xf64>"});
+  // The result is f32 by definition: the gradient is checked against the
+  // f64 host reference (the rule's own error is the f32 rounding of r,
+  // 6e-8 relative). Position [0, 2] is ignored.
+  auto crossEntropy = [&](const char *name, const char *reduction) {
+    bool none = std::string(reduction) == "none";
+    std::string body =
+        "  %t = llmc.constant dense<[[1, 4, -100], [0, 2, 3]]> : "
+        "tensor<2x3xi32>\n"
+        "  %c = llmc.cross_entropy %p0, %t ignore_index -100 reduction " +
+        std::string(reduction) + " : (tensor<2x3x5xf64>, tensor<2x3xi32>) -> " +
+        (none ? "tensor<2x3xf32>" : "tensor<f32>") + "\n";
+    if (none)
+      body += "  %y = llmc.cast %c : tensor<2x3xf32> -> tensor<2x3xf64>";
+    else
+      body += "  %w = llmc.cast %c : tensor<f32> -> tensor<f64>\n"
+              "  %y = llmc.reshape %w : tensor<f64> -> tensor<1xf64>";
+    GradCase c{name, {{2, 3, 5}}, none ? Shape{2, 3} : Shape{1}, body};
+    c.reference = [reduction](const Values &p, const std::vector<double> &r) {
+      return crossEntropyLoss(p[0], {1, 4, -100, 0, 2, 3}, 5, reduction, r);
+    };
+    all.push_back(c);
+  };
+  crossEntropy("cross_entropy_mean", "mean");
+  crossEntropy("cross_entropy_sum", "sum");
+  crossEntropy("cross_entropy_none", "none");
+  all.push_back({"rope",
+                 {{2, 3, 6}},
+                 {2, 3, 6},
+                 "  %y = llmc.rope %p0 theta 1.0e+04 : (tensor<2x3x6xf64>) -> "
+                 "tensor<2x3x6xf64>"});
+  all.push_back(
+      {"rope_positions",
+       {{2, 3, 4}},
+       {2, 3, 4},
+       "  %q = llmc.constant dense<[5, 2, 9]> : tensor<3xi32>\n"
+       "  %y = llmc.rope %p0 positions %q theta 1.0e+02 : (tensor<2x3x4xf64>, "
+       "tensor<3xi32>) -> tensor<2x3x4xf64>"});
+  auto attention = [&](const char *name, Shape q, Shape kv, const char *flags) {
+    all.push_back({name,
+                   {q, kv, kv},
+                   q,
+                   std::string("  %y = llmc.attention %p0, %p1, %p2") + flags +
+                       " : (" + typeOf(q) + ", " + typeOf(kv) + ", " +
+                       typeOf(kv) + ") -> " + typeOf(q)});
+  };
+  attention("attention", {1, 2, 3, 4}, {1, 2, 5, 4}, " scale 3.0e-01");
+  attention("attention_causal", {2, 2, 4, 3}, {2, 2, 4, 3}, " causal");
+  attention("attention_gqa", {1, 4, 3, 4}, {1, 2, 3, 4}, "");
+  attention("attention_gqa_causal", {1, 4, 3, 4}, {1, 2, 3, 4}, " causal");
+  return all;
+}
+
 INSTANTIATE_TEST_SUITE_P(Primitives, AutodiffGradients,
                          ::testing::ValuesIn(cases()),
+                         [](const ::testing::TestParamInfo<GradCase> &info) {
+                           return info.param.name;
+                         });
+INSTANTIATE_TEST_SUITE_P(Composites, AutodiffGradients,
+                         ::testing::ValuesIn(compositeCases()),
                          [](const ::testing::TestParamInfo<GradCase> &info) {
                            return info.param.name;
                          });

@@ -120,15 +120,54 @@ func.func @loss(%x: tensor<2x3xf32> {llmc.role = "parameter"}) -> tensor<f32> {
 
 // -----
 
+// A composite rule: layer_norm with bf16 data and f32 gamma/beta. The rule
+// computes in f32: it recomputes mean, the two-pass variance and rstd with
+// reductions, dγ = Σ_rows g·x̂ and dβ = Σ_rows g come out f32, and the dx
+// part is not built (x is data).
+// CHECK-LABEL: func.func @train_step
+// CHECK-SAME:    (%[[X:.+]]: tensor<2x8xbf16> {{.+}}, %[[GAMMA:.+]]: tensor<8xf32> {{.+}}, %[[BETA:.+]]: tensor<8xf32> {{.+}})
+// CHECK:         %[[DY:.+]] = llmc.cast %{{.+}} : tensor<2x8xf32> -> tensor<2x8xbf16>
+// CHECK-NEXT:    %[[XW:.+]] = llmc.cast %[[X]] : tensor<2x8xbf16> -> tensor<2x8xf32>
+// CHECK-NEXT:    %[[G:.+]] = llmc.cast %[[DY]] : tensor<2x8xbf16> -> tensor<2x8xf32>
+// CHECK-NEXT:    %[[SUM:.+]] = llmc.reduce_sum %[[XW]] dims [1] keep_dims
+// CHECK-NEXT:    %[[INV:.+]] = llmc.constant dense<1.250000e-01> : tensor<2x1xf32>
+// CHECK-NEXT:    %[[MEAN:.+]] = llmc.mul %[[SUM]], %[[INV]]
+// CHECK-NEXT:    %[[MEANB:.+]] = llmc.broadcast %[[MEAN]] dims [0, 1] : tensor<2x1xf32> -> tensor<2x8xf32>
+// CHECK-NEXT:    %[[SHIFT:.+]] = llmc.sub %[[XW]], %[[MEANB]]
+// CHECK-NEXT:    %[[SQ:.+]] = llmc.mul %[[SHIFT]], %[[SHIFT]]
+// CHECK-NEXT:    %[[SQS:.+]] = llmc.reduce_sum %[[SQ]] dims [1] keep_dims
+// CHECK-NEXT:    %[[INV2:.+]] = llmc.constant dense<1.250000e-01> : tensor<2x1xf32>
+// CHECK-NEXT:    %[[VAR:.+]] = llmc.mul %[[SQS]], %[[INV2]]
+// CHECK-NEXT:    %[[EPS:.+]] = llmc.constant dense<9.99999974E-6> : tensor<2x1xf32>
+// CHECK-NEXT:    %[[VE:.+]] = llmc.add %[[VAR]], %[[EPS]]
+// CHECK-NEXT:    %[[RSTD:.+]] = llmc.rsqrt %[[VE]] : tensor<2x1xf32>
+// CHECK-NEXT:    %[[RSTDB:.+]] = llmc.broadcast %[[RSTD]] dims [0, 1] : tensor<2x1xf32> -> tensor<2x8xf32>
+// CHECK-NEXT:    %[[XHAT:.+]] = llmc.mul %[[SHIFT]], %[[RSTDB]]
+// CHECK-NEXT:    %[[GX:.+]] = llmc.mul %[[G]], %[[XHAT]]
+// CHECK-NEXT:    %[[DGK:.+]] = llmc.reduce_sum %[[GX]] dims [0] keep_dims : tensor<2x8xf32> -> tensor<1x8xf32>
+// CHECK-NEXT:    %[[DGAMMA:.+]] = llmc.reshape %[[DGK]] : tensor<1x8xf32> -> tensor<8xf32>
+// CHECK-NEXT:    %[[DBK:.+]] = llmc.reduce_sum %[[G]] dims [0] keep_dims : tensor<2x8xf32> -> tensor<1x8xf32>
+// CHECK-NEXT:    %[[DBETA:.+]] = llmc.reshape %[[DBK]] : tensor<1x8xf32> -> tensor<8xf32>
+// CHECK-NEXT:    return %{{.+}}, %[[DGAMMA]], %[[DBETA]] : tensor<f32>, tensor<8xf32>, tensor<8xf32>
+func.func @loss(%x: tensor<2x8xbf16> {llmc.role = "input"},
+                %g: tensor<8xf32> {llmc.role = "parameter"},
+                %b: tensor<8xf32> {llmc.role = "parameter"}) -> tensor<f32> {
+  %y = llmc.layer_norm %x, %g, %b epsilon 1.0e-05
+      : (tensor<2x8xbf16>, tensor<8xf32>, tensor<8xf32>) -> tensor<2x8xbf16>
+  %c = llmc.cast %y : tensor<2x8xbf16> -> tensor<2x8xf32>
+  %r = llmc.reduce_sum %c dims [0, 1] : tensor<2x8xf32> -> tensor<f32>
+  return %r : tensor<f32>
+}
+
+// -----
+
 // An op without a derivative rule on the path from a parameter is an error
 // at the op, and the pass builds nothing.
-func.func @loss(%q: tensor<1x2x4x8xf32> {llmc.role = "parameter"},
-                %k: tensor<1x2x4x8xf32> {llmc.role = "input"},
-                %v: tensor<1x2x4x8xf32> {llmc.role = "input"}) -> tensor<f32> {
-  // expected-error @+1 {{no derivative rule for 'llmc.attention' yet (issue #5)}}
-  %o = llmc.attention %q, %k, %v causal
-      : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
-  %r = llmc.reduce_sum %o dims [0, 1, 2, 3] : tensor<1x2x4x8xf32> -> tensor<f32>
+func.func @loss(%x: tensor<8x4xf32> {llmc.role = "parameter"},
+                %e: tensor<8x2xi32> {llmc.role = "input"}) -> tensor<f32> {
+  // expected-error @+1 {{no derivative rule for 'llmc.moe_dispatch' yet (issue #5)}}
+  %b = llmc.moe_dispatch %x, %e : (tensor<8x4xf32>, tensor<8x2xi32>) -> tensor<4x4x4xf32>
+  %r = llmc.reduce_sum %b dims [0, 1, 2] : tensor<4x4x4xf32> -> tensor<f32>
   return %r : tensor<f32>
 }
 
@@ -136,16 +175,15 @@ func.func @loss(%q: tensor<1x2x4x8xf32> {llmc.role = "parameter"},
 
 // The same op off the path (it reads only inputs) needs no rule.
 // CHECK-LABEL: func.func @train_step
-// CHECK:         llmc.attention
-// CHECK-NOT:     llmc.attention
+// CHECK:         llmc.moe_dispatch
+// CHECK-NOT:     llmc.moe_dispatch
 // CHECK:         return
-func.func @loss(%w: tensor<1x2x4x8xf32> {llmc.role = "parameter"},
-                %q: tensor<1x2x4x8xf32> {llmc.role = "input"},
-                %k: tensor<1x2x4x8xf32> {llmc.role = "input"}) -> tensor<f32> {
-  %o = llmc.attention %q, %k, %k causal
-      : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
-  %p = llmc.mul %o, %w : tensor<1x2x4x8xf32>
-  %r = llmc.reduce_sum %p dims [0, 1, 2, 3] : tensor<1x2x4x8xf32> -> tensor<f32>
+func.func @loss(%w: tensor<4x4x4xf32> {llmc.role = "parameter"},
+                %x: tensor<8x4xf32> {llmc.role = "input"},
+                %e: tensor<8x2xi32> {llmc.role = "input"}) -> tensor<f32> {
+  %b = llmc.moe_dispatch %x, %e : (tensor<8x4xf32>, tensor<8x2xi32>) -> tensor<4x4x4xf32>
+  %p = llmc.mul %b, %w : tensor<4x4x4xf32>
+  %r = llmc.reduce_sum %p dims [0, 1, 2] : tensor<4x4x4xf32> -> tensor<f32>
   return %r : tensor<f32>
 }
 

@@ -1,0 +1,369 @@
+//===- VjpComposites.cpp - derivative rules of the composite ops ----------===//
+//
+// DifferentiableOpInterface::buildVjp for embedding, the activations, softmax,
+// the norms, cross_entropy and rope, written as closed forms in primitive
+// llmc ops (and llmc.softmax / llmc.rope themselves where the backward is one
+// of them). Attention is in VjpAttention.cpp. The rules compute in f32, or in
+// f64 when an operand is f64, as the kernels do, and cast each gradient back
+// to its operand's type. Checked by finite differences in f64 in
+// test/compiler/AutodiffTest.cpp.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ir/VjpHelpers.h"
+
+using namespace mlir;
+
+namespace llmc {
+using namespace vjp;
+
+namespace {
+
+/// `reduce_sum(value, dims, keep_dims)`.
+Value sumKeep(OpBuilder &b, Location loc, Value value, ArrayRef<int64_t> dims) {
+  SmallVector<int64_t> shape(tensorType(value).getShape());
+  for (int64_t d : dims)
+    shape[d] = 1;
+  auto type = RankedTensorType::get(shape, tensorType(value).getElementType());
+  return ReduceSumOp::create(b, loc, type, value, dims, /*keep_dims=*/true);
+}
+
+/// `mean(value, last dim)`, kept as size 1.
+Value rowMeanKeep(OpBuilder &b, Location loc, Value value) {
+  int64_t last = tensorType(value).getRank() - 1;
+  double inverse =
+      1.0 / static_cast<double>(tensorType(value).getShape()[last]);
+  return scale(b, loc, sumKeep(b, loc, value, {last}), inverse);
+}
+
+/// `mean(value, last dim)` broadcast back to `value`'s shape.
+Value rowMean(OpBuilder &b, Location loc, Value value) {
+  int64_t last = tensorType(value).getRank() - 1;
+  return expandTo(b, loc, rowMeanKeep(b, loc, value), {last}, value);
+}
+
+/// 0, 1, ..., rank - 2: the leading dimensions.
+SmallVector<int64_t> leadingDims(Value value) {
+  SmallVector<int64_t> dims(tensorType(value).getRank() - 1);
+  std::iota(dims.begin(), dims.end(), 0);
+  return dims;
+}
+
+/// An integer constant of `type` with every element `value`.
+Value splatInt(OpBuilder &b, Location loc, RankedTensorType type,
+               int64_t value) {
+  auto attr = DenseElementsAttr::get(
+      type, b.getIntegerAttr(type.getElementType(), value));
+  return ConstantOp::create(b, loc, type, cast<ElementsAttr>(attr));
+}
+
+/// sigmoid(x) = 1 / (1 + exp(-x)); exp(-x) = inf gives the correct 0.
+Value sigmoid(OpBuilder &b, Location loc, Value x) {
+  Value one = splat(b, loc, tensorType(x), 1.0);
+  Value e = ExpOp::create(b, loc, NegOp::create(b, loc, x));
+  return DivOp::create(b, loc, one, AddOp::create(b, loc, one, e));
+}
+
+/// d silu(x)/dx = s (1 + x (1 - s)) with s = sigmoid(x).
+Value siluSlope(OpBuilder &b, Location loc, Value x, Value s) {
+  Value one = splat(b, loc, tensorType(x), 1.0);
+  Value rest = MulOp::create(b, loc, x, SubOp::create(b, loc, one, s));
+  return MulOp::create(b, loc, s, AddOp::create(b, loc, one, rest));
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// embedding
+//===----------------------------------------------------------------------===//
+
+LogicalResult EmbeddingOp::buildVjp(OpBuilder &b, ValueRange resultGrads,
+                                    SmallVectorImpl<Value> &operandGrads) {
+  Value g = resultGrads[0];
+  if (!g)
+    return noGradients(*this, operandGrads);
+  // The cotangent rows are added into a zero table at their ids; repeated ids
+  // accumulate and out-of-range ids (zero rows forward) are skipped by
+  // scatter_add, so they get nothing.
+  Location loc = getLoc();
+  Value table = getTable();
+  operandGrads.push_back(ScatterAddOp::create(b, loc, table.getType(),
+                                              zerosLike(b, loc, table),
+                                              getIds(), g, /*dim=*/0));
+  operandGrads.push_back(Value());
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Activations
+//===----------------------------------------------------------------------===//
+
+LogicalResult SiluOp::buildVjp(OpBuilder &b, ValueRange resultGrads,
+                               SmallVectorImpl<Value> &operandGrads) {
+  Value g = resultGrads[0];
+  if (!g)
+    return noGradients(*this, operandGrads);
+  Location loc = getLoc();
+  Type ct = computeType(b, {getInput()});
+  Value x = castTo(b, loc, getInput(), ct);
+  Value slope = siluSlope(b, loc, x, sigmoid(b, loc, x));
+  Value dx = MulOp::create(b, loc, castTo(b, loc, g, ct), slope);
+  operandGrads.push_back(castLike(b, loc, dx, getInput()));
+  return success();
+}
+
+LogicalResult SwigluOp::buildVjp(OpBuilder &b, ValueRange resultGrads,
+                                 SmallVectorImpl<Value> &operandGrads) {
+  Value g = resultGrads[0];
+  if (!g)
+    return noGradients(*this, operandGrads);
+  // y = silu(gate) * up.
+  Location loc = getLoc();
+  Type ct = computeType(b, {getGate()});
+  Value gate = castTo(b, loc, getGate(), ct);
+  Value up = castTo(b, loc, getUp(), ct);
+  Value grad = castTo(b, loc, g, ct);
+  Value s = sigmoid(b, loc, gate);
+  Value silu = MulOp::create(b, loc, gate, s);
+  Value dGate = MulOp::create(b, loc, MulOp::create(b, loc, grad, up),
+                              siluSlope(b, loc, gate, s));
+  Value dUp = MulOp::create(b, loc, grad, silu);
+  operandGrads.push_back(castLike(b, loc, dGate, getGate()));
+  operandGrads.push_back(castLike(b, loc, dUp, getUp()));
+  return success();
+}
+
+LogicalResult GeluOp::buildVjp(OpBuilder &b, ValueRange resultGrads,
+                               SmallVectorImpl<Value> &operandGrads) {
+  Value g = resultGrads[0];
+  if (!g)
+    return noGradients(*this, operandGrads);
+  Location loc = getLoc();
+  Type ct = computeType(b, {getInput()});
+  Value x = castTo(b, loc, getInput(), ct);
+  RankedTensorType type = tensorType(x);
+  Value half = splat(b, loc, type, 0.5);
+  Value one = splat(b, loc, type, 1.0);
+  Value x2 = MulOp::create(b, loc, x, x);
+  Value slope;
+  if (getApproximation() == GeluApproximation::tanh) {
+    // y = 0.5 x (1 + t), t = tanh(u), u = c (x + 0.044715 x³):
+    // y' = 0.5 (1 + t) + 0.5 x (1 - t²) c (1 + 3·0.044715 x²).
+    const double kC = 0.79788456080286535588; // sqrt(2 / pi)
+    Value cubic = MulOp::create(b, loc, x2, splat(b, loc, type, 0.044715));
+    Value u = MulOp::create(
+        b, loc, splat(b, loc, type, kC),
+        MulOp::create(b, loc, x, AddOp::create(b, loc, one, cubic)));
+    Value t = TanhOp::create(b, loc, u);
+    Value du = MulOp::create(
+        b, loc, splat(b, loc, type, kC),
+        AddOp::create(
+            b, loc, one,
+            MulOp::create(b, loc, x2, splat(b, loc, type, 3 * 0.044715))));
+    Value sech2 = SubOp::create(b, loc, one, MulOp::create(b, loc, t, t));
+    Value left = MulOp::create(b, loc, half, AddOp::create(b, loc, one, t));
+    Value right = MulOp::create(b, loc, MulOp::create(b, loc, half, x),
+                                MulOp::create(b, loc, sech2, du));
+    slope = AddOp::create(b, loc, left, right);
+  } else {
+    // y = x Φ(x): y' = Φ(x) + x φ(x), φ(x) = exp(-x²/2) / sqrt(2π). There
+    // is no erf op, so Φ(x) = y / x is read off the forward result (it
+    // carries the result type's rounding); |x| < 1e-20 takes Φ(0) = 0.5.
+    const double kInvSqrt2Pi = 0.39894228040143267794; // 1 / sqrt(2 pi)
+    Value y = castTo(b, loc, getResult(), ct);
+    Value tiny = splat(b, loc, type, 1e-20);
+    Value small =
+        compare(b, loc, CompareDirection::lt, AbsOp::create(b, loc, x), tiny);
+    Value safeX = SelectOp::create(b, loc, type, small, one, x);
+    Value phiBig = DivOp::create(b, loc, y, safeX);
+    Value cdf = SelectOp::create(b, loc, type, small, half, phiBig);
+    Value density = MulOp::create(
+        b, loc, splat(b, loc, type, kInvSqrt2Pi),
+        ExpOp::create(b, loc,
+                      MulOp::create(b, loc, x2, splat(b, loc, type, -0.5))));
+    slope = AddOp::create(b, loc, cdf, MulOp::create(b, loc, x, density));
+  }
+  Value dx = MulOp::create(b, loc, castTo(b, loc, g, ct), slope);
+  operandGrads.push_back(castLike(b, loc, dx, getInput()));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// softmax and the norms
+//===----------------------------------------------------------------------===//
+
+LogicalResult SoftmaxOp::buildVjp(OpBuilder &b, ValueRange resultGrads,
+                                  SmallVectorImpl<Value> &operandGrads) {
+  Value g = resultGrads[0];
+  if (!g)
+    return noGradients(*this, operandGrads);
+  // dx = y (g - sum(g y, dim)), reusing the forward result.
+  Location loc = getLoc();
+  Type ct = computeType(b, {getInput()});
+  Value y = castTo(b, loc, getResult(), ct);
+  Value grad = castTo(b, loc, g, ct);
+  int64_t dim = getDim();
+  Value dot = sumKeep(b, loc, MulOp::create(b, loc, grad, y), {dim});
+  Value centered = SubOp::create(b, loc, grad, expandTo(b, loc, dot, {dim}, y));
+  Value dx = MulOp::create(b, loc, y, centered);
+  operandGrads.push_back(castLike(b, loc, dx, getInput()));
+  return success();
+}
+
+namespace {
+
+/// The shared part of layer_norm and rms_norm. With x̂ the normalized input
+/// (recomputed here, in the compute type) and r = rsqrt(var + eps):
+/// dγ = Σ_leading g x̂, dx̂ = g γ, and
+///   layer_norm: dx = r (dx̂ - mean(dx̂) - x̂ mean(dx̂ x̂))
+///   rms_norm:   dx = r (dx̂ - x̂ mean(dx̂ x̂)).
+LogicalResult normVjp(Operation *op, Value input, Value gamma, Value beta,
+                      double epsilon, bool centered, ValueRange resultGrads,
+                      SmallVectorImpl<Value> &operandGrads, OpBuilder &b) {
+  Value g = resultGrads[0];
+  if (!g)
+    return noGradients(op, operandGrads);
+  Location loc = op->getLoc();
+  Type ct = computeType(b, {input, gamma});
+  Value x = castTo(b, loc, input, ct);
+  Value grad = castTo(b, loc, g, ct);
+  RankedTensorType type = tensorType(x);
+  int64_t last = type.getRank() - 1;
+  // 1. Recompute x̂ and r, as the kernel does (two-pass variance).
+  Value shifted = centered ? SubOp::create(b, loc, x, rowMean(b, loc, x)) : x;
+  Value variance = rowMeanKeep(b, loc, MulOp::create(b, loc, shifted, shifted));
+  Value rstdRow = RsqrtOp::create(
+      b, loc,
+      AddOp::create(b, loc, variance,
+                    splat(b, loc, tensorType(variance), epsilon)));
+  Value rstd = expandTo(b, loc, rstdRow, {last}, x);
+  Value xhat = MulOp::create(b, loc, shifted, rstd);
+  // 2. dx.
+  Value gammaWide =
+      broadcastTo(b, loc, castTo(b, loc, gamma, ct), type.getShape(), {last});
+  Value dxhat = MulOp::create(b, loc, grad, gammaWide);
+  Value proj = MulOp::create(
+      b, loc, xhat, rowMean(b, loc, MulOp::create(b, loc, dxhat, xhat)));
+  Value inner = SubOp::create(b, loc, dxhat, proj);
+  if (centered)
+    inner = SubOp::create(b, loc, inner, rowMean(b, loc, dxhat));
+  operandGrads.push_back(
+      castLike(b, loc, MulOp::create(b, loc, rstd, inner), input));
+  // 3. dγ and dβ: sums over the leading dimensions.
+  SmallVector<int64_t> lead = leadingDims(x);
+  Value dGamma = sumTo(b, loc, MulOp::create(b, loc, grad, xhat), lead, gamma);
+  operandGrads.push_back(castLike(b, loc, dGamma, gamma));
+  if (beta)
+    operandGrads.push_back(
+        castLike(b, loc, sumTo(b, loc, grad, lead, beta), beta));
+  return success();
+}
+
+} // namespace
+
+LogicalResult LayerNormOp::buildVjp(OpBuilder &b, ValueRange resultGrads,
+                                    SmallVectorImpl<Value> &operandGrads) {
+  return normVjp(*this, getInput(), getGamma(), getBeta(),
+                 getEpsilon().convertToDouble(), /*centered=*/true, resultGrads,
+                 operandGrads, b);
+}
+
+LogicalResult RmsNormOp::buildVjp(OpBuilder &b, ValueRange resultGrads,
+                                  SmallVectorImpl<Value> &operandGrads) {
+  return normVjp(*this, getInput(), getGamma(), Value(),
+                 getEpsilon().convertToDouble(), /*centered=*/false,
+                 resultGrads, operandGrads, b);
+}
+
+//===----------------------------------------------------------------------===//
+// cross_entropy
+//===----------------------------------------------------------------------===//
+
+LogicalResult CrossEntropyOp::buildVjp(OpBuilder &b, ValueRange resultGrads,
+                                       SmallVectorImpl<Value> &operandGrads) {
+  Value g = resultGrads[0];
+  if (!g)
+    return noGradients(*this, operandGrads);
+  // dlogits = (softmax(logits) - onehot(targets)) * w, where w per position
+  // is g (none) or the broadcast scalar g (sum) or g / max(count, 1) (mean),
+  // and 0 at ignored positions.
+  Location loc = getLoc();
+  Value logitsIn = getLogits(), targets = getTargets();
+  Type ct = computeType(b, {logitsIn});
+  Value logits = castTo(b, loc, logitsIn, ct);
+  RankedTensorType type = tensorType(logits);
+  RankedTensorType targetType = tensorType(targets);
+  int64_t last = type.getRank() - 1;
+  SmallVector<int64_t> lead = leadingDims(logits);
+  // 1. onehot(targets) = (iota along V == broadcast(targets)).
+  auto wideIds =
+      RankedTensorType::get(type.getShape(), targetType.getElementType());
+  Value classes = IotaOp::create(b, loc, wideIds, last);
+  Value wideTargets = broadcastTo(b, loc, targets, type.getShape(), lead);
+  Value onehot = maskToFloat(
+      b, loc, compare(b, loc, CompareDirection::eq, classes, wideTargets), ct);
+  // 2. The per-position weight, 0 where ignored.
+  auto positionType = RankedTensorType::get(targetType.getShape(), ct);
+  Value counted = splat(b, loc, positionType, 1.0);
+  if (std::optional<int64_t> ignore = getIgnoreIndex()) {
+    Value ignored = splatInt(b, loc, targetType, *ignore);
+    counted = maskToFloat(
+        b, loc, compare(b, loc, CompareDirection::ne, targets, ignored), ct);
+  }
+  Value grad = castTo(b, loc, g, ct);
+  Value weight;
+  if (getReduction() == LossReduction::none) {
+    weight = MulOp::create(b, loc, grad, counted);
+  } else {
+    if (getReduction() == LossReduction::mean) {
+      SmallVector<int64_t> all(targetType.getRank());
+      std::iota(all.begin(), all.end(), 0);
+      auto scalar = RankedTensorType::get({}, ct);
+      Value count = ReduceSumOp::create(b, loc, scalar, counted, all,
+                                        /*keep_dims=*/false);
+      // A mean over no counted position is 0 forward: any finite divisor.
+      count = MaxOp::create(b, loc, count, splat(b, loc, scalar, 1.0));
+      grad = DivOp::create(b, loc, grad, count);
+    }
+    weight = MulOp::create(
+        b, loc, broadcastTo(b, loc, grad, targetType.getShape(), {}), counted);
+  }
+  // 3. The softmax, recomputed.
+  Value probs =
+      SoftmaxOp::create(b, loc, type, logits, b.getI64IntegerAttr(last));
+  Value diff = SubOp::create(b, loc, probs, onehot);
+  Value dLogits = MulOp::create(
+      b, loc, diff, broadcastTo(b, loc, weight, type.getShape(), lead));
+  operandGrads.push_back(castLike(b, loc, dLogits, logitsIn));
+  operandGrads.push_back(Value());
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// rope
+//===----------------------------------------------------------------------===//
+
+LogicalResult RopeOp::buildVjp(OpBuilder &b, ValueRange resultGrads,
+                               SmallVectorImpl<Value> &operandGrads) {
+  Value g = resultGrads[0];
+  if (!g)
+    return noGradients(*this, operandGrads);
+  // The rotation is orthogonal, so its transpose is its inverse: the
+  // rotation by the negated angle, that is rope with negated positions
+  // (cos is even and sin odd, so the table entries match exactly).
+  Location loc = getLoc();
+  Value positions = getPositions();
+  if (!positions) {
+    int64_t seq = getType().getShape()[getType().getRank() - 2];
+    positions =
+        IotaOp::create(b, loc, RankedTensorType::get({seq}, b.getI32Type()), 0);
+  }
+  Value negated = NegOp::create(b, loc, positions);
+  operandGrads.push_back(
+      RopeOp::create(b, loc, getInput().getType(), g, negated, getThetaAttr()));
+  if (getPositions())
+    operandGrads.push_back(Value());
+  return success();
+}
+
+} // namespace llmc
