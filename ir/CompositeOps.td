@@ -237,7 +237,8 @@ def Llmc_CrossEntropyOp : Llmc_CompositeOp<"cross_entropy", [
 }
 
 def Llmc_MoeTopKOp : Llmc_CompositeOp<"moe_topk", [
-    DeclareOpInterfaceMethods<Llmc_CostOpInterface, ["getFlops"]>]> {
+    DeclareOpInterfaceMethods<Llmc_CostOpInterface, ["getFlops"]>,
+    DeclareOpInterfaceMethods<Llmc_DifferentiableOpInterface>]> {
   let summary = "route each token to its k best experts";
   let description = [{
     For router logits `[N, E]`, returns the softmax probabilities of the `k`
@@ -260,7 +261,8 @@ def Llmc_MoeTopKOp : Llmc_CompositeOp<"moe_topk", [
 }
 
 def Llmc_MoeDispatchOp : Llmc_CompositeOp<"moe_dispatch", [
-    DeclareOpInterfaceMethods<Llmc_CostOpInterface, ["getFlops"]>]> {
+    DeclareOpInterfaceMethods<Llmc_CostOpInterface, ["getFlops"]>,
+    DeclareOpInterfaceMethods<Llmc_DifferentiableOpInterface>]> {
   let summary = "gather tokens into per-expert buffers of fixed capacity";
   let description = [{
     Tokens `[N, D]` routed by `indices` `[N, k]` are copied into a result
@@ -283,7 +285,8 @@ def Llmc_MoeDispatchOp : Llmc_CompositeOp<"moe_dispatch", [
 }
 
 def Llmc_MoeCombineOp : Llmc_CompositeOp<"moe_combine", [
-    DeclareOpInterfaceMethods<Llmc_CostOpInterface, ["getFlops"]>]> {
+    DeclareOpInterfaceMethods<Llmc_CostOpInterface, ["getFlops"]>,
+    DeclareOpInterfaceMethods<Llmc_DifferentiableOpInterface>]> {
   let summary = "weighted sum of expert outputs back into token order";
   let description = [{
     The inverse of `llmc.moe_dispatch` with the same `indices`:

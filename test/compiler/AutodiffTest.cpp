@@ -1,5 +1,5 @@
-// Gradient checks of every primitive and composite derivative rule (except
-// the moe_* ops, which have none yet): for each op a small
+// Gradient checks of every primitive and composite derivative rule: for
+// each op a small
 // f64 function loss = reduce_sum(op(p...) * r) goes through --llmc-autodiff,
 // @train_step and @loss are compiled for the CPU backend, and every gradient
 // is compared with central finite differences of @loss.
@@ -481,6 +481,34 @@ std::vector<GradCase> compositeCases() {
   attention("attention_causal", {2, 2, 4, 3}, {2, 2, 4, 3}, " causal");
   attention("attention_gqa", {1, 4, 3, 4}, {1, 2, 3, 4}, "");
   attention("attention_gqa_causal", {1, 4, 3, 4}, {1, 2, 3, 4}, " causal");
+  // Mixture of experts. The routing [[0, 1], [1, 2], [0, 1], [0, 2]] over 3
+  // experts of capacity 2 drops the pairs (2, 0) and (2, 1): they must get
+  // no gradient. Top-k with random logits never sees a tie within h.
+  const char *routing = "  %e = llmc.constant dense<[[0, 1], [1, 2], [0, 1], "
+                        "[0, 2]]> : tensor<4x2xi32>\n";
+  all.push_back({"moe_topk",
+                 {{4, 5}},
+                 {4, 2},
+                 "  %y, %e = llmc.moe_topk %p0 k 2 : tensor<4x5xf64> -> "
+                 "tensor<4x2xf64>, tensor<4x2xi32>"});
+  all.push_back({"moe_topk_normalize",
+                 {{4, 5}},
+                 {4, 3},
+                 "  %y, %e = llmc.moe_topk %p0 k 3 normalize : tensor<4x5xf64> "
+                 "-> tensor<4x3xf64>, tensor<4x3xi32>"});
+  all.push_back({"moe_dispatch",
+                 {{4, 3}},
+                 {3, 2, 3},
+                 std::string(routing) +
+                     "  %y = llmc.moe_dispatch %p0, %e : (tensor<4x3xf64>, "
+                     "tensor<4x2xi32>) -> tensor<3x2x3xf64>"});
+  all.push_back({"moe_combine",
+                 {{3, 2, 3}, {4, 2}},
+                 {4, 3},
+                 std::string(routing) +
+                     "  %y = llmc.moe_combine %p0, %p1, %e : "
+                     "(tensor<3x2x3xf64>, tensor<4x2xf64>, tensor<4x2xi32>) "
+                     "-> tensor<4x3xf64>"});
   return all;
 }
 
