@@ -2,7 +2,8 @@
 //
 // Small op-building helpers used by the buildVjp implementations of the
 // primitive (VjpPrimitives.cpp) and composite (VjpComposites.cpp,
-// VjpAttention.cpp) ops. Internal to ir/: every op takes the given location.
+// VjpAttention.cpp, VjpMoe.cpp) ops. Internal to ir/: every op takes the given
+// location.
 //
 //===----------------------------------------------------------------------===//
 
