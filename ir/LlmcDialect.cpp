@@ -120,7 +120,10 @@ Operation *LlmcDialect::materializeConstant(OpBuilder &builder,
 // Argument attributes: llmc.name, llmc.role, llmc.init
 //===----------------------------------------------------------------------===//
 
-static constexpr llvm::StringLiteral kRoles[] = {"parameter", "input"};
+// optimizer_state: the AdamW moments that --llmc-optimizer adds to
+// @train_step; like parameters, they persist from step to step.
+static constexpr llvm::StringLiteral kRoles[] = {"parameter", "input",
+                                                 "optimizer_state"};
 static constexpr llvm::StringLiteral kInitKinds[] = {"normal", "uniform",
                                                      "zeros", "ones"};
 
@@ -141,8 +144,8 @@ LogicalResult LlmcDialect::verifyRegionArgAttribute(Operation *op, unsigned,
   if (name == "llmc.role") {
     auto value = dyn_cast<StringAttr>(attr.getValue());
     if (!value || !llvm::is_contained(kRoles, value.getValue()))
-      return error() << "expected llmc.role to be \"parameter\" or "
-                        "\"input\", got "
+      return error() << "expected llmc.role to be \"parameter\", "
+                        "\"input\" or \"optimizer_state\", got "
                      << attr.getValue();
     return success();
   }

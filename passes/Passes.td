@@ -55,6 +55,61 @@ def AutodiffPass : Pass<"llmc-autodiff", "mlir::ModuleOp"> {
   let dependentDialects = ["::llmc::LlmcDialect", "::mlir::func::FuncDialect"];
 }
 
+def OptimizerPass : Pass<"llmc-optimizer", "mlir::ModuleOp"> {
+  let summary = "Append an AdamW update with global-norm clipping to @train_step";
+  let description = [{
+    Rewrites `@train_step(params..., inputs...) -> (loss, grads...)`, as built
+    by `--llmc-autodiff`, in place into one full training step. It appends,
+    after the existing arguments, `optimizer.m.<name>` and
+    `optimizer.v.<name>` for every parameter in turn (same type, `llmc.role =
+    "optimizer_state"`), then `optimizer.step` (the 1-based step `t`) and
+    `optimizer.lr` (the learning rate of this step, computed by the host-side
+    schedule), both rank-0 f32 inputs. It returns the loss, the global L2
+    norm of the gradients before clipping, the new parameters and the new
+    state (m, v per parameter, in the order of the state arguments):
+
+    ```
+    clip = min(1, grad-clip / (norm + 1e-6))      (1 when grad-clip <= 0)
+    g = g * clip
+    m = b1 m + (1 - b1) g         v = b2 v + (1 - b2) g^2
+    p = p - lr (m / (1 - b1^t) / (sqrt(v / (1 - b2^t)) + eps) + wd p)
+    ```
+    Weight decay applies to parameters of rank >= 2 whose name does not
+    contain `wte`, `wpe` or `embed_tokens`, or to all with `decay-all`.
+    Parameters must be f32. Microbatch accumulation and the schedule live in
+    the training loop (docs/optimizer.md).
+
+    ```mlir
+    func.func @train_step(%w: tensor<3xf32> {llmc.name = "w", llmc.role = "parameter"}, ...)
+        -> (tensor<f32>, tensor<3xf32>)
+    ```
+    becomes
+    ```mlir
+    func.func @train_step(%w: ..., ...,
+        %m: tensor<3xf32> {llmc.name = "optimizer.m.w", llmc.role = "optimizer_state"},
+        %v: tensor<3xf32> {llmc.name = "optimizer.v.w", llmc.role = "optimizer_state"},
+        %t: tensor<f32> {llmc.name = "optimizer.step", llmc.role = "input"},
+        %lr: tensor<f32> {llmc.name = "optimizer.lr", llmc.role = "input"})
+        -> (tensor<f32>, tensor<f32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>)
+    ```
+  }];
+  let options = [
+    Option<"beta1", "beta1", "double", /*default=*/"0.9",
+           "Decay rate of the first moment">,
+    Option<"beta2", "beta2", "double", /*default=*/"0.95",
+           "Decay rate of the second moment">,
+    Option<"epsilon", "epsilon", "double", /*default=*/"1e-8",
+           "Added to sqrt(v) in the denominator">,
+    Option<"weightDecay", "weight-decay", "double", /*default=*/"0.1",
+           "Decoupled weight decay, scaled by the learning rate">,
+    Option<"gradClip", "grad-clip", "double", /*default=*/"1.0",
+           "Maximum global L2 norm of the gradients (<= 0: no clipping)">,
+    Option<"decayAll", "decay-all", "bool", /*default=*/"false",
+           "Decay every parameter, also biases, norms and embeddings">,
+  ];
+  let dependentDialects = ["::llmc::LlmcDialect", "::mlir::func::FuncDialect"];
+}
+
 def PrintCostPass : Pass<"llmc-print-cost", "mlir::ModuleOp"> {
   let summary = "Report the flops and bytes of every op and of each function";
   let description = [{

@@ -14,7 +14,7 @@ func.func @name_not_string(%w: tensor<4xf32> {llmc.name = 3}) {
 
 // -----
 
-// expected-error @+1 {{'func.func' op argument #1: expected llmc.role to be "parameter" or "input", got "weights"}}
+// expected-error @+1 {{'func.func' op argument #1: expected llmc.role to be "parameter", "input" or "optimizer_state", got "weights"}}
 func.func @bad_role(%a: tensor<4xf32>, %w: tensor<4xf32> {llmc.role = "weights"}) {
   return
 }

@@ -11,3 +11,12 @@ func.func @loss(%w: tensor<8x4xf32> {llmc.name = "transformer.wte.weight", llmc.
                 %t: tensor<2xi32> {llmc.name = "tokens", llmc.role = "input"}) {
   return
 }
+
+// -----
+
+// The AdamW moments that --llmc-optimizer adds are optimizer state.
+// CHECK-LABEL: func.func @train_step
+// CHECK-SAME:    {llmc.name = "optimizer.m.w", llmc.role = "optimizer_state"}
+func.func @train_step(%m: tensor<4xf32> {llmc.name = "optimizer.m.w", llmc.role = "optimizer_state"}) {
+  return
+}

@@ -1,0 +1,281 @@
+//===- Optimizer.cpp - append AdamW and gradient clipping to @train_step --===//
+//
+// The second step of the training pipeline (DESIGN.md), after autodiff:
+// rewrites @train_step(params..., inputs...) -> (loss, grads...) in place so
+// that it takes the AdamW state, the step count and the learning rate, and
+// returns the loss, the gradient norm, the new parameters and the new state.
+// See docs/optimizer.md.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ir/LlmcOps.h"
+#include "passes/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+
+#include <cmath>
+
+namespace llmc {
+#define GEN_PASS_DEF_OPTIMIZERPASS
+#include "passes/Passes.h.inc"
+} // namespace llmc
+
+using namespace mlir;
+
+namespace {
+
+constexpr llvm::StringLiteral kFunction = "train_step";
+/// Added to the norm before dividing, so that an all-zero gradient gives a
+/// finite clip factor (min(1, c / 1e-6) = 1).
+constexpr double kNormEpsilon = 1e-6;
+
+/// Substrings of the names of embedding tables, which get no weight decay.
+constexpr llvm::StringLiteral kEmbeddingNames[] = {"wte", "wpe",
+                                                   "embed_tokens"};
+
+/// Builds the update with scalars of type tensor<f32> and f32 tensors of the
+/// parameters' shapes. Binary ops need equal types, so scalars are broadcast
+/// (a rank-0 operand with no dims names no result dimension: all are new).
+struct Builder {
+  OpBuilder &b;
+  Location loc;
+
+  Value scalar(double value) { return splat(scalarType(), value); }
+  RankedTensorType scalarType() {
+    return RankedTensorType::get({}, b.getF32Type());
+  }
+  Value splat(RankedTensorType type, double value) {
+    auto attr =
+        DenseElementsAttr::get(type, b.getFloatAttr(b.getF32Type(), value));
+    return llmc::ConstantOp::create(b, loc, type, cast<ElementsAttr>(attr));
+  }
+  Value broadcast(Value scalar, RankedTensorType type) {
+    if (type.getRank() == 0)
+      return scalar;
+    return llmc::BroadcastOp::create(b, loc, type, scalar, ArrayRef<int64_t>{});
+  }
+  Value add(Value x, Value y) { return llmc::AddOp::create(b, loc, x, y); }
+  Value sub(Value x, Value y) { return llmc::SubOp::create(b, loc, x, y); }
+  Value mul(Value x, Value y) { return llmc::MulOp::create(b, loc, x, y); }
+  Value div(Value x, Value y) { return llmc::DivOp::create(b, loc, x, y); }
+  /// sum(x * x) over every dimension, as a rank-0 tensor.
+  Value sumOfSquares(Value x) {
+    Value squares = mul(x, x);
+    auto type = cast<RankedTensorType>(x.getType());
+    if (type.getRank() == 0)
+      return squares;
+    auto all = llvm::to_vector(llvm::seq<int64_t>(0, type.getRank()));
+    return llmc::ReduceSumOp::create(b, loc, scalarType(), squares, all,
+                                     /*keep_dims=*/false);
+  }
+  /// 1 - beta^t, with beta^t = exp(t·log(beta)) and log(beta) a constant.
+  Value biasCorrection(double beta, Value t) {
+    Value logBeta = scalar(std::log(beta));
+    Value power = llmc::ExpOp::create(b, loc, mul(t, logBeta));
+    Value one = scalar(1.0);
+    return sub(one, power);
+  }
+};
+
+struct OptimizerPass : public llmc::impl::OptimizerPassBase<OptimizerPass> {
+  using Base::Base;
+
+  void runOnOperation() override;
+
+private:
+  bool decays(func::FuncOp step, BlockArgument param) const;
+};
+
+std::string nameOf(func::FuncOp step, unsigned index) {
+  auto name = step.getArgAttrOfType<StringAttr>(index, "llmc.name");
+  // The same fallback as codegen uses for unnamed arguments.
+  return name ? name.getValue().str() : "arg" + std::to_string(index);
+}
+
+bool OptimizerPass::decays(func::FuncOp step, BlockArgument param) const {
+  if (decayAll)
+    return true;
+  // Biases and norm weights (rank < 2) and embedding tables are not decayed:
+  // decaying them pulls the model toward zero without regularizing it.
+  if (cast<RankedTensorType>(param.getType()).getRank() < 2)
+    return false;
+  std::string name = nameOf(step, param.getArgNumber());
+  return llvm::none_of(kEmbeddingNames, [&](llvm::StringLiteral embedding) {
+    return StringRef(name).contains(embedding);
+  });
+}
+
+void OptimizerPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  MLIRContext *context = &getContext();
+  auto step = module.lookupSymbol<func::FuncOp>(kFunction);
+  if (!step) {
+    module.emitError() << "expected a function @" << kFunction
+                       << " to add the optimizer to, found none; run "
+                          "--llmc-autodiff first";
+    return signalPassFailure();
+  }
+  if (!llvm::hasSingleElement(step.getBody())) {
+    step.emitError() << "expected @" << kFunction
+                     << " to have one block, found "
+                     << step.getBody().getBlocks().size();
+    return signalPassFailure();
+  }
+
+  // 1. Parameters, as --llmc-autodiff found them; the signature must be the
+  // one it builds: (loss, one gradient per parameter).
+  Block &body = step.getBody().front();
+  Type f32 = Float32Type::get(context);
+  SmallVector<BlockArgument> params;
+  bool failed = false;
+  for (BlockArgument arg : body.getArguments()) {
+    auto role =
+        step.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "llmc.role");
+    if (role && role.getValue() == "optimizer_state") {
+      step.emitError() << "@" << kFunction
+                       << " already has optimizer state (argument #"
+                       << arg.getArgNumber() << "); run --llmc-optimizer once";
+      return signalPassFailure();
+    }
+    if (!role || role.getValue() != "parameter" ||
+        !isa<FloatType>(getElementTypeOrSelf(arg.getType())))
+      continue;
+    if (getElementTypeOrSelf(arg.getType()) != f32) {
+      step.emitError() << "expected f32 parameters, got " << arg.getType()
+                       << " for '" << nameOf(step, arg.getArgNumber())
+                       << "'; low-precision parameters with f32 master "
+                          "weights are issue #6";
+      failed = true;
+    }
+    params.push_back(arg);
+  }
+  if (failed)
+    return signalPassFailure();
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  auto lossType = ret.getNumOperands() > 0
+                      ? dyn_cast<RankedTensorType>(ret.getOperand(0).getType())
+                      : RankedTensorType();
+  bool shaped = lossType && lossType.getRank() == 0 &&
+                ret.getNumOperands() == params.size() + 1;
+  for (auto [param, grad] :
+       llvm::zip(params, ret.getOperands().drop_front(shaped ? 1 : 0)))
+    shaped = shaped && grad.getType() == param.getType();
+  if (!shaped) {
+    step.emitError() << "expected @" << kFunction
+                     << " to return a rank-0 loss and one gradient per "
+                        "parameter ("
+                     << params.size() << "), found "
+                     << step.getFunctionType().getResults();
+    return signalPassFailure();
+  }
+
+  // 2. New arguments: m and v per parameter, then the step and the rate.
+  unsigned end = step.getNumArguments();
+  SmallVector<unsigned> indices;
+  SmallVector<Type> types;
+  SmallVector<DictionaryAttr> attrs;
+  SmallVector<Location> locs;
+  auto append = [&](Type type, const std::string &name, StringRef role,
+                    Location loc) {
+    indices.push_back(end);
+    types.push_back(type);
+    NamedAttribute named[] = {
+        NamedAttribute(StringAttr::get(context, "llmc.name"),
+                       StringAttr::get(context, name)),
+        NamedAttribute(StringAttr::get(context, "llmc.role"),
+                       StringAttr::get(context, role))};
+    attrs.push_back(DictionaryAttr::get(context, named));
+    locs.push_back(loc);
+  };
+  // The state is interleaved (m, v per parameter) in the arguments and in
+  // the results alike, so a training loop feeds results back in order.
+  for (BlockArgument param : params)
+    for (const char *moment : {"m", "v"})
+      append(param.getType(),
+             std::string("optimizer.") + moment + "." +
+                 nameOf(step, param.getArgNumber()),
+             "optimizer_state", param.getLoc());
+  auto scalarType = RankedTensorType::get({}, f32);
+  append(scalarType, "optimizer.step", "input", step.getLoc());
+  append(scalarType, "optimizer.lr", "input", step.getLoc());
+  if (llvm::failed(step.insertArguments(indices, types, attrs, locs))) {
+    step.emitError() << "cannot add the optimizer arguments";
+    return signalPassFailure();
+  }
+  size_t n = params.size();
+  auto stateArg = [&](size_t index) { return body.getArgument(end + index); };
+  Value t = body.getArgument(end + 2 * n);
+  Value lr = body.getArgument(end + 2 * n + 1);
+
+  // 3. The global norm and the clip factor, before any update.
+  OpBuilder ob(ret);
+  Builder b{ob, ret.getLoc()};
+  SmallVector<Value> grads(ret.getOperands().drop_front());
+  // Every op is built in its own statement: C++ leaves the order of
+  // argument evaluation open, and the IR must not depend on the compiler.
+  Value sumsq = b.scalar(0.0);
+  for (Value grad : grads) {
+    Value squares = b.sumOfSquares(grad);
+    sumsq = b.add(sumsq, squares);
+  }
+  Value norm = llmc::SqrtOp::create(ob, b.loc, sumsq);
+  Value clip;
+  if (gradClip > 0) {
+    Value maxNorm = b.scalar(gradClip);
+    Value tiny = b.scalar(kNormEpsilon);
+    Value ratio = b.div(maxNorm, b.add(norm, tiny));
+    Value one = b.scalar(1.0);
+    clip = llmc::MinOp::create(ob, b.loc, one, ratio);
+  }
+  Value correction1 = b.biasCorrection(beta1, t);
+  Value correction2 = b.biasCorrection(beta2, t);
+
+  // 4. AdamW per parameter, in the parameter's location so that a dump
+  // names the model part.
+  SmallVector<Value> newParams, newState;
+  for (auto [i, param] : llvm::enumerate(params)) {
+    Builder pb{ob, param.getLoc()};
+    auto type = cast<RankedTensorType>(param.getType());
+    Value g = grads[i];
+    if (clip) {
+      Value wideClip = pb.broadcast(clip, type);
+      g = pb.mul(g, wideClip);
+    }
+    Value b1 = pb.splat(type, beta1);
+    Value mOld = pb.mul(b1, stateArg(2 * i));
+    Value a1 = pb.splat(type, 1.0 - beta1);
+    Value m = pb.add(mOld, pb.mul(a1, g));
+    Value b2 = pb.splat(type, beta2);
+    Value vOld = pb.mul(b2, stateArg(2 * i + 1));
+    Value a2 = pb.splat(type, 1.0 - beta2);
+    Value gg = pb.mul(g, g);
+    Value v = pb.add(vOld, pb.mul(a2, gg));
+    Value mhat = pb.div(m, pb.broadcast(correction1, type));
+    Value vhat = pb.div(v, pb.broadcast(correction2, type));
+    Value root = llmc::SqrtOp::create(ob, pb.loc, vhat);
+    Value eps = pb.splat(type, epsilon);
+    Value update = pb.div(mhat, pb.add(root, eps));
+    if (weightDecay != 0 && decays(step, param)) {
+      Value wd = pb.splat(type, weightDecay);
+      update = pb.add(update, pb.mul(wd, param));
+    }
+    Value rate = pb.broadcast(lr, type);
+    newParams.push_back(pb.sub(param, pb.mul(rate, update)));
+    newState.push_back(m);
+    newState.push_back(v);
+  }
+
+  // 5. Return loss, norm, the parameters, the state (m, v per parameter).
+  SmallVector<Value> results = {ret.getOperand(0), norm};
+  llvm::append_range(results, newParams);
+  llvm::append_range(results, newState);
+  func::ReturnOp::create(ob, ret.getLoc(), results);
+  ret.erase();
+  step.setFunctionType(FunctionType::get(context, step.getArgumentTypes(),
+                                         ValueRange(results).getTypes()));
+  step.removeResAttrsAttr();
+}
+
+} // namespace
