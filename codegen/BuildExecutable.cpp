@@ -293,6 +293,15 @@ LogicalResult Lowering::lowerOp(Operation *op) {
         pinned[slot] = true;
         return success();
       })
+      .Case([&](LrScheduleOp l) {
+        addCommand(op, K::LrSchedule,
+                   {{static_cast<int64_t>(l.getKind()),
+                     static_cast<int64_t>(l.getWarmup()),
+                     static_cast<int64_t>(l.getTotal())},
+                    {l.getPeak().convertToDouble(),
+                     l.getMinimum().convertToDouble()}});
+        return success();
+      })
       .Case([&](LayerNormOp n) {
         addCommand(op, K::LayerNorm, {{}, {n.getEpsilon().convertToDouble()}});
         return success();
@@ -408,9 +417,10 @@ LogicalResult Lowering::run() {
     auto name = function.getArgAttrOfType<StringAttr>(i, "llmc.name");
     auto role = function.getArgAttrOfType<StringAttr>(i, "llmc.role");
     info.name = name ? name.getValue().str() : "arg" + std::to_string(i);
-    info.role = role && role.getValue() == "parameter"
-                    ? rt::ArgumentRole::Parameter
-                    : rt::ArgumentRole::Input;
+    info.role = !role                                 ? rt::ArgumentRole::Input
+                : role.getValue() == "parameter"       ? rt::ArgumentRole::Parameter
+                : role.getValue() == "optimizer_state" ? rt::ArgumentRole::OptimizerState
+                                                       : rt::ArgumentRole::Input;
     info.value = *slot;
     info.init =
         initSpec(function.getArgAttrOfType<DictionaryAttr>(i, "llmc.init"));
@@ -419,12 +429,20 @@ LogicalResult Lowering::run() {
   // 2. Ops.
   for (Operation &op : function.getBody().front()) {
     if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+      // Outputs are named by their llmc.name result attribute (the passes
+      // name "loss", "grad.<param>", the new parameters and state); else
+      // the single result of @loss is "loss" and others "output<i>".
       bool named = ret.getNumOperands() == 1 && function.getSymName() == "loss";
       for (auto [i, operand] : llvm::enumerate(ret.getOperands())) {
         int32_t slot = slotOf(operand);
         pinned[storage[slot]] = true;
+        auto name = function.getResultAttrOfType<StringAttr>(
+            static_cast<unsigned>(i), "llmc.name");
         exe.outputs.push_back(rt::OutputInfo{
-            named ? "loss" : "output" + std::to_string(i), slot});
+            name    ? name.getValue().str()
+            : named ? "loss"
+                    : "output" + std::to_string(i),
+            slot});
       }
       continue;
     }
@@ -449,6 +467,7 @@ FailureOr<rt::Executable> buildExecutable(ModuleOp module,
   rt::Executable exe;
   exe.producer = "llmc " LLMC_VERSION_STRING;
   exe.source = options.source;
+  exe.name = options.function;
   Lowering lowering(function, exe);
   if (failed(lowering.run()))
     return failure();

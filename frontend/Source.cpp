@@ -84,7 +84,10 @@ void warnAboutPendingFields(MLIRContext &context,
     llvm::interleave(
         entry.second, [&](const std::string &key) { warning << key; },
         [&] { warning << ", "; });
-    warning << " (issue " << entry.first << ")";
+    if (StringRef(entry.first).starts_with("#"))
+      warning << " (issue " << entry.first << ")";
+    else
+      warning << " (" << entry.first << ")";
   }
 }
 
@@ -94,7 +97,45 @@ OwningOpRef<ModuleOp> traceModel(MLIRContext &context,
   return llmc::buildLossModule(context, model, batchSize, seqLen);
 }
 
+/// Traces a parsed run description. With microbatches M, @loss is traced
+/// for one microbatch (batch / M sequences): llmc-autodiff stacks M of them.
+llmc::LoadedSource fromRunDescription(llmc::ParseOutcome outcome,
+                                      MLIRContext &context,
+                                      const llmc::SourceOptions &options) {
+  llmc::LoadedSource loaded;
+  if (failed(llmc::reportConfigDiagnostics(context, outcome.diagnostics)) ||
+      !outcome.ok())
+    return loaded;
+  llmc::RunDescription &run = *outcome.description;
+  if (options.warnPending)
+    warnAboutPendingFields(context, run);
+  if (options.batchSize)
+    run.train.batchSize = options.batchSize;
+  if (options.seqLen)
+    run.train.seqLen = options.seqLen;
+  int64_t micro = run.train.microbatches;
+  if (run.train.batchSize % micro != 0) {
+    emitError(FileLineColLoc::get(&context, run.path, 0, 0))
+        << "expected the batch size " << run.train.batchSize
+        << " to be a multiple of microbatches " << micro
+        << "; pass a --batch-size that " << micro << " divides";
+    return loaded;
+  }
+  loaded.module = traceModel(context, run.model, run.train.batchSize / micro,
+                             run.train.seqLen);
+  loaded.description = std::move(run);
+  return loaded;
+}
+
 } // namespace
+
+llmc::LoadedSource llmc::loadRunDescriptionText(llvm::StringRef text,
+                                                llvm::StringRef name,
+                                                MLIRContext &context,
+                                                const SourceOptions &options) {
+  return fromRunDescription(parseRunDescriptionText(text.str(), name.str()),
+                            context, options);
+}
 
 llmc::LoadedSource llmc::loadSource(llvm::StringRef path, MLIRContext &context,
                                     llvm::SourceMgr &sourceMgr,
@@ -114,20 +155,9 @@ llmc::LoadedSource llmc::loadSource(llvm::StringRef path, MLIRContext &context,
     loaded.module = parseSourceFile<ModuleOp>(sourceMgr, &context);
     return loaded;
   }
-  case SourceKind::RunDescription: {
-    ParseOutcome outcome = parseRunDescription(path.str());
-    if (failed(reportConfigDiagnostics(context, outcome.diagnostics)) ||
-        !outcome.ok())
-      return loaded;
-    RunDescription &run = *outcome.description;
-    if (options.warnPending)
-      warnAboutPendingFields(context, run);
-    int64_t batch = options.batchSize ? options.batchSize : run.train.batchSize;
-    int64_t seq = options.seqLen ? options.seqLen : run.train.seqLen;
-    loaded.module = traceModel(context, run.model, batch, seq);
-    loaded.description = std::move(run);
-    return loaded;
-  }
+  case SourceKind::RunDescription:
+    return fromRunDescription(parseRunDescription(path.str()), context,
+                              options);
   case SourceKind::HuggingFaceConfig: {
     HfOutcome outcome = parseHuggingFaceConfig(path.str());
     if (failed(reportConfigDiagnostics(context, outcome.diagnostics)) ||

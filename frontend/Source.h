@@ -33,7 +33,9 @@ SourceKind classifySource(llvm::StringRef path);
 
 /// Batch shape for inputs that do not carry one (a Hugging Face config.json
 /// has no [train] section). Zero keeps the default: 8 sequences of
-/// min(64, max_positions) tokens for .json; the [train] values for .toml.
+/// min(64, max_positions) tokens for .json; the [train] values for .toml
+/// (which override them in the returned description too). With [train]
+/// microbatches M, @loss is traced for batch / M sequences.
 struct SourceOptions {
   int64_t batchSize = 0;
   int64_t seqLen = 0;
@@ -56,6 +58,13 @@ struct LoadedSource {
 LoadedSource loadSource(llvm::StringRef path, mlir::MLIRContext &context,
                         llvm::SourceMgr &sourceMgr,
                         const SourceOptions &options = {});
+
+/// Loads a run description given as TOML text (the built-in default run of
+/// `llmc train`); `name` stands for its path in messages and relative paths
+/// start from name's directory.
+LoadedSource loadRunDescriptionText(llvm::StringRef text, llvm::StringRef name,
+                                    mlir::MLIRContext &context,
+                                    const SourceOptions &options = {});
 
 /// Reports parser diagnostics through MLIR's diagnostic engine, at
 /// FileLineColLoc locations. Returns failure if any is an error.

@@ -180,3 +180,24 @@ LogicalResult MoeCombineOp::verify() {
                          << result.getDimSize(1);
   return success();
 }
+
+LogicalResult LrScheduleOp::verify() {
+  if (failed(expectRank(*this, "step", tensorType(getStep()).getRank(), 0)) ||
+      failed(expectType(*this, "result", getType(), getStep().getType())))
+    return failure();
+  double peak = getPeak().convertToDouble();
+  double minimum = getMinimum().convertToDouble();
+  if (!(peak > 0.0))
+    return emitOpError() << "expected a positive peak rate, got " << peak;
+  if (!(minimum >= 0.0 && minimum <= peak))
+    return emitOpError() << "expected min in [0, peak " << peak << "], got "
+                         << minimum;
+  int64_t warmup = static_cast<int64_t>(getWarmup());
+  int64_t total = static_cast<int64_t>(getTotal());
+  if (total < 1)
+    return emitOpError() << "expected total >= 1 step, got " << total;
+  if (warmup < 0 || warmup >= total)
+    return emitOpError() << "expected warmup in [0, total " << total
+                         << "), got " << warmup;
+  return success();
+}

@@ -307,4 +307,48 @@ def Llmc_MoeCombineOp : Llmc_CompositeOp<"moe_combine", [
   let hasVerifier = 1;
 }
 
+def Llmc_LrScheduleOp : Llmc_CompositeOp<"lr_schedule", [
+    AllTypesMatch<["step", "result"]>,
+    DeclareOpInterfaceMethods<Llmc_CostOpInterface, ["getFlops"]>]> {
+  let summary = "the learning rate of a training step";
+  let description = [{
+    The learning rate of the 1-based step `t` (a rank-0 f32): a linear
+    warmup from `peak / warmup` to `peak` over the first `warmup` steps,
+    then a decay to `min` at step `total`, held after it:
+    ```
+    t <= warmup:  lr = peak * t / warmup
+    otherwise:    p  = clamp((t - warmup) / (total - warmup), 0, 1)
+                  cosine:   lr = min + (peak - min) * (1 + cos(pi p)) / 2
+                  linear:   lr = peak - (peak - min) * p
+                  constant: lr = peak
+    ```
+    The optimizer pass computes the rate inside the program with it, so that
+    a program and its step counter are all a training loop needs. It has no
+    derivative rule: a step count never depends on a parameter.
+    ```mlir
+    %lr = llmc.lr_schedule %t cosine peak 6.0e-04 min 6.0e-05 warmup 100 total 5000 : tensor<f32>
+    ```
+  }];
+  let arguments = (ins Llmc_FloatTensor:$step,
+                       Llmc_LrScheduleKindAttr:$kind, F64Attr:$peak,
+                       F64Attr:$minimum, I64Attr:$warmup, I64Attr:$total);
+  let results = (outs Llmc_FloatTensor:$result);
+  let assemblyFormat = [{
+    $step $kind `peak` $peak `min` $minimum `warmup` $warmup `total` $total
+    attr-dict `:` type($step)
+  }];
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$step, "::llmc::LrScheduleKind":$kind,
+                   "double":$peak, "double":$minimum, "int64_t":$warmup,
+                   "int64_t":$total), [{
+      build($_builder, $_state, step.getType(), step,
+            ::llmc::LrScheduleKindAttr::get($_builder.getContext(), kind),
+            $_builder.getF64FloatAttr(peak), $_builder.getF64FloatAttr(minimum),
+            $_builder.getI64IntegerAttr(warmup),
+            $_builder.getI64IntegerAttr(total));
+    }]>,
+  ];
+  let hasVerifier = 1;
+}
+
 #endif // LLMC_COMPOSITE_OPS_TD

@@ -124,3 +124,8 @@ double MoeCombineOp::getFlops() {
   return 2.0 * numElements(getWeights()) *
          static_cast<double>(getType().getDimSize(1));
 }
+
+double LrScheduleOp::getFlops() {
+  // A handful of scalar operations and one cosine.
+  return 10.0;
+}

@@ -27,4 +27,11 @@ def Llmc_LossReductionAttr : I32EnumAttr<"LossReduction",
   let cppNamespace = "::llmc";
 }
 
+def Llmc_LrScheduleKindAttr : I32EnumAttr<"LrScheduleKind",
+    "how the learning rate decays after the warmup", [
+      I32EnumAttrCase<"cosine", 0>, I32EnumAttrCase<"linear", 1>,
+      I32EnumAttrCase<"constant", 2>]> {
+  let cppNamespace = "::llmc";
+}
+
 #endif // LLMC_ENUMS_TD

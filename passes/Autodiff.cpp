@@ -3,7 +3,9 @@
 // The first step of the training pipeline (DESIGN.md): copies @loss into
 // @train_step and appends the backward program, asking each op's
 // DifferentiableOpInterface for its vector-Jacobian product (the rules of
-// the primitives are in ir/VjpPrimitives.cpp). See docs/autodiff.md.
+// the primitives are in ir/VjpPrimitives.cpp). With microbatches = M it
+// copies the forward and backward program M times, one per microbatch, and
+// averages (gradient accumulation). See docs/autodiff.md.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +15,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/RegionUtils.h"
@@ -39,9 +42,9 @@ Value zerosOf(OpBuilder &b, Location loc, Type type) {
   return llmc::ConstantOp::create(b, loc, tensor, cast<ElementsAttr>(attr));
 }
 
-/// Records every op a VJP rule creates, so that the ones whose results end
-/// up unused (a rule computes all operand gradients, some of which flow
-/// into inputs) can be erased: gradients nobody uses are not computed.
+/// Records every op the pass creates, so that the ones whose results end up
+/// unused (a rule computes all operand gradients, some of which flow into
+/// inputs) can be erased: gradients nobody uses are not computed.
 struct CreatedOps : public OpBuilder::Listener {
   void notifyOperationInserted(Operation *op, OpBuilder::InsertPoint) override {
     ops.push_back(op);
@@ -55,76 +58,74 @@ struct AutodiffPass : public llmc::impl::AutodiffPassBase<AutodiffPass> {
   void runOnOperation() override;
 
 private:
-  LogicalResult differentiate(func::FuncOp step);
+  LogicalResult buildStep(func::FuncOp loss, func::FuncOp step);
 };
 
-/// Builds the backward program at the end of `step` (a copy of @loss) and
-/// makes it return the loss and the parameter gradients.
-LogicalResult AutodiffPass::differentiate(func::FuncOp step) {
-  Block &body = step.getBody().front();
-  auto ret = cast<func::ReturnOp>(body.getTerminator());
-  Value loss = ret.getOperand(0);
+std::string argumentName(func::FuncOp function, unsigned index) {
+  auto name = function.getArgAttrOfType<StringAttr>(index, "llmc.name");
+  // The same fallback as codegen uses for unnamed arguments.
+  return name ? name.getValue().str() : "arg" + std::to_string(index);
+}
 
-  // 1. Parameters: float arguments with llmc.role = "parameter".
-  SmallVector<BlockArgument> params;
-  for (BlockArgument arg : body.getArguments()) {
-    auto role =
-        step.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "llmc.role");
-    if (role && role.getValue() == "parameter" && isFloatTensor(arg))
-      params.push_back(arg);
-  }
+bool hasRole(func::FuncOp function, unsigned index, StringRef wanted) {
+  auto role = function.getArgAttrOfType<StringAttr>(index, "llmc.role");
+  return role && role.getValue() == wanted;
+}
 
-  // 2. Active values: float values that depend on a parameter and that the
+/// Appends the backward program of `ops` (a forward program, in order,
+/// ending in `loss`) at `b`'s insertion point, seeding d(loss) = `seed`, and
+/// sets `grads` to the gradient of each of `params` (null where the loss
+/// does not depend on it). Every op the rules build is added to `created`.
+LogicalResult backward(OpBuilder &b, ArrayRef<Operation *> ops, Value loss,
+                       double seed, ArrayRef<Value> params,
+                       SmallVector<Value> &grads) {
+  // 1. Active values: float values that depend on a parameter and that the
   // loss depends on. Only these get cotangents.
   DenseSet<Value> fromParam(params.begin(), params.end());
-  for (Operation &op : body.without_terminator())
-    if (llvm::any_of(op.getOperands(),
+  for (Operation *op : ops)
+    if (llvm::any_of(op->getOperands(),
                      [&](Value v) { return fromParam.contains(v); }))
-      for (Value result : op.getResults())
+      for (Value result : op->getResults())
         if (isFloatTensor(result))
           fromParam.insert(result);
   DenseSet<Value> toLoss = {loss};
   SmallVector<Operation *> activeOps;
-  for (Operation &op : llvm::reverse(body.without_terminator())) {
-    if (!llvm::any_of(op.getResults(), [&](Value v) {
+  for (Operation *op : llvm::reverse(ops)) {
+    if (!llvm::any_of(op->getResults(), [&](Value v) {
           return toLoss.contains(v) && fromParam.contains(v);
         }))
       continue;
-    activeOps.push_back(&op);
-    for (Value operand : op.getOperands())
+    activeOps.push_back(op);
+    for (Value operand : op->getOperands())
       toLoss.insert(operand);
   }
   auto isActive = [&](Value v) {
     return fromParam.contains(v) && toLoss.contains(v) && isFloatTensor(v);
   };
 
-  // 3. Every op on a path needs a rule; report all that lack one.
+  // 2. Every op on a path needs a rule; report all that lack one.
   bool missing = false;
   for (Operation *op : activeOps)
     if (!isa<llmc::DifferentiableOpInterface>(op)) {
-      op->emitError() << "no derivative rule for '" << op->getName()
-                      << "' yet (issue #5)";
+      op->emitError() << "no derivative rule for '" << op->getName() << "'";
       missing = true;
     }
   if (missing)
     return failure();
 
-  // 4. Reverse sweep, seeding d(loss) = 1.
-  CreatedOps created;
-  OpBuilder b(ret);
-  b.setListener(&created);
-  DenseMap<Value, Value> grads;
+  // 3. Reverse sweep from the seed.
+  DenseMap<Value, Value> cotangents;
   if (isActive(loss)) {
     auto type = cast<RankedTensorType>(loss.getType());
-    auto one = DenseElementsAttr::get(
-        type, b.getFloatAttr(type.getElementType(), 1.0));
-    grads[loss] = llmc::ConstantOp::create(b, ret.getLoc(), type,
-                                           cast<ElementsAttr>(one));
+    auto attr = DenseElementsAttr::get(
+        type, b.getFloatAttr(type.getElementType(), seed));
+    cotangents[loss] = llmc::ConstantOp::create(b, loss.getLoc(), type,
+                                                cast<ElementsAttr>(attr));
   }
   for (Operation *op : activeOps) {
     SmallVector<Value> resultGrads;
     for (Value result : op->getResults())
-      resultGrads.push_back(grads.lookup(result));
+      resultGrads.push_back(cotangents.lookup(result));
     if (llvm::all_of(resultGrads, [](Value g) { return !g; }))
       continue;
     auto rule = cast<llmc::DifferentiableOpInterface>(op);
@@ -143,29 +144,109 @@ LogicalResult AutodiffPass::differentiate(func::FuncOp step) {
         return op->emitError()
                << "derivative rule produced " << grad.getType()
                << " for operand " << index << " of type " << operand.getType();
-      Value &sum = grads[operand];
+      Value &sum = cotangents[operand];
       sum = sum ? llmc::AddOp::create(b, op->getLoc(), sum, grad).getResult()
                 : grad;
     }
   }
+  grads.clear();
+  for (Value param : params)
+    grads.push_back(cotangents.lookup(param));
+  return success();
+}
 
-  // 5. Return the loss and one gradient per parameter (zeros for one the
-  // loss does not depend on).
+/// Fills the empty function `step` (the signature of @loss with inputs M
+/// times as large) with M copies of the forward program of @loss, each on its
+/// microbatch and each followed by its backward program, and returns the mean
+/// loss and the mean gradients. Copy i's activations are dead once its
+/// backward has run, so a liveness-based buffer plan reuses them for copy i+1.
+LogicalResult AutodiffPass::buildStep(func::FuncOp loss, func::FuncOp step) {
+  Block &source = loss.getBody().front();
+  auto ret = cast<func::ReturnOp>(source.getTerminator());
+  Block *entry = step.addEntryBlock();
+  for (auto [from, to] :
+       llvm::zip(source.getArguments(), entry->getArguments()))
+    to.setLoc(from.getLoc());
+  CreatedOps created;
+  OpBuilder b = OpBuilder::atBlockEnd(entry);
+  b.setListener(&created);
+
+  SmallVector<Value> params;
+  for (BlockArgument arg : entry->getArguments())
+    if (hasRole(step, arg.getArgNumber(), "parameter") && isFloatTensor(arg))
+      params.push_back(arg);
+
+  int64_t count = microbatches;
+  Value lossSum;
+  SmallVector<Value> gradSums(params.size());
+  for (int64_t i = 0; i < count; ++i) {
+    IRMapping mapping;
+    for (auto [from, to] :
+         llvm::zip(source.getArguments(), entry->getArguments())) {
+      if (count == 1 || !hasRole(loss, from.getArgNumber(), "input")) {
+        mapping.map(from, to);
+        continue;
+      }
+      // Microbatch i of an input: rows [i*b, (i+1)*b) of dimension 0.
+      auto type = cast<RankedTensorType>(from.getType());
+      SmallVector<int64_t> starts(type.getRank(), 0);
+      SmallVector<int64_t> limits(type.getShape());
+      starts[0] = i * type.getDimSize(0);
+      limits[0] = starts[0] + type.getDimSize(0);
+      Value slice = llmc::SliceOp::create(b, from.getLoc(), type, to, starts,
+                                          limits, DenseI64ArrayAttr());
+      mapping.map(from, slice);
+    }
+    SmallVector<Operation *> forward;
+    for (Operation &op : source.without_terminator())
+      forward.push_back(b.clone(op, mapping));
+    Value microLoss = mapping.lookup(ret.getOperand(0));
+    SmallVector<Value> grads;
+    // The mean over microbatches: each backward is seeded with 1/M.
+    if (failed(backward(b, forward, microLoss, 1.0 / count, params, grads)))
+      return failure();
+    lossSum = lossSum ? llmc::AddOp::create(b, ret.getLoc(), lossSum, microLoss)
+                            .getResult()
+                      : microLoss;
+    for (auto [sum, grad] : llvm::zip(gradSums, grads))
+      if (grad)
+        sum = sum ? llmc::AddOp::create(b, grad.getLoc(), sum, grad).getResult()
+                  : grad;
+  }
+
+  // Return the mean loss and one gradient per parameter (zeros for one the
+  // loss does not depend on), named for codegen's output table.
   b.setListener(nullptr);
-  SmallVector<Value> results = {loss};
-  for (BlockArgument param : params) {
-    Value grad = grads.lookup(param);
+  Value meanLoss = lossSum;
+  if (count > 1) {
+    auto type = cast<RankedTensorType>(lossSum.getType());
+    auto attr = DenseElementsAttr::get(
+        type, b.getFloatAttr(type.getElementType(), 1.0 / count));
+    Value scale = llmc::ConstantOp::create(b, ret.getLoc(), type,
+                                           cast<ElementsAttr>(attr));
+    meanLoss = llmc::MulOp::create(b, ret.getLoc(), lossSum, scale);
+  }
+  SmallVector<Value> results = {meanLoss};
+  for (auto [param, grad] : llvm::zip(params, gradSums))
     results.push_back(grad ? grad
                            : zerosOf(b, param.getLoc(), param.getType()));
-  }
   func::ReturnOp::create(b, ret.getLoc(), results);
-  ret.erase();
   step.setFunctionType(FunctionType::get(step.getContext(),
                                          step.getArgumentTypes(),
                                          ValueRange(results).getTypes()));
-  step.removeResAttrsAttr();
+  MLIRContext *context = step.getContext();
+  auto nameAttr = [&](const std::string &name) {
+    return DictionaryAttr::get(
+        context, {NamedAttribute(StringAttr::get(context, "llmc.name"),
+                                 StringAttr::get(context, name))});
+  };
+  SmallVector<Attribute> resultAttrs = {nameAttr("loss")};
+  for (Value param : params)
+    resultAttrs.push_back(nameAttr(
+        "grad." + argumentName(step, cast<BlockArgument>(param).getArgNumber())));
+  step.setAllResultAttrs(resultAttrs);
 
-  // 6. Erase what the rules built but nothing uses (gradients of inputs).
+  // Erase what the rules built but nothing uses (gradients of inputs).
   for (Operation *op : llvm::reverse(created.ops))
     if (op->use_empty() && isPure(op))
       op->erase();
@@ -201,11 +282,38 @@ void AutodiffPass::runOnOperation() {
                      << type.getResults();
     return signalPassFailure();
   }
+  if (microbatches < 1) {
+    loss.emitError() << "expected microbatches >= 1, got " << microbatches;
+    return signalPassFailure();
+  }
 
-  func::FuncOp step = loss.clone();
-  step.setSymName(result);
-  module.getBody()->getOperations().insertAfter(loss->getIterator(), step);
-  if (failed(differentiate(step))) {
+  // The step takes every input M times as large (M microbatches stacked
+  // along dimension 0); the other arguments as they are.
+  SmallVector<Type> inputs;
+  for (auto [index, argType] : llvm::enumerate(type.getInputs())) {
+    if (microbatches == 1 || !hasRole(loss, index, "input")) {
+      inputs.push_back(argType);
+      continue;
+    }
+    auto tensor = cast<RankedTensorType>(argType);
+    if (tensor.getRank() == 0) {
+      loss.emitError() << "cannot split input '" << argumentName(loss, index)
+                       << "' into " << microbatches
+                       << " microbatches: it has rank 0; inputs are split "
+                          "along dimension 0";
+      return signalPassFailure();
+    }
+    SmallVector<int64_t> shape(tensor.getShape());
+    shape[0] *= microbatches;
+    inputs.push_back(tensor.clone(shape));
+  }
+  OpBuilder builder(module.getContext());
+  builder.setInsertionPointAfter(loss);
+  auto step = func::FuncOp::create(builder, loss.getLoc(), result,
+                                   builder.getFunctionType(inputs, {}));
+  if (ArrayAttr argAttrs = loss.getAllArgAttrs())
+    step.setAllArgAttrs(argAttrs);
+  if (failed(buildStep(loss, step))) {
     step.erase();
     return signalPassFailure();
   }

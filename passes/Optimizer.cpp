@@ -2,8 +2,9 @@
 //
 // The second step of the training pipeline (DESIGN.md), after autodiff:
 // rewrites @train_step(params..., inputs...) -> (loss, grads...) in place so
-// that it takes the AdamW state, the step count and the learning rate, and
-// returns the loss, the gradient norm, the new parameters and the new state.
+// that it takes the AdamW state and the step count, and returns the loss,
+// the gradient norm, the learning rate of the step (from llmc.lr_schedule),
+// the new parameters and the new state.
 // See docs/optimizer.md.
 //
 //===----------------------------------------------------------------------===//
@@ -16,6 +17,7 @@
 #include "mlir/IR/BuiltinOps.h"
 
 #include <cmath>
+#include <optional>
 
 namespace llmc {
 #define GEN_PASS_DEF_OPTIMIZERPASS
@@ -199,7 +201,6 @@ void OptimizerPass::runOnOperation() {
              "optimizer_state", param.getLoc());
   auto scalarType = RankedTensorType::get({}, f32);
   append(scalarType, "optimizer.step", "input", step.getLoc());
-  append(scalarType, "optimizer.lr", "input", step.getLoc());
   if (llvm::failed(step.insertArguments(indices, types, attrs, locs))) {
     step.emitError() << "cannot add the optimizer arguments";
     return signalPassFailure();
@@ -207,7 +208,6 @@ void OptimizerPass::runOnOperation() {
   size_t n = params.size();
   auto stateArg = [&](size_t index) { return body.getArgument(end + index); };
   Value t = body.getArgument(end + 2 * n);
-  Value lr = body.getArgument(end + 2 * n + 1);
 
   // 3. The global norm and the clip factor, before any update.
   OpBuilder ob(ret);
@@ -229,6 +229,27 @@ void OptimizerPass::runOnOperation() {
     Value one = b.scalar(1.0);
     clip = llmc::MinOp::create(ob, b.loc, one, ratio);
   }
+  std::optional<llmc::LrScheduleKind> kind =
+      llmc::symbolizeLrScheduleKind(schedule);
+  if (!kind) {
+    step.emitError() << "unknown learning-rate schedule '" << schedule
+                     << "'; expected cosine, linear or constant";
+    return signalPassFailure();
+  }
+  if (!(learningRate > 0) || minLearningRate < 0 ||
+      minLearningRate > learningRate || totalSteps < 1 || warmupSteps < 0 ||
+      warmupSteps >= totalSteps) {
+    step.emitError() << "invalid learning-rate schedule: learning-rate "
+                     << learningRate << ", min-learning-rate "
+                     << minLearningRate << ", warmup-steps " << warmupSteps
+                     << ", total-steps " << totalSteps
+                     << "; expected 0 <= min <= rate, rate > 0 and 0 <= "
+                        "warmup < total";
+    return signalPassFailure();
+  }
+  Value lr = llmc::LrScheduleOp::create(ob, b.loc, t, *kind, learningRate,
+                                        minLearningRate, warmupSteps,
+                                        totalSteps);
   Value correction1 = b.biasCorrection(beta1, t);
   Value correction2 = b.biasCorrection(beta2, t);
 
@@ -267,15 +288,28 @@ void OptimizerPass::runOnOperation() {
     newState.push_back(v);
   }
 
-  // 5. Return loss, norm, the parameters, the state (m, v per parameter).
-  SmallVector<Value> results = {ret.getOperand(0), norm};
+  // 5. Return loss, norm, rate, the parameters, the state (m, v per
+  // parameter). A result is named like the argument it replaces, so that a
+  // training loop feeds each output back into the argument of that name.
+  SmallVector<Value> results = {ret.getOperand(0), norm, lr};
   llvm::append_range(results, newParams);
   llvm::append_range(results, newState);
   func::ReturnOp::create(ob, ret.getLoc(), results);
   ret.erase();
   step.setFunctionType(FunctionType::get(context, step.getArgumentTypes(),
                                          ValueRange(results).getTypes()));
-  step.removeResAttrsAttr();
+  auto nameAttr = [&](const std::string &name) {
+    return DictionaryAttr::get(
+        context, {NamedAttribute(StringAttr::get(context, "llmc.name"),
+                                 StringAttr::get(context, name))});
+  };
+  SmallVector<Attribute> resultAttrs = {nameAttr("loss"),
+                                        nameAttr("grad_norm"), nameAttr("lr")};
+  for (BlockArgument param : params)
+    resultAttrs.push_back(nameAttr(nameOf(step, param.getArgNumber())));
+  for (size_t i = 0; i < 2 * n; ++i)
+    resultAttrs.push_back(nameAttr(nameOf(step, end + i)));
+  step.setAllResultAttrs(resultAttrs);
 }
 
 } // namespace

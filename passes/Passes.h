@@ -7,6 +7,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace llmc {
 
@@ -16,12 +17,38 @@ namespace llmc {
 #define GEN_PASS_REGISTRATION
 #include "passes/Passes.h.inc"
 
-/// Options of the default compile pipeline. Later stages (autodiff,
-/// precision, sharding, ...) add their fields here.
+/// The optimizer of a training run (the run description's [train]).
+struct OptimizerSettings {
+  double learningRate = 3e-4;
+  double minLearningRate = 0.0;
+  int64_t warmupSteps = 0;
+  int64_t totalSteps = 100;
+  std::string schedule = "cosine"; ///< cosine, linear, constant
+  double weightDecay = 0.1;
+  double beta1 = 0.9;
+  double beta2 = 0.95;
+  double epsilon = 1e-8;
+  double gradClip = 1.0;
+};
+
+/// Options of the default compile pipeline. Later stages (precision,
+/// sharding, ...) add their fields here.
 struct CompilePipelineOptions {
+  /// Build the training step (autodiff, optimizer); false compiles only the
+  /// forward program @loss (e.g. a .mlir file without parameters).
+  bool training = true;
+  /// Gradient accumulation: microbatches per step (llmc-autodiff).
+  int64_t microbatches = 1;
+  OptimizerSettings optimizer;
+  /// Stop after the first pass whose argument is this (e.g. "llmc-autodiff");
+  /// empty runs the whole pipeline. See compilePipelineStages().
+  std::string stopAfter;
   /// Print the cost report of every function after the last step.
   bool printCost = false;
 };
+
+/// The pass arguments of the pipeline, in order, as `--emit` names them.
+std::vector<std::string> compilePipelineStages(bool training);
 
 /// Builds the default pipeline of DESIGN.md in order (see Pipelines.cpp for
 /// which steps exist today).

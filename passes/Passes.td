@@ -23,7 +23,16 @@ def AutodiffPass : Pass<"llmc-autodiff", "mlir::ModuleOp"> {
     value used twice gets the sum of its cotangents (tied weights), and a
     parameter the loss does not depend on gets zeros. An op on such a path
     without a derivative rule is an error at the op. With no parameters,
-    `@train_step` returns only the loss.
+    `@train_step` returns only the loss. Results are named (`llmc.name`
+    result attributes) `loss` and `grad.<parameter name>`.
+
+    Gradient accumulation: with `microbatches=M` every `llmc.role = "input"`
+    argument of `@train_step` is M times as large along dimension 0 (M
+    microbatches of the batch @loss was traced for, stacked). The step slices
+    microbatch i, runs a copy of the forward program on it and then its
+    backward program, for i = 0 ... M-1 in that order, and returns the mean of
+    the M losses and of the M gradients. Only one microbatch's activations
+    are live at a time, which is the point of accumulating.
 
     ```mlir
     func.func @loss(%w: tensor<3xf32> {llmc.role = "parameter"},
@@ -51,6 +60,8 @@ def AutodiffPass : Pass<"llmc-autodiff", "mlir::ModuleOp"> {
            "The function to differentiate">,
     Option<"result", "result", "std::string", /*default=*/"\"train_step\"",
            "The name of the function to build">,
+    Option<"microbatches", "microbatches", "int64_t", /*default=*/"1",
+           "Microbatches per step (gradient accumulation)">,
   ];
   let dependentDialects = ["::llmc::LlmcDialect", "::mlir::func::FuncDialect"];
 }
@@ -62,11 +73,14 @@ def OptimizerPass : Pass<"llmc-optimizer", "mlir::ModuleOp"> {
     by `--llmc-autodiff`, in place into one full training step. It appends,
     after the existing arguments, `optimizer.m.<name>` and
     `optimizer.v.<name>` for every parameter in turn (same type, `llmc.role =
-    "optimizer_state"`), then `optimizer.step` (the 1-based step `t`) and
-    `optimizer.lr` (the learning rate of this step, computed by the host-side
-    schedule), both rank-0 f32 inputs. It returns the loss, the global L2
-    norm of the gradients before clipping, the new parameters and the new
-    state (m, v per parameter, in the order of the state arguments):
+    "optimizer_state"`), then `optimizer.step` (the 1-based step `t`, a
+    rank-0 f32 input). The learning rate of step `t` is computed in the
+    program by `llmc.lr_schedule` from the schedule options. It returns,
+    named by `llmc.name` result attributes, `loss`, `grad_norm` (the global L2
+    norm of the gradients before clipping), `lr`, the new parameters (named
+    like the parameters) and the new state (named like the state arguments,
+    m and v per parameter), so a training loop feeds each output back into
+    the argument of the same name:
 
     ```
     clip = min(1, grad-clip / (norm + 1e-6))      (1 when grad-clip <= 0)
@@ -76,8 +90,8 @@ def OptimizerPass : Pass<"llmc-optimizer", "mlir::ModuleOp"> {
     ```
     Weight decay applies to parameters of rank >= 2 whose name does not
     contain `wte`, `wpe` or `embed_tokens`, or to all with `decay-all`.
-    Parameters must be f32. Microbatch accumulation and the schedule live in
-    the training loop (docs/optimizer.md).
+    Parameters must be f32. Gradient accumulation is `--llmc-autodiff`'s
+    (docs/optimizer.md).
 
     ```mlir
     func.func @train_step(%w: tensor<3xf32> {llmc.name = "w", llmc.role = "parameter"}, ...)
@@ -88,9 +102,11 @@ def OptimizerPass : Pass<"llmc-optimizer", "mlir::ModuleOp"> {
     func.func @train_step(%w: ..., ...,
         %m: tensor<3xf32> {llmc.name = "optimizer.m.w", llmc.role = "optimizer_state"},
         %v: tensor<3xf32> {llmc.name = "optimizer.v.w", llmc.role = "optimizer_state"},
-        %t: tensor<f32> {llmc.name = "optimizer.step", llmc.role = "input"},
-        %lr: tensor<f32> {llmc.name = "optimizer.lr", llmc.role = "input"})
-        -> (tensor<f32>, tensor<f32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>)
+        %t: tensor<f32> {llmc.name = "optimizer.step", llmc.role = "input"})
+        -> (tensor<f32> {llmc.name = "loss"}, tensor<f32> {llmc.name = "grad_norm"},
+            tensor<f32> {llmc.name = "lr"}, tensor<3xf32> {llmc.name = "w"},
+            tensor<3xf32> {llmc.name = "optimizer.m.w"},
+            tensor<3xf32> {llmc.name = "optimizer.v.w"})
     ```
   }];
   let options = [
@@ -106,6 +122,16 @@ def OptimizerPass : Pass<"llmc-optimizer", "mlir::ModuleOp"> {
            "Maximum global L2 norm of the gradients (<= 0: no clipping)">,
     Option<"decayAll", "decay-all", "bool", /*default=*/"false",
            "Decay every parameter, also biases, norms and embeddings">,
+    Option<"learningRate", "learning-rate", "double", /*default=*/"3e-4",
+           "Peak learning rate">,
+    Option<"minLearningRate", "min-learning-rate", "double", /*default=*/"0.0",
+           "Learning rate at the end of the decay">,
+    Option<"warmupSteps", "warmup-steps", "int64_t", /*default=*/"0",
+           "Steps of linear warmup from 0">,
+    Option<"totalSteps", "total-steps", "int64_t", /*default=*/"100",
+           "Steps of the whole run (the decay ends there)">,
+    Option<"schedule", "schedule", "std::string", /*default=*/"\"cosine\"",
+           "Decay after warmup: cosine, linear or constant">,
   ];
   let dependentDialects = ["::llmc::LlmcDialect", "::mlir::func::FuncDialect"];
 }

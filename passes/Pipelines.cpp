@@ -18,17 +18,73 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <functional>
+
 using namespace mlir;
+
+namespace {
+/// One step of the pipeline: the pass argument `--emit` names it by, and
+/// how to add it.
+struct Stage {
+  std::string name;
+  std::function<std::unique_ptr<Pass>()> create;
+};
+
+std::vector<Stage> stages(const llmc::CompilePipelineOptions &options) {
+  std::vector<Stage> list;
+  // 1. Normalize the traced program: fold constants, reshapes and no-op
+  //    casts, and merge duplicate values.
+  list.push_back({"canonicalize", [] { return createCanonicalizerPass(); }});
+  list.push_back({"cse", [] { return createCSEPass(); }});
+  if (options.training) {
+    // 2. The training step: gradients (with microbatch accumulation), then
+    //    the AdamW update with the schedule; then tidy what they built.
+    list.push_back({"llmc-autodiff", [options] {
+                      llmc::AutodiffPassOptions autodiff;
+                      autodiff.microbatches = options.microbatches;
+                      return llmc::createAutodiffPass(autodiff);
+                    }});
+    list.push_back({"llmc-optimizer", [options] {
+                      const llmc::OptimizerSettings &o = options.optimizer;
+                      llmc::OptimizerPassOptions adam;
+                      adam.learningRate = o.learningRate;
+                      adam.minLearningRate = o.minLearningRate;
+                      adam.warmupSteps = o.warmupSteps;
+                      adam.totalSteps = o.totalSteps;
+                      adam.schedule = o.schedule;
+                      adam.weightDecay = o.weightDecay;
+                      adam.beta1 = o.beta1;
+                      adam.beta2 = o.beta2;
+                      adam.epsilon = o.epsilon;
+                      adam.gradClip = o.gradClip;
+                      return llmc::createOptimizerPass(adam);
+                    }});
+    list.push_back(
+        {"canonicalize-step", [] { return createCanonicalizerPass(); }});
+    list.push_back({"cse-step", [] { return createCSEPass(); }});
+  }
+  // 3. precision (#6); 4.-6. sharding, partition, pipeline (#8, #10);
+  //    7.-10. remat, fusion, schedule, buffers (#6): not yet written.
+  return list;
+}
+} // namespace
+
+std::vector<std::string> llmc::compilePipelineStages(bool training) {
+  CompilePipelineOptions options;
+  options.training = training;
+  std::vector<std::string> names;
+  for (const Stage &stage : stages(options))
+    names.push_back(stage.name);
+  return names;
+}
 
 void llmc::buildCompilePipeline(OpPassManager &pm,
                                 const CompilePipelineOptions &options) {
-  // 1. Normalize the traced program: fold constants, reshapes and no-op
-  //    casts, and merge duplicate values.
-  pm.addPass(createCanonicalizerPass());
-  pm.addPass(createCSEPass());
-  // 2. autodiff, optimizer (issue #5); 3. precision (#6); 4.-6. sharding,
-  //    partition, pipeline (#8, #10); 7.-10. remat, fusion, schedule, buffers
-  //    (#6): not yet written.
+  for (const Stage &stage : stages(options)) {
+    pm.addPass(stage.create());
+    if (stage.name == options.stopAfter)
+      break;
+  }
   if (options.printCost)
     pm.addPass(createPrintCostPass());
 }
@@ -36,6 +92,13 @@ void llmc::buildCompilePipeline(OpPassManager &pm,
 namespace {
 struct PipelineCliOptions
     : public PassPipelineOptions<PipelineCliOptions> {
+  Option<bool> training{*this, "training",
+                        llvm::cl::desc("Build the training step (autodiff, "
+                                       "optimizer)"),
+                        llvm::cl::init(false)};
+  Option<int64_t> microbatches{*this, "microbatches",
+                               llvm::cl::desc("Gradient accumulation steps"),
+                               llvm::cl::init(1)};
   Option<bool> printCost{*this, "print-cost",
                          llvm::cl::desc("Print the cost report at the end"),
                          llvm::cl::init(false)};
@@ -48,6 +111,8 @@ void llmc::registerLlmcPassesAndPipelines() {
       "llmc-compile", "The default llmc compile pipeline (see Pipelines.cpp)",
       [](OpPassManager &pm, const PipelineCliOptions &cli) {
         CompilePipelineOptions options;
+        options.training = cli.training;
+        options.microbatches = cli.microbatches;
         options.printCost = cli.printCost;
         buildCompilePipeline(pm, options);
       });

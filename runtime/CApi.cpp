@@ -60,6 +60,9 @@ static_assert(static_cast<int>(llmc::rt::StatusCode::Internal) ==
               "llmc_status mirrors StatusCode");
 static_assert(static_cast<int>(llmc::rt::DType::I1) == LLMC_I1,
               "llmc_dtype mirrors DType");
+static_assert(static_cast<int>(llmc::rt::ArgumentRole::OptimizerState) ==
+                  LLMC_OPTIMIZER_STATE,
+              "llmc_role must match ArgumentRole");
 
 extern "C" {
 
@@ -96,9 +99,7 @@ llmc_status llmc_executable_argument(const llmc_executable *executable,
   const llmc::rt::ArgumentInfo &arg = executable->executable.arguments[index];
   return describe(executable->executable.ranks.front().values[arg.value],
                   arg.name.c_str(),
-                  arg.role == llmc::rt::ArgumentRole::Parameter
-                      ? LLMC_PARAMETER
-                      : LLMC_INPUT,
+                  static_cast<llmc_role>(arg.role),
                   info);
 }
 

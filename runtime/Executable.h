@@ -15,13 +15,14 @@
 #include "runtime/Status.h"
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
 namespace llmc::rt {
 
 /// The format version this runtime reads and writes.
-constexpr uint32_t kExecutableVersion = 1;
+constexpr uint32_t kExecutableVersion = 2;
 
 /// How a parameter is initialized (llmc.init), for training from scratch.
 struct InitSpec {
@@ -30,7 +31,7 @@ struct InitSpec {
   double scale = 0.0;
 };
 
-enum class ArgumentRole : uint8_t { Parameter, Input };
+enum class ArgumentRole : uint8_t { Parameter, Input, OptimizerState };
 
 /// A program argument: bound by name by the caller before running.
 struct ArgumentInfo {
@@ -105,9 +106,23 @@ struct Executable {
   uint32_t version = kExecutableVersion;
   std::string producer; ///< "llmc 0.1.0"
   std::string source;   ///< what it was compiled from (a path)
+  std::string name;     ///< the function compiled: "loss", "train_step", ...
   std::vector<ArgumentInfo> arguments;
   std::vector<OutputInfo> outputs;
   std::vector<RankProgram> ranks; ///< one per rank; one today
+  /// Settings the program's user needs, as text: a training artifact holds
+  /// its run's [train], [data] and [checkpoint] settings here (keys in
+  /// docs/executable.md), so that the runtime alone can train from it.
+  std::map<std::string, std::string> metadata;
+  /// Programs shipped with this one, e.g. the "logits" program a training
+  /// artifact uses to print a sample. Each is complete in itself.
+  std::vector<Executable> companions;
+
+  /// The companion called `name`, or null.
+  const Executable *companion(const std::string &name) const;
+  /// The index of the argument / output called `name`, or -1.
+  int findArgument(const std::string &name) const;
+  int findOutput(const std::string &name) const;
 };
 
 /// Checks internal consistency: value slots in range, values inside the

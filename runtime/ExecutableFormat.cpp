@@ -258,7 +258,7 @@ Status validateExecutable(const Executable &exe) {
                                    " that does not exist");
     }
     for (const ArgumentInfo &arg : exe.arguments)
-      if (!slotOk(arg.value) || arg.role > ArgumentRole::Input ||
+      if (!slotOk(arg.value) || arg.role > ArgumentRole::OptimizerState ||
           arg.init.kind > InitSpec::Kind::Ones)
         return invalid(what, where + "argument '" + arg.name +
                                  "' has an unknown role, initializer or value slot");
@@ -270,10 +270,32 @@ Status validateExecutable(const Executable &exe) {
   return Status::ok();
 }
 
+const Executable *Executable::companion(const std::string &wanted) const {
+  for (const Executable &other : companions)
+    if (other.name == wanted)
+      return &other;
+  return nullptr;
+}
+
+int Executable::findArgument(const std::string &wanted) const {
+  for (size_t i = 0; i < arguments.size(); ++i)
+    if (arguments[i].name == wanted)
+      return static_cast<int>(i);
+  return -1;
+}
+
+int Executable::findOutput(const std::string &wanted) const {
+  for (size_t i = 0; i < outputs.size(); ++i)
+    if (outputs[i].name == wanted)
+      return static_cast<int>(i);
+  return -1;
+}
+
 std::vector<uint8_t> serializeExecutable(const Executable &exe) {
   Writer w;
   w.str(exe.producer);
   w.str(exe.source);
+  w.str(exe.name);
   w.pod<uint32_t>(static_cast<uint32_t>(exe.arguments.size()));
   for (const ArgumentInfo &arg : exe.arguments) {
     w.str(arg.name);
@@ -290,6 +312,18 @@ std::vector<uint8_t> serializeExecutable(const Executable &exe) {
   w.pod<uint32_t>(static_cast<uint32_t>(exe.ranks.size()));
   for (const RankProgram &rank : exe.ranks)
     writeProgram(w, rank);
+  w.pod<uint32_t>(static_cast<uint32_t>(exe.metadata.size()));
+  for (const auto &[key, value] : exe.metadata) {
+    w.str(key);
+    w.str(value);
+  }
+  // A companion is a whole serialized executable, header included.
+  w.pod<uint32_t>(static_cast<uint32_t>(exe.companions.size()));
+  for (const Executable &companion : exe.companions) {
+    std::vector<uint8_t> bytes = serializeExecutable(companion);
+    w.pod<uint64_t>(bytes.size());
+    w.out.insert(w.out.end(), bytes.begin(), bytes.end());
+  }
 
   std::vector<uint8_t> file(kHeaderBytes);
   std::memcpy(file.data(), kMagic, 8);
@@ -364,7 +398,8 @@ Status parseExecutable(const uint8_t *data, size_t size,
   exe.version = version;
   uint32_t n;
   bool ok = r.str(exe.producer, "the producer") &&
-            r.str(exe.source, "the source") && r.count(n, 18, "arguments");
+            r.str(exe.source, "the source") && r.str(exe.name, "the name") &&
+            r.count(n, 18, "arguments");
   if (ok) {
     exe.arguments.resize(n);
     for (ArgumentInfo &arg : exe.arguments) {
@@ -391,12 +426,32 @@ Status parseExecutable(const uint8_t *data, size_t size,
     for (RankProgram &rank : exe.ranks)
       ok = ok && readProgram(r, rank);
   }
+  ok = ok && r.count(n, 8, "metadata entries");
+  for (uint32_t i = 0; ok && i < n; ++i) {
+    std::string key, value;
+    ok = r.str(key, "a metadata key") && r.str(value, "a metadata value");
+    exe.metadata[key] = value;
+  }
+  ok = ok && r.count(n, 8, "companion programs");
+  std::vector<std::vector<uint8_t>> companions;
+  for (uint32_t i = 0; ok && i < n; ++i) {
+    uint64_t bytes = 0;
+    companions.emplace_back();
+    ok = r.pod(bytes, "a companion's size") &&
+         r.bytes(companions.back(), bytes, "a companion program");
+  }
   if (!ok)
     return r.status();
+  for (const std::vector<uint8_t> &bytes : companions) {
+    exe.companions.emplace_back();
+    LLMC_RETURN_IF_ERROR(parseExecutable(bytes.data(), bytes.size(),
+                                         what + " (companion program)",
+                                         exe.companions.back()));
+  }
   if (!r.atEnd())
     return Status::error(StatusCode::DataLoss,
-                         what + ": unexpected bytes after the last rank "
-                                "program; the file is damaged");
+                         what + ": unexpected bytes after the last "
+                                "companion program; the file is damaged");
   exe.source = exe.source.empty() ? what : exe.source;
   return validateExecutable(exe);
 }

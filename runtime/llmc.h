@@ -42,7 +42,11 @@ typedef enum llmc_dtype {
   LLMC_I1 = 6
 } llmc_dtype;
 
-typedef enum llmc_role { LLMC_PARAMETER = 0, LLMC_INPUT = 1 } llmc_role;
+typedef enum llmc_role {
+  LLMC_PARAMETER = 0,
+  LLMC_INPUT = 1,
+  LLMC_OPTIMIZER_STATE = 2 /* AdamW moments of a training step */
+} llmc_role;
 
 #define LLMC_MAX_RANK 8
 

@@ -3,7 +3,8 @@
 //   llmc compile FILE   trace a model and print its IR (before or after the
 //                       pipeline), dump the IR after every pass
 //   llmc inspect FILE   the model's parameters, by group and in total
-//   llmc train FILE     train (issue #5)
+//   llmc train [FILE]   compile and train; with no FILE, a small model on the
+//                       built-in corpus (the README's main job)
 //   llmc plan FILE      memory/communication/time estimates (issue #11)
 //
 // FILE is a run description (.toml), a Hugging Face config.json, or llmc IR
@@ -17,6 +18,7 @@
 #include "frontend/Source.h"
 #include "ir/Registration.h"
 #include "passes/Passes.h"
+#include "runtime/train/Trainer.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/AsmState.h"
@@ -48,8 +50,6 @@ cl::OptionCategory &llmcCategory() {
   return category;
 }
 
-enum class Emit { Loss, Final };
-
 /// Options of `llmc compile`.
 struct CompileCommand {
   cl::SubCommand command{
@@ -60,13 +60,18 @@ struct CompileCommand {
   cl::opt<std::string> input{cl::Positional, cl::desc("<input.toml|.json|.mlir>"),
                              cl::Required, cl::sub(command),
                              cl::cat(llmcCategory())};
-  cl::opt<Emit> emit{
-      "emit", cl::desc("Which program to print"), cl::init(Emit::Final),
-      cl::values(
-          clEnumValN(Emit::Loss, "loss",
-                     "the traced forward program @loss, before any pass"),
-          clEnumValN(Emit::Final, "final",
-                     "the program after the whole pipeline (default)")),
+  cl::opt<std::string> emit{
+      "emit",
+      cl::desc("Stop after this stage: loss (the traced forward program, "
+               "before any pass), a pass of the pipeline (canonicalize, cse, "
+               "llmc-autodiff, llmc-optimizer, canonicalize-step, cse-step), "
+               "or final (default)"),
+      cl::value_desc("stage"), cl::init("final"), cl::sub(command),
+      cl::cat(llmcCategory())};
+  cl::opt<bool> forward{
+      "forward",
+      cl::desc("Compile only the forward program @loss (no autodiff, no "
+               "optimizer)"),
       cl::sub(command), cl::cat(llmcCategory())};
   cl::opt<std::string> output{"o",
                               cl::desc("Write the IR here (default: standard "
@@ -114,6 +119,63 @@ struct InspectCommand {
                              cl::cat(llmcCategory())};
 };
 
+/// Options of `llmc train`.
+struct TrainCommand {
+  cl::SubCommand command{
+      "train",
+      "Compile a run description and train it on this machine (the CPU).\n"
+      "  With no FILE: a small GPT on the built-in corpus, ending with a\n"
+      "  generated sample. The loop is the runtime's: `llmc compile FILE -o\n"
+      "  run.llmcx` and `llmc-run run.llmcx` train the same way."};
+  cl::opt<std::string> input{cl::Positional, cl::desc("[<run.toml|config.json>]"),
+                             cl::init(""), cl::sub(command),
+                             cl::cat(llmcCategory())};
+  cl::opt<std::string> metrics{"metrics",
+                               cl::desc("Write one JSON line per step here"),
+                               cl::value_desc("file"), cl::sub(command),
+                               cl::cat(llmcCategory())};
+  cl::opt<std::string> resume{
+      "resume",
+      cl::desc("Continue from a checkpoint (a step-N directory, or the "
+               "[checkpoint] dir: its latest)"),
+      cl::value_desc("dir"), cl::sub(command), cl::cat(llmcCategory())};
+  cl::opt<std::string> weights{
+      "weights", cl::desc("Start from these parameters (safetensors, Hugging "
+                          "Face names) instead of the initializers"),
+      cl::value_desc("file"), cl::sub(command), cl::cat(llmcCategory())};
+  cl::opt<std::string> data{"data",
+                            cl::desc("Train on this file instead of [data] "
+                                     "path (format from [data] format)"),
+                            cl::value_desc("file"), cl::sub(command),
+                            cl::cat(llmcCategory())};
+  cl::opt<std::string> checkpointDir{
+      "checkpoint-dir", cl::desc("Save checkpoints here instead of "
+                                 "[checkpoint] dir"),
+      cl::value_desc("dir"), cl::sub(command), cl::cat(llmcCategory())};
+  cl::opt<int64_t> steps{"steps",
+                         cl::desc("Stop after this step (the schedule still "
+                                  "spans [train] steps)"),
+                         cl::init(0), cl::sub(command),
+                         cl::cat(llmcCategory())};
+  cl::opt<int64_t> sampleTokens{
+      "sample-tokens",
+      cl::desc("Tokens of the sample printed at the end (default: 300 for "
+               "the built-in run, else 0)"),
+      cl::init(-1), cl::sub(command), cl::cat(llmcCategory())};
+  cl::opt<unsigned> threads{"threads",
+                            cl::desc("CPU threads (default: every core)"),
+                            cl::init(0), cl::sub(command),
+                            cl::cat(llmcCategory())};
+  cl::opt<std::string> output{
+      "o", cl::desc("Also write the compiled training artifact here"),
+      cl::value_desc("file.llmcx"), cl::sub(command), cl::cat(llmcCategory())};
+  cl::opt<std::string> dumpIr{
+      "dump-ir",
+      cl::desc("Write DIR/00-input.mlir and DIR/NN-<pass>.mlir after every "
+               "pass"),
+      cl::value_desc("DIR"), cl::sub(command), cl::cat(llmcCategory())};
+};
+
 /// A subcommand that a later issue implements: it parses its input so that
 /// `--help` works, then says plainly that it does not exist yet.
 struct PendingCommand {
@@ -128,7 +190,7 @@ struct PendingCommand {
     llvm::errs() << "llmc " << command.getName()
                  << ": not implemented yet (issue " << issue
                  << "). What works today: llmc compile FILE, llmc inspect "
-                    "FILE\n";
+                    "FILE, llmc train [FILE]\n";
     return kExitUsage;
   }
 };
@@ -193,67 +255,185 @@ int writeModule(mlir::ModuleOp module, const CompileCommand &options) {
 
 bool wantsExecutable(llvm::StringRef path) { return path.ends_with(".llmcx"); }
 
-int writeExecutable(mlir::ModuleOp module, const CompileCommand &options) {
-  llmc::CodegenOptions codegen;
-  codegen.source = options.input;
-  mlir::FailureOr<llmc::rt::Executable> exe =
-      llmc::buildExecutable(module, codegen);
-  if (mlir::failed(exe))
+/// Whether @loss has parameters to train.
+bool hasParameters(mlir::ModuleOp module) {
+  auto loss = module.lookupSymbol<mlir::func::FuncOp>("loss");
+  if (!loss)
+    return false;
+  for (unsigned i = 0; i < loss.getNumArguments(); ++i)
+    if (auto role = loss.getArgAttrOfType<mlir::StringAttr>(i, "llmc.role"))
+      if (role.getValue() == "parameter")
+        return true;
+  return false;
+}
+
+/// The pipeline options a run description asks for.
+llmc::CompilePipelineOptions
+pipelineOptionsFor(const std::optional<llmc::RunDescription> &description) {
+  llmc::CompilePipelineOptions options;
+  if (!description)
+    return options;
+  const llmc::TrainConfig &t = description->train;
+  options.microbatches = t.microbatches;
+  llmc::OptimizerSettings &o = options.optimizer;
+  o.learningRate = t.learningRate;
+  o.minLearningRate = t.minLearningRate;
+  o.warmupSteps = t.warmupSteps;
+  o.totalSteps = t.steps;
+  o.schedule = t.schedule == llmc::LrSchedule::Cosine   ? "cosine"
+               : t.schedule == llmc::LrSchedule::Linear ? "linear"
+                                                        : "constant";
+  o.weightDecay = t.weightDecay;
+  o.beta1 = t.beta1;
+  o.beta2 = t.beta2;
+  o.epsilon = t.epsilon;
+  o.gradClip = t.gradClip;
+  return options;
+}
+
+/// What the runtime's training loop needs from a run description.
+llmc::rt::TrainSettings trainSettingsFor(const llmc::RunDescription &run) {
+  llmc::rt::TrainSettings settings;
+  settings.steps = run.train.steps;
+  settings.logEvery = run.train.logEvery;
+  settings.seed = run.train.seed;
+  settings.vocabSize = run.model.vocabSize;
+  settings.dataPath = run.data.path;
+  settings.dataFormat = run.data.format == llmc::DataFormat::Tokens
+                            ? llmc::rt::TokenFormat::Shard
+                            : llmc::rt::TokenFormat::Text;
+  settings.checkpointDir = run.checkpoint.directory;
+  settings.checkpointEvery = run.checkpoint.every;
+  settings.checkpointKeep = run.checkpoint.keep;
+  settings.sampleTokens = 0;
+  return settings;
+}
+
+/// Loads, runs the pipeline (up to `stopAfter`), and returns the module;
+/// null after a reported error.
+struct CompileRequest {
+  std::string input;        ///< a path; empty: `builtinText`
+  std::string builtinText;  ///< a run description's TOML
+  llmc::SourceOptions sourceOptions;
+  std::string stopAfter;    ///< "loss", a stage, or "final"
+  bool forward = false;
+  bool printCost = false;
+  std::string dumpIr;
+};
+
+struct Compiled {
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  std::optional<llmc::RunDescription> description;
+};
+
+int compileModule(Session &session, const CompileRequest &request,
+                  Compiled &compiled) {
+  llmc::LoadedSource loaded =
+      request.input.empty()
+          ? llmc::loadRunDescriptionText(request.builtinText,
+                                         "<built-in run>", session.context,
+                                         request.sourceOptions)
+          : llmc::loadSource(request.input, session.context,
+                             session.sourceMgr, request.sourceOptions);
+  if (!loaded.module)
     return kExitRejected;
-  if (llmc::rt::Status status =
-          llmc::rt::writeExecutable(*exe, options.output);
+  mlir::ModuleOp module = *loaded.module;
+  bool training = !request.forward && hasParameters(module);
+
+  std::vector<std::string> stages = llmc::compilePipelineStages(training);
+  bool known = request.stopAfter == "loss" || request.stopAfter == "final" ||
+               llvm::is_contained(stages, request.stopAfter);
+  if (!known) {
+    llvm::errs() << "llmc: unknown --emit stage '" << request.stopAfter
+                 << "'; expected loss, ";
+    for (const std::string &stage : stages)
+      llvm::errs() << stage << ", ";
+    llvm::errs() << "or final\n";
+    return kExitUsage;
+  }
+
+  mlir::PassManager pm(&session.context);
+  if (!request.dumpIr.empty()) {
+    llvm::SmallString<128> inputPath(request.dumpIr);
+    llvm::sys::path::append(inputPath, "00-input.mlir");
+    if (mlir::failed(llmc::enableIrDumps(pm, request.dumpIr)) ||
+        mlir::failed(llmc::dumpModule(module, inputPath)))
+      return kExitRejected;
+  }
+  if (request.stopAfter == "loss") {
+    if (request.printCost)
+      pm.addPass(llmc::createPrintCostPass());
+  } else {
+    llmc::CompilePipelineOptions pipelineOptions =
+        pipelineOptionsFor(loaded.description);
+    pipelineOptions.training = training;
+    pipelineOptions.printCost = request.printCost;
+    if (request.stopAfter != "final")
+      pipelineOptions.stopAfter = request.stopAfter;
+    llmc::buildCompilePipeline(pm, pipelineOptions);
+  }
+  if (mlir::failed(pm.run(module)))
+    return kExitRejected;
+  compiled.module = std::move(loaded.module);
+  compiled.description = std::move(loaded.description);
+  return kExitOk;
+}
+
+/// Compiles the program the pipeline ended with (@train_step when there is
+/// one, else @loss) into an Executable; a training step built from a run
+/// description also carries its training settings.
+int buildArtifact(const Compiled &compiled, const std::string &source,
+                  llmc::rt::Executable &exe) {
+  mlir::ModuleOp module = *compiled.module;
+  llmc::CodegenOptions codegen;
+  codegen.source = source;
+  codegen.function =
+      module.lookupSymbol<mlir::func::FuncOp>("train_step") ? "train_step"
+                                                            : "loss";
+  mlir::FailureOr<llmc::rt::Executable> built =
+      llmc::buildExecutable(module, codegen);
+  if (mlir::failed(built))
+    return kExitRejected;
+  exe = std::move(*built);
+  if (compiled.description && exe.findArgument("optimizer.step") >= 0)
+    llmc::rt::writeTrainSettings(trainSettingsFor(*compiled.description),
+                                 exe.metadata);
+  return kExitOk;
+}
+
+int writeArtifact(const llmc::rt::Executable &exe, const std::string &path) {
+  if (llmc::rt::Status status = llmc::rt::writeExecutable(exe, path);
       !status) {
-    llvm::errs() << options.output << ": error: " << status.message() << "\n";
+    llvm::errs() << path << ": error: " << status.message() << "\n";
     return kExitRejected;
   }
-  const llmc::rt::RankProgram &rank = exe->ranks.front();
-  llvm::errs() << "wrote " << options.output << ": " << exe->arguments.size()
-               << " arguments, " << rank.commands.size() << " commands, "
+  const llmc::rt::RankProgram &rank = exe.ranks.front();
+  llvm::errs() << "wrote " << path << ": @" << exe.name << ", "
+               << exe.arguments.size() << " arguments, " << exe.outputs.size()
+               << " outputs, " << rank.commands.size() << " commands, "
                << rank.arenaBytes << " bytes of buffers\n";
   return kExitOk;
 }
 
 int runCompile(const CompileCommand &options) {
   Session session;
-  llmc::SourceOptions sourceOptions;
-  sourceOptions.batchSize = options.batchSize;
-  sourceOptions.seqLen = options.seqLen;
-  llmc::LoadedSource loaded = llmc::loadSource(
-      options.input, session.context, session.sourceMgr, sourceOptions);
-  if (!loaded.module)
-    return kExitRejected;
-  mlir::ModuleOp module = *loaded.module;
-
-  mlir::PassManager pm(&session.context);
-  if (!options.dumpIr.empty()) {
-    llvm::SmallString<128> inputPath(options.dumpIr.getValue());
-    llvm::sys::path::append(inputPath, "00-input.mlir");
-    if (mlir::failed(llmc::enableIrDumps(pm, options.dumpIr)) ||
-        mlir::failed(llmc::dumpModule(module, inputPath)))
-      return kExitRejected;
-  }
-  if (options.emit == Emit::Loss) {
-    if (wantsExecutable(options.output)) {
-      llvm::errs() << "llmc compile: --emit=loss prints IR; an executable "
-                      "(-o FILE.llmcx) is compiled from the final program\n";
-      return kExitUsage;
-    }
-    if (options.printCost) {
-      mlir::PassManager costOnly(&session.context);
-      costOnly.addPass(llmc::createPrintCostPass());
-      if (mlir::failed(costOnly.run(module)))
-        return kExitRejected;
-    }
-    return writeModule(module, options);
-  }
-  llmc::CompilePipelineOptions pipelineOptions;
-  pipelineOptions.printCost = options.printCost;
-  llmc::buildCompilePipeline(pm, pipelineOptions);
-  if (mlir::failed(pm.run(module)))
-    return kExitRejected;
-  if (wantsExecutable(options.output))
-    return writeExecutable(module, options);
-  return writeModule(module, options);
+  CompileRequest request;
+  request.input = options.input;
+  request.sourceOptions.batchSize = options.batchSize;
+  request.sourceOptions.seqLen = options.seqLen;
+  request.stopAfter = options.emit;
+  request.forward = options.forward;
+  request.printCost = options.printCost;
+  request.dumpIr = options.dumpIr;
+  Compiled compiled;
+  if (int code = compileModule(session, request, compiled))
+    return code;
+  if (!wantsExecutable(options.output))
+    return writeModule(*compiled.module, options);
+  llmc::rt::Executable exe;
+  if (int code = buildArtifact(compiled, options.input, exe))
+    return code;
+  return writeArtifact(exe, options.output);
 }
 
 /// 124439808 -> "124,439,808".
@@ -344,6 +524,85 @@ int runInspect(const InspectCommand &options) {
   return kExitOk;
 }
 
+/// The run of `llmc train` with no arguments: a 2-layer GPT over bytes of
+/// the built-in corpus (runtime/data/BuiltinCorpus.h), sized so that two
+/// cores show the loss falling well within two minutes.
+constexpr const char *kBuiltinRun = R"toml(
+[model]
+family = "gpt2"
+vocab_size = 128
+layers = 2
+width = 96
+heads = 4
+max_positions = 64
+
+[train]
+batch_size = 16
+seq_len = 64
+steps = 300
+learning_rate = 3e-3
+min_learning_rate = 3e-4
+warmup_steps = 20
+schedule = "cosine"
+weight_decay = 0.0
+log_every = 10
+)toml";
+
+int runTrain(const TrainCommand &options) {
+  Session session;
+  CompileRequest request;
+  request.input = options.input;
+  request.builtinText = kBuiltinRun;
+  request.stopAfter = "final";
+  request.dumpIr = options.dumpIr;
+  if (!options.input.empty() &&
+      llmc::classifySource(options.input) == llmc::SourceKind::Mlir) {
+    llvm::errs() << "llmc train: expected a run description (.toml) or a "
+                    "Hugging Face config.json, got '"
+                 << options.input
+                 << "'; an .mlir program has no training settings\n";
+    return kExitUsage;
+  }
+  Compiled compiled;
+  if (int code = compileModule(session, request, compiled))
+    return code;
+  llmc::rt::Executable exe;
+  std::string source = options.input.empty() ? "<built-in run>"
+                                             : options.input.getValue();
+  if (int code = buildArtifact(compiled, source, exe))
+    return code;
+  if (!options.output.empty())
+    if (int code = writeArtifact(exe, options.output))
+      return code;
+
+  llmc::rt::TrainOptions train;
+  if (llmc::rt::Status status =
+          llmc::rt::readTrainSettings(exe.metadata, train.settings);
+      !status) {
+    llvm::errs() << "llmc train: " << status.message() << "\n";
+    return kExitRejected;
+  }
+  if (!options.data.empty())
+    train.settings.dataPath = options.data;
+  if (!options.checkpointDir.empty())
+    train.settings.checkpointDir = options.checkpointDir;
+  train.settings.sampleTokens =
+      options.sampleTokens >= 0 ? options.sampleTokens
+                                : (options.input.empty() ? 300 : 0);
+  train.weightsPath = options.weights;
+  train.resume = options.resume;
+  train.metricsPath = options.metrics;
+  train.threads = options.threads;
+  train.stopAfterStep = options.steps;
+  llmc::rt::TrainReport report;
+  if (llmc::rt::Status status = llmc::rt::train(exe, train, report);
+      !status) {
+    llvm::errs() << "llmc train: " << status.message() << "\n";
+    return kExitRejected;
+  }
+  return kExitOk;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -351,10 +610,7 @@ int main(int argc, char **argv) {
 
   CompileCommand compile;
   InspectCommand inspect;
-  PendingCommand train(
-      "train", "Train a model from a run description (not implemented yet: "
-               "issue #5)",
-      "#5");
+  TrainCommand train;
   PendingCommand plan("plan",
                       "Estimate memory, communication and step time of "
                       "meshes (not implemented yet: issue #11)",
@@ -368,10 +624,11 @@ int main(int argc, char **argv) {
   if (!cl::ParseCommandLineOptions(
           argc, argv,
           "llmc: compile and train language models\n\n"
-          "  llmc compile FILE [--emit=loss|final] [--dump-ir=DIR] "
-          "[--print-cost]\n"
+          "  llmc compile FILE [--emit=STAGE] [--dump-ir=DIR] [--print-cost] "
+          "[-o FILE.llmcx]\n"
           "  llmc inspect FILE\n"
-          "  llmc train | plan   (not implemented yet)\n\n"
+          "  llmc train [FILE]   (no FILE: the built-in demo run)\n"
+          "  llmc plan           (not implemented yet)\n\n"
           "  FILE: a run description (.toml), a Hugging Face config.json, or\n"
           "  llmc IR (.mlir). llmc SUBCOMMAND --help shows the options of one "
           "subcommand.\n",
@@ -382,9 +639,10 @@ int main(int argc, char **argv) {
     return runCompile(compile);
   if (inspect.command)
     return runInspect(inspect);
-  for (const PendingCommand *pending : {&train, &plan})
-    if (pending->command)
-      return pending->run();
+  if (train.command)
+    return runTrain(train);
+  if (plan.command)
+    return plan.run();
 
   llvm::errs() << "llmc: expected a subcommand (compile, inspect, train, "
                   "plan); see llmc --help\n";

@@ -1,14 +1,17 @@
 //===- llmc-run.cpp - run a compiled Executable with the runtime alone ----===//
 //
-//   llmc-run MODEL.llmcx [--weights FILE.safetensors] [--inputs FILE.safetensors]
-//                        [--init-seed N] [--threads N]
+//   llmc-run ARTIFACT.llmcx [options]
 //
-// Binds every argument of the program by name: parameters from --weights,
-// data inputs from --inputs (either file may hold either), and, with
-// --init-seed, parameters missing from the files from their initializers.
-// Runs the program once and prints each output: scalars as
-// "<name> = <value>" with 9 significant digits, tensors as their type.
-// Links only the runtime: no MLIR, no LLVM (checked by CMake).
+// A training artifact (`llmc compile RUN.toml -o run.llmcx`) trains, with
+// the runtime's loop (runtime/train/Trainer.h), exactly as `llmc train
+// RUN.toml` does in one process. Any other program (or a training step given
+// --inputs) runs once: every argument is bound by name, parameters from
+// --weights, data inputs from --inputs (either file may hold either), and,
+// with --init-seed, parameters missing from the files from their
+// initializers; each output is printed (scalars as "<name> = <value>" with 9
+// significant digits, tensors as their type) and, with --save-outputs,
+// written to a safetensors file. Links only the runtime: no MLIR, no LLVM
+// (checked by CMake).
 //
 // Exit codes: 0 success, 1 the run failed (message printed), 2 bad usage.
 //
@@ -18,13 +21,15 @@
 #include "runtime/Executable.h"
 #include "runtime/Session.h"
 #include "runtime/io/Safetensors.h"
+#include "runtime/train/Init.h"
+#include "runtime/train/Trainer.h"
 
 #include <cerrno>
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <random>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -39,23 +44,41 @@ struct Options {
   std::string model;
   std::string weights;
   std::string inputs;
+  std::string saveOutputs;
   bool init = false;
   uint64_t seed = 0;
   unsigned threads = 0;
+  // Training.
+  std::string metrics, resume, data, checkpointDir;
+  int64_t steps = 0;
+  int64_t sampleTokens = -1;
 };
 
 void printUsage(FILE *out) {
-  std::fprintf(out,
-               "usage: llmc-run MODEL.llmcx [--weights FILE.safetensors] "
-               "[--inputs FILE.safetensors]\n"
-               "                [--init-seed N] [--threads N]\n\n"
-               "Runs an Executable written by `llmc compile FILE -o "
-               "MODEL.llmcx` once and prints its outputs.\n"
-               "  --weights FILE   parameters by name (Hugging Face names)\n"
-               "  --inputs FILE    data inputs by name (tokens, targets)\n"
-               "  --init-seed N    initialize parameters missing from the "
-               "files from their initializers\n"
-               "  --threads N      CPU threads (default: every core)\n");
+  std::fprintf(
+      out,
+      "usage: llmc-run ARTIFACT.llmcx [options]\n\n"
+      "A training artifact (llmc compile RUN.toml -o ARTIFACT.llmcx) trains\n"
+      "as `llmc train RUN.toml` does; any other program runs once.\n\n"
+      "Training:\n"
+      "  --weights FILE         start from these parameters (safetensors)\n"
+      "  --resume DIR           continue from a checkpoint (step-N dir, or "
+      "the\n"
+      "                         checkpoint dir: its latest)\n"
+      "  --metrics FILE         one JSON line per step\n"
+      "  --data FILE            train on this file instead of the "
+      "artifact's\n"
+      "  --checkpoint-dir DIR   save checkpoints here instead\n"
+      "  --steps N              stop after step N\n"
+      "  --sample-tokens N      tokens of the sample printed at the end\n"
+      "Running once (any program, or a training step given --inputs):\n"
+      "  --weights FILE         parameters by name (Hugging Face names)\n"
+      "  --inputs FILE          data inputs by name (tokens, targets)\n"
+      "  --init-seed N          initialize parameters missing from the files\n"
+      "  --save-outputs FILE    write every output, by name, to a "
+      "safetensors file\n"
+      "Both:\n"
+      "  --threads N            CPU threads (default: every core)\n");
 }
 
 bool parseUnsigned(const char *text, uint64_t &value) {
@@ -83,11 +106,29 @@ int parseArguments(int argc, char **argv, Options &options) {
       printUsage(stdout);
       return -1;
     }
-    if (arg == "--weights" || arg == "--inputs") {
+    std::string *text = arg == "--weights"          ? &options.weights
+                        : arg == "--inputs"         ? &options.inputs
+                        : arg == "--save-outputs"   ? &options.saveOutputs
+                        : arg == "--metrics"        ? &options.metrics
+                        : arg == "--resume"         ? &options.resume
+                        : arg == "--data"           ? &options.data
+                        : arg == "--checkpoint-dir" ? &options.checkpointDir
+                                                    : nullptr;
+    if (text) {
       const char *v = value(arg.c_str());
       if (!v)
         return kExitUsage;
-      (arg == "--weights" ? options.weights : options.inputs) = v;
+      *text = v;
+    } else if (arg == "--steps" || arg == "--sample-tokens") {
+      const char *v = value(arg.c_str());
+      uint64_t number;
+      if (!v || !parseUnsigned(v, number)) {
+        std::fprintf(stderr, "llmc-run: %s expects a non-negative integer\n",
+                     arg.c_str());
+        return kExitUsage;
+      }
+      (arg == "--steps" ? options.steps : options.sampleTokens) =
+          static_cast<int64_t>(number);
     } else if (arg == "--init-seed" || arg == "--threads") {
       const char *v = value(arg.c_str());
       uint64_t number;
@@ -126,61 +167,6 @@ int failed(const rt::Status &status) {
   return kExitFailed;
 }
 
-/// Fills a parameter from its initializer, deterministically from `seed`
-/// and its position in the argument table.
-rt::Status initialize(const rt::ArgumentInfo &arg, const rt::ValueInfo &value,
-                      uint64_t seed, size_t index, rt::Session &session) {
-  if (!rt::isFloat(value.dtype) || arg.init.kind == rt::InitSpec::Kind::None)
-    return rt::Status::error(rt::StatusCode::InvalidArgument,
-                             "parameter '" + arg.name +
-                                 "' has no initializer; give it in --weights");
-  std::mt19937_64 rng(seed * 0x9e3779b97f4a7c15ull + index);
-  std::normal_distribution<double> normal(0.0, arg.init.scale);
-  std::uniform_real_distribution<double> uniform(-arg.init.scale,
-                                                 arg.init.scale);
-  int64_t n = rt::numElements(value.shape);
-  std::vector<double> values(static_cast<size_t>(n));
-  for (double &v : values) {
-    switch (arg.init.kind) {
-    case rt::InitSpec::Kind::Normal:
-      v = normal(rng);
-      break;
-    case rt::InitSpec::Kind::Uniform:
-      v = uniform(rng);
-      break;
-    case rt::InitSpec::Kind::Ones:
-      v = 1.0;
-      break;
-    default:
-      v = 0.0;
-    }
-  }
-  std::vector<uint8_t> bytes(value.bytes());
-  for (int64_t i = 0; i < n; ++i) {
-    switch (value.dtype) {
-    case rt::DType::F32: {
-      float f = static_cast<float>(values[i]);
-      std::memcpy(bytes.data() + 4 * i, &f, 4);
-      break;
-    }
-    case rt::DType::F64:
-      std::memcpy(bytes.data() + 8 * i, &values[i], 8);
-      break;
-    case rt::DType::BF16: {
-      uint16_t h = rt::floatToBf16(static_cast<float>(values[i]));
-      std::memcpy(bytes.data() + 2 * i, &h, 2);
-      break;
-    }
-    default: {
-      uint16_t h = rt::floatToF16(static_cast<float>(values[i]));
-      std::memcpy(bytes.data() + 2 * i, &h, 2);
-    }
-    }
-  }
-  return session.setArgument(arg.name, value.dtype, value.shape, bytes.data(),
-                             bytes.size());
-}
-
 void printOutput(const std::string &name, const rt::TensorRef &tensor) {
   if (tensor.numElements() == 1 && rt::isFloat(tensor.dtype)) {
     double v = 0;
@@ -204,6 +190,31 @@ void printOutput(const std::string &name, const rt::TensorRef &tensor) {
               rt::formatShape(tensor.shape).c_str());
 }
 
+/// Trains from a training artifact with the runtime's loop.
+int train(const rt::Executable &exe, const Options &options) {
+  rt::TrainOptions train;
+  if (rt::Status status = rt::readTrainSettings(exe.metadata, train.settings);
+      !status)
+    return failed(status);
+  if (!options.data.empty())
+    train.settings.dataPath = options.data;
+  if (!options.checkpointDir.empty())
+    train.settings.checkpointDir = options.checkpointDir;
+  if (options.sampleTokens >= 0)
+    train.settings.sampleTokens = options.sampleTokens;
+  if (options.init)
+    train.settings.seed = options.seed;
+  train.weightsPath = options.weights;
+  train.resume = options.resume;
+  train.metricsPath = options.metrics;
+  train.threads = options.threads;
+  train.stopAfterStep = options.steps;
+  rt::TrainReport report;
+  if (rt::Status status = rt::train(exe, train, report); !status)
+    return failed(status);
+  return 0;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -214,6 +225,20 @@ int main(int argc, char **argv) {
   rt::Executable exe;
   if (rt::Status status = rt::readExecutable(options.model, exe); !status)
     return failed(status);
+  bool training = rt::checkTrainable(exe).isOk() && options.inputs.empty();
+  if (training)
+    return train(exe, options);
+  if (!options.metrics.empty() || !options.resume.empty() ||
+      !options.data.empty() || !options.checkpointDir.empty() ||
+      options.steps || options.sampleTokens >= 0) {
+    std::fprintf(stderr,
+                 "llmc-run: --metrics, --resume, --data, --checkpoint-dir, "
+                 "--steps and --sample-tokens are for training; %s\n",
+                 options.inputs.empty()
+                     ? "this artifact is not a training step"
+                     : "drop --inputs to train");
+    return kExitUsage;
+  }
   std::vector<rt::SafetensorsFile> files(2);
   std::vector<std::string> paths = {options.inputs, options.weights};
   for (size_t i = 0; i < paths.size(); ++i)
@@ -244,8 +269,12 @@ int main(int argc, char **argv) {
       if (!status)
         status = rt::Status::error(status.code(),
                                    from + ": " + status.message());
-    } else if (options.init && arg.role == rt::ArgumentRole::Parameter) {
-      status = initialize(arg, value, options.seed, i, *session);
+    } else if (options.init && arg.role != rt::ArgumentRole::Input) {
+      std::vector<uint8_t> bytes;
+      status = rt::initialArgumentBytes(exe, i, options.seed, bytes);
+      if (status)
+        status = session->setArgument(arg.name, value.dtype, value.shape,
+                                      bytes.data(), bytes.size());
     } else {
       missing.push_back(arg.name);
       continue;
@@ -268,11 +297,20 @@ int main(int argc, char **argv) {
 
   if (rt::Status status = session->run(); !status)
     return failed(status);
+  std::map<std::string, rt::SafetensorsTensor> saved;
   for (size_t i = 0; i < exe.outputs.size(); ++i) {
     rt::TensorRef tensor;
     if (rt::Status status = session->output(i, tensor); !status)
       return failed(status);
     printOutput(exe.outputs[i].name, tensor);
+    saved[exe.outputs[i].name] = rt::SafetensorsTensor{
+        tensor.dtype, tensor.shape, static_cast<const uint8_t *>(tensor.data),
+        static_cast<uint64_t>(tensor.numElements()) *
+            rt::dtypeSize(tensor.dtype)};
   }
+  if (!options.saveOutputs.empty())
+    if (rt::Status status = rt::writeSafetensors(options.saveOutputs, saved);
+        !status)
+      return failed(status);
   return 0;
 }

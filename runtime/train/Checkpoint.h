@@ -1,0 +1,66 @@
+//===- Checkpoint.h - save and restore a training run -----------*- C++ -*-===//
+//
+// A checkpoint is a directory DIR/step-NNNNNNNN holding
+//   model.safetensors      the parameters, under their Hugging Face names
+//                          (loadable by transformers / safetensors as is);
+//   optimizer.safetensors  the AdamW moments (optimizer.m.<name>,
+//                          optimizer.v.<name>), and in its metadata the step,
+//                          the data position and the seed.
+// DIR/latest names the newest complete checkpoint. Saving is atomic: the
+// files are written and fsynced in DIR/.step-NNNNNNNN.partial, the
+// directory is renamed into place, and only then is `latest` replaced
+// (write, fsync, rename). A crash at any point leaves `latest` naming a
+// complete checkpoint. See docs/training.md.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LLMC_RUNTIME_TRAIN_CHECKPOINT_H
+#define LLMC_RUNTIME_TRAIN_CHECKPOINT_H
+
+#include "runtime/Session.h"
+#include "runtime/Status.h"
+
+#include <cstdint>
+#include <string>
+
+namespace llmc::rt {
+
+/// What a checkpoint records besides the tensors.
+struct CheckpointState {
+  int64_t step = 0;          ///< optimizer steps completed
+  uint64_t dataPosition = 0; ///< TokenLoader::position() for the next step
+  uint64_t seed = 0;         ///< the run's seed
+  std::string source;        ///< the artifact's source, for messages
+};
+
+struct CheckpointOptions {
+  /// Complete checkpoints kept; older ones are deleted after a save.
+  int64_t keep = 2;
+  /// For tests of atomicity: fail (as a crash would stop) after writing this
+  /// many of the two files into the partial directory; -1 never.
+  int failAfterFiles = -1;
+};
+
+/// "step-00000042".
+std::string checkpointName(int64_t step);
+
+/// Saves the session's parameters and optimizer state (arguments by role,
+/// rank 0) into `directory`/step-NNNNNNNN and points `latest` at it.
+/// `path` receives the checkpoint's directory.
+Status saveCheckpoint(const std::string &directory, const Session &session,
+                      const CheckpointState &state,
+                      const CheckpointOptions &options, std::string &path);
+
+/// Resolves what a user gave to --resume: a checkpoint directory, or a
+/// checkpoint root holding `latest`.
+Status resolveCheckpoint(const std::string &given, std::string &path);
+
+/// Binds every parameter and optimizer-state argument of `session` from the
+/// checkpoint at `path` (a step-NNNNNNNN directory) and reads its state.
+/// Fails, naming the file and tensor, when one is missing or its shape or
+/// dtype differs from the program's.
+Status loadCheckpoint(const std::string &path, Session &session,
+                      CheckpointState &state);
+
+} // namespace llmc::rt
+
+#endif // LLMC_RUNTIME_TRAIN_CHECKPOINT_H

@@ -1,0 +1,28 @@
+//===- Init.h - initial values of parameters and optimizer state -*- C++ -*-===//
+//
+// Training from scratch needs each parameter filled from its initializer
+// (llmc.init, carried in the Executable's argument table) and the AdamW
+// moments set to zero. The draw depends only on the seed and the argument's
+// position, so two runs with one seed start from the same weights.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LLMC_RUNTIME_TRAIN_INIT_H
+#define LLMC_RUNTIME_TRAIN_INIT_H
+
+#include "runtime/Executable.h"
+#include "runtime/Status.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace llmc::rt {
+
+/// The bytes of argument `index` of `executable` drawn from its initializer
+/// with `seed` (zeros for optimizer state). Fails, naming the argument, for
+/// a parameter without an initializer or a non-float argument.
+Status initialArgumentBytes(const Executable &executable, size_t index,
+                            uint64_t seed, std::vector<uint8_t> &bytes);
+
+} // namespace llmc::rt
+
+#endif // LLMC_RUNTIME_TRAIN_INIT_H

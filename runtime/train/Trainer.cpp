@@ -1,0 +1,402 @@
+//===- Trainer.cpp - the training loop of the runtime ---------------------===//
+#include "runtime/train/Trainer.h"
+
+#include "runtime/Session.h"
+#include "runtime/io/Safetensors.h"
+#include "runtime/train/Checkpoint.h"
+#include "runtime/train/Init.h"
+
+#include <chrono>
+#include <cinttypes>
+#include <cmath>
+#include <cstring>
+#include <memory>
+
+namespace llmc::rt {
+
+namespace {
+
+Status invalid(const std::string &message) {
+  return Status::error(StatusCode::InvalidArgument, message);
+}
+
+Status parseInt(const std::map<std::string, std::string> &metadata,
+                const char *key, int64_t &value, bool required) {
+  auto it = metadata.find(key);
+  if (it == metadata.end())
+    return required ? invalid(std::string("the artifact has no training "
+                                          "setting '") +
+                              key +
+                              "'; compile it from a run description with "
+                              "`llmc compile RUN.toml -o FILE.llmcx`")
+                    : Status::ok();
+  char *end = nullptr;
+  long long parsed = std::strtoll(it->second.c_str(), &end, 10);
+  if (!end || *end || it->second.empty())
+    return invalid(std::string("the artifact's training setting '") + key +
+                   "' is '" + it->second + "', not an integer");
+  value = parsed;
+  return Status::ok();
+}
+
+/// A rank-0 float output as a double.
+double scalarOf(const TensorRef &tensor) {
+  switch (tensor.dtype) {
+  case DType::F64:
+    return *static_cast<const double *>(tensor.data);
+  case DType::BF16:
+    return bf16ToFloat(*static_cast<const uint16_t *>(tensor.data));
+  case DType::F16:
+    return f16ToFloat(*static_cast<const uint16_t *>(tensor.data));
+  default:
+    return *static_cast<const float *>(tensor.data);
+  }
+}
+
+/// "1:05" / "1:02:03".
+std::string formatDuration(double seconds) {
+  long long s = static_cast<long long>(seconds + 0.5);
+  char text[32];
+  if (s >= 3600)
+    std::snprintf(text, sizeof(text), "%lld:%02lld:%02lld", s / 3600,
+                  s / 60 % 60, s % 60);
+  else
+    std::snprintf(text, sizeof(text), "%lld:%02lld", s / 60, s % 60);
+  return text;
+}
+
+/// Byte-level text as it can be printed: other bytes as \xNN.
+std::string printableText(const std::vector<int32_t> &tokens) {
+  std::string text;
+  for (int32_t token : tokens) {
+    if (token == '\n' || (token >= 32 && token < 127)) {
+      text += static_cast<char>(token);
+    } else {
+      char escaped[8];
+      std::snprintf(escaped, sizeof(escaped), "\\x%02x", token & 0xff);
+      text += escaped;
+    }
+  }
+  return text;
+}
+
+/// The argument and output tables a training step must have.
+struct StepLayout {
+  int tokens = -1, targets = -1, step = -1;
+  int loss = -1, gradNorm = -1, lr = -1;
+  /// (output index, argument index): new values fed back each step.
+  std::vector<std::pair<int, int>> feedback;
+  int64_t batchSize = 0, seqLen = 0;
+};
+
+Status layoutOf(const Executable &exe, StepLayout &layout) {
+  const char *hint = "; a training artifact comes from `llmc compile "
+                     "RUN.toml -o FILE.llmcx` (the whole pipeline, no --emit)";
+  auto argument = [&](const char *name, int &index) -> Status {
+    index = exe.findArgument(name);
+    return index < 0 ? invalid(std::string("the program has no argument '") +
+                               name + "'" + hint)
+                     : Status::ok();
+  };
+  auto output = [&](const char *name, int &index) -> Status {
+    index = exe.findOutput(name);
+    return index < 0 ? invalid(std::string("the program has no output '") +
+                               name + "'" + hint)
+                     : Status::ok();
+  };
+  LLMC_RETURN_IF_ERROR(argument("tokens", layout.tokens));
+  LLMC_RETURN_IF_ERROR(argument("targets", layout.targets));
+  LLMC_RETURN_IF_ERROR(argument("optimizer.step", layout.step));
+  LLMC_RETURN_IF_ERROR(output("loss", layout.loss));
+  LLMC_RETURN_IF_ERROR(output("grad_norm", layout.gradNorm));
+  LLMC_RETURN_IF_ERROR(output("lr", layout.lr));
+  const ValueInfo &tokens =
+      exe.ranks.front().values[exe.arguments[layout.tokens].value];
+  if (tokens.shape.size() != 2 || tokens.dtype != DType::I32)
+    return invalid("expected argument 'tokens' of type i32[B, T], got " +
+                   std::string(dtypeName(tokens.dtype)) +
+                   formatShape(tokens.shape));
+  layout.batchSize = tokens.shape[0];
+  layout.seqLen = tokens.shape[1];
+  for (size_t i = 0; i < exe.arguments.size(); ++i) {
+    const ArgumentInfo &arg = exe.arguments[i];
+    if (arg.role == ArgumentRole::Input)
+      continue;
+    int out = exe.findOutput(arg.name);
+    if (out < 0)
+      return invalid("the program returns no new value for '" + arg.name +
+                     "'" + hint);
+    layout.feedback.push_back({out, static_cast<int>(i)});
+  }
+  return Status::ok();
+}
+
+/// Binds parameters from `weightsPath` (when given) or their initializers,
+/// and the optimizer state to zeros.
+Status bindInitialState(const Executable &exe, Session &session,
+                        const TrainOptions &options) {
+  SafetensorsFile weights;
+  if (!options.weightsPath.empty())
+    LLMC_RETURN_IF_ERROR(readSafetensors(options.weightsPath, weights));
+  for (size_t i = 0; i < exe.arguments.size(); ++i) {
+    const ArgumentInfo &arg = exe.arguments[i];
+    if (arg.role == ArgumentRole::Input)
+      continue;
+    const ValueInfo &value = exe.ranks.front().values[arg.value];
+    if (arg.role == ArgumentRole::Parameter && !options.weightsPath.empty()) {
+      const SafetensorsTensor *tensor = weights.find(arg.name);
+      if (!tensor)
+        return Status::error(StatusCode::NotFound,
+                             options.weightsPath + ": no tensor '" + arg.name +
+                                 "', which the model needs");
+      Status status = session.setArgument(arg.name, tensor->dtype,
+                                          tensor->shape, tensor->data,
+                                          tensor->bytes);
+      if (!status)
+        return Status::error(status.code(),
+                             options.weightsPath + ": " + status.message());
+      continue;
+    }
+    std::vector<uint8_t> bytes;
+    LLMC_RETURN_IF_ERROR(
+        initialArgumentBytes(exe, i, options.settings.seed, bytes));
+    LLMC_RETURN_IF_ERROR(session.setArgument(arg.name, value.dtype,
+                                             value.shape, bytes.data(),
+                                             bytes.size()));
+  }
+  return Status::ok();
+}
+
+} // namespace
+
+Status readTrainSettings(const std::map<std::string, std::string> &metadata,
+                         TrainSettings &settings) {
+  int64_t seed = 0, format = 0;
+  LLMC_RETURN_IF_ERROR(parseInt(metadata, "train.steps", settings.steps, true));
+  LLMC_RETURN_IF_ERROR(
+      parseInt(metadata, "train.log_every", settings.logEvery, false));
+  LLMC_RETURN_IF_ERROR(parseInt(metadata, "train.seed", seed, false));
+  LLMC_RETURN_IF_ERROR(
+      parseInt(metadata, "model.vocab_size", settings.vocabSize, true));
+  LLMC_RETURN_IF_ERROR(
+      parseInt(metadata, "checkpoint.every", settings.checkpointEvery, false));
+  LLMC_RETURN_IF_ERROR(
+      parseInt(metadata, "checkpoint.keep", settings.checkpointKeep, false));
+  LLMC_RETURN_IF_ERROR(
+      parseInt(metadata, "sample.tokens", settings.sampleTokens, false));
+  settings.seed = static_cast<uint64_t>(seed);
+  (void)format;
+  auto text = [&](const char *key) {
+    auto it = metadata.find(key);
+    return it == metadata.end() ? std::string() : it->second;
+  };
+  settings.dataPath = text("data.path");
+  std::string dataFormat = text("data.format");
+  if (dataFormat.empty() || dataFormat == "text")
+    settings.dataFormat = TokenFormat::Text;
+  else if (dataFormat == "tokens")
+    settings.dataFormat = TokenFormat::Shard;
+  else
+    return invalid("the artifact's data.format is '" + dataFormat +
+                   "'; expected text or tokens");
+  settings.checkpointDir = text("checkpoint.dir");
+  if (settings.steps < 1 || settings.logEvery < 1 || settings.vocabSize < 1 ||
+      settings.checkpointEvery < 0 || settings.checkpointKeep < 1 ||
+      settings.sampleTokens < 0)
+    return invalid("the artifact's training settings are out of range "
+                   "(steps, log_every, vocab_size >= 1; checkpoint.every, "
+                   "sample.tokens >= 0; checkpoint.keep >= 1)");
+  return Status::ok();
+}
+
+void writeTrainSettings(const TrainSettings &settings,
+                        std::map<std::string, std::string> &metadata) {
+  metadata["train.steps"] = std::to_string(settings.steps);
+  metadata["train.log_every"] = std::to_string(settings.logEvery);
+  metadata["train.seed"] = std::to_string(settings.seed);
+  metadata["model.vocab_size"] = std::to_string(settings.vocabSize);
+  metadata["data.path"] = settings.dataPath;
+  metadata["data.format"] =
+      settings.dataFormat == TokenFormat::Text ? "text" : "tokens";
+  metadata["checkpoint.dir"] = settings.checkpointDir;
+  metadata["checkpoint.every"] = std::to_string(settings.checkpointEvery);
+  metadata["checkpoint.keep"] = std::to_string(settings.checkpointKeep);
+  metadata["sample.tokens"] = std::to_string(settings.sampleTokens);
+}
+
+Status checkTrainable(const Executable &executable) {
+  StepLayout layout;
+  return layoutOf(executable, layout);
+}
+
+Status train(const Executable &exe, const TrainOptions &options,
+             TrainReport &report) {
+  const TrainSettings &settings = options.settings;
+  StepLayout layout;
+  LLMC_RETURN_IF_ERROR(layoutOf(exe, layout));
+
+  SessionOptions sessionOptions;
+  sessionOptions.threads = options.threads;
+  std::unique_ptr<Session> session;
+  LLMC_RETURN_IF_ERROR(Session::create(exe, sessionOptions, session));
+
+  TokenLoaderOptions loaderOptions;
+  loaderOptions.path = settings.dataPath;
+  loaderOptions.format = settings.dataFormat;
+  loaderOptions.batchSize = layout.batchSize;
+  loaderOptions.seqLen = layout.seqLen;
+  loaderOptions.vocabSize = settings.vocabSize;
+  if (settings.dataPath.empty())
+    return invalid("no training data: set [data] path in the run "
+                   "description, or give --data FILE");
+  TokenLoader loader;
+  LLMC_RETURN_IF_ERROR(TokenLoader::open(loaderOptions, loader));
+
+  // Where to start: a checkpoint, or the initial state.
+  int64_t first = 1;
+  if (!options.resume.empty()) {
+    std::string path;
+    LLMC_RETURN_IF_ERROR(resolveCheckpoint(options.resume, path));
+    CheckpointState state;
+    LLMC_RETURN_IF_ERROR(loadCheckpoint(path, *session, state));
+    LLMC_RETURN_IF_ERROR(loader.setPosition(state.dataPosition));
+    first = state.step + 1;
+    if (options.log)
+      std::fprintf(options.log, "resumed from %s (step %lld)\n", path.c_str(),
+                   static_cast<long long>(state.step));
+  } else {
+    LLMC_RETURN_IF_ERROR(bindInitialState(exe, *session, options));
+  }
+
+  std::FILE *metrics = nullptr;
+  if (!options.metricsPath.empty()) {
+    metrics = std::fopen(options.metricsPath.c_str(),
+                         options.resume.empty() ? "w" : "a");
+    if (!metrics)
+      return Status::error(StatusCode::NotFound,
+                           "cannot write the metrics file '" +
+                               options.metricsPath + "': " +
+                               std::strerror(errno));
+  }
+  struct Closer {
+    std::FILE *file;
+    ~Closer() {
+      if (file)
+        std::fclose(file);
+    }
+  } closer{metrics};
+
+  int64_t last = settings.steps;
+  if (options.stopAfterStep > 0)
+    last = std::min(last, options.stopAfterStep);
+  const int64_t tokensPerStep = layout.batchSize * layout.seqLen;
+  if (options.log && first <= last)
+    std::fprintf(options.log,
+                 "training %s: steps %lld-%lld of %lld, %lld sequences x %lld "
+                 "tokens per step, data %s\n",
+                 exe.source.c_str(), static_cast<long long>(first),
+                 static_cast<long long>(last),
+                 static_cast<long long>(settings.steps),
+                 static_cast<long long>(layout.batchSize),
+                 static_cast<long long>(layout.seqLen),
+                 loader.data().path().c_str());
+
+  using Clock = std::chrono::steady_clock;
+  Clock::time_point started = Clock::now();
+  TokenBatch batch;
+  for (int64_t step = first; step <= last; ++step) {
+    Clock::time_point begin = Clock::now();
+    LLMC_RETURN_IF_ERROR(loader.next(batch));
+    Shape shape = {layout.batchSize, layout.seqLen};
+    size_t bytes = batch.tokens.size() * sizeof(int32_t);
+    LLMC_RETURN_IF_ERROR(session->setArgument("tokens", DType::I32, shape,
+                                              batch.tokens.data(), bytes));
+    LLMC_RETURN_IF_ERROR(session->setArgument("targets", DType::I32, shape,
+                                              batch.targets.data(), bytes));
+    float t = static_cast<float>(step);
+    LLMC_RETURN_IF_ERROR(
+        session->setArgument("optimizer.step", DType::F32, {}, &t, sizeof(t)));
+    if (Status status = session->run(); !status)
+      return Status::error(status.code(), "step " + std::to_string(step) +
+                                              ": " + status.message());
+    StepMetrics m;
+    m.step = step;
+    TensorRef out;
+    LLMC_RETURN_IF_ERROR(session->output(layout.loss, out));
+    m.loss = scalarOf(out);
+    LLMC_RETURN_IF_ERROR(session->output(layout.gradNorm, out));
+    m.gradNorm = scalarOf(out);
+    LLMC_RETURN_IF_ERROR(session->output(layout.lr, out));
+    m.lr = scalarOf(out);
+    if (!std::isfinite(m.loss) || !std::isfinite(m.gradNorm))
+      return Status::error(
+          StatusCode::Internal,
+          "step " + std::to_string(step) + ": the loss (" +
+              std::to_string(m.loss) + ") or gradient norm (" +
+              std::to_string(m.gradNorm) +
+              ") is not finite; lower [train] learning_rate or check the data; "
+              "the last checkpoint is unchanged");
+    for (auto [outIndex, argIndex] : layout.feedback) {
+      LLMC_RETURN_IF_ERROR(session->output(outIndex, out));
+      const std::string &name = exe.arguments[argIndex].name;
+      LLMC_RETURN_IF_ERROR(session->setArgument(
+          name, out.dtype, out.shape, out.data,
+          static_cast<size_t>(out.numElements()) * dtypeSize(out.dtype)));
+    }
+    double seconds =
+        std::chrono::duration<double>(Clock::now() - begin).count();
+    m.msPerStep = 1e3 * seconds;
+    m.tokensPerSecond = seconds > 0 ? tokensPerStep / seconds : 0;
+    report.steps.push_back(m);
+
+    if (metrics) {
+      std::fprintf(metrics,
+                   "{\"step\": %lld, \"loss\": %.9g, \"lr\": %.9g, "
+                   "\"grad_norm\": %.9g, \"tokens\": %lld, \"tokens_per_s\": "
+                   "%.1f, \"ms_per_step\": %.3f}\n",
+                   static_cast<long long>(step), m.loss, m.lr, m.gradNorm,
+                   static_cast<long long>(tokensPerStep), m.tokensPerSecond,
+                   m.msPerStep);
+      std::fflush(metrics);
+    }
+    if (options.log &&
+        (step == first || step == last || step % settings.logEvery == 0)) {
+      double elapsed =
+          std::chrono::duration<double>(Clock::now() - started).count();
+      double done = static_cast<double>(step - first + 1);
+      double eta = elapsed / done * static_cast<double>(last - step);
+      int width = static_cast<int>(std::to_string(settings.steps).size());
+      std::fprintf(options.log,
+                   "step %*lld/%lld  loss %.4f  lr %.3e  grad norm %.3f  "
+                   "%.0f tok/s  %.1f ms/step  [%3d%%, eta %s]\n",
+                   width, static_cast<long long>(step),
+                   static_cast<long long>(settings.steps), m.loss, m.lr,
+                   m.gradNorm, m.tokensPerSecond, m.msPerStep,
+                   static_cast<int>(100.0 * step / settings.steps),
+                   formatDuration(eta).c_str());
+      std::fflush(options.log);
+    }
+
+    bool due = settings.checkpointEvery > 0 &&
+               step % settings.checkpointEvery == 0;
+    if (!settings.checkpointDir.empty() && (due || step == settings.steps)) {
+      CheckpointState state;
+      state.step = step;
+      state.dataPosition = loader.position();
+      state.seed = settings.seed;
+      state.source = exe.source;
+      CheckpointOptions checkpointOptions;
+      checkpointOptions.keep = settings.checkpointKeep;
+      std::string path;
+      LLMC_RETURN_IF_ERROR(saveCheckpoint(settings.checkpointDir, *session,
+                                          state, checkpointOptions, path));
+      report.lastCheckpoint = path;
+      if (options.log)
+        std::fprintf(options.log, "saved checkpoint %s\n", path.c_str());
+    }
+  }
+  (void)printableText;
+  return Status::ok();
+}
+
+} // namespace llmc::rt

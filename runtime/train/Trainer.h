@@ -1,0 +1,85 @@
+//===- Trainer.h - the training loop of the runtime -------------*- C++ -*-===//
+//
+// Runs a compiled training step (the @train_step that llmc-autodiff and
+// llmc-optimizer build) for the run's steps: feeds batches from the token
+// data, feeds every new parameter and optimizer moment back into its
+// argument, prints one line per step, writes JSON-lines metrics, saves
+// checkpoints, resumes from one exactly, and ends with a generated sample
+// when the artifact ships a "logits" program. Both `llmc train` (compile and
+// train in one process) and `llmc-run ARTIFACT` (runtime only) call train().
+// See docs/training.md.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LLMC_RUNTIME_TRAIN_TRAINER_H
+#define LLMC_RUNTIME_TRAIN_TRAINER_H
+
+#include "runtime/Executable.h"
+#include "runtime/Status.h"
+#include "runtime/data/TokenData.h"
+
+#include <cstdint>
+#include <cstdio>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace llmc::rt {
+
+/// The run's settings that the runtime needs, carried in the artifact's
+/// metadata (keys in docs/executable.md) so that the runtime alone can train.
+struct TrainSettings {
+  int64_t steps = 0;
+  int64_t logEvery = 1;
+  uint64_t seed = 0;
+  int64_t vocabSize = 0;
+  std::string dataPath; ///< empty: the built-in corpus
+  TokenFormat dataFormat = TokenFormat::Text;
+  std::string checkpointDir; ///< empty: no checkpoints
+  int64_t checkpointEvery = 0;
+  int64_t checkpointKeep = 2;
+  int64_t sampleTokens = 0; ///< generated at the end (needs "logits")
+};
+
+/// Reads the settings from `metadata` (as writeTrainSettings wrote them).
+Status readTrainSettings(const std::map<std::string, std::string> &metadata,
+                         TrainSettings &settings);
+void writeTrainSettings(const TrainSettings &settings,
+                        std::map<std::string, std::string> &metadata);
+
+struct TrainOptions {
+  TrainSettings settings;
+  std::string weightsPath; ///< initial parameters (safetensors); else init
+  std::string resume;      ///< a checkpoint, or a checkpoint directory
+  std::string metricsPath; ///< JSON lines, one per step; empty: none
+  unsigned threads = 0;    ///< CPU threads; 0: every core
+  std::FILE *log = stdout; ///< step lines and the sample; null: silent
+  /// Stop after this step even if the run has more (an interruption, for
+  /// tests of --resume); 0: run to the end.
+  int64_t stopAfterStep = 0;
+};
+
+struct StepMetrics {
+  int64_t step = 0;
+  double loss = 0, lr = 0, gradNorm = 0;
+  double tokensPerSecond = 0, msPerStep = 0;
+};
+
+struct TrainReport {
+  std::vector<StepMetrics> steps; ///< the steps this call ran
+  std::string lastCheckpoint;     ///< empty when none was saved
+  std::vector<int32_t> sample;    ///< generated tokens, prompt excluded
+  std::string sampleText;         ///< decoded (byte-level data) or ids
+};
+
+/// Checks that `executable` is a training step this loop can run and says
+/// what is missing otherwise.
+Status checkTrainable(const Executable &executable);
+
+/// Trains. Errors (bad data, a non-finite loss, a failed save) stop the run
+/// with a message naming the step.
+Status train(const Executable &executable, const TrainOptions &options,
+             TrainReport &report);
+
+} // namespace llmc::rt
+
+#endif // LLMC_RUNTIME_TRAIN_TRAINER_H
