@@ -65,9 +65,11 @@ Tensor block(Tracer &t, Tensor x, const ModelConfig &m) {
 } // namespace
 
 Tensor traceGpt2(Tracer &t, const ModelConfig &m, int64_t batchSize,
-                 int64_t seqLen) {
+                 int64_t seqLen, ModelOutput output) {
   Tensor tokens = t.input("tokens", {batchSize, seqLen}, DType::I32);
-  Tensor targets = t.input("targets", {batchSize, seqLen}, DType::I32);
+  Tensor targets;
+  if (output == ModelOutput::Loss)
+    targets = t.input("targets", {batchSize, seqLen}, DType::I32);
 
   Tensor wte, x;
   {
@@ -97,6 +99,8 @@ Tensor traceGpt2(Tracer &t, const ModelConfig &m, int64_t batchSize,
     auto s = t.scope("lm_head");
     logits = matmul(x, wte, Transpose::B);
   }
+  if (output == ModelOutput::Logits)
+    return logits;
   auto s = t.scope("loss");
   return crossEntropy(logits, targets);
 }

@@ -4,6 +4,7 @@
 
 #include "frontend/Trace.h"
 #include "frontend/config/RunDescription.h"
+#include "frontend/models/Models.h"
 
 #include "llvm/ADT/STLFunctionalExtras.h"
 
@@ -44,11 +45,11 @@ Tensor llamaSelfAttention(Tracer &tracer, Tensor x, const ModelConfig &model);
 
 /// The trunk shared by LLaMA and the MoE model: embedding, layers whose
 /// feed-forward part is `ffn` (called inside the layer's scope), the final
-/// norm, the head (tied or not) and the cross-entropy. Returns the loss
-/// before any extra term.
+/// norm, the head (tied or not) and, for ModelOutput::Loss, the
+/// cross-entropy. Returns the loss before any extra term, or the logits.
 Tensor traceLlamaTrunk(
-    Tracer &tracer, const ModelConfig &model, int64_t batchSize,
-    int64_t seqLen,
+    Tracer &tracer, const ModelConfig &model, int64_t batchSize, int64_t seqLen,
+    ModelOutput output,
     llvm::function_ref<Tensor(Tracer &, Tensor, int64_t layer)> ffn);
 
 } // namespace llmc

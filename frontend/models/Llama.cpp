@@ -35,11 +35,14 @@ Tensor llamaSelfAttention(Tracer &t, Tensor x, const ModelConfig &m) {
   return projection("o_proj", a, qWidth, width);
 }
 
-Tensor traceLlamaTrunk(
-    Tracer &t, const ModelConfig &m, int64_t batchSize, int64_t seqLen,
-    llvm::function_ref<Tensor(Tracer &, Tensor, int64_t)> ffn) {
+Tensor
+traceLlamaTrunk(Tracer &t, const ModelConfig &m, int64_t batchSize,
+                int64_t seqLen, ModelOutput output,
+                llvm::function_ref<Tensor(Tracer &, Tensor, int64_t)> ffn) {
   Tensor tokens = t.input("tokens", {batchSize, seqLen}, DType::I32);
-  Tensor targets = t.input("targets", {batchSize, seqLen}, DType::I32);
+  Tensor targets;
+  if (output == ModelOutput::Loss)
+    targets = t.input("targets", {batchSize, seqLen}, DType::I32);
 
   Tensor table, x;
   {
@@ -79,18 +82,20 @@ Tensor traceLlamaTrunk(
                                     DType::F32, Init::normal(0.02));
     logits = matmul(x, head, Transpose::B);
   }
+  if (output == ModelOutput::Logits)
+    return logits;
   auto s = t.scope("loss");
   return crossEntropy(logits, targets);
 }
 
 Tensor traceLlama(Tracer &t, const ModelConfig &m, int64_t batchSize,
-                  int64_t seqLen) {
+                  int64_t seqLen, ModelOutput output) {
   auto mlp = [&](Tracer &tr, Tensor h, int64_t) {
     auto s = tr.scope("mlp");
     return swigluMlp(tr, h, m.hiddenSize, m.intermediateSize,
                      {"gate_proj", "up_proj", "down_proj"});
   };
-  return traceLlamaTrunk(t, m, batchSize, seqLen, mlp);
+  return traceLlamaTrunk(t, m, batchSize, seqLen, output, mlp);
 }
 
 } // namespace llmc

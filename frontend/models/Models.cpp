@@ -3,24 +3,42 @@
 
 namespace llmc {
 
+namespace {
+
+mlir::OwningOpRef<mlir::ModuleOp> buildModule(mlir::MLIRContext &context,
+                                              const ModelConfig &model,
+                                              int64_t batchSize, int64_t seqLen,
+                                              ModelOutput output) {
+  Tracer tracer(context, output == ModelOutput::Loss ? "loss" : "logits");
+  Tensor result;
+  switch (model.family) {
+  case ModelFamily::Gpt2:
+    result = traceGpt2(tracer, model, batchSize, seqLen, output);
+    break;
+  case ModelFamily::Llama:
+    result = traceLlama(tracer, model, batchSize, seqLen, output);
+    break;
+  case ModelFamily::Moe:
+    result = traceMoe(tracer, model, batchSize, seqLen, output);
+    break;
+  }
+  return tracer.finish({result});
+}
+
+} // namespace
+
 mlir::OwningOpRef<mlir::ModuleOp> buildLossModule(mlir::MLIRContext &context,
                                                   const ModelConfig &model,
                                                   int64_t batchSize,
                                                   int64_t seqLen) {
-  Tracer tracer(context, "loss");
-  Tensor loss;
-  switch (model.family) {
-  case ModelFamily::Gpt2:
-    loss = traceGpt2(tracer, model, batchSize, seqLen);
-    break;
-  case ModelFamily::Llama:
-    loss = traceLlama(tracer, model, batchSize, seqLen);
-    break;
-  case ModelFamily::Moe:
-    loss = traceMoe(tracer, model, batchSize, seqLen);
-    break;
-  }
-  return tracer.finish({loss});
+  return buildModule(context, model, batchSize, seqLen, ModelOutput::Loss);
+}
+
+mlir::OwningOpRef<mlir::ModuleOp> buildLogitsModule(mlir::MLIRContext &context,
+                                                    const ModelConfig &model,
+                                                    int64_t batchSize,
+                                                    int64_t seqLen) {
+  return buildModule(context, model, batchSize, seqLen, ModelOutput::Logits);
 }
 
 } // namespace llmc

@@ -30,8 +30,10 @@ struct RoutingStats {
   Tensor routerProbs;  ///< [E] f32: router probabilities summed over tokens
 };
 
+/// `stats` is null in the logits program, which has no balancing loss (the
+/// statistics would be dead code there).
 Tensor sparseMoe(Tracer &t, Tensor h, const ModelConfig &m,
-                 RoutingStats &stats) {
+                 RoutingStats *stats) {
   auto s = t.scope("block_sparse_moe");
   int64_t batch = h.dim(0), seq = h.dim(1), width = m.hiddenSize;
   int64_t tokens = batch * seq, experts = m.numExperts,
@@ -50,7 +52,7 @@ Tensor sparseMoe(Tracer &t, Tensor h, const ModelConfig &m,
   auto [weights, choices] = moeTopK(logits, k, /*normalize=*/true);
 
   // Statistics for the balancing loss.
-  {
+  if (stats) {
     auto a = t.scope("router_stats");
     Tensor probs = sum(softmax(logits, -1), {0});
     Tensor chosen = broadcastInDims(choices, {tokens, k, experts}, {0, 1});
@@ -58,9 +60,10 @@ Tensor sparseMoe(Tracer &t, Tensor h, const ModelConfig &m,
     Tensor counts = sum(cast(compare(Compare::Eq, chosen, expertIds),
                              DType::F32),
                         {0, 1});
-    stats.expertCounts = stats.expertCounts ? stats.expertCounts + counts
-                                            : counts;
-    stats.routerProbs = stats.routerProbs ? stats.routerProbs + probs : probs;
+    stats->expertCounts =
+        stats->expertCounts ? stats->expertCounts + counts : counts;
+    stats->routerProbs =
+        stats->routerProbs ? stats->routerProbs + probs : probs;
   }
 
   Tensor dispatched = moeDispatch(flat, choices, experts, capacity);
@@ -79,21 +82,22 @@ Tensor sparseMoe(Tracer &t, Tensor h, const ModelConfig &m,
 } // namespace
 
 Tensor traceMoe(Tracer &t, const ModelConfig &m, int64_t batchSize,
-                int64_t seqLen) {
+                int64_t seqLen, ModelOutput output) {
   RoutingStats stats;
+  bool loss = output == ModelOutput::Loss;
   auto moe = [&](Tracer &tr, Tensor h, int64_t) {
-    return sparseMoe(tr, h, m, stats);
+    return sparseMoe(tr, h, m, loss ? &stats : nullptr);
   };
-  Tensor loss = traceLlamaTrunk(t, m, batchSize, seqLen, moe);
-  if (m.numLayers == 0 || m.auxLossWeight == 0.0)
-    return loss;
+  Tensor result = traceLlamaTrunk(t, m, batchSize, seqLen, output, moe);
+  if (!loss || m.numLayers == 0 || m.auxLossWeight == 0.0)
+    return result;
   auto s = t.scope("aux_loss");
   double routed = static_cast<double>(m.numLayers * batchSize * seqLen);
   Tensor fraction = stats.expertCounts / routed;
   Tensor probability = stats.routerProbs / routed;
   Tensor balance = sum(fraction * probability, {0}) *
                    static_cast<double>(m.numExperts);
-  return loss + balance * m.auxLossWeight;
+  return result + balance * m.auxLossWeight;
 }
 
 } // namespace llmc

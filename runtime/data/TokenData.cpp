@@ -1,6 +1,7 @@
 //===- TokenData.cpp - token ids for training, in batches -----------------===//
 #include "runtime/data/TokenData.h"
 
+#include "runtime/data/BuiltinCorpus.h"
 #include "runtime/io/File.h"
 
 #include <limits>
@@ -96,65 +97,93 @@ Status readTokenData(const std::string &path, TokenFormat format,
   result.format_ = format;
   if (Status status = readFile(path, result.bytes_); !status)
     return status;
+  // 2 and 3.
+  if (Status status = result.index(vocabSize); !status)
+    return status;
+  data = std::move(result);
+  return Status::ok();
+}
 
+Status readBuiltinTokenData(int64_t vocabSize, TokenData &data) {
+  data = TokenData();
+  if (vocabSize <= 0)
+    return Status::error(
+        StatusCode::InvalidArgument,
+        std::string(kBuiltinCorpusName) + ": vocabulary size is " +
+            std::to_string(vocabSize) + ", expected a positive number");
+  TokenData result;
+  result.path_ = kBuiltinCorpusName;
+  result.format_ = TokenFormat::Text;
+  const std::string &corpus = builtinCorpus();
+  result.bytes_.assign(corpus.begin(), corpus.end());
+  if (Status status = result.index(vocabSize); !status)
+    return status;
+  data = std::move(result);
+  return Status::ok();
+}
+
+Status TokenData::index(int64_t vocabSize) {
+  const std::string &path = path_;
+  const TokenFormat format = format_;
   // 2. Where the tokens are and how many.
   if (format == TokenFormat::Shard) {
-    if (Status status =
-            parseShardHeader(path, result.bytes_, result.numTokens_);
-        !status)
+    if (Status status = parseShardHeader(path, bytes_, numTokens_); !status)
       return status;
-    result.dataOffset_ = kTokenShardHeaderBytes;
-    result.tokenBytes_ = sizeof(uint16_t);
+    dataOffset_ = kTokenShardHeaderBytes;
+    tokenBytes_ = sizeof(uint16_t);
   } else {
-    if (result.bytes_.empty())
+    if (bytes_.empty())
       return Status::error(
           StatusCode::InvalidArgument,
           path + ": text file is empty; it gives one token per byte, and "
                  "one batch needs batch size x sequence length + 1 of them");
-    result.dataOffset_ = 0;
-    result.tokenBytes_ = 1;
-    result.numTokens_ = result.bytes_.size();
+    dataOffset_ = 0;
+    tokenBytes_ = 1;
+    numTokens_ = bytes_.size();
   }
 
   // 3. Every token in the vocabulary: a model indexes its embedding with
   // them, so a stray id must fail here rather than read out of bounds later.
   uint64_t vocab = static_cast<uint64_t>(vocabSize);
-  for (uint64_t i = 0; i < result.numTokens_; ++i) {
-    uint32_t token = result[i];
+  for (uint64_t i = 0; i < numTokens_; ++i) {
+    uint32_t token = (*this)[i];
     if (token >= vocab)
       return Status::error(
           StatusCode::InvalidArgument,
           path + ": token " + std::to_string(i) + " (byte offset " +
-              std::to_string(result.byteOffset(i)) + ") is " +
-              std::to_string(token) + ", not below the vocabulary size " +
-              std::to_string(vocabSize) +
+              std::to_string(byteOffset(i)) + ") is " + std::to_string(token) +
+              ", not below the vocabulary size " + std::to_string(vocabSize) +
               (format == TokenFormat::Text
                    ? "; a text file gives one token per byte, so the model "
                      "needs a vocabulary of 256"
                    : "; the data was tokenized for a larger vocabulary than "
                      "the model's"));
   }
-  data = std::move(result);
   return Status::ok();
 }
 
 Status TokenLoader::open(const TokenLoaderOptions &options,
                          TokenLoader &loader) {
   loader = TokenLoader();
+  const std::string source =
+      options.builtin ? std::string(kBuiltinCorpusName) : options.path;
   // 1. The options.
   constexpr int64_t kMaxBatchTokens = std::numeric_limits<int32_t>::max();
   if (options.batchSize <= 0 || options.seqLen <= 0 ||
       options.batchSize > kMaxBatchTokens / options.seqLen)
     return Status::error(StatusCode::InvalidArgument,
-                         options.path + ": batch " + batchShape(options) +
+                         source + ": batch " + batchShape(options) +
                              " is not valid; both must be positive and "
                              "B*T below 2^31");
 
   // 2. The data, and at least one batch of it.
   TokenLoader result;
   result.options_ = options;
-  if (Status status = readTokenData(options.path, options.format,
-                                    options.vocabSize, result.data_);
+  if (Status status =
+          options.builtin
+              ? readBuiltinTokenData(options.vocabSize, result.data_)
+              : readTokenData(options.path, options.format, options.vocabSize,
+                              result.data_);
       !status)
     return status;
   uint64_t needed =
@@ -162,7 +191,7 @@ Status TokenLoader::open(const TokenLoaderOptions &options,
   if (result.data_.size() < needed)
     return Status::error(
         StatusCode::InvalidArgument,
-        options.path + " holds " + std::to_string(result.data_.size()) +
+        source + " holds " + std::to_string(result.data_.size()) +
             " tokens, but one batch of " + batchShape(options) + " needs " +
             std::to_string(needed) +
             " (B*T+1); use a smaller batch or sequence length, or more data");
@@ -204,7 +233,7 @@ Status TokenLoader::setPosition(uint64_t position) {
   if (position > data_.size() || data_.size() - position < count + 1)
     return Status::error(
         StatusCode::InvalidArgument,
-        options_.path + ": cannot continue from token " +
+        data_.path() + ": cannot continue from token " +
             std::to_string(position) + ": the file holds " +
             std::to_string(data_.size()) + " tokens and a batch of " +
             batchShape(options_) + " needs " + std::to_string(count + 1) +

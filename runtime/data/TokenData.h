@@ -53,6 +53,10 @@ public:
 private:
   friend Status readTokenData(const std::string &path, TokenFormat format,
                               int64_t vocabSize, TokenData &data);
+  friend Status readBuiltinTokenData(int64_t vocabSize, TokenData &data);
+  /// Steps 2 and 3 of reading: where the tokens are in bytes_, and that
+  /// every one is below `vocabSize`.
+  Status index(int64_t vocabSize);
   std::string path_;
   TokenFormat format_ = TokenFormat::Text;
   std::vector<uint8_t> bytes_;
@@ -68,12 +72,19 @@ private:
 Status readTokenData(const std::string &path, TokenFormat format,
                      int64_t vocabSize, TokenData &data);
 
+/// The built-in corpus (runtime/data/BuiltinCorpus.h) as text tokens, one
+/// per byte, validated like a file; path() is "<built-in corpus>".
+Status readBuiltinTokenData(int64_t vocabSize, TokenData &data);
+
 struct TokenLoaderOptions {
   std::string path;
   TokenFormat format = TokenFormat::Shard;
   int64_t batchSize = 0; ///< B
   int64_t seqLen = 0;    ///< T
   int64_t vocabSize = 0; ///< every token must be below it
+  /// Reads the built-in corpus instead of a file: `path` and `format` are
+  /// ignored (it is text, all bytes below 128).
+  bool builtin = false;
 };
 
 /// One batch: row-major [B, T] token ids and, for each, the token that
