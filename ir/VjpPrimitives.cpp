@@ -207,7 +207,7 @@ LogicalResult SliceOp::buildVjp(OpBuilder &b, ValueRange resultGrads,
     return noGradients(*this, operandGrads);
   if (std::optional<ArrayRef<int64_t>> strides = getStrides()) {
     if (llvm::any_of(*strides, [](int64_t s) { return s != 1; }))
-      return emitError("no derivative rule for strided slices yet (issue #5)");
+      return emitError("no derivative rule for strided slices yet");
   }
   // Pad with zeros dimension by dimension: concat(zeros, g, zeros).
   Location loc = getLoc();

@@ -241,8 +241,9 @@ void OptimizerPass::runOnOperation() {
       warmupSteps >= totalSteps) {
     step.emitError() << "invalid learning-rate schedule: learning-rate "
                      << learningRate << ", min-learning-rate "
-                     << minLearningRate << ", warmup-steps " << warmupSteps
-                     << ", total-steps " << totalSteps
+                     << minLearningRate << ", warmup-steps "
+                     << static_cast<int64_t>(warmupSteps) << ", total-steps "
+                     << static_cast<int64_t>(totalSteps)
                      << "; expected 0 <= min <= rate, rate > 0 and 0 <= "
                         "warmup < total";
     return signalPassFailure();

@@ -16,6 +16,7 @@
 #include "codegen/BuildExecutable.h"
 #include "frontend/Parameters.h"
 #include "frontend/Source.h"
+#include "frontend/models/Models.h"
 #include "ir/Registration.h"
 #include "passes/Passes.h"
 #include "runtime/train/Trainer.h"
@@ -27,6 +28,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
+#include "mlir/Transforms/Passes.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Format.h"
@@ -395,9 +397,30 @@ int buildArtifact(const Compiled &compiled, const std::string &source,
   if (mlir::failed(built))
     return kExitRejected;
   exe = std::move(*built);
-  if (compiled.description && exe.findArgument("optimizer.step") >= 0)
-    llmc::rt::writeTrainSettings(trainSettingsFor(*compiled.description),
-                                 exe.metadata);
+  if (!compiled.description || exe.findArgument("optimizer.step") < 0)
+    return kExitOk;
+  const llmc::RunDescription &run = *compiled.description;
+  llmc::rt::writeTrainSettings(trainSettingsFor(run), exe.metadata);
+
+  // The companion "logits" program (batch 1, the run's sequence length)
+  // with which the runtime prints a sample of the trained model.
+  mlir::OwningOpRef<mlir::ModuleOp> logits = llmc::buildLogitsModule(
+      *module.getContext(), run.model, 1, run.train.seqLen);
+  if (!logits)
+    return kExitRejected;
+  mlir::PassManager pm(module.getContext());
+  pm.addPass(mlir::createCanonicalizerPass());
+  pm.addPass(mlir::createCSEPass());
+  if (mlir::failed(pm.run(*logits)))
+    return kExitRejected;
+  llmc::CodegenOptions logitsCodegen;
+  logitsCodegen.source = source;
+  logitsCodegen.function = "logits";
+  mlir::FailureOr<llmc::rt::Executable> sample =
+      llmc::buildExecutable(*logits, logitsCodegen);
+  if (mlir::failed(sample))
+    return kExitRejected;
+  exe.companions.push_back(std::move(*sample));
   return kExitOk;
 }
 
@@ -539,7 +562,7 @@ max_positions = 64
 [train]
 batch_size = 16
 seq_len = 64
-steps = 300
+steps = 500
 learning_rate = 3e-3
 min_learning_rate = 3e-4
 warmup_steps = 20

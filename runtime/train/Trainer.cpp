@@ -5,6 +5,7 @@
 #include "runtime/io/Safetensors.h"
 #include "runtime/train/Checkpoint.h"
 #include "runtime/train/Init.h"
+#include "runtime/train/Sample.h"
 
 #include <chrono>
 #include <cinttypes>
@@ -167,6 +168,61 @@ Status bindInitialState(const Executable &exe, Session &session,
   return Status::ok();
 }
 
+/// Generates `sampleTokens` tokens with the trained parameters through the
+/// artifact's "logits" program, from a prompt of the data's first tokens,
+/// and prints them (as text when the data is text).
+Status printSample(const Executable &exe, const Session &trained,
+                   const TokenData &data, const TrainSettings &settings,
+                   const TrainOptions &options, TrainReport &report) {
+  const Executable *logits = exe.companion("logits");
+  if (!logits)
+    return invalid("cannot print a sample: the artifact has no \"logits\" "
+                   "program; compile it with `llmc compile RUN.toml -o "
+                   "FILE.llmcx`, or pass --sample-tokens 0");
+  SessionOptions sessionOptions;
+  sessionOptions.threads = options.threads;
+  std::unique_ptr<Session> session;
+  LLMC_RETURN_IF_ERROR(Session::create(*logits, sessionOptions, session));
+  for (size_t i = 0; i < exe.arguments.size(); ++i) {
+    const ArgumentInfo &arg = exe.arguments[i];
+    if (arg.role != ArgumentRole::Parameter)
+      continue;
+    TensorRef tensor;
+    LLMC_RETURN_IF_ERROR(trained.argument(i, tensor));
+    LLMC_RETURN_IF_ERROR(session->setArgument(
+        arg.name, tensor.dtype, tensor.shape, tensor.data,
+        static_cast<size_t>(tensor.numElements()) * dtypeSize(tensor.dtype)));
+  }
+  // The prompt: the data's first line, at most 16 tokens.
+  std::vector<int32_t> prompt;
+  bool text = data.format() == TokenFormat::Text;
+  for (uint64_t i = 0; i < data.size() && prompt.size() < 16; ++i) {
+    int32_t token = static_cast<int32_t>(data[i]);
+    if (text && token == '\n')
+      break;
+    prompt.push_back(token);
+  }
+  SampleOptions sample;
+  sample.tokens = settings.sampleTokens;
+  sample.seed = settings.seed;
+  LLMC_RETURN_IF_ERROR(generate(*session, prompt, sample, report.sample));
+  std::vector<int32_t> all = prompt;
+  all.insert(all.end(), report.sample.begin(), report.sample.end());
+  if (text) {
+    report.sampleText = printableText(all);
+  } else {
+    for (size_t i = 0; i < all.size(); ++i)
+      report.sampleText += (i ? " " : "") + std::to_string(all[i]);
+  }
+  if (options.log)
+    std::fprintf(options.log,
+                 "sample (%lld tokens after a prompt of %zu, temperature "
+                 "%.1f):\n%s\n",
+                 static_cast<long long>(sample.tokens), prompt.size(),
+                 sample.temperature, report.sampleText.c_str());
+  return Status::ok();
+}
+
 } // namespace
 
 Status readTrainSettings(const std::map<std::string, std::string> &metadata,
@@ -246,9 +302,7 @@ Status train(const Executable &exe, const TrainOptions &options,
   loaderOptions.batchSize = layout.batchSize;
   loaderOptions.seqLen = layout.seqLen;
   loaderOptions.vocabSize = settings.vocabSize;
-  if (settings.dataPath.empty())
-    return invalid("no training data: set [data] path in the run "
-                   "description, or give --data FILE");
+  loaderOptions.builtin = settings.dataPath.empty();
   TokenLoader loader;
   LLMC_RETURN_IF_ERROR(TokenLoader::open(loaderOptions, loader));
 
@@ -395,7 +449,9 @@ Status train(const Executable &exe, const TrainOptions &options,
         std::fprintf(options.log, "saved checkpoint %s\n", path.c_str());
     }
   }
-  (void)printableText;
+  if (settings.sampleTokens > 0)
+    LLMC_RETURN_IF_ERROR(printSample(exe, *session, loader.data(), settings,
+                                     options, report));
   return Status::ok();
 }
 

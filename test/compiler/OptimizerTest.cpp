@@ -35,7 +35,10 @@ constexpr int64_t kRows = 4, kIn = 3, kOut = 2;
 constexpr double kTolerance = 1e-6;
 constexpr double kGradClip = 1.0, kWeightDecay = 0.1;
 constexpr double kBeta1 = 0.9, kBeta2 = 0.95, kEpsilon = 1e-8;
-constexpr double kRates[] = {0.1, 0.05, 0.02}; // the host schedule, 3 steps
+// The schedule the program computes (llmc.lr_schedule): linear, 1 warmup
+// step to 0.1, then down to 0.02 at step 3: 0.1, 0.06, 0.02.
+constexpr double kPeakRate = 0.1, kMinRate = 0.02;
+constexpr double kRates[] = {0.1, 0.06, 0.02};
 
 constexpr const char *kModule = R"mlir(
 func.func @loss(%w: tensor<3x2xf32> {llmc.name = "fc.weight", llmc.role = "parameter"},
@@ -145,6 +148,11 @@ TEST_P(OptimizerSteps, MatchAdamWInF64) {
   options.epsilon = kEpsilon;
   options.weightDecay = kWeightDecay;
   options.gradClip = kGradClip;
+  options.learningRate = kPeakRate;
+  options.minLearningRate = kMinRate;
+  options.warmupSteps = 1;
+  options.totalSteps = 3;
+  options.schedule = "linear";
   pm.addPass(llmc::createOptimizerPass(options));
   ASSERT_TRUE(succeeded(pm.run(*module)));
 
@@ -152,7 +160,8 @@ TEST_P(OptimizerSteps, MatchAdamWInF64) {
   codegen.function = "train_step";
   FailureOr<rt::Executable> exe = llmc::buildExecutable(*module, codegen);
   ASSERT_TRUE(succeeded(exe));
-  ASSERT_EQ(exe->outputs.size(), 8u); // loss, norm, w, b, mw, vw, mb, vb
+  // loss, norm, lr, w, b, mw, vw, mb, vb
+  ASSERT_EQ(exe->outputs.size(), 9u);
   rt::SessionOptions sessionOptions;
   sessionOptions.threads = 1;
   std::unique_ptr<rt::Session> session;
@@ -211,7 +220,6 @@ TEST_P(OptimizerSteps, MatchAdamWInF64) {
     bind("optimizer.m.fc.bias", bShape, fed[4]);
     bind("optimizer.v.fc.bias", bShape, fed[5]);
     bind("optimizer.step", {}, {float(t)});
-    bind("optimizer.lr", {}, {float(lr)});
     rt::Status status = session->run();
     ASSERT_TRUE(status) << status.message();
 
@@ -227,13 +235,11 @@ TEST_P(OptimizerSteps, MatchAdamWInF64) {
       EXPECT_TRUE(s) << s.message();
       return static_cast<const float *>(tensor.data);
     };
-    const char *names[] = {"loss", "grad_norm", "w",   "b",
+    const char *names[] = {"loss", "grad_norm", "lr",  "w",  "b",
                            "m.w",  "v.w",       "m.b", "v.b"};
-    std::vector<const Vec *> wants = {nullptr, nullptr, &s.w,  &s.b,
-                                      &s.mw,   &s.vw,   &s.mb, &s.vb};
-    Vec loss = {ref.loss}, norm = {ref.norm};
-    wants[0] = &loss;
-    wants[1] = &norm;
+    Vec loss = {ref.loss}, norm = {ref.norm}, rate = {lr};
+    std::vector<const Vec *> wants = {&loss, &norm, &rate, &s.w, &s.b,
+                                      &s.mw, &s.vw, &s.mb, &s.vb};
     for (size_t i = 0; i < wants.size(); ++i) {
       double error = relativeError(output(i), *wants[i]);
       worst = std::max(worst, error);
@@ -241,7 +247,7 @@ TEST_P(OptimizerSteps, MatchAdamWInF64) {
     }
     // The next step starts from what this one returned.
     for (size_t i = 0; i < fed.size(); ++i) {
-      const float *data = output(i + 2);
+      const float *data = output(i + 3);
       fed[i].assign(data, data + fed[i].size());
     }
   }

@@ -112,7 +112,8 @@ def llmc_loss(args, toml, weights_path, inputs_path, workdir):
     """Compiles and runs the model with llmc; returns (loss, None) or
     (None, reason)."""
     executable = workdir / "model.llmcx"
-    _, error = run([args.llmc, "compile", str(toml), "-o", str(executable)], "llmc compile")
+    _, error = run([args.llmc, "compile", str(toml), "--forward", "-o", str(executable)],
+                   "llmc compile")
     if error:
         return None, error
     out, error = run([args.llmc_run, str(executable), "--weights", str(weights_path),

@@ -9,7 +9,7 @@
 // CHECK:         return %{{.+}} : tensor<f32>
 // CHECK-LABEL: func.func @train_step
 // CHECK-SAME:    (%[[X:.+]]: tensor<2x3xf32> {llmc.name = "x", llmc.role = "input"}, %[[W:.+]]: tensor<3x4xf32> {llmc.name = "fc.weight", llmc.role = "parameter"}, %[[B:.+]]: tensor<4xf32> {llmc.name = "fc.bias", llmc.role = "parameter"})
-// CHECK-SAME:    -> (tensor<f32>, tensor<3x4xf32>, tensor<4xf32>)
+// CHECK-SAME:    -> (tensor<f32> {llmc.name = "loss"}, tensor<3x4xf32> {llmc.name = "grad.fc.weight"}, tensor<4xf32> {llmc.name = "grad.fc.bias"})
 // CHECK:         %[[Y:.+]] = llmc.matmul %[[X]], %[[W]]
 // CHECK:         %[[BB:.+]] = llmc.broadcast %[[B]] dims [1]
 // CHECK:         %[[Z:.+]] = llmc.add %[[Y]], %[[BB]]
@@ -22,7 +22,7 @@
 // CHECK-NEXT:    %[[DW:.+]] = llmc.matmul %[[X]], %[[DZ]] transpose_a : tensor<2x3xf32>, tensor<2x4xf32> -> tensor<3x4xf32>
 // CHECK-NEXT:    return %[[LOSS]], %[[DW]], %[[DB]] : tensor<f32>, tensor<3x4xf32>, tensor<4xf32>
 // NAMED-LABEL: func.func @grads
-// NAMED-SAME:    -> (tensor<f32>, tensor<3x4xf32>, tensor<4xf32>)
+// NAMED-SAME:    -> (tensor<f32> {llmc.name = "loss"}, tensor<3x4xf32> {{.*}}, tensor<4xf32> {{.*}})
 // The gradient ops keep the forward op's location (the model part).
 // LOC-LABEL: func.func @train_step
 // LOC:         llmc.reduce_sum %{{.+}} dims [0] keep_dims : tensor<2x4xf32> -> tensor<1x4xf32> loc(#[[BIAS:.+]])
@@ -44,7 +44,7 @@ func.func @loss(%x: tensor<2x3xf32> {llmc.name = "x", llmc.role = "input"},
 // Tied weights: %w is used by the mul and by the add; its gradient is the
 // sum of both cotangents. The input %x gets no gradient.
 // CHECK-LABEL: func.func @train_step
-// CHECK-SAME:    (%[[W:.+]]: tensor<4xf32> {{.*}}, %[[X:.+]]: tensor<4xf32> {{.*}}) -> (tensor<f32>, tensor<4xf32>)
+// CHECK-SAME:    (%[[W:.+]]: tensor<4xf32> {{.*}}, %[[X:.+]]: tensor<4xf32> {{.*}}) -> (tensor<f32> {{.*}}, tensor<4xf32> {llmc.name = "grad.w"})
 // CHECK:         %[[DZ:.+]] = llmc.broadcast
 // CHECK-NEXT:    %[[DWMUL:.+]] = llmc.mul %[[DZ]], %[[X]] : tensor<4xf32>
 // CHECK-NEXT:    %[[DW:.+]] = llmc.add %[[DZ]], %[[DWMUL]] : tensor<4xf32>
@@ -62,7 +62,7 @@ func.func @loss(%w: tensor<4xf32> {llmc.name = "w", llmc.role = "parameter"},
 // A parameter the loss does not depend on gets zeros; the mean scales the
 // cotangent by 1/4 before broadcasting it, and exp reuses its result.
 // CHECK-LABEL: func.func @train_step
-// CHECK-SAME:    -> (tensor<f32>, tensor<4xf32>, tensor<2x2xf32>)
+// CHECK-SAME:    -> (tensor<f32> {{.*}}, tensor<4xf32> {{.*}}, tensor<2x2xf32> {llmc.name = "grad.unused"})
 // CHECK:         %[[E:.+]] = llmc.exp
 // CHECK:         %[[QUARTER:.+]] = llmc.constant dense<2.500000e-01> : tensor<f32>
 // CHECK-NEXT:    %[[S:.+]] = llmc.mul %{{.+}}, %[[QUARTER]] : tensor<f32>
@@ -83,7 +83,7 @@ func.func @loss(%w: tensor<4xf32> {llmc.name = "w", llmc.role = "parameter"},
 // Nothing to differentiate: with no parameters @train_step is a copy of
 // @loss that returns only the loss, with no backward ops at all.
 // CHECK-LABEL: func.func @train_step
-// CHECK-SAME:    (%[[X:.+]]: tensor<4xf32> {llmc.name = "x", llmc.role = "input"}) -> tensor<f32>
+// CHECK-SAME:    (%[[X:.+]]: tensor<4xf32> {llmc.name = "x", llmc.role = "input"}) -> (tensor<f32> {llmc.name = "loss"})
 // CHECK-NEXT:    %[[E:.+]] = llmc.exp %[[X]] : tensor<4xf32>
 // CHECK-NEXT:    %[[L:.+]] = llmc.reduce_sum %[[E]] dims [0] : tensor<4xf32> -> tensor<f32>
 // CHECK-NEXT:    return %[[L]] : tensor<f32>
@@ -99,7 +99,7 @@ func.func @loss(%x: tensor<4xf32> {llmc.name = "x", llmc.role = "input"}) -> ten
 // A cast is differentiated by casting the cotangent back; reduce_max splits
 // the cotangent evenly over the maxima of each row.
 // CHECK-LABEL: func.func @train_step
-// CHECK-SAME:    (%[[X:.+]]: tensor<2x3xf32> {{.*}}) -> (tensor<f32>, tensor<2x3xf32>)
+// CHECK-SAME:    (%[[X:.+]]: tensor<2x3xf32> {{.*}}) -> (tensor<f32> {{.*}}, tensor<2x3xf32> {llmc.name = "grad.arg0"})
 // CHECK:         %[[H:.+]] = llmc.cast %[[X]] : tensor<2x3xf32> -> tensor<2x3xbf16>
 // CHECK:         %[[M:.+]] = llmc.reduce_max %[[H]] dims [1] : tensor<2x3xbf16> -> tensor<2xbf16>
 // CHECK:         %[[MB:.+]] = llmc.broadcast %{{.+}} dims [0, 1] : tensor<2x1xbf16> -> tensor<2x3xbf16>
@@ -169,7 +169,7 @@ func.func @double(%a: tensor<8xf32>) -> tensor<8xf32> {
   return %b : tensor<8xf32>
 }
 func.func @loss(%x: tensor<8xf32> {llmc.role = "parameter"}) -> tensor<f32> {
-  // expected-error @+1 {{no derivative rule for 'func.call' yet (issue #5)}}
+  // expected-error @+1 {{no derivative rule for 'func.call'}}
   %y = func.call @double(%x) : (tensor<8xf32>) -> tensor<8xf32>
   %r = llmc.reduce_sum %y dims [0] : tensor<8xf32> -> tensor<f32>
   return %r : tensor<f32>
@@ -198,7 +198,7 @@ func.func @loss(%w: tensor<8xf32> {llmc.role = "parameter"},
 
 // Strided slices have no rule yet.
 func.func @loss(%x: tensor<8xf32> {llmc.role = "parameter"}) -> tensor<f32> {
-  // expected-error @+1 {{no derivative rule for strided slices yet (issue #5)}}
+  // expected-error @+1 {{no derivative rule for strided slices yet}}
   %e = llmc.slice %x starts [0] limits [8] strides [2] : tensor<8xf32> -> tensor<4xf32>
   %r = llmc.reduce_sum %e dims [0] : tensor<4xf32> -> tensor<f32>
   return %r : tensor<f32>

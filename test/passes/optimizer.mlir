@@ -1,9 +1,11 @@
 // RUN: llmc-opt %s --split-input-file --verify-diagnostics --llmc-optimizer | FileCheck %s
 // RUN: llmc-opt %s --split-input-file --verify-diagnostics --llmc-optimizer="grad-clip=0 decay-all=true" | FileCheck %s --check-prefix=OPTS
+// RUN: llmc-opt %s --split-input-file --verify-diagnostics --llmc-optimizer="learning-rate=6e-4 min-learning-rate=6e-5 warmup-steps=10 total-steps=500 schedule=linear" | FileCheck %s --check-prefix=SCHED
 
 // A weight (rank 2, decayed) and a bias (rank 1, not decayed). The state
-// follows the existing arguments, m and v per parameter, then the step and
-// the learning rate; the results are loss, norm, parameters, state.
+// follows the existing arguments, m and v per parameter, then the step; the
+// rate comes from llmc.lr_schedule; the results are loss, norm, rate,
+// parameters, state, each named.
 // CHECK-LABEL: func.func @train_step
 // CHECK-SAME:    (%[[W:[^:]+]]: tensor<2x3xf32> {llmc.name = "fc.weight", llmc.role = "parameter"}
 // CHECK-SAME:    %[[B:[^:]+]]: tensor<3xf32> {llmc.name = "fc.bias", llmc.role = "parameter"}
@@ -12,9 +14,11 @@
 // CHECK-SAME:    %[[VW:[^:]+]]: tensor<2x3xf32> {llmc.name = "optimizer.v.fc.weight", llmc.role = "optimizer_state"}
 // CHECK-SAME:    %[[MB:[^:]+]]: tensor<3xf32> {llmc.name = "optimizer.m.fc.bias", llmc.role = "optimizer_state"}
 // CHECK-SAME:    %[[VB:[^:]+]]: tensor<3xf32> {llmc.name = "optimizer.v.fc.bias", llmc.role = "optimizer_state"}
-// CHECK-SAME:    %[[T:[^:]+]]: tensor<f32> {llmc.name = "optimizer.step", llmc.role = "input"}
-// CHECK-SAME:    %[[LR:[^:]+]]: tensor<f32> {llmc.name = "optimizer.lr", llmc.role = "input"})
-// CHECK-SAME:    -> (tensor<f32>, tensor<f32>, tensor<2x3xf32>, tensor<3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>)
+// CHECK-SAME:    %[[T:[^:]+]]: tensor<f32> {llmc.name = "optimizer.step", llmc.role = "input"})
+// CHECK-SAME:    -> (tensor<f32> {llmc.name = "loss"}, tensor<f32> {llmc.name = "grad_norm"}, tensor<f32> {llmc.name = "lr"},
+// CHECK-SAME:        tensor<2x3xf32> {llmc.name = "fc.weight"}, tensor<3xf32> {llmc.name = "fc.bias"},
+// CHECK-SAME:        tensor<2x3xf32> {llmc.name = "optimizer.m.fc.weight"}, tensor<2x3xf32> {llmc.name = "optimizer.v.fc.weight"},
+// CHECK-SAME:        tensor<3xf32> {llmc.name = "optimizer.m.fc.bias"}, tensor<3xf32> {llmc.name = "optimizer.v.fc.bias"})
 // CHECK:         %[[LOSS:.+]] = llmc.reduce_sum %[[X]] dims [0, 1]
 // CHECK:         %[[GB:.+]] = llmc.reduce_sum %[[X]] dims [0] :
 // Global norm: sqrt(0 + sum(gw²) + sum(gb²)), before clipping.
@@ -33,6 +37,8 @@
 // CHECK:         %[[RATIO:.+]] = llmc.div %[[MAXN]], %[[DEN]] : tensor<f32>
 // CHECK:         %[[ONE:.+]] = llmc.constant dense<1.000000e+00> : tensor<f32>
 // CHECK:         %[[CLIP:.+]] = llmc.min %[[ONE]], %[[RATIO]] : tensor<f32>
+// The default schedule: cosine from 3e-4 to 0 over 100 steps, no warmup.
+// CHECK:         %[[LR:.+]] = llmc.lr_schedule %[[T]] cosine peak 3.000000e-04 min 0.000000e+00 warmup 0 total 100 : tensor<f32>
 // Bias corrections 1 - exp(t·log(beta)).
 // CHECK:         %[[LOGB1:.+]] = llmc.constant dense<-0.105360515> : tensor<f32>
 // CHECK:         %[[TL1:.+]] = llmc.mul %[[T]], %[[LOGB1]] : tensor<f32>
@@ -80,7 +86,7 @@
 // CHECK-NEXT:    %[[LRB:.+]] = llmc.broadcast %[[LR]] dims [] : tensor<f32> -> tensor<3xf32>
 // CHECK-NEXT:    %[[STEPB:.+]] = llmc.mul %[[LRB]], %[[DIRB]]
 // CHECK-NEXT:    %[[NEWB:.+]] = llmc.sub %[[B]], %[[STEPB]] : tensor<3xf32>
-// CHECK-NEXT:    return %[[LOSS]], %[[NORM]], %[[NEWW]], %[[NEWB]], %[[M]], %[[V]], %[[MB2]], %[[VB2]]
+// CHECK-NEXT:    return %[[LOSS]], %[[NORM]], %[[LR]], %[[NEWW]], %[[NEWB]], %[[M]], %[[V]], %[[MB2]], %[[VB2]]
 
 // With grad-clip=0 there is no clip factor, and decay-all decays the bias too.
 // OPTS-LABEL: func.func @train_step
@@ -92,6 +98,9 @@
 // OPTS-NEXT:    %[[WD:.+]] = llmc.constant dense<1.000000e-01> : tensor<3xf32>
 // OPTS-NEXT:    %[[DECAY:.+]] = llmc.mul %[[WD]], %{{.+}} : tensor<3xf32>
 // OPTS-NEXT:    llmc.add %[[DIRB]], %[[DECAY]] : tensor<3xf32>
+// The schedule options reach the op.
+// SCHED-LABEL: func.func @train_step
+// SCHED:         llmc.lr_schedule %{{.+}} linear peak 6.000000e-04 min 6.000000e-05 warmup 10 total 500 : tensor<f32>
 func.func @train_step(%w: tensor<2x3xf32> {llmc.name = "fc.weight", llmc.role = "parameter"},
                       %b: tensor<3xf32> {llmc.name = "fc.bias", llmc.role = "parameter"},
                       %x: tensor<2x3xf32> {llmc.name = "x", llmc.role = "input"})
@@ -116,6 +125,7 @@ func.func @train_step(%w: tensor<2x3xf32> {llmc.name = "fc.weight", llmc.role = 
 // CHECK-NEXT:    return
 // OPTS-LABEL: func.func @train_step
 // OPTS-SAME:    (%[[WTE:[^:]+]]: tensor<8x4xf32>
+// SCHED-LABEL: func.func @train_step
 // OPTS:         %[[WD:.+]] = llmc.constant dense<1.000000e-01> : tensor<8x4xf32>
 // OPTS-NEXT:    llmc.mul %[[WD]], %[[WTE]] : tensor<8x4xf32>
 func.func @train_step(%wte: tensor<8x4xf32> {llmc.name = "transformer.wte.weight", llmc.role = "parameter"})

@@ -64,6 +64,30 @@ TEST(Executable, RoundTripIsByteExact) {
   EXPECT_EQ(back.ranks[0].constants[0].bytes, sample().ranks[0].constants[0].bytes);
 }
 
+TEST(Executable, MetadataAndCompanionsRoundTrip) {
+  Executable exe = sample();
+  exe.name = "train_step";
+  exe.metadata = {{"train.steps", "20"}, {"data.path", "/data/train.bin"}};
+  Executable companion = sample();
+  companion.name = "logits";
+  companion.arguments[0].role = ArgumentRole::OptimizerState;
+  exe.companions.push_back(companion);
+  std::vector<uint8_t> bytes = serializeExecutable(exe);
+  Executable back;
+  Status status = parseExecutable(bytes.data(), bytes.size(), "mem", back);
+  ASSERT_TRUE(status) << status.message();
+  EXPECT_EQ(back.name, "train_step");
+  EXPECT_EQ(back.metadata, exe.metadata);
+  ASSERT_NE(back.companion("logits"), nullptr);
+  EXPECT_EQ(back.companion("logits")->arguments[0].role,
+            ArgumentRole::OptimizerState);
+  EXPECT_EQ(back.companion("other"), nullptr);
+  EXPECT_EQ(back.findArgument("blocks.0.bias"), 1);
+  EXPECT_EQ(back.findOutput("loss"), 0);
+  EXPECT_EQ(back.findOutput("grad_norm"), -1);
+  EXPECT_EQ(serializeExecutable(back), bytes);
+}
+
 TEST(Executable, WrongMagicSaysItIsNotAnExecutable) {
   std::vector<uint8_t> bytes = serializeExecutable(sample());
   bytes[0] = 'X';
@@ -83,9 +107,11 @@ TEST(Executable, OtherVersionIsRejectedWithBothVersions) {
   Status status = parseExecutable(bytes.data(), bytes.size(), "m.llmcx", back);
   EXPECT_EQ(status.code(), StatusCode::InvalidArgument);
   EXPECT_EQ(status.message(),
-            "m.llmcx: written in executable format version 2, but this "
-            "runtime reads version 1; compile it again with the llmc that "
-            "matches this runtime");
+            "m.llmcx: written in executable format version " +
+                std::to_string(kExecutableVersion + 1) +
+                ", but this runtime reads version " +
+                std::to_string(kExecutableVersion) +
+                "; compile it again with the llmc that matches this runtime");
 }
 
 TEST(Executable, FlippedPayloadByteFailsTheChecksum) {

@@ -2,8 +2,8 @@
 // llmc-embed-example links only libllmc_runtime and uses the public C/C++
 // API; it checks that the loss of near-zero weights is ln(vocabulary).
 
-// RUN: llmc compile %llmc_src_root/examples/gpt2-tiny.toml -o %t.llmcx 2>&1 | FileCheck %s --check-prefix=COMPILE
-// COMPILE: wrote {{.*}}.llmcx: 30 arguments, {{[0-9]+}} commands, {{[0-9]+}} bytes of buffers
+// RUN: llmc compile %llmc_src_root/examples/gpt2-tiny.toml --forward -o %t.llmcx 2>&1 | FileCheck %s --check-prefix=COMPILE
+// COMPILE: wrote {{.*}}.llmcx: @loss, 30 arguments, 1 outputs, {{[0-9]+}} commands, {{[0-9]+}} bytes of buffers
 
 // RUN: llmc-embed-example %t.llmcx | FileCheck %s
 // CHECK: llmc runtime 0.1.0
@@ -13,7 +13,7 @@
 
 // The artifact's tables, read back with the runtime's reader.
 // RUN: llmc inspect %t.llmcx | FileCheck %s --check-prefix=INSPECT
-// INSPECT: executable {{.*}}.llmcx (format 1, by llmc 0.1.0, from {{.*}}gpt2-tiny.toml)
+// INSPECT: executable {{.*}}.llmcx (format 2, by llmc 0.1.0, from {{.*}}gpt2-tiny.toml)
 // INSPECT-NEXT: parameter transformer.wte.weight {{ *}}f32[128, 64]
 // INSPECT: input {{ *}}tokens {{ *}}i32[2, 16]
 // INSPECT: output {{ *}}loss {{ *}}f32[]

@@ -31,10 +31,14 @@ func.func @bad(%a: tensor<4x8xf32>, %b: tensor<4x16xf32>) -> tensor<4x16xf32> {
   return %c : tensor<4x16xf32>
 }
 
-// Subcommands that later issues add say so and exit 2.
+// llmc train needs a run description; an .mlir program is bad usage (2).
 // RUN: not llmc train run.toml 2>&1 | FileCheck %s --check-prefix=TRAIN
-// TRAIN: llmc train: not implemented yet (issue #5)
-// RUN: llmc train run.toml; test $? -eq 2
+// TRAIN: run.toml: error: cannot read the run description: no such file or directory; check the path
+// RUN: not llmc train %s 2>&1 | FileCheck %s --check-prefix=TRAINMLIR
+// TRAINMLIR: llmc train: expected a run description (.toml) or a Hugging Face config.json, got '{{.*}}llmc-errors.mlir'; an .mlir program has no training settings
+// RUN: llmc train %s; test $? -eq 2
+
+// Subcommands that later issues add say so and exit 2.
 // RUN: not llmc plan run.toml 2>&1 | FileCheck %s --check-prefix=PLAN
 // PLAN: llmc plan: not implemented yet (issue #11)
 // RUN: not llmc inspect a.llmcx 2>&1 | FileCheck %s --check-prefix=INSPECT

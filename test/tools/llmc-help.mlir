@@ -3,20 +3,26 @@
 // RUN: llmc --help | FileCheck %s --check-prefix=TOP
 // TOP:     USAGE: llmc [subcommand] [options]
 // TOP-DAG: compile - Trace a model
-// TOP-DAG: train   - Train a model
+// TOP-DAG: train   - Compile a run description and train it
 // TOP-DAG: plan    - Estimate memory
 // TOP-DAG: inspect - Print a model's parameters
 // TOP-NOT: --x86-
 
 // RUN: llmc compile --help | FileCheck %s --check-prefix=COMPILE
 // COMPILE: USAGE: llmc compile [options] <input.toml|.json|.mlir>
-// COMPILE-DAG: --emit=<value>
+// COMPILE-DAG: --emit=<stage>
+// COMPILE-DAG: --forward
 // COMPILE-DAG: --dump-ir=<DIR>
 // COMPILE-DAG: --print-cost
 // COMPILE-DAG: -o <file>
 
 // RUN: llmc train --help | FileCheck %s --check-prefix=TRAIN
-// TRAIN: not implemented yet: issue #5
+// TRAIN: USAGE: llmc train [options] [<run.toml|config.json>]
+// TRAIN-DAG: --metrics=<file>
+// TRAIN-DAG: --resume=<dir>
+// TRAIN-DAG: --weights=<file>
+// TRAIN-DAG: --checkpoint-dir=<dir>
+// TRAIN-DAG: --sample-tokens=<long>
 // RUN: llmc plan --help | FileCheck %s --check-prefix=PLAN
 // PLAN: not implemented yet: issue #11
 // RUN: llmc inspect --help | FileCheck %s --check-prefix=INSPECT
