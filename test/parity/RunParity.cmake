@@ -1,17 +1,23 @@
-# cmake -P script behind the `jax-parity-forward` test: checks that the
-# Python packages of test/requirements.txt are installed in .venv (by
-# tools/dev.sh test), then runs forward_parity.py. Inputs: VENV,
-# REQUIREMENTS, SCRIPT, LLMC, LLMC_RUN, EXAMPLES, WORKDIR. A missing or stale
-# .venv fails the test: the comparison with JAX is part of the suite, and a
-# machine without it has not passed it.
+# cmake -P script behind the `jax-parity-forward` and `jax-parity-train`
+# tests: checks that the Python packages of test/requirements.txt are
+# installed in .venv (by tools/dev.sh test), then runs SCRIPT
+# (forward_parity.py, train_parity.py: both take the options below). Inputs:
+# NAME (the test's name, for messages), VENV, REQUIREMENTS, SCRIPT, LLMC,
+# LLMC_RUN, EXAMPLES, WORKDIR. A missing or stale .venv fails the test: the
+# comparison with JAX is part of the suite, and a machine without it has not
+# passed it.
 
 set(python "${VENV}/bin/python")
+if(NOT DEFINED NAME)
+  set(NAME jax-parity-forward)
+endif()
+get_filename_component(script_name "${SCRIPT}" NAME)
 
 # message() without a mode prints the line as it is (FATAL_ERROR would wrap
 # it), so the hint stays one greppable line.
 function(fail_missing_packages why)
   message("${why}: run tools/dev.sh test to install the Python test packages")
-  message(FATAL_ERROR "jax-parity-forward needs the Python test packages")
+  message(FATAL_ERROR "${NAME} needs the Python test packages")
 endfunction()
 
 if(NOT EXISTS "${python}")
@@ -32,5 +38,5 @@ execute_process(
           --examples "${EXAMPLES}" --workdir "${WORKDIR}"
   RESULT_VARIABLE result)
 if(NOT result EQUAL 0)
-  message(FATAL_ERROR "forward_parity.py failed (exit status ${result})")
+  message(FATAL_ERROR "${script_name} failed (exit status ${result})")
 endif()
