@@ -113,7 +113,7 @@ llmc::LoadedSource fromRunDescription(llmc::ParseOutcome outcome,
     run.train.batchSize = options.batchSize;
   if (options.seqLen)
     run.train.seqLen = options.seqLen;
-  int64_t micro = run.train.microbatches;
+  int64_t micro = options.splitMicrobatches ? run.train.microbatches : 1;
   if (run.train.batchSize % micro != 0) {
     emitError(FileLineColLoc::get(&context, run.path, 0, 0))
         << "expected the batch size " << run.train.batchSize

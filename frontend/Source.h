@@ -41,6 +41,10 @@ struct SourceOptions {
   int64_t seqLen = 0;
   /// Warn about fields of a run description that have no effect yet.
   bool warnPending = true;
+  /// Trace @loss for one microbatch (batch / [train] microbatches), as the
+  /// training step stacks them; false traces the whole batch (a forward
+  /// program compiled on its own).
+  bool splitMicrobatches = true;
 };
 
 /// A loaded input: the module, and the run description it came from when

@@ -446,6 +446,7 @@ int runCompile(const CompileCommand &options) {
   request.sourceOptions.seqLen = options.seqLen;
   request.stopAfter = options.emit;
   request.forward = options.forward;
+  request.sourceOptions.splitMicrobatches = !options.forward;
   request.printCost = options.printCost;
   request.dumpIr = options.dumpIr;
   Compiled compiled;
