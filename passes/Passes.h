@@ -40,14 +40,16 @@ struct CompilePipelineOptions {
   /// Gradient accumulation: microbatches per step (llmc-autodiff).
   int64_t microbatches = 1;
   OptimizerSettings optimizer;
-  /// Stop after the first pass whose argument is this (e.g. "llmc-autodiff");
-  /// empty runs the whole pipeline. See compilePipelineStages().
-  std::string stopAfter;
+  /// Run only the first this many passes of compilePipelineStages(); -1
+  /// runs the whole pipeline (`llmc compile --emit`).
+  int stopAfter = -1;
   /// Print the cost report of every function after the last step.
   bool printCost = false;
 };
 
-/// The pass arguments of the pipeline, in order, as `--emit` names them.
+/// The pass arguments of the pipeline, in order: the names of the IR dumps
+/// (`NN-<name>.mlir`, NN = index + 1) and of `--emit`. A pass may appear
+/// twice (canonicalize, cse).
 std::vector<std::string> compilePipelineStages(bool training);
 
 /// Builds the default pipeline of DESIGN.md in order (see Pipelines.cpp for

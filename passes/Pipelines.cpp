@@ -59,9 +59,8 @@ std::vector<Stage> stages(const llmc::CompilePipelineOptions &options) {
                       adam.gradClip = o.gradClip;
                       return llmc::createOptimizerPass(adam);
                     }});
-    list.push_back(
-        {"canonicalize-step", [] { return createCanonicalizerPass(); }});
-    list.push_back({"cse-step", [] { return createCSEPass(); }});
+    list.push_back({"canonicalize", [] { return createCanonicalizerPass(); }});
+    list.push_back({"cse", [] { return createCSEPass(); }});
   }
   // 3. precision (#6); 4.-6. sharding, partition, pipeline (#8, #10);
   //    7.-10. remat, fusion, schedule, buffers (#6): not yet written.
@@ -80,10 +79,11 @@ std::vector<std::string> llmc::compilePipelineStages(bool training) {
 
 void llmc::buildCompilePipeline(OpPassManager &pm,
                                 const CompilePipelineOptions &options) {
+  int index = 0;
   for (const Stage &stage : stages(options)) {
-    pm.addPass(stage.create());
-    if (stage.name == options.stopAfter)
+    if (options.stopAfter >= 0 && index++ >= options.stopAfter)
       break;
+    pm.addPass(stage.create());
   }
   if (options.printCost)
     pm.addPass(createPrintCostPass());

@@ -32,6 +32,7 @@
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
@@ -65,9 +66,9 @@ struct CompileCommand {
   cl::opt<std::string> emit{
       "emit",
       cl::desc("Stop after this stage: loss (the traced forward program, "
-               "before any pass), a pass of the pipeline (canonicalize, cse, "
-               "llmc-autodiff, llmc-optimizer, canonicalize-step, cse-step), "
-               "or final (default)"),
+               "before any pass), a pass of the pipeline by name (its first "
+               "run: canonicalize, cse, llmc-autodiff, llmc-optimizer) or by "
+               "its dump's name (05-canonicalize), or final (default)"),
       cl::value_desc("stage"), cl::init("final"), cl::sub(command),
       cl::cat(llmcCategory())};
   cl::opt<bool> forward{
@@ -342,15 +343,22 @@ int compileModule(Session &session, const CompileRequest &request,
   mlir::ModuleOp module = *loaded.module;
   bool training = !request.forward && hasParameters(module);
 
+  // --emit: "loss", "final", a pass (its first run) or a dump's name
+  // ("05-canonicalize": the fifth pass).
   std::vector<std::string> stages = llmc::compilePipelineStages(training);
-  bool known = request.stopAfter == "loss" || request.stopAfter == "final" ||
-               llvm::is_contained(stages, request.stopAfter);
-  if (!known) {
-    llvm::errs() << "llmc: unknown --emit stage '" << request.stopAfter
-                 << "'; expected loss, ";
-    for (const std::string &stage : stages)
-      llvm::errs() << stage << ", ";
-    llvm::errs() << "or final\n";
+  int stopAfter = -1;
+  llvm::StringRef emit = request.stopAfter;
+  for (size_t i = 0; i < stages.size() && stopAfter < 0; ++i)
+    if (emit == stages[i] ||
+        emit == llvm::formatv("{0:02}-{1}", i + 1, stages[i]).str())
+      stopAfter = static_cast<int>(i) + 1;
+  if (stopAfter < 0 && emit != "loss" && emit != "final") {
+    llvm::errs() << "llmc: unknown --emit stage '" << emit
+                 << "'; expected loss, final, or a pass of the pipeline: ";
+    for (size_t i = 0; i < stages.size(); ++i)
+      llvm::errs() << (i ? ", " : "")
+                   << llvm::formatv("{0:02}-{1}", i + 1, stages[i]);
+    llvm::errs() << "\n";
     return kExitUsage;
   }
 
@@ -370,8 +378,7 @@ int compileModule(Session &session, const CompileRequest &request,
         pipelineOptionsFor(loaded.description);
     pipelineOptions.training = training;
     pipelineOptions.printCost = request.printCost;
-    if (request.stopAfter != "final")
-      pipelineOptions.stopAfter = request.stopAfter;
+    pipelineOptions.stopAfter = stopAfter;
     llmc::buildCompilePipeline(pm, pipelineOptions);
   }
   if (mlir::failed(pm.run(module)))
@@ -481,7 +488,8 @@ int inspectExecutable(const std::string &path) {
   }
   llvm::raw_ostream &os = llvm::outs();
   os << "executable " << path << " (format " << exe.version << ", by "
-     << exe.producer << ", from " << exe.source << ")\n";
+     << exe.producer << ", from " << exe.source << "): @" << exe.name
+     << "\n";
   const llmc::rt::RankProgram &rank = exe.ranks.front();
   size_t width = std::string("output").size();
   for (const llmc::rt::ArgumentInfo &arg : exe.arguments)
@@ -494,7 +502,9 @@ int inspectExecutable(const std::string &path) {
        << llmc::rt::formatShape(value.shape) << "\n";
   };
   for (const llmc::rt::ArgumentInfo &arg : exe.arguments)
-    row(arg.role == llmc::rt::ArgumentRole::Parameter ? "parameter" : "input",
+    row(arg.role == llmc::rt::ArgumentRole::Parameter        ? "parameter"
+        : arg.role == llmc::rt::ArgumentRole::OptimizerState ? "state"
+                                                             : "input",
         arg.name, arg.value);
   for (const llmc::rt::OutputInfo &out : exe.outputs)
     row("output", out.name, out.value);
@@ -502,6 +512,13 @@ int inspectExecutable(const std::string &path) {
      << " commands, " << rank.values.size() << " values, "
      << rank.constants.size() << " constants, " << withThousands(rank.arenaBytes)
      << " bytes of buffers\n";
+  for (const auto &[key, value] : exe.metadata)
+    os << "  setting " << key << " = " << value << "\n";
+  for (const llmc::rt::Executable &companion : exe.companions)
+    os << "  companion @" << companion.name << ": "
+       << companion.arguments.size() << " arguments, "
+       << companion.outputs.size() << " outputs, "
+       << companion.ranks.front().commands.size() << " commands\n";
   return kExitOk;
 }
 

@@ -433,7 +433,9 @@ Status train(const Executable &exe, const TrainOptions &options,
 
     bool due = settings.checkpointEvery > 0 &&
                step % settings.checkpointEvery == 0;
-    if (!settings.checkpointDir.empty() && (due || step == settings.steps)) {
+    // Also at the last step of this call: a run stopped early (--steps)
+    // can be resumed from where it stopped.
+    if (!settings.checkpointDir.empty() && (due || step == last)) {
       CheckpointState state;
       state.step = step;
       state.dataPosition = loader.position();

@@ -23,3 +23,37 @@
 // DUMP-NEXT: 02-cse.mlir
 // RUN: FileCheck %s --check-prefix=DUMPLOC < %t/02-cse.mlir
 // DUMPLOC: loc("h.1.mlp.act")
+
+// A run description compiles to the training step: the input, then every
+// pass of the pipeline, canonicalize and cse again after the optimizer.
+// RUN: rm -rf %t.train && llmc compile %llmc_src_root/examples/gpt2-tiny.toml --dump-ir=%t.train --quiet
+// RUN: ls %t.train | FileCheck %s --check-prefix=TRAINDUMP
+// TRAINDUMP:      00-input.mlir
+// TRAINDUMP-NEXT: 01-canonicalize.mlir
+// TRAINDUMP-NEXT: 02-cse.mlir
+// TRAINDUMP-NEXT: 03-llmc-autodiff.mlir
+// TRAINDUMP-NEXT: 04-llmc-optimizer.mlir
+// TRAINDUMP-NEXT: 05-canonicalize.mlir
+// TRAINDUMP-NEXT: 06-cse.mlir
+// TRAINDUMP-NOT:  07-
+// RUN: FileCheck %s --check-prefix=AUTODIFF < %t.train/03-llmc-autodiff.mlir
+// AUTODIFF: func.func @train_step({{.*}}) -> (tensor<f32> {llmc.name = "loss"}, tensor<128x64xf32> {llmc.name = "grad.transformer.wte.weight"}
+// RUN: FileCheck %s --check-prefix=OPTIMIZER < %t.train/04-llmc-optimizer.mlir
+// OPTIMIZER: llmc.lr_schedule %{{.+}} cosine peak 3.000000e-04 min 0.000000e+00 warmup 0 total 100
+
+// --emit stops after a pass, named by its first run or by its dump's name.
+// RUN: llmc compile %llmc_src_root/examples/gpt2-tiny.toml --emit=llmc-autodiff | FileCheck %s --check-prefix=EMIT
+// EMIT:     func.func @train_step
+// EMIT-NOT: optimizer.m.
+// RUN: llmc compile %llmc_src_root/examples/gpt2-tiny.toml --emit=01-canonicalize | FileCheck %s --check-prefix=EMIT1
+// EMIT1-NOT: @train_step
+// RUN: llmc compile %llmc_src_root/examples/gpt2-tiny.toml --emit=loss | FileCheck %s --check-prefix=EMITLOSS
+// EMITLOSS:     func.func @loss
+// EMITLOSS-NOT: @train_step
+// RUN: not llmc compile %llmc_src_root/examples/gpt2-tiny.toml --emit=bogus 2>&1 | FileCheck %s --check-prefix=BADEMIT
+// BADEMIT: llmc: unknown --emit stage 'bogus'; expected loss, final, or a pass of the pipeline: 01-canonicalize, 02-cse, 03-llmc-autodiff, 04-llmc-optimizer, 05-canonicalize, 06-cse
+// --forward compiles @loss only.
+// RUN: rm -rf %t.fwd && llmc compile %llmc_src_root/examples/gpt2-tiny.toml --forward --dump-ir=%t.fwd --quiet
+// RUN: ls %t.fwd | FileCheck %s --check-prefix=FWDDUMP
+// FWDDUMP:      02-cse.mlir
+// FWDDUMP-NOT:  03-
