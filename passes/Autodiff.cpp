@@ -283,7 +283,8 @@ void AutodiffPass::runOnOperation() {
     return signalPassFailure();
   }
   if (microbatches < 1) {
-    loss.emitError() << "expected microbatches >= 1, got " << microbatches;
+    loss.emitError() << "expected microbatches >= 1, got "
+                     << static_cast<int64_t>(microbatches);
     return signalPassFailure();
   }
 
@@ -298,7 +299,7 @@ void AutodiffPass::runOnOperation() {
     auto tensor = cast<RankedTensorType>(argType);
     if (tensor.getRank() == 0) {
       loss.emitError() << "cannot split input '" << argumentName(loss, index)
-                       << "' into " << microbatches
+                       << "' into " << static_cast<int64_t>(microbatches)
                        << " microbatches: it has rank 0; inputs are split "
                           "along dimension 0";
       return signalPassFailure();

@@ -85,9 +85,8 @@ case "${1:-}" in
   demo)
     install_packages
     configure_and_build
-    log "main job: llmc inspect + llmc compile examples/gpt2-tiny.toml --print-cost"
-    "$build_dir/bin/llmc" inspect "$root/examples/gpt2-tiny.toml"
-    "$build_dir/bin/llmc" compile "$root/examples/gpt2-tiny.toml" --print-cost
+    log "main job: llmc train (the built-in run: a small GPT on the built-in corpus, CPU)"
+    "$build_dir/bin/llmc" train
     ;;
   test)
     install_packages
