@@ -25,6 +25,7 @@ struct OptimizerSettings {
   int64_t totalSteps = 100;
   std::string schedule = "cosine"; ///< cosine, linear, constant
   double weightDecay = 0.1;
+  bool decayAll = false;
   double beta1 = 0.9;
   double beta2 = 0.95;
   double epsilon = 1e-8;

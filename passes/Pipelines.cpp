@@ -53,6 +53,7 @@ std::vector<Stage> stages(const llmc::CompilePipelineOptions &options) {
                       adam.totalSteps = o.totalSteps;
                       adam.schedule = o.schedule;
                       adam.weightDecay = o.weightDecay;
+                      adam.decayAll = o.decayAll;
                       adam.beta1 = o.beta1;
                       adam.beta2 = o.beta2;
                       adam.epsilon = o.epsilon;

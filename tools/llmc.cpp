@@ -287,6 +287,7 @@ pipelineOptionsFor(const std::optional<llmc::RunDescription> &description) {
                : t.schedule == llmc::LrSchedule::Linear ? "linear"
                                                         : "constant";
   o.weightDecay = t.weightDecay;
+  o.decayAll = t.decayAll;
   o.beta1 = t.beta1;
   o.beta2 = t.beta2;
   o.epsilon = t.epsilon;

@@ -89,6 +89,7 @@ void RunParser::parseTrain() {
                                       {"linear", LrSchedule::Linear},
                                       {"constant", LrSchedule::Constant}}));
   assign(t.weightDecay, s.number("weight_decay", kNonNegative));
+  assign(t.decayAll, s.boolean("decay_all"));
   assign(t.beta1, s.number("beta1", Bound::halfOpen(0, 1)));
   assign(t.beta2, s.number("beta2", Bound::halfOpen(0, 1)));
   assign(t.epsilon, s.number("epsilon", kPositive));

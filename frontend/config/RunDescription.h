@@ -61,6 +61,9 @@ struct TrainConfig {
   int64_t warmupSteps = 0;
   LrSchedule schedule = LrSchedule::Cosine;
   double weightDecay = 0.1;
+  /// Decay biases, norm weights and embeddings too (default: only the
+  /// other matrices).
+  bool decayAll = false;
   double beta1 = 0.9;
   double beta2 = 0.95;
   double epsilon = 1e-8;

@@ -47,6 +47,7 @@ const KeySpec kTrainKeys[] = {
     {"warmup_steps", "100"},
     {"schedule", "\"cosine\""},
     {"weight_decay", "0.1"},
+    {"decay_all", "false"},
     {"beta1", "0.9"},
     {"beta2", "0.95"},
     {"epsilon", "1e-8"},

@@ -857,6 +857,22 @@ TEST(RunDescription, PendingFieldsRecordTheirIssue) {
   EXPECT_DOUBLE_EQ(run.memory.budgetGiB, 40.0);
 }
 
+TEST(RunDescription, TrainingKeysTakeEffect) {
+  RunDescription run = parseClean(kGpt2 + "[train]\n"
+                                          "decay_all = true\n"
+                                          "schedule = \"linear\"\n"
+                                          "microbatches = 2\n"
+                                          "[checkpoint]\n"
+                                          "every = 10\n");
+  EXPECT_TRUE(run.train.decayAll);
+  EXPECT_EQ(run.train.schedule, LrSchedule::Linear);
+  EXPECT_EQ(run.train.microbatches, 2);
+  EXPECT_EQ(run.checkpoint.every, 10);
+  // The training loop and the optimizer read them: none is pending.
+  EXPECT_EQ(pendingOf(run), PendingList{});
+  EXPECT_FALSE(parseClean(kGpt2).train.decayAll);
+}
+
 TEST(RunDescription, CudaDevicesAreIssue7) {
   RunDescription run = parseClean(kGpt2 + "[parallel]\ndevices = \"cuda:8\"\n");
   EXPECT_EQ(pendingOf(run), (PendingList{{"parallel.devices", "#7"}}));
