@@ -11,6 +11,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/BuildExecutable.h"
+#include "ir/BufferPlan.h"
+#include "ir/Phase.h"
 #include "ir/LlmcOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -27,8 +29,6 @@ using namespace mlir;
 namespace llmc {
 
 namespace {
-
-constexpr uint64_t kAlignment = 64;
 
 FailureOr<rt::DType> toDType(Type element, Location loc) {
   if (element.isF32())
@@ -49,12 +49,15 @@ FailureOr<rt::DType> toDType(Type element, Location loc) {
 }
 
 std::string locationText(Location loc) {
-  if (auto name = dyn_cast<NameLoc>(loc))
-    return name.getName().str();
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  loc.print(os);
-  return text;
+  std::string part = llmc::modelPartOf(loc);
+  if (part.empty()) {
+    llvm::raw_string_ostream os(part);
+    loc.print(os);
+  }
+  llmc::Phase phase = llmc::phaseOf(loc);
+  if (phase != llmc::Phase::Forward)
+    part += " (" + llmc::phaseName(phase).str() + ")";
+  return part;
 }
 
 /// The raw little-endian bytes of a constant, in the runtime's layout (i1
@@ -132,17 +135,12 @@ private:
   void addCommand(Operation *op, rt::KernelKind kernel,
                   rt::KernelAttrs attrs = {},
                   rt::CommandKind kind = rt::CommandKind::Kernel);
-  void planBuffers();
+  LogicalResult placeValues();
 
   func::FuncOp function;
   rt::Executable &exe;
   rt::RankProgram &rank;
   llvm::DenseMap<Value, int32_t> slots;
-  /// Slot -> the slot whose storage it uses (itself unless a reshape view).
-  std::vector<int32_t> storage;
-  /// Index of the command that defines / last reads each slot's storage.
-  std::vector<int64_t> firstUse, lastUse;
-  std::vector<bool> pinned; ///< arguments, constants, outputs
 };
 
 FailureOr<int32_t> Lowering::addValue(Value value) {
@@ -159,11 +157,6 @@ FailureOr<int32_t> Lowering::addValue(Value value) {
   rank.values.push_back(
       rt::ValueInfo{*dtype, toVector(type.getShape()), /*offset=*/0});
   slots[value] = slot;
-  storage.push_back(slot);
-  int64_t now = static_cast<int64_t>(rank.commands.size());
-  firstUse.push_back(now);
-  lastUse.push_back(now);
-  pinned.push_back(false);
   return slot;
 }
 
@@ -174,19 +167,10 @@ void Lowering::addCommand(Operation *op, rt::KernelKind kernel,
   command.kernel = kernel;
   command.attrs = std::move(attrs);
   command.origin = locationText(op->getLoc());
-  int64_t index = static_cast<int64_t>(rank.commands.size());
-  for (Value operand : op->getOperands()) {
-    int32_t slot = slotOf(operand);
-    command.inputs.push_back(slot);
-    int32_t root = storage[slot];
-    lastUse[root] = std::max(lastUse[root], index);
-  }
-  for (Value result : op->getResults()) {
-    int32_t slot = slotOf(result);
-    command.outputs.push_back(slot);
-    firstUse[slot] = index;
-    lastUse[slot] = std::max(lastUse[slot], index);
-  }
+  for (Value operand : op->getOperands())
+    command.inputs.push_back(slotOf(operand));
+  for (Value result : op->getResults())
+    command.outputs.push_back(slotOf(result));
   rank.commands.push_back(std::move(command));
 }
 
@@ -220,10 +204,9 @@ LogicalResult Lowering::lowerOp(Operation *op) {
       .Case([&](SwigluOp) { return elementwise(K::Swiglu); })
       .Case([&](MoeDispatchOp) { return elementwise(K::MoeDispatch); })
       .Case([&](MoeCombineOp) { return elementwise(K::MoeCombine); })
-      .Case([&](ReshapeOp reshape) {
-        // A view: the result uses its operand's storage; no command.
-        int32_t result = slotOf(reshape.getResult());
-        storage[result] = storage[slotOf(reshape.getInput())];
+      .Case([&](ReshapeOp) {
+        // A view: the buffer plan gives the result its operand's offset;
+        // no command.
         return success();
       })
       .Case([&](BroadcastOp b) {
@@ -290,7 +273,6 @@ LogicalResult Lowering::lowerOp(Operation *op) {
         if (failed(bytes))
           return failure();
         rank.constants.push_back(rt::ConstantData{slot, std::move(*bytes)});
-        pinned[slot] = true;
         return success();
       })
       .Case([&](LrScheduleOp l) {
@@ -355,63 +337,12 @@ LogicalResult Lowering::lowerOp(Operation *op) {
       });
 }
 
-void Lowering::planBuffers() {
-  // Live range of each storage root: from its defining command to the last
-  // command that reads it or any view of it. Pinned values are live always.
-  int64_t end = static_cast<int64_t>(rank.commands.size()) + 1;
-  size_t n = rank.values.size();
-  std::vector<int32_t> order;
-  for (size_t slot = 0; slot < n; ++slot)
-    if (storage[slot] == static_cast<int32_t>(slot))
-      order.push_back(static_cast<int32_t>(slot));
-  for (size_t slot = 0; slot < n; ++slot)
-    if (pinned[slot]) {
-      int32_t root = storage[slot];
-      firstUse[root] = -1;
-      lastUse[root] = end;
-    }
-  // Largest first: fewer holes.
-  std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
-    return rank.values[a].bytes() > rank.values[b].bytes();
-  });
-  struct Placed {
-    uint64_t offset, size;
-    int64_t first, last;
-  };
-  std::vector<Placed> placed;
-  uint64_t arena = 0;
-  for (int32_t slot : order) {
-    uint64_t size = (rank.values[slot].bytes() + kAlignment - 1) / kAlignment *
-                    kAlignment;
-    int64_t first = firstUse[slot], last = lastUse[slot];
-    // Gaps between the buffers already placed whose lives overlap this one.
-    std::vector<std::pair<uint64_t, uint64_t>> busy;
-    for (const Placed &p : placed)
-      if (p.first <= last && first <= p.last)
-        busy.push_back({p.offset, p.offset + p.size});
-    std::sort(busy.begin(), busy.end());
-    uint64_t offset = 0;
-    for (auto [begin, finish] : busy) {
-      if (offset + size <= begin)
-        break;
-      offset = std::max(offset, finish);
-    }
-    placed.push_back({offset, size, first, last});
-    rank.values[slot].offset = offset;
-    arena = std::max(arena, offset + size);
-  }
-  for (size_t slot = 0; slot < n; ++slot)
-    rank.values[slot].offset = rank.values[storage[slot]].offset;
-  rank.arenaBytes = arena;
-}
-
 LogicalResult Lowering::run() {
   // 1. Arguments.
   for (BlockArgument arg : function.getArguments()) {
     FailureOr<int32_t> slot = addValue(arg);
     if (failed(slot))
       return failure();
-    pinned[*slot] = true;
     unsigned i = arg.getArgNumber();
     rt::ArgumentInfo info;
     auto name = function.getArgAttrOfType<StringAttr>(i, "llmc.name");
@@ -435,7 +366,6 @@ LogicalResult Lowering::run() {
       bool named = ret.getNumOperands() == 1 && function.getSymName() == "loss";
       for (auto [i, operand] : llvm::enumerate(ret.getOperands())) {
         int32_t slot = slotOf(operand);
-        pinned[storage[slot]] = true;
         auto name = function.getResultAttrOfType<StringAttr>(
             static_cast<unsigned>(i), "llmc.name");
         exe.outputs.push_back(rt::OutputInfo{
@@ -450,7 +380,28 @@ LogicalResult Lowering::run() {
       return failure();
   }
   // 3. Buffers.
-  planBuffers();
+  return placeValues();
+}
+
+/// Lays every value out with the buffer planner (ir/BufferPlan.h), the one
+/// that llmc-plan-buffers recorded in the IR; a recorded arena that differs
+/// means the IR changed after planning.
+LogicalResult Lowering::placeValues() {
+  FailureOr<llmc::BufferPlan> plan = llmc::planBuffers(function);
+  if (failed(plan))
+    return failure();
+  if (auto recorded =
+          function->getAttrOfType<IntegerAttr>("llmc.arena_bytes"))
+    if (static_cast<uint64_t>(recorded.getInt()) != plan->arenaBytes)
+      return function.emitError()
+             << "codegen: the recorded buffer plan (llmc.arena_bytes = "
+             << recorded.getInt() << ") does not match the program ("
+             << plan->arenaBytes
+             << " bytes); the IR changed after --llmc-plan-buffers: run it "
+                "last";
+  for (auto [value, slot] : slots)
+    rank.values[slot].offset = plan->offsetOf(value);
+  rank.arenaBytes = plan->arenaBytes;
   return success();
 }
 

@@ -117,7 +117,7 @@ Operation *LlmcDialect::materializeConstant(OpBuilder &builder,
 }
 
 //===----------------------------------------------------------------------===//
-// Argument attributes: llmc.name, llmc.role, llmc.init
+// Argument attributes: llmc.name, llmc.role, llmc.init, llmc.offset
 //===----------------------------------------------------------------------===//
 
 // optimizer_state: the AdamW moments that --llmc-optimizer adds to
@@ -164,8 +164,17 @@ LogicalResult LlmcDialect::verifyRegionArgAttribute(Operation *op, unsigned,
                      << kind.getValue() << "\", got " << attr.getValue();
     return success();
   }
+  if (name == "llmc.offset") {
+    auto value = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!value || value.getInt() < 0)
+      return error() << "expected llmc.offset (the buffer plan's byte "
+                        "offset) to be a non-negative integer, got "
+                     << attr.getValue();
+    return success();
+  }
   return error() << "unknown argument attribute '" << name
-                 << "'; expected llmc.name, llmc.role or llmc.init";
+                 << "'; expected llmc.name, llmc.role, llmc.init or "
+                    "llmc.offset";
 }
 
 //===----------------------------------------------------------------------===//

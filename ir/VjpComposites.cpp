@@ -49,12 +49,18 @@ SmallVector<int64_t> leadingDims(Value value) {
   return dims;
 }
 
-/// An integer constant of `type` with every element `value`.
+/// An integer tensor of `type` with every element `value` (a rank-0
+/// constant, broadcast; see splat).
 Value splatInt(OpBuilder &b, Location loc, RankedTensorType type,
                int64_t value) {
+  auto scalarType = RankedTensorType::get({}, type.getElementType());
   auto attr = DenseElementsAttr::get(
-      type, b.getIntegerAttr(type.getElementType(), value));
-  return ConstantOp::create(b, loc, type, cast<ElementsAttr>(attr));
+      scalarType, b.getIntegerAttr(type.getElementType(), value));
+  Value scalar =
+      ConstantOp::create(b, loc, scalarType, cast<ElementsAttr>(attr));
+  if (type.getRank() == 0)
+    return scalar;
+  return BroadcastOp::create(b, loc, type, scalar, ArrayRef<int64_t>{});
 }
 
 /// sigmoid(x) = 1 / (1 + exp(-x)); exp(-x) = inf gives the correct 0.

@@ -29,12 +29,20 @@ inline bool isFloatTensor(Value value) {
   return isa<FloatType>(getElementTypeOrSelf(value.getType()));
 }
 
-/// A constant of `type` with every element `value` (float element types).
+/// A tensor of `type` with every element `value` (float element types): a
+/// rank-0 constant, broadcast when `type` has dimensions. A splat constant
+/// of an activation's shape would be stored in the Executable and kept for
+/// the whole program; a broadcast is a temporary (and fuses away).
 inline Value splat(OpBuilder &b, Location loc, RankedTensorType type,
                    double value) {
+  auto scalarType = RankedTensorType::get({}, type.getElementType());
   auto attr = DenseElementsAttr::get(
-      type, b.getFloatAttr(type.getElementType(), value));
-  return ConstantOp::create(b, loc, type, cast<ElementsAttr>(attr));
+      scalarType, b.getFloatAttr(type.getElementType(), value));
+  Value scalar =
+      ConstantOp::create(b, loc, scalarType, cast<ElementsAttr>(attr));
+  if (type.getRank() == 0)
+    return scalar;
+  return BroadcastOp::create(b, loc, type, scalar, ArrayRef<int64_t>{});
 }
 
 inline Value zerosLike(OpBuilder &b, Location loc, Value like) {

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ir/LlmcOps.h"
+#include "ir/Phase.h"
 #include "passes/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -168,6 +169,9 @@ LogicalResult AutodiffPass::buildStep(func::FuncOp loss, func::FuncOp step) {
        llvm::zip(source.getArguments(), entry->getArguments()))
     to.setLoc(from.getLoc());
   CreatedOps created;
+  // The copies of @loss (and the slices feeding them) stay forward; the
+  // rest of what this builds is the backward program.
+  llvm::DenseSet<Operation *> forwardOps;
   OpBuilder b = OpBuilder::atBlockEnd(entry);
   b.setListener(&created);
 
@@ -195,19 +199,24 @@ LogicalResult AutodiffPass::buildStep(func::FuncOp loss, func::FuncOp step) {
       limits[0] = starts[0] + type.getDimSize(0);
       Value slice = llmc::SliceOp::create(b, from.getLoc(), type, to, starts,
                                           limits, DenseI64ArrayAttr());
+      forwardOps.insert(slice.getDefiningOp());
       mapping.map(from, slice);
     }
     SmallVector<Operation *> forward;
     for (Operation &op : source.without_terminator())
       forward.push_back(b.clone(op, mapping));
+    forwardOps.insert(forward.begin(), forward.end());
     Value microLoss = mapping.lookup(ret.getOperand(0));
     SmallVector<Value> grads;
     // The mean over microbatches: each backward is seeded with 1/M.
     if (failed(backward(b, forward, microLoss, 1.0 / count, params, grads)))
       return failure();
-    lossSum = lossSum ? llmc::AddOp::create(b, ret.getLoc(), lossSum, microLoss)
-                            .getResult()
-                      : microLoss;
+    if (lossSum) {
+      lossSum = llmc::AddOp::create(b, ret.getLoc(), lossSum, microLoss);
+      forwardOps.insert(lossSum.getDefiningOp());
+    } else {
+      lossSum = microLoss;
+    }
     for (auto [sum, grad] : llvm::zip(gradSums, grads))
       if (grad)
         sum = sum ? llmc::AddOp::create(b, grad.getLoc(), sum, grad).getResult()
@@ -246,10 +255,16 @@ LogicalResult AutodiffPass::buildStep(func::FuncOp loss, func::FuncOp step) {
         "grad." + argumentName(step, cast<BlockArgument>(param).getArgNumber())));
   step.setAllResultAttrs(resultAttrs);
 
-  // Erase what the rules built but nothing uses (gradients of inputs).
-  for (Operation *op : llvm::reverse(created.ops))
-    if (op->use_empty() && isPure(op))
+  // Erase what the rules built but nothing uses (gradients of inputs), and
+  // tag the rest of the backward program (ir/Phase.h).
+  for (Operation *op : llvm::reverse(created.ops)) {
+    if (op->use_empty() && isPure(op)) {
       op->erase();
+      continue;
+    }
+    if (!forwardOps.contains(op))
+      op->setLoc(llmc::withPhase(op->getLoc(), llmc::Phase::Backward));
+  }
   return success();
 }
 

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ir/LlmcOps.h"
+#include "ir/Phase.h"
 #include "passes/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -47,6 +48,13 @@ struct Builder {
   Value scalar(double value) { return splat(scalarType(), value); }
   RankedTensorType scalarType() {
     return RankedTensorType::get({}, b.getF32Type());
+  }
+  /// A constant of `type`, as a scalar constant broadcast to it: a splat
+  /// constant of a parameter's shape would be stored (and live) for the
+  /// whole program, one per coefficient and parameter.
+  Value splatOf(RankedTensorType type, double value) {
+    Value one = scalar(value);
+    return broadcast(one, type);
   }
   Value splat(RankedTensorType type, double value) {
     auto attr =
@@ -209,8 +217,16 @@ void OptimizerPass::runOnOperation() {
   auto stateArg = [&](size_t index) { return body.getArgument(end + index); };
   Value t = body.getArgument(end + 2 * n);
 
-  // 3. The global norm and the clip factor, before any update.
+  // 3. The global norm and the clip factor, before any update. Every op
+  // built from here on is tagged as the update (ir/Phase.h).
+  struct Tagger : public OpBuilder::Listener {
+    void notifyOperationInserted(Operation *op,
+                                 OpBuilder::InsertPoint) override {
+      op->setLoc(llmc::withPhase(op->getLoc(), llmc::Phase::Optimizer));
+    }
+  } tagger;
   OpBuilder ob(ret);
+  ob.setListener(&tagger);
   Builder b{ob, ret.getLoc()};
   SmallVector<Value> grads(ret.getOperands().drop_front());
   // Every op is built in its own statement: C++ leaves the order of
@@ -265,22 +281,22 @@ void OptimizerPass::runOnOperation() {
       Value wideClip = pb.broadcast(clip, type);
       g = pb.mul(g, wideClip);
     }
-    Value b1 = pb.splat(type, beta1);
+    Value b1 = pb.splatOf(type, beta1);
     Value mOld = pb.mul(b1, stateArg(2 * i));
-    Value a1 = pb.splat(type, 1.0 - beta1);
+    Value a1 = pb.splatOf(type, 1.0 - beta1);
     Value m = pb.add(mOld, pb.mul(a1, g));
-    Value b2 = pb.splat(type, beta2);
+    Value b2 = pb.splatOf(type, beta2);
     Value vOld = pb.mul(b2, stateArg(2 * i + 1));
-    Value a2 = pb.splat(type, 1.0 - beta2);
+    Value a2 = pb.splatOf(type, 1.0 - beta2);
     Value gg = pb.mul(g, g);
     Value v = pb.add(vOld, pb.mul(a2, gg));
     Value mhat = pb.div(m, pb.broadcast(correction1, type));
     Value vhat = pb.div(v, pb.broadcast(correction2, type));
     Value root = llmc::SqrtOp::create(ob, pb.loc, vhat);
-    Value eps = pb.splat(type, epsilon);
+    Value eps = pb.splatOf(type, epsilon);
     Value update = pb.div(mhat, pb.add(root, eps));
     if (weightDecay != 0 && decays(step, param)) {
-      Value wd = pb.splat(type, weightDecay);
+      Value wd = pb.splatOf(type, weightDecay);
       update = pb.add(update, pb.mul(wd, param));
     }
     Value rate = pb.broadcast(lr, type);

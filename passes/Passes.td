@@ -136,6 +136,41 @@ def OptimizerPass : Pass<"llmc-optimizer", "mlir::ModuleOp"> {
   let dependentDialects = ["::llmc::LlmcDialect", "::mlir::func::FuncDialect"];
 }
 
+def PlanBuffersPass : Pass<"llmc-plan-buffers", "mlir::ModuleOp"> {
+  let summary = "Give every tensor its place in one arena; record the peak";
+  let description = [{
+    The buffer planner (ir/BufferPlan.h) on every function: live ranges over
+    the program order, reshapes as views, elementwise ops in place over an
+    operand that dies there, the new parameters and moments written into
+    their arguments' buffers (donation), first fit for the rest. It records
+    the decisions in the IR, where codegen checks them:
+
+    - on each op, `llmc.offsets`: the byte offset of each result;
+    - on each argument, `llmc.offset`;
+    - on the function, `llmc.arena_bytes` and `llmc.memory`, the bytes live
+      at the peak by kind (weights, optimizer_state, inputs, gradients,
+      activations kept for backward, temporaries), the peak's step, and the
+      donations (`result index = argument index`).
+
+    ```mlir
+    func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
+      %e = llmc.exp %x : tensor<4xf32>
+      %n = llmc.neg %e : tensor<4xf32>
+      return %n : tensor<4xf32>
+    }
+    ```
+    becomes (the neg writes over the exp, which dies there)
+    ```mlir
+    func.func @f(%x: tensor<4xf32> {llmc.offset = 0 : i64}) -> tensor<4xf32>
+        attributes {llmc.arena_bytes = 128 : i64, llmc.memory = {...}} {
+      %e = llmc.exp %x {llmc.offsets = array<i64: 64>} : tensor<4xf32>
+      %n = llmc.neg %e {llmc.offsets = array<i64: 64>} : tensor<4xf32>
+      return %n : tensor<4xf32>
+    }
+    ```
+  }];
+}
+
 def PrintCostPass : Pass<"llmc-print-cost", "mlir::ModuleOp"> {
   let summary = "Report the flops and bytes of every op and of each function";
   let description = [{

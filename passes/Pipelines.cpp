@@ -64,7 +64,9 @@ std::vector<Stage> stages(const llmc::CompilePipelineOptions &options) {
     list.push_back({"cse", [] { return createCSEPass(); }});
   }
   // 3. precision (#6); 4.-6. sharding, partition, pipeline (#8, #10);
-  //    7.-10. remat, fusion, schedule, buffers (#6): not yet written.
+  //    7.-9. remat, fusion, schedule (#6): not yet written.
+  // 10. The buffer plan, last: every tensor's offset in one arena.
+  list.push_back({"llmc-plan-buffers", [] { return llmc::createPlanBuffersPass(); }});
   return list;
 }
 } // namespace

@@ -93,9 +93,13 @@ Status Session::create(const Executable &executable,
                            "cannot allocate an arena of " +
                                std::to_string(rank.arenaBytes) + " bytes");
     created->arenas_.push_back(arena);
-    for (const ConstantData &constant : rank.constants)
+    created->highWater_.push_back(0);
+    int r = static_cast<int>(created->arenas_.size()) - 1;
+    for (const ConstantData &constant : rank.constants) {
       std::memcpy(arena + rank.values[constant.value].offset,
                   constant.bytes.data(), constant.bytes.size());
+      created->touch(r, constant.value);
+    }
   }
   session = std::move(created);
   return Status::ok();
@@ -109,6 +113,15 @@ TensorRef Session::slot(int rank, int32_t value) const {
 uint64_t Session::arenaBytes() const {
   return executable_.ranks.front().arenaBytes;
 }
+
+void Session::touch(int rank, int32_t value) {
+  // A buffer's extent: the planner aligns every buffer to 64 bytes.
+  const ValueInfo &info = executable_.ranks[rank].values[value];
+  uint64_t extent = (info.bytes() + 63) / 64 * 64;
+  highWater_[rank] = std::max(highWater_[rank], info.offset + extent);
+}
+
+uint64_t Session::highWaterBytes(int rank) const { return highWater_[rank]; }
 
 int Session::findArgument(const std::string &name) const {
   for (size_t i = 0; i < executable_.arguments.size(); ++i)
@@ -143,7 +156,11 @@ Status Session::setArgument(const std::string &name, DType dtype,
                            "argument '" + name + "' needs " +
                                std::to_string(target.bytes()) +
                                " bytes, got " + std::to_string(bytes));
-    std::memcpy(target.data, data, bytes);
+    // An output written into its argument's buffer (donation) and fed
+    // back is already there.
+    if (target.data != data)
+      std::memcpy(target.data, data, bytes);
+    touch(rank, value);
   }
   bound_[index] = true;
   return Status::ok();
@@ -155,10 +172,14 @@ Status Session::runRank(int rank) {
   for (const Command &command : program.commands) {
     inputs.clear();
     outputs.clear();
-    for (int32_t value : command.inputs)
+    for (int32_t value : command.inputs) {
       inputs.push_back(slot(rank, value));
-    for (int32_t value : command.outputs)
+      touch(rank, value);
+    }
+    for (int32_t value : command.outputs) {
       outputs.push_back(slot(rank, value));
+      touch(rank, value);
+    }
     Status status = Status::ok();
     switch (command.kind) {
     case CommandKind::Kernel:
@@ -180,7 +201,7 @@ Status Session::runRank(int rank) {
       break;
     case CommandKind::HostStep:
       status = Status::error(StatusCode::Unimplemented,
-                             "host steps arrive with training (issue #5)");
+                             "host steps are not part of any program yet");
       break;
     }
     if (!status) {

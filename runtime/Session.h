@@ -65,10 +65,15 @@ public:
 
   /// Bytes of rank 0's arena (the buffer plan's total).
   uint64_t arenaBytes() const;
+  /// The highest arena byte that binding, constants and commands have
+  /// touched on `rank` so far (the measured high-water mark of its memory;
+  /// equal to the arena when the plan is tight).
+  uint64_t highWaterBytes(int rank = 0) const;
 
 private:
   Session(const Executable &executable, const SessionOptions &options);
   TensorRef slot(int rank, int32_t value) const;
+  void touch(int rank, int32_t value);
   Status runRank(int rank);
 
   const Executable &executable_;
@@ -76,6 +81,7 @@ private:
   std::vector<uint8_t *> arenas_;
   std::unique_ptr<CpuWorld> world_;
   std::vector<bool> bound_;
+  std::vector<uint64_t> highWater_;
 };
 
 } // namespace llmc::rt

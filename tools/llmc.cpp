@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/BuildExecutable.h"
+#include "ir/BufferPlan.h"
 #include "frontend/Parameters.h"
 #include "frontend/Source.h"
 #include "frontend/models/Models.h"
@@ -179,23 +180,31 @@ struct TrainCommand {
       cl::value_desc("DIR"), cl::sub(command), cl::cat(llmcCategory())};
 };
 
-/// A subcommand that a later issue implements: it parses its input so that
-/// `--help` works, then says plainly that it does not exist yet.
-struct PendingCommand {
-  PendingCommand(const char *name, const char *description, const char *issue)
-      : command(name, description), issue(issue) {}
-  cl::SubCommand command;
-  cl::list<std::string> inputs{cl::Positional, cl::desc("<input>..."),
-                               cl::sub(command), cl::cat(llmcCategory())};
-  const char *issue;
-
-  int run() const {
-    llvm::errs() << "llmc " << command.getName()
-                 << ": not implemented yet (issue " << issue
-                 << "). What works today: llmc compile FILE, llmc inspect "
-                    "FILE, llmc train [FILE]\n";
-    return kExitUsage;
-  }
+/// Options of `llmc plan`.
+struct PlanCommand {
+  cl::SubCommand command{
+      "plan",
+      "Compile a model and print the memory of its training step by kind\n"
+      "  (the buffer plan: weights, optimizer state, gradients, activations\n"
+      "  kept for backward, temporaries, the peak and the arena).\n"
+      "  Communication and step time per mesh arrive with issues #8 and #11."};
+  cl::opt<std::string> input{cl::Positional,
+                             cl::desc("<input.toml|.json|.mlir>"),
+                             cl::Required, cl::sub(command),
+                             cl::cat(llmcCategory())};
+  cl::opt<int64_t> batchSize{"batch-size",
+                             cl::desc("Sequences per batch (default: [train] "
+                                      "batch_size; 8 for .json)"),
+                             cl::init(0), cl::sub(command),
+                             cl::cat(llmcCategory())};
+  cl::opt<int64_t> seqLen{"seq-len",
+                          cl::desc("Tokens per sequence (default: [train] "
+                                   "seq_len; 64 for .json)"),
+                          cl::init(0), cl::sub(command),
+                          cl::cat(llmcCategory())};
+  cl::opt<bool> forward{"forward",
+                        cl::desc("Plan the forward program @loss only"),
+                        cl::sub(command), cl::cat(llmcCategory())};
 };
 
 /// A context with every dialect llmc programs use, diagnostics printed with
@@ -645,6 +654,65 @@ int runTrain(const TrainCommand &options) {
   return kExitOk;
 }
 
+/// 124439808 -> "118.7 MiB".
+std::string mebibytes(uint64_t bytes) {
+  return llvm::formatv("{0:f1} MiB", static_cast<double>(bytes) / (1 << 20))
+      .str();
+}
+
+int runPlan(const PlanCommand &options) {
+  Session session;
+  CompileRequest request;
+  request.input = options.input;
+  request.sourceOptions.batchSize = options.batchSize;
+  request.sourceOptions.seqLen = options.seqLen;
+  request.sourceOptions.splitMicrobatches = !options.forward;
+  request.stopAfter = "final";
+  request.forward = options.forward;
+  Compiled compiled;
+  if (int code = compileModule(session, request, compiled))
+    return code;
+  mlir::ModuleOp module = *compiled.module;
+  auto function = module.lookupSymbol<mlir::func::FuncOp>("train_step");
+  if (!function)
+    function = module.lookupSymbol<mlir::func::FuncOp>("loss");
+  if (!function) {
+    llvm::errs() << options.input << ": error: no @train_step or @loss\n";
+    return kExitRejected;
+  }
+  mlir::FailureOr<llmc::BufferPlan> plan = llmc::planBuffers(function);
+  if (mlir::failed(plan))
+    return kExitRejected;
+  const llmc::MemoryBreakdown &m = plan->memory;
+  llvm::raw_ostream &os = llvm::outs();
+  os << "memory plan of @" << function.getSymName() << " (" << options.input;
+  if (compiled.description)
+    os << "; " << compiled.description->train.batchSize << " x "
+       << compiled.description->train.seqLen << " tokens per step";
+  os << "), one device:\n";
+  auto row = [&](llvm::StringRef what, uint64_t bytes) {
+    os << "  " << llvm::left_justify(what, 30) << " "
+       << llvm::right_justify(withThousands(static_cast<int64_t>(bytes)), 15)
+       << " bytes  " << llvm::right_justify(mebibytes(bytes), 12) << "\n";
+  };
+  os << "  at the peak (step " << m.peakStep << " of the program):\n";
+  row("weights", m.weights);
+  row("optimizer state", m.optimizerState);
+  row("gradients", m.gradients);
+  row("activations kept for backward", m.activations);
+  row("inputs and constants", m.inputs);
+  row("temporaries", m.temporaries);
+  row("peak (live)", m.peakLive);
+  row("arena (with alignment holes)", plan->arenaBytes);
+  os << "  " << plan->inPlace << " ops write over an operand in place; "
+     << plan->donations.size()
+     << " new parameters and moments are written into their own "
+        "arguments' buffers\n";
+  os << "  communication and step time: not yet (sharding #8, planner "
+        "#11)\n";
+  return kExitOk;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -653,10 +721,7 @@ int main(int argc, char **argv) {
   CompileCommand compile;
   InspectCommand inspect;
   TrainCommand train;
-  PendingCommand plan("plan",
-                      "Estimate memory, communication and step time of "
-                      "meshes (not implemented yet: issue #11)",
-                      "#11");
+  PlanCommand plan;
 
   // Show only llmc's options in --help, not those libLLVM registers.
   cl::HideUnrelatedOptions(llmcCategory());
@@ -670,7 +735,7 @@ int main(int argc, char **argv) {
           "[-o FILE.llmcx]\n"
           "  llmc inspect FILE\n"
           "  llmc train [FILE]   (no FILE: the built-in demo run)\n"
-          "  llmc plan           (not implemented yet)\n\n"
+          "  llmc plan FILE      the memory of the training step, by kind\n\n"
           "  FILE: a run description (.toml), a Hugging Face config.json, or\n"
           "  llmc IR (.mlir). llmc SUBCOMMAND --help shows the options of one "
           "subcommand.\n",
@@ -684,7 +749,7 @@ int main(int argc, char **argv) {
   if (train.command)
     return runTrain(train);
   if (plan.command)
-    return plan.run();
+    return runPlan(plan);
 
   llvm::errs() << "llmc: expected a subcommand (compile, inspect, train, "
                   "plan); see llmc --help\n";

@@ -35,7 +35,7 @@ func.func @normal_without_scale(%w: tensor<4xf32> {llmc.init = {kind = "normal"}
 
 // -----
 
-// expected-error @+1 {{'func.func' op argument #0: unknown argument attribute 'llmc.sharding'; expected llmc.name, llmc.role or llmc.init}}
+// expected-error @+1 {{'func.func' op argument #0: unknown argument attribute 'llmc.sharding'; expected llmc.name, llmc.role, llmc.init or llmc.offset}}
 func.func @unknown(%w: tensor<4xf32> {llmc.sharding = "dp"}) {
   return
 }

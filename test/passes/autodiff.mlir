@@ -23,12 +23,16 @@
 // CHECK-NEXT:    return %[[LOSS]], %[[DW]], %[[DB]] : tensor<f32>, tensor<3x4xf32>, tensor<4xf32>
 // NAMED-LABEL: func.func @grads
 // NAMED-SAME:    -> (tensor<f32> {llmc.name = "loss"}, tensor<3x4xf32> {{.*}}, tensor<4xf32> {{.*}})
-// The gradient ops keep the forward op's location (the model part).
+// The gradient ops keep the forward op's location (the model part), tagged
+// as the backward program (ir/Phase.h); the forward copy is untagged.
 // LOC-LABEL: func.func @train_step
+// LOC:         llmc.matmul %{{.+}}, %{{.+}} : tensor<2x3xf32>, tensor<3x4xf32> -> tensor<2x4xf32> loc(#[[FWD:.+]])
 // LOC:         llmc.reduce_sum %{{.+}} dims [0] keep_dims : tensor<2x4xf32> -> tensor<1x4xf32> loc(#[[BIAS:.+]])
 // LOC:         llmc.matmul %{{.+}}, %{{.+}} transpose_a : tensor<2x3xf32>, tensor<2x4xf32> -> tensor<3x4xf32> loc(#[[FC:.+]])
-// LOC-DAG:     #[[BIAS]] = loc("fc.bias")
-// LOC-DAG:     #[[FC]] = loc("fc")
+// LOC-DAG:     #[[FWD]] = loc("fc")
+// LOC-DAG:     #[[BIASNAME:.+]] = loc("fc.bias")
+// LOC-DAG:     #[[BIAS]] = loc(fused<"backward">[#[[BIASNAME]]])
+// LOC-DAG:     #[[FC]] = loc(fused<"backward">[#[[FWD]]])
 func.func @loss(%x: tensor<2x3xf32> {llmc.name = "x", llmc.role = "input"},
                 %w: tensor<3x4xf32> {llmc.name = "fc.weight", llmc.role = "parameter"},
                 %b: tensor<4xf32> {llmc.name = "fc.bias", llmc.role = "parameter"}) -> tensor<f32> {
@@ -130,15 +134,18 @@ func.func @loss(%x: tensor<2x3xf32> {llmc.role = "parameter"}) -> tensor<f32> {
 // CHECK-NEXT:    %[[XW:.+]] = llmc.cast %[[X]] : tensor<2x8xbf16> -> tensor<2x8xf32>
 // CHECK-NEXT:    %[[G:.+]] = llmc.cast %[[DY]] : tensor<2x8xbf16> -> tensor<2x8xf32>
 // CHECK-NEXT:    %[[SUM:.+]] = llmc.reduce_sum %[[XW]] dims [1] keep_dims
-// CHECK-NEXT:    %[[INV:.+]] = llmc.constant dense<1.250000e-01> : tensor<2x1xf32>
+// CHECK-NEXT:    %[[INVS:.+]] = llmc.constant dense<1.250000e-01> : tensor<f32>
+// CHECK-NEXT:    %[[INV:.+]] = llmc.broadcast %[[INVS]] dims [] : tensor<f32> -> tensor<2x1xf32>
 // CHECK-NEXT:    %[[MEAN:.+]] = llmc.mul %[[SUM]], %[[INV]]
 // CHECK-NEXT:    %[[MEANB:.+]] = llmc.broadcast %[[MEAN]] dims [0, 1] : tensor<2x1xf32> -> tensor<2x8xf32>
 // CHECK-NEXT:    %[[SHIFT:.+]] = llmc.sub %[[XW]], %[[MEANB]]
 // CHECK-NEXT:    %[[SQ:.+]] = llmc.mul %[[SHIFT]], %[[SHIFT]]
 // CHECK-NEXT:    %[[SQS:.+]] = llmc.reduce_sum %[[SQ]] dims [1] keep_dims
-// CHECK-NEXT:    %[[INV2:.+]] = llmc.constant dense<1.250000e-01> : tensor<2x1xf32>
+// CHECK-NEXT:    llmc.constant dense<1.250000e-01> : tensor<f32>
+// CHECK-NEXT:    %[[INV2:.+]] = llmc.broadcast
 // CHECK-NEXT:    %[[VAR:.+]] = llmc.mul %[[SQS]], %[[INV2]]
-// CHECK-NEXT:    %[[EPS:.+]] = llmc.constant dense<9.99999974E-6> : tensor<2x1xf32>
+// CHECK-NEXT:    llmc.constant dense<9.99999974E-6> : tensor<f32>
+// CHECK-NEXT:    %[[EPS:.+]] = llmc.broadcast
 // CHECK-NEXT:    %[[VE:.+]] = llmc.add %[[VAR]], %[[EPS]]
 // CHECK-NEXT:    %[[RSTD:.+]] = llmc.rsqrt %[[VE]] : tensor<2x1xf32>
 // CHECK-NEXT:    %[[RSTDB:.+]] = llmc.broadcast %[[RSTD]] dims [0, 1] : tensor<2x1xf32> -> tensor<2x8xf32>

@@ -51,14 +51,20 @@
 // The weight's update chain, with decay.
 // CHECK:         %[[CLIPW:.+]] = llmc.broadcast %[[CLIP]] dims [] : tensor<f32> -> tensor<2x3xf32>
 // CHECK:         %[[G:.+]] = llmc.mul %[[X]], %[[CLIPW]] : tensor<2x3xf32>
-// CHECK:         %[[B1:.+]] = llmc.constant dense<0.899999976> : tensor<2x3xf32>
+// Coefficients are scalar constants broadcast at their use (a splat of the
+// parameter's shape would be stored for the whole program).
+// CHECK:         %[[B1S:.+]] = llmc.constant dense<0.899999976> : tensor<f32>
+// CHECK-NEXT:    %[[B1:.+]] = llmc.broadcast %[[B1S]] dims [] : tensor<f32> -> tensor<2x3xf32>
 // CHECK:         %[[B1M:.+]] = llmc.mul %[[B1]], %[[MW]]
-// CHECK:         %[[NB1:.+]] = llmc.constant dense<1.000000e-01> : tensor<2x3xf32>
+// CHECK:         %[[NB1S:.+]] = llmc.constant dense<1.000000e-01> : tensor<f32>
+// CHECK-NEXT:    %[[NB1:.+]] = llmc.broadcast %[[NB1S]] dims []
 // CHECK:         %[[NB1G:.+]] = llmc.mul %[[NB1]], %[[G]]
 // CHECK:         %[[M:.+]] = llmc.add %[[B1M]], %[[NB1G]] : tensor<2x3xf32>
-// CHECK:         %[[B2:.+]] = llmc.constant dense<0.949999988> : tensor<2x3xf32>
+// CHECK:         %[[B2S:.+]] = llmc.constant dense<0.949999988> : tensor<f32>
+// CHECK-NEXT:    %[[B2:.+]] = llmc.broadcast %[[B2S]] dims []
 // CHECK:         %[[B2V:.+]] = llmc.mul %[[B2]], %[[VW]]
-// CHECK:         %[[NB2:.+]] = llmc.constant dense<5.000000e-02> : tensor<2x3xf32>
+// CHECK:         %[[NB2S:.+]] = llmc.constant dense<5.000000e-02> : tensor<f32>
+// CHECK-NEXT:    %[[NB2:.+]] = llmc.broadcast %[[NB2S]] dims []
 // CHECK:         %[[G2:.+]] = llmc.mul %[[G]], %[[G]]
 // CHECK:         %[[NB2G:.+]] = llmc.mul %[[NB2]], %[[G2]]
 // CHECK:         %[[V:.+]] = llmc.add %[[B2V]], %[[NB2G]] : tensor<2x3xf32>
@@ -67,10 +73,12 @@
 // CHECK:         %[[C2W:.+]] = llmc.broadcast %[[C2]] dims []
 // CHECK:         %[[VHAT:.+]] = llmc.div %[[V]], %[[C2W]]
 // CHECK:         %[[ROOT:.+]] = llmc.sqrt %[[VHAT]]
-// CHECK:         %[[EPS:.+]] = llmc.constant dense<9.99999993E-9> : tensor<2x3xf32>
+// CHECK:         %[[EPSS:.+]] = llmc.constant dense<9.99999993E-9> : tensor<f32>
+// CHECK-NEXT:    %[[EPS:.+]] = llmc.broadcast %[[EPSS]] dims []
 // CHECK:         %[[DENOM:.+]] = llmc.add %[[ROOT]], %[[EPS]]
 // CHECK:         %[[DIR:.+]] = llmc.div %[[MHAT]], %[[DENOM]]
-// CHECK:         %[[WD:.+]] = llmc.constant dense<1.000000e-01> : tensor<2x3xf32>
+// CHECK:         %[[WDS:.+]] = llmc.constant dense<1.000000e-01> : tensor<f32>
+// CHECK-NEXT:    %[[WD:.+]] = llmc.broadcast %[[WDS]] dims []
 // CHECK:         %[[DECAY:.+]] = llmc.mul %[[WD]], %[[W]]
 // CHECK:         %[[UPD:.+]] = llmc.add %[[DIR]], %[[DECAY]]
 // CHECK:         %[[LRW:.+]] = llmc.broadcast %[[LR]] dims [] : tensor<f32> -> tensor<2x3xf32>
@@ -80,7 +88,8 @@
 // CHECK:         %[[MB2:.+]] = llmc.add %{{.+}}, %{{.+}} : tensor<3xf32>
 // CHECK:         %[[VB2:.+]] = llmc.add %{{.+}}, %{{.+}} : tensor<3xf32>
 // CHECK:         %[[ROOTB:.+]] = llmc.sqrt %{{.+}} : tensor<3xf32>
-// CHECK-NEXT:    %[[EPSB:.+]] = llmc.constant dense<9.99999993E-9> : tensor<3xf32>
+// CHECK-NEXT:    llmc.constant dense<9.99999993E-9> : tensor<f32>
+// CHECK-NEXT:    %[[EPSB:.+]] = llmc.broadcast
 // CHECK-NEXT:    %[[DENB:.+]] = llmc.add %[[ROOTB]], %[[EPSB]] : tensor<3xf32>
 // CHECK-NEXT:    %[[DIRB:.+]] = llmc.div %{{.+}}, %[[DENB]] : tensor<3xf32>
 // CHECK-NEXT:    %[[LRB:.+]] = llmc.broadcast %[[LR]] dims [] : tensor<f32> -> tensor<3xf32>
@@ -93,9 +102,11 @@
 // OPTS-NOT:     llmc.min
 // OPTS:         %[[ROOTB:.+]] = llmc.sqrt %{{.+}} : tensor<3xf32>
 // OPTS-NEXT:    llmc.constant
+// OPTS-NEXT:    llmc.broadcast
 // OPTS-NEXT:    %[[DENB:.+]] = llmc.add %[[ROOTB]], %{{.+}} : tensor<3xf32>
 // OPTS-NEXT:    %[[DIRB:.+]] = llmc.div %{{.+}}, %[[DENB]] : tensor<3xf32>
-// OPTS-NEXT:    %[[WD:.+]] = llmc.constant dense<1.000000e-01> : tensor<3xf32>
+// OPTS-NEXT:    llmc.constant dense<1.000000e-01> : tensor<f32>
+// OPTS-NEXT:    %[[WD:.+]] = llmc.broadcast
 // OPTS-NEXT:    %[[DECAY:.+]] = llmc.mul %[[WD]], %{{.+}} : tensor<3xf32>
 // OPTS-NEXT:    llmc.add %[[DIRB]], %[[DECAY]] : tensor<3xf32>
 // The schedule options reach the op.
@@ -117,6 +128,7 @@ func.func @train_step(%w: tensor<2x3xf32> {llmc.name = "fc.weight", llmc.role = 
 // CHECK-SAME:    (%[[WTE:[^:]+]]: tensor<8x4xf32>
 // CHECK:         llmc.sqrt %{{.+}} : tensor<8x4xf32>
 // CHECK-NEXT:    llmc.constant
+// CHECK-NEXT:    llmc.broadcast
 // CHECK-NEXT:    llmc.add
 // CHECK-NEXT:    %[[DIR:.+]] = llmc.div %{{.+}}, %{{.+}} : tensor<8x4xf32>
 // CHECK-NEXT:    %[[RATE:.+]] = llmc.broadcast %{{.+}} dims [] : tensor<f32> -> tensor<8x4xf32>
@@ -126,7 +138,8 @@ func.func @train_step(%w: tensor<2x3xf32> {llmc.name = "fc.weight", llmc.role = 
 // OPTS-LABEL: func.func @train_step
 // OPTS-SAME:    (%[[WTE:[^:]+]]: tensor<8x4xf32>
 // SCHED-LABEL: func.func @train_step
-// OPTS:         %[[WD:.+]] = llmc.constant dense<1.000000e-01> : tensor<8x4xf32>
+// OPTS:         llmc.constant dense<1.000000e-01> : tensor<f32>
+// OPTS-NEXT:    %[[WD:.+]] = llmc.broadcast
 // OPTS-NEXT:    llmc.mul %[[WD]], %[[WTE]] : tensor<8x4xf32>
 func.func @train_step(%wte: tensor<8x4xf32> {llmc.name = "transformer.wte.weight", llmc.role = "parameter"})
     -> (tensor<f32>, tensor<8x4xf32>) {

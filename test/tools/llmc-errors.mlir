@@ -38,9 +38,8 @@ func.func @bad(%a: tensor<4x8xf32>, %b: tensor<4x16xf32>) -> tensor<4x16xf32> {
 // TRAINMLIR: llmc train: expected a run description (.toml) or a Hugging Face config.json, got '{{.*}}llmc-errors.mlir'; an .mlir program has no training settings
 // RUN: llmc train %s; test $? -eq 2
 
-// Subcommands that later issues add say so and exit 2.
 // RUN: not llmc plan run.toml 2>&1 | FileCheck %s --check-prefix=PLAN
-// PLAN: llmc plan: not implemented yet (issue #11)
+// PLAN: run.toml: error: cannot read the run description: no such file or directory; check the path
 // RUN: not llmc inspect a.llmcx 2>&1 | FileCheck %s --check-prefix=INSPECT
 // INSPECT: a.llmcx: error: cannot open 'a.llmcx': write it with `llmc compile FILE -o a.llmcx`
 // RUN: not llmc inspect a.bin 2>&1 | FileCheck %s --check-prefix=EXT2

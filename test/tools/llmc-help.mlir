@@ -4,7 +4,7 @@
 // TOP:     USAGE: llmc [subcommand] [options]
 // TOP-DAG: compile - Trace a model
 // TOP-DAG: train   - Compile a run description and train it
-// TOP-DAG: plan    - Estimate memory
+// TOP-DAG: plan    - Compile a model and print the memory
 // TOP-DAG: inspect - Print a model's parameters
 // TOP-NOT: --x86-
 
@@ -24,6 +24,6 @@
 // TRAIN-DAG: --checkpoint-dir=<dir>
 // TRAIN-DAG: --sample-tokens=<long>
 // RUN: llmc plan --help | FileCheck %s --check-prefix=PLAN
-// PLAN: not implemented yet: issue #11
+// PLAN: USAGE: llmc plan [options] <input.toml|.json|.mlir>
 // RUN: llmc inspect --help | FileCheck %s --check-prefix=INSPECT
 // INSPECT: USAGE: llmc inspect [options] <input.toml|.json|.mlir>

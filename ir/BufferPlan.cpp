@@ -1,0 +1,408 @@
+//===- BufferPlan.cpp - where every value of a program lives --------------===//
+#include "ir/BufferPlan.h"
+
+#include "ir/LlmcOps.h"
+#include "ir/Phase.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <algorithm>
+#include <optional>
+
+using namespace mlir;
+
+namespace llmc {
+
+namespace {
+
+enum class StorageKind { Parameter, State, Input, Constant, Op };
+
+struct Storage {
+  uint64_t bytes = 0;
+  int64_t first = 0, last = 0; ///< live range in steps; pinned: whole run
+  StorageKind kind = StorageKind::Op;
+  Operation *def = nullptr;      ///< the op of its first value (Op kind)
+  Operation *lastUser = nullptr; ///< null when returned
+  bool returned = false;
+  uint64_t offset = 0;
+  int mergedInto = -1; ///< after a donation: the argument storage
+};
+
+uint64_t alignedBytes(Type type) {
+  uint64_t bytes = static_cast<uint64_t>(tensorBytes(type));
+  return (bytes + kBufferAlignment - 1) / kBufferAlignment * kBufferAlignment;
+}
+
+bool isElementwise(Operation *op) {
+  return op->hasTrait<OpTrait::Elementwise>() && op->getNumResults() == 1;
+}
+
+/// Whether a kernel may write `result` over `operand` in place: element i
+/// of both must sit at the same bytes (same element width and count), so a
+/// kernel that reads element i before writing it never clobbers an element
+/// it has yet to read.
+bool sameLayout(Value operand, Value result) {
+  auto a = cast<ShapedType>(operand.getType());
+  auto b = cast<ShapedType>(result.getType());
+  return a.getNumElements() == b.getNumElements() &&
+         tensorBytes(a) == tensorBytes(b);
+}
+
+class Planner {
+public:
+  explicit Planner(func::FuncOp function) : function(function) {}
+  FailureOr<BufferPlan> run();
+
+private:
+  Value resolve(Value value) const;
+  void collectSteps(Block &block);
+  int storageOf(Value value) const {
+    int s = storageIds.lookup(resolve(value));
+    while (storages[s].mergedInto >= 0)
+      s = storages[s].mergedInto;
+    return s;
+  }
+  int addStorage(Storage storage) {
+    storages.push_back(storage);
+    return static_cast<int>(storages.size()) - 1;
+  }
+  void assign(Value value, int storage) {
+    storageIds[value] = storage;
+    Storage &s = storages[storage];
+    auto last = valueLast.find(value);
+    if (last != valueLast.end() && last->second.first > s.last) {
+      s.last = last->second.first;
+      s.lastUser = last->second.second;
+    }
+  }
+  void donate(func::ReturnOp ret);
+  void placeFirstFit();
+  void findPeak(BufferPlan &plan);
+
+  func::FuncOp function;
+  std::vector<Operation *> steps;
+  int64_t end = 0; ///< the step of the return
+  /// Values that stand for another: region block arguments (their
+  /// operand) and region results (their yielded value).
+  DenseMap<Value, Value> aliases;
+  /// The last step reading each (resolved) value, and the op there (null:
+  /// the return).
+  DenseMap<Value, std::pair<int64_t, Operation *>> valueLast;
+  DenseMap<Value, int> storageIds;
+  std::vector<Storage> storages;
+  BufferPlan plan;
+};
+
+Value Planner::resolve(Value value) const {
+  for (auto it = aliases.find(value); it != aliases.end();
+       it = aliases.find(value))
+    value = it->second;
+  return value;
+}
+
+void Planner::collectSteps(Block &block) {
+  for (Operation &op : block) {
+    if (op.hasTrait<mlir::OpTrait::IsTerminator>())
+      continue;
+    if (op.getNumRegions() == 1 && op.getRegion(0).hasOneBlock()) {
+      // A region stands for its body, inlined: its arguments are the op's
+      // operands, its results what the body yields.
+      Block &body = op.getRegion(0).front();
+      for (auto [arg, operand] :
+           llvm::zip(body.getArguments(), op.getOperands()))
+        aliases[arg] = operand;
+      for (auto [result, yielded] :
+           llvm::zip(op.getResults(), body.getTerminator()->getOperands()))
+        aliases[result] = yielded;
+      collectSteps(body);
+      continue;
+    }
+    steps.push_back(&op);
+  }
+}
+
+FailureOr<BufferPlan> Planner::run() {
+  Block &body = function.getBody().front();
+  collectSteps(body);
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  end = static_cast<int64_t>(steps.size());
+
+  // 1. The last read of every value.
+  auto read = [&](Value value, int64_t step, Operation *user) {
+    auto &last = valueLast[resolve(value)];
+    if (step >= last.first)
+      last = {step, user};
+  };
+  for (BlockArgument arg : body.getArguments())
+    valueLast[arg] = {-1, nullptr};
+  for (auto [step, op] : llvm::enumerate(steps))
+    for (Value operand : op->getOperands())
+      read(operand, static_cast<int64_t>(step), op);
+  for (Value operand : ret.getOperands())
+    read(operand, end, nullptr);
+
+  // Returned values by name, for donation.
+  DenseMap<Value, StringRef> returnedNames;
+  for (auto [index, operand] : llvm::enumerate(ret.getOperands()))
+    if (auto name = function.getResultAttrOfType<StringAttr>(
+            static_cast<unsigned>(index), "llmc.name"))
+      returnedNames[resolve(operand)] = name.getValue();
+  llvm::StringMap<BlockArgument> donors;
+
+  // 2. Storages, in program order.
+  for (BlockArgument arg : body.getArguments()) {
+    auto role = function.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                                      "llmc.role");
+    Storage s;
+    s.bytes = alignedBytes(arg.getType());
+    s.first = -1;
+    s.last = end;
+    s.kind = !role                                  ? StorageKind::Input
+             : role.getValue() == "parameter"       ? StorageKind::Parameter
+             : role.getValue() == "optimizer_state" ? StorageKind::State
+                                                    : StorageKind::Input;
+    storageIds[arg] = addStorage(s);
+    if (s.kind == StorageKind::Parameter || s.kind == StorageKind::State)
+      if (auto name = function.getArgAttrOfType<StringAttr>(
+              arg.getArgNumber(), "llmc.name"))
+        donors[name.getValue()] = arg;
+  }
+  for (auto [index, op] : llvm::enumerate(steps)) {
+    int64_t step = static_cast<int64_t>(index);
+    for (Value result : op->getResults())
+      if (!cast<ShapedType>(result.getType()).hasStaticShape())
+        return op->emitError()
+               << "buffer plan: expected a statically shaped result, got "
+               << result.getType();
+    if (isa<ConstantOp>(op)) {
+      Storage s;
+      s.bytes = alignedBytes(op->getResult(0).getType());
+      s.first = -1;
+      s.last = end;
+      s.kind = StorageKind::Constant;
+      storageIds[op->getResult(0)] = addStorage(s);
+      continue;
+    }
+    if (auto reshape = dyn_cast<ReshapeOp>(op)) {
+      assign(reshape.getResult(), storageOf(reshape.getInput()));
+      continue;
+    }
+    if (isElementwise(op)) {
+      Value result = op->getResult(0);
+      uint64_t bytes = alignedBytes(result.getType());
+      int chosen = -1;
+      // Donation in place: the new value of a parameter or moment written
+      // over the argument at its last read.
+      auto name = returnedNames.find(result);
+      if (name != returnedNames.end()) {
+        auto donor = donors.find(name->second);
+        if (donor != donors.end() &&
+            llvm::is_contained(op->getOperands(), donor->second) &&
+            valueLast[donor->second].first == step &&
+            sameLayout(donor->second, result)) {
+          chosen = storageOf(donor->second);
+          plan.donations.push_back(
+              {static_cast<unsigned>(
+                   llvm::find(ret.getOperands(), result) -
+                   ret.getOperands().begin()),
+               donor->second.getArgNumber()});
+          donors.erase(donor);
+        }
+      }
+      // In place over an operand that dies here.
+      for (Value operand : op->getOperands()) {
+        if (chosen >= 0)
+          break;
+        int s = storageOf(operand);
+        if (storages[s].kind == StorageKind::Op && storages[s].last == step &&
+            storages[s].bytes == bytes && sameLayout(operand, result))
+          chosen = s;
+      }
+      if (chosen >= 0) {
+        ++plan.inPlace;
+        assign(result, chosen);
+        continue;
+      }
+    }
+    for (Value result : op->getResults()) {
+      Storage s;
+      s.bytes = alignedBytes(result.getType());
+      s.first = s.last = step;
+      s.def = op;
+      s.lastUser = op;
+      assign(result, addStorage(s));
+    }
+  }
+  for (Value operand : ret.getOperands()) {
+    Storage &s = storages[storageOf(operand)];
+    s.returned = true;
+    s.last = end;
+    s.lastUser = nullptr;
+  }
+
+  donate(ret);
+  placeFirstFit();
+  findPeak(plan);
+
+  // 3. Every value's offset: arguments, results, region values.
+  auto record = [&](Value value) {
+    plan.offsets[value] = storages[storageOf(value)].offset;
+  };
+  for (BlockArgument arg : body.getArguments())
+    record(arg);
+  function.walk([&](Operation *op) {
+    for (Value result : op->getResults())
+      record(result);
+    for (Region &region : op->getRegions())
+      for (Block &block : region)
+        for (BlockArgument arg : block.getArguments())
+          record(arg);
+  });
+  return std::move(plan);
+}
+
+/// The new value of a parameter or moment written into the argument's
+/// buffer, when the argument is read for the last time before the value's
+/// buffer is first written (or at that op, when it is elementwise and so
+/// safe in place). The in-place case at the last read is taken while
+/// assigning; this takes the rest (e.g. m' = b1 m + (1 - b1) g, whose
+/// buffer starts at b1 m).
+void Planner::donate(func::ReturnOp ret) {
+  Block &body = function.getBody().front();
+  for (auto [index, operand] : llvm::enumerate(ret.getOperands())) {
+    auto name = function.getResultAttrOfType<StringAttr>(
+        static_cast<unsigned>(index), "llmc.name");
+    if (!name)
+      continue;
+    for (BlockArgument arg : body.getArguments()) {
+      auto argName = function.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                                           "llmc.name");
+      if (!argName || argName != name)
+        continue;
+      int a = storageOf(arg), r = storageOf(operand);
+      Storage &donor = storages[a], &taker = storages[r];
+      if (a == r ||
+          (donor.kind != StorageKind::Parameter &&
+           donor.kind != StorageKind::State) ||
+          taker.kind != StorageKind::Op || donor.bytes != taker.bytes)
+        break;
+      // One value per buffer at a time: the storage may hold only the
+      // returned chain.
+      bool shared = llvm::any_of(ret.getOperands(), [&](Value other) {
+        return other != operand && storageOf(other) == r;
+      });
+      int64_t lastRead = valueLast[arg].first;
+      Operation *start = taker.def;
+      bool safe =
+          lastRead < taker.first ||
+          (lastRead == taker.first && start && isElementwise(start) &&
+           llvm::is_contained(start->getOperands(), Value(arg)) &&
+           sameLayout(arg, start->getResult(0)));
+      if (shared || !safe)
+        break;
+      taker.mergedInto = a;
+      plan.donations.push_back(
+          {static_cast<unsigned>(index), arg.getArgNumber()});
+      break;
+    }
+  }
+}
+
+void Planner::placeFirstFit() {
+  std::vector<int> order;
+  for (int s = 0; s < static_cast<int>(storages.size()); ++s)
+    if (storages[s].mergedInto < 0)
+      order.push_back(s);
+  // Largest first: fewer holes. Ties in program order, for a stable plan.
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+    return storages[a].bytes > storages[b].bytes;
+  });
+  struct Placed {
+    uint64_t offset, size;
+    int64_t first, last;
+  };
+  std::vector<Placed> placed;
+  std::vector<std::pair<uint64_t, uint64_t>> busy;
+  for (int index : order) {
+    Storage &s = storages[index];
+    busy.clear();
+    for (const Placed &p : placed)
+      if (p.first <= s.last && s.first <= p.last)
+        busy.push_back({p.offset, p.offset + p.size});
+    std::sort(busy.begin(), busy.end());
+    uint64_t offset = 0;
+    for (auto [begin, finish] : busy) {
+      if (offset + s.bytes <= begin)
+        break;
+      offset = std::max(offset, finish);
+    }
+    s.offset = offset;
+    placed.push_back({offset, s.bytes, s.first, s.last});
+    plan.arenaBytes = std::max(plan.arenaBytes, offset + s.bytes);
+  }
+}
+
+void Planner::findPeak(BufferPlan &result) {
+  // Sweep: +bytes at first, -bytes after last.
+  std::vector<std::pair<int64_t, int64_t>> events;
+  for (const Storage &s : storages)
+    if (s.mergedInto < 0) {
+      events.push_back({s.first, static_cast<int64_t>(s.bytes)});
+      events.push_back({s.last + 1, -static_cast<int64_t>(s.bytes)});
+    }
+  std::sort(events.begin(), events.end());
+  int64_t live = 0, best = -1, bestStep = -1;
+  for (size_t i = 0; i < events.size();) {
+    int64_t step = events[i].first;
+    for (; i < events.size() && events[i].first == step; ++i)
+      live += events[i].second;
+    if (live > best) {
+      best = live;
+      bestStep = step;
+    }
+  }
+  MemoryBreakdown &m = result.memory;
+  m.peakStep = bestStep;
+  for (const Storage &s : storages) {
+    if (s.mergedInto >= 0 || s.first > bestStep || s.last < bestStep)
+      continue;
+    uint64_t *bucket = &m.temporaries;
+    switch (s.kind) {
+    case StorageKind::Parameter:
+      bucket = &m.weights;
+      break;
+    case StorageKind::State:
+      bucket = &m.optimizerState;
+      break;
+    case StorageKind::Input:
+    case StorageKind::Constant:
+      bucket = &m.inputs;
+      break;
+    case StorageKind::Op: {
+      Phase made = s.def ? phaseOf(s.def->getLoc()) : Phase::Forward;
+      std::optional<Phase> read;
+      if (!s.returned && s.lastUser)
+        read = phaseOf(s.lastUser->getLoc());
+      if (made == Phase::Forward && read == Phase::Backward)
+        bucket = &m.activations;
+      else if (made == Phase::Backward &&
+               (s.returned || read == Phase::Optimizer))
+        bucket = &m.gradients;
+      break;
+    }
+    }
+    *bucket += s.bytes;
+    m.peakLive += s.bytes;
+  }
+}
+
+} // namespace
+
+FailureOr<BufferPlan> planBuffers(func::FuncOp function) {
+  if (!function.getBody().hasOneBlock())
+    return function.emitError() << "buffer plan: expected one block";
+  return Planner(function).run();
+}
+
+} // namespace llmc

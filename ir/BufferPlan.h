@@ -1,0 +1,83 @@
+//===- BufferPlan.h - where every value of a program lives -------*- C++ -*-===//
+//
+// The buffer planner of DESIGN.md step 10: every tensor of a function gets
+// a byte offset in one arena per device, from live ranges over the program
+// order, so the peak memory is known before anything runs. Rules:
+//   - arguments and constants live for the whole program; returned values
+//     from their definition to the end;
+//   - a reshape is a view of its operand (same bytes);
+//   - in place: the result of an Elementwise op takes the buffer of an
+//     operand that dies at that op and has its size (the kernels read and
+//     write element i at the same position, so aliasing is safe);
+//   - donation: a returned value named like a parameter or an optimizer
+//     state argument (llmc.name, as llmc-optimizer names the new parameters
+//     and moments) is written into that argument's buffer when the argument
+//     is read for the last time no later than the value is written, so a
+//     training step updates its weights and moments in place;
+//   - first fit over live ranges, largest buffers first.
+// The same plan is used by the llmc-plan-buffers pass (which writes it into
+// the IR) and by codegen (which lays the Executable out with it).
+//
+//===----------------------------------------------------------------------===//
+#ifndef LLMC_IR_BUFFERPLAN_H
+#define LLMC_IR_BUFFERPLAN_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Value.h"
+#include "llvm/ADT/DenseMap.h"
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+namespace llmc {
+
+/// Buffers are aligned to this many bytes (a cache line, and enough for
+/// vector loads on every backend).
+constexpr uint64_t kBufferAlignment = 64;
+
+/// What the memory at the peak holds. Each live buffer counts once, in the
+/// first category that applies: weights (parameter arguments), optimizer
+/// state (its arguments), inputs and constants, gradients (made by the
+/// backward program and read last by the optimizer, or returned),
+/// activations kept for backward (made by the forward program and read
+/// last by backward), temporaries (the rest, returned forward values
+/// included). Phases come from the location tags of ir/Phase.h.
+struct MemoryBreakdown {
+  uint64_t weights = 0;
+  uint64_t optimizerState = 0;
+  uint64_t inputs = 0;
+  uint64_t gradients = 0;
+  uint64_t activations = 0;
+  uint64_t temporaries = 0;
+  /// The sum of the above: the bytes live at the peak.
+  uint64_t peakLive = 0;
+  /// The op (index in program order, -1: before the first) at the peak.
+  int64_t peakStep = -1;
+};
+
+struct BufferPlan {
+  /// Bytes of the arena: the highest end of any buffer (peakLive plus the
+  /// holes first fit leaves).
+  uint64_t arenaBytes = 0;
+  MemoryBreakdown memory;
+  /// Every value of the function (arguments, op results, values inside
+  /// regions) to its offset in the arena.
+  llvm::DenseMap<mlir::Value, uint64_t> offsets;
+  /// (result index, argument index) of each returned value written into its
+  /// argument's buffer.
+  std::vector<std::pair<unsigned, unsigned>> donations;
+  /// Values whose op writes over an operand's buffer (in place).
+  unsigned inPlace = 0;
+
+  uint64_t offsetOf(mlir::Value value) const { return offsets.lookup(value); }
+};
+
+/// Plans `function` (one block; ops with one-block regions, such as fused
+/// regions, are planned as if their body were inlined). Fails, with an error
+/// at the value, on a tensor without a static shape.
+mlir::FailureOr<BufferPlan> planBuffers(mlir::func::FuncOp function);
+
+} // namespace llmc
+
+#endif // LLMC_IR_BUFFERPLAN_H

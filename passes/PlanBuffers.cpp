@@ -1,0 +1,81 @@
+//===- PlanBuffers.cpp - record the buffer plan in the IR -----------------===//
+//
+// The last step of the pipeline (DESIGN.md step 10): runs the buffer
+// planner (ir/BufferPlan.h) on every function and writes its decisions into
+// the IR, so that a dump shows where each tensor lives and `llmc plan`
+// reads the peak and its breakdown. Codegen lays the Executable out with
+// the same planner and checks that the recorded arena still holds.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ir/BufferPlan.h"
+#include "passes/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+
+namespace llmc {
+#define GEN_PASS_DEF_PLANBUFFERSPASS
+#include "passes/Passes.h.inc"
+} // namespace llmc
+
+using namespace mlir;
+
+namespace {
+
+struct PlanBuffersPass
+    : public llmc::impl::PlanBuffersPassBase<PlanBuffersPass> {
+  void runOnOperation() override {
+    for (auto function : getOperation().getOps<func::FuncOp>()) {
+      if (function.isExternal())
+        continue;
+      FailureOr<llmc::BufferPlan> plan = llmc::planBuffers(function);
+      if (failed(plan))
+        return signalPassFailure();
+      record(function, *plan);
+    }
+  }
+
+  static void record(func::FuncOp function, const llmc::BufferPlan &plan) {
+    Builder b(function.getContext());
+    for (BlockArgument arg : function.getArguments())
+      function.setArgAttr(arg.getArgNumber(), "llmc.offset",
+                          b.getI64IntegerAttr(static_cast<int64_t>(
+                              plan.offsetOf(arg))));
+    function.walk([&](Operation *op) {
+      if (op->getNumResults() == 0 || isa<func::FuncOp>(op))
+        return;
+      SmallVector<int64_t> offsets;
+      for (Value result : op->getResults())
+        offsets.push_back(static_cast<int64_t>(plan.offsetOf(result)));
+      op->setAttr("llmc.offsets", b.getDenseI64ArrayAttr(offsets));
+    });
+    const llmc::MemoryBreakdown &m = plan.memory;
+    auto bytes = [&](uint64_t n) {
+      return b.getI64IntegerAttr(static_cast<int64_t>(n));
+    };
+    SmallVector<NamedAttribute> memory = {
+        b.getNamedAttr("weights", bytes(m.weights)),
+        b.getNamedAttr("optimizer_state", bytes(m.optimizerState)),
+        b.getNamedAttr("inputs", bytes(m.inputs)),
+        b.getNamedAttr("gradients", bytes(m.gradients)),
+        b.getNamedAttr("activations", bytes(m.activations)),
+        b.getNamedAttr("temporaries", bytes(m.temporaries)),
+        b.getNamedAttr("peak_live", bytes(m.peakLive)),
+        b.getNamedAttr("peak_step", b.getI64IntegerAttr(m.peakStep)),
+        b.getNamedAttr("in_place", b.getI64IntegerAttr(plan.inPlace)),
+    };
+    SmallVector<NamedAttribute> donations;
+    for (auto [result, argument] : plan.donations)
+      donations.push_back(b.getNamedAttr(
+          "result" + std::to_string(result),
+          b.getI64IntegerAttr(static_cast<int64_t>(argument))));
+    memory.push_back(
+        b.getNamedAttr("donations", b.getDictionaryAttr(donations)));
+    function->setAttr("llmc.memory", b.getDictionaryAttr(memory));
+    function->setAttr("llmc.arena_bytes", bytes(plan.arenaBytes));
+  }
+};
+
+} // namespace
