@@ -5,7 +5,7 @@
 #include "ir/Phase.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
-#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 
 #include <algorithm>
 #include <optional>
@@ -27,6 +27,9 @@ struct Storage {
   bool returned = false;
   uint64_t offset = 0;
   int mergedInto = -1; ///< after a donation: the argument storage
+  /// A parameter or moment the program returns a new value of (same
+  /// llmc.name): its buffer is free after its last read, for that value.
+  bool donor = false;
 };
 
 uint64_t alignedBytes(Type type) {
@@ -142,13 +145,12 @@ FailureOr<BufferPlan> Planner::run() {
   for (Value operand : ret.getOperands())
     read(operand, end, nullptr);
 
-  // Returned values by name, for donation.
-  DenseMap<Value, StringRef> returnedNames;
-  for (auto [index, operand] : llvm::enumerate(ret.getOperands()))
-    if (auto name = function.getResultAttrOfType<StringAttr>(
-            static_cast<unsigned>(index), "llmc.name"))
-      returnedNames[resolve(operand)] = name.getValue();
-  llvm::StringMap<BlockArgument> donors;
+  // The names of the returned values, for donation.
+  llvm::StringSet<> returnedNames;
+  for (unsigned index = 0; index < ret.getNumOperands(); ++index)
+    if (auto name =
+            function.getResultAttrOfType<StringAttr>(index, "llmc.name"))
+      returnedNames.insert(name.getValue());
 
   // 2. Storages, in program order.
   for (BlockArgument arg : body.getArguments()) {
@@ -162,11 +164,18 @@ FailureOr<BufferPlan> Planner::run() {
              : role.getValue() == "parameter"       ? StorageKind::Parameter
              : role.getValue() == "optimizer_state" ? StorageKind::State
                                                     : StorageKind::Input;
+    auto name =
+        function.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "llmc.name");
+    if ((s.kind == StorageKind::Parameter || s.kind == StorageKind::State) &&
+        name && returnedNames.contains(name.getValue())) {
+      // Donated: its buffer holds it until its last read, then whatever
+      // is written over it in place (ideally, its new value). The caller
+      // feeds the new values back, so nothing is lost.
+      s.donor = true;
+      s.last = valueLast[arg].first;
+      s.lastUser = valueLast[arg].second;
+    }
     storageIds[arg] = addStorage(s);
-    if (s.kind == StorageKind::Parameter || s.kind == StorageKind::State)
-      if (auto name = function.getArgAttrOfType<StringAttr>(
-              arg.getArgNumber(), "llmc.name"))
-        donors[name.getValue()] = arg;
   }
   for (auto [index, op] : llvm::enumerate(steps)) {
     int64_t step = static_cast<int64_t>(index);
@@ -189,36 +198,24 @@ FailureOr<BufferPlan> Planner::run() {
       continue;
     }
     if (isElementwise(op)) {
+      // In place over an operand that dies here: a donated argument first
+      // (so that an update chain runs in its argument's buffer), else a
+      // temporary.
       Value result = op->getResult(0);
       uint64_t bytes = alignedBytes(result.getType());
       int chosen = -1;
-      // Donation in place: the new value of a parameter or moment written
-      // over the argument at its last read.
-      auto name = returnedNames.find(result);
-      if (name != returnedNames.end()) {
-        auto donor = donors.find(name->second);
-        if (donor != donors.end() &&
-            llvm::is_contained(op->getOperands(), donor->second) &&
-            valueLast[donor->second].first == step &&
-            sameLayout(donor->second, result)) {
-          chosen = storageOf(donor->second);
-          plan.donations.push_back(
-              {static_cast<unsigned>(
-                   llvm::find(ret.getOperands(), result) -
-                   ret.getOperands().begin()),
-               donor->second.getArgNumber()});
-          donors.erase(donor);
+      for (bool donorsFirst : {true, false})
+        for (Value operand : op->getOperands()) {
+          if (chosen >= 0)
+            break;
+          int s = storageOf(operand);
+          const Storage &candidate = storages[s];
+          bool eligible = donorsFirst ? candidate.donor
+                                      : candidate.kind == StorageKind::Op;
+          if (eligible && candidate.last == step &&
+              candidate.bytes == bytes && sameLayout(operand, result))
+            chosen = s;
         }
-      }
-      // In place over an operand that dies here.
-      for (Value operand : op->getOperands()) {
-        if (chosen >= 0)
-          break;
-        int s = storageOf(operand);
-        if (storages[s].kind == StorageKind::Op && storages[s].last == step &&
-            storages[s].bytes == bytes && sameLayout(operand, result))
-          chosen = s;
-      }
       if (chosen >= 0) {
         ++plan.inPlace;
         assign(result, chosen);
@@ -282,10 +279,18 @@ void Planner::donate(func::ReturnOp ret) {
         continue;
       int a = storageOf(arg), r = storageOf(operand);
       Storage &donor = storages[a], &taker = storages[r];
-      if (a == r ||
-          (donor.kind != StorageKind::Parameter &&
-           donor.kind != StorageKind::State) ||
-          taker.kind != StorageKind::Op || donor.bytes != taker.bytes)
+      if (a == r && donor.donor) {
+        // Written in place over the argument while assigning.
+        plan.donations.push_back(
+            {static_cast<unsigned>(index), arg.getArgNumber()});
+        break;
+      }
+      if (a == r || !donor.donor || taker.kind != StorageKind::Op ||
+          donor.bytes != taker.bytes)
+        break;
+      // The argument's buffer may hold other values after its last read
+      // (in place); the returned chain can move in only if it is free.
+      if (donor.last != valueLast[arg].first)
         break;
       // One value per buffer at a time: the storage may hold only the
       // returned chain.
@@ -293,15 +298,10 @@ void Planner::donate(func::ReturnOp ret) {
         return other != operand && storageOf(other) == r;
       });
       int64_t lastRead = valueLast[arg].first;
-      Operation *start = taker.def;
-      bool safe =
-          lastRead < taker.first ||
-          (lastRead == taker.first && start && isElementwise(start) &&
-           llvm::is_contained(start->getOperands(), Value(arg)) &&
-           sameLayout(arg, start->getResult(0)));
-      if (shared || !safe)
+      if (shared || lastRead >= taker.first)
         break;
       taker.mergedInto = a;
+      donor.last = std::max(donor.last, taker.last);
       plan.donations.push_back(
           {static_cast<unsigned>(index), arg.getArgNumber()});
       break;

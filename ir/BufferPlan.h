@@ -9,11 +9,14 @@
 //   - in place: the result of an Elementwise op takes the buffer of an
 //     operand that dies at that op and has its size (the kernels read and
 //     write element i at the same position, so aliasing is safe);
-//   - donation: a returned value named like a parameter or an optimizer
-//     state argument (llmc.name, as llmc-optimizer names the new parameters
-//     and moments) is written into that argument's buffer when the argument
-//     is read for the last time no later than the value is written, so a
-//     training step updates its weights and moments in place;
+//   - donation: a parameter or optimizer-state argument that the program
+//     returns a new value of (same llmc.name, as llmc-optimizer names the
+//     new parameters and moments) gives up its buffer after its last read;
+//     in-place writes prefer such a buffer, so the update chain ends in it
+//     and a training step updates its weights and moments in place. After a
+//     run such an argument's buffer holds the new value, or a temporary when
+//     the new value could not be placed there: the caller must feed the
+//     outputs back (the training loop does), as it would anyway;
 //   - first fit over live ranges, largest buffers first.
 // The same plan is used by the llmc-plan-buffers pass (which writes it into
 // the IR) and by codegen (which lays the Executable out with it).

@@ -7,6 +7,8 @@
 //   Tolerance: 1e-5 relative (L2 per tensor); both programs run the same f32
 //   kernels and differ only in how the batch mean is summed, a few roundings
 //   near 1e-7.
+// - The buffer plan: the runtime's measured high-water mark over two
+//   training steps is the arena llmc-plan-buffers predicted in the IR.
 // - Checkpoints: a save that stops half-way (an injected failure, as a crash
 //   would) leaves the previous checkpoint as `latest`, intact and loadable;
 //   `keep` deletes the oldest; a damaged or foreign checkpoint is refused
@@ -20,6 +22,7 @@
 #include "runtime/train/Checkpoint.h"
 #include "runtime/train/Init.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
@@ -184,6 +187,73 @@ TEST_F(TrainingTest, MicrobatchesAverageTheGradients) {
               "%llu vs %llu bytes\n",
               worst, static_cast<unsigned long long>(halvesBytes),
               static_cast<unsigned long long>(wholeBytes));
+}
+
+TEST_F(TrainingTest, TheRuntimeUsesExactlyThePlannedArena) {
+  // The whole pipeline, buffer plan included, then two training steps with
+  // the new parameters and moments fed back as the training loop does.
+  OwningOpRef<ModuleOp> module =
+      llmc::buildLossModule(context, tinyGpt2(), 4, kSeq);
+  ASSERT_TRUE(module);
+  PassManager pm(&context);
+  llmc::buildCompilePipeline(pm, llmc::CompilePipelineOptions());
+  ASSERT_TRUE(succeeded(pm.run(*module)));
+  auto step = module->lookupSymbol<func::FuncOp>("train_step");
+  ASSERT_TRUE(step);
+  auto recorded = step->getAttrOfType<IntegerAttr>("llmc.arena_bytes");
+  ASSERT_TRUE(recorded) << "llmc-plan-buffers did not run";
+  auto memory = step->getAttrOfType<DictionaryAttr>("llmc.memory");
+  ASSERT_TRUE(memory);
+  llmc::CodegenOptions codegen;
+  codegen.function = "train_step";
+  FailureOr<rt::Executable> exe = llmc::buildExecutable(*module, codegen);
+  ASSERT_TRUE(succeeded(exe));
+  uint64_t predicted = static_cast<uint64_t>(recorded.getInt());
+  EXPECT_EQ(exe->ranks.front().arenaBytes, predicted);
+
+  std::unique_ptr<rt::Session> session = start(*exe);
+  ASSERT_TRUE(session);
+  EXPECT_EQ(session->arenaBytes(), predicted);
+  for (int t = 1; t <= 2; ++t) {
+    float stepNumber = static_cast<float>(t);
+    ASSERT_TRUE(session->setArgument("optimizer.step", rt::DType::F32, {},
+                                     &stepNumber, 4));
+    ASSERT_TRUE(session->run());
+    for (size_t i = 0; i < exe->arguments.size(); ++i) {
+      const rt::ArgumentInfo &arg = exe->arguments[i];
+      if (arg.role == rt::ArgumentRole::Input)
+        continue;
+      int out = exe->findOutput(arg.name);
+      ASSERT_GE(out, 0) << arg.name;
+      rt::TensorRef tensor;
+      ASSERT_TRUE(session->output(static_cast<size_t>(out), tensor));
+      ASSERT_TRUE(session->setArgument(arg.name, tensor.dtype, tensor.shape,
+                                       tensor.data,
+                                       tensor.numElements() *
+                                           rt::dtypeSize(tensor.dtype)));
+    }
+  }
+  // Measured: the highest byte any binding, constant or command touched.
+  EXPECT_EQ(session->highWaterBytes(), predicted);
+  // Every parameter and moment is updated in its own buffer (donated), so
+  // feeding it back copies nothing.
+  int donated = 0;
+  for (const rt::ArgumentInfo &arg : exe->arguments) {
+    if (arg.role == rt::ArgumentRole::Input)
+      continue;
+    int out = exe->findOutput(arg.name);
+    const rt::RankProgram &rank = exe->ranks.front();
+    donated += rank.values[arg.value].offset ==
+               rank.values[exe->outputs[out].value].offset;
+  }
+  EXPECT_EQ(donated, static_cast<int>(memory.getAs<DictionaryAttr>("donations")
+                                          .size()));
+  std::printf("arena %llu bytes predicted and measured; peak live %lld; %d of "
+              "the parameters and moments updated in place\n",
+              static_cast<unsigned long long>(predicted),
+              static_cast<long long>(
+                  memory.getAs<IntegerAttr>("peak_live").getInt()),
+              donated);
 }
 
 class CheckpointTest : public TrainingTest {
