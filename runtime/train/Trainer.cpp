@@ -414,11 +414,15 @@ Status train(const Executable &exe, const TrainOptions &options,
     report.steps.push_back(m);
 
     if (metrics) {
+      // JSON has no inf/NaN: a skipped fp16 step's norm is written as null.
+      char norm[32] = "null";
+      if (std::isfinite(m.gradNorm))
+        std::snprintf(norm, sizeof(norm), "%.9g", m.gradNorm);
       std::fprintf(metrics,
                    "{\"step\": %lld, \"loss\": %.9g, \"lr\": %.9g, "
-                   "\"grad_norm\": %.9g, \"tokens\": %lld, \"tokens_per_s\": "
+                   "\"grad_norm\": %s, \"tokens\": %lld, \"tokens_per_s\": "
                    "%.1f, \"ms_per_step\": %.3f",
-                   static_cast<long long>(step), m.loss, m.lr, m.gradNorm,
+                   static_cast<long long>(step), m.loss, m.lr, norm,
                    static_cast<long long>(tokensPerStep), m.tokensPerSecond,
                    m.msPerStep);
       if (layout.lossScale >= 0)
