@@ -845,8 +845,8 @@ TEST(RunDescription, PendingFieldsRecordTheirIssue) {
                                          {"parallel.pipeline_schedule", "#10"},
                                          {"memory.budget_gib", "#6"}}));
   ASSERT_EQ(run.pending.size(), 9u);
-  EXPECT_EQ(run.pending[3].location.line, 13);
-  EXPECT_EQ(run.pending[3].location.column, 8);
+  EXPECT_EQ(run.pending[1].location.line, 13);
+  EXPECT_EQ(run.pending[1].location.column, 8);
   EXPECT_TRUE(run.parallel.autoMesh);
   EXPECT_TRUE(run.parallel.sequenceParallel);
   EXPECT_EQ(run.parallel.pipelineSchedule, PipelineSchedule::GPipe);
