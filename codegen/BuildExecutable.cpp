@@ -104,6 +104,9 @@ rt::InitSpec initSpec(DictionaryAttr init) {
   auto kind = init.getAs<StringAttr>("kind");
   if (auto scale = init.getAs<FloatAttr>("scale"))
     spec.scale = scale.getValueAsDouble();
+  // A constant initializer carries its value in `scale`.
+  if (auto value = init.getAs<FloatAttr>("value"))
+    spec.scale = value.getValueAsDouble();
   if (!kind)
     return spec;
   StringRef k = kind.getValue();
@@ -111,6 +114,7 @@ rt::InitSpec initSpec(DictionaryAttr init) {
               : k == "uniform" ? rt::InitSpec::Kind::Uniform
               : k == "zeros"   ? rt::InitSpec::Kind::Zeros
               : k == "ones"    ? rt::InitSpec::Kind::Ones
+              : k == "constant" ? rt::InitSpec::Kind::Constant
                                : rt::InitSpec::Kind::None;
   return spec;
 }

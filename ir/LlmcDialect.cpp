@@ -125,7 +125,8 @@ Operation *LlmcDialect::materializeConstant(OpBuilder &builder,
 static constexpr llvm::StringLiteral kRoles[] = {"parameter", "input",
                                                  "optimizer_state"};
 static constexpr llvm::StringLiteral kInitKinds[] = {"normal", "uniform",
-                                                     "zeros", "ones"};
+                                                     "zeros", "ones",
+                                                     "constant"};
 
 LogicalResult LlmcDialect::verifyRegionArgAttribute(Operation *op, unsigned,
                                                     unsigned argIndex,
@@ -154,7 +155,8 @@ LogicalResult LlmcDialect::verifyRegionArgAttribute(Operation *op, unsigned,
     auto kind = dict ? dict.getAs<StringAttr>("kind") : StringAttr();
     if (!kind || !llvm::is_contained(kInitKinds, kind.getValue()))
       return error() << "expected llmc.init = {kind = \"normal\" | "
-                        "\"uniform\" | \"zeros\" | \"ones\", ...}, got "
+                        "\"uniform\" | \"zeros\" | \"ones\" | "
+                        "\"constant\", ...}, got "
                      << attr.getValue();
     bool scaled = kind.getValue() == "normal" || kind.getValue() == "uniform";
     auto scale = dict.getAs<FloatAttr>("scale");
@@ -162,6 +164,10 @@ LogicalResult LlmcDialect::verifyRegionArgAttribute(Operation *op, unsigned,
       return error() << "expected a non-negative float 'scale' in llmc.init "
                         "of kind \""
                      << kind.getValue() << "\", got " << attr.getValue();
+    if (kind.getValue() == "constant" && !dict.getAs<FloatAttr>("value"))
+      return error() << "expected a float 'value' in llmc.init of kind "
+                        "\"constant\", got "
+                     << attr.getValue();
     return success();
   }
   if (name == "llmc.offset") {

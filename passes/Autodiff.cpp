@@ -74,11 +74,12 @@ bool hasRole(func::FuncOp function, unsigned index, StringRef wanted) {
 }
 
 /// Appends the backward program of `ops` (a forward program, in order,
-/// ending in `loss`) at `b`'s insertion point, seeding d(loss) = `seed`, and
+/// ending in `loss`) at `b`'s insertion point, seeding d(loss) = `seed`
+/// (times `scale`, the loss scale of fp16 training, when given), and
 /// sets `grads` to the gradient of each of `params` (null where the loss
 /// does not depend on it). Every op the rules build is added to `created`.
 LogicalResult backward(OpBuilder &b, ArrayRef<Operation *> ops, Value loss,
-                       double seed, ArrayRef<Value> params,
+                       double seed, Value scale, ArrayRef<Value> params,
                        SmallVector<Value> &grads) {
   // 1. Active values: float values that depend on a parameter and that the
   // loss depends on. Only these get cotangents.
@@ -120,8 +121,14 @@ LogicalResult backward(OpBuilder &b, ArrayRef<Operation *> ops, Value loss,
     auto type = cast<RankedTensorType>(loss.getType());
     auto attr = DenseElementsAttr::get(
         type, b.getFloatAttr(type.getElementType(), seed));
-    cotangents[loss] = llmc::ConstantOp::create(b, loss.getLoc(), type,
-                                                cast<ElementsAttr>(attr));
+    Value seedValue = llmc::ConstantOp::create(b, loss.getLoc(), type,
+                                               cast<ElementsAttr>(attr));
+    if (scale) {
+      if (scale.getType() != type)
+        scale = llmc::CastOp::create(b, loss.getLoc(), type, scale);
+      seedValue = llmc::MulOp::create(b, loss.getLoc(), seedValue, scale);
+    }
+    cotangents[loss] = seedValue;
   }
   for (Operation *op : activeOps) {
     SmallVector<Value> resultGrads;
@@ -180,6 +187,8 @@ LogicalResult AutodiffPass::buildStep(func::FuncOp loss, func::FuncOp step) {
     if (hasRole(step, arg.getArgNumber(), "parameter") && isFloatTensor(arg))
       params.push_back(arg);
 
+  // fp16 loss scaling: the last argument is loss_scale.scale.
+  Value scale = lossScale > 0 ? entry->getArguments().back() : Value();
   int64_t count = microbatches;
   Value lossSum;
   SmallVector<Value> gradSums(params.size());
@@ -209,7 +218,8 @@ LogicalResult AutodiffPass::buildStep(func::FuncOp loss, func::FuncOp step) {
     Value microLoss = mapping.lookup(ret.getOperand(0));
     SmallVector<Value> grads;
     // The mean over microbatches: each backward is seeded with 1/M.
-    if (failed(backward(b, forward, microLoss, 1.0 / count, params, grads)))
+    if (failed(backward(b, forward, microLoss, 1.0 / count, scale, params,
+                        grads)))
       return failure();
     if (lossSum) {
       lossSum = llmc::AddOp::create(b, ret.getLoc(), lossSum, microLoss);
@@ -323,12 +333,32 @@ void AutodiffPass::runOnOperation() {
     shape[0] *= microbatches;
     inputs.push_back(tensor.clone(shape));
   }
-  OpBuilder builder(module.getContext());
+  MLIRContext *context = module.getContext();
+  OpBuilder builder(context);
+  SmallVector<Attribute> argAttrs;
+  if (ArrayAttr attrs = loss.getAllArgAttrs())
+    llvm::append_range(argAttrs, attrs);
+  else
+    argAttrs.assign(inputs.size(), DictionaryAttr::get(context));
+  if (lossScale > 0) {
+    // Dynamic loss scaling: the scale is optimizer state (the optimizer
+    // updates it), starting at `loss-scale`.
+    inputs.push_back(RankedTensorType::get({}, builder.getF32Type()));
+    NamedAttribute init[] = {
+        builder.getNamedAttr("kind", builder.getStringAttr("constant")),
+        builder.getNamedAttr("value", builder.getF64FloatAttr(lossScale))};
+    NamedAttribute attrs[] = {
+        builder.getNamedAttr("llmc.name",
+                             builder.getStringAttr("loss_scale.scale")),
+        builder.getNamedAttr("llmc.role",
+                             builder.getStringAttr("optimizer_state")),
+        builder.getNamedAttr("llmc.init", builder.getDictionaryAttr(init))};
+    argAttrs.push_back(builder.getDictionaryAttr(attrs));
+  }
   builder.setInsertionPointAfter(loss);
   auto step = func::FuncOp::create(builder, loss.getLoc(), result,
                                    builder.getFunctionType(inputs, {}));
-  if (ArrayAttr argAttrs = loss.getAllArgAttrs())
-    step.setAllArgAttrs(argAttrs);
+  step.setAllArgAttrs(argAttrs);
   if (failed(buildStep(loss, step))) {
     step.erase();
     return signalPassFailure();

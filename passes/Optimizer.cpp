@@ -30,6 +30,14 @@ using namespace mlir;
 namespace {
 
 constexpr llvm::StringLiteral kFunction = "train_step";
+/// The state of dynamic loss scaling (fp16): the scale, added by
+/// --llmc-autodiff loss-scale=S, and the count of finite steps since the
+/// last change of the scale, added here.
+constexpr llvm::StringLiteral kLossScale = "loss_scale.scale";
+constexpr llvm::StringLiteral kGoodSteps = "loss_scale.good_steps";
+/// The largest finite f32, rounded down: |norm| <= this is false for inf and
+/// NaN, so the comparison is the finiteness test of the step.
+constexpr double kFiniteLimit = 3.4e38;
 /// Added to the norm before dividing, so that an all-zero gradient gives a
 /// finite clip factor (min(1, c / 1e-6) = 1).
 constexpr double kNormEpsilon = 1e-6;
@@ -70,6 +78,13 @@ struct Builder {
   Value sub(Value x, Value y) { return llmc::SubOp::create(b, loc, x, y); }
   Value mul(Value x, Value y) { return llmc::MulOp::create(b, loc, x, y); }
   Value div(Value x, Value y) { return llmc::DivOp::create(b, loc, x, y); }
+  Value compare(llmc::CompareDirection direction, Value x, Value y) {
+    auto type = cast<RankedTensorType>(x.getType()).clone(b.getI1Type());
+    return llmc::CompareOp::create(b, loc, type, direction, x, y);
+  }
+  Value select(Value cond, Value x, Value y) {
+    return llmc::SelectOp::create(b, loc, x.getType(), cond, x, y);
+  }
   /// sum(x * x) over every dimension, as a rank-0 tensor.
   Value sumOfSquares(Value x) {
     Value squares = mul(x, x);
@@ -139,10 +154,17 @@ void OptimizerPass::runOnOperation() {
   Block &body = step.getBody().front();
   Type f32 = Float32Type::get(context);
   SmallVector<BlockArgument> params;
+  BlockArgument lossScale;
   bool failed = false;
   for (BlockArgument arg : body.getArguments()) {
     auto role =
         step.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "llmc.role");
+    if (lossScaling && role && role.getValue() == "optimizer_state" &&
+        nameOf(step, arg.getArgNumber()) == kLossScale && !lossScale &&
+        arg.getType() == RankedTensorType::get({}, f32)) {
+      lossScale = arg;
+      continue;
+    }
     if (role && role.getValue() == "optimizer_state") {
       step.emitError() << "@" << kFunction
                        << " already has optimizer state (argument #"
@@ -163,6 +185,22 @@ void OptimizerPass::runOnOperation() {
   }
   if (failed)
     return signalPassFailure();
+  if (lossScaling && !lossScale) {
+    step.emitError() << "expected a tensor<f32> argument '" << kLossScale
+                     << "' (optimizer state) for loss-scaling; run "
+                        "--llmc-autodiff with loss-scale=S first";
+    return signalPassFailure();
+  }
+  if (lossScaling && (growthInterval < 1 || !(backoffFactor > 0) ||
+                      !(backoffFactor < 1) || !(growthFactor > 1))) {
+    step.emitError() << "invalid loss scaling: growth-interval "
+                     << static_cast<int64_t>(growthInterval)
+                     << ", growth-factor " << growthFactor
+                     << ", backoff-factor " << backoffFactor
+                     << "; expected interval >= 1, growth > 1 and 0 < "
+                        "backoff < 1";
+    return signalPassFailure();
+  }
   auto ret = cast<func::ReturnOp>(body.getTerminator());
   auto lossType = ret.getNumOperands() > 0
                       ? dyn_cast<RankedTensorType>(ret.getOperand(0).getType())
@@ -209,6 +247,8 @@ void OptimizerPass::runOnOperation() {
              "optimizer_state", param.getLoc());
   auto scalarType = RankedTensorType::get({}, f32);
   append(scalarType, "optimizer.step", "input", step.getLoc());
+  if (lossScaling)
+    append(scalarType, kGoodSteps.str(), "optimizer_state", step.getLoc());
   if (llvm::failed(step.insertArguments(indices, types, attrs, locs))) {
     step.emitError() << "cannot add the optimizer arguments";
     return signalPassFailure();
@@ -229,6 +269,18 @@ void OptimizerPass::runOnOperation() {
   ob.setListener(&tagger);
   Builder b{ob, ret.getLoc()};
   SmallVector<Value> grads(ret.getOperands().drop_front());
+  // 3a. Loss scaling: the gradients are of scale·loss; unscale them first,
+  // so that the norm, the clip and the update see the true gradients.
+  Value goodSteps;
+  if (lossScaling) {
+    goodSteps = body.getArgument(end + 2 * params.size() + 1);
+    Value one = b.scalar(1.0);
+    Value inverse = b.div(one, lossScale);
+    for (Value &grad : grads) {
+      Value wide = b.broadcast(inverse, cast<RankedTensorType>(grad.getType()));
+      grad = b.mul(grad, wide);
+    }
+  }
   // Every op is built in its own statement: C++ leaves the order of
   // argument evaluation open, and the IR must not depend on the compiler.
   Value sumsq = b.scalar(0.0);
@@ -237,6 +289,13 @@ void OptimizerPass::runOnOperation() {
     sumsq = b.add(sumsq, squares);
   }
   Value norm = llmc::SqrtOp::create(ob, b.loc, sumsq);
+  // 3b. A step whose gradients hold inf or NaN (fp16 overflow) is skipped.
+  Value finite;
+  if (lossScaling) {
+    Value magnitude = llmc::AbsOp::create(ob, b.loc, norm);
+    Value limit = b.scalar(kFiniteLimit);
+    finite = b.compare(llmc::CompareDirection::le, magnitude, limit);
+  }
   Value clip;
   if (gradClip > 0) {
     Value maxNorm = b.scalar(gradClip);
@@ -300,7 +359,19 @@ void OptimizerPass::runOnOperation() {
       update = pb.add(update, pb.mul(wd, param));
     }
     Value rate = pb.broadcast(lr, type);
-    newParams.push_back(pb.sub(param, pb.mul(rate, update)));
+    Value newParam = pb.sub(param, pb.mul(rate, update));
+    if (finite) {
+      // Skipped step: the parameter and its moments stay as they were.
+      Value keep = type.getRank() == 0
+                       ? finite
+                       : llmc::BroadcastOp::create(
+                             ob, pb.loc, type.clone(ob.getI1Type()), finite,
+                             ArrayRef<int64_t>{});
+      newParam = pb.select(keep, newParam, param);
+      m = pb.select(keep, m, stateArg(2 * i));
+      v = pb.select(keep, v, stateArg(2 * i + 1));
+    }
+    newParams.push_back(newParam);
     newState.push_back(m);
     newState.push_back(v);
   }
@@ -308,6 +379,21 @@ void OptimizerPass::runOnOperation() {
   // 5. Return loss, norm, rate, the parameters, the state (m, v per
   // parameter). A result is named like the argument it replaces, so that a
   // training loop feeds each output back into the argument of that name.
+  // 4a. The new loss scale: backoff after a skipped step; growth after
+  // growth-interval finite steps in a row.
+  if (lossScaling) {
+    Value one = b.scalar(1.0);
+    Value zero = b.scalar(0.0);
+    Value counted = b.add(goodSteps, one);
+    Value interval = b.scalar(static_cast<double>(growthInterval));
+    Value grow = b.compare(llmc::CompareDirection::ge, counted, interval);
+    Value grown = b.mul(lossScale, b.scalar(growthFactor));
+    Value scaleIfFinite = b.select(grow, grown, lossScale);
+    Value goodIfFinite = b.select(grow, zero, counted);
+    Value backedOff = b.mul(lossScale, b.scalar(backoffFactor));
+    newState.push_back(b.select(finite, scaleIfFinite, backedOff));
+    newState.push_back(b.select(finite, goodIfFinite, zero));
+  }
   SmallVector<Value> results = {ret.getOperand(0), norm, lr};
   llvm::append_range(results, newParams);
   llvm::append_range(results, newState);
@@ -326,6 +412,10 @@ void OptimizerPass::runOnOperation() {
     resultAttrs.push_back(nameAttr(nameOf(step, param.getArgNumber())));
   for (size_t i = 0; i < 2 * n; ++i)
     resultAttrs.push_back(nameAttr(nameOf(step, end + i)));
+  if (lossScaling) {
+    resultAttrs.push_back(nameAttr(kLossScale.str()));
+    resultAttrs.push_back(nameAttr(kGoodSteps.str()));
+  }
   step.setAllResultAttrs(resultAttrs);
 }
 

@@ -32,6 +32,14 @@ struct OptimizerSettings {
   double gradClip = 1.0;
 };
 
+/// Mixed precision (the run description's [precision], docs/precision.md).
+struct PrecisionSettings {
+  std::string policy = "fp32"; ///< fp32, bf16, fp16
+  /// fp16 only: dynamic loss scaling, starting at this scale.
+  double initialLossScale = 65536.0;
+  int64_t lossScaleGrowthInterval = 2000;
+};
+
 /// Options of the default compile pipeline. Later stages (precision,
 /// sharding, ...) add their fields here.
 struct CompilePipelineOptions {
@@ -41,6 +49,7 @@ struct CompilePipelineOptions {
   /// Gradient accumulation: microbatches per step (llmc-autodiff).
   int64_t microbatches = 1;
   OptimizerSettings optimizer;
+  PrecisionSettings precision;
   /// Run only the first this many passes of compilePipelineStages(); -1
   /// runs the whole pipeline (`llmc compile --emit`).
   int stopAfter = -1;
@@ -52,6 +61,9 @@ struct CompilePipelineOptions {
 /// (`NN-<name>.mlir`, NN = index + 1) and of `--emit`. A pass may appear
 /// twice (canonicalize, cse).
 std::vector<std::string> compilePipelineStages(bool training);
+/// The same for `options` (the precision policy adds a pass).
+std::vector<std::string>
+compilePipelineStages(const CompilePipelineOptions &options);
 
 /// Builds the default pipeline of DESIGN.md in order (see Pipelines.cpp for
 /// which steps exist today).

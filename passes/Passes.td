@@ -11,6 +11,49 @@
 
 include "mlir/Pass/PassBase.td"
 
+def AssignPrecisionPass : Pass<"llmc-assign-precision", "mlir::ModuleOp"> {
+  let summary = "Compute @loss in bf16/fp16 with f32 master weights";
+  let description = [{
+    Runs on the forward program before `--llmc-autodiff` (docs/precision.md).
+    With `policy=bf16` or `fp16`, every f32 parameter and float input is cast
+    once to the low type (one `llmc.cast` shared by all its uses, so a tied
+    weight gets one), and every op that reads such a value computes in the low
+    type: matmuls, attention, elementwise work, embeddings, rope, gelu, silu,
+    swiglu, softmax. Norms take the low input but keep their f32 `gamma` and
+    `beta`; `reduce_sum`/`reduce_mean` accumulate into an f32 result;
+    `cross_entropy`'s loss is f32. An f32 value that a low op reads is cast
+    once (a splat constant is rebuilt in the low type). Ops that read no value
+    the pass lowered (integer work, a program already in bf16, the f32 loss
+    tail) and explicit casts of the model are left alone. The function gets
+    `llmc.precision = "<policy>"`. `policy=fp32` changes nothing.
+
+    ```mlir
+    func.func @loss(%w: tensor<4x4xf32> {llmc.role = "parameter"}, %x: tensor<2x4xf32>) -> tensor<f32> {
+      %y = llmc.matmul %x, %w : tensor<2x4xf32>, tensor<4x4xf32> -> tensor<2x4xf32>
+      %l = llmc.reduce_sum %y dims [0, 1] : tensor<2x4xf32> -> tensor<f32>
+      return %l : tensor<f32>
+    }
+    ```
+    becomes, with `policy=bf16`,
+    ```mlir
+    func.func @loss(...) -> tensor<f32> attributes {llmc.precision = "bf16"} {
+      %x16 = llmc.cast %x : tensor<2x4xf32> -> tensor<2x4xbf16>
+      %w16 = llmc.cast %w : tensor<4x4xf32> -> tensor<4x4xbf16>
+      %y = llmc.matmul %x16, %w16 : tensor<2x4xbf16>, tensor<4x4xbf16> -> tensor<2x4xbf16>
+      %l = llmc.reduce_sum %y dims [0, 1] : tensor<2x4xbf16> -> tensor<f32>
+      return %l : tensor<f32>
+    }
+    ```
+  }];
+  let options = [
+    Option<"policy", "policy", "std::string", /*default=*/"\"bf16\"",
+           "fp32 (no change), bf16 or fp16">,
+    Option<"function", "function", "std::string", /*default=*/"\"loss\"",
+           "The forward function to convert">,
+  ];
+  let dependentDialects = ["::llmc::LlmcDialect", "::mlir::func::FuncDialect"];
+}
+
 def AutodiffPass : Pass<"llmc-autodiff", "mlir::ModuleOp"> {
   let summary = "Build @train_step (loss and parameter gradients) from @loss";
   let description = [{
@@ -62,6 +105,10 @@ def AutodiffPass : Pass<"llmc-autodiff", "mlir::ModuleOp"> {
            "The name of the function to build">,
     Option<"microbatches", "microbatches", "int64_t", /*default=*/"1",
            "Microbatches per step (gradient accumulation)">,
+    Option<"lossScale", "loss-scale", "double", /*default=*/"0.0",
+           "Dynamic loss scaling (fp16): > 0 adds the argument "
+           "loss_scale.scale (optimizer state, initialized to this value) "
+           "and seeds d(loss) with it">,
   ];
   let dependentDialects = ["::llmc::LlmcDialect", "::mlir::func::FuncDialect"];
 }
@@ -132,6 +179,16 @@ def OptimizerPass : Pass<"llmc-optimizer", "mlir::ModuleOp"> {
            "Steps of the whole run (the decay ends there)">,
     Option<"schedule", "schedule", "std::string", /*default=*/"\"cosine\"",
            "Decay after warmup: cosine, linear or constant">,
+    Option<"lossScaling", "loss-scaling", "bool", /*default=*/"false",
+           "Dynamic loss scaling: unscale by loss_scale.scale (added by "
+           "--llmc-autodiff loss-scale=S), skip steps with inf/NaN "
+           "gradients, back off and grow the scale">,
+    Option<"growthInterval", "growth-interval", "int64_t", /*default=*/"2000",
+           "Good steps after which the loss scale grows">,
+    Option<"growthFactor", "growth-factor", "double", /*default=*/"2.0",
+           "Factor of a scale growth">,
+    Option<"backoffFactor", "backoff-factor", "double", /*default=*/"0.5",
+           "Factor of the scale after a non-finite step">,
   ];
   let dependentDialects = ["::llmc::LlmcDialect", "::mlir::func::FuncDialect"];
 }

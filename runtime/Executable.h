@@ -25,8 +25,10 @@ namespace llmc::rt {
 constexpr uint32_t kExecutableVersion = 2;
 
 /// How a parameter is initialized (llmc.init), for training from scratch.
+/// `Constant` fills every element with `scale` (e.g. the initial fp16 loss
+/// scale, an optimizer-state argument).
 struct InitSpec {
-  enum class Kind : uint8_t { None, Normal, Uniform, Zeros, Ones };
+  enum class Kind : uint8_t { None, Normal, Uniform, Zeros, Ones, Constant };
   Kind kind = Kind::None;
   double scale = 0.0;
 };

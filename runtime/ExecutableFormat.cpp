@@ -259,7 +259,7 @@ Status validateExecutable(const Executable &exe) {
     }
     for (const ArgumentInfo &arg : exe.arguments)
       if (!slotOk(arg.value) || arg.role > ArgumentRole::OptimizerState ||
-          arg.init.kind > InitSpec::Kind::Ones)
+          arg.init.kind > InitSpec::Kind::Constant)
         return invalid(what, where + "argument '" + arg.name +
                                  "' has an unknown role, initializer or value slot");
     for (const OutputInfo &out : exe.outputs)

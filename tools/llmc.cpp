@@ -301,6 +301,12 @@ pipelineOptionsFor(const std::optional<llmc::RunDescription> &description) {
   o.beta2 = t.beta2;
   o.epsilon = t.epsilon;
   o.gradClip = t.gradClip;
+  const llmc::PrecisionConfig &p = description->precision;
+  options.precision.policy = p.policy == llmc::PrecisionPolicy::Bf16   ? "bf16"
+                             : p.policy == llmc::PrecisionPolicy::Fp16 ? "fp16"
+                                                                       : "fp32";
+  options.precision.initialLossScale = p.initialLossScale;
+  options.precision.lossScaleGrowthInterval = p.lossScaleGrowthInterval;
   return options;
 }
 
@@ -355,7 +361,10 @@ int compileModule(Session &session, const CompileRequest &request,
 
   // --emit: "loss", "final", a pass (its first run) or a dump's name
   // ("05-canonicalize": the fifth pass).
-  std::vector<std::string> stages = llmc::compilePipelineStages(training);
+  llmc::CompilePipelineOptions stageOptions =
+      pipelineOptionsFor(loaded.description);
+  stageOptions.training = training;
+  std::vector<std::string> stages = llmc::compilePipelineStages(stageOptions);
   int stopAfter = -1;
   llvm::StringRef emit = request.stopAfter;
   for (size_t i = 0; i < stages.size() && stopAfter < 0; ++i)

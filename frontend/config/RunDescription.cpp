@@ -147,10 +147,6 @@ void RunParser::parsePrecision() {
                          (s.given("policy") ? s.literal("policy")
                                             : "\"fp32\" (the default)") +
                          "; remove " + key.str() + " or set policy = \"fp16\"");
-  if (p.policy != PrecisionPolicy::Fp32)
-    s.recordPending(run.pending, "policy", "#6");
-  s.recordPending(run.pending, "initial_loss_scale", "#6");
-  s.recordPending(run.pending, "loss_scale_growth_interval", "#6");
 }
 
 /// "auto", "cpu", "cuda", or "cpu:N"/"cuda:N" with N > 0; the N (0 if none).

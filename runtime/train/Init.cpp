@@ -11,8 +11,11 @@ Status initialArgumentBytes(const Executable &executable, size_t index,
   const ArgumentInfo &arg = executable.arguments.at(index);
   const ValueInfo &value = executable.ranks.front().values[arg.value];
   bytes.assign(value.bytes(), 0);
-  if (arg.role == ArgumentRole::OptimizerState)
-    return Status::ok(); // AdamW moments start at zero (all-zero bytes)
+  // AdamW moments start at zero (all-zero bytes); state with a constant
+  // initializer (the fp16 loss scale) starts at its value.
+  if (arg.role == ArgumentRole::OptimizerState &&
+      arg.init.kind != InitSpec::Kind::Constant)
+    return Status::ok();
   if (!isFloat(value.dtype) || arg.init.kind == InitSpec::Kind::None)
     return Status::error(StatusCode::InvalidArgument,
                          "parameter '" + arg.name +
@@ -34,6 +37,9 @@ Status initialArgumentBytes(const Executable &executable, size_t index,
       break;
     case InitSpec::Kind::Ones:
       v = 1.0;
+      break;
+    case InitSpec::Kind::Constant:
+      v = arg.init.scale;
       break;
     default:
       break;

@@ -85,6 +85,8 @@ std::string printableText(const std::vector<int32_t> &tokens) {
 struct StepLayout {
   int tokens = -1, targets = -1, step = -1;
   int loss = -1, gradNorm = -1, lr = -1;
+  /// fp16 dynamic loss scaling (docs/precision.md): -1 when absent.
+  int lossScale = -1;
   /// (output index, argument index): new values fed back each step.
   std::vector<std::pair<int, int>> feedback;
   int64_t batchSize = 0, seqLen = 0;
@@ -111,6 +113,7 @@ Status layoutOf(const Executable &exe, StepLayout &layout) {
   LLMC_RETURN_IF_ERROR(output("loss", layout.loss));
   LLMC_RETURN_IF_ERROR(output("grad_norm", layout.gradNorm));
   LLMC_RETURN_IF_ERROR(output("lr", layout.lr));
+  layout.lossScale = exe.findOutput("loss_scale.scale");
   const ValueInfo &tokens =
       exe.ranks.front().values[exe.arguments[layout.tokens].value];
   if (tokens.shape.size() != 2 || tokens.dtype != DType::I32)
@@ -382,7 +385,14 @@ Status train(const Executable &exe, const TrainOptions &options,
     m.gradNorm = scalarOf(out);
     LLMC_RETURN_IF_ERROR(session->output(layout.lr, out));
     m.lr = scalarOf(out);
-    if (!std::isfinite(m.loss) || !std::isfinite(m.gradNorm))
+    if (layout.lossScale >= 0) {
+      // With loss scaling the program itself skips a step whose gradients
+      // overflowed (and lowers the scale); the loop only reports it.
+      LLMC_RETURN_IF_ERROR(session->output(layout.lossScale, out));
+      m.lossScale = scalarOf(out);
+      m.skipped = !std::isfinite(m.gradNorm);
+    }
+    if (!m.skipped && (!std::isfinite(m.loss) || !std::isfinite(m.gradNorm)))
       return Status::error(
           StatusCode::Internal,
           "step " + std::to_string(step) + ": the loss (" +
@@ -404,13 +414,21 @@ Status train(const Executable &exe, const TrainOptions &options,
     report.steps.push_back(m);
 
     if (metrics) {
+      // JSON has no inf/NaN: a skipped fp16 step's norm is written as null.
+      char norm[32] = "null";
+      if (std::isfinite(m.gradNorm))
+        std::snprintf(norm, sizeof(norm), "%.9g", m.gradNorm);
       std::fprintf(metrics,
                    "{\"step\": %lld, \"loss\": %.9g, \"lr\": %.9g, "
-                   "\"grad_norm\": %.9g, \"tokens\": %lld, \"tokens_per_s\": "
-                   "%.1f, \"ms_per_step\": %.3f}\n",
-                   static_cast<long long>(step), m.loss, m.lr, m.gradNorm,
+                   "\"grad_norm\": %s, \"tokens\": %lld, \"tokens_per_s\": "
+                   "%.1f, \"ms_per_step\": %.3f",
+                   static_cast<long long>(step), m.loss, m.lr, norm,
                    static_cast<long long>(tokensPerStep), m.tokensPerSecond,
                    m.msPerStep);
+      if (layout.lossScale >= 0)
+        std::fprintf(metrics, ", \"loss_scale\": %.9g, \"skipped\": %s",
+                     m.lossScale, m.skipped ? "true" : "false");
+      std::fprintf(metrics, "}\n");
       std::fflush(metrics);
     }
     if (options.log &&
@@ -422,12 +440,16 @@ Status train(const Executable &exe, const TrainOptions &options,
       int width = static_cast<int>(std::to_string(settings.steps).size());
       std::fprintf(options.log,
                    "step %*lld/%lld  loss %.4f  lr %.3e  grad norm %.3f  "
-                   "%.0f tok/s  %.1f ms/step  [%3d%%, eta %s]\n",
+                   "%.0f tok/s  %.1f ms/step  [%3d%%, eta %s]",
                    width, static_cast<long long>(step),
                    static_cast<long long>(settings.steps), m.loss, m.lr,
                    m.gradNorm, m.tokensPerSecond, m.msPerStep,
                    static_cast<int>(100.0 * step / settings.steps),
                    formatDuration(eta).c_str());
+      if (layout.lossScale >= 0)
+        std::fprintf(options.log, "  loss scale %g%s", m.lossScale,
+                     m.skipped ? " (skipped: inf/NaN gradients)" : "");
+      std::fprintf(options.log, "\n");
       std::fflush(options.log);
     }
 

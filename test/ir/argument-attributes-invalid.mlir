@@ -21,7 +21,7 @@ func.func @bad_role(%a: tensor<4xf32>, %w: tensor<4xf32> {llmc.role = "weights"}
 
 // -----
 
-// expected-error @+1 {{'func.func' op argument #0: expected llmc.init = {kind = "normal" | "uniform" | "zeros" | "ones", ...}, got {kind = "xavier"}}}
+// expected-error @+1 {{'func.func' op argument #0: expected llmc.init = {kind = "normal" | "uniform" | "zeros" | "ones" | "constant", ...}, got {kind = "xavier"}}}
 func.func @bad_init_kind(%w: tensor<4xf32> {llmc.init = {kind = "xavier"}}) {
   return
 }
@@ -37,5 +37,13 @@ func.func @normal_without_scale(%w: tensor<4xf32> {llmc.init = {kind = "normal"}
 
 // expected-error @+1 {{'func.func' op argument #0: unknown argument attribute 'llmc.sharding'; expected llmc.name, llmc.role, llmc.init or llmc.offset}}
 func.func @unknown(%w: tensor<4xf32> {llmc.sharding = "dp"}) {
+  return
+}
+
+// -----
+
+// A constant initializer needs its value.
+// expected-error @+1 {{'func.func' op argument #0: expected a float 'value' in llmc.init of kind "constant", got {kind = "constant"}}}
+func.func @f(%s: tensor<f32> {llmc.init = {kind = "constant"}}) {
   return
 }
