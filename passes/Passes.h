@@ -49,6 +49,10 @@ struct CompilePipelineOptions {
   /// Gradient accumulation: microbatches per step (llmc-autodiff).
   int64_t microbatches = 1;
   OptimizerSettings optimizer;
+  /// Rematerialization ([memory] remat, budget_gib): none, selective, full,
+  /// auto; the budget in bytes (0: none).
+  std::string remat = "none";
+  int64_t memoryBudgetBytes = 0;
   PrecisionSettings precision;
   /// Run only the first this many passes of compilePipelineStages(); -1
   /// runs the whole pipeline (`llmc compile --emit`).

@@ -193,6 +193,30 @@ def OptimizerPass : Pass<"llmc-optimizer", "mlir::ModuleOp"> {
   let dependentDialects = ["::llmc::LlmcDialect", "::mlir::func::FuncDialect"];
 }
 
+def RematPass : Pass<"llmc-remat", "mlir::ModuleOp"> {
+  let summary = "Recompute activations in the backward program instead of keeping them";
+  let description = [{
+    Trades memory for flops in a training step: a group of forward ops is
+    copied before the first backward op that reads one of its results, and
+    backward reads the copies, so the originals die at their last forward
+    read. The same kernels give the same bits: the losses do not change.
+    `policy`: `none` (leave the program alone); `selective` (elementwise ops
+    and norms whose inputs backward keeps anyway); `full` (every op of each
+    transformer layer, named by its location "…h.N" / "…layers.N"; only the
+    layers' inputs are kept); `auto` (the fewest recomputed flops that fit
+    `budget-bytes`, measured with the buffer planner: none, selective, then
+    full on the first k layers). Copies are tagged as backward
+    (ir/Phase.h). The function records `llmc.remat = {policy, full_layers,
+    recomputed_ops, recomputed_flops}`. See docs/remat.md.
+  }];
+  let options = [
+    Option<"policy", "policy", "std::string", /*default=*/"\"none\"",
+           "none, selective, full or auto">,
+    Option<"budgetBytes", "budget-bytes", "int64_t", /*default=*/"0",
+           "Memory budget for auto (0: no budget)">,
+  ];
+}
+
 def PlanBuffersPass : Pass<"llmc-plan-buffers", "mlir::ModuleOp"> {
   let summary = "Give every tensor its place in one arena; record the peak";
   let description = [{

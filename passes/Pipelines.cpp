@@ -80,8 +80,16 @@ std::vector<Stage> stages(const llmc::CompilePipelineOptions &options) {
     list.push_back({"canonicalize", [] { return createCanonicalizerPass(); }});
     list.push_back({"cse", [] { return createCSEPass(); }});
   }
-  // 4.-6. sharding, partition, pipeline (#8, #10); 7.-9. remat, fusion,
-  //    schedule (#6): not yet written.
+  // 4.-6. sharding, partition, pipeline (#8, #10): not yet written.
+  // 7. Recompute activations in backward instead of keeping them.
+  if (options.training && options.remat != "none")
+    list.push_back({"llmc-remat", [options] {
+                      llmc::RematPassOptions remat;
+                      remat.policy = options.remat;
+                      remat.budgetBytes = options.memoryBudgetBytes;
+                      return llmc::createRematPass(remat);
+                    }});
+  // 8.-9. fusion, schedule: not yet written.
   // 10. The buffer plan, last: every tensor's offset in one arena.
   list.push_back(
       {"llmc-plan-buffers", [] { return llmc::createPlanBuffersPass(); }});

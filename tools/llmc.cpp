@@ -205,6 +205,16 @@ struct PlanCommand {
   cl::opt<bool> forward{"forward",
                         cl::desc("Plan the forward program @loss only"),
                         cl::sub(command), cl::cat(llmcCategory())};
+  cl::opt<std::string> remat{
+      "remat",
+      cl::desc("Rematerialization instead of [memory] remat: none, "
+               "selective, full or auto"),
+      cl::value_desc("policy"), cl::sub(command), cl::cat(llmcCategory())};
+  cl::opt<double> budgetGiB{
+      "memory-budget-gib",
+      cl::desc("Memory budget for --remat=auto instead of [memory] "
+               "budget_gib"),
+      cl::init(-1.0), cl::sub(command), cl::cat(llmcCategory())};
 };
 
 /// A context with every dialect llmc programs use, diagnostics printed with
@@ -307,6 +317,13 @@ pipelineOptionsFor(const std::optional<llmc::RunDescription> &description) {
                                                                        : "fp32";
   options.precision.initialLossScale = p.initialLossScale;
   options.precision.lossScaleGrowthInterval = p.lossScaleGrowthInterval;
+  const llmc::MemoryConfig &m = description->memory;
+  options.remat = m.remat == llmc::RematPolicy::Selective ? "selective"
+                  : m.remat == llmc::RematPolicy::Full    ? "full"
+                  : m.remat == llmc::RematPolicy::Auto    ? "auto"
+                                                          : "none";
+  options.memoryBudgetBytes =
+      static_cast<int64_t>(m.budgetGiB * 1024.0 * 1024.0 * 1024.0);
   return options;
 }
 
@@ -338,6 +355,9 @@ struct CompileRequest {
   bool forward = false;
   bool printCost = false;
   std::string dumpIr;
+  /// Overrides of [memory] remat and budget_gib (llmc plan --remat).
+  std::string remat;
+  double budgetGiB = -1;
 };
 
 struct Compiled {
@@ -364,6 +384,11 @@ int compileModule(Session &session, const CompileRequest &request,
   llmc::CompilePipelineOptions stageOptions =
       pipelineOptionsFor(loaded.description);
   stageOptions.training = training;
+  if (!request.remat.empty())
+    stageOptions.remat = request.remat;
+  if (request.budgetGiB >= 0)
+    stageOptions.memoryBudgetBytes =
+        static_cast<int64_t>(request.budgetGiB * 1024.0 * 1024.0 * 1024.0);
   std::vector<std::string> stages = llmc::compilePipelineStages(stageOptions);
   int stopAfter = -1;
   llvm::StringRef emit = request.stopAfter;
@@ -393,9 +418,7 @@ int compileModule(Session &session, const CompileRequest &request,
     if (request.printCost)
       pm.addPass(llmc::createPrintCostPass());
   } else {
-    llmc::CompilePipelineOptions pipelineOptions =
-        pipelineOptionsFor(loaded.description);
-    pipelineOptions.training = training;
+    llmc::CompilePipelineOptions pipelineOptions = stageOptions;
     pipelineOptions.printCost = request.printCost;
     pipelineOptions.stopAfter = stopAfter;
     llmc::buildCompilePipeline(pm, pipelineOptions);
@@ -678,6 +701,8 @@ int runPlan(const PlanCommand &options) {
   request.sourceOptions.splitMicrobatches = !options.forward;
   request.stopAfter = "final";
   request.forward = options.forward;
+  request.remat = options.remat;
+  request.budgetGiB = options.budgetGiB;
   Compiled compiled;
   if (int code = compileModule(session, request, compiled))
     return code;
@@ -713,6 +738,18 @@ int runPlan(const PlanCommand &options) {
   row("temporaries", m.temporaries);
   row("peak (live)", m.peakLive);
   row("arena (with alignment holes)", plan->arenaBytes);
+  if (auto remat = function->getAttrOfType<mlir::DictionaryAttr>("llmc.remat"))
+    os << "  remat " << remat.getAs<mlir::StringAttr>("policy").getValue()
+       << ": " << remat.getAs<mlir::IntegerAttr>("recomputed_ops").getInt()
+       << " ops recomputed in backward, "
+       << llvm::formatv("{0:e3}",
+                        remat.getAs<mlir::FloatAttr>("recomputed_flops")
+                            .getValueAsDouble())
+       << " flops (full recomputation of "
+       << remat.getAs<mlir::IntegerAttr>("full_layers").getInt()
+       << " layers)\n";
+  else
+    os << "  remat none: nothing recomputed\n";
   os << "  " << plan->inPlace << " ops write over an operand in place; "
      << plan->donations.size()
      << " new parameters and moments are written into their own "

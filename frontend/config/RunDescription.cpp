@@ -241,9 +241,6 @@ void RunParser::parseMemory() {
                                          {"selective", RematPolicy::Selective},
                                          {"full", RematPolicy::Full},
                                          {"auto", RematPolicy::Auto}}));
-  s.recordPending(run.pending, "budget_gib", "#6");
-  if (m.remat != RematPolicy::None)
-    s.recordPending(run.pending, "remat", "#6");
 }
 
 void RunParser::parseData() {

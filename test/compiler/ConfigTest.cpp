@@ -842,9 +842,8 @@ TEST(RunDescription, PendingFieldsRecordTheirIssue) {
                                          {"parallel.sp", "#8"},
                                          {"parallel.zero", "#8"},
                                          {"parallel.pp", "#10"},
-                                         {"parallel.pipeline_schedule", "#10"},
-                                         {"memory.budget_gib", "#6"}}));
-  ASSERT_EQ(run.pending.size(), 9u);
+                                         {"parallel.pipeline_schedule", "#10"}}));
+  ASSERT_EQ(run.pending.size(), 8u);
   EXPECT_EQ(run.pending[1].location.line, 13);
   EXPECT_EQ(run.pending[1].location.column, 8);
   EXPECT_TRUE(run.parallel.autoMesh);
