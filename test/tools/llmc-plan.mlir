@@ -15,6 +15,7 @@
 // CHECK-NEXT:   temporaries
 // CHECK-NEXT:   peak (live)                          [[PEAK:[0-9,]+]] bytes
 // CHECK-NEXT:   arena (with alignment holes)         [[ARENA:[0-9,]+]] bytes
+// CHECK-NEXT:   remat none: nothing recomputed
 // CHECK-NEXT:  {{ *}}{{[0-9]+}} ops write over an operand in place; 84 new parameters and moments are written into their own arguments' buffers
 
 // RUN: llmc compile %llmc_src_root/examples/gpt2-tiny.toml -o %t.llmcx 2>&1 | FileCheck %s --check-prefix=COMPILE
