@@ -123,6 +123,15 @@ llmc::LoadedSource fromRunDescription(llmc::ParseOutcome outcome,
   }
   loaded.module = traceModel(context, run.model, run.train.batchSize / micro,
                              run.train.seqLen);
+  if (loaded.module) {
+    // Errors about the whole program (it does not fit the memory budget)
+    // then name the run description.
+    Location fileLoc = FileLineColLoc::get(&context, run.path, 0, 0);
+    (*loaded.module)->setLoc(fileLoc);
+    for (auto function : loaded.module->getOps<func::FuncOp>())
+      if (isa<UnknownLoc>(function.getLoc()))
+        function->setLoc(fileLoc);
+  }
   loaded.description = std::move(run);
   return loaded;
 }

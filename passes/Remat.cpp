@@ -38,6 +38,7 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Support/FormatVariadic.h"
 
 #include <optional>
 
@@ -413,10 +414,17 @@ struct RematPass : public llmc::impl::RematPassBase<RematPass> {
         return k;
       }
     }
+    auto gib = [](uint64_t bytes) {
+      return llvm::formatv("{0:f2} GiB", static_cast<double>(bytes) /
+                                             (1024.0 * 1024.0 * 1024.0))
+          .str();
+    };
     return function.emitError()
            << "the training step does not fit the memory budget of " << budget
-           << " bytes even with every layer recomputed: it needs " << best
-           << " bytes; raise [memory] budget_gib, lower the batch size or use "
+           << " bytes (" << gib(budget)
+           << ") even with every layer recomputed: it needs " << best
+           << " bytes (" << gib(best)
+           << "); raise [memory] budget_gib, lower the batch size or use "
               "microbatches";
   }
 };

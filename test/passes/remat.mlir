@@ -39,7 +39,7 @@
 // auto with room to spare recomputes nothing; with too little it says by
 // how much the best plan misses.
 // ROOMY: policy = "none"
-// TIGHT: error: the training step does not fit the memory budget of 64 bytes even with every layer recomputed: it needs {{[0-9]+}} bytes; raise [memory] budget_gib, lower the batch size or use microbatches
+// TIGHT: error: the training step does not fit the memory budget of 64 bytes (0.00 GiB) even with every layer recomputed: it needs {{[0-9]+}} bytes (0.00 GiB); raise [memory] budget_gib, lower the batch size or use microbatches
 // BAD: error: unknown remat policy 'sometimes'; expected none, selective, full or auto
 func.func @loss(%x: tensor<4x8xf32> {llmc.name = "x", llmc.role = "input"},
                 %w0: tensor<8x8xf32> {llmc.name = "h.0.fc.weight", llmc.role = "parameter"},
