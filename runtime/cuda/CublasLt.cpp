@@ -1,0 +1,192 @@
+//===- CublasLt.cpp - the matmul kernel through cuBLASLt ------------------===//
+#include "runtime/cuda/CublasLt.h"
+
+#include "runtime/cuda/CudaModule.h"
+
+#include <string>
+
+namespace llmc::rt::cuda {
+
+namespace {
+
+/// cuBLASLt's workspace: 32 MiB is what it asks for on Hopper for its
+/// split-K and stream-K algorithms.
+constexpr size_t kWorkspaceBytes = 32u << 20;
+
+Status cublasStatus(cublasStatus_t status, const std::string &what) {
+  if (status == CUBLAS_STATUS_SUCCESS)
+    return Status::ok();
+  return Status::error(StatusCode::Internal,
+                       what + " failed: " + cublasLtGetStatusName(status));
+}
+
+#define LLMC_CUBLAS_CHECK(call, what)                                          \
+  LLMC_RETURN_IF_ERROR(cublasStatus((call), (what)))
+
+cudaDataType_t cudaType(DType dtype) {
+  return dtype == DType::BF16 ? CUDA_R_16BF : CUDA_R_32F;
+}
+
+/// A column-major layout of rows x cols with leading dimension ld, batched.
+Status makeLayout(cublasLtMatrixLayout_t &layout, DType dtype, int64_t rows,
+                  int64_t cols, int64_t ld, int64_t batch, int64_t stride) {
+  LLMC_CUBLAS_CHECK(
+      cublasLtMatrixLayoutCreate(&layout, cudaType(dtype), rows, cols, ld),
+      "cublasLtMatrixLayoutCreate");
+  int32_t count = static_cast<int32_t>(batch);
+  LLMC_CUBLAS_CHECK(
+      cublasLtMatrixLayoutSetAttribute(
+          layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof(count)),
+      "setting the batch count");
+  LLMC_CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(
+                        layout, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
+                        &stride, sizeof(stride)),
+                    "setting the batch stride");
+  return Status::ok();
+}
+
+} // namespace
+
+/// The descriptors of one problem and the algorithm chosen for it.
+struct CublasLtMatmul::Plan {
+  cublasLtMatmulDesc_t desc = nullptr;
+  cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
+  cublasLtMatmulAlgo_t algo{};
+
+  ~Plan() {
+    if (c)
+      cublasLtMatrixLayoutDestroy(c);
+    if (b)
+      cublasLtMatrixLayoutDestroy(b);
+    if (a)
+      cublasLtMatrixLayoutDestroy(a);
+    if (desc)
+      cublasLtMatmulDescDestroy(desc);
+  }
+};
+
+Status CublasLtMatmul::create(std::unique_ptr<CublasLtMatmul> &matmul) {
+  std::unique_ptr<CublasLtMatmul> created(new CublasLtMatmul());
+  LLMC_CUBLAS_CHECK(cublasLtCreate(&created->handle_), "cublasLtCreate");
+  LLMC_CUDA_CHECK(cudaMalloc(&created->workspace_, kWorkspaceBytes),
+                  "allocating the cuBLASLt workspace");
+  created->workspaceBytes_ = kWorkspaceBytes;
+  matmul = std::move(created);
+  return Status::ok();
+}
+
+CublasLtMatmul::~CublasLtMatmul() {
+  plans_.clear();
+  if (workspace_)
+    (void)cudaFree(workspace_);
+  if (handle_)
+    (void)cublasLtDestroy(handle_);
+}
+
+Status CublasLtMatmul::plan(const MatmulProblem &p, Plan *&result) {
+  auto found = plans_.find(p.key());
+  if (found != plans_.end()) {
+    result = found->second.get();
+    return Status::ok();
+  }
+  auto made = std::make_unique<Plan>();
+  // 1. C^T = op(B)^T op(A)^T in cuBLASLt's column-major terms: its first
+  // operand is our rhs, its second our lhs (see the header).
+  LLMC_CUBLAS_CHECK(
+      cublasLtMatmulDescCreate(&made->desc, CUBLAS_COMPUTE_32F, CUDA_R_32F),
+      "cublasLtMatmulDescCreate");
+  cublasOperation_t opFirst = p.transB ? CUBLAS_OP_T : CUBLAS_OP_N;
+  cublasOperation_t opSecond = p.transA ? CUBLAS_OP_T : CUBLAS_OP_N;
+  LLMC_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(made->desc,
+                                                   CUBLASLT_MATMUL_DESC_TRANSA,
+                                                   &opFirst, sizeof(opFirst)),
+                    "setting transa");
+  LLMC_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(made->desc,
+                                                   CUBLASLT_MATMUL_DESC_TRANSB,
+                                                   &opSecond, sizeof(opSecond)),
+                    "setting transb");
+  // 2. Layouts of the stored matrices, before the op.
+  int64_t rhsStride = p.sharedRhs ? 0 : p.k * p.n;
+  if (p.transB)
+    LLMC_RETURN_IF_ERROR(
+        makeLayout(made->a, p.operands, p.k, p.n, p.k, p.batch, rhsStride));
+  else
+    LLMC_RETURN_IF_ERROR(
+        makeLayout(made->a, p.operands, p.n, p.k, p.n, p.batch, rhsStride));
+  if (p.transA)
+    LLMC_RETURN_IF_ERROR(
+        makeLayout(made->b, p.operands, p.m, p.k, p.m, p.batch, p.m * p.k));
+  else
+    LLMC_RETURN_IF_ERROR(
+        makeLayout(made->b, p.operands, p.k, p.m, p.k, p.batch, p.m * p.k));
+  LLMC_RETURN_IF_ERROR(
+      makeLayout(made->c, p.result, p.n, p.m, p.n, p.batch, p.m * p.n));
+
+  // 3. The heuristic's first choice within our workspace.
+  cublasLtMatmulPreference_t preference = nullptr;
+  LLMC_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&preference),
+                    "cublasLtMatmulPreferenceCreate");
+  Status status =
+      cublasStatus(cublasLtMatmulPreferenceSetAttribute(
+                       preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                       &workspaceBytes_, sizeof(workspaceBytes_)),
+                   "setting the workspace preference");
+  cublasLtMatmulHeuristicResult_t heuristic{};
+  int found_count = 0;
+  if (status.isOk())
+    status = cublasStatus(cublasLtMatmulAlgoGetHeuristic(
+                              handle_, made->desc, made->a, made->b, made->c,
+                              made->c, preference, 1, &heuristic, &found_count),
+                          "cublasLtMatmulAlgoGetHeuristic");
+  cublasLtMatmulPreferenceDestroy(preference);
+  LLMC_RETURN_IF_ERROR(status);
+  if (found_count == 0)
+    return Status::error(
+        StatusCode::Internal,
+        "cuBLASLt has no algorithm for a " +
+            std::string(dtypeName(p.operands)) + " matmul of batch " +
+            std::to_string(p.batch) + ", M=" + std::to_string(p.m) +
+            ", N=" + std::to_string(p.n) + ", K=" + std::to_string(p.k));
+  made->algo = heuristic.algo;
+  result = made.get();
+  plans_.emplace(p.key(), std::move(made));
+  return Status::ok();
+}
+
+Status CublasLtMatmul::run(const MatmulProblem &p, const void *lhs,
+                           const void *rhs, void *result, cudaStream_t stream) {
+  if (p.operands != DType::F32 && p.operands != DType::BF16)
+    return Status::error(StatusCode::InvalidArgument,
+                         std::string("cuBLASLt matmul: expected f32 or bf16 "
+                                     "operands, got ") +
+                             dtypeName(p.operands));
+  if (p.result != DType::F32 && p.result != p.operands)
+    return Status::error(StatusCode::InvalidArgument,
+                         std::string("cuBLASLt matmul: expected an f32 or ") +
+                             dtypeName(p.operands) + " result, got " +
+                             dtypeName(p.result));
+  if (p.batch < 0 || p.m < 0 || p.n < 0 || p.k < 0)
+    return Status::error(StatusCode::InvalidArgument,
+                         "cuBLASLt matmul: expected non-negative sizes");
+  if (p.batch == 0 || p.m == 0 || p.n == 0)
+    return Status::ok();
+  if (p.k == 0) { // an empty sum
+    LLMC_CUDA_CHECK(cudaMemsetAsync(result, 0,
+                                    static_cast<size_t>(p.batch * p.m * p.n) *
+                                        dtypeSize(p.result),
+                                    stream),
+                    "zeroing an empty matmul's result");
+    return Status::ok();
+  }
+  Plan *chosen = nullptr;
+  LLMC_RETURN_IF_ERROR(plan(p, chosen));
+  const float alpha = 1.0f, beta = 0.0f;
+  LLMC_CUBLAS_CHECK(cublasLtMatmul(handle_, chosen->desc, &alpha, rhs,
+                                   chosen->a, lhs, chosen->b, &beta, result,
+                                   chosen->c, result, chosen->c, &chosen->algo,
+                                   workspace_, workspaceBytes_, stream),
+                    "cublasLtMatmul");
+  return Status::ok();
+}
+
+} // namespace llmc::rt::cuda

@@ -1,0 +1,435 @@
+//===- CudaKernelsTest.cpp - CUDA kernels against the CPU references ------===//
+//
+// Needs a GPU (ctest label `cuda`); every test skips, saying so, when
+// cudaGetDeviceCount finds none. Each generated elementwise kernel and the
+// cuBLASLt matmul run on fresh random data and are compared with
+// runCpuKernel on the same inputs.
+//
+// Tolerances, and why:
+//  - f32 neg, abs, add, sub, mul, div, sqrt, rsqrt, max, min, cast, compare,
+//    select: 1e-6 relative (each is one or two IEEE correctly rounded steps
+//    on both sides, so they are expected bitwise equal; the printed maximum
+//    ulp difference shows it).
+//  - bf16 of those: exact equality (computed in f32 and rounded the same
+//    way, round-to-nearest-even by the same bit manipulation).
+//  - f32 exp, log, tanh: 4 ulps (CUDA's expf/tanhf are within 2 ulps,
+//    logf 1, glibc's within 1).
+//  - f32 gelu, silu, swiglu: 1e-5 relative (the GPU computes in f32, the
+//    CPU reference in f64; errors of the argument are amplified by exp/erfc
+//    up to a few 1e-6 on the tested range [-4, 4]).
+//  - bf16 exp, log, tanh, gelu, silu, swiglu: 1 bf16 ulp (the f32 values
+//    differ by a few f32 ulps, which changes the bf16 rounding only when
+//    the value lies that close to a bf16 midpoint).
+//  - matmul: |gpu - cpu| <= 2 K 2^-24 sum_k |a_ik b_kj| per element (both
+//    accumulate in f32, in different orders), plus 1 bf16 ulp of the
+//    reference for a bf16 result (the two f32 sums may round to
+//    neighbouring bf16 values).
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/cpu/CpuKernels.h"
+#include "runtime/cpu/ThreadPool.h"
+#include "runtime/cuda/CublasLt.h"
+#include "runtime/cuda/CudaModule.h"
+#include "runtime/cuda/ElementwiseKernels.h"
+#include "runtime/cuda/Nvrtc.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+
+namespace llmc::rt::cuda {
+namespace {
+
+#define ASSERT_OK(expr)                                                        \
+  do {                                                                         \
+    ::llmc::rt::Status status_ = (expr);                                       \
+    ASSERT_TRUE(status_.isOk()) << status_.toString();                         \
+  } while (0)
+
+class CudaTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    int count = 0;
+    cudaError_t error = cudaGetDeviceCount(&count);
+    if (error != cudaSuccess || count == 0) {
+      (void)cudaGetLastError();
+      GTEST_SKIP() << "no CUDA device (cudaGetDeviceCount: "
+                   << (error == cudaSuccess ? "0 devices"
+                                            : cudaGetErrorString(error))
+                   << "); the CUDA kernel tests need a GPU";
+    }
+    ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
+  }
+};
+
+/// Host bytes of one tensor and their device copy.
+struct DeviceTensor {
+  DType dtype;
+  int64_t n;
+  std::vector<uint8_t> host;
+  void *device = nullptr;
+
+  DeviceTensor(DType dtype, int64_t n)
+      : dtype(dtype), n(n), host(static_cast<size_t>(n) * dtypeSize(dtype)) {}
+  ~DeviceTensor() {
+    if (device)
+      (void)cudaFree(device);
+  }
+  size_t bytes() const { return host.size(); }
+  /// The tensor's first element on the device: `offsetElements` past an
+  /// allocation that cudaMalloc aligns to 256 bytes.
+  void *at(int64_t offsetElements = 0) const {
+    return static_cast<uint8_t *>(device) + offsetElements * dtypeSize(dtype);
+  }
+  Status upload(int64_t offsetElements = 0) {
+    LLMC_CUDA_CHECK(cudaMalloc(&device, bytes() + 64), "cudaMalloc");
+    LLMC_CUDA_CHECK(cudaMemcpy(at(offsetElements), host.data(), bytes(),
+                               cudaMemcpyHostToDevice),
+                    "cudaMemcpy to device");
+    return Status::ok();
+  }
+  TensorRef ref() { return {host.data(), dtype, {n}}; }
+};
+
+float loadAsFloat(const std::vector<uint8_t> &bytes, DType dtype, int64_t i) {
+  if (dtype == DType::BF16) {
+    uint16_t bits;
+    std::memcpy(&bits, bytes.data() + 2 * i, 2);
+    return bf16ToFloat(bits);
+  }
+  if (dtype == DType::I1)
+    return bytes[i];
+  float value;
+  std::memcpy(&value, bytes.data() + 4 * i, 4);
+  return value;
+}
+
+void storeFromFloat(std::vector<uint8_t> &bytes, DType dtype, int64_t i,
+                    float value) {
+  if (dtype == DType::BF16) {
+    uint16_t bits = floatToBf16(value);
+    std::memcpy(bytes.data() + 2 * i, &bits, 2);
+  } else if (dtype == DType::I1) {
+    bytes[i] = value != 0.0f;
+  } else {
+    std::memcpy(bytes.data() + 4 * i, &value, 4);
+  }
+}
+
+/// Distance in units in the last place of `dtype` (f32 or bf16) between two
+/// values of it; 0 for two NaNs, huge for one.
+int64_t ulpDistance(float a, float b, DType dtype) {
+  if (std::isnan(a) || std::isnan(b))
+    return std::isnan(a) && std::isnan(b) ? 0 : INT64_MAX;
+  auto ordered = [&](float v) {
+    int32_t bits;
+    std::memcpy(&bits, &v, 4);
+    if (dtype == DType::BF16)
+      bits >>= 16;
+    int32_t magnitude = bits & (dtype == DType::BF16 ? 0x7fff : 0x7fffffff);
+    return bits < 0 ? -static_cast<int64_t>(magnitude)
+                    : static_cast<int64_t>(magnitude);
+  };
+  return std::llabs(ordered(a) - ordered(b));
+}
+
+enum class Check { Relative1e6, Exact, Ulps4, Relative1e5, Bf16Ulp };
+
+Check checkFor(const ElementwiseSignature &sig) {
+  bool bf16 = sig.result == DType::BF16 ||
+              (sig.inputs.back() == DType::BF16 && sig.result == DType::I1);
+  switch (sig.kind) {
+  case KernelKind::Exp:
+  case KernelKind::Log:
+  case KernelKind::Tanh:
+    return bf16 ? Check::Bf16Ulp : Check::Ulps4;
+  case KernelKind::Gelu:
+  case KernelKind::Silu:
+  case KernelKind::Swiglu:
+    return bf16 ? Check::Bf16Ulp : Check::Relative1e5;
+  default:
+    return bf16 || sig.result == DType::I1 ? Check::Exact : Check::Relative1e6;
+  }
+}
+
+/// Fresh random operands suited to the kernel: positive for log, sqrt and
+/// rsqrt, divisors away from 0, equal pairs and NaNs mixed in where the
+/// kernel has a rule for them.
+void fillInputs(const ElementwiseSignature &sig,
+                std::vector<std::unique_ptr<DeviceTensor>> &inputs,
+                std::mt19937 &rng) {
+  std::uniform_real_distribution<float> general(-4.0f, 4.0f);
+  std::uniform_real_distribution<float> positive(0.01f, 10.0f);
+  std::bernoulli_distribution coin(0.5);
+  bool positiveOnly = sig.kind == KernelKind::Log ||
+                      sig.kind == KernelKind::Sqrt ||
+                      sig.kind == KernelKind::Rsqrt;
+  bool withNan = sig.kind == KernelKind::Max || sig.kind == KernelKind::Min ||
+                 sig.kind == KernelKind::Compare;
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    DeviceTensor &t = *inputs[k];
+    for (int64_t i = 0; i < t.n; ++i) {
+      float value;
+      if (t.dtype == DType::I1)
+        value = coin(rng);
+      else if (positiveOnly)
+        value = positive(rng);
+      else if (sig.kind == KernelKind::Div && k == 1)
+        value = (coin(rng) ? 1.0f : -1.0f) * positive(rng);
+      else
+        value = general(rng);
+      if (withNan && i % 101 == 7 + static_cast<int64_t>(k))
+        value = NAN;
+      storeFromFloat(t.host, t.dtype, i, value);
+    }
+  }
+  // Equal pairs (every 5th element) so eq/le/ge and max/min ties happen.
+  if (sig.kind == KernelKind::Compare || sig.kind == KernelKind::Max ||
+      sig.kind == KernelKind::Min)
+    for (int64_t i = 0; i < inputs[0]->n; i += 5)
+      std::memcpy(inputs[1]->host.data() + i * dtypeSize(inputs[1]->dtype),
+                  inputs[0]->host.data() + i * dtypeSize(inputs[0]->dtype),
+                  dtypeSize(inputs[0]->dtype));
+}
+
+/// Runs `sig` on n elements (offset by `offsetElements` from an aligned
+/// allocation, which forces the scalar entry when nonzero) and compares.
+void runElementwise(const ElementwiseSignature &sig, int64_t n,
+                    int64_t offsetElements, Vectorize vectorize,
+                    std::mt19937 &rng, ThreadPool &pool) {
+  SCOPED_TRACE(describe(sig) + ", n=" + std::to_string(n) + ", offset " +
+               std::to_string(offsetElements) +
+               (vectorize == Vectorize::Never ? ", scalar" : ""));
+  ElementwiseSource source;
+  ASSERT_OK(generateElementwiseKernel(sig, source));
+  CompiledCuda compiled;
+  NvrtcOptions options; // sm_90, the default cache
+  ASSERT_OK(
+      compileCuda(source.source, source.entry + ".cu", options, compiled));
+  std::unique_ptr<CudaLibrary> library;
+  ASSERT_OK(CudaLibrary::load(compiled.cubin, library));
+
+  std::vector<std::unique_ptr<DeviceTensor>> inputs;
+  for (DType dtype : sig.inputs)
+    inputs.push_back(std::make_unique<DeviceTensor>(dtype, n));
+  fillInputs(sig, inputs, rng);
+  DeviceTensor result(sig.result, n), expected(sig.result, n);
+  std::vector<const void *> devicePointers;
+  std::vector<TensorRef> cpuInputs;
+  for (auto &input : inputs) {
+    ASSERT_OK(input->upload(offsetElements));
+    devicePointers.push_back(input->at(offsetElements));
+    cpuInputs.push_back(input->ref());
+  }
+  ASSERT_OK(result.upload());
+  // Poison the result so an unwritten element shows.
+  ASSERT_EQ(cudaMemset(result.device, 0xA5, result.bytes() + 64), cudaSuccess);
+  void *resultPointer = result.at(offsetElements);
+
+  ASSERT_OK(launchElementwise(source, *library, devicePointers, resultPointer,
+                              n, nullptr, vectorize));
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(result.host.data(), resultPointer, result.bytes(),
+                       cudaMemcpyDeviceToHost),
+            cudaSuccess);
+
+  KernelAttrs attrs;
+  attrs.ints = sig.ints;
+  ASSERT_OK(runCpuKernel(sig.kind, attrs, cpuInputs, {expected.ref()}, pool));
+
+  Check check = checkFor(sig);
+  int64_t maxUlps = 0, failures = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    float got = loadAsFloat(result.host, sig.result, i);
+    float want = loadAsFloat(expected.host, sig.result, i);
+    DType ulpType = sig.result == DType::BF16 ? DType::BF16 : DType::F32;
+    int64_t ulps = sig.result == DType::I1 ? (got != want) * INT64_MAX
+                                           : ulpDistance(got, want, ulpType);
+    maxUlps = std::max(maxUlps, ulps);
+    bool ok = false;
+    switch (check) {
+    case Check::Exact:
+      ok = ulps == 0;
+      break;
+    case Check::Relative1e6:
+      ok = ulps == 0 || std::fabs(got - want) <= 1e-6 * std::fabs(want);
+      break;
+    case Check::Relative1e5:
+      ok = ulps == 0 || std::fabs(got - want) <= 1e-5 * std::fabs(want);
+      break;
+    case Check::Ulps4:
+      ok = ulps <= 4;
+      break;
+    case Check::Bf16Ulp:
+      ok = ulps <= 1;
+      break;
+    }
+    if (!ok && ++failures <= 5)
+      ADD_FAILURE() << "element " << i << ": gpu " << got << ", cpu " << want
+                    << " (" << ulps << " ulps)";
+  }
+  EXPECT_EQ(failures, 0);
+  std::printf("  %-36s n=%-7lld %s max %lld ulps\n", describe(sig).c_str(),
+              static_cast<long long>(n),
+              vectorize == Vectorize::Never || offsetElements ? "scalar"
+                                                              : "vector",
+              static_cast<long long>(maxUlps == INT64_MAX ? -1 : maxUlps));
+}
+
+TEST_F(CudaTest, ElementwiseKernelsMatchTheCpu) {
+  std::mt19937 rng(std::random_device{}());
+  ThreadPool pool;
+  for (const ElementwiseSignature &sig : allElementwiseSignatures()) {
+    // An odd count: the vector entry's tail runs too.
+    runElementwise(sig, 100003, 0, Vectorize::IfAligned, rng, pool);
+    runElementwise(sig, 4099, 0, Vectorize::Never, rng, pool);
+    // One element off alignment: the launcher must take the scalar entry.
+    runElementwise(sig, 4099, 1, Vectorize::IfAligned, rng, pool);
+  }
+}
+
+TEST_F(CudaTest, VectorizeNeedsAlignment) {
+  ElementwiseSource source;
+  ASSERT_OK(generateElementwiseKernel(
+      {KernelKind::Add, {DType::F32, DType::F32}, DType::F32, {}}, source));
+  alignas(16) static float data[16];
+  std::vector<const void *> aligned = {data, data, data};
+  std::vector<const void *> shifted = {data, data + 1, data};
+  EXPECT_TRUE(canVectorize(source, aligned, 8));
+  EXPECT_FALSE(canVectorize(source, shifted, 8));
+  EXPECT_FALSE(canVectorize(source, aligned, 3)); // shorter than one vector
+}
+
+/// The CPU's Matmul on the same operands, and the comparison bound.
+void runMatmul(CublasLtMatmul &matmul, DType operands, DType resultType,
+               int64_t batch, int64_t m, int64_t n, int64_t k, bool transA,
+               bool transB, bool sharedRhs, std::mt19937 &rng,
+               ThreadPool &pool) {
+  SCOPED_TRACE(std::string(dtypeName(operands)) + "->" + dtypeName(resultType) +
+               " batch " + std::to_string(batch) + " M=" + std::to_string(m) +
+               " N=" + std::to_string(n) + " K=" + std::to_string(k) +
+               " transA=" + std::to_string(transA) +
+               " transB=" + std::to_string(transB) +
+               " sharedRhs=" + std::to_string(sharedRhs));
+  int64_t rhsBatch = sharedRhs ? 1 : batch;
+  DeviceTensor lhs(operands, batch * m * k), rhs(operands, rhsBatch * k * n);
+  DeviceTensor result(resultType, batch * m * n),
+      expected(resultType, batch * m * n);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  for (int64_t i = 0; i < lhs.n; ++i)
+    storeFromFloat(lhs.host, operands, i, dist(rng));
+  for (int64_t i = 0; i < rhs.n; ++i)
+    storeFromFloat(rhs.host, operands, i, dist(rng));
+  ASSERT_OK(lhs.upload());
+  ASSERT_OK(rhs.upload());
+  ASSERT_OK(result.upload());
+  ASSERT_EQ(cudaMemset(result.device, 0xA5, result.bytes()), cudaSuccess);
+
+  MatmulProblem problem;
+  problem.operands = operands;
+  problem.result = resultType;
+  problem.batch = batch;
+  problem.m = m;
+  problem.n = n;
+  problem.k = k;
+  problem.transA = transA;
+  problem.transB = transB;
+  problem.sharedRhs = sharedRhs;
+  ASSERT_OK(
+      matmul.run(problem, lhs.device, rhs.device, result.device, nullptr));
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(result.host.data(), result.device, result.bytes(),
+                       cudaMemcpyDeviceToHost),
+            cudaSuccess);
+
+  Shape lhsShape = {batch, transA ? k : m, transA ? m : k};
+  Shape rhsShape = {transB ? n : k, transB ? k : n};
+  if (!sharedRhs)
+    rhsShape.insert(rhsShape.begin(), batch);
+  KernelAttrs attrs;
+  attrs.ints = {transA, transB};
+  ASSERT_OK(runCpuKernel(KernelKind::Matmul, attrs,
+                         {{lhs.host.data(), operands, lhsShape},
+                          {rhs.host.data(), operands, rhsShape}},
+                         {{expected.host.data(), resultType, {batch, m, n}}},
+                         pool));
+
+  int64_t failures = 0;
+  double worst = 0;
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        double absSum = 0;
+        for (int64_t p = 0; p < k; ++p) {
+          int64_t ai = b * m * k + (transA ? p * m + i : i * k + p);
+          int64_t bi =
+              (sharedRhs ? 0 : b * k * n) + (transB ? j * k + p : p * n + j);
+          absSum += std::fabs(loadAsFloat(lhs.host, operands, ai) *
+                              loadAsFloat(rhs.host, operands, bi));
+        }
+        int64_t ci = (b * m + i) * n + j;
+        double got = loadAsFloat(result.host, resultType, ci);
+        double want = loadAsFloat(expected.host, resultType, ci);
+        double bound = 2.0 * k * 0x1p-24 * absSum;
+        if (resultType == DType::BF16 && want != 0) // 1 bf16 ulp of want
+          bound += std::ldexp(1.0, std::ilogb(want) - 7);
+        worst = std::max(worst, std::fabs(got - want) / std::max(bound, 1e-30));
+        if (!(std::fabs(got - want) <= bound) && ++failures <= 5)
+          ADD_FAILURE() << "element [" << b << ", " << i << ", " << j
+                        << "]: gpu " << got << ", cpu " << want << ", bound "
+                        << bound;
+      }
+  EXPECT_EQ(failures, 0);
+  std::printf("  matmul %s->%s [%lld] %lldx%lldx%lld tA=%d tB=%d shared=%d: "
+              "worst error %.3f of the bound\n",
+              dtypeName(operands), dtypeName(resultType),
+              static_cast<long long>(batch), static_cast<long long>(m),
+              static_cast<long long>(n), static_cast<long long>(k), transA,
+              transB, sharedRhs, worst);
+}
+
+TEST_F(CudaTest, CublasLtMatmulMatchesTheCpu) {
+  std::mt19937 rng(std::random_device{}());
+  ThreadPool pool;
+  std::unique_ptr<CublasLtMatmul> matmul;
+  ASSERT_OK(CublasLtMatmul::create(matmul));
+  struct Types {
+    DType operands, result;
+  };
+  for (Types t :
+       {Types{DType::F32, DType::F32}, Types{DType::BF16, DType::BF16},
+        Types{DType::BF16, DType::F32}})
+    for (bool transA : {false, true})
+      for (bool transB : {false, true}) {
+        runMatmul(*matmul, t.operands, t.result, 1, 128, 96, 64, transA, transB,
+                  false, rng, pool);
+        runMatmul(*matmul, t.operands, t.result, 3, 33, 17, 40, transA, transB,
+                  false, rng, pool);
+        runMatmul(*matmul, t.operands, t.result, 4, 24, 40, 56, transA, transB,
+                  true, rng, pool);
+      }
+  // Every distinct problem asked the heuristic once; a repeat hits the cache.
+  size_t plans = matmul->cachedPlans();
+  EXPECT_EQ(plans, 3u * 4u * 3u);
+  runMatmul(*matmul, DType::F32, DType::F32, 1, 128, 96, 64, false, false,
+            false, rng, pool);
+  EXPECT_EQ(matmul->cachedPlans(), plans);
+}
+
+TEST_F(CudaTest, CublasLtRefusesUnsupportedTypes) {
+  std::unique_ptr<CublasLtMatmul> matmul;
+  ASSERT_OK(CublasLtMatmul::create(matmul));
+  MatmulProblem problem;
+  problem.operands = DType::F64;
+  problem.m = problem.n = problem.k = 4;
+  Status status = matmul->run(problem, nullptr, nullptr, nullptr, nullptr);
+  EXPECT_EQ(status.code(), StatusCode::InvalidArgument);
+  EXPECT_NE(status.message().find("expected f32 or bf16 operands, got f64"),
+            std::string::npos)
+      << status.message();
+}
+
+} // namespace
+} // namespace llmc::rt::cuda
