@@ -79,8 +79,14 @@ ArrayRef<int64_t> domainOf(Operation *op, Role role) {
 }
 
 /// Ops cheap enough to recompute inside a kernel from small or no inputs:
-/// broadcasts, the reshapes that feed them, iota.
+/// broadcasts, the reshapes that feed them, iota, and splat constants (an
+/// immediate in a kernel, but a full tensor in memory: the classifier's
+/// gradient reads two of [B, T, V] otherwise).
 bool isPullable(Operation *op) {
+  if (auto constant = dyn_cast<ConstantOp>(op)) {
+    auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
+    return dense && dense.isSplat();
+  }
   return isa<BroadcastOp, IotaOp>(op);
 }
 
@@ -104,6 +110,7 @@ public:
   struct Stats {
     int64_t kernelsBefore = 0, kernelsAfter = 0, bytesRemoved = 0;
     int64_t regions[4] = {0, 0, 0, 0};
+    int64_t bytesByKind[4] = {0, 0, 0, 0};
   } stats;
 
 private:
@@ -330,8 +337,9 @@ void Fuser::materialize(Group &g) {
     op->erase();
 
   auto cost = cast<CostOpInterface>(fused.getOperation());
-  stats.bytesRemoved +=
-      unfusedBytes - cost.getBytesRead() - cost.getBytesWritten();
+  int64_t removed = unfusedBytes - cost.getBytesRead() - cost.getBytesWritten();
+  stats.bytesRemoved += removed;
+  stats.bytesByKind[static_cast<int>(kind)] += removed;
   ++stats.regions[static_cast<int>(kind)];
 }
 
@@ -355,6 +363,11 @@ public:
                    << " matmul_epilogue, " << s.regions[3]
                    << " classifier_loss; device-memory bytes removed "
                    << s.bytesRemoved << "\n";
+      llvm::outs() << "  bytes removed by kind: elementwise "
+                   << s.bytesByKind[0] << ", row_reduction "
+                   << s.bytesByKind[1] << ", matmul_epilogue "
+                   << s.bytesByKind[2] << ", classifier_loss "
+                   << s.bytesByKind[3] << "\n";
     });
   }
 };
