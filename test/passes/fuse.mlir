@@ -82,7 +82,8 @@ func.func @residual_norm(%x: tensor<8x64xf32>, %y: tensor<8x64xf32>, %g: tensor<
 
 // The classifier and its loss: the logits are read only inside the region
 // (the loss, and softmax - onehot of its gradient), so they are never
-// stored; the loss and the logits' gradient are the results.
+// stored; the loss and the logits' gradient are the results. The iota, the
+// broadcast targets and the 0/1 splats of the one-hot are pulled in.
 // CHECK-LABEL: func.func @classifier
 // CHECK:         %[[F:.+]]:2 = llmc.fused classifier_loss
 // CHECK-NEXT:    ^bb0
@@ -91,7 +92,9 @@ func.func @residual_norm(%x: tensor<8x64xf32>, %y: tensor<8x64xf32>, %g: tensor<
 // CHECK-NEXT:      llmc.iota
 // CHECK-NEXT:      llmc.broadcast
 // CHECK-NEXT:      llmc.compare
-// CHECK-NEXT:      llmc.cast
+// CHECK-NEXT:      llmc.constant dense<1.000000e+00>
+// CHECK-NEXT:      llmc.constant dense<0.000000e+00>
+// CHECK-NEXT:      llmc.select
 // CHECK-NEXT:      %[[P:.+]] = llmc.softmax %[[L]]
 // CHECK-NEXT:      %[[D:.+]] = llmc.sub %[[P]]
 // CHECK-NEXT:      llmc.yield %[[CE]], %[[D]]
@@ -106,7 +109,9 @@ func.func @classifier(%h: tensor<4x8x32xf32>, %wte: tensor<128x32xf32>, %t: tens
   %classes = llmc.iota dim 2 : tensor<4x8x128xi32> loc("loss")
   %wide = llmc.broadcast %t dims [0, 1] : tensor<4x8xi32> -> tensor<4x8x128xi32> loc("loss")
   %hit = llmc.compare eq %classes, %wide : (tensor<4x8x128xi32>, tensor<4x8x128xi32>) -> tensor<4x8x128xi1> loc("loss")
-  %onehot = llmc.cast %hit : tensor<4x8x128xi1> -> tensor<4x8x128xf32> loc("loss")
+  %one = llmc.constant dense<1.0> : tensor<4x8x128xf32> loc("loss")
+  %zero = llmc.constant dense<0.0> : tensor<4x8x128xf32> loc("loss")
+  %onehot = llmc.select %hit, %one, %zero : (tensor<4x8x128xi1>, tensor<4x8x128xf32>, tensor<4x8x128xf32>) -> tensor<4x8x128xf32> loc("loss")
   %p = llmc.softmax %logits dim 2 : tensor<4x8x128xf32> loc("loss")
   %d = llmc.sub %p, %onehot : tensor<4x8x128xf32> loc("loss")
   return %loss, %d : tensor<f32>, tensor<4x8x128xf32>
