@@ -266,7 +266,10 @@ void Fuser::run() {
         g.anchor = op;
     }
     add(joined, op);
-    mergeOperandGroups(joined, op);
+    // A matmul's operands are its prologue, not its epilogue: groups that
+    // produce them stay apart.
+    if (role != Role::Matmul)
+      mergeOperandGroups(joined, op);
     pullProducers(joined, op);
   }
 

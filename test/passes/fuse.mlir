@@ -160,3 +160,20 @@ func.func @across_non_fusible(%x: tensor<8x8xf32>) -> tensor<8x8xf32> {
   %c = llmc.add %a, %t : tensor<8x8xf32>
   return %c : tensor<8x8xf32>
 }
+
+// -----
+
+// A matmul takes its epilogue, never its prologue: the chain that makes its
+// input is a region of its own, and the matmul stays alone.
+// CHECK-LABEL: func.func @prologue_stays_apart
+// CHECK:         %[[F:.+]] = llmc.fused elementwise
+// CHECK:         llmc.yield
+// CHECK-NEXT:    }
+// CHECK-NEXT:    %[[M:.+]] = llmc.matmul %[[F]]
+// CHECK-NEXT:    return %[[M]]
+func.func @prologue_stays_apart(%x: tensor<8x8xf32>, %y: tensor<8x8xf32>, %w: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  %a = llmc.exp %x : tensor<8x8xf32>
+  %b = llmc.add %a, %y : tensor<8x8xf32>
+  %m = llmc.matmul %b, %w : tensor<8x8xf32>, tensor<8x8xf32> -> tensor<8x8xf32>
+  return %m : tensor<8x8xf32>
+}
