@@ -136,6 +136,7 @@ private:
   /// The slot of an operand, which must already exist.
   int32_t slotOf(Value value) { return slots.lookup(value); }
   LogicalResult lowerOp(Operation *op);
+  LogicalResult lowerFused(FusedOp fused);
   void addCommand(Operation *op, rt::KernelKind kernel,
                   rt::KernelAttrs attrs = {},
                   rt::CommandKind kind = rt::CommandKind::Kernel);
@@ -178,8 +179,31 @@ void Lowering::addCommand(Operation *op, rt::KernelKind kernel,
   rank.commands.push_back(std::move(command));
 }
 
+/// The CPU backend runs a region's ops as ordinary commands, in order: the
+/// block arguments are their operands' slots and the results their yielded
+/// values' slots, so the program is the unfused one, bit for bit. Running
+/// the region as one kernel comes with the CUDA backend (#7).
+LogicalResult Lowering::lowerFused(FusedOp fused) {
+  Block &body = fused.getBody().front();
+  for (auto [arg, input] : llvm::zip(body.getArguments(), fused.getInputs()))
+    slots[arg] = slotOf(input);
+  for (Operation &inner : body) {
+    if (auto yield = dyn_cast<YieldOp>(inner)) {
+      for (auto [result, value] :
+           llvm::zip(fused.getResults(), yield.getValues()))
+        slots[result] = slotOf(value);
+      continue;
+    }
+    if (failed(lowerOp(&inner)))
+      return failure();
+  }
+  return success();
+}
+
 LogicalResult Lowering::lowerOp(Operation *op) {
   using K = rt::KernelKind;
+  if (auto fused = dyn_cast<FusedOp>(op))
+    return lowerFused(fused);
   for (Value result : op->getResults())
     if (failed(addValue(result)))
       return failure();

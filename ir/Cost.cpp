@@ -129,3 +129,16 @@ double LrScheduleOp::getFlops() {
   // A handful of scalar operations and one cosine.
   return 10.0;
 }
+
+double FusedOp::getFlops() {
+  // The work of the body; the bytes stay the defaults (operands read and
+  // results written once), since values made and used inside stay on chip.
+  double flops = 0.0;
+  for (Operation &op : getBody().front())
+    if (auto cost = dyn_cast<CostOpInterface>(op))
+      flops += cost.getFlops();
+  return flops;
+}
+
+double YieldOp::getFlops() { return 0.0; }
+int64_t YieldOp::getBytesRead() { return 0; }

@@ -34,4 +34,12 @@ def Llmc_LrScheduleKindAttr : I32EnumAttr<"LrScheduleKind",
   let cppNamespace = "::llmc";
 }
 
+def Llmc_FusionKindAttr : I32EnumAttr<"FusionKind",
+    "what an llmc.fused region becomes: one kernel of this shape", [
+      I32EnumAttrCase<"elementwise", 0>, I32EnumAttrCase<"row_reduction", 1>,
+      I32EnumAttrCase<"matmul_epilogue", 2>,
+      I32EnumAttrCase<"classifier_loss", 3>]> {
+  let cppNamespace = "::llmc";
+}
+
 #endif // LLMC_ENUMS_TD

@@ -1,6 +1,7 @@
 //===- LlmcOps.td - the op set of the llmc dialect -----------------------===//
 //
-// The only list of llmc ops: primitives, then composites. See docs/ir.md.
+// The only list of llmc ops: primitives, composites, then the structure ops
+// that passes introduce (llmc.fused). See docs/ir.md.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,5 +15,6 @@ include "mlir/Interfaces/SideEffectInterfaces.td"
 
 include "PrimitiveOps.td"
 include "CompositeOps.td"
+include "StructureOps.td"
 
 #endif // LLMC_OPS_TD

@@ -59,13 +59,18 @@ struct CompilePipelineOptions {
   int stopAfter = -1;
   /// Print the cost report of every function after the last step.
   bool printCost = false;
+  /// Group ops into llmc.fused regions (llmc-fuse, the last step).
+  bool fuse = true;
+  /// Print llmc-fuse's kernels before/after and bytes removed.
+  bool fusionReport = false;
 };
 
 /// The pass arguments of the pipeline, in order: the names of the IR dumps
 /// (`NN-<name>.mlir`, NN = index + 1) and of `--emit`. A pass may appear
 /// twice (canonicalize, cse).
 std::vector<std::string> compilePipelineStages(bool training);
-/// The same for `options` (the precision policy adds a pass).
+/// The same for `options` (the precision policy adds a pass, fusion can be
+/// left out).
 std::vector<std::string>
 compilePipelineStages(const CompilePipelineOptions &options);
 

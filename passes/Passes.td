@@ -282,4 +282,57 @@ def PrintCostPass : Pass<"llmc-print-cost", "mlir::ModuleOp"> {
   ];
 }
 
+def FusePass : Pass<"llmc-fuse", "mlir::ModuleOp"> {
+  let summary = "Group the ops that become one kernel into llmc.fused regions";
+  let description = [{
+    Runs on every function, after the training step is complete. In program
+    order, an op joins the group of the first operand producer that accepts
+    it, or starts its own; groups of two or more ops become one
+    `llmc.fused` region each, placed where their last op was:
+
+    - `elementwise`: ops with the `Elementwise` trait over one shape;
+    - `row_reduction`: layer_norm, rms_norm, softmax, reductions over the
+      trailing dims and cross_entropy, with the elementwise ops around them
+      that iterate over the same rows;
+    - `matmul_epilogue`: a matmul whose product has a single reader, with
+      the elementwise ops after it (bias add, gelu, residual add);
+    - `classifier_loss`: a matmul read by a cross_entropy, with the loss and
+      the pointwise ops and softmax of its gradient over the logits.
+
+    Broadcasts and iotas (and the reshape feeding a broadcast) that only a
+    group reads are pulled into it. Attention, gathers, scatters,
+    transposes, slices, concats and other reductions stay alone. An op joins
+    a group only if every value of the group read outside it is read after
+    the op, so the program stays in order. A value read outside its region
+    becomes a result.
+
+    ```mlir
+    %m = llmc.matmul %x, %w : tensor<8x64xf32>, tensor<64x256xf32> -> tensor<8x256xf32>
+    %bb = llmc.broadcast %b dims [1] : tensor<256xf32> -> tensor<8x256xf32>
+    %s = llmc.add %m, %bb : tensor<8x256xf32>
+    %g = llmc.gelu %s tanh : tensor<8x256xf32>
+    ```
+    becomes
+    ```mlir
+    %g = llmc.fused matmul_epilogue (%x, %w, %b) : (...) -> (tensor<8x256xf32>) {
+    ^bb0(%x0: ..., %w0: ..., %b0: ...):
+      %m = llmc.matmul %x0, %w0 ...
+      %bb = llmc.broadcast %b0 dims [1] ...
+      %s = llmc.add %m, %bb ...
+      %g0 = llmc.gelu %s tanh ...
+      llmc.yield %g0 : tensor<8x256xf32>
+    }
+    ```
+    With `report`, prints per function the kernels before (every llmc op
+    but reshapes and constants) and after (regions and the ops left alone),
+    and the device-memory bytes removed (the unfused bytes of the members
+    minus the region's own).
+  }];
+  let options = [
+    Option<"report", "report", "bool", /*default=*/"false",
+           "Print kernels before/after and the bytes removed per function">,
+  ];
+  let dependentDialects = ["::llmc::LlmcDialect"];
+}
+
 #endif // LLMC_PASSES_TD

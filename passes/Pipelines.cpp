@@ -89,7 +89,14 @@ std::vector<Stage> stages(const llmc::CompilePipelineOptions &options) {
                       remat.budgetBytes = options.memoryBudgetBytes;
                       return llmc::createRematPass(remat);
                     }});
-  // 8.-9. fusion, schedule: not yet written.
+  // 8. Fusion: the groups of ops that become one kernel (docs/fusion.md).
+  if (options.fuse)
+    list.push_back({"llmc-fuse", [options] {
+                      llmc::FusePassOptions fuse;
+                      fuse.report = options.fusionReport;
+                      return llmc::createFusePass(fuse);
+                    }});
+  // 9. schedule (#6): not yet written.
   // 10. The buffer plan, last: every tensor's offset in one arena.
   list.push_back(
       {"llmc-plan-buffers", [] { return llmc::createPlanBuffersPass(); }});
@@ -139,6 +146,14 @@ struct PipelineCliOptions
   Option<bool> printCost{*this, "print-cost",
                          llvm::cl::desc("Print the cost report at the end"),
                          llvm::cl::init(false)};
+  Option<bool> fuse{*this, "fuse",
+                    llvm::cl::desc("Group ops into llmc.fused regions "
+                                   "(llmc-fuse)"),
+                    llvm::cl::init(true)};
+  Option<bool> fusionReport{*this, "fusion-report",
+                            llvm::cl::desc("Print kernels before/after "
+                                           "fusion and the bytes removed"),
+                            llvm::cl::init(false)};
 };
 } // namespace
 
@@ -152,6 +167,8 @@ void llmc::registerLlmcPassesAndPipelines() {
         options.microbatches = cli.microbatches;
         options.printCost = cli.printCost;
         options.precision.policy = cli.precision;
+        options.fuse = cli.fuse;
+        options.fusionReport = cli.fusionReport;
         buildCompilePipeline(pm, options);
       });
 }

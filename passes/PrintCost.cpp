@@ -54,6 +54,9 @@ public:
     getOperation().walk([&](func::FuncOp func) {
       std::vector<Row> rows;
       func.walk([&](llmc::CostOpInterface op) {
+        // A region's cost already stands for its body.
+        if (op->getParentOfType<llmc::FusedOp>())
+          return;
         rows.push_back({describeLocation(op->getLoc()),
                         op->getName().getStringRef().str(), op.getFlops(),
                         op.getBytesRead(), op.getBytesWritten()});

@@ -92,6 +92,15 @@ struct CompileCommand {
       "print-cost",
       cl::desc("Print the flops and bytes of every op (llmc-print-cost)"),
       cl::sub(command), cl::cat(llmcCategory())};
+  cl::opt<bool> noFuse{
+      "no-fuse",
+      cl::desc("Leave out llmc-fuse: every op stays its own kernel"),
+      cl::sub(command), cl::cat(llmcCategory())};
+  cl::opt<bool> fusionReport{
+      "fusion-report",
+      cl::desc("Print kernels before/after fusion and the device-memory "
+               "bytes it removes"),
+      cl::sub(command), cl::cat(llmcCategory())};
   cl::opt<bool> locations{
       "locations",
       cl::desc("Print each op's location (the model part it comes from)"),
@@ -178,6 +187,10 @@ struct TrainCommand {
       cl::desc("Write DIR/00-input.mlir and DIR/NN-<pass>.mlir after every "
                "pass"),
       cl::value_desc("DIR"), cl::sub(command), cl::cat(llmcCategory())};
+  cl::opt<bool> noFuse{
+      "no-fuse",
+      cl::desc("Leave out llmc-fuse (the losses are bitwise the same)"),
+      cl::sub(command), cl::cat(llmcCategory())};
 };
 
 /// Options of `llmc plan`.
@@ -354,6 +367,8 @@ struct CompileRequest {
   std::string stopAfter;    ///< "loss", a stage, or "final"
   bool forward = false;
   bool printCost = false;
+  bool fuse = true;
+  bool fusionReport = false;
   std::string dumpIr;
   /// Overrides of [memory] remat and budget_gib (llmc plan --remat).
   std::string remat;
@@ -389,6 +404,7 @@ int compileModule(Session &session, const CompileRequest &request,
   if (request.budgetGiB >= 0)
     stageOptions.memoryBudgetBytes =
         static_cast<int64_t>(request.budgetGiB * 1024.0 * 1024.0 * 1024.0);
+  stageOptions.fuse = request.fuse;
   std::vector<std::string> stages = llmc::compilePipelineStages(stageOptions);
   int stopAfter = -1;
   llvm::StringRef emit = request.stopAfter;
@@ -420,6 +436,8 @@ int compileModule(Session &session, const CompileRequest &request,
   } else {
     llmc::CompilePipelineOptions pipelineOptions = stageOptions;
     pipelineOptions.printCost = request.printCost;
+    pipelineOptions.fuse = request.fuse;
+    pipelineOptions.fusionReport = request.fusionReport;
     pipelineOptions.stopAfter = stopAfter;
     llmc::buildCompilePipeline(pm, pipelineOptions);
   }
@@ -497,6 +515,8 @@ int runCompile(const CompileCommand &options) {
   request.forward = options.forward;
   request.sourceOptions.splitMicrobatches = !options.forward;
   request.printCost = options.printCost;
+  request.fuse = !options.noFuse;
+  request.fusionReport = options.fusionReport;
   request.dumpIr = options.dumpIr;
   Compiled compiled;
   if (int code = compileModule(session, request, compiled))
@@ -638,6 +658,7 @@ int runTrain(const TrainCommand &options) {
   request.builtinText = kBuiltinRun;
   request.stopAfter = "final";
   request.dumpIr = options.dumpIr;
+  request.fuse = !options.noFuse;
   if (!options.input.empty() &&
       llmc::classifySource(options.input) == llmc::SourceKind::Mlir) {
     llvm::errs() << "llmc train: expected a run description (.toml) or a "

@@ -35,8 +35,16 @@
 // TRAINDUMP-NEXT: 04-llmc-optimizer.mlir
 // TRAINDUMP-NEXT: 05-canonicalize.mlir
 // TRAINDUMP-NEXT: 06-cse.mlir
-// TRAINDUMP-NEXT: 07-llmc-plan-buffers.mlir
-// TRAINDUMP-NOT:  08-
+// TRAINDUMP-NEXT: 07-llmc-fuse.mlir
+// TRAINDUMP-NEXT: 08-llmc-plan-buffers.mlir
+// TRAINDUMP-NOT:  09-
+// The fusion decisions are visible in the dump: each region says its
+// kind and, by its location, the model part it comes from.
+// RUN: FileCheck %s --check-prefix=FUSEDUMP < %t.train/07-llmc-fuse.mlir
+// FUSEDUMP-DAG: llmc.fused matmul_epilogue
+// FUSEDUMP-DAG: llmc.fused row_reduction
+// FUSEDUMP-DAG: llmc.fused classifier_loss
+// FUSEDUMP-DAG: llmc.fused elementwise
 // RUN: FileCheck %s --check-prefix=AUTODIFF < %t.train/03-llmc-autodiff.mlir
 // AUTODIFF: func.func @train_step({{.*}}) -> (tensor<f32> {llmc.name = "loss"}, tensor<128x64xf32> {llmc.name = "grad.transformer.wte.weight"}
 // RUN: FileCheck %s --check-prefix=OPTIMIZER < %t.train/04-llmc-optimizer.mlir
@@ -52,10 +60,11 @@
 // EMITLOSS:     func.func @loss
 // EMITLOSS-NOT: @train_step
 // RUN: not llmc compile %llmc_src_root/examples/gpt2-tiny.toml --emit=bogus 2>&1 | FileCheck %s --check-prefix=BADEMIT
-// BADEMIT: llmc: unknown --emit stage 'bogus'; expected loss, final, or a pass of the pipeline: 01-canonicalize, 02-cse, 03-llmc-autodiff, 04-llmc-optimizer, 05-canonicalize, 06-cse, 07-llmc-plan-buffers
-// --forward compiles @loss only (and plans its buffers).
+// BADEMIT: llmc: unknown --emit stage 'bogus'; expected loss, final, or a pass of the pipeline: 01-canonicalize, 02-cse, 03-llmc-autodiff, 04-llmc-optimizer, 05-canonicalize, 06-cse, 07-llmc-fuse, 08-llmc-plan-buffers
+// --forward compiles @loss only (fuses it and plans its buffers).
 // RUN: rm -rf %t.fwd && llmc compile %llmc_src_root/examples/gpt2-tiny.toml --forward --dump-ir=%t.fwd --quiet
 // RUN: ls %t.fwd | FileCheck %s --check-prefix=FWDDUMP
 // FWDDUMP:      02-cse.mlir
-// FWDDUMP-NEXT: 03-llmc-plan-buffers.mlir
-// FWDDUMP-NOT:  04-
+// FWDDUMP-NEXT: 03-llmc-fuse.mlir
+// FWDDUMP-NEXT: 04-llmc-plan-buffers.mlir
+// FWDDUMP-NOT:  05-

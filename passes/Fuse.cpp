@@ -1,0 +1,377 @@
+//===- Fuse.cpp - group ops that become one kernel into llmc.fused --------===//
+//
+// The fusion step of the pipeline (docs/fusion.md): after the training step
+// is complete, chains of elementwise ops, row reductions with the pointwise
+// ops around them, matmuls with their epilogues and the classifier with its
+// loss become `llmc.fused` regions. Ops are classified by traits (the
+// Elementwise marker) and by the structures the design names (matmul,
+// attention, the norms, softmax, reductions, cross_entropy).
+//
+//===----------------------------------------------------------------------===//
+
+#include "ir/LlmcOps.h"
+#include "passes/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace llmc {
+#define GEN_PASS_DEF_FUSEPASS
+#include "passes/Passes.h.inc"
+} // namespace llmc
+
+using namespace mlir;
+using namespace llmc;
+
+namespace {
+
+/// What an op may be inside a group.
+enum class Role {
+  None,         ///< stays alone (attention, gather, scatter, ...)
+  Pointwise,    ///< Elementwise trait
+  RowReduction, ///< layer_norm, rms_norm, softmax, trailing reduce_*
+  Loss,         ///< cross_entropy
+  Matmul,
+};
+
+ArrayRef<int64_t> shapeOf(Value v) {
+  return cast<RankedTensorType>(v.getType()).getShape();
+}
+
+/// A reduce over the trailing dims reads whole rows: one block per row.
+bool reducesTrailingDims(Operation *op, ArrayRef<int64_t> dims) {
+  int64_t rank = static_cast<int64_t>(shapeOf(op->getOperand(0)).size());
+  for (auto [i, d] : llvm::enumerate(dims))
+    if (d != rank - static_cast<int64_t>(dims.size()) + static_cast<int64_t>(i))
+      return false;
+  return true;
+}
+
+Role roleOf(Operation *op) {
+  if (isa<MatmulOp>(op))
+    return Role::Matmul;
+  if (isa<CrossEntropyOp>(op))
+    return Role::Loss;
+  if (isa<LayerNormOp, RmsNormOp, SoftmaxOp>(op))
+    return Role::RowReduction;
+  if (auto r = dyn_cast<ReduceSumOp>(op))
+    return reducesTrailingDims(op, r.getDims()) ? Role::RowReduction : Role::None;
+  if (auto r = dyn_cast<ReduceMaxOp>(op))
+    return reducesTrailingDims(op, r.getDims()) ? Role::RowReduction : Role::None;
+  if (auto r = dyn_cast<ReduceMeanOp>(op))
+    return reducesTrailingDims(op, r.getDims()) ? Role::RowReduction : Role::None;
+  if (op->hasTrait<llmc::OpTrait::Elementwise>())
+    return Role::Pointwise;
+  return Role::None;
+}
+
+/// The iteration space of an op as a kernel: what it reads row by row.
+ArrayRef<int64_t> domainOf(Operation *op, Role role) {
+  if (role == Role::Pointwise || role == Role::Matmul)
+    return shapeOf(op->getResult(0));
+  return shapeOf(op->getOperand(0)); // the rows a reduction or loss reads
+}
+
+/// Ops cheap enough to recompute inside a kernel from small or no inputs:
+/// broadcasts, the reshapes that feed them, iota, and splat constants (an
+/// immediate in a kernel, but a full tensor in memory: the classifier's
+/// gradient reads two of [B, T, V] otherwise).
+bool isPullable(Operation *op) {
+  if (auto constant = dyn_cast<ConstantOp>(op)) {
+    auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
+    return dense && dense.isSplat();
+  }
+  return isa<BroadcastOp, IotaOp>(op);
+}
+
+struct Group {
+  SmallVector<Operation *> ops;
+  SmallVector<int64_t> domain;
+  Operation *anchor = nullptr;   ///< names the region (its location)
+  MatmulOp matmul;               ///< the group's matmul, if any
+  bool classifier = false;       ///< the matmul feeds a cross_entropy
+  bool hasReduction = false;
+  bool hasLoss = false;
+};
+
+class Fuser {
+public:
+  explicit Fuser(func::FuncOp func) : func(func) {}
+
+  /// Forms the groups and rewrites each group of 2+ ops into llmc.fused.
+  void run();
+
+  struct Stats {
+    int64_t kernelsBefore = 0, kernelsAfter = 0, bytesRemoved = 0;
+    int64_t regions[4] = {0, 0, 0, 0};
+    int64_t bytesByKind[4] = {0, 0, 0, 0};
+  } stats;
+
+private:
+  bool accepts(const Group &g, Operation *op, Role role) const;
+  bool canAppend(int index, Operation *op) const;
+  void add(int index, Operation *op);
+  void pullProducers(int index, Operation *op);
+  void mergeOperandGroups(int index, Operation *op);
+  void materialize(Group &g);
+
+  func::FuncOp func;
+  std::vector<Group> groups;
+  llvm::DenseMap<Operation *, int> groupOf;
+};
+
+bool Fuser::accepts(const Group &g, Operation *op, Role role) const {
+  if (role == Role::None || role == Role::Matmul)
+    return false;
+  if (domainOf(op, role) != ArrayRef<int64_t>(g.domain))
+    return false;
+  if (g.matmul) {
+    // A classifier takes its loss and the pointwise ops and softmax of the
+    // loss gradient; an epilogue only pointwise ops, and only when nothing
+    // else reads the product (or it would be stored anyway).
+    if (g.classifier)
+      return role != Role::RowReduction || isa<SoftmaxOp>(op);
+    return role == Role::Pointwise && g.matmul->hasOneUse();
+  }
+  return true;
+}
+
+/// Appending `op` moves the group's region to `op`'s position: every value
+/// of the group read outside it must be read after `op`.
+bool Fuser::canAppend(int index, Operation *op) const {
+  for (Operation *member : groups[index].ops)
+    for (Operation *user : member->getUsers()) {
+      if (user == op)
+        continue;
+      auto it = groupOf.find(user);
+      if (it != groupOf.end() && it->second == index)
+        continue;
+      if (!op->isBeforeInBlock(user))
+        return false;
+    }
+  return true;
+}
+
+void Fuser::add(int index, Operation *op) {
+  groups[index].ops.push_back(op);
+  groupOf[op] = index;
+}
+
+/// Pulls broadcasts and iotas (and the reshapes feeding a broadcast) that
+/// only this group reads into it, so that the expanded value is never
+/// stored.
+void Fuser::pullProducers(int index, Operation *op) {
+  for (Value operand : op->getOperands()) {
+    Operation *producer = operand.getDefiningOp();
+    if (!producer || groupOf.count(producer) || !isPullable(producer))
+      continue;
+    bool onlyHere = llvm::all_of(producer->getUsers(), [&](Operation *user) {
+      auto it = groupOf.find(user);
+      return it != groupOf.end() && it->second == index;
+    });
+    if (!onlyHere)
+      continue;
+    add(index, producer);
+    if (Operation *inner = producer->getNumOperands()
+                               ? producer->getOperand(0).getDefiningOp()
+                               : nullptr)
+      if (isa<ReshapeOp>(inner) && inner->hasOneUse() && !groupOf.count(inner))
+        add(index, inner);
+  }
+}
+
+/// `op` joins two chains (a binary op reading two groups): the other
+/// operands' groups move into `index` when it accepts every op of theirs
+/// and everything they give outside is read after `op`.
+void Fuser::mergeOperandGroups(int index, Operation *op) {
+  for (Value operand : op->getOperands()) {
+    Operation *producer = operand.getDefiningOp();
+    auto it = producer ? groupOf.find(producer) : groupOf.end();
+    if (it == groupOf.end() || it->second == index)
+      continue;
+    int other = it->second;
+    Group &g = groups[other];
+    if (g.matmul)
+      continue;
+    bool acceptable = llvm::all_of(g.ops, [&](Operation *member) {
+      Role role = roleOf(member);
+      return role == Role::None || accepts(groups[index], member, role);
+    });
+    if (!acceptable || !canAppend(other, op))
+      continue;
+    groups[index].hasReduction |= g.hasReduction;
+    groups[index].hasLoss |= g.hasLoss;
+    SmallVector<Operation *> moved = std::move(g.ops);
+    g.ops.clear();
+    for (Operation *member : moved)
+      add(index, member);
+  }
+}
+
+void Fuser::run() {
+  Block &block = func.getBody().front();
+  auto launches = [](Operation &op) {
+    return isa<LlmcDialect>(op.getDialect()) && !isa<ReshapeOp, YieldOp>(op) &&
+           !op.hasTrait<mlir::OpTrait::ConstantLike>();
+  };
+  for (Operation &op : block)
+    stats.kernelsBefore += launches(op);
+
+  // 1. Form groups in program order: an op joins the group of the first
+  //    operand producer that accepts it, or starts its own.
+  for (Operation &opRef : block) {
+    Operation *op = &opRef;
+    Role role = roleOf(op);
+    if (role == Role::None)
+      continue;
+    int joined = -1;
+    if (role != Role::Matmul)
+      for (Value operand : op->getOperands()) {
+        Operation *producer = operand.getDefiningOp();
+        auto it = producer ? groupOf.find(producer) : groupOf.end();
+        if (it == groupOf.end())
+          continue;
+        if (accepts(groups[it->second], op, role) &&
+            canAppend(it->second, op)) {
+          joined = it->second;
+          break;
+        }
+      }
+    if (joined < 0) {
+      joined = static_cast<int>(groups.size());
+      Group g;
+      g.anchor = op;
+      g.domain.assign(domainOf(op, role).begin(), domainOf(op, role).end());
+      if (auto m = dyn_cast<MatmulOp>(op)) {
+        g.matmul = m;
+        g.classifier = llvm::any_of(op->getUsers(), [](Operation *user) {
+          return isa<CrossEntropyOp>(user);
+        });
+      }
+      groups.push_back(std::move(g));
+    }
+    Group &g = groups[joined];
+    if (role == Role::Loss)
+      g.hasLoss = true;
+    if (role == Role::RowReduction) {
+      g.hasReduction = true;
+      if (!isa<SoftmaxOp, LayerNormOp, RmsNormOp>(g.anchor) &&
+          !g.matmul && isa<SoftmaxOp, LayerNormOp, RmsNormOp>(op))
+        g.anchor = op;
+    }
+    add(joined, op);
+    // A matmul's operands are its prologue, not its epilogue: groups that
+    // produce them stay apart.
+    if (role != Role::Matmul)
+      mergeOperandGroups(joined, op);
+    pullProducers(joined, op);
+  }
+
+  // 2. Rewrite every group of two or more ops.
+  for (Group &g : groups)
+    if (g.ops.size() >= 2)
+      materialize(g);
+
+  for (Operation &op : block)
+    stats.kernelsAfter += launches(op);
+}
+
+void Fuser::materialize(Group &g) {
+  llvm::sort(g.ops, [](Operation *a, Operation *b) {
+    return a->isBeforeInBlock(b);
+  });
+  llvm::SmallPtrSet<Operation *, 16> members(g.ops.begin(), g.ops.end());
+  // 1. Inputs: values read from outside; outputs: values read outside.
+  llvm::SetVector<Value> inputs;
+  SmallVector<Value> outputs;
+  int64_t unfusedBytes = 0;
+  for (Operation *op : g.ops) {
+    for (Value operand : op->getOperands()) {
+      Operation *producer = operand.getDefiningOp();
+      if (!producer || !members.count(producer))
+        inputs.insert(operand);
+    }
+    for (Value result : op->getResults())
+      if (llvm::any_of(result.getUsers(), [&](Operation *user) {
+            return !members.count(user);
+          }))
+        outputs.push_back(result);
+    if (auto cost = dyn_cast<CostOpInterface>(op))
+      unfusedBytes += cost.getBytesRead() + cost.getBytesWritten();
+  }
+  FusionKind kind = g.matmul && g.hasLoss ? FusionKind::classifier_loss
+                    : g.matmul            ? FusionKind::matmul_epilogue
+                    : g.hasReduction || g.hasLoss ? FusionKind::row_reduction
+                                                  : FusionKind::elementwise;
+
+  // 2. The region op sits where the last member was, so every input
+  //    dominates it and every outside reader comes after it (canAppend).
+  OpBuilder builder(g.ops.back()->getContext());
+  builder.setInsertionPointAfter(g.ops.back());
+  SmallVector<Type> resultTypes;
+  for (Value v : outputs)
+    resultTypes.push_back(v.getType());
+  auto fused = FusedOp::create(builder, g.anchor->getLoc(), resultTypes,
+                               inputs.getArrayRef(), kind);
+  Block *body = builder.createBlock(&fused.getBody());
+  IRMapping mapping;
+  for (Value input : inputs)
+    mapping.map(input, body->addArgument(input.getType(), input.getLoc()));
+  builder.setInsertionPointToEnd(body);
+  for (Operation *op : g.ops)
+    builder.clone(*op, mapping);
+  SmallVector<Value> yielded;
+  for (Value v : outputs)
+    yielded.push_back(mapping.lookup(v));
+  YieldOp::create(builder, g.anchor->getLoc(), yielded);
+
+  // 3. Outside readers read the results; the originals go.
+  for (auto [output, result] : llvm::zip(outputs, fused.getResults()))
+    output.replaceUsesWithIf(result, [&](OpOperand &use) {
+      return !members.count(use.getOwner());
+    });
+  for (Operation *op : llvm::reverse(g.ops))
+    op->erase();
+
+  auto cost = cast<CostOpInterface>(fused.getOperation());
+  int64_t removed = unfusedBytes - cost.getBytesRead() - cost.getBytesWritten();
+  stats.bytesRemoved += removed;
+  stats.bytesByKind[static_cast<int>(kind)] += removed;
+  ++stats.regions[static_cast<int>(kind)];
+}
+
+class FusePass : public llmc::impl::FusePassBase<FusePass> {
+public:
+  using Base::Base;
+
+  void runOnOperation() override {
+    getOperation().walk([&](func::FuncOp func) {
+      if (!func.getBody().hasOneBlock())
+        return;
+      Fuser fuser(func);
+      fuser.run();
+      if (!report)
+        return;
+      const Fuser::Stats &s = fuser.stats;
+      llvm::outs() << "fusion of @" << func.getSymName() << ": kernels "
+                   << s.kernelsBefore << " -> " << s.kernelsAfter
+                   << ", regions " << s.regions[0] << " elementwise, "
+                   << s.regions[1] << " row_reduction, " << s.regions[2]
+                   << " matmul_epilogue, " << s.regions[3]
+                   << " classifier_loss; device-memory bytes removed "
+                   << s.bytesRemoved << "\n";
+      llvm::outs() << "  bytes removed by kind: elementwise "
+                   << s.bytesByKind[0] << ", row_reduction "
+                   << s.bytesByKind[1] << ", matmul_epilogue "
+                   << s.bytesByKind[2] << ", classifier_loss "
+                   << s.bytesByKind[3] << "\n";
+    });
+  }
+};
+
+} // namespace

@@ -1,0 +1,179 @@
+// RUN: llmc-opt %s --split-input-file --llmc-fuse | FileCheck %s
+// The region carries the location of the model part it comes from: the
+// first op of a chain, the norm of a row reduction, the matmul otherwise.
+// RUN: llmc-opt %s --split-input-file --llmc-fuse --mlir-print-debuginfo --mlir-print-local-scope | FileCheck %s --check-prefix=LOC
+// RUN: llmc-opt %s --split-input-file --llmc-fuse=report=true -o /dev/null | FileCheck %s --check-prefix=REPORT
+
+// A chain of elementwise ops over one shape becomes one region; the value
+// read after the chain is its only result.
+// CHECK-LABEL: func.func @chain
+// CHECK-SAME:    (%[[A:.+]]: tensor<8x64xf32>, %[[B:.+]]: tensor<8x64xf32>)
+// CHECK:         %[[F:.+]] = llmc.fused elementwise (%[[A]], %[[B]]) : (tensor<8x64xf32>, tensor<8x64xf32>) -> tensor<8x64xf32> {
+// CHECK-NEXT:    ^bb0(%[[X:.+]]: tensor<8x64xf32>, %[[Y:.+]]: tensor<8x64xf32>):
+// CHECK-NEXT:      %[[S:.+]] = llmc.add %[[X]], %[[Y]] : tensor<8x64xf32>
+// CHECK-NEXT:      %[[G:.+]] = llmc.gelu %[[S]] tanh : tensor<8x64xf32>
+// CHECK-NEXT:      %[[M:.+]] = llmc.mul %[[G]], %[[X]] : tensor<8x64xf32>
+// CHECK-NEXT:      llmc.yield %[[M]] : tensor<8x64xf32>
+// CHECK-NEXT:    }
+// LOC-LABEL:   func.func @chain
+// LOC:           llmc.mul {{.*}} loc("h.0.scale")
+// LOC:           } loc("h.0.act")
+// CHECK-NEXT:    return %[[F]]
+// 3 kernels become 1; the two intermediates (2 KiB each) are no longer
+// written and read back (4 * 2048 bytes), and %a is read once, not twice
+// (2048): 10240 bytes.
+// REPORT: fusion of @chain: kernels 3 -> 1, regions 1 elementwise, 0 row_reduction, 0 matmul_epilogue, 0 classifier_loss; device-memory bytes removed 10240
+func.func @chain(%a: tensor<8x64xf32>, %b: tensor<8x64xf32>) -> tensor<8x64xf32> {
+  %s = llmc.add %a, %b : tensor<8x64xf32> loc("h.0.act")
+  %g = llmc.gelu %s tanh : tensor<8x64xf32> loc("h.0.act")
+  %m = llmc.mul %g, %a : tensor<8x64xf32> loc("h.0.scale")
+  return %m : tensor<8x64xf32>
+}
+
+// -----
+
+// A matmul with a single reader takes its epilogue: the bias broadcast is
+// pulled in (it is read nowhere else), then the add and the gelu.
+// CHECK-LABEL: func.func @matmul_epilogue
+// CHECK-SAME:    (%[[X:.+]]: tensor<8x64xf32>, %[[W:.+]]: tensor<64x256xf32>, %[[B:.+]]: tensor<256xf32>)
+// CHECK:         %[[F:.+]] = llmc.fused matmul_epilogue (%[[X]], %[[W]], %[[B]])
+// CHECK-NEXT:    ^bb0
+// CHECK-NEXT:      %[[MM:.+]] = llmc.matmul
+// CHECK-NEXT:      %[[BB:.+]] = llmc.broadcast
+// CHECK-NEXT:      %[[S:.+]] = llmc.add %[[MM]], %[[BB]]
+// CHECK-NEXT:      %[[G:.+]] = llmc.gelu %[[S]] tanh
+// CHECK-NEXT:      llmc.yield %[[G]]
+// CHECK-NEXT:    }
+// LOC-LABEL:   func.func @matmul_epilogue
+// LOC:           } loc("h.0.mlp.c_fc")
+// CHECK-NEXT:    return %[[F]]
+// REPORT: fusion of @matmul_epilogue: kernels 4 -> 1, regions 0 elementwise, 0 row_reduction, 1 matmul_epilogue, 0 classifier_loss
+func.func @matmul_epilogue(%x: tensor<8x64xf32>, %w: tensor<64x256xf32>, %b: tensor<256xf32>) -> tensor<8x256xf32> {
+  %m = llmc.matmul %x, %w : tensor<8x64xf32>, tensor<64x256xf32> -> tensor<8x256xf32> loc("h.0.mlp.c_fc")
+  %bb = llmc.broadcast %b dims [1] : tensor<256xf32> -> tensor<8x256xf32> loc("h.0.mlp.c_fc.bias")
+  %s = llmc.add %m, %bb : tensor<8x256xf32> loc("h.0.mlp.c_fc")
+  %g = llmc.gelu %s tanh : tensor<8x256xf32> loc("h.0.mlp.act")
+  return %g : tensor<8x256xf32>
+}
+
+// -----
+
+// A residual add and the layer norm after it: one row_reduction region
+// with two results, since the residual stream is also returned.
+// CHECK-LABEL: func.func @residual_norm
+// CHECK:         %[[F:.+]]:2 = llmc.fused row_reduction
+// CHECK-NEXT:    ^bb0
+// CHECK-NEXT:      %[[R:.+]] = llmc.add
+// CHECK-NEXT:      %[[N:.+]] = llmc.layer_norm %[[R]]
+// CHECK-NEXT:      llmc.yield %[[R]], %[[N]]
+// CHECK-NEXT:    }
+// LOC-LABEL:   func.func @residual_norm
+// LOC:           } loc("h.1.ln_1")
+// CHECK-NEXT:    return %[[F]]#0, %[[F]]#1
+// The residual is still written (it is returned) but not read back: 2048.
+// REPORT: fusion of @residual_norm: kernels 2 -> 1, regions 0 elementwise, 1 row_reduction, 0 matmul_epilogue, 0 classifier_loss; device-memory bytes removed 2048
+func.func @residual_norm(%x: tensor<8x64xf32>, %y: tensor<8x64xf32>, %g: tensor<64xf32>, %b: tensor<64xf32>) -> (tensor<8x64xf32>, tensor<8x64xf32>) {
+  %r = llmc.add %x, %y : tensor<8x64xf32> loc("h.0.residual")
+  %n = llmc.layer_norm %r, %g, %b epsilon 1.0e-05 : (tensor<8x64xf32>, tensor<64xf32>, tensor<64xf32>) -> tensor<8x64xf32> loc("h.1.ln_1")
+  return %r, %n : tensor<8x64xf32>, tensor<8x64xf32>
+}
+
+// -----
+
+// The classifier and its loss: the logits are read only inside the region
+// (the loss, and softmax - onehot of its gradient), so they are never
+// stored; the loss and the logits' gradient are the results. The iota, the
+// broadcast targets and the 0/1 splats of the one-hot are pulled in.
+// CHECK-LABEL: func.func @classifier
+// CHECK:         %[[F:.+]]:2 = llmc.fused classifier_loss
+// CHECK-NEXT:    ^bb0
+// CHECK-NEXT:      %[[L:.+]] = llmc.matmul
+// CHECK-NEXT:      %[[CE:.+]] = llmc.cross_entropy %[[L]]
+// CHECK-NEXT:      llmc.iota
+// CHECK-NEXT:      llmc.broadcast
+// CHECK-NEXT:      llmc.compare
+// CHECK-NEXT:      llmc.constant dense<1.000000e+00>
+// CHECK-NEXT:      llmc.constant dense<0.000000e+00>
+// CHECK-NEXT:      llmc.select
+// CHECK-NEXT:      %[[P:.+]] = llmc.softmax %[[L]]
+// CHECK-NEXT:      %[[D:.+]] = llmc.sub %[[P]]
+// CHECK-NEXT:      llmc.yield %[[CE]], %[[D]]
+// CHECK-NEXT:    }
+// LOC-LABEL:   func.func @classifier
+// LOC:           } loc("lm_head")
+// CHECK-NEXT:    return %[[F]]#0, %[[F]]#1
+// REPORT: fusion of @classifier: kernels 8 -> 1, regions 0 elementwise, 0 row_reduction, 0 matmul_epilogue, 1 classifier_loss
+func.func @classifier(%h: tensor<4x8x32xf32>, %wte: tensor<128x32xf32>, %t: tensor<4x8xi32>) -> (tensor<f32>, tensor<4x8x128xf32>) {
+  %logits = llmc.matmul %h, %wte transpose_b : tensor<4x8x32xf32>, tensor<128x32xf32> -> tensor<4x8x128xf32> loc("lm_head")
+  %loss = llmc.cross_entropy %logits, %t reduction mean : (tensor<4x8x128xf32>, tensor<4x8xi32>) -> tensor<f32> loc("loss")
+  %classes = llmc.iota dim 2 : tensor<4x8x128xi32> loc("loss")
+  %wide = llmc.broadcast %t dims [0, 1] : tensor<4x8xi32> -> tensor<4x8x128xi32> loc("loss")
+  %hit = llmc.compare eq %classes, %wide : (tensor<4x8x128xi32>, tensor<4x8x128xi32>) -> tensor<4x8x128xi1> loc("loss")
+  %one = llmc.constant dense<1.0> : tensor<4x8x128xf32> loc("loss")
+  %zero = llmc.constant dense<0.0> : tensor<4x8x128xf32> loc("loss")
+  %onehot = llmc.select %hit, %one, %zero : (tensor<4x8x128xi1>, tensor<4x8x128xf32>, tensor<4x8x128xf32>) -> tensor<4x8x128xf32> loc("loss")
+  %p = llmc.softmax %logits dim 2 : tensor<4x8x128xf32> loc("loss")
+  %d = llmc.sub %p, %onehot : tensor<4x8x128xf32> loc("loss")
+  return %loss, %d : tensor<f32>, tensor<4x8x128xf32>
+}
+
+// -----
+
+// Must not change: a matmul whose product has two readers keeps it in
+// memory anyway, so it takes no epilogue; the lone add stays alone too.
+// CHECK-LABEL: func.func @matmul_two_users
+// CHECK-NOT:     llmc.fused
+// REPORT: fusion of @matmul_two_users: kernels 2 -> 2, regions 0 elementwise, 0 row_reduction, 0 matmul_epilogue, 0 classifier_loss; device-memory bytes removed 0
+func.func @matmul_two_users(%x: tensor<8x64xf32>, %w: tensor<64x64xf32>) -> (tensor<8x64xf32>, tensor<8x64xf32>) {
+  %m = llmc.matmul %x, %w : tensor<8x64xf32>, tensor<64x64xf32> -> tensor<8x64xf32>
+  %s = llmc.add %m, %x : tensor<8x64xf32>
+  return %m, %s : tensor<8x64xf32>, tensor<8x64xf32>
+}
+
+// -----
+
+// Must not change: attention stays one op; the elementwise ops on either
+// side of it are each alone (one op is no group).
+// CHECK-LABEL: func.func @attention_alone
+// CHECK-NOT:     llmc.fused
+// CHECK:         llmc.attention
+// CHECK-NOT:     llmc.fused
+// REPORT: fusion of @attention_alone: kernels 3 -> 3, {{.*}} bytes removed 0
+func.func @attention_alone(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
+  %qs = llmc.exp %q : tensor<1x2x8x16xf32>
+  %o = llmc.attention %qs, %k, %v causal : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  %r = llmc.neg %o : tensor<1x2x8x16xf32>
+  return %r : tensor<1x2x8x16xf32>
+}
+
+// -----
+
+// Must not change: %a feeds both %t (a transpose, not fusible) and %c, and
+// %c also reads %t. Joining %a and %c would put the region after %t, which
+// reads %a: the chain is not fused across the transpose.
+// CHECK-LABEL: func.func @across_non_fusible
+// CHECK-NOT:     llmc.fused
+// REPORT: fusion of @across_non_fusible: kernels 3 -> 3, {{.*}} bytes removed 0
+func.func @across_non_fusible(%x: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  %a = llmc.exp %x : tensor<8x8xf32>
+  %t = llmc.transpose %a perm [1, 0] : tensor<8x8xf32> -> tensor<8x8xf32>
+  %c = llmc.add %a, %t : tensor<8x8xf32>
+  return %c : tensor<8x8xf32>
+}
+
+// -----
+
+// A matmul takes its epilogue, never its prologue: the chain that makes its
+// input is a region of its own, and the matmul stays alone.
+// CHECK-LABEL: func.func @prologue_stays_apart
+// CHECK:         %[[F:.+]] = llmc.fused elementwise
+// CHECK:         llmc.yield
+// CHECK-NEXT:    }
+// CHECK-NEXT:    %[[M:.+]] = llmc.matmul %[[F]]
+// CHECK-NEXT:    return %[[M]]
+func.func @prologue_stays_apart(%x: tensor<8x8xf32>, %y: tensor<8x8xf32>, %w: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  %a = llmc.exp %x : tensor<8x8xf32>
+  %b = llmc.add %a, %y : tensor<8x8xf32>
+  %m = llmc.matmul %b, %w : tensor<8x8xf32>, tensor<8x8xf32> -> tensor<8x8xf32>
+  return %m : tensor<8x8xf32>
+}
