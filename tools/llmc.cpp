@@ -15,6 +15,7 @@
 
 #include "codegen/BuildExecutable.h"
 #include "ir/BufferPlan.h"
+#include "ir/LlmcOps.h"
 #include "frontend/Parameters.h"
 #include "frontend/Source.h"
 #include "frontend/models/Models.h"
@@ -759,6 +760,18 @@ int runPlan(const PlanCommand &options) {
   row("temporaries", m.temporaries);
   row("peak (live)", m.peakLive);
   row("arena (with alignment holes)", plan->arenaBytes);
+  // Kernels: every top-level op but views and constants; a fused region is
+  // one (one kernel on the GPU; the CPU backend runs its body op by op).
+  int64_t kernels = 0, regions = 0;
+  for (mlir::Operation &op : function.getBody().front()) {
+    if (op.hasTrait<mlir::OpTrait::IsTerminator>() ||
+        llvm::isa<llmc::ReshapeOp, llmc::ConstantOp>(op))
+      continue;
+    ++kernels;
+    regions += llvm::isa<llmc::FusedOp>(op);
+  }
+  os << "  " << kernels << " kernels per step (" << regions
+     << " of them fused regions)\n";
   if (auto remat = function->getAttrOfType<mlir::DictionaryAttr>("llmc.remat"))
     os << "  remat " << remat.getAs<mlir::StringAttr>("policy").getValue()
        << ": " << remat.getAs<mlir::IntegerAttr>("recomputed_ops").getInt()

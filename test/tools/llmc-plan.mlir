@@ -15,6 +15,7 @@
 // CHECK-NEXT:   temporaries
 // CHECK-NEXT:   peak (live)                          [[PEAK:[0-9,]+]] bytes
 // CHECK-NEXT:   arena (with alignment holes)         [[ARENA:[0-9,]+]] bytes
+// CHECK-NEXT:   {{[0-9]+}} kernels per step ({{[1-9][0-9]*}} of them fused regions)
 // CHECK-NEXT:   remat none: nothing recomputed
 // CHECK-NEXT:  {{ *}}{{[0-9]+}} ops write over an operand in place; 84 new parameters and moments are written into their own arguments' buffers
 
