@@ -1,12 +1,17 @@
-# cmake -P script behind `ninja cuda-deploy`: copies BINARY and the shared
+# cmake -P script behind `ninja cuda-deploy`: copies BINARY (and BINARY2,
+# and the file DATA, when given) and the shared
 # libraries it loads into DEST, except those every Linux machine has (libc,
 # libstdc++, ...) and NVRTC and cuBLAS(Lt), which are hundreds of MB and come
 # with the CUDA toolkit of the GPU machine. Run the result with
 # LD_LIBRARY_PATH=DEST:/usr/local/cuda/lib64 (docs/cuda.md).
 file(REMOVE_RECURSE "${DEST}")
 file(MAKE_DIRECTORY "${DEST}")
+set(binaries "${BINARY}")
+if(BINARY2)
+  list(APPEND binaries "${BINARY2}")
+endif()
 file(GET_RUNTIME_DEPENDENCIES
-  EXECUTABLES "${BINARY}"
+  EXECUTABLES ${binaries}
   RESOLVED_DEPENDENCIES_VAR resolved
   UNRESOLVED_DEPENDENCIES_VAR unresolved
   POST_EXCLUDE_REGEXES
@@ -16,7 +21,10 @@ file(GET_RUNTIME_DEPENDENCIES
 if(unresolved)
   message(FATAL_ERROR "cuda-deploy: unresolved libraries: ${unresolved}")
 endif()
-file(COPY "${BINARY}" DESTINATION "${DEST}")
+file(COPY ${binaries} DESTINATION "${DEST}")
+if(DATA)
+  file(COPY "${DATA}" DESTINATION "${DEST}")
+endif()
 set(total 0)
 foreach(library IN LISTS resolved)
   get_filename_component(name "${library}" NAME)

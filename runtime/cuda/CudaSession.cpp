@@ -1,0 +1,238 @@
+//===- CudaSession.cpp - run a loaded Executable on one GPU ---------------===//
+#include "runtime/cuda/CudaSession.h"
+
+#include "runtime/cuda/CudaModule.h"
+#include "runtime/cuda/DeviceKernels.h"
+
+namespace llmc::rt::cuda {
+
+CudaSession::CudaSession(const Executable &executable,
+                         const CudaSessionOptions &options)
+    : executable_(executable), options_(options),
+      bound_(executable.arguments.size(), false) {}
+
+CudaSession::~CudaSession() {
+  if (stream_)
+    (void)cudaStreamSynchronize(stream_);
+  kernels_.reset();
+  if (arena_)
+    (void)cudaFree(arena_);
+  if (stream_)
+    (void)cudaStreamDestroy(stream_);
+}
+
+Status CudaSession::wrap(const Command &command, Status status) const {
+  if (status)
+    return status;
+  return Status::error(status.code(),
+                       "at " + command.origin + ": " + status.message());
+}
+
+Status CudaSession::create(const Executable &executable,
+                           const CudaSessionOptions &options,
+                           std::unique_ptr<CudaSession> &session) {
+  LLMC_RETURN_IF_ERROR(validateExecutable(executable));
+  if (executable.ranks.size() != 1)
+    return Status::error(StatusCode::Unimplemented,
+                         "the CUDA session runs one-rank programs; this one "
+                         "has " +
+                             std::to_string(executable.ranks.size()) +
+                             " ranks (NCCL collectives are issue #9)");
+  std::unique_ptr<CudaSession> created(new CudaSession(executable, options));
+  LLMC_CUDA_CHECK(cudaSetDevice(options.device),
+                  "cudaSetDevice(" + std::to_string(options.device) + ")");
+  LLMC_CUDA_CHECK(
+      cudaStreamCreateWithFlags(&created->stream_, cudaStreamNonBlocking),
+      "cudaStreamCreate");
+  const RankProgram &program = executable.ranks.front();
+  // 1. The arena, as the buffer plan lays it out (cudaMalloc aligns to 256
+  //    bytes, more than the plan's 64).
+  size_t bytes = program.arenaBytes ? program.arenaBytes : 64;
+  LLMC_CUDA_CHECK(cudaMalloc(&created->arena_, bytes),
+                  "cudaMalloc(an arena of " + std::to_string(bytes) +
+                      " bytes)");
+  // 2. The constants, once.
+  for (const ConstantData &constant : program.constants)
+    LLMC_CUDA_CHECK(
+        cudaMemcpy(created->arena_ + program.values[constant.value].offset,
+                   constant.bytes.data(), constant.bytes.size(),
+                   cudaMemcpyHostToDevice),
+        "uploading a constant");
+  // 3. Every kernel, compiled now so that run() only launches.
+  LLMC_RETURN_IF_ERROR(CudaKernels::create(created->kernels_));
+  for (const Command &command : program.commands) {
+    if (command.kind == CommandKind::Collective ||
+        command.kind == CommandKind::HostStep)
+      return created->wrap(
+          command, Status::error(StatusCode::Unimplemented,
+                                 "collectives and host steps do not run on "
+                                 "the CUDA session yet"));
+    if (command.kind != CommandKind::Kernel &&
+        command.kind != CommandKind::Gemm)
+      continue;
+    std::vector<TensorRef> inputs, outputs;
+    for (int32_t value : command.inputs)
+      inputs.push_back(created->slot(value));
+    for (int32_t value : command.outputs)
+      outputs.push_back(created->slot(value));
+    LLMC_RETURN_IF_ERROR(created->wrap(
+        command, created->kernels_->prepare(command.kernel, command.attrs,
+                                            inputs, outputs)));
+  }
+  LLMC_CUDA_CHECK(cudaDeviceSynchronize(), "creating the CUDA session");
+  session = std::move(created);
+  return Status::ok();
+}
+
+TensorRef CudaSession::slot(int32_t value) const {
+  const ValueInfo &info = executable_.ranks.front().values[value];
+  return TensorRef{arena_ + info.offset, info.dtype, info.shape};
+}
+
+uint64_t CudaSession::arenaBytes() const {
+  return executable_.ranks.front().arenaBytes;
+}
+
+size_t CudaSession::loadedUnits() const { return kernels_->loadedUnits(); }
+double CudaSession::compileSeconds() const {
+  return kernels_->compileSeconds();
+}
+
+int CudaSession::findArgument(const std::string &name) const {
+  return executable_.findArgument(name);
+}
+
+Status CudaSession::setArgument(const std::string &name, DType dtype,
+                                const Shape &shape, const void *data,
+                                size_t bytes) {
+  int index = findArgument(name);
+  if (index < 0)
+    return Status::error(StatusCode::NotFound,
+                         "the program has no argument '" + name + "'");
+  TensorRef target = slot(executable_.arguments[index].value);
+  if (dtype != target.dtype || shape != target.shape)
+    return Status::error(StatusCode::InvalidArgument,
+                         "argument '" + name + "' is " +
+                             dtypeName(target.dtype) +
+                             formatShape(target.shape) + ", got " +
+                             dtypeName(dtype) + formatShape(shape));
+  if (bytes != target.bytes())
+    return Status::error(StatusCode::InvalidArgument,
+                         "argument '" + name + "' needs " +
+                             std::to_string(target.bytes()) + " bytes, got " +
+                             std::to_string(bytes));
+  // Ordered after the previous run's kernels on the same stream; the host
+  // buffer may be reused as soon as this returns.
+  LLMC_CUDA_CHECK(cudaMemcpyAsync(target.data, data, bytes,
+                                  cudaMemcpyHostToDevice, stream_),
+                  "copying argument '" + name + "' to the device");
+  LLMC_CUDA_CHECK(cudaStreamSynchronize(stream_),
+                  "copying argument '" + name + "' to the device");
+  bound_[index] = true;
+  return Status::ok();
+}
+
+Status CudaSession::setArgumentFromOutput(const std::string &name,
+                                          size_t output) {
+  int index = findArgument(name);
+  if (index < 0)
+    return Status::error(StatusCode::NotFound,
+                         "the program has no argument '" + name + "'");
+  TensorRef source;
+  LLMC_RETURN_IF_ERROR(this->output(output, source));
+  TensorRef target = slot(executable_.arguments[index].value);
+  if (source.dtype != target.dtype || source.shape != target.shape)
+    return Status::error(
+        StatusCode::InvalidArgument,
+        "argument '" + name + "' is " + dtypeName(target.dtype) +
+            formatShape(target.shape) + ", output #" + std::to_string(output) +
+            " is " + dtypeName(source.dtype) + formatShape(source.shape));
+  if (source.data != target.data)
+    LLMC_CUDA_CHECK(cudaMemcpyAsync(target.data, source.data, target.bytes(),
+                                    cudaMemcpyDeviceToDevice, stream_),
+                    "copying output #" + std::to_string(output) +
+                        " into argument '" + name + "'");
+  bound_[index] = true;
+  return Status::ok();
+}
+
+Status CudaSession::run() {
+  std::string missing;
+  size_t count = 0;
+  for (size_t i = 0; i < bound_.size(); ++i)
+    if (!bound_[i] && count++ < 5)
+      missing += (missing.empty() ? "" : ", ") + executable_.arguments[i].name;
+  if (count)
+    return Status::error(StatusCode::InvalidArgument,
+                         std::to_string(count) +
+                             " argument(s) were never bound: " + missing +
+                             (count > 5 ? ", ..." : ""));
+  std::vector<TensorRef> inputs, outputs;
+  for (const Command &command : executable_.ranks.front().commands) {
+    inputs.clear();
+    outputs.clear();
+    for (int32_t value : command.inputs)
+      inputs.push_back(slot(value));
+    for (int32_t value : command.outputs)
+      outputs.push_back(slot(value));
+    Status status = Status::ok();
+    if (command.kind == CommandKind::Copy) {
+      if (inputs.size() != 1 || outputs.size() != 1 ||
+          inputs[0].bytes() != outputs[0].bytes())
+        status = Status::error(StatusCode::InvalidArgument,
+                               "a copy needs one input and one output of "
+                               "the same size");
+      else if (inputs[0].data != outputs[0].data)
+        status = cudaStatus(cudaMemcpyAsync(outputs[0].data, inputs[0].data,
+                                            inputs[0].bytes(),
+                                            cudaMemcpyDeviceToDevice, stream_),
+                            "cudaMemcpyAsync(copy)");
+    } else {
+      status = kernels_->launch(command.kernel, command.attrs, inputs, outputs,
+                                stream_);
+    }
+    if (status && options_.syncEachCommand)
+      status = cudaStatus(cudaStreamSynchronize(stream_),
+                          std::string(kernelName(command.kernel)));
+    LLMC_RETURN_IF_ERROR(wrap(command, status));
+  }
+  LLMC_CUDA_CHECK(cudaStreamSynchronize(stream_),
+                  "running the program (a kernel failed; "
+                  "CudaSessionOptions::syncEachCommand names which)");
+  return Status::ok();
+}
+
+Status CudaSession::output(size_t index, TensorRef &tensor) const {
+  if (index >= executable_.outputs.size())
+    return Status::error(StatusCode::NotFound,
+                         "the program has " +
+                             std::to_string(executable_.outputs.size()) +
+                             " outputs, asked for #" + std::to_string(index));
+  tensor = slot(executable_.outputs[index].value);
+  return Status::ok();
+}
+
+Status CudaSession::argument(size_t index, TensorRef &tensor) const {
+  if (index >= executable_.arguments.size())
+    return Status::error(StatusCode::NotFound,
+                         "the program has " +
+                             std::to_string(executable_.arguments.size()) +
+                             " arguments, asked for #" + std::to_string(index));
+  tensor = slot(executable_.arguments[index].value);
+  return Status::ok();
+}
+
+Status CudaSession::copyToHost(const TensorRef &tensor,
+                               std::vector<uint8_t> &bytes) const {
+  bytes.resize(tensor.bytes());
+  if (bytes.empty())
+    return Status::ok();
+  LLMC_CUDA_CHECK(cudaMemcpyAsync(bytes.data(), tensor.data, bytes.size(),
+                                  cudaMemcpyDeviceToHost, stream_),
+                  "copying a tensor to the host");
+  LLMC_CUDA_CHECK(cudaStreamSynchronize(stream_),
+                  "copying a tensor to the host");
+  return Status::ok();
+}
+
+} // namespace llmc::rt::cuda

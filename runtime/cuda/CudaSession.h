@@ -1,0 +1,102 @@
+//===- CudaSession.h - run a loaded Executable on one GPU -------*- C++ -*-===//
+//
+// The GPU counterpart of rt::Session (runtime/Session.h), with the same
+// contract for a one-rank program: create from an Executable, bind every
+// argument by name (a host-to-device copy), run the command list, read the
+// outputs. One arena is cudaMalloc'd with the buffer plan's arenaBytes and
+// the constants are uploaded into it once; every kernel the program needs
+// is compiled with NVRTC (through the on-disk kernel cache) when the session
+// is created, so that run() only launches. Commands run in order on one
+// stream; run() waits for it and reports a failure. Errors name the model
+// part (the command's origin) they come from; a failure inside a kernel
+// surfaces asynchronously, at the end of the run, unless
+// CudaSessionOptions::syncEachCommand pins it to its command.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LLMC_RUNTIME_CUDA_CUDASESSION_H
+#define LLMC_RUNTIME_CUDA_CUDASESSION_H
+
+#include "runtime/Executable.h"
+#include "runtime/Kernel.h"
+#include "runtime/Status.h"
+
+#include <cuda_runtime.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace llmc::rt::cuda {
+
+class CudaKernels;
+
+struct CudaSessionOptions {
+  /// The CUDA device to run on.
+  int device = 0;
+  /// Wait for every command and check it (slow; for locating a failing
+  /// kernel by its model part).
+  bool syncEachCommand = false;
+};
+
+class CudaSession {
+public:
+  /// Prepares `executable` (one rank; it must outlive the session): the
+  /// arena, the constants, the stream, and every kernel compiled. Fails
+  /// naming the model part of a command no CUDA kernel covers yet.
+  static Status create(const Executable &executable,
+                       const CudaSessionOptions &options,
+                       std::unique_ptr<CudaSession> &session);
+  ~CudaSession();
+  CudaSession(const CudaSession &) = delete;
+  CudaSession &operator=(const CudaSession &) = delete;
+
+  const Executable &executable() const { return executable_; }
+
+  /// Index of the argument called `name`, or -1.
+  int findArgument(const std::string &name) const;
+
+  /// Copies host `data` into argument `name`; its dtype and shape must be
+  /// the argument's (the message says which differs).
+  Status setArgument(const std::string &name, DType dtype, const Shape &shape,
+                     const void *data, size_t bytes);
+
+  /// Device-to-device: output `output` becomes argument `name`'s value
+  /// (nothing to copy when the plan placed the output in the argument's
+  /// buffer). The training loop's feedback of new parameters and state.
+  Status setArgumentFromOutput(const std::string &name, size_t output);
+
+  /// Runs the program and waits for it. Fails, naming them, if arguments
+  /// were never bound.
+  Status run();
+
+  /// A view of output `index` in device memory (valid until the next run).
+  Status output(size_t index, TensorRef &tensor) const;
+  /// A view of argument `index` in device memory as bound.
+  Status argument(size_t index, TensorRef &tensor) const;
+
+  /// Copies device `tensor` (a view from output() or argument()) to the
+  /// host; `bytes` becomes tensor.bytes() long.
+  Status copyToHost(const TensorRef &tensor, std::vector<uint8_t> &bytes) const;
+
+  /// Bytes of the arena (the buffer plan's total).
+  uint64_t arenaBytes() const;
+  /// NVRTC units loaded and the seconds spent compiling them at creation.
+  size_t loadedUnits() const;
+  double compileSeconds() const;
+
+private:
+  CudaSession(const Executable &executable, const CudaSessionOptions &options);
+  TensorRef slot(int32_t value) const;
+  Status wrap(const Command &command, Status status) const;
+
+  const Executable &executable_;
+  CudaSessionOptions options_;
+  std::unique_ptr<CudaKernels> kernels_;
+  cudaStream_t stream_ = nullptr;
+  uint8_t *arena_ = nullptr;
+  std::vector<bool> bound_;
+};
+
+} // namespace llmc::rt::cuda
+
+#endif // LLMC_RUNTIME_CUDA_CUDASESSION_H

@@ -1,0 +1,627 @@
+//===- DeviceKernelsSource.cpp - CUDA C++ of the non-elementwise kernels --===//
+//
+// One translation unit, compiled once per process with NVRTC (and cached on
+// disk), holding the CUDA kernels of Kernels.def that are not elementwise:
+// data movement (broadcast, transpose, slice, concat, gather, embedding),
+// reductions, scatter_add, iota, integer compare, and the composites (layer
+// norm, rms norm, softmax, attention, rope, cross-entropy, lr schedule).
+// DeviceKernels.cpp launches them.
+//
+// Numerics follow the CPU kernels: every reduction and every composite
+// accumulates in double, as the CPU reference does, so an f32 result differs
+// from the CPU's by the summation order of doubles only (invisible after the
+// rounding to f32, except in rare ties) and by the f64 libm (exp, log, cos)
+// of the device. bf16 is raw 16-bit storage with the CPU's rounding.
+// Scatter-add accumulates with f32 atomicAdd: its order, hence its last bit,
+// varies between runs where indices repeat (docs/cuda.md).
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/cuda/DeviceKernels.h"
+
+namespace llmc::rt::cuda {
+
+const char *deviceKernelSource() {
+  return R"cuda(// llmc: the non-elementwise kernels (runtime/cuda/DeviceKernelsSource.cpp).
+#define LLMC_MAX_RANK 8
+
+struct Bf16 {
+  unsigned short bits;
+};
+
+__device__ __forceinline__ float loadValue(float value) { return value; }
+__device__ __forceinline__ float loadValue(Bf16 value) {
+  return __uint_as_float(((unsigned int)value.bits) << 16);
+}
+
+template <typename T> __device__ __forceinline__ T storeValue(double value);
+template <> __device__ __forceinline__ float storeValue<float>(double value) {
+  return (float)value;
+}
+// Round to nearest even through f32, keeping NaN quiet (the CPU's
+// floatToBf16 of the f32 value).
+template <> __device__ __forceinline__ Bf16 storeValue<Bf16>(double value) {
+  unsigned int word = __float_as_uint((float)value);
+  Bf16 result;
+  if ((word & 0x7fffffffu) > 0x7f800000u) {
+    result.bits = (unsigned short)((word >> 16) | 0x40u);
+    return result;
+  }
+  unsigned int rounding = 0x7fffu + ((word >> 16) & 1u);
+  result.bits = (unsigned short)((word + rounding) >> 16);
+  return result;
+}
+
+__device__ __forceinline__ double negativeInfinity() {
+  return -__longlong_as_double(0x7ff0000000000000ll);
+}
+
+__device__ __forceinline__ long long globalThread() {
+  return (long long)blockIdx.x * blockDim.x + threadIdx.x;
+}
+__device__ __forceinline__ long long gridThreads() {
+  return (long long)gridDim.x * blockDim.x;
+}
+
+__device__ __forceinline__ double warpSum(double value) {
+  for (int offset = 16; offset > 0; offset /= 2)
+    value += __shfl_xor_sync(0xffffffffu, value, offset);
+  return value;
+}
+__device__ __forceinline__ double warpMax(double value) {
+  for (int offset = 16; offset > 0; offset /= 2)
+    value = fmax(value, __shfl_xor_sync(0xffffffffu, value, offset));
+  return value;
+}
+
+// ---- Data movement --------------------------------------------------------
+
+// out[i] = in[base + sum_d index_d(i) * inStrides[d]] over the result's shape:
+// broadcast (stride 0 on repeated dimensions), transpose (permuted strides)
+// and slice (a base and scaled strides) are all this copy.
+struct StridedMove {
+  int rank;
+  long long shape[LLMC_MAX_RANK];
+  long long inStrides[LLMC_MAX_RANK];
+  long long base;
+  long long count;
+};
+
+template <typename T>
+__device__ void stridedCopy(const T *in, T *out, const StridedMove &move) {
+  for (long long i = globalThread(); i < move.count; i += gridThreads()) {
+    long long rest = i;
+    long long offset = move.base;
+    for (int d = move.rank - 1; d >= 0; --d) {
+      long long index = rest % move.shape[d];
+      rest /= move.shape[d];
+      offset += index * move.inStrides[d];
+    }
+    out[i] = in[offset];
+  }
+}
+
+// One input of a concat: rows of inRow elements land at column `column` of
+// the result's rows of outRow elements.
+template <typename T>
+__device__ void concatPart(const T *in, T *out, long long outer,
+                           long long inRow, long long outRow,
+                           long long column) {
+  long long count = outer * inRow;
+  for (long long i = globalThread(); i < count; i += gridThreads()) {
+    long long row = i / inRow;
+    long long j = i % inRow;
+    out[row * outRow + column + j] = in[i];
+  }
+}
+
+// Gather along a dimension viewed as [outer, size, inner]: the result is
+// [outer, count, inner]; an index outside [0, size) gives zeros. Embedding
+// is the outer = 1 case.
+template <typename T, typename I>
+__device__ void gatherRows(const T *in, const I *indices, T *out,
+                           long long outer, long long size, long long count,
+                           long long inner) {
+  long long total = outer * count * inner;
+  for (long long i = globalThread(); i < total; i += gridThreads()) {
+    long long c = i % inner;
+    long long row = i / inner;
+    long long j = row % count;
+    long long o = row / count;
+    long long source = (long long)indices[j];
+    if (source < 0 || source >= size) {
+      out[i] = (T)0; // zero bits: +0.0 in every float format
+    } else {
+      out[i] = in[(o * size + source) * inner + c];
+    }
+  }
+}
+
+#define LLMC_MOVE_KERNELS(T, SUFFIX)                                           \
+  extern "C" __global__ void llmc_strided_copy_##SUFFIX(                       \
+      const T *in, T *out, StridedMove move) {                                 \
+    stridedCopy(in, out, move);                                                \
+  }                                                                            \
+  extern "C" __global__ void llmc_concat_part_##SUFFIX(                        \
+      const T *in, T *out, long long outer, long long inRow,                   \
+      long long outRow, long long column) {                                    \
+    concatPart(in, out, outer, inRow, outRow, column);                         \
+  }                                                                            \
+  extern "C" __global__ void llmc_gather_##SUFFIX##_i32(                       \
+      const T *in, const int *indices, T *out, long long outer,                \
+      long long size, long long count, long long inner) {                      \
+    gatherRows(in, indices, out, outer, size, count, inner);                   \
+  }                                                                            \
+  extern "C" __global__ void llmc_gather_##SUFFIX##_i64(                       \
+      const T *in, const long long *indices, T *out, long long outer,          \
+      long long size, long long count, long long inner) {                      \
+    gatherRows(in, indices, out, outer, size, count, inner);                   \
+  }
+
+LLMC_MOVE_KERNELS(unsigned char, b1)
+LLMC_MOVE_KERNELS(unsigned short, b2)
+LLMC_MOVE_KERNELS(unsigned int, b4)
+LLMC_MOVE_KERNELS(unsigned long long, b8)
+
+// ---- Scatter-add, iota, integer compare -----------------------------------
+
+// result (already a copy of dest) [outer, size, inner] += updates
+// [outer, count, inner] at the indexed rows; indices outside [0, size) are
+// skipped. f32 atomics: the order of colliding adds is not fixed.
+template <typename I>
+__device__ void scatterAdd(float *out, const I *indices, const float *updates,
+                           long long outer, long long size, long long count,
+                           long long inner) {
+  long long total = outer * count * inner;
+  for (long long i = globalThread(); i < total; i += gridThreads()) {
+    long long c = i % inner;
+    long long row = i / inner;
+    long long j = row % count;
+    long long o = row / count;
+    long long target = (long long)indices[j];
+    if (target < 0 || target >= size)
+      continue;
+    atomicAdd(&out[(o * size + target) * inner + c], updates[i]);
+  }
+}
+extern "C" __global__ void llmc_scatter_add_f32_i32(
+    float *out, const int *indices, const float *updates, long long outer,
+    long long size, long long count, long long inner) {
+  scatterAdd(out, indices, updates, outer, size, count, inner);
+}
+extern "C" __global__ void llmc_scatter_add_f32_i64(
+    float *out, const long long *indices, const float *updates,
+    long long outer, long long size, long long count, long long inner) {
+  scatterAdd(out, indices, updates, outer, size, count, inner);
+}
+
+// out[i] = the index along the iota dimension, viewed as [outer, size, inner].
+#define LLMC_IOTA_KERNEL(T, SUFFIX)                                            \
+  extern "C" __global__ void llmc_iota_##SUFFIX(T *out, long long count,       \
+                                                long long size,                \
+                                                long long inner) {             \
+    for (long long i = globalThread(); i < count; i += gridThreads()) {        \
+      long long position = (i / inner) % size;                                 \
+      out[i] = (T)position;                                                    \
+    }                                                                          \
+  }
+LLMC_IOTA_KERNEL(float, f32)
+LLMC_IOTA_KERNEL(int, i32)
+LLMC_IOTA_KERNEL(long long, i64)
+extern "C" __global__ void llmc_iota_bf16(Bf16 *out, long long count,
+                                          long long size, long long inner) {
+  for (long long i = globalThread(); i < count; i += gridThreads()) {
+    long long position = (i / inner) % size;
+    out[i] = storeValue<Bf16>((double)position);
+  }
+}
+
+// Direction: eq=0 ne=1 lt=2 le=3 gt=4 ge=5; the result is i1 (one byte).
+#define LLMC_COMPARE_KERNEL(T, SUFFIX)                                         \
+  extern "C" __global__ void llmc_compare_##SUFFIX(                            \
+      const T *lhs, const T *rhs, unsigned char *out, long long count,         \
+      int direction) {                                                         \
+    for (long long i = globalThread(); i < count; i += gridThreads()) {        \
+      T a = lhs[i];                                                            \
+      T b = rhs[i];                                                            \
+      bool result;                                                             \
+      switch (direction) {                                                     \
+      case 0: result = a == b; break;                                          \
+      case 1: result = a != b; break;                                          \
+      case 2: result = a < b; break;                                           \
+      case 3: result = a <= b; break;                                          \
+      case 4: result = a > b; break;                                           \
+      default: result = a >= b; break;                                         \
+      }                                                                        \
+      out[i] = result ? 1 : 0;                                                 \
+    }                                                                          \
+  }
+LLMC_COMPARE_KERNEL(int, i32)
+LLMC_COMPARE_KERNEL(long long, i64)
+
+// ---- Reductions ------------------------------------------------------------
+
+// Result element o (row-major over the kept dimensions) folds the input
+// elements base(o) + offset(r) for r over the reduced dimensions. One block
+// per result element; each thread folds a strided share in double (as the
+// CPU), then the block combines the shares.
+struct ReducePlan {
+  int keptRank;
+  long long keptSizes[LLMC_MAX_RANK];
+  long long keptStrides[LLMC_MAX_RANK];
+  int reducedRank;
+  long long reducedSizes[LLMC_MAX_RANK];
+  long long reducedStrides[LLMC_MAX_RANK];
+  long long reduceCount;
+  long long outputCount;
+};
+
+__device__ __forceinline__ long long decompose(long long index, int rank,
+                                               const long long *sizes,
+                                               const long long *strides) {
+  long long offset = 0;
+  for (int d = rank - 1; d >= 0; --d) {
+    offset += (index % sizes[d]) * strides[d];
+    index /= sizes[d];
+  }
+  return offset;
+}
+
+// kind: 0 sum, 1 max, 2 mean. Max keeps NaN (the CPU's maxPropagatingNan).
+template <typename In, typename Out>
+__device__ void reduce(const In *in, Out *out, ReducePlan plan, int kind) {
+  __shared__ double shares[256];
+  for (long long o = blockIdx.x; o < plan.outputCount; o += gridDim.x) {
+    long long base =
+        decompose(o, plan.keptRank, plan.keptSizes, plan.keptStrides);
+    double acc = kind == 1 ? negativeInfinity() : 0.0;
+    for (long long r = threadIdx.x; r < plan.reduceCount; r += blockDim.x) {
+      long long offset = base + decompose(r, plan.reducedRank,
+                                          plan.reducedSizes,
+                                          plan.reducedStrides);
+      double value = (double)loadValue(in[offset]);
+      if (kind == 1)
+        acc = (isnan(acc) || acc >= value) ? acc : value;
+      else
+        acc += value;
+    }
+    shares[threadIdx.x] = acc;
+    __syncthreads();
+    for (int half = blockDim.x / 2; half > 0; half /= 2) {
+      if (threadIdx.x < half) {
+        double a = shares[threadIdx.x];
+        double b = shares[threadIdx.x + half];
+        if (kind == 1)
+          shares[threadIdx.x] = (isnan(a) || a >= b) ? a : b;
+        else
+          shares[threadIdx.x] = a + b;
+      }
+      __syncthreads();
+    }
+    if (threadIdx.x == 0) {
+      double result = shares[0];
+      if (kind == 2)
+        result /= (double)plan.reduceCount;
+      out[o] = storeValue<Out>(result);
+    }
+    __syncthreads();
+  }
+}
+
+extern "C" __global__ void llmc_reduce_f32_f32(const float *in, float *out,
+                                               ReducePlan plan, int kind) {
+  reduce(in, out, plan, kind);
+}
+extern "C" __global__ void llmc_reduce_bf16_f32(const Bf16 *in, float *out,
+                                                ReducePlan plan, int kind) {
+  reduce(in, out, plan, kind);
+}
+extern "C" __global__ void llmc_reduce_bf16_bf16(const Bf16 *in, Bf16 *out,
+                                                 ReducePlan plan, int kind) {
+  reduce(in, out, plan, kind);
+}
+
+// ---- Row composites: one warp per row, double accumulation ----------------
+
+__device__ __forceinline__ long long warpRow() {
+  return ((long long)blockIdx.x * blockDim.x + threadIdx.x) / 32;
+}
+__device__ __forceinline__ int lane() { return threadIdx.x % 32; }
+
+// y = (x - mean) * rstd * gamma + beta over the last dimension; beta may
+// be null. Two passes over the row as the CPU (mean, then the variance).
+template <typename T>
+__device__ void layerNorm(const T *x, const T *gamma, const T *beta, T *y,
+                          long long rows, long long dim, double epsilon,
+                          bool rms) {
+  long long row = warpRow();
+  if (row >= rows)
+    return;
+  const T *in = x + row * dim;
+  double mean = 0.0;
+  if (!rms) {
+    double sum = 0.0;
+    for (long long i = lane(); i < dim; i += 32)
+      sum += (double)loadValue(in[i]);
+    mean = warpSum(sum) / (double)dim;
+  }
+  double squares = 0.0;
+  for (long long i = lane(); i < dim; i += 32) {
+    double centered = (double)loadValue(in[i]) - mean;
+    squares += centered * centered;
+  }
+  double variance = warpSum(squares) / (double)dim;
+  double rstd = 1.0 / sqrt(variance + epsilon);
+  for (long long i = lane(); i < dim; i += 32) {
+    double value = ((double)loadValue(in[i]) - mean) * rstd *
+                   (double)loadValue(gamma[i]);
+    if (beta)
+      value += (double)loadValue(beta[i]);
+    y[row * dim + i] = storeValue<T>(value);
+  }
+}
+
+// Softmax along a dimension viewed as [outer, length, inner]: row r is
+// elements offset + s * inner.
+template <typename T>
+__device__ void softmax(const T *x, T *y, long long rows, long long length,
+                        long long inner) {
+  long long row = warpRow();
+  if (row >= rows)
+    return;
+  long long offset = (row / inner) * length * inner + row % inner;
+  double max = negativeInfinity();
+  for (long long s = lane(); s < length; s += 32)
+    max = fmax(max, (double)loadValue(x[offset + s * inner]));
+  max = warpMax(max);
+  double sum = 0.0;
+  for (long long s = lane(); s < length; s += 32)
+    sum += exp((double)loadValue(x[offset + s * inner]) - max);
+  sum = warpSum(sum);
+  for (long long s = lane(); s < length; s += 32)
+    y[offset + s * inner] =
+        storeValue<T>(exp((double)loadValue(x[offset + s * inner]) - max) / sum);
+}
+
+// Cross-entropy, pass 1: the loss of each position (max + log sum exp -
+// the target's logit) into `losses` (double). An ignored position is 0; a
+// target outside the vocabulary gives NaN (the CPU refuses it up front).
+template <typename T, typename I>
+__device__ void crossEntropyRows(const T *logits, const I *targets,
+                                 double *losses, long long count,
+                                 long long vocab, int hasIgnore,
+                                 long long ignoreIndex) {
+  long long row = warpRow();
+  if (row >= count)
+    return;
+  long long target = (long long)targets[row];
+  if (hasIgnore && target == ignoreIndex) {
+    if (lane() == 0)
+      losses[row] = 0.0;
+    return;
+  }
+  const T *in = logits + row * vocab;
+  double max = negativeInfinity();
+  for (long long i = lane(); i < vocab; i += 32)
+    max = fmax(max, (double)loadValue(in[i]));
+  max = warpMax(max);
+  double sum = 0.0;
+  for (long long i = lane(); i < vocab; i += 32)
+    sum += exp((double)loadValue(in[i]) - max);
+  sum = warpSum(sum);
+  if (lane() == 0) {
+    if (target < 0 || target >= vocab)
+      losses[row] = __longlong_as_double(0x7ff8000000000000ll);
+    else
+      losses[row] = max + log(sum) - (double)loadValue(in[target]);
+  }
+}
+
+// Cross-entropy, pass 2 (one block): reduction 0 mean over the positions
+// not ignored, 1 sum, 2 none (each position's loss as f32).
+template <typename I>
+__device__ void crossEntropyFinish(const double *losses, const I *targets,
+                                   float *out, long long count, int reduction,
+                                   int hasIgnore, long long ignoreIndex) {
+  if (reduction == 2) {
+    for (long long n = threadIdx.x; n < count; n += blockDim.x)
+      out[n] = (float)losses[n];
+    return;
+  }
+  __shared__ double totals[256];
+  __shared__ double counted[256];
+  double total = 0.0;
+  double kept = 0.0;
+  for (long long n = threadIdx.x; n < count; n += blockDim.x) {
+    total += losses[n];
+    bool ignored = hasIgnore && (long long)targets[n] == ignoreIndex;
+    kept += ignored ? 0.0 : 1.0;
+  }
+  totals[threadIdx.x] = total;
+  counted[threadIdx.x] = kept;
+  __syncthreads();
+  for (int half = blockDim.x / 2; half > 0; half /= 2) {
+    if (threadIdx.x < half) {
+      totals[threadIdx.x] += totals[threadIdx.x + half];
+      counted[threadIdx.x] += counted[threadIdx.x + half];
+    }
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) {
+    double result = totals[0];
+    if (reduction == 0)
+      result = counted[0] > 0.0 ? result / counted[0] : 0.0;
+    out[0] = (float)result;
+  }
+}
+
+// Attention, one warp per query row (b, h, t): scores for the visible keys
+// in shared memory (double), their softmax, and the weighted sum of the
+// values, each lane owning head-dimension columns. No T x T matrix in
+// global memory; flash attention replaces this later (#7).
+template <typename T>
+__device__ void attention(const T *q, const T *k, const T *v, T *out,
+                          long long heads, long long kvHeads, long long seq,
+                          long long kvSeq, long long headDim, long long rows,
+                          int causal, double scale) {
+  extern __shared__ double scoreMemory[];
+  long long row = warpRow();
+  if (row >= rows)
+    return;
+  double *scores = scoreMemory + (threadIdx.x / 32) * kvSeq;
+  long long t = row % seq;
+  long long h = (row / seq) % heads;
+  long long b = row / (seq * heads);
+  long long group = heads / kvHeads;
+  long long kvBase = (b * kvHeads + h / group) * kvSeq * headDim;
+  long long visible = causal ? t + 1 : kvSeq;
+  const T *query = q + row * headDim;
+
+  double max = negativeInfinity();
+  for (long long s = lane(); s < visible; s += 32) {
+    const T *key = k + kvBase + s * headDim;
+    double dot = 0.0;
+    for (long long d = 0; d < headDim; ++d)
+      dot += (double)loadValue(query[d]) * (double)loadValue(key[d]);
+    scores[s] = dot * scale;
+    max = fmax(max, scores[s]);
+  }
+  max = warpMax(max);
+  double sum = 0.0;
+  for (long long s = lane(); s < visible; s += 32) {
+    scores[s] = exp(scores[s] - max);
+    sum += scores[s];
+  }
+  sum = warpSum(sum);
+  __syncwarp();
+  for (long long d = lane(); d < headDim; d += 32) {
+    double acc = 0.0;
+    for (long long s = 0; s < visible; ++s)
+      acc += scores[s] * (double)loadValue(v[kvBase + s * headDim + d]);
+    out[row * headDim + d] = storeValue<T>(visible > 0 ? acc / sum : 0.0);
+  }
+}
+
+// Rotary embedding over [..., T, D]: pairs (i, i + D/2) rotated by
+// position * theta^(-2i/D), in double as the CPU; positions may be null
+// (0..T-1).
+template <typename T, typename I>
+__device__ void rope(const T *x, const I *positions, T *out, long long rows,
+                     long long seq, long long headDim, double theta) {
+  long long half = headDim / 2;
+  long long total = rows * half;
+  for (long long i = globalThread(); i < total; i += gridThreads()) {
+    long long row = i / half;
+    long long column = i % half;
+    long long t = row % seq;
+    double position = positions ? (double)positions[t] : (double)t;
+    double invFreq = 1.0 / pow(theta, (double)(2 * column) / (double)headDim);
+    double c = cos(position * invFreq);
+    double s = sin(position * invFreq);
+    double a = (double)loadValue(x[row * headDim + column]);
+    double b = (double)loadValue(x[row * headDim + column + half]);
+    out[row * headDim + column] = storeValue<T>(a * c - b * s);
+    out[row * headDim + column + half] = storeValue<T>(b * c + a * s);
+  }
+}
+
+#define LLMC_COMPOSITE_KERNELS(T, SUFFIX)                                      \
+  extern "C" __global__ void llmc_layer_norm_##SUFFIX(                         \
+      const T *x, const T *gamma, const T *beta, T *y, long long rows,         \
+      long long dim, double epsilon) {                                         \
+    layerNorm(x, gamma, beta, y, rows, dim, epsilon, false);                   \
+  }                                                                            \
+  extern "C" __global__ void llmc_rms_norm_##SUFFIX(                           \
+      const T *x, const T *gamma, T *y, long long rows, long long dim,         \
+      double epsilon) {                                                        \
+    layerNorm(x, gamma, (const T *)0, y, rows, dim, epsilon, true);            \
+  }                                                                            \
+  extern "C" __global__ void llmc_softmax_##SUFFIX(                            \
+      const T *x, T *y, long long rows, long long length, long long inner) {   \
+    softmax(x, y, rows, length, inner);                                        \
+  }                                                                            \
+  extern "C" __global__ void llmc_cross_entropy_rows_##SUFFIX##_i32(           \
+      const T *logits, const int *targets, double *losses, long long count,    \
+      long long vocab, int hasIgnore, long long ignoreIndex) {                 \
+    crossEntropyRows(logits, targets, losses, count, vocab, hasIgnore,         \
+                     ignoreIndex);                                             \
+  }                                                                            \
+  extern "C" __global__ void llmc_cross_entropy_rows_##SUFFIX##_i64(           \
+      const T *logits, const long long *targets, double *losses,               \
+      long long count, long long vocab, int hasIgnore,                         \
+      long long ignoreIndex) {                                                 \
+    crossEntropyRows(logits, targets, losses, count, vocab, hasIgnore,         \
+                     ignoreIndex);                                             \
+  }                                                                            \
+  extern "C" __global__ void llmc_attention_##SUFFIX(                          \
+      const T *q, const T *k, const T *v, T *out, long long heads,             \
+      long long kvHeads, long long seq, long long kvSeq, long long headDim,    \
+      long long rows, int causal, double scale) {                              \
+    attention(q, k, v, out, heads, kvHeads, seq, kvSeq, headDim, rows,         \
+              causal, scale);                                                  \
+  }                                                                            \
+  extern "C" __global__ void llmc_rope_##SUFFIX##_i32(                         \
+      const T *x, const int *positions, T *out, long long rows, long long seq, \
+      long long headDim, double theta) {                                       \
+    rope(x, positions, out, rows, seq, headDim, theta);                        \
+  }                                                                            \
+  extern "C" __global__ void llmc_rope_##SUFFIX##_i64(                         \
+      const T *x, const long long *positions, T *out, long long rows,          \
+      long long seq, long long headDim, double theta) {                        \
+    rope(x, positions, out, rows, seq, headDim, theta);                        \
+  }
+
+LLMC_COMPOSITE_KERNELS(float, f32)
+LLMC_COMPOSITE_KERNELS(Bf16, bf16)
+
+extern "C" __global__ void llmc_cross_entropy_finish_i32(
+    const double *losses, const int *targets, float *out, long long count,
+    int reduction, int hasIgnore, long long ignoreIndex) {
+  crossEntropyFinish(losses, targets, out, count, reduction, hasIgnore,
+                     ignoreIndex);
+}
+extern "C" __global__ void llmc_cross_entropy_finish_i64(
+    const double *losses, const long long *targets, float *out,
+    long long count, int reduction, int hasIgnore, long long ignoreIndex) {
+  crossEntropyFinish(losses, targets, out, count, reduction, hasIgnore,
+                     ignoreIndex);
+}
+
+// The learning rate at step t (a scalar): linear warmup to peak, then
+// cosine (0), linear (1) or constant (2) decay to min at `total`; in double
+// as the CPU.
+template <typename T>
+__device__ void lrSchedule(const T *step, T *out, int kind, long long warmup,
+                           long long total, double peak, double minimum) {
+  double t = (double)loadValue(step[0]);
+  double rate;
+  if (warmup > 0 && t <= (double)warmup) {
+    rate = peak * t / (double)warmup;
+  } else {
+    double progress = (t - (double)warmup) / (double)(total - warmup);
+    progress = fmin(fmax(progress, 0.0), 1.0);
+    if (kind == 0)
+      rate = minimum + (peak - minimum) * 0.5 *
+                           (1.0 + cos(3.14159265358979323846 * progress));
+    else if (kind == 1)
+      rate = peak - (peak - minimum) * progress;
+    else
+      rate = peak;
+  }
+  out[0] = storeValue<T>(rate);
+}
+extern "C" __global__ void llmc_lr_schedule_f32(const float *step, float *out,
+                                                int kind, long long warmup,
+                                                long long total, double peak,
+                                                double minimum) {
+  lrSchedule(step, out, kind, warmup, total, peak, minimum);
+}
+extern "C" __global__ void llmc_lr_schedule_bf16(const Bf16 *step, Bf16 *out,
+                                                 int kind, long long warmup,
+                                                 long long total, double peak,
+                                                 double minimum) {
+  lrSchedule(step, out, kind, warmup, total, peak, minimum);
+}
+)cuda";
+}
+
+} // namespace llmc::rt::cuda

@@ -1,0 +1,667 @@
+//===- CudaSessionTest.cpp - the CUDA session and kernels vs the CPU ------===//
+//
+// Needs a GPU (label `cuda`); without one every test skips.
+//
+// 1. Per kernel (DeviceKernels.cpp): fresh random data through
+//    CudaKernels::launch against runCpuKernel. Tolerances:
+//      data movement, gather, embedding, iota, compare: exact (bitwise);
+//      reductions, norms, softmax, attention, rope, cross-entropy, lr
+//      schedule: both sides accumulate in double and round once to f32, so
+//      they differ by the order of double additions and the device's f64
+//      libm: 2^-22 relative (2 f32 ulps) plus 1e-7 absolute for results
+//      near zero after cancellation (a centred layer-norm value, a
+//      rotated pair);
+//      scatter_add: f32 atomics in no fixed order against the CPU's f32
+//      sum in index order: 1e-5 relative to the sum of the magnitudes.
+//    bf16 variants: one bf16 ulp.
+// 2. The whole GPT-2 tiny training step (gpt2-tiny.llmcx, compiled at
+//    build time by `llmc compile examples/gpt2-tiny.toml`; this binary
+//    needs no MLIR): 5 steps on rt::Session and CudaSession from the same
+//    initial weights and token batches, every new parameter and optimizer
+//    state fed back by name. The per-step losses must agree to 1e-4
+//    relative: f32 GEMMs (cuBLASLt vs OpenBLAS) sum in different orders,
+//    about 1e-6 relative per step, and Adam carries the differences into
+//    the next step. Every parameter after the last step: within 1e-4
+//    absolute plus 1e-3 relative, the scale of a few Adam steps of
+//    learning rate: where a gradient element is near zero its Adam update
+//    m / sqrt(v) is of order one either way, so one side's rounding can
+//    move it by a fraction of the learning rate.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/cuda/CudaSession.h"
+#include "runtime/Session.h"
+#include "runtime/cpu/CpuKernels.h"
+#include "runtime/cpu/ThreadPool.h"
+#include "runtime/cuda/CudaModule.h"
+#include "runtime/cuda/DeviceKernels.h"
+#include "runtime/train/Init.h"
+
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <random>
+
+namespace llmc::rt::cuda {
+namespace {
+
+#define ASSERT_OK(expr)                                                        \
+  do {                                                                         \
+    ::llmc::rt::Status status_ = (expr);                                       \
+    ASSERT_TRUE(status_.isOk()) << status_.toString();                         \
+  } while (0)
+
+bool haveDevice(std::string &why) {
+  int count = 0;
+  cudaError_t error = cudaGetDeviceCount(&count);
+  if (error != cudaSuccess || count == 0) {
+    (void)cudaGetLastError();
+    why = std::string("no CUDA device (cudaGetDeviceCount: ") +
+          (error == cudaSuccess ? "0 devices" : cudaGetErrorString(error)) +
+          "); the CUDA session tests need a GPU";
+    return false;
+  }
+  return true;
+}
+
+// ---- 1. Per kernel ----------------------------------------------------------
+
+/// A host tensor with its device copy.
+struct Tensor {
+  DType dtype;
+  Shape shape;
+  std::vector<uint8_t> host;
+  void *device = nullptr;
+
+  Tensor(DType dtype, Shape shape)
+      : dtype(dtype), shape(std::move(shape)),
+        host(static_cast<size_t>(numElements(this->shape)) * dtypeSize(dtype)) {
+  }
+  ~Tensor() {
+    if (device)
+      (void)cudaFree(device);
+  }
+  int64_t count() const { return numElements(shape); }
+  TensorRef hostRef() { return {host.data(), dtype, shape}; }
+  TensorRef deviceRef() { return {device, dtype, shape}; }
+};
+
+enum class Tolerance { Exact, Double, Atomic };
+
+class CudaKernelCase : public ::testing::Test {
+protected:
+  static void SetUpTestSuite() {
+    std::string why;
+    if (!haveDevice(why))
+      return;
+    (void)cudaSetDevice(0);
+    Status status = CudaKernels::create(kernels_);
+    if (!status)
+      ADD_FAILURE() << status.toString();
+  }
+  static void TearDownTestSuite() { kernels_.reset(); }
+  void SetUp() override {
+    std::string why;
+    if (!haveDevice(why))
+      GTEST_SKIP() << why;
+    ASSERT_TRUE(kernels_) << "CudaKernels::create failed";
+  }
+
+  void fillFloat(Tensor &t, float low = -2.0f, float high = 2.0f) {
+    std::uniform_real_distribution<float> draw(low, high);
+    for (int64_t i = 0; i < t.count(); ++i) {
+      float v = draw(random_);
+      if (t.dtype == DType::BF16) {
+        uint16_t bits = floatToBf16(v);
+        std::memcpy(t.host.data() + 2 * i, &bits, 2);
+      } else {
+        std::memcpy(t.host.data() + 4 * i, &v, 4);
+      }
+    }
+  }
+  void fillInt(Tensor &t, int64_t low, int64_t high) {
+    std::uniform_int_distribution<int64_t> draw(low, high);
+    for (int64_t i = 0; i < t.count(); ++i) {
+      int64_t v = draw(random_);
+      if (t.dtype == DType::I32) {
+        int32_t narrow = static_cast<int32_t>(v);
+        std::memcpy(t.host.data() + 4 * i, &narrow, 4);
+      } else {
+        std::memcpy(t.host.data() + 8 * i, &v, 8);
+      }
+    }
+  }
+  static double valueAt(const std::vector<uint8_t> &bytes, DType dtype,
+                        int64_t i) {
+    switch (dtype) {
+    case DType::BF16: {
+      uint16_t bits;
+      std::memcpy(&bits, bytes.data() + 2 * i, 2);
+      return bf16ToFloat(bits);
+    }
+    case DType::I32: {
+      int32_t v;
+      std::memcpy(&v, bytes.data() + 4 * i, 4);
+      return v;
+    }
+    case DType::I1:
+      return bytes[i];
+    default: {
+      float v;
+      std::memcpy(&v, bytes.data() + 4 * i, 4);
+      return v;
+    }
+    }
+  }
+
+  /// Runs `kind` on the CPU and the GPU and compares the one result;
+  /// `scale` (for Atomic): per-element sums of magnitudes.
+  void check(const std::string &name, KernelKind kind, KernelAttrs attrs,
+             std::vector<Tensor *> inputs, Tensor &result, Tolerance tolerance,
+             const std::vector<double> *scale = nullptr) {
+    SCOPED_TRACE(name);
+    std::vector<TensorRef> hostIn, deviceIn;
+    for (Tensor *input : inputs) {
+      ASSERT_EQ(cudaMalloc(&input->device, input->host.size() + 1),
+                cudaSuccess);
+      ASSERT_EQ(cudaMemcpy(input->device, input->host.data(),
+                           input->host.size(), cudaMemcpyHostToDevice),
+                cudaSuccess);
+      hostIn.push_back(input->hostRef());
+      deviceIn.push_back(input->deviceRef());
+    }
+    Tensor reference(result.dtype, result.shape);
+    ASSERT_OK(runCpuKernel(kind, attrs, hostIn, {reference.hostRef()}, pool_));
+    ASSERT_EQ(cudaMalloc(&result.device, result.host.size() + 1), cudaSuccess);
+    // Poisoned: a result element the kernel never writes shows.
+    ASSERT_EQ(cudaMemset(result.device, 0x7f, result.host.size()), cudaSuccess);
+    ASSERT_OK(
+        kernels_->launch(kind, attrs, deviceIn, {result.deviceRef()}, nullptr));
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    ASSERT_EQ(cudaMemcpy(result.host.data(), result.device, result.host.size(),
+                         cudaMemcpyDeviceToHost),
+              cudaSuccess);
+    double worst = 0.0;
+    int64_t bad = 0;
+    for (int64_t i = 0; i < result.count(); ++i) {
+      double want = valueAt(reference.host, result.dtype, i);
+      double got = valueAt(result.host, result.dtype, i);
+      double error = std::fabs(got - want);
+      double allowed = 0.0;
+      if (tolerance == Tolerance::Double)
+        allowed = result.dtype == DType::BF16
+                      ? std::ldexp(std::fabs(want), -8) + 1e-7
+                      : std::ldexp(std::fabs(want), -22) + 1e-7;
+      else if (tolerance == Tolerance::Atomic)
+        allowed = 1e-5 * (*scale)[i] + 1e-7;
+      bool same =
+          tolerance == Tolerance::Exact
+              ? std::memcmp(result.host.data() + i * dtypeSize(result.dtype),
+                            reference.host.data() + i * dtypeSize(result.dtype),
+                            dtypeSize(result.dtype)) == 0
+              : error <= allowed;
+      if (!same && bad++ < 5)
+        ADD_FAILURE() << name << ": element " << i << ": got " << got
+                      << ", want " << want;
+      if (want != 0.0)
+        worst = std::max(worst, error / std::fabs(want));
+      else
+        worst = std::max(worst, error);
+    }
+    std::printf("[kernel] %-36s %8lld elements, max relative error %.3g\n",
+                name.c_str(), static_cast<long long>(result.count()), worst);
+    EXPECT_EQ(bad, 0) << name;
+  }
+
+  std::mt19937_64 random_{20261129};
+  ThreadPool pool_{1};
+  static std::unique_ptr<CudaKernels> kernels_;
+};
+
+std::unique_ptr<CudaKernels> CudaKernelCase::kernels_;
+
+TEST_F(CudaKernelCase, Movement) {
+  {
+    Tensor in(DType::F32, {3, 1, 5}), out(DType::F32, {2, 3, 4, 5});
+    fillFloat(in);
+    check("broadcast f32", KernelKind::Broadcast, {{1, 2, 3}, {}}, {&in}, out,
+          Tolerance::Exact);
+  }
+  {
+    Tensor in(DType::I32, {}), out(DType::I32, {7, 3});
+    fillInt(in, -100, 100);
+    check("broadcast i32 scalar", KernelKind::Broadcast, {{}, {}}, {&in}, out,
+          Tolerance::Exact);
+  }
+  {
+    Tensor in(DType::F32, {2, 3, 4, 5}), out(DType::F32, {2, 4, 3, 5});
+    fillFloat(in);
+    check("transpose f32 0213", KernelKind::Transpose, {{0, 2, 1, 3}, {}},
+          {&in}, out, Tolerance::Exact);
+  }
+  {
+    Tensor in(DType::BF16, {6, 7}), out(DType::BF16, {7, 6});
+    fillFloat(in);
+    check("transpose bf16 10", KernelKind::Transpose, {{1, 0}, {}}, {&in}, out,
+          Tolerance::Exact);
+  }
+  {
+    Tensor in(DType::F32, {4, 6, 8}), out(DType::F32, {3, 3, 2});
+    fillFloat(in);
+    check("slice f32 strided", KernelKind::Slice,
+          {{1, 0, 2, 4, 6, 8, 1, 2, 3}, {}}, {&in}, out, Tolerance::Exact);
+  }
+  {
+    Tensor a(DType::F32, {2, 3, 4}), b(DType::F32, {2, 5, 4}),
+        c(DType::F32, {2, 1, 4}), out(DType::F32, {2, 9, 4});
+    fillFloat(a);
+    fillFloat(b);
+    fillFloat(c);
+    check("concat f32 dim 1", KernelKind::Concat, {{1}, {}}, {&a, &b, &c}, out,
+          Tolerance::Exact);
+  }
+}
+
+TEST_F(CudaKernelCase, Reductions) {
+  struct Case {
+    const char *name;
+    KernelKind kind;
+    Shape in;
+    std::vector<int64_t> dims;
+    Shape out;
+    DType inType, outType;
+  };
+  std::vector<Case> cases = {
+      {"reduce_sum f32 dims 0,1",
+       KernelKind::ReduceSum,
+       {3, 5, 70},
+       {0, 1},
+       {70},
+       DType::F32,
+       DType::F32},
+      {"reduce_sum f32 dim 2",
+       KernelKind::ReduceSum,
+       {3, 5, 700},
+       {2},
+       {3, 5, 1},
+       DType::F32,
+       DType::F32},
+      {"reduce_sum f32 all",
+       KernelKind::ReduceSum,
+       {40, 1000},
+       {0, 1},
+       {},
+       DType::F32,
+       DType::F32},
+      {"reduce_max f32 dim 1",
+       KernelKind::ReduceMax,
+       {4, 33, 6},
+       {1},
+       {4, 6},
+       DType::F32,
+       DType::F32},
+      {"reduce_mean f32 dims 0,2",
+       KernelKind::ReduceMean,
+       {8, 3, 9},
+       {0, 2},
+       {3},
+       DType::F32,
+       DType::F32},
+      {"reduce_sum bf16->f32 dim 1",
+       KernelKind::ReduceSum,
+       {5, 300},
+       {1},
+       {5},
+       DType::BF16,
+       DType::F32},
+      {"reduce_mean bf16 dim 0",
+       KernelKind::ReduceMean,
+       {50, 7},
+       {0},
+       {7},
+       DType::BF16,
+       DType::BF16},
+  };
+  for (const Case &c : cases) {
+    Tensor in(c.inType, c.in), out(c.outType, c.out);
+    fillFloat(in);
+    check(c.name, c.kind, {c.dims, {}}, {&in}, out, Tolerance::Double);
+  }
+}
+
+TEST_F(CudaKernelCase, Indexing) {
+  {
+    Tensor in(DType::F32, {3, 10, 4}), ids(DType::I32, {2, 6}),
+        out(DType::F32, {3, 2, 6, 4});
+    fillFloat(in);
+    fillInt(ids, -1, 10); // -1 and 10 are out of range: zeros
+    check("gather f32 dim 1 i32", KernelKind::Gather, {{1}, {}}, {&in, &ids},
+          out, Tolerance::Exact);
+  }
+  {
+    Tensor table(DType::F32, {50, 16}), ids(DType::I32, {2, 7}),
+        out(DType::F32, {2, 7, 16});
+    fillFloat(table);
+    fillInt(ids, 0, 49);
+    check("embedding f32 i32", KernelKind::Embedding, {}, {&table, &ids}, out,
+          Tolerance::Exact);
+  }
+  {
+    Tensor table(DType::BF16, {30, 8}), ids(DType::I64, {9}),
+        out(DType::BF16, {9, 8});
+    fillFloat(table);
+    fillInt(ids, 0, 29);
+    check("embedding bf16 i64", KernelKind::Embedding, {}, {&table, &ids}, out,
+          Tolerance::Exact);
+  }
+  {
+    // Many updates into few rows: colliding atomics.
+    Tensor dest(DType::F32, {10, 8}), ids(DType::I32, {200}),
+        updates(DType::F32, {200, 8}), out(DType::F32, {10, 8});
+    fillFloat(dest);
+    fillInt(ids, 0, 9);
+    fillFloat(updates);
+    std::vector<double> scale(80, 0.0);
+    for (int64_t e = 0; e < 80; ++e)
+      scale[e] = std::fabs(valueAt(dest.host, DType::F32, e));
+    for (int64_t j = 0; j < 200; ++j) {
+      int32_t row;
+      std::memcpy(&row, ids.host.data() + 4 * j, 4);
+      for (int64_t c = 0; c < 8; ++c)
+        scale[row * 8 + c] +=
+            std::fabs(valueAt(updates.host, DType::F32, j * 8 + c));
+    }
+    check("scatter_add f32 dim 0", KernelKind::ScatterAdd, {{0}, {}},
+          {&dest, &ids, &updates}, out, Tolerance::Atomic, &scale);
+  }
+  {
+    Tensor out(DType::F32, {3, 4, 5});
+    check("iota f32 dim 1", KernelKind::Iota, {{1}, {}}, {}, out,
+          Tolerance::Exact);
+    Tensor outInt(DType::I32, {6, 7});
+    check("iota i32 dim 1", KernelKind::Iota, {{1}, {}}, {}, outInt,
+          Tolerance::Exact);
+  }
+  for (int64_t direction = 0; direction < 6; ++direction) {
+    Tensor a(DType::I32, {300}), b(DType::I32, {300}), out(DType::I1, {300});
+    fillInt(a, 0, 5);
+    fillInt(b, 0, 5);
+    check("compare i32 direction " + std::to_string(direction),
+          KernelKind::Compare, {{direction}, {}}, {&a, &b}, out,
+          Tolerance::Exact);
+  }
+}
+
+TEST_F(CudaKernelCase, Composites) {
+  for (DType type : {DType::F32, DType::BF16}) {
+    std::string suffix = type == DType::F32 ? " f32" : " bf16";
+    {
+      Tensor x(type, {6, 70}), gamma(type, {70}), beta(type, {70}),
+          out(type, {6, 70});
+      fillFloat(x, -3, 5);
+      fillFloat(gamma);
+      fillFloat(beta);
+      check("layer_norm" + suffix, KernelKind::LayerNorm, {{}, {1e-5}},
+            {&x, &gamma, &beta}, out, Tolerance::Double);
+      Tensor out2(type, {6, 70});
+      check("layer_norm no beta" + suffix, KernelKind::LayerNorm, {{}, {1e-5}},
+            {&x, &gamma}, out2, Tolerance::Double);
+      Tensor out3(type, {6, 70});
+      check("rms_norm" + suffix, KernelKind::RmsNorm, {{}, {1e-6}},
+            {&x, &gamma}, out3, Tolerance::Double);
+    }
+    {
+      Tensor x(type, {3, 7, 5}), out(type, {3, 7, 5});
+      fillFloat(x, -8, 8);
+      check("softmax dim 1" + suffix, KernelKind::Softmax, {{1}, {}}, {&x}, out,
+            Tolerance::Double);
+      Tensor out2(type, {3, 7, 5});
+      check("softmax dim 2" + suffix, KernelKind::Softmax, {{2}, {}}, {&x},
+            out2, Tolerance::Double);
+    }
+    for (int64_t causal : {0, 1}) {
+      Tensor q(type, {2, 4, 9, 16}), k(type, {2, 2, 9, 16}),
+          v(type, {2, 2, 9, 16}), out(type, {2, 4, 9, 16});
+      fillFloat(q);
+      fillFloat(k);
+      fillFloat(v);
+      check("attention gqa causal=" + std::to_string(causal) + suffix,
+            KernelKind::Attention, {{causal}, {0.25}}, {&q, &k, &v}, out,
+            Tolerance::Double);
+    }
+    {
+      Tensor x(type, {2, 3, 8, 16}), positions(DType::I32, {8}),
+          out(type, {2, 3, 8, 16});
+      fillFloat(x);
+      fillInt(positions, 0, 1000);
+      check("rope positions" + suffix, KernelKind::Rope, {{}, {10000.0}},
+            {&x, &positions}, out, Tolerance::Double);
+      Tensor out2(type, {2, 3, 8, 16});
+      check("rope" + suffix, KernelKind::Rope, {{}, {500000.0}}, {&x}, out2,
+            Tolerance::Double);
+    }
+    for (int64_t reduction : {0, 1, 2}) {
+      Tensor logits(type, {4, 6, 30}), targets(DType::I32, {4, 6});
+      fillFloat(logits, -5, 5);
+      fillInt(targets, 0, 29);
+      std::memcpy(targets.host.data(), "\xff\xff\xff\xff", 4); // ignored: -1
+      Tensor out(DType::F32, reduction == 2 ? Shape{4, 6} : Shape{});
+      check("cross_entropy reduction " + std::to_string(reduction) + suffix,
+            KernelKind::CrossEntropy, {{reduction, 1, -1}, {}},
+            {&logits, &targets}, out, Tolerance::Double);
+    }
+  }
+  for (int64_t kind : {0, 1, 2})
+    for (float t : {0.0f, 3.0f, 10.0f, 55.0f, 200.0f}) {
+      Tensor step(DType::F32, {}), out(DType::F32, {});
+      std::memcpy(step.host.data(), &t, 4);
+      check("lr_schedule kind " + std::to_string(kind) + " t " +
+                std::to_string(static_cast<int>(t)),
+            KernelKind::LrSchedule, {{kind, 10, 100}, {6e-4, 6e-5}}, {&step},
+            out, Tolerance::Double);
+    }
+}
+
+TEST_F(CudaKernelCase, RefusesMoe) {
+  Tensor logits(DType::F32, {4, 8});
+  Status status = kernels_->prepare(KernelKind::MoeTopK, {{2, 1}, {}},
+                                    {logits.deviceRef()}, {});
+  ASSERT_FALSE(status.isOk());
+  EXPECT_NE(status.message().find("no CUDA kernel for MoeTopK"),
+            std::string::npos)
+      << status.message();
+}
+
+// ---- 2. The GPT-2 tiny training step ---------------------------------------
+
+std::string executableDir() {
+  char path[4096];
+  ssize_t length = readlink("/proc/self/exe", path, sizeof(path) - 1);
+  if (length <= 0)
+    return ".";
+  path[length] = 0;
+  std::string text(path);
+  return text.substr(0, text.rfind('/'));
+}
+
+class CudaSessionTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    std::string why;
+    if (!haveDevice(why))
+      GTEST_SKIP() << why;
+  }
+};
+
+float floatAt(const void *data, int64_t i) {
+  float v;
+  std::memcpy(&v, static_cast<const uint8_t *>(data) + 4 * i, 4);
+  return v;
+}
+
+TEST_F(CudaSessionTest, Gpt2TinyTrainingMatchesCpu) {
+  Executable exe;
+  std::string path = executableDir() + "/gpt2-tiny.llmcx";
+  ASSERT_OK(readExecutable(path, exe));
+
+  std::unique_ptr<Session> cpu;
+  SessionOptions cpuOptions;
+  cpuOptions.threads = 4;
+  ASSERT_OK(Session::create(exe, cpuOptions, cpu));
+  std::unique_ptr<CudaSession> gpu;
+  ASSERT_OK(CudaSession::create(exe, CudaSessionOptions(), gpu));
+  std::printf("[session] %zu NVRTC units loaded in %.2f s, arena %llu bytes, "
+              "%zu commands\n",
+              gpu->loadedUnits(), gpu->compileSeconds(),
+              static_cast<unsigned long long>(gpu->arenaBytes()),
+              exe.ranks[0].commands.size());
+
+  // The same initial weights and optimizer state on both.
+  const RankProgram &program = exe.ranks.front();
+  for (size_t i = 0; i < exe.arguments.size(); ++i) {
+    const ArgumentInfo &arg = exe.arguments[i];
+    if (arg.role == ArgumentRole::Input || arg.name == "optimizer.step")
+      continue;
+    std::vector<uint8_t> bytes;
+    ASSERT_OK(initialArgumentBytes(exe, i, 1337, bytes));
+    const ValueInfo &info = program.values[arg.value];
+    ASSERT_OK(cpu->setArgument(arg.name, info.dtype, info.shape, bytes.data(),
+                               bytes.size()));
+    ASSERT_OK(gpu->setArgument(arg.name, info.dtype, info.shape, bytes.data(),
+                               bytes.size()));
+  }
+  int tokensIndex = exe.findArgument("tokens");
+  ASSERT_GE(tokensIndex, 0);
+  const ValueInfo &tokensInfo =
+      program.values[exe.arguments[tokensIndex].value];
+  int64_t vocab = std::stoll(exe.metadata.at("model.vocab_size"));
+  int loss = exe.findOutput("loss"), gradNorm = exe.findOutput("grad_norm");
+  ASSERT_GE(loss, 0);
+  ASSERT_GE(gradNorm, 0);
+
+  std::mt19937 random(7);
+  std::uniform_int_distribution<int32_t> token(0,
+                                               static_cast<int32_t>(vocab) - 1);
+  std::vector<int32_t> tokens(numElements(tokensInfo.shape)),
+      targets(tokens.size());
+  size_t tokenBytes = tokens.size() * sizeof(int32_t);
+  for (int step = 1; step <= 5; ++step) {
+    for (size_t i = 0; i < tokens.size(); ++i) {
+      tokens[i] = token(random);
+      targets[i] = token(random);
+    }
+    float t = static_cast<float>(step);
+    ASSERT_OK(cpu->setArgument("tokens", DType::I32, tokensInfo.shape,
+                               tokens.data(), tokenBytes));
+    ASSERT_OK(cpu->setArgument("targets", DType::I32, tokensInfo.shape,
+                               targets.data(), tokenBytes));
+    ASSERT_OK(cpu->setArgument("optimizer.step", DType::F32, {}, &t, 4));
+    ASSERT_OK(gpu->setArgument("tokens", DType::I32, tokensInfo.shape,
+                               tokens.data(), tokenBytes));
+    ASSERT_OK(gpu->setArgument("targets", DType::I32, tokensInfo.shape,
+                               targets.data(), tokenBytes));
+    ASSERT_OK(gpu->setArgument("optimizer.step", DType::F32, {}, &t, 4));
+    ASSERT_OK(cpu->run());
+    ASSERT_OK(gpu->run());
+
+    TensorRef cpuOut, gpuOut;
+    std::vector<uint8_t> host;
+    ASSERT_OK(cpu->output(loss, cpuOut));
+    ASSERT_OK(gpu->output(loss, gpuOut));
+    ASSERT_OK(gpu->copyToHost(gpuOut, host));
+    float cpuLoss = floatAt(cpuOut.data, 0), gpuLoss = floatAt(host.data(), 0);
+    ASSERT_OK(cpu->output(gradNorm, cpuOut));
+    ASSERT_OK(gpu->output(gradNorm, gpuOut));
+    ASSERT_OK(gpu->copyToHost(gpuOut, host));
+    float cpuNorm = floatAt(cpuOut.data, 0), gpuNorm = floatAt(host.data(), 0);
+    double lossError = std::fabs(gpuLoss - cpuLoss) / std::fabs(cpuLoss);
+    std::printf("[step %d] loss cpu %.9g gpu %.9g (relative %.3g); grad_norm "
+                "cpu %.9g gpu %.9g (relative %.3g)\n",
+                step, cpuLoss, gpuLoss, lossError, cpuNorm, gpuNorm,
+                std::fabs(gpuNorm - cpuNorm) / std::fabs(cpuNorm));
+    EXPECT_LE(lossError, 1e-4) << "step " << step;
+    EXPECT_TRUE(std::isfinite(gpuLoss));
+
+    // Feed the new parameters and optimizer state back, by name.
+    for (size_t i = 0; i < exe.arguments.size(); ++i) {
+      const ArgumentInfo &arg = exe.arguments[i];
+      if (arg.role == ArgumentRole::Input)
+        continue;
+      int out = exe.findOutput(arg.name);
+      ASSERT_GE(out, 0) << arg.name;
+      ASSERT_OK(cpu->output(out, cpuOut));
+      ASSERT_OK(cpu->setArgument(arg.name, cpuOut.dtype, cpuOut.shape,
+                                 cpuOut.data, cpuOut.bytes()));
+      ASSERT_OK(gpu->setArgumentFromOutput(arg.name, out));
+    }
+  }
+
+  // Every parameter after the last step.
+  double worstAbs = 0.0, worstRel = 0.0;
+  int64_t elements = 0, beyond1e5 = 0, bad = 0;
+  for (size_t i = 0; i < exe.arguments.size(); ++i) {
+    const ArgumentInfo &arg = exe.arguments[i];
+    if (arg.role != ArgumentRole::Parameter)
+      continue;
+    TensorRef cpuArg, gpuArg;
+    ASSERT_OK(cpu->argument(i, cpuArg));
+    ASSERT_OK(gpu->argument(i, gpuArg));
+    std::vector<uint8_t> host;
+    ASSERT_OK(gpu->copyToHost(gpuArg, host));
+    ASSERT_EQ(cpuArg.dtype, DType::F32) << arg.name;
+    for (int64_t e = 0; e < cpuArg.numElements(); ++e) {
+      double want = floatAt(cpuArg.data, e), got = floatAt(host.data(), e);
+      double error = std::fabs(got - want);
+      worstAbs = std::max(worstAbs, error);
+      if (want != 0.0)
+        worstRel = std::max(worstRel, error / std::fabs(want));
+      beyond1e5 += error > 1e-5 * std::fabs(want);
+      ++elements;
+      if (!(error <= 1e-4 + 1e-3 * std::fabs(want)) && bad++ < 5)
+        ADD_FAILURE() << arg.name << "[" << e << "]: gpu " << got << ", cpu "
+                      << want;
+    }
+  }
+  std::printf("[params] %lld elements after 5 steps: max absolute difference "
+              "%.3g, max relative %.3g, %lld beyond 1e-5 relative\n",
+              static_cast<long long>(elements), worstAbs, worstRel,
+              static_cast<long long>(beyond1e5));
+  EXPECT_EQ(bad, 0);
+}
+
+TEST_F(CudaSessionTest, NamesTheModelPartOfAMissingKernel) {
+  Executable exe;
+  exe.name = "moe";
+  RankProgram rank;
+  rank.values = {{DType::F32, {4, 8}, 0},
+                 {DType::F32, {4, 2}, 128},
+                 {DType::I32, {4, 2}, 192}};
+  rank.arenaBytes = 256;
+  Command command;
+  command.kind = CommandKind::Kernel;
+  command.kernel = KernelKind::MoeTopK;
+  command.inputs = {0};
+  command.outputs = {1, 2};
+  command.attrs.ints = {2, 1};
+  command.origin = "blocks.3.moe.router";
+  rank.commands.push_back(command);
+  exe.ranks.push_back(rank);
+  ArgumentInfo argument;
+  argument.name = "x";
+  argument.value = 0;
+  exe.arguments.push_back(argument);
+  exe.outputs.push_back({"output0", 1});
+  std::unique_ptr<CudaSession> session;
+  Status status = CudaSession::create(exe, CudaSessionOptions(), session);
+  ASSERT_FALSE(status.isOk());
+  EXPECT_NE(status.message().find("at blocks.3.moe.router: no CUDA kernel for "
+                                  "MoeTopK"),
+            std::string::npos)
+      << status.message();
+}
+
+} // namespace
+} // namespace llmc::rt::cuda
