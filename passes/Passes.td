@@ -214,11 +214,18 @@ def RematPass : Pass<"llmc-remat", "mlir::ModuleOp"> {
            "none, selective, full or auto">,
     Option<"budgetBytes", "budget-bytes", "int64_t", /*default=*/"0",
            "Memory budget for auto (0: no budget)">,
+    Option<"fuseAfter", "fuse-after", "bool", /*default=*/"true",
+           "auto measures each candidate after llmc-fuse, as the pipeline "
+           "runs it">,
   ];
 }
 
 def PlanBuffersPass : Pass<"llmc-plan-buffers", "mlir::ModuleOp"> {
   let summary = "Give every tensor its place in one arena; record the peak";
+  let options = [
+    Option<"budgetBytes", "budget-bytes", "int64_t", /*default=*/"0",
+           "Fail when an arena exceeds this many bytes (0: no budget)">,
+  ];
   let description = [{
     The buffer planner (ir/BufferPlan.h) on every function: live ranges over
     the program order, reshapes as views, elementwise ops in place over an

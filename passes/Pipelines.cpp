@@ -87,6 +87,7 @@ std::vector<Stage> stages(const llmc::CompilePipelineOptions &options) {
                       llmc::RematPassOptions remat;
                       remat.policy = options.remat;
                       remat.budgetBytes = options.memoryBudgetBytes;
+                      remat.fuseAfter = options.fuse;
                       return llmc::createRematPass(remat);
                     }});
   // 8. Fusion: the groups of ops that become one kernel (docs/fusion.md).
@@ -98,8 +99,11 @@ std::vector<Stage> stages(const llmc::CompilePipelineOptions &options) {
                     }});
   // 9. schedule (#6): not yet written.
   // 10. The buffer plan, last: every tensor's offset in one arena.
-  list.push_back(
-      {"llmc-plan-buffers", [] { return llmc::createPlanBuffersPass(); }});
+  list.push_back({"llmc-plan-buffers", [options] {
+                    llmc::PlanBuffersPassOptions plan;
+                    plan.budgetBytes = options.memoryBudgetBytes;
+                    return llmc::createPlanBuffersPass(plan);
+                  }});
   return list;
 }
 } // namespace

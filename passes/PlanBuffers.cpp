@@ -14,6 +14,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/FormatVariadic.h"
 
 namespace llmc {
 #define GEN_PASS_DEF_PLANBUFFERSPASS
@@ -26,7 +27,10 @@ namespace {
 
 struct PlanBuffersPass
     : public llmc::impl::PlanBuffersPassBase<PlanBuffersPass> {
+  using Base::Base;
+
   void runOnOperation() override {
+    bool overBudget = false;
     for (auto function : getOperation().getOps<func::FuncOp>()) {
       if (function.isExternal())
         continue;
@@ -34,7 +38,24 @@ struct PlanBuffersPass
       if (failed(plan))
         return signalPassFailure();
       record(function, *plan);
+      uint64_t budget = static_cast<uint64_t>(budgetBytes);
+      if (budget > 0 && plan->arenaBytes > budget) {
+        auto gib = [](uint64_t bytes) {
+          return static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0);
+        };
+        function.emitError()
+            << "@" << function.getSymName() << " needs "
+            << plan->arenaBytes << " bytes ("
+            << llvm::formatv("{0:f2}", gib(plan->arenaBytes))
+            << " GiB) per device, over the memory budget of " << budget
+            << " bytes (" << llvm::formatv("{0:f2}", gib(budget))
+            << " GiB); set [memory] remat = \"auto\" (or selective, full), "
+               "lower the batch size, or raise budget_gib";
+        overBudget = true;
+      }
     }
+    if (overBudget)
+      signalPassFailure();
   }
 
   static void record(func::FuncOp function, const llmc::BufferPlan &plan) {

@@ -34,6 +34,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Pass/PassManager.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/SetVector.h"
@@ -372,17 +373,24 @@ struct RematPass : public llmc::impl::RematPassBase<RematPass> {
     return success();
   }
 
-  /// The peak of `function` after applying (fullLayers), measured by the
-  /// buffer planner on a copy.
+  /// The arena of `function` after applying (fullLayers) and, when fusion
+  /// follows in the pipeline, after fusing (a fused region moves ops, which
+  /// moves the peak): measured by the buffer planner on a copy in a module
+  /// of its own.
   FailureOr<uint64_t> peakWith(func::FuncOp function, int64_t fullLayers,
                                bool none) {
+    OwningOpRef<ModuleOp> scratch = ModuleOp::create(function.getLoc());
     func::FuncOp copy = function.clone();
-    OpBuilder b(function);
-    b.insert(copy);
+    scratch->getBody()->push_back(copy);
     if (!none)
       apply(copy, fullLayers);
+    if (fuseAfter) {
+      PassManager pm(function.getContext());
+      pm.addPass(llmc::createFusePass());
+      if (failed(pm.run(*scratch)))
+        return failure();
+    }
     FailureOr<llmc::BufferPlan> plan = llmc::planBuffers(copy);
-    copy.erase();
     if (failed(plan))
       return failure();
     return plan->arenaBytes;
