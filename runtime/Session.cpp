@@ -253,4 +253,40 @@ Status Session::argument(size_t index, TensorRef &tensor, int rank) const {
   return Status::ok();
 }
 
+DeviceSession::~DeviceSession() = default;
+
+Status Session::setArgumentFromOutput(const std::string &name, size_t output) {
+  int index = findArgument(name);
+  if (index < 0)
+    return Status::error(StatusCode::NotFound,
+                         "the program has no argument '" + name + "'");
+  for (int rank = 0; rank < numRanks(); ++rank) {
+    TensorRef from, to;
+    LLMC_RETURN_IF_ERROR(this->output(output, from, rank));
+    LLMC_RETURN_IF_ERROR(argument(index, to, rank));
+    if (from.dtype != to.dtype || from.shape != to.shape)
+      return Status::error(StatusCode::InvalidArgument,
+                           "output #" + std::to_string(output) + " is " +
+                               dtypeName(from.dtype) + formatShape(from.shape) +
+                               ", argument '" + name + "' " +
+                               dtypeName(to.dtype) + formatShape(to.shape));
+    // The plan may have put the output in the argument's own buffer.
+    if (from.data != to.data)
+      std::memmove(to.data, from.data, from.bytes());
+    touch(rank, executable_.arguments[index].value);
+  }
+  bound_[index] = true;
+  return Status::ok();
+}
+
+Status Session::outputToHost(size_t index, HostTensor &tensor) const {
+  tensor.storage.clear();
+  return output(index, tensor.view);
+}
+
+Status Session::argumentToHost(size_t index, HostTensor &tensor) const {
+  tensor.storage.clear();
+  return argument(index, tensor.view);
+}
+
 } // namespace llmc::rt

@@ -13,6 +13,7 @@
 #ifndef LLMC_RUNTIME_SESSION_H
 #define LLMC_RUNTIME_SESSION_H
 
+#include "runtime/DeviceSession.h"
 #include "runtime/Executable.h"
 #include "runtime/Kernel.h"
 #include "runtime/Status.h"
@@ -35,15 +36,16 @@ struct SessionOptions {
   unsigned collectiveTimeoutMs = 60000;
 };
 
-class Session {
+class Session : public DeviceSession {
 public:
   /// Prepares `executable` (which must outlive the session) for running.
   static Status create(const Executable &executable,
                        const SessionOptions &options,
                        std::unique_ptr<Session> &session);
-  ~Session();
+  ~Session() override;
 
-  const Executable &executable() const { return executable_; }
+  const Executable &executable() const override { return executable_; }
+  std::string deviceName() const override { return "cpu"; }
   int numRanks() const { return static_cast<int>(arenas_.size()); }
 
   /// Index of the argument called `name`, or -1.
@@ -52,16 +54,22 @@ public:
   /// Copies `data` into argument `name` on every rank; its dtype and shape
   /// must be the argument's (the message says which differs).
   Status setArgument(const std::string &name, DType dtype, const Shape &shape,
-                     const void *data, size_t bytes);
+                     const void *data, size_t bytes) override;
+  /// Copies output `output` of the last run into argument `name` (rank by
+  /// rank).
+  Status setArgumentFromOutput(const std::string &name, size_t output) override;
 
   /// Runs the program (every rank). Fails, naming them, if arguments were
   /// never bound; a failing rank is named in the message.
-  Status run();
+  Status run() override;
 
   /// A view of output `index` on `rank` (valid until the next run).
   Status output(size_t index, TensorRef &tensor, int rank = 0) const;
   /// A view of argument `index` on `rank` as bound.
   Status argument(size_t index, TensorRef &tensor, int rank = 0) const;
+  /// DeviceSession: rank 0's views, nothing copied.
+  Status outputToHost(size_t index, HostTensor &tensor) const override;
+  Status argumentToHost(size_t index, HostTensor &tensor) const override;
 
   /// Bytes of rank 0's arena (the buffer plan's total).
   uint64_t arenaBytes() const;

@@ -22,6 +22,9 @@
 #include "ir/Registration.h"
 #include "passes/Passes.h"
 #include "runtime/train/Trainer.h"
+#ifdef LLMC_HAVE_CUDA
+#include "runtime/cuda/CudaSession.h"
+#endif
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/AsmState.h"
@@ -180,6 +183,12 @@ struct TrainCommand {
                             cl::desc("CPU threads (default: every core)"),
                             cl::init(0), cl::sub(command),
                             cl::cat(llmcCategory())};
+  cl::opt<std::string> device{
+      "device",
+      cl::desc("Where to train: cpu, cuda or auto (default: [parallel] "
+               "devices)"),
+      cl::value_desc("cpu|cuda|auto"), cl::sub(command),
+      cl::cat(llmcCategory())};
   cl::opt<std::string> output{
       "o", cl::desc("Also write the compiled training artifact here"),
       cl::value_desc("file.llmcx"), cl::sub(command), cl::cat(llmcCategory())};
@@ -356,6 +365,7 @@ llmc::rt::TrainSettings trainSettingsFor(const llmc::RunDescription &run) {
   settings.checkpointEvery = run.checkpoint.every;
   settings.checkpointKeep = run.checkpoint.keep;
   settings.sampleTokens = 0;
+  settings.devices = run.parallel.devices;
   return settings;
 }
 
@@ -699,6 +709,19 @@ int runTrain(const TrainCommand &options) {
   train.metricsPath = options.metrics;
   train.threads = options.threads;
   train.stopAfterStep = options.steps;
+  if (!options.device.empty()) {
+    if (options.device != "cpu" && options.device != "cuda" &&
+        options.device != "auto") {
+      llvm::errs() << "llmc train: --device expects cpu, cuda or auto, got '"
+                   << options.device << "'\n";
+      return kExitUsage;
+    }
+    train.settings.devices = options.device;
+  }
+#ifdef LLMC_HAVE_CUDA
+  train.cudaSession = llmc::rt::cuda::createCudaDeviceSession;
+  train.cudaDeviceCount = llmc::rt::cuda::cudaDeviceCount;
+#endif
   llmc::rt::TrainReport report;
   if (llmc::rt::Status status = llmc::rt::train(exe, train, report);
       !status) {

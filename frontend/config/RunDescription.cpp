@@ -204,10 +204,11 @@ void RunParser::parseParallel() {
                 "; set tp to 2 or more, or remove sp (sequence "
                 "parallelism splits activations over the tp axis)");
 
-  // Pending: what asks for more than one CPU device's behaviour of today.
+  // Pending: what asks for more than one device's behaviour of today (one
+  // CPU, or one GPU through CudaSession).
   StringRef devices = p.devices;
-  if (devices.starts_with("cuda"))
-    s.recordPending(run.pending, "devices", "#7");
+  if (devices.starts_with("cuda:") && deviceCount.value_or(0) > 1)
+    s.recordPending(run.pending, "devices", "#9");
   else if (devices.starts_with("cpu:") && deviceCount.value_or(0) > 1)
     s.recordPending(run.pending, "devices", "#8");
   if (p.autoMesh)

@@ -235,4 +235,47 @@ Status CudaSession::copyToHost(const TensorRef &tensor,
   return Status::ok();
 }
 
+std::string CudaSession::deviceName() const {
+  return "cuda:" + std::to_string(options_.device);
+}
+
+Status CudaSession::toHost(TensorRef device, HostTensor &tensor) const {
+  LLMC_RETURN_IF_ERROR(copyToHost(device, tensor.storage));
+  tensor.view = device;
+  tensor.view.data = tensor.storage.data();
+  return Status::ok();
+}
+
+Status CudaSession::outputToHost(size_t index, HostTensor &tensor) const {
+  TensorRef device;
+  LLMC_RETURN_IF_ERROR(output(index, device));
+  return toHost(device, tensor);
+}
+
+Status CudaSession::argumentToHost(size_t index, HostTensor &tensor) const {
+  TensorRef device;
+  LLMC_RETURN_IF_ERROR(argument(index, device));
+  return toHost(device, tensor);
+}
+
+int cudaDeviceCount() {
+  int count = 0;
+  // No driver or no device: both mean "run elsewhere"; clear the sticky
+  // error so that later calls do not see it.
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  return count;
+}
+
+Status createCudaDeviceSession(const Executable &executable,
+                               std::unique_ptr<DeviceSession> &session) {
+  std::unique_ptr<CudaSession> created;
+  LLMC_RETURN_IF_ERROR(
+      CudaSession::create(executable, CudaSessionOptions(), created));
+  session = std::move(created);
+  return Status::ok();
+}
+
 } // namespace llmc::rt::cuda

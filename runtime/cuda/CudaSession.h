@@ -16,6 +16,7 @@
 #ifndef LLMC_RUNTIME_CUDA_CUDASESSION_H
 #define LLMC_RUNTIME_CUDA_CUDASESSION_H
 
+#include "runtime/DeviceSession.h"
 #include "runtime/Executable.h"
 #include "runtime/Kernel.h"
 #include "runtime/Status.h"
@@ -38,7 +39,7 @@ struct CudaSessionOptions {
   bool syncEachCommand = false;
 };
 
-class CudaSession {
+class CudaSession : public DeviceSession {
 public:
   /// Prepares `executable` (one rank; it must outlive the session): the
   /// arena, the constants, the stream, and every kernel compiled. Fails
@@ -46,11 +47,12 @@ public:
   static Status create(const Executable &executable,
                        const CudaSessionOptions &options,
                        std::unique_ptr<CudaSession> &session);
-  ~CudaSession();
+  ~CudaSession() override;
   CudaSession(const CudaSession &) = delete;
   CudaSession &operator=(const CudaSession &) = delete;
 
-  const Executable &executable() const { return executable_; }
+  const Executable &executable() const override { return executable_; }
+  std::string deviceName() const override;
 
   /// Index of the argument called `name`, or -1.
   int findArgument(const std::string &name) const;
@@ -58,16 +60,16 @@ public:
   /// Copies host `data` into argument `name`; its dtype and shape must be
   /// the argument's (the message says which differs).
   Status setArgument(const std::string &name, DType dtype, const Shape &shape,
-                     const void *data, size_t bytes);
+                     const void *data, size_t bytes) override;
 
   /// Device-to-device: output `output` becomes argument `name`'s value
   /// (nothing to copy when the plan placed the output in the argument's
   /// buffer). The training loop's feedback of new parameters and state.
-  Status setArgumentFromOutput(const std::string &name, size_t output);
+  Status setArgumentFromOutput(const std::string &name, size_t output) override;
 
   /// Runs the program and waits for it. Fails, naming them, if arguments
   /// were never bound.
-  Status run();
+  Status run() override;
 
   /// A view of output `index` in device memory (valid until the next run).
   Status output(size_t index, TensorRef &tensor) const;
@@ -77,6 +79,9 @@ public:
   /// Copies device `tensor` (a view from output() or argument()) to the
   /// host; `bytes` becomes tensor.bytes() long.
   Status copyToHost(const TensorRef &tensor, std::vector<uint8_t> &bytes) const;
+  /// DeviceSession: output()/argument() copied with copyToHost.
+  Status outputToHost(size_t index, HostTensor &tensor) const override;
+  Status argumentToHost(size_t index, HostTensor &tensor) const override;
 
   /// Bytes of the arena (the buffer plan's total).
   uint64_t arenaBytes() const;
@@ -85,6 +90,7 @@ public:
   double compileSeconds() const;
 
 private:
+  Status toHost(TensorRef device, HostTensor &tensor) const;
   CudaSession(const Executable &executable, const CudaSessionOptions &options);
   TensorRef slot(int32_t value) const;
   Status wrap(const Command &command, Status status) const;
@@ -96,6 +102,14 @@ private:
   uint8_t *arena_ = nullptr;
   std::vector<bool> bound_;
 };
+
+/// The number of CUDA devices; 0 when there is none or no driver.
+int cudaDeviceCount();
+
+/// A CudaSession on device 0 behind the DeviceSession interface: what a tool
+/// puts in TrainOptions::cudaSession.
+Status createCudaDeviceSession(const Executable &executable,
+                               std::unique_ptr<DeviceSession> &session);
 
 } // namespace llmc::rt::cuda
 

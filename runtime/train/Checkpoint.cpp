@@ -85,7 +85,8 @@ std::string checkpointName(int64_t step) {
   return name;
 }
 
-Status saveCheckpoint(const std::string &directory, const Session &session,
+Status saveCheckpoint(const std::string &directory,
+                      const DeviceSession &session,
                       const CheckpointState &state,
                       const CheckpointOptions &options, std::string &path) {
   std::error_code error;
@@ -101,16 +102,17 @@ Status saveCheckpoint(const std::string &directory, const Session &session,
   if (error)
     return ioError("cannot create '" + partial + "'", error);
 
-  // Views of the bound arguments: parameters to the model file, optimizer
-  // state to the optimizer file.
+  // Host views of the bound arguments (device tensors copied first):
+  // parameters to the model file, optimizer state to the optimizer file.
   const Executable &exe = session.executable();
   std::map<std::string, SafetensorsTensor> model, optimizer;
+  std::vector<HostTensor> host(exe.arguments.size());
   for (size_t i = 0; i < exe.arguments.size(); ++i) {
     const ArgumentInfo &arg = exe.arguments[i];
     if (arg.role == ArgumentRole::Input)
       continue;
-    TensorRef tensor;
-    LLMC_RETURN_IF_ERROR(session.argument(i, tensor));
+    LLMC_RETURN_IF_ERROR(session.argumentToHost(i, host[i]));
+    const TensorRef &tensor = host[i].view;
     SafetensorsTensor view{tensor.dtype, tensor.shape,
                            static_cast<const uint8_t *>(tensor.data),
                            static_cast<uint64_t>(tensor.numElements()) *
@@ -187,7 +189,7 @@ Status resolveCheckpoint(const std::string &given, std::string &path) {
   return Status::ok();
 }
 
-Status loadCheckpoint(const std::string &path, Session &session,
+Status loadCheckpoint(const std::string &path, DeviceSession &session,
                       CheckpointState &state) {
   SafetensorsFile model, optimizer;
   std::string modelPath = (fs::path(path) / kModelFile).string();

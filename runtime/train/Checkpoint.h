@@ -16,7 +16,7 @@
 #ifndef LLMC_RUNTIME_TRAIN_CHECKPOINT_H
 #define LLMC_RUNTIME_TRAIN_CHECKPOINT_H
 
-#include "runtime/Session.h"
+#include "runtime/DeviceSession.h"
 #include "runtime/Status.h"
 
 #include <cstdint>
@@ -44,9 +44,11 @@ struct CheckpointOptions {
 std::string checkpointName(int64_t step);
 
 /// Saves the session's parameters and optimizer state (arguments by role,
-/// rank 0) into `directory`/step-NNNNNNNN and points `latest` at it.
+/// rank 0, copied to the host first when they live on a device) into
+/// `directory`/step-NNNNNNNN and points `latest` at it.
 /// `path` receives the checkpoint's directory.
-Status saveCheckpoint(const std::string &directory, const Session &session,
+Status saveCheckpoint(const std::string &directory,
+                      const DeviceSession &session,
                       const CheckpointState &state,
                       const CheckpointOptions &options, std::string &path);
 
@@ -58,7 +60,7 @@ Status resolveCheckpoint(const std::string &given, std::string &path);
 /// checkpoint at `path` (a step-NNNNNNNN directory) and reads its state.
 /// Fails, naming the file and tensor, when one is missing or its shape or
 /// dtype differs from the program's.
-Status loadCheckpoint(const std::string &path, Session &session,
+Status loadCheckpoint(const std::string &path, DeviceSession &session,
                       CheckpointState &state);
 
 } // namespace llmc::rt

@@ -40,7 +40,7 @@ Status parseInt(const std::map<std::string, std::string> &metadata,
   return Status::ok();
 }
 
-/// A rank-0 float output as a double.
+/// A rank-0 float tensor as a double.
 double scalarOf(const TensorRef &tensor) {
   switch (tensor.dtype) {
   case DType::F64:
@@ -137,7 +137,7 @@ Status layoutOf(const Executable &exe, StepLayout &layout) {
 
 /// Binds parameters from `weightsPath` (when given) or their initializers,
 /// and the optimizer state to zeros.
-Status bindInitialState(const Executable &exe, Session &session,
+Status bindInitialState(const Executable &exe, DeviceSession &session,
                         const TrainOptions &options) {
   SafetensorsFile weights;
   if (!options.weightsPath.empty())
@@ -174,7 +174,7 @@ Status bindInitialState(const Executable &exe, Session &session,
 /// Generates `sampleTokens` tokens with the trained parameters through the
 /// artifact's "logits" program, from a prompt of the data's first tokens,
 /// and prints them (as text when the data is text).
-Status printSample(const Executable &exe, const Session &trained,
+Status printSample(const Executable &exe, const DeviceSession &trained,
                    const TokenData &data, const TrainSettings &settings,
                    const TrainOptions &options, TrainReport &report) {
   const Executable *logits = exe.companion("logits");
@@ -190,8 +190,11 @@ Status printSample(const Executable &exe, const Session &trained,
     const ArgumentInfo &arg = exe.arguments[i];
     if (arg.role != ArgumentRole::Parameter)
       continue;
-    TensorRef tensor;
-    LLMC_RETURN_IF_ERROR(trained.argument(i, tensor));
+    // The sample runs on the CPU: a few hundred tiny steps, not worth
+    // a second device program. Device parameters come to the host here.
+    HostTensor host;
+    LLMC_RETURN_IF_ERROR(trained.argumentToHost(i, host));
+    const TensorRef &tensor = host.view;
     LLMC_RETURN_IF_ERROR(session->setArgument(
         arg.name, tensor.dtype, tensor.shape, tensor.data,
         static_cast<size_t>(tensor.numElements()) * dtypeSize(tensor.dtype)));
@@ -259,6 +262,10 @@ Status readTrainSettings(const std::map<std::string, std::string> &metadata,
     return invalid("the artifact's data.format is '" + dataFormat +
                    "'; expected text or tokens");
   settings.checkpointDir = text("checkpoint.dir");
+  // Artifacts from before the key trained on the CPU.
+  settings.devices = text("train.devices");
+  if (settings.devices.empty())
+    settings.devices = "cpu";
   if (settings.steps < 1 || settings.logEvery < 1 || settings.vocabSize < 1 ||
       settings.checkpointEvery < 0 || settings.checkpointKeep < 1 ||
       settings.sampleTokens < 0)
@@ -281,6 +288,51 @@ void writeTrainSettings(const TrainSettings &settings,
   metadata["checkpoint.every"] = std::to_string(settings.checkpointEvery);
   metadata["checkpoint.keep"] = std::to_string(settings.checkpointKeep);
   metadata["sample.tokens"] = std::to_string(settings.sampleTokens);
+  metadata["train.devices"] = settings.devices;
+}
+
+Status resolveDevice(const TrainOptions &options, size_t ranks,
+                     std::string &device) {
+  const std::string &wanted = options.settings.devices;
+  // A program of several ranks runs on virtual CPU devices until NCCL (#9).
+  if (wanted == "auto" && ranks > 1) {
+    device = "cpu";
+    return Status::ok();
+  }
+  // "cuda:N": the program decides how many ranks; a one-rank one runs on
+  // the first GPU (CudaSession refuses more, #9).
+  bool gpu = wanted.rfind("cuda", 0) == 0;
+  if (!gpu && wanted != "auto") {
+    device = "cpu";
+    return Status::ok();
+  }
+  if (!options.cudaSession || !options.cudaDeviceCount) {
+    if (gpu)
+      return invalid("devices = \"" + wanted +
+                     "\": this build has no CUDA backend "
+                     "(configure with the CUDA toolkit, LLMC_CUDA=ON), or "
+                     "train with --device cpu");
+    if (options.log)
+      std::fprintf(options.log, "devices = \"auto\": this build has no CUDA "
+                                "backend; training on the CPU\n");
+    device = "cpu";
+    return Status::ok();
+  }
+  if (options.cudaDeviceCount() > 0) {
+    device = "cuda";
+    return Status::ok();
+  }
+  if (gpu)
+    return Status::error(StatusCode::NotFound,
+                         "devices = \"" + wanted +
+                             "\": no CUDA device on this machine "
+                             "(cudaGetDeviceCount found none); train with "
+                             "--device cpu or --device auto");
+  if (options.log)
+    std::fprintf(options.log,
+                 "devices = \"auto\": no CUDA device; training on the CPU\n");
+  device = "cpu";
+  return Status::ok();
 }
 
 Status checkTrainable(const Executable &executable) {
@@ -294,10 +346,18 @@ Status train(const Executable &exe, const TrainOptions &options,
   StepLayout layout;
   LLMC_RETURN_IF_ERROR(layoutOf(exe, layout));
 
-  SessionOptions sessionOptions;
-  sessionOptions.threads = options.threads;
-  std::unique_ptr<Session> session;
-  LLMC_RETURN_IF_ERROR(Session::create(exe, sessionOptions, session));
+  std::string device;
+  LLMC_RETURN_IF_ERROR(resolveDevice(options, exe.ranks.size(), device));
+  std::unique_ptr<DeviceSession> session;
+  if (device == "cuda") {
+    LLMC_RETURN_IF_ERROR(options.cudaSession(exe, session));
+  } else {
+    SessionOptions sessionOptions;
+    sessionOptions.threads = options.threads;
+    std::unique_ptr<Session> cpu;
+    LLMC_RETURN_IF_ERROR(Session::create(exe, sessionOptions, cpu));
+    session = std::move(cpu);
+  }
 
   TokenLoaderOptions loaderOptions;
   loaderOptions.path = settings.dataPath;
@@ -350,13 +410,13 @@ Status train(const Executable &exe, const TrainOptions &options,
   if (options.log && first <= last)
     std::fprintf(options.log,
                  "training %s: steps %lld-%lld of %lld, %lld sequences x %lld "
-                 "tokens per step, data %s\n",
+                 "tokens per step, data %s, on %s\n",
                  exe.source.c_str(), static_cast<long long>(first),
                  static_cast<long long>(last),
                  static_cast<long long>(settings.steps),
                  static_cast<long long>(layout.batchSize),
                  static_cast<long long>(layout.seqLen),
-                 loader.data().path().c_str());
+                 loader.data().path().c_str(), session->deviceName().c_str());
 
   using Clock = std::chrono::steady_clock;
   Clock::time_point started = Clock::now();
@@ -378,18 +438,18 @@ Status train(const Executable &exe, const TrainOptions &options,
                                               ": " + status.message());
     StepMetrics m;
     m.step = step;
-    TensorRef out;
-    LLMC_RETURN_IF_ERROR(session->output(layout.loss, out));
-    m.loss = scalarOf(out);
-    LLMC_RETURN_IF_ERROR(session->output(layout.gradNorm, out));
-    m.gradNorm = scalarOf(out);
-    LLMC_RETURN_IF_ERROR(session->output(layout.lr, out));
-    m.lr = scalarOf(out);
+    HostTensor out;
+    LLMC_RETURN_IF_ERROR(session->outputToHost(layout.loss, out));
+    m.loss = scalarOf(out.view);
+    LLMC_RETURN_IF_ERROR(session->outputToHost(layout.gradNorm, out));
+    m.gradNorm = scalarOf(out.view);
+    LLMC_RETURN_IF_ERROR(session->outputToHost(layout.lr, out));
+    m.lr = scalarOf(out.view);
     if (layout.lossScale >= 0) {
       // With loss scaling the program itself skips a step whose gradients
       // overflowed (and lowers the scale); the loop only reports it.
-      LLMC_RETURN_IF_ERROR(session->output(layout.lossScale, out));
-      m.lossScale = scalarOf(out);
+      LLMC_RETURN_IF_ERROR(session->outputToHost(layout.lossScale, out));
+      m.lossScale = scalarOf(out.view);
       m.skipped = !std::isfinite(m.gradNorm);
     }
     if (!m.skipped && (!std::isfinite(m.loss) || !std::isfinite(m.gradNorm)))
@@ -400,13 +460,10 @@ Status train(const Executable &exe, const TrainOptions &options,
               std::to_string(m.gradNorm) +
               ") is not finite; lower [train] learning_rate or check the data; "
               "the last checkpoint is unchanged");
-    for (auto [outIndex, argIndex] : layout.feedback) {
-      LLMC_RETURN_IF_ERROR(session->output(outIndex, out));
-      const std::string &name = exe.arguments[argIndex].name;
-      LLMC_RETURN_IF_ERROR(session->setArgument(
-          name, out.dtype, out.shape, out.data,
-          static_cast<size_t>(out.numElements()) * dtypeSize(out.dtype)));
-    }
+    // New parameters and optimizer state stay on the device.
+    for (auto [outIndex, argIndex] : layout.feedback)
+      LLMC_RETURN_IF_ERROR(session->setArgumentFromOutput(
+          exe.arguments[argIndex].name, static_cast<size_t>(outIndex)));
     double seconds =
         std::chrono::duration<double>(Clock::now() - begin).count();
     m.msPerStep = 1e3 * seconds;

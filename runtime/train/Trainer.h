@@ -5,7 +5,9 @@
 // data, feeds every new parameter and optimizer moment back into its
 // argument, prints one line per step, writes JSON-lines metrics, saves
 // checkpoints, resumes from one exactly, and ends with a generated sample
-// when the artifact ships a "logits" program. Both `llmc train` (compile and
+// when the artifact ships a "logits" program. It drives an rt::DeviceSession:
+// the CPU Session or, when the tool supplies the CUDA backend, the GPU's
+// CudaSession (TrainSettings::devices). Both `llmc train` (compile and
 // train in one process) and `llmc-run ARTIFACT` (runtime only) call train().
 // See docs/training.md.
 //
@@ -13,6 +15,7 @@
 #ifndef LLMC_RUNTIME_TRAIN_TRAINER_H
 #define LLMC_RUNTIME_TRAIN_TRAINER_H
 
+#include "runtime/DeviceSession.h"
 #include "runtime/Executable.h"
 #include "runtime/Status.h"
 #include "runtime/data/TokenData.h"
@@ -38,6 +41,10 @@ struct TrainSettings {
   int64_t checkpointEvery = 0;
   int64_t checkpointKeep = 2;
   int64_t sampleTokens = 0; ///< generated at the end (needs "logits")
+  /// Where to train: "cpu", "cuda" (one GPU) or "auto" (the GPU when there
+  /// is one, else the CPU with a notice); [parallel] devices, key
+  /// `train.devices`. Other values (cpu:N, cuda:N) mean the CPU for now.
+  std::string devices = "cpu";
 };
 
 /// Reads the settings from `metadata` (as writeTrainSettings wrote them).
@@ -52,6 +59,11 @@ struct TrainOptions {
   std::string resume;      ///< a checkpoint, or a checkpoint directory
   std::string metricsPath; ///< JSON lines, one per step; empty: none
   unsigned threads = 0;    ///< CPU threads; 0: every core
+  /// The GPU backend, filled in by a tool that links llmc_runtime_cuda
+  /// (rt::cuda::createCudaDeviceSession, rt::cuda::cudaDeviceCount); null in
+  /// a build without it, where "cuda" fails and "auto" means the CPU.
+  DeviceSessionFactory cudaSession = nullptr;
+  DeviceCountFn cudaDeviceCount = nullptr;
   std::FILE *log = stdout; ///< step lines and the sample; null: silent
   /// Stop after this step even if the run has more (an interruption, for
   /// tests of --resume); 0: run to the end.
@@ -74,6 +86,13 @@ struct TrainReport {
   std::vector<int32_t> sample;    ///< generated tokens, prompt excluded
   std::string sampleText;         ///< decoded (byte-level data) or ids
 };
+
+/// Resolves settings.devices to "cpu" or "cuda" with the backend `options`
+/// carries: "cuda" fails (exit-worthy) without a GPU, "auto" falls back to
+/// the CPU and says so on options.log (as it does, silently, for a program
+/// of `ranks` > 1, until NCCL: #9).
+Status resolveDevice(const TrainOptions &options, size_t ranks,
+                     std::string &device);
 
 /// Checks that `executable` is a training step this loop can run and says
 /// what is missing otherwise.

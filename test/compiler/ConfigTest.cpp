@@ -663,7 +663,8 @@ TEST(RunDescriptionExamples, Gpt2_124M) {
   EXPECT_EQ(run.train.warmupSteps, 700);
   EXPECT_EQ(run.precision.policy, PrecisionPolicy::Bf16);
   EXPECT_EQ(run.parallel.devices, "cuda");
-  EXPECT_EQ(pendingOf(run), (PendingList{{"parallel.devices", "#7"}}));
+  // One GPU trains through CudaSession: not pending.
+  EXPECT_EQ(pendingOf(run), PendingList{});
 }
 
 TEST(RunDescriptionExamples, Gpt2Tiny) {
@@ -869,10 +870,19 @@ TEST(RunDescription, TrainingKeysTakeEffect) {
   EXPECT_FALSE(parseClean(kGpt2).train.decayAll);
 }
 
-TEST(RunDescription, CudaDevicesAreIssue7) {
+TEST(RunDescription, SeveralGpusAreIssue9) {
   RunDescription run = parseClean(kGpt2 + "[parallel]\ndevices = \"cuda:8\"\n");
-  EXPECT_EQ(pendingOf(run), (PendingList{{"parallel.devices", "#7"}}));
+  EXPECT_EQ(pendingOf(run), (PendingList{{"parallel.devices", "#9"}}));
   EXPECT_EQ(run.parallel.devices, "cuda:8");
+}
+
+TEST(RunDescription, OneGpuIsNotPending) {
+  for (const char *devices : {"cuda", "cuda:1", "auto"}) {
+    RunDescription run =
+        parseClean(kGpt2 + "[parallel]\ndevices = \"" + devices + "\"\n");
+    EXPECT_EQ(pendingOf(run), PendingList{}) << devices;
+    EXPECT_EQ(run.parallel.devices, devices);
+  }
 }
 
 TEST_F(ConfigFilesTest, RelativePathsResolveAgainstTheTomlDirectory) {

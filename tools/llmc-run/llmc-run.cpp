@@ -23,6 +23,9 @@
 #include "runtime/io/Safetensors.h"
 #include "runtime/train/Init.h"
 #include "runtime/train/Trainer.h"
+#ifdef LLMC_HAVE_CUDA
+#include "runtime/cuda/CudaSession.h"
+#endif
 
 #include <cerrno>
 #include <cinttypes>
@@ -50,6 +53,7 @@ struct Options {
   unsigned threads = 0;
   // Training.
   std::string metrics, resume, data, checkpointDir;
+  std::string device; ///< empty: the artifact's train.devices
   int64_t steps = 0;
   int64_t sampleTokens = -1;
 };
@@ -71,6 +75,8 @@ void printUsage(FILE *out) {
       "  --checkpoint-dir DIR   save checkpoints here instead\n"
       "  --steps N              stop after step N\n"
       "  --sample-tokens N      tokens of the sample printed at the end\n"
+      "  --device cpu|cuda|auto where to train (default: the artifact's\n"
+      "                         [parallel] devices); auto: the GPU if any\n"
       "Running once (any program, or a training step given --inputs):\n"
       "  --weights FILE         parameters by name (Hugging Face names)\n"
       "  --inputs FILE          data inputs by name (tokens, targets)\n"
@@ -113,12 +119,21 @@ int parseArguments(int argc, char **argv, Options &options) {
                         : arg == "--resume"         ? &options.resume
                         : arg == "--data"           ? &options.data
                         : arg == "--checkpoint-dir" ? &options.checkpointDir
+                        : arg == "--device"         ? &options.device
                                                     : nullptr;
     if (text) {
       const char *v = value(arg.c_str());
       if (!v)
         return kExitUsage;
       *text = v;
+      if (arg == "--device" && *text != "cpu" && *text != "cuda" &&
+          *text != "auto") {
+        std::fprintf(stderr,
+                     "llmc-run: --device expects cpu, cuda or auto, got "
+                     "'%s'\n",
+                     v);
+        return kExitUsage;
+      }
     } else if (arg == "--steps" || arg == "--sample-tokens") {
       const char *v = value(arg.c_str());
       uint64_t number;
@@ -204,6 +219,12 @@ int train(const rt::Executable &exe, const Options &options) {
     train.settings.sampleTokens = options.sampleTokens;
   if (options.init)
     train.settings.seed = options.seed;
+  if (!options.device.empty())
+    train.settings.devices = options.device;
+#ifdef LLMC_HAVE_CUDA
+  train.cudaSession = rt::cuda::createCudaDeviceSession;
+  train.cudaDeviceCount = rt::cuda::cudaDeviceCount;
+#endif
   train.weightsPath = options.weights;
   train.resume = options.resume;
   train.metricsPath = options.metrics;
@@ -230,13 +251,13 @@ int main(int argc, char **argv) {
     return train(exe, options);
   if (!options.metrics.empty() || !options.resume.empty() ||
       !options.data.empty() || !options.checkpointDir.empty() ||
-      options.steps || options.sampleTokens >= 0) {
+      !options.device.empty() || options.steps || options.sampleTokens >= 0) {
     std::fprintf(stderr,
                  "llmc-run: --metrics, --resume, --data, --checkpoint-dir, "
-                 "--steps and --sample-tokens are for training; %s\n",
-                 options.inputs.empty()
-                     ? "this artifact is not a training step"
-                     : "drop --inputs to train");
+                 "--device, --steps and --sample-tokens are for training "
+                 "(running once is CPU-only); %s\n",
+                 options.inputs.empty() ? "this artifact is not a training step"
+                                        : "drop --inputs to train");
     return kExitUsage;
   }
   std::vector<rt::SafetensorsFile> files(2);

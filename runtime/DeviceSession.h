@@ -1,0 +1,69 @@
+//===- DeviceSession.h - what the training loop runs on ---------*- C++ -*-===//
+//
+// The part of a session's contract that rt::train (runtime/train/Trainer.h),
+// the checkpoints and the sample use, so that one loop drives either the CPU
+// rt::Session (runtime/Session.h) or the GPU cuda::CudaSession
+// (runtime/cuda/CudaSession.h) while llmc_runtime itself links no CUDA: the
+// GPU session reaches the loop through TrainOptions::cudaSession, a factory
+// that only a tool linking llmc_runtime_cuda fills in.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LLMC_RUNTIME_DEVICESESSION_H
+#define LLMC_RUNTIME_DEVICESESSION_H
+
+#include "runtime/Executable.h"
+#include "runtime/Kernel.h"
+#include "runtime/Status.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace llmc::rt {
+
+/// A tensor in host memory: `view` points either into the session's own host
+/// memory (the CPU session: no copy) or into `storage` (a device session
+/// copied it). Valid until the next run or bind, like the session's views.
+struct HostTensor {
+  TensorRef view;
+  std::vector<uint8_t> storage;
+};
+
+class DeviceSession {
+public:
+  virtual ~DeviceSession();
+
+  virtual const Executable &executable() const = 0;
+  /// "cpu" or "cuda:N", for messages.
+  virtual std::string deviceName() const = 0;
+
+  /// Copies host `data` into argument `name` (on every rank); its dtype and
+  /// shape must be the argument's (the message says which differs).
+  virtual Status setArgument(const std::string &name, DType dtype,
+                             const Shape &shape, const void *data,
+                             size_t bytes) = 0;
+  /// Output `output` of the last run becomes argument `name`'s value, without
+  /// a trip through the host (the training loop's feedback of new parameters
+  /// and optimizer state).
+  virtual Status setArgumentFromOutput(const std::string &name,
+                                       size_t output) = 0;
+  /// Runs the program and waits for it.
+  virtual Status run() = 0;
+
+  /// Output `index` of the last run (rank 0) in host memory.
+  virtual Status outputToHost(size_t index, HostTensor &tensor) const = 0;
+  /// Argument `index` as bound (rank 0) in host memory.
+  virtual Status argumentToHost(size_t index, HostTensor &tensor) const = 0;
+};
+
+/// Makes the session a training run uses on a device other than the CPU.
+using DeviceSessionFactory = Status (*)(
+    const Executable &executable, std::unique_ptr<DeviceSession> &session);
+/// How many devices of that kind this machine has (0 when none, or when the
+/// driver is missing).
+using DeviceCountFn = int (*)();
+
+} // namespace llmc::rt
+
+#endif // LLMC_RUNTIME_DEVICESESSION_H
