@@ -1,0 +1,222 @@
+//===- LlmcDriver.cpp - the compile path the llmc subcommands share -------===//
+#include "tools/LlmcDriver.h"
+
+namespace llmc::driver {
+
+cl::OptionCategory &llmcCategory() {
+  static cl::OptionCategory category("llmc options");
+  return category;
+}
+
+namespace {
+bool hasParameters(mlir::ModuleOp module) {
+  auto loss = module.lookupSymbol<mlir::func::FuncOp>("loss");
+  if (!loss)
+    return false;
+  for (unsigned i = 0; i < loss.getNumArguments(); ++i)
+    if (auto role = loss.getArgAttrOfType<mlir::StringAttr>(i, "llmc.role"))
+      if (role.getValue() == "parameter")
+        return true;
+  return false;
+}
+
+/// The pipeline options a run description asks for.
+llmc::CompilePipelineOptions
+pipelineOptionsFor(const std::optional<llmc::RunDescription> &description) {
+  llmc::CompilePipelineOptions options;
+  if (!description)
+    return options;
+  const llmc::TrainConfig &t = description->train;
+  options.microbatches = t.microbatches;
+  llmc::OptimizerSettings &o = options.optimizer;
+  o.learningRate = t.learningRate;
+  o.minLearningRate = t.minLearningRate;
+  o.warmupSteps = t.warmupSteps;
+  o.totalSteps = t.steps;
+  o.schedule = t.schedule == llmc::LrSchedule::Cosine   ? "cosine"
+               : t.schedule == llmc::LrSchedule::Linear ? "linear"
+                                                        : "constant";
+  o.weightDecay = t.weightDecay;
+  o.decayAll = t.decayAll;
+  o.beta1 = t.beta1;
+  o.beta2 = t.beta2;
+  o.epsilon = t.epsilon;
+  o.gradClip = t.gradClip;
+  const llmc::PrecisionConfig &p = description->precision;
+  options.precision.policy = p.policy == llmc::PrecisionPolicy::Bf16   ? "bf16"
+                             : p.policy == llmc::PrecisionPolicy::Fp16 ? "fp16"
+                                                                       : "fp32";
+  options.precision.initialLossScale = p.initialLossScale;
+  options.precision.lossScaleGrowthInterval = p.lossScaleGrowthInterval;
+  const llmc::MemoryConfig &m = description->memory;
+  options.remat = m.remat == llmc::RematPolicy::Selective ? "selective"
+                  : m.remat == llmc::RematPolicy::Full    ? "full"
+                  : m.remat == llmc::RematPolicy::Auto    ? "auto"
+                                                          : "none";
+  options.memoryBudgetBytes =
+      static_cast<int64_t>(m.budgetGiB * 1024.0 * 1024.0 * 1024.0);
+  return options;
+}
+
+/// What the runtime's training loop needs from a run description.
+llmc::rt::TrainSettings trainSettingsFor(const llmc::RunDescription &run) {
+  llmc::rt::TrainSettings settings;
+  settings.steps = run.train.steps;
+  settings.logEvery = run.train.logEvery;
+  settings.seed = run.train.seed;
+  settings.vocabSize = run.model.vocabSize;
+  settings.dataPath = run.data.path;
+  settings.dataFormat = run.data.format == llmc::DataFormat::Tokens
+                            ? llmc::rt::TokenFormat::Shard
+                            : llmc::rt::TokenFormat::Text;
+  settings.checkpointDir = run.checkpoint.directory;
+  settings.checkpointEvery = run.checkpoint.every;
+  settings.checkpointKeep = run.checkpoint.keep;
+  settings.sampleTokens = 0;
+  settings.devices = run.parallel.devices;
+  return settings;
+}
+
+
+} // namespace
+
+int compileModule(Session &session, const CompileRequest &request,
+                  Compiled &compiled) {
+  llmc::LoadedSource loaded =
+      request.input.empty()
+          ? llmc::loadRunDescriptionText(request.builtinText,
+                                         "<built-in run>", session.context,
+                                         request.sourceOptions)
+          : llmc::loadSource(request.input, session.context,
+                             session.sourceMgr, request.sourceOptions);
+  if (!loaded.module)
+    return kExitRejected;
+  mlir::ModuleOp module = *loaded.module;
+  bool training = !request.forward && hasParameters(module);
+
+  // --emit: "loss", "final", a pass (its first run) or a dump's name
+  // ("05-canonicalize": the fifth pass).
+  llmc::CompilePipelineOptions stageOptions =
+      pipelineOptionsFor(loaded.description);
+  stageOptions.training = training;
+  if (!request.remat.empty())
+    stageOptions.remat = request.remat;
+  if (request.budgetGiB >= 0)
+    stageOptions.memoryBudgetBytes =
+        static_cast<int64_t>(request.budgetGiB * 1024.0 * 1024.0 * 1024.0);
+  stageOptions.fuse = request.fuse;
+  std::vector<std::string> stages = llmc::compilePipelineStages(stageOptions);
+  int stopAfter = -1;
+  llvm::StringRef emit = request.stopAfter;
+  for (size_t i = 0; i < stages.size() && stopAfter < 0; ++i)
+    if (emit == stages[i] ||
+        emit == llvm::formatv("{0:02}-{1}", i + 1, stages[i]).str())
+      stopAfter = static_cast<int>(i) + 1;
+  if (stopAfter < 0 && emit != "loss" && emit != "final") {
+    llvm::errs() << "llmc: unknown --emit stage '" << emit
+                 << "'; expected loss, final, or a pass of the pipeline: ";
+    for (size_t i = 0; i < stages.size(); ++i)
+      llvm::errs() << (i ? ", " : "")
+                   << llvm::formatv("{0:02}-{1}", i + 1, stages[i]);
+    llvm::errs() << "\n";
+    return kExitUsage;
+  }
+
+  mlir::PassManager pm(&session.context);
+  if (!request.dumpIr.empty()) {
+    llvm::SmallString<128> inputPath(request.dumpIr);
+    llvm::sys::path::append(inputPath, "00-input.mlir");
+    if (mlir::failed(llmc::enableIrDumps(pm, request.dumpIr)) ||
+        mlir::failed(llmc::dumpModule(module, inputPath)))
+      return kExitRejected;
+  }
+  if (request.stopAfter == "loss") {
+    if (request.printCost)
+      pm.addPass(llmc::createPrintCostPass());
+  } else {
+    llmc::CompilePipelineOptions pipelineOptions = stageOptions;
+    pipelineOptions.printCost = request.printCost;
+    pipelineOptions.fuse = request.fuse;
+    pipelineOptions.fusionReport = request.fusionReport;
+    pipelineOptions.stopAfter = stopAfter;
+    llmc::buildCompilePipeline(pm, pipelineOptions);
+  }
+  if (mlir::failed(pm.run(module)))
+    return kExitRejected;
+  compiled.module = std::move(loaded.module);
+  compiled.description = std::move(loaded.description);
+  return kExitOk;
+}
+
+/// Compiles the program the pipeline ended with (@train_step when there is
+/// one, else @loss) into an Executable; a training step built from a run
+/// description also carries its training settings.
+int buildArtifact(const Compiled &compiled, const std::string &source,
+                  llmc::rt::Executable &exe) {
+  mlir::ModuleOp module = *compiled.module;
+  llmc::CodegenOptions codegen;
+  codegen.source = source;
+  codegen.function =
+      module.lookupSymbol<mlir::func::FuncOp>("train_step") ? "train_step"
+                                                            : "loss";
+  mlir::FailureOr<llmc::rt::Executable> built =
+      llmc::buildExecutable(module, codegen);
+  if (mlir::failed(built))
+    return kExitRejected;
+  exe = std::move(*built);
+  if (!compiled.description || exe.findArgument("optimizer.step") < 0)
+    return kExitOk;
+  const llmc::RunDescription &run = *compiled.description;
+  llmc::rt::writeTrainSettings(trainSettingsFor(run), exe.metadata);
+
+  // The companion "logits" program (batch 1, the run's sequence length)
+  // with which the runtime prints a sample of the trained model.
+  mlir::OwningOpRef<mlir::ModuleOp> logits = llmc::buildLogitsModule(
+      *module.getContext(), run.model, 1, run.train.seqLen);
+  if (!logits)
+    return kExitRejected;
+  mlir::PassManager pm(module.getContext());
+  pm.addPass(mlir::createCanonicalizerPass());
+  pm.addPass(mlir::createCSEPass());
+  if (mlir::failed(pm.run(*logits)))
+    return kExitRejected;
+  llmc::CodegenOptions logitsCodegen;
+  logitsCodegen.source = source;
+  logitsCodegen.function = "logits";
+  mlir::FailureOr<llmc::rt::Executable> sample =
+      llmc::buildExecutable(*logits, logitsCodegen);
+  if (mlir::failed(sample))
+    return kExitRejected;
+  exe.companions.push_back(std::move(*sample));
+  return kExitOk;
+}
+
+int writeArtifact(const llmc::rt::Executable &exe, const std::string &path) {
+  if (llmc::rt::Status status = llmc::rt::writeExecutable(exe, path);
+      !status) {
+    llvm::errs() << path << ": error: " << status.message() << "\n";
+    return kExitRejected;
+  }
+  const llmc::rt::RankProgram &rank = exe.ranks.front();
+  llvm::errs() << "wrote " << path << ": @" << exe.name << ", "
+               << exe.arguments.size() << " arguments, " << exe.outputs.size()
+               << " outputs, " << rank.commands.size() << " commands, "
+               << rank.arenaBytes << " bytes of buffers\n";
+  return kExitOk;
+}
+
+
+std::string withThousands(int64_t value) {
+  std::string digits = std::to_string(value);
+  std::string text;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i && (digits.size() - i) % 3 == 0)
+      text += ',';
+    text += digits[i];
+  }
+  return text;
+}
+
+/// `llmc inspect model.llmcx`: the tables of a compiled Executable.
+
+} // namespace llmc::driver

@@ -1,0 +1,318 @@
+//===- LlmcDriver.h - the pieces the llmc subcommands share ------*- C++ -*-===//
+//
+// The options of each subcommand (llvm::cl, in the llmc category), the MLIR
+// context with llmc's dialects and diagnostics, and the compile path that
+// compile, train and plan share: load a source, run the pipeline, build the
+// Executable. tools/llmc.cpp holds main, compile and inspect;
+// tools/LlmcTrainPlan.cpp holds train and plan.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LLMC_TOOLS_LLMCDRIVER_H
+#define LLMC_TOOLS_LLMCDRIVER_H
+
+#include "codegen/BuildExecutable.h"
+#include "ir/BufferPlan.h"
+#include "ir/LlmcOps.h"
+#include "frontend/Parameters.h"
+#include "frontend/Source.h"
+#include "frontend/models/Models.h"
+#include "ir/Registration.h"
+#include "passes/Passes.h"
+#include "runtime/train/Trainer.h"
+#ifdef LLMC_HAVE_CUDA
+#include "runtime/cuda/CudaSession.h"
+#endif
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
+#include "mlir/Transforms/Passes.h"
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <optional>
+#include <string>
+
+namespace llmc::driver {
+
+namespace cl = llvm::cl;
+
+constexpr int kExitOk = 0;
+constexpr int kExitRejected = 1;
+constexpr int kExitUsage = 2;
+
+/// The category of every llmc option, so that --help hides libLLVM's.
+cl::OptionCategory &llmcCategory();
+
+struct CompileCommand {
+  cl::SubCommand command{
+      "compile",
+      "Trace a model and print its IR.\n"
+      "  FILE is a run description (.toml), a Hugging Face config.json, or\n"
+      "  llmc IR (.mlir)."};
+  cl::opt<std::string> input{cl::Positional, cl::desc("<input.toml|.json|.mlir>"),
+                             cl::Required, cl::sub(command),
+                             cl::cat(llmcCategory())};
+  cl::opt<std::string> emit{
+      "emit",
+      cl::desc("Stop after this stage: loss (the traced forward program, "
+               "before any pass), a pass of the pipeline by name (its first "
+               "run: canonicalize, cse, llmc-autodiff, llmc-optimizer) or by "
+               "its dump's name (05-canonicalize), or final (default)"),
+      cl::value_desc("stage"), cl::init("final"), cl::sub(command),
+      cl::cat(llmcCategory())};
+  cl::opt<bool> forward{
+      "forward",
+      cl::desc("Compile only the forward program @loss (no autodiff, no "
+               "optimizer)"),
+      cl::sub(command), cl::cat(llmcCategory())};
+  cl::opt<std::string> output{"o",
+                              cl::desc("Write the IR here (default: standard "
+                                       "output); a name ending in .llmcx gets "
+                                       "the compiled Executable instead"),
+                              cl::value_desc("file"), cl::init("-"),
+                              cl::sub(command), cl::cat(llmcCategory())};
+  cl::opt<std::string> dumpIr{
+      "dump-ir",
+      cl::desc("Write DIR/00-input.mlir and DIR/NN-<pass>.mlir after every "
+               "pass"),
+      cl::value_desc("DIR"), cl::sub(command), cl::cat(llmcCategory())};
+  cl::opt<bool> printCost{
+      "print-cost",
+      cl::desc("Print the flops and bytes of every op (llmc-print-cost)"),
+      cl::sub(command), cl::cat(llmcCategory())};
+  cl::opt<bool> noFuse{
+      "no-fuse",
+      cl::desc("Leave out llmc-fuse: every op stays its own kernel"),
+      cl::sub(command), cl::cat(llmcCategory())};
+  cl::opt<bool> fusionReport{
+      "fusion-report",
+      cl::desc("Print kernels before/after fusion and the device-memory "
+               "bytes it removes"),
+      cl::sub(command), cl::cat(llmcCategory())};
+  cl::opt<bool> locations{
+      "locations",
+      cl::desc("Print each op's location (the model part it comes from)"),
+      cl::sub(command), cl::cat(llmcCategory())};
+  cl::opt<bool> quiet{"quiet", cl::desc("Do not print the IR"),
+                      cl::sub(command), cl::cat(llmcCategory())};
+  cl::opt<int64_t> batchSize{
+      "batch-size",
+      cl::desc("Sequences per batch (default: [train] batch_size; 8 for "
+               ".json)"),
+      cl::init(0), cl::sub(command), cl::cat(llmcCategory())};
+  cl::opt<int64_t> seqLen{
+      "seq-len",
+      cl::desc("Tokens per sequence (default: [train] seq_len; 64 for "
+               ".json)"),
+      cl::init(0), cl::sub(command), cl::cat(llmcCategory())};
+};
+
+/// Options of `llmc inspect`.
+struct InspectCommand {
+  cl::SubCommand command{
+      "inspect", "Print a model's parameters by group and in total.\n"
+                 "  FILE is a run description (.toml), a Hugging Face "
+                 "config.json, or llmc IR (.mlir).\n"
+                 "  A compiled Executable (.llmcx): its argument and output tables."};
+  cl::opt<std::string> input{cl::Positional,
+                             cl::desc("<input.toml|.json|.mlir>"),
+                             cl::Required, cl::sub(command),
+                             cl::cat(llmcCategory())};
+};
+
+/// Options of `llmc train`.
+struct TrainCommand {
+  cl::SubCommand command{
+      "train",
+      "Compile a run description and train it on this machine (the CPU).\n"
+      "  With no FILE: a small GPT on the built-in corpus, ending with a\n"
+      "  generated sample. The loop is the runtime's: `llmc compile FILE -o\n"
+      "  run.llmcx` and `llmc-run run.llmcx` train the same way."};
+  cl::opt<std::string> input{cl::Positional, cl::desc("[<run.toml|config.json>]"),
+                             cl::init(""), cl::sub(command),
+                             cl::cat(llmcCategory())};
+  cl::opt<std::string> metrics{"metrics",
+                               cl::desc("Write one JSON line per step here"),
+                               cl::value_desc("file"), cl::sub(command),
+                               cl::cat(llmcCategory())};
+  cl::opt<std::string> resume{
+      "resume",
+      cl::desc("Continue from a checkpoint (a step-N directory, or the "
+               "[checkpoint] dir: its latest)"),
+      cl::value_desc("dir"), cl::sub(command), cl::cat(llmcCategory())};
+  cl::opt<std::string> weights{
+      "weights", cl::desc("Start from these parameters (safetensors, Hugging "
+                          "Face names) instead of the initializers"),
+      cl::value_desc("file"), cl::sub(command), cl::cat(llmcCategory())};
+  cl::opt<std::string> data{"data",
+                            cl::desc("Train on this file instead of [data] "
+                                     "path (format from [data] format)"),
+                            cl::value_desc("file"), cl::sub(command),
+                            cl::cat(llmcCategory())};
+  cl::opt<std::string> checkpointDir{
+      "checkpoint-dir", cl::desc("Save checkpoints here instead of "
+                                 "[checkpoint] dir"),
+      cl::value_desc("dir"), cl::sub(command), cl::cat(llmcCategory())};
+  cl::opt<int64_t> steps{"steps",
+                         cl::desc("Stop after this step (the schedule still "
+                                  "spans [train] steps)"),
+                         cl::init(0), cl::sub(command),
+                         cl::cat(llmcCategory())};
+  cl::opt<int64_t> sampleTokens{
+      "sample-tokens",
+      cl::desc("Tokens of the sample printed at the end (default: 300 for "
+               "the built-in run, else 0)"),
+      cl::init(-1), cl::sub(command), cl::cat(llmcCategory())};
+  cl::opt<unsigned> threads{"threads",
+                            cl::desc("CPU threads (default: every core)"),
+                            cl::init(0), cl::sub(command),
+                            cl::cat(llmcCategory())};
+  cl::opt<std::string> device{
+      "device",
+      cl::desc("Where to train: cpu, cuda or auto (default: [parallel] "
+               "devices)"),
+      cl::value_desc("cpu|cuda|auto"), cl::sub(command),
+      cl::cat(llmcCategory())};
+  cl::opt<std::string> output{
+      "o", cl::desc("Also write the compiled training artifact here"),
+      cl::value_desc("file.llmcx"), cl::sub(command), cl::cat(llmcCategory())};
+  cl::opt<std::string> dumpIr{
+      "dump-ir",
+      cl::desc("Write DIR/00-input.mlir and DIR/NN-<pass>.mlir after every "
+               "pass"),
+      cl::value_desc("DIR"), cl::sub(command), cl::cat(llmcCategory())};
+  cl::opt<bool> noFuse{
+      "no-fuse",
+      cl::desc("Leave out llmc-fuse (the losses are bitwise the same)"),
+      cl::sub(command), cl::cat(llmcCategory())};
+};
+
+/// Options of `llmc plan`.
+struct PlanCommand {
+  cl::SubCommand command{
+      "plan",
+      "Compile a model and print the memory of its training step by kind\n"
+      "  (the buffer plan: weights, optimizer state, gradients, activations\n"
+      "  kept for backward, temporaries, the peak and the arena).\n"
+      "  Communication and step time per mesh arrive with issues #8 and #11."};
+  cl::opt<std::string> input{cl::Positional,
+                             cl::desc("<input.toml|.json|.mlir>"),
+                             cl::Required, cl::sub(command),
+                             cl::cat(llmcCategory())};
+  cl::opt<int64_t> batchSize{"batch-size",
+                             cl::desc("Sequences per batch (default: [train] "
+                                      "batch_size; 8 for .json)"),
+                             cl::init(0), cl::sub(command),
+                             cl::cat(llmcCategory())};
+  cl::opt<int64_t> seqLen{"seq-len",
+                          cl::desc("Tokens per sequence (default: [train] "
+                                   "seq_len; 64 for .json)"),
+                          cl::init(0), cl::sub(command),
+                          cl::cat(llmcCategory())};
+  cl::opt<bool> forward{"forward",
+                        cl::desc("Plan the forward program @loss only"),
+                        cl::sub(command), cl::cat(llmcCategory())};
+  cl::opt<std::string> remat{
+      "remat",
+      cl::desc("Rematerialization instead of [memory] remat: none, "
+               "selective, full or auto"),
+      cl::value_desc("policy"), cl::sub(command), cl::cat(llmcCategory())};
+  cl::opt<double> budgetGiB{
+      "memory-budget-gib",
+      cl::desc("Memory budget for --remat=auto instead of [memory] "
+               "budget_gib"),
+      cl::init(-1.0), cl::sub(command), cl::cat(llmcCategory())};
+};
+
+/// A context with every dialect llmc programs use, diagnostics printed with
+/// the source line and a caret.
+struct Session {
+  Session() : context(makeRegistry()), diagnostics(sourceMgr, &context) {
+    context.loadAllAvailableDialects();
+    // The source line and caret say where; the generic op dump adds noise.
+    context.printOpOnDiagnostic(false);
+    // A diagnostic about a whole file (line 0: missing, unreadable) prints
+    // as "path: error: message" rather than "path:0:0: error: message".
+    wholeFileHandler = context.getDiagEngine().registerHandler(
+        [](mlir::Diagnostic &diag) -> mlir::LogicalResult {
+          auto loc = llvm::dyn_cast<mlir::FileLineColLoc>(diag.getLocation());
+          if (!loc || loc.getLine() != 0)
+            return mlir::failure(); // not ours: the SourceMgr handler prints it
+          const char *severity =
+              diag.getSeverity() == mlir::DiagnosticSeverity::Error ? "error"
+              : diag.getSeverity() == mlir::DiagnosticSeverity::Warning
+                  ? "warning"
+                  : "note";
+          llvm::errs() << loc.getFilename().getValue() << ": " << severity
+                       << ": " << diag.str() << "\n";
+          return mlir::success();
+        });
+  }
+  ~Session() { context.getDiagEngine().eraseHandler(wholeFileHandler); }
+  static mlir::DialectRegistry makeRegistry() {
+    mlir::DialectRegistry registry;
+    llmc::registerLlmcDialects(registry);
+    return registry;
+  }
+  mlir::MLIRContext context;
+  llvm::SourceMgr sourceMgr;
+  mlir::SourceMgrDiagnosticHandler diagnostics;
+  mlir::DiagnosticEngine::HandlerID wholeFileHandler = 0;
+};
+
+
+/// What to compile and how far (llmc compile, train and plan).
+/// Loads, runs the pipeline (up to `stopAfter`), and returns the module;
+/// null after a reported error.
+struct CompileRequest {
+  std::string input;        ///< a path; empty: `builtinText`
+  std::string builtinText;  ///< a run description's TOML
+  llmc::SourceOptions sourceOptions;
+  std::string stopAfter;    ///< "loss", a stage, or "final"
+  bool forward = false;
+  bool printCost = false;
+  bool fuse = true;
+  bool fusionReport = false;
+  std::string dumpIr;
+  /// Overrides of [memory] remat and budget_gib (llmc plan --remat).
+  std::string remat;
+  double budgetGiB = -1;
+};
+
+struct Compiled {
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  std::optional<llmc::RunDescription> description;
+};
+
+/// Loads, runs the pipeline (up to request.stopAfter); reports errors and
+/// returns an exit code.
+int compileModule(Session &session, const CompileRequest &request,
+                  Compiled &compiled);
+/// The Executable of the program the pipeline ended with, with the training
+/// settings and the logits companion for a training step.
+int buildArtifact(const Compiled &compiled, const std::string &source,
+                  llmc::rt::Executable &exe);
+int writeArtifact(const llmc::rt::Executable &exe, const std::string &path);
+/// 124439808 -> "124,439,808".
+std::string withThousands(int64_t value);
+
+int runCompile(const CompileCommand &options);
+int runInspect(const InspectCommand &options);
+int runTrain(const TrainCommand &options);
+int runPlan(const PlanCommand &options);
+
+} // namespace llmc::driver
+
+#endif // LLMC_TOOLS_LLMCDRIVER_H

@@ -1,0 +1,195 @@
+//===- LlmcTrainPlan.cpp - llmc train and llmc plan -----------------------===//
+//
+// train: compile a run description (or the built-in one) and run the
+// runtime's training loop in this process; plan: the memory of the compiled
+// training step by kind, from the buffer plan.
+//
+//===----------------------------------------------------------------------===//
+#include "tools/LlmcDriver.h"
+
+namespace llmc::driver {
+
+namespace {
+constexpr const char *kBuiltinRun = R"toml(
+[model]
+family = "gpt2"
+vocab_size = 128
+layers = 2
+width = 96
+heads = 4
+max_positions = 64
+
+[train]
+batch_size = 16
+seq_len = 64
+steps = 500
+learning_rate = 3e-3
+min_learning_rate = 3e-4
+warmup_steps = 20
+schedule = "cosine"
+weight_decay = 0.0
+log_every = 10
+)toml";
+
+} // namespace
+
+int runTrain(const TrainCommand &options) {
+  Session session;
+  CompileRequest request;
+  request.input = options.input;
+  request.builtinText = kBuiltinRun;
+  request.stopAfter = "final";
+  request.dumpIr = options.dumpIr;
+  request.fuse = !options.noFuse;
+  if (!options.input.empty() &&
+      llmc::classifySource(options.input) == llmc::SourceKind::Mlir) {
+    llvm::errs() << "llmc train: expected a run description (.toml) or a "
+                    "Hugging Face config.json, got '"
+                 << options.input
+                 << "'; an .mlir program has no training settings\n";
+    return kExitUsage;
+  }
+  Compiled compiled;
+  if (int code = compileModule(session, request, compiled))
+    return code;
+  llmc::rt::Executable exe;
+  std::string source = options.input.empty() ? "<built-in run>"
+                                             : options.input.getValue();
+  if (int code = buildArtifact(compiled, source, exe))
+    return code;
+  if (!options.output.empty())
+    if (int code = writeArtifact(exe, options.output))
+      return code;
+
+  llmc::rt::TrainOptions train;
+  if (llmc::rt::Status status =
+          llmc::rt::readTrainSettings(exe.metadata, train.settings);
+      !status) {
+    llvm::errs() << "llmc train: " << status.message() << "\n";
+    return kExitRejected;
+  }
+  if (!options.data.empty())
+    train.settings.dataPath = options.data;
+  if (!options.checkpointDir.empty())
+    train.settings.checkpointDir = options.checkpointDir;
+  train.settings.sampleTokens =
+      options.sampleTokens >= 0 ? options.sampleTokens
+                                : (options.input.empty() ? 300 : 0);
+  train.weightsPath = options.weights;
+  train.resume = options.resume;
+  train.metricsPath = options.metrics;
+  train.threads = options.threads;
+  train.stopAfterStep = options.steps;
+  if (!options.device.empty()) {
+    if (options.device != "cpu" && options.device != "cuda" &&
+        options.device != "auto") {
+      llvm::errs() << "llmc train: --device expects cpu, cuda or auto, got '"
+                   << options.device << "'\n";
+      return kExitUsage;
+    }
+    train.settings.devices = options.device;
+  }
+#ifdef LLMC_HAVE_CUDA
+  train.cudaSession = llmc::rt::cuda::createCudaDeviceSession;
+  train.cudaDeviceCount = llmc::rt::cuda::cudaDeviceCount;
+#endif
+  llmc::rt::TrainReport report;
+  if (llmc::rt::Status status = llmc::rt::train(exe, train, report);
+      !status) {
+    llvm::errs() << "llmc train: " << status.message() << "\n";
+    return kExitRejected;
+  }
+  return kExitOk;
+}
+
+/// 124439808 -> "118.7 MiB".
+
+namespace {
+std::string mebibytes(uint64_t bytes) {
+  return llvm::formatv("{0:f1} MiB", static_cast<double>(bytes) / (1 << 20))
+      .str();
+}
+
+} // namespace
+
+int runPlan(const PlanCommand &options) {
+  Session session;
+  CompileRequest request;
+  request.input = options.input;
+  request.sourceOptions.batchSize = options.batchSize;
+  request.sourceOptions.seqLen = options.seqLen;
+  request.sourceOptions.splitMicrobatches = !options.forward;
+  request.stopAfter = "final";
+  request.forward = options.forward;
+  request.remat = options.remat;
+  request.budgetGiB = options.budgetGiB;
+  Compiled compiled;
+  if (int code = compileModule(session, request, compiled))
+    return code;
+  mlir::ModuleOp module = *compiled.module;
+  auto function = module.lookupSymbol<mlir::func::FuncOp>("train_step");
+  if (!function)
+    function = module.lookupSymbol<mlir::func::FuncOp>("loss");
+  if (!function) {
+    llvm::errs() << options.input << ": error: no @train_step or @loss\n";
+    return kExitRejected;
+  }
+  mlir::FailureOr<llmc::BufferPlan> plan = llmc::planBuffers(function);
+  if (mlir::failed(plan))
+    return kExitRejected;
+  const llmc::MemoryBreakdown &m = plan->memory;
+  llvm::raw_ostream &os = llvm::outs();
+  os << "memory plan of @" << function.getSymName() << " (" << options.input;
+  if (compiled.description)
+    os << "; " << compiled.description->train.batchSize << " x "
+       << compiled.description->train.seqLen << " tokens per step";
+  os << "), one device:\n";
+  auto row = [&](llvm::StringRef what, uint64_t bytes) {
+    os << "  " << llvm::left_justify(what, 30) << " "
+       << llvm::right_justify(withThousands(static_cast<int64_t>(bytes)), 15)
+       << " bytes  " << llvm::right_justify(mebibytes(bytes), 12) << "\n";
+  };
+  os << "  at the peak (step " << m.peakStep << " of the program):\n";
+  row("weights", m.weights);
+  row("optimizer state", m.optimizerState);
+  row("gradients", m.gradients);
+  row("activations kept for backward", m.activations);
+  row("inputs and constants", m.inputs);
+  row("temporaries", m.temporaries);
+  row("peak (live)", m.peakLive);
+  row("arena (with alignment holes)", plan->arenaBytes);
+  // Kernels: every top-level op but views and constants; a fused region is
+  // one (one kernel on the GPU; the CPU backend runs its body op by op).
+  int64_t kernels = 0, regions = 0;
+  for (mlir::Operation &op : function.getBody().front()) {
+    if (op.hasTrait<mlir::OpTrait::IsTerminator>() ||
+        llvm::isa<llmc::ReshapeOp, llmc::ConstantOp>(op))
+      continue;
+    ++kernels;
+    regions += llvm::isa<llmc::FusedOp>(op);
+  }
+  os << "  " << kernels << " kernels per step (" << regions
+     << " of them fused regions)\n";
+  if (auto remat = function->getAttrOfType<mlir::DictionaryAttr>("llmc.remat"))
+    os << "  remat " << remat.getAs<mlir::StringAttr>("policy").getValue()
+       << ": " << remat.getAs<mlir::IntegerAttr>("recomputed_ops").getInt()
+       << " ops recomputed in backward, "
+       << llvm::formatv("{0:e3}",
+                        remat.getAs<mlir::FloatAttr>("recomputed_flops")
+                            .getValueAsDouble())
+       << " flops (full recomputation of "
+       << remat.getAs<mlir::IntegerAttr>("full_layers").getInt()
+       << " layers)\n";
+  else
+    os << "  remat none: nothing recomputed\n";
+  os << "  " << plan->inPlace << " ops write over an operand in place; "
+     << plan->donations.size()
+     << " new parameters and moments are written into their own "
+        "arguments' buffers\n";
+  os << "  communication and step time: not yet (sharding #8, planner "
+        "#11)\n";
+  return kExitOk;
+}
+
+
+} // namespace llmc::driver
