@@ -64,6 +64,20 @@ using DeviceSessionFactory = Status (*)(
 /// driver is missing).
 using DeviceCountFn = int (*)();
 
+/// The checks every session makes when binding: argument `name` takes
+/// `dtype` `shape` (`bytes` bytes) where the program's slot is `target`.
+/// The message names the argument and both types.
+Status checkBinding(const std::string &name, const TensorRef &target,
+                    DType dtype, const Shape &shape, size_t bytes);
+
+/// NotFound naming `name` when `index` < 0 (findArgument's "none").
+Status checkArgumentFound(const std::string &name, int index);
+
+/// Fails, naming up to five of them, when an argument of `executable` was
+/// never bound (`bound[i]` false): what run() checks first.
+Status checkAllBound(const Executable &executable,
+                     const std::vector<bool> &bound);
+
 } // namespace llmc::rt
 
 #endif // LLMC_RUNTIME_DEVICESESSION_H

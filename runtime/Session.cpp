@@ -134,9 +134,7 @@ Status Session::setArgument(const std::string &name, DType dtype,
                             const Shape &shape, const void *data,
                             size_t bytes) {
   int index = findArgument(name);
-  if (index < 0)
-    return Status::error(StatusCode::NotFound,
-                         "the program has no argument '" + name + "'");
+  LLMC_RETURN_IF_ERROR(checkArgumentFound(name, index));
   int32_t value = executable_.arguments[index].value;
   for (int rank = 0; rank < numRanks(); ++rank) {
     TensorRef target = slot(rank, value);
@@ -145,17 +143,7 @@ Status Session::setArgument(const std::string &name, DType dtype,
                            "argument '" + name +
                                "' is sharded across ranks; binding per-rank "
                                "shards arrives with sharding (issue #8)");
-    if (dtype != target.dtype || shape != target.shape)
-      return Status::error(
-          StatusCode::InvalidArgument,
-          "argument '" + name + "' is " + dtypeName(target.dtype) +
-              formatShape(target.shape) + ", got " + dtypeName(dtype) +
-              formatShape(shape));
-    if (bytes != target.bytes())
-      return Status::error(StatusCode::InvalidArgument,
-                           "argument '" + name + "' needs " +
-                               std::to_string(target.bytes()) +
-                               " bytes, got " + std::to_string(bytes));
+    LLMC_RETURN_IF_ERROR(checkBinding(name, target, dtype, shape, bytes));
     // An output written into its argument's buffer (donation) and fed
     // back is already there.
     if (target.data != data)
@@ -215,16 +203,7 @@ Status Session::runRank(int rank) {
 }
 
 Status Session::run() {
-  std::string missing;
-  size_t count = 0;
-  for (size_t i = 0; i < bound_.size(); ++i)
-    if (!bound_[i] && count++ < 5)
-      missing += (missing.empty() ? "" : ", ") + executable_.arguments[i].name;
-  if (count)
-    return Status::error(StatusCode::InvalidArgument,
-                         std::to_string(count) +
-                             " argument(s) were never bound: " + missing +
-                             (count > 5 ? ", ..." : ""));
+  LLMC_RETURN_IF_ERROR(checkAllBound(executable_, bound_));
   if (numRanks() == 1)
     return runRank(0);
   return runOnDevices(numRanks(), [this](int rank) { return runRank(rank); });
@@ -257,9 +236,7 @@ DeviceSession::~DeviceSession() = default;
 
 Status Session::setArgumentFromOutput(const std::string &name, size_t output) {
   int index = findArgument(name);
-  if (index < 0)
-    return Status::error(StatusCode::NotFound,
-                         "the program has no argument '" + name + "'");
+  LLMC_RETURN_IF_ERROR(checkArgumentFound(name, index));
   for (int rank = 0; rank < numRanks(); ++rank) {
     TensorRef from, to;
     LLMC_RETURN_IF_ERROR(this->output(output, from, rank));

@@ -106,21 +106,9 @@ Status CudaSession::setArgument(const std::string &name, DType dtype,
                                 const Shape &shape, const void *data,
                                 size_t bytes) {
   int index = findArgument(name);
-  if (index < 0)
-    return Status::error(StatusCode::NotFound,
-                         "the program has no argument '" + name + "'");
+  LLMC_RETURN_IF_ERROR(checkArgumentFound(name, index));
   TensorRef target = slot(executable_.arguments[index].value);
-  if (dtype != target.dtype || shape != target.shape)
-    return Status::error(StatusCode::InvalidArgument,
-                         "argument '" + name + "' is " +
-                             dtypeName(target.dtype) +
-                             formatShape(target.shape) + ", got " +
-                             dtypeName(dtype) + formatShape(shape));
-  if (bytes != target.bytes())
-    return Status::error(StatusCode::InvalidArgument,
-                         "argument '" + name + "' needs " +
-                             std::to_string(target.bytes()) + " bytes, got " +
-                             std::to_string(bytes));
+  LLMC_RETURN_IF_ERROR(checkBinding(name, target, dtype, shape, bytes));
   // Ordered after the previous run's kernels on the same stream; the host
   // buffer may be reused as soon as this returns.
   LLMC_CUDA_CHECK(cudaMemcpyAsync(target.data, data, bytes,
@@ -135,9 +123,7 @@ Status CudaSession::setArgument(const std::string &name, DType dtype,
 Status CudaSession::setArgumentFromOutput(const std::string &name,
                                           size_t output) {
   int index = findArgument(name);
-  if (index < 0)
-    return Status::error(StatusCode::NotFound,
-                         "the program has no argument '" + name + "'");
+  LLMC_RETURN_IF_ERROR(checkArgumentFound(name, index));
   TensorRef source;
   LLMC_RETURN_IF_ERROR(this->output(output, source));
   TensorRef target = slot(executable_.arguments[index].value);
@@ -157,16 +143,7 @@ Status CudaSession::setArgumentFromOutput(const std::string &name,
 }
 
 Status CudaSession::run() {
-  std::string missing;
-  size_t count = 0;
-  for (size_t i = 0; i < bound_.size(); ++i)
-    if (!bound_[i] && count++ < 5)
-      missing += (missing.empty() ? "" : ", ") + executable_.arguments[i].name;
-  if (count)
-    return Status::error(StatusCode::InvalidArgument,
-                         std::to_string(count) +
-                             " argument(s) were never bound: " + missing +
-                             (count > 5 ? ", ..." : ""));
+  LLMC_RETURN_IF_ERROR(checkAllBound(executable_, bound_));
   std::vector<TensorRef> inputs, outputs;
   for (const Command &command : executable_.ranks.front().commands) {
     inputs.clear();

@@ -233,7 +233,7 @@ Status printSample(const Executable &exe, const DeviceSession &trained,
 
 Status readTrainSettings(const std::map<std::string, std::string> &metadata,
                          TrainSettings &settings) {
-  int64_t seed = 0, format = 0;
+  int64_t seed = 0;
   LLMC_RETURN_IF_ERROR(parseInt(metadata, "train.steps", settings.steps, true));
   LLMC_RETURN_IF_ERROR(
       parseInt(metadata, "train.log_every", settings.logEvery, false));
@@ -247,7 +247,6 @@ Status readTrainSettings(const std::map<std::string, std::string> &metadata,
   LLMC_RETURN_IF_ERROR(
       parseInt(metadata, "sample.tokens", settings.sampleTokens, false));
   settings.seed = static_cast<uint64_t>(seed);
-  (void)format;
   auto text = [&](const char *key) {
     auto it = metadata.find(key);
     return it == metadata.end() ? std::string() : it->second;

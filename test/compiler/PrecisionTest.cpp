@@ -202,8 +202,9 @@ TEST_F(Precision, Fp16ScaleGrowsAfterTheGrowthInterval) {
     EXPECT_EQ(run.scalar("loss_scale.scale"), want[t - 1][0]) << "step " << t;
     EXPECT_EQ(run.scalar("loss_scale.good_steps"), want[t - 1][1])
         << "step " << t;
-    if (t > 1)
+    if (t > 1) {
       EXPECT_NE(run.output("fc.weight"), weight) << "step " << t;
+    }
   }
 }
 

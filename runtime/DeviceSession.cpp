@@ -1,0 +1,44 @@
+//===- DeviceSession.cpp - the binding checks every session shares --------===//
+#include "runtime/DeviceSession.h"
+
+namespace llmc::rt {
+
+Status checkBinding(const std::string &name, const TensorRef &target,
+                    DType dtype, const Shape &shape, size_t bytes) {
+  if (dtype != target.dtype || shape != target.shape)
+    return Status::error(StatusCode::InvalidArgument,
+                         "argument '" + name + "' is " +
+                             dtypeName(target.dtype) +
+                             formatShape(target.shape) + ", got " +
+                             dtypeName(dtype) + formatShape(shape));
+  if (bytes != target.bytes())
+    return Status::error(StatusCode::InvalidArgument,
+                         "argument '" + name + "' needs " +
+                             std::to_string(target.bytes()) + " bytes, got " +
+                             std::to_string(bytes));
+  return Status::ok();
+}
+
+Status checkArgumentFound(const std::string &name, int index) {
+  if (index >= 0)
+    return Status::ok();
+  return Status::error(StatusCode::NotFound,
+                       "the program has no argument '" + name + "'");
+}
+
+Status checkAllBound(const Executable &executable,
+                     const std::vector<bool> &bound) {
+  std::string missing;
+  size_t count = 0;
+  for (size_t i = 0; i < bound.size(); ++i)
+    if (!bound[i] && count++ < 5)
+      missing += (missing.empty() ? "" : ", ") + executable.arguments[i].name;
+  if (!count)
+    return Status::ok();
+  return Status::error(StatusCode::InvalidArgument,
+                       std::to_string(count) +
+                           " argument(s) were never bound: " + missing +
+                           (count > 5 ? ", ..." : ""));
+}
+
+} // namespace llmc::rt
