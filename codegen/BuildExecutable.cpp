@@ -14,6 +14,9 @@
 #include "ir/BufferPlan.h"
 #include "ir/Phase.h"
 #include "ir/LlmcOps.h"
+#include "ir/Sharding.h"
+
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -123,11 +126,65 @@ std::vector<int64_t> toVector(ArrayRef<int64_t> values) {
   return std::vector<int64_t>(values.begin(), values.end());
 }
 
-/// Builds the command list and the value table of one function.
+/// The ranks that run a collective over mesh `axes` with `rank`, in group
+/// order (row-major over `axes` as listed), and `rank`'s position in it.
+std::vector<int> groupOf(const Mesh &mesh, int rank, ArrayRef<int64_t> axes,
+                         int &position) {
+  int64_t n = static_cast<int64_t>(mesh.sizes.size());
+  SmallVector<int64_t> coords(n);
+  int64_t rest = rank;
+  for (int64_t a = n - 1; a >= 0; --a) {
+    coords[a] = rest % mesh.sizes[a];
+    rest /= mesh.sizes[a];
+  }
+  position = 0;
+  for (int64_t axis : axes)
+    position = position * static_cast<int>(mesh.sizes[axis]) +
+               static_cast<int>(coords[axis]);
+  std::vector<int> group;
+  int64_t members = mesh.ways(axes);
+  for (int64_t m = 0; m < members; ++m) {
+    int64_t left = m;
+    for (int64_t i = static_cast<int64_t>(axes.size()) - 1; i >= 0; --i) {
+      coords[axes[i]] = left % mesh.sizes[axes[i]];
+      left /= mesh.sizes[axes[i]];
+    }
+    int64_t r = 0;
+    for (int64_t a = 0; a < n; ++a)
+      r = r * mesh.sizes[a] + coords[a];
+    group.push_back(static_cast<int>(r));
+  }
+  return group;
+}
+
+SmallVector<int64_t> axesOf(ArrayRef<int16_t> axes) {
+  return SmallVector<int64_t>(axes.begin(), axes.end());
+}
+
+rt::TensorSharding runtimeSharding(const Sharding &sharding) {
+  rt::TensorSharding out;
+  if (sharding.isReplicated())
+    return out;
+  for (const DimSplit &dim : sharding.dims) {
+    rt::DimSharding d;
+    for (int64_t axis : dim.axes)
+      d.axes.push_back(static_cast<int32_t>(axis));
+    d.groups = dim.isSplit() ? dim.groups : 1;
+    out.dims.push_back(std::move(d));
+  }
+  return out;
+}
+
+/// Builds the command list and the value table of one function for one
+/// rank of the mesh (rank 0 of one device when there is no mesh). The
+/// program is SPMD: ranks differ only in their collectives' groups, their
+/// slices and their llmc.axis_offset constants.
 class Lowering {
 public:
-  Lowering(func::FuncOp function, rt::Executable &exe)
-      : function(function), exe(exe), rank(exe.ranks.emplace_back()) {}
+  Lowering(func::FuncOp function, rt::Executable &exe, const Mesh &mesh,
+           int rankIndex)
+      : function(function), exe(exe), mesh(mesh), rankIndex(rankIndex),
+        rank(exe.ranks.emplace_back()) {}
 
   LogicalResult run();
 
@@ -142,8 +199,16 @@ private:
                   rt::CommandKind kind = rt::CommandKind::Kernel);
   LogicalResult placeValues();
 
+  LogicalResult lowerShardOp(Operation *op);
+  void addCollective(Operation *op, rt::CollectiveKind kind,
+                     shard::ReductionKind reduction, ArrayRef<int64_t> axes);
+  FailureOr<rt::TensorSharding> shardingAttr(DictionaryAttr attrs,
+                                             int64_t rank, Location loc);
+
   func::FuncOp function;
   rt::Executable &exe;
+  const Mesh &mesh;
+  int rankIndex;
   rt::RankProgram &rank;
   llvm::DenseMap<Value, int32_t> slots;
 };
@@ -207,6 +272,8 @@ LogicalResult Lowering::lowerOp(Operation *op) {
   for (Value result : op->getResults())
     if (failed(addValue(result)))
       return failure();
+  if (isa<shard::ShardDialect>(op->getDialect()))
+    return lowerShardOp(op);
   auto elementwise = [&](K kernel) {
     addCommand(op, kernel);
     return success();
@@ -303,6 +370,24 @@ LogicalResult Lowering::lowerOp(Operation *op) {
         rank.constants.push_back(rt::ConstantData{slot, std::move(*bytes)});
         return success();
       })
+      .Case([&](AxisOffsetOp a) -> LogicalResult {
+        // This rank's position along the axes, times the stride.
+        int position = 0;
+        if (mesh.names.empty())
+          return a.emitOpError() << "needs a mesh (shard.grid @mesh)";
+        (void)groupOf(mesh, rankIndex, a.getAxes(), position);
+        int64_t value = position * a.getStride();
+        int32_t slot = slotOf(a.getResult());
+        std::vector<uint8_t> bytes(rt::dtypeSize(rank.values[slot].dtype));
+        if (bytes.size() == 4) {
+          int32_t v = static_cast<int32_t>(value);
+          std::memcpy(bytes.data(), &v, 4);
+        } else {
+          std::memcpy(bytes.data(), &value, 8);
+        }
+        rank.constants.push_back(rt::ConstantData{slot, std::move(bytes)});
+        return success();
+      })
       .Case([&](LrScheduleOp l) {
         addCommand(op, K::LrSchedule,
                    {{static_cast<int64_t>(l.getKind()),
@@ -365,6 +450,92 @@ LogicalResult Lowering::lowerOp(Operation *op) {
       });
 }
 
+void Lowering::addCollective(Operation *op, rt::CollectiveKind kind,
+                             shard::ReductionKind reduction,
+                             ArrayRef<int64_t> axes) {
+  int position = 0;
+  std::vector<int> group = groupOf(mesh, rankIndex, axes, position);
+  std::vector<int64_t> ints = {
+      static_cast<int64_t>(kind),
+      reduction == shard::ReductionKind::Max ? 1 : 0, /*peer=*/0, /*tag=*/0,
+      static_cast<int64_t>(group.size())};
+  ints.insert(ints.end(), group.begin(), group.end());
+  addCommand(op, rt::KernelKind::Count, {ints, {}},
+             rt::CommandKind::Collective);
+}
+
+/// Upstream `shard` collectives. The runtime gathers and scatters along the
+/// leading dimension, so a gather/scatter axis must have only size-1
+/// dimensions before it (the partitioner arranges that).
+LogicalResult Lowering::lowerShardOp(Operation *op) {
+  if (mesh.names.empty())
+    return op->emitOpError() << "needs a mesh (shard.grid @mesh)";
+  auto leading = [&](Value value, int64_t axis) {
+    ArrayRef<int64_t> shape = cast<RankedTensorType>(value.getType()).getShape();
+    for (int64_t d = 0; d < axis; ++d)
+      if (shape[d] != 1)
+        return false;
+    return true;
+  };
+  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
+      .Case([&](shard::AllReduceOp o) {
+        addCollective(op, rt::CollectiveKind::AllReduce, o.getReduction(),
+                      axesOf(o.getGridAxes()));
+        return success();
+      })
+      .Case([&](shard::AllGatherOp o) -> LogicalResult {
+        int64_t axis = o.getGatherAxis().getSExtValue();
+        if (!leading(o.getInput(), axis))
+          return o.emitOpError() << "codegen: gather_axis " << axis
+                                 << " must follow only size-1 dimensions";
+        addCollective(op, rt::CollectiveKind::AllGather,
+                      shard::ReductionKind::Sum, axesOf(o.getGridAxes()));
+        return success();
+      })
+      .Case([&](shard::ReduceScatterOp o) -> LogicalResult {
+        int64_t axis = o.getScatterAxis().getSExtValue();
+        if (!leading(o.getInput(), axis))
+          return o.emitOpError() << "codegen: scatter_axis " << axis
+                                 << " must follow only size-1 dimensions";
+        addCollective(op, rt::CollectiveKind::ReduceScatter, o.getReduction(),
+                      axesOf(o.getGridAxes()));
+        return success();
+      })
+      .Case([&](shard::AllSliceOp o) {
+        // No communication: this rank's chunk, as a slice.
+        int position = 0;
+        (void)groupOf(mesh, rankIndex, axesOf(o.getGridAxes()), position);
+        int64_t axis = o.getSliceAxis().getSExtValue();
+        ArrayRef<int64_t> in =
+            cast<RankedTensorType>(o.getInput().getType()).getShape();
+        ArrayRef<int64_t> out = o.getType().getShape();
+        std::vector<int64_t> ints(in.size(), 0);
+        std::vector<int64_t> limits(in.begin(), in.end());
+        ints[axis] = position * out[axis];
+        limits[axis] = ints[axis] + out[axis];
+        ints.insert(ints.end(), limits.begin(), limits.end());
+        ints.insert(ints.end(), in.size(), 1);
+        addCommand(op, rt::KernelKind::Slice, {ints, {}});
+        return success();
+      })
+      .Default([&](Operation *other) {
+        return other->emitOpError()
+               << "codegen: this shard op has no runtime command";
+      });
+}
+
+FailureOr<rt::TensorSharding>
+Lowering::shardingAttr(DictionaryAttr attrs, int64_t valueRank, Location loc) {
+  if (!attrs || mesh.names.empty())
+    return rt::TensorSharding{};
+  FailureOr<Sharding> sharding =
+      Sharding::fromAttrs(attrs.get("llmc.sharding"),
+                          attrs.get("llmc.shard_groups"), mesh, valueRank);
+  if (failed(sharding))
+    return emitError(loc) << "codegen: malformed llmc.sharding " << attrs;
+  return runtimeSharding(*sharding);
+}
+
 LogicalResult Lowering::run() {
   // 1. Arguments.
   for (BlockArgument arg : function.getArguments()) {
@@ -383,7 +554,14 @@ LogicalResult Lowering::run() {
     info.value = *slot;
     info.init =
         initSpec(function.getArgAttrOfType<DictionaryAttr>(i, "llmc.init"));
-    exe.arguments.push_back(std::move(info));
+    FailureOr<rt::TensorSharding> sharding = shardingAttr(
+        function.getArgAttrDict(i),
+        cast<RankedTensorType>(arg.getType()).getRank(), arg.getLoc());
+    if (failed(sharding))
+      return failure();
+    info.sharding = std::move(*sharding);
+    if (rankIndex == 0)
+      exe.arguments.push_back(std::move(info));
   }
   // 2. Ops.
   for (Operation &op : function.getBody().front()) {
@@ -396,11 +574,18 @@ LogicalResult Lowering::run() {
         int32_t slot = slotOf(operand);
         auto name = function.getResultAttrOfType<StringAttr>(
             static_cast<unsigned>(i), "llmc.name");
-        exe.outputs.push_back(rt::OutputInfo{
-            name    ? name.getValue().str()
-            : named ? "loss"
-                    : "output" + std::to_string(i),
-            slot});
+        FailureOr<rt::TensorSharding> sharding = shardingAttr(
+            function.getResultAttrDict(static_cast<unsigned>(i)),
+            cast<RankedTensorType>(operand.getType()).getRank(),
+            ret.getLoc());
+        if (failed(sharding))
+          return failure();
+        if (rankIndex == 0)
+          exe.outputs.push_back(rt::OutputInfo{
+              name    ? name.getValue().str()
+              : named ? "loss"
+                      : "output" + std::to_string(i),
+              slot, std::move(*sharding)});
       }
       continue;
     }
@@ -447,9 +632,24 @@ FailureOr<rt::Executable> buildExecutable(ModuleOp module,
   exe.producer = "llmc " LLMC_VERSION_STRING;
   exe.source = options.source;
   exe.name = options.function;
-  Lowering lowering(function, exe);
-  if (failed(lowering.run()))
-    return failure();
+  // One program per rank of the module's mesh (one rank without a mesh).
+  Mesh mesh;
+  if (function->hasAttr("llmc.partitioned")) {
+    FailureOr<Mesh> found = Mesh::fromModule(module);
+    if (failed(found))
+      return function.emitError()
+             << "codegen: a partitioned function needs the module's mesh "
+                "(shard.grid @mesh and llmc.mesh_axes)";
+    mesh = *found;
+  }
+  for (auto [name, size] : llvm::zip(mesh.names, mesh.sizes))
+    exe.mesh.push_back(rt::MeshAxisInfo{name, static_cast<int32_t>(size)});
+  int ranks = static_cast<int>(mesh.numDevices());
+  for (int r = 0; r < ranks; ++r) {
+    Lowering lowering(function, exe, mesh, r);
+    if (failed(lowering.run()))
+      return failure();
+  }
   if (rt::Status status = rt::validateExecutable(exe); !status)
     return function.emitError() << "codegen produced an invalid executable: "
                                 << status.message();

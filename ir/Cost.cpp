@@ -53,6 +53,7 @@ double SliceOp::getFlops() { return 0; }
 double ConcatOp::getFlops() { return 0; }
 double GatherOp::getFlops() { return 0; }
 double IotaOp::getFlops() { return 0; }
+double AxisOffsetOp::getFlops() { return 0; }
 double ConstantOp::getFlops() { return 0; }
 double MoeDispatchOp::getFlops() { return 0; }
 double EmbeddingOp::getFlops() { return 0; }
@@ -63,6 +64,7 @@ int64_t ReshapeOp::getBytesRead() { return 0; }
 int64_t ReshapeOp::getBytesWritten() { return 0; }
 
 int64_t IotaOp::getBytesRead() { return 0; }
+int64_t AxisOffsetOp::getBytesRead() { return 0; }
 int64_t ConstantOp::getBytesRead() { return 0; }
 
 // Only the looked-up rows of the table are read, not the whole table.

@@ -178,9 +178,36 @@ LogicalResult LlmcDialect::verifyRegionArgAttribute(Operation *op, unsigned,
                      << attr.getValue();
     return success();
   }
+  if (name == "llmc.sharding") {
+    // One array of mesh axis names per dimension (passes/Partition.cpp).
+    auto dims = dyn_cast<ArrayAttr>(attr.getValue());
+    bool ok = dims && llvm::all_of(dims, [](Attribute dim) {
+                auto axes = dyn_cast<ArrayAttr>(dim);
+                return axes && llvm::all_of(axes, [](Attribute axis) {
+                         return isa<StringAttr>(axis);
+                       });
+              });
+    if (!ok)
+      return error() << "expected llmc.sharding to be an array of mesh axis "
+                        "name arrays, one per dimension, got "
+                     << attr.getValue();
+    return success();
+  }
+  if (name == "llmc.shard_groups" || name == "llmc.tp_split") {
+    auto values = dyn_cast<DenseI64ArrayAttr>(attr.getValue());
+    bool ok = values && (name != "llmc.tp_split" || values.size() == 2) &&
+              llvm::all_of(values.asArrayRef(),
+                           [](int64_t v) { return v >= -1; });
+    if (!ok)
+      return error() << "expected " << name
+                     << " to be an array<i64> (tp_split: [dim, groups]), got "
+                     << attr.getValue();
+    return success();
+  }
   return error() << "unknown argument attribute '" << name
-                 << "'; expected llmc.name, llmc.role, llmc.init or "
-                    "llmc.offset";
+                 << "'; expected llmc.name, llmc.role, llmc.init, "
+                    "llmc.offset, llmc.sharding, llmc.shard_groups or "
+                    "llmc.tp_split";
 }
 
 //===----------------------------------------------------------------------===//

@@ -12,6 +12,7 @@
 include "mlir/IR/OpBase.td"
 include "mlir/IR/AttrTypeBase.td"
 include "mlir/IR/CommonTypeConstraints.td"
+include "LlmcInterfaces.td"
 
 def Llmc_Dialect : Dialect {
   let name = "llmc";
@@ -46,7 +47,10 @@ def Llmc_F32Tensor : StaticShapeTensorOf<[F32]>;
 // Base op classes
 //===----------------------------------------------------------------------===//
 
+// Every llmc op has a sharding rule (ShardingRuleOpInterface, whose default
+// implementation dispatches to the rule of the op's family).
 class Llmc_Op<string mnemonic, list<Trait> traits = []>
-    : Op<Llmc_Dialect, mnemonic, traits>;
+    : Op<Llmc_Dialect, mnemonic,
+         !listconcat(traits, [Llmc_ShardingRuleOpInterface])>;
 
 #endif // LLMC_DIALECT_TD

@@ -38,6 +38,11 @@ int64_t resultBytes(mlir::Operation *op);
 /// Bytes of a statically shaped tensor type (i1 counts one byte).
 int64_t tensorBytes(mlir::Type type);
 
+class PartitionContext;
+/// The sharding rule of `op`'s family (ir/ShardRules*.cpp); the default
+/// implementation of ShardingRuleOpInterface::partition.
+llvm::LogicalResult partitionOp(mlir::Operation *op, PartitionContext &context);
+
 } // namespace llmc
 
 #include "ir/LlmcInterfaces.h.inc"

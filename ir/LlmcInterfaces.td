@@ -56,6 +56,27 @@ def Llmc_DifferentiableOpInterface : OpInterface<"DifferentiableOpInterface"> {
   ];
 }
 
+def Llmc_ShardingRuleOpInterface : OpInterface<"ShardingRuleOpInterface"> {
+  let cppNamespace = "::llmc";
+  let description = [{
+    How an op runs on a device mesh (the partitioner, issue #8): given the
+    shardings of its operands in a PartitionContext, build the op's local
+    (per-rank) form, resharding operands where the rule needs it, and
+    record each result's local value and Sharding (which may be a pending
+    sum). Every llmc op has it; the rules of the op families are in
+    ir/ShardRules*.cpp and docs/sharding.md lists them. Why this is not
+    upstream `shard::ShardingInterface` is said there too: it has no
+    partial results and no blocked splits.
+  }];
+  let methods = [
+    InterfaceMethod<
+      "Builds the local form of this op in `context` (see ir/Partition.h).",
+      "::llvm::LogicalResult", "partition",
+      (ins "::llmc::PartitionContext &":$context), [{}],
+      [{ return ::llmc::partitionOp($_op, context); }]>,
+  ];
+}
+
 def Llmc_CostOpInterface : OpInterface<"CostOpInterface"> {
   let cppNamespace = "::llmc";
   let description = [{

@@ -390,6 +390,19 @@ LogicalResult SelectOp::verify() {
 // Constants
 //===----------------------------------------------------------------------===//
 
+LogicalResult AxisOffsetOp::verify() {
+  if (getType().getRank() != 0)
+    return emitOpError() << "expected a rank-0 result, got " << getType();
+  if (getAxes().empty())
+    return emitOpError() << "expected at least one mesh axis";
+  if (llvm::any_of(getAxes(), [](int64_t axis) { return axis < 0; }))
+    return emitOpError() << "expected non-negative mesh axes";
+  if (getStride() < 0)
+    return emitOpError() << "expected a non-negative stride, got "
+                         << getStride();
+  return success();
+}
+
 LogicalResult IotaOp::verify() {
   return expectDimInRange(*this, "dim", static_cast<int64_t>(getDim()),
                           getType().getRank());

@@ -517,4 +517,27 @@ def Llmc_ConstantOp : Llmc_Op<"constant", [Pure, ConstantLike,
   let hasFolder = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// Rank-dependent values of a partitioned (SPMD) program
+//===----------------------------------------------------------------------===//
+
+def Llmc_AxisOffsetOp : Llmc_Op<"axis_offset", [Pure,
+    DeclareOpInterfaceMethods<Llmc_CostOpInterface, ["getFlops", "getBytesRead"]>]> {
+  let summary = "this rank's position along mesh axes, times a stride";
+  let description = [{
+    Appears only after partitioning: a rank-0 integer tensor holding the
+    rank's linear index along `axes` of the module's mesh (major to minor)
+    times `stride`. A vocabulary-parallel embedding subtracts it from the
+    token ids: rank 1 of `tp = 2` over a 50304-row table holds rows
+    25152 and up. Codegen turns it into a constant per rank.
+    ```mlir
+    %first = llmc.axis_offset axes [1] stride 25152 : tensor<i32>
+    ```
+  }];
+  let arguments = (ins DenseI64ArrayAttr:$axes, I64Attr:$stride);
+  let results = (outs Llmc_IndexTensor:$result);
+  let assemblyFormat = "`axes` $axes `stride` $stride attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
 #endif // LLMC_PRIMITIVE_OPS_TD

@@ -42,6 +42,15 @@ struct PrecisionSettings {
 
 /// Options of the default compile pipeline. Later stages (precision,
 /// sharding, ...) add their fields here.
+/// The mesh of `[parallel]` that llmc-partition applies (dp x tp; sequence
+/// parallelism over tp; ZeRO stage).
+struct ParallelSettings {
+  int64_t dp = 1;
+  int64_t tp = 1;
+  bool sp = false;
+  int64_t zero = 0;
+};
+
 struct CompilePipelineOptions {
   /// Build the training step (autodiff, optimizer); false compiles only the
   /// forward program @loss (e.g. a .mlir file without parameters).
@@ -54,6 +63,7 @@ struct CompilePipelineOptions {
   std::string remat = "none";
   int64_t memoryBudgetBytes = 0;
   PrecisionSettings precision;
+  ParallelSettings parallel;
   /// Run only the first this many passes of compilePipelineStages(); -1
   /// runs the whole pipeline (`llmc compile --emit`).
   int stopAfter = -1;

@@ -193,6 +193,39 @@ def OptimizerPass : Pass<"llmc-optimizer", "mlir::ModuleOp"> {
   let dependentDialects = ["::llmc::LlmcDialect", "::mlir::func::FuncDialect"];
 }
 
+def PartitionPass : Pass<"llmc-partition", "mlir::ModuleOp"> {
+  let summary = "Rewrite the training step into one SPMD program for a device mesh";
+  let description = [{
+    Applies the user's strategy (`[parallel]` dp, tp, sp, zero) to
+    `@train_step`: it declares the mesh (`shard.grid @mesh` with the axis
+    names in `llmc.mesh_axes`), gives every argument a sharding
+    (`llmc.sharding`: tokens split by batch over `dp`; parameters split over
+    `tp` as their `llmc.tp_split` says; ZeRO splits optimizer moments (1, 2)
+    and parameters (3) over `dp`), then walks the ops in order and asks each
+    op's sharding rule (ShardingRuleOpInterface) for its local form. Values
+    move between shardings through upstream `shard` collectives, each with
+    `llmc.reason` (what, which model part, which axis) and
+    `llmc.bytes_per_rank`. Results leave in their argument's sharding (new
+    parameters, moments) or replicated (loss, grad_norm, lr).
+    ```mlir
+    // dp = 2: the weight gradient of a layer ends in
+    %g = shard.all_reduce %partial on @mesh grid_axes = [0]
+        {llmc.reason = "pending h.0.mlp.c_fc: sum over dp for ...", ...}
+    ```
+    See docs/sharding.md.
+  }];
+  let options = [
+    Option<"function", "function", "std::string", /*default=*/"\"train_step\"",
+           "The function to partition">,
+    Option<"dp", "dp", "int64_t", /*default=*/"1", "Data-parallel ranks">,
+    Option<"tp", "tp", "int64_t", /*default=*/"1", "Tensor-parallel ranks">,
+    Option<"sp", "sp", "bool", /*default=*/"false",
+           "Sequence parallelism over the tp axis">,
+    Option<"zero", "zero", "int64_t", /*default=*/"0", "ZeRO stage (0-3)">,
+  ];
+  let dependentDialects = ["mlir::shard::ShardDialect"];
+}
+
 def RematPass : Pass<"llmc-remat", "mlir::ModuleOp"> {
   let summary = "Recompute activations in the backward program instead of keeping them";
   let description = [{

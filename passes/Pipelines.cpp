@@ -80,7 +80,21 @@ std::vector<Stage> stages(const llmc::CompilePipelineOptions &options) {
     list.push_back({"canonicalize", [] { return createCanonicalizerPass(); }});
     list.push_back({"cse", [] { return createCSEPass(); }});
   }
-  // 4.-6. sharding, partition, pipeline (#8, #10): not yet written.
+  // 4.-5. The strategy's mesh: one SPMD program per rank, with the
+  //    collectives each parallelism needs (docs/sharding.md); then drop
+  //    what the local program no longer reads. 6. pipeline (#10): not yet.
+  const llmc::ParallelSettings &parallel = options.parallel;
+  if (options.training && parallel.dp * parallel.tp > 1) {
+    list.push_back({"llmc-partition", [parallel] {
+                      llmc::PartitionPassOptions partition;
+                      partition.dp = parallel.dp;
+                      partition.tp = parallel.tp;
+                      partition.sp = parallel.sp;
+                      partition.zero = parallel.zero;
+                      return llmc::createPartitionPass(partition);
+                    }});
+    list.push_back({"canonicalize", [] { return createCanonicalizerPass(); }});
+  }
   // 7. Recompute activations in backward instead of keeping them.
   if (options.training && options.remat != "none")
     list.push_back({"llmc-remat", [options] {

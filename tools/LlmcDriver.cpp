@@ -55,6 +55,11 @@ pipelineOptionsFor(const std::optional<llmc::RunDescription> &description) {
                                                           : "none";
   options.memoryBudgetBytes =
       static_cast<int64_t>(m.budgetGiB * 1024.0 * 1024.0 * 1024.0);
+  const llmc::ParallelConfig &par = description->parallel;
+  options.parallel.dp = par.dp;
+  options.parallel.tp = par.tp;
+  options.parallel.sp = par.sequenceParallel;
+  options.parallel.zero = par.zero;
   return options;
 }
 

@@ -1,0 +1,485 @@
+//===- PartitionContext.cpp - values, shardings and resharding -------------===//
+//
+// Resharding moves a local value from one Sharding to another in three steps:
+//   1. finish pending sums: reduce-scatter where the target splits a
+//      dimension over the summed axis next, all-reduce for the others;
+//   2. gather every dimension whose current split is not a prefix of the
+//      target's (same groups, target axes start with the current ones);
+//   3. slice (no communication) the axes the target adds.
+// Collectives that upstream defines on a leading dimension only in our
+// runtime (all_gather, reduce_scatter) are applied to a view in which the
+// split dimension comes first: a reshape when everything before it has size
+// 1, else a transpose there and back, both visible in the IR.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ir/Partition.h"
+#include "ir/ShardRuleUtils.h"
+#include "ir/LlmcOps.h"
+#include "ir/Phase.h"
+
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace mlir;
+
+namespace llmc {
+
+namespace {
+
+constexpr StringLiteral kGrid = "mesh";
+
+RankedTensorType withShape(Value value, ArrayRef<int64_t> shape) {
+  return RankedTensorType::get(
+      shape, cast<RankedTensorType>(value.getType()).getElementType());
+}
+
+ArrayRef<int64_t> shapeOf(Value value) {
+  return cast<RankedTensorType>(value.getType()).getShape();
+}
+
+SmallVector<int16_t> gridAxes(ArrayRef<int64_t> axes) {
+  SmallVector<int16_t> out;
+  for (int64_t axis : axes)
+    out.push_back(static_cast<int16_t>(axis));
+  return out;
+}
+
+shard::ReductionKind reductionOf(PartialKind kind) {
+  return kind == PartialKind::Sum ? shard::ReductionKind::Sum
+                                  : shard::ReductionKind::Max;
+}
+
+/// Whether `current` can become `target` by slicing only.
+bool isPrefix(const DimSplit &current, const DimSplit &target) {
+  if (!current.isSplit())
+    return true;
+  if (current.groups != target.groups ||
+      current.axes.size() > target.axes.size())
+    return false;
+  return llvm::equal(current.axes,
+                     ArrayRef<int64_t>(target.axes).take_front(
+                         current.axes.size()));
+}
+
+int64_t product(ArrayRef<int64_t> values) {
+  int64_t n = 1;
+  for (int64_t v : values)
+    n *= v;
+  return n;
+}
+
+} // namespace
+
+void PartitionContext::map(Value original, Value local,
+                           const Sharding &sharding) {
+  values_[original] = Entry{local, sharding};
+}
+
+const Sharding &PartitionContext::shardingOf(Value original) const {
+  auto it = values_.find(original);
+  assert(it != values_.end() && "value partitioned before its producer");
+  return it->second.sharding;
+}
+
+Value PartitionContext::localOf(Value original) const {
+  auto it = values_.find(original);
+  assert(it != values_.end() && "value partitioned before its producer");
+  return it->second.local;
+}
+
+FailureOr<RankedTensorType>
+PartitionContext::localType(Type type, const Sharding &sharding,
+                            Operation *where) const {
+  auto tensor = cast<RankedTensorType>(type);
+  FailureOr<SmallVector<int64_t>> local =
+      sharding.localShape(tensor.getShape(), mesh_);
+  if (failed(local))
+    return where->emitOpError()
+           << "cannot split a value of type " << type << " as "
+           << sharding.text(mesh_)
+           << ": a split does not divide its dimension";
+  return RankedTensorType::get(*local, tensor.getElementType());
+}
+
+int64_t PartitionContext::zeroDim(ArrayRef<int64_t> shape,
+                                  const Sharding &sharding) const {
+  if (policy_.zeroAxis < 0)
+    return -1;
+  int64_t n = mesh_.sizes[policy_.zeroAxis];
+  for (auto [d, size] : llvm::enumerate(shape)) {
+    const DimSplit &split = sharding.dims[d];
+    int64_t chunk = size / (split.groups * mesh_.ways(split.axes));
+    if (size % (split.groups * mesh_.ways(split.axes)) == 0 && chunk % n == 0)
+      return static_cast<int64_t>(d);
+  }
+  return -1;
+}
+
+void PartitionContext::tag(Operation *collective, Operation *user,
+                           StringRef what, int64_t bytesPerRank) {
+  std::string part = modelPartOf(user->getLoc());
+  Phase phase = phaseOf(user->getLoc());
+  std::string reason =
+      llvm::formatv("{0} for {1} ({2})", what, part.empty() ? "?" : part,
+                    phaseName(phase))
+          .str();
+  MLIRContext *context = collective->getContext();
+  collective->setAttr("llmc.reason", StringAttr::get(context, reason));
+  collective->setAttr("llmc.bytes_per_rank",
+                      IntegerAttr::get(IntegerType::get(context, 64),
+                                       bytesPerRank));
+  collective->setLoc(user->getLoc());
+}
+
+Value PartitionContext::allReduce(Value local, ArrayRef<int64_t> axes,
+                                  PartialKind kind, Operation *user,
+                                  StringRef what) {
+  auto op = shard::AllReduceOp::create(builder_, user->getLoc(),
+                                       local.getType(), kGrid, gridAxes(axes),
+                                       local, reductionOf(kind));
+  int64_t n = mesh_.ways(axes);
+  int64_t bytes = tensorBytes(local.getType());
+  tag(op, user,
+      llvm::formatv("{0}: {1} over {2}", what,
+                    kind == PartialKind::Sum ? "sum" : "max",
+                    mesh_.axesText(axes))
+          .str(),
+      2 * (n - 1) * bytes / n);
+  return op.getResult();
+}
+
+namespace {
+/// A view of `local` in which dimension `dim` (of `groups` blocks) is split
+/// into [groups, chunk]; `axis` is the chunk's dimension in the view.
+struct BlockView {
+  SmallVector<int64_t> shape;
+  int64_t axis;
+};
+
+BlockView blockView(ArrayRef<int64_t> local, int64_t dim, int64_t groups) {
+  BlockView view;
+  for (auto [i, size] : llvm::enumerate(local)) {
+    if (static_cast<int64_t>(i) == dim && groups > 1) {
+      view.shape.push_back(groups);
+      view.shape.push_back(size / groups);
+    } else {
+      view.shape.push_back(size);
+    }
+  }
+  view.axis = groups > 1 ? dim + 1 : dim;
+  return view;
+}
+
+Value reshapeIfNeeded(OpBuilder &b, Location loc, Value value,
+                      ArrayRef<int64_t> shape) {
+  if (shapeOf(value) == shape)
+    return value;
+  return ReshapeOp::create(b, loc, withShape(value, shape), value);
+}
+
+/// Moves dimension `axis` to the front (or back, when `inverse`).
+Value moveAxis(OpBuilder &b, Location loc, Value value, int64_t axis,
+               bool inverse) {
+  int64_t rank = static_cast<int64_t>(shapeOf(value).size());
+  SmallVector<int64_t> perm;
+  if (!inverse) {
+    perm.push_back(axis);
+    for (int64_t i = 0; i < rank; ++i)
+      if (i != axis)
+        perm.push_back(i);
+  } else {
+    for (int64_t i = 1; i <= axis; ++i)
+      perm.push_back(i);
+    perm.push_back(0);
+    for (int64_t i = axis + 1; i < rank; ++i)
+      perm.push_back(i);
+  }
+  SmallVector<int64_t> shape;
+  for (int64_t p : perm)
+    shape.push_back(shapeOf(value)[p]);
+  return TransposeOp::create(b, loc, withShape(value, shape), value,
+                             b.getDenseI64ArrayAttr(perm));
+}
+
+/// Runs `collective` on the view of `local` in which the chunk dimension
+/// leads: `collective` maps the leading-dimension view to its result.
+Value onLeadingAxis(OpBuilder &b, Location loc, Value local, int64_t dim,
+                    int64_t groups,
+                    llvm::function_ref<Value(Value, int64_t)> collective,
+                    int64_t resultChunk) {
+  SmallVector<int64_t> shape(shapeOf(local));
+  BlockView view = blockView(shape, dim, groups);
+  Value viewed = reshapeIfNeeded(b, loc, local, view.shape);
+  bool leading = product(ArrayRef<int64_t>(view.shape).take_front(view.axis)) == 1;
+  Value result;
+  if (leading) {
+    result = collective(viewed, view.axis);
+  } else {
+    Value front = moveAxis(b, loc, viewed, view.axis, /*inverse=*/false);
+    result = moveAxis(b, loc, collective(front, 0), view.axis,
+                      /*inverse=*/true);
+  }
+  shape[dim] = groups * resultChunk;
+  return reshapeIfNeeded(b, loc, result, shape);
+}
+} // namespace
+
+Value PartitionContext::gather(Value local, int64_t dim, const DimSplit &split,
+                               Operation *user, StringRef what) {
+  int64_t n = mesh_.ways(split.axes);
+  int64_t chunk = shapeOf(local)[dim] / split.groups;
+  Location loc = user->getLoc();
+  return onLeadingAxis(
+      builder_, loc, local, dim, split.groups,
+      [&](Value input, int64_t axis) {
+        SmallVector<int64_t> out(shapeOf(input));
+        out[axis] *= n;
+        auto op = shard::AllGatherOp::create(
+            builder_, loc, withShape(input, out), kGrid, gridAxes(split.axes),
+            input, APInt(64, axis));
+        int64_t bytes = tensorBytes(op.getType());
+        tag(op, user,
+            llvm::formatv("{0}: gather dim {1} over {2}", what, dim,
+                          mesh_.axesText(split.axes))
+                .str(),
+            (n - 1) * bytes / n);
+        return op.getResult();
+      },
+      chunk * n);
+}
+
+Value PartitionContext::reduceScatter(Value local, int64_t dim,
+                                      ArrayRef<int64_t> axes, int64_t groups,
+                                      PartialKind kind, Operation *user,
+                                      StringRef what) {
+  int64_t n = mesh_.ways(axes);
+  int64_t chunk = shapeOf(local)[dim] / groups;
+  Location loc = user->getLoc();
+  return onLeadingAxis(
+      builder_, loc, local, dim, groups,
+      [&](Value input, int64_t axis) {
+        SmallVector<int64_t> out(shapeOf(input));
+        out[axis] /= n;
+        auto op = shard::ReduceScatterOp::create(
+            builder_, loc, withShape(input, out), kGrid, gridAxes(axes), input,
+            reductionOf(kind), APInt(64, axis));
+        int64_t bytes = tensorBytes(input.getType());
+        tag(op, user,
+            llvm::formatv("{0}: {1} over {2}, scattered along dim {3}", what,
+                          kind == PartialKind::Sum ? "sum" : "max",
+                          mesh_.axesText(axes), dim)
+                .str(),
+            (n - 1) * bytes / n);
+        return op.getResult();
+      },
+      chunk / n);
+}
+
+Value PartitionContext::slice(Value local, int64_t dim, ArrayRef<int64_t> axes,
+                              int64_t groups) {
+  Location loc = local.getLoc();
+  SmallVector<int64_t> shape(shapeOf(local));
+  BlockView view = blockView(shape, dim, groups);
+  Value viewed = reshapeIfNeeded(builder_, loc, local, view.shape);
+  SmallVector<int64_t> out(view.shape);
+  out[view.axis] /= mesh_.ways(axes);
+  Value sliced = shard::AllSliceOp::create(builder_, loc, withShape(viewed, out),
+                                           viewed, kGrid, gridAxes(axes),
+                                           view.axis);
+  shape[dim] /= mesh_.ways(axes);
+  return reshapeIfNeeded(builder_, loc, sliced, shape);
+}
+
+FailureOr<Value> PartitionContext::reshardLocal(Value local, Sharding current,
+                                                const Sharding &target,
+                                                ArrayRef<int64_t> global,
+                                                Operation *user,
+                                                StringRef what) {
+  if (current == target)
+    return local;
+  // The target must be reachable: its own pending sums must already be
+  // pending here, of the same kind.
+  for (int64_t axis : target.partial)
+    if (!llvm::is_contained(current.partial, axis) ||
+        current.kind != target.kind)
+      return user->emitOpError()
+             << "internal partitioner error: cannot make a value partial ("
+             << current.text(mesh_) << " -> " << target.text(mesh_) << ")";
+  // 1. Pending sums.
+  SmallVector<int64_t> reduceAll, scatter;
+  for (int64_t axis : current.partial) {
+    if (llvm::is_contained(target.partial, axis))
+      continue;
+    int64_t d = target.dimOfAxis(axis);
+    bool next = d >= 0 && isPrefix(current.dims[d], target.dims[d]) &&
+                target.dims[d].axes.size() > current.dims[d].axes.size() &&
+                target.dims[d].axes[current.dims[d].axes.size()] == axis;
+    (next ? scatter : reduceAll).push_back(axis);
+  }
+  if (!reduceAll.empty())
+    local = allReduce(local, reduceAll, current.kind, user, what);
+  for (int64_t axis : scatter) {
+    int64_t d = target.dimOfAxis(axis);
+    int64_t groups = target.dims[d].groups;
+    if (!current.dims[d].isSplit())
+      current.dims[d].groups = groups;
+    local = reduceScatter(local, d, {axis}, groups, current.kind, user, what);
+    current.dims[d].axes.push_back(axis);
+  }
+  current.partial = target.partial;
+  // 2. Gathers.
+  for (auto [d, split] : llvm::enumerate(current.dims)) {
+    if (isPrefix(split, target.dims[d]))
+      continue;
+    local = gather(local, static_cast<int64_t>(d), split, user, what);
+    split = DimSplit{};
+  }
+  // 3. Slices.
+  for (auto [d, split] : llvm::enumerate(current.dims)) {
+    const DimSplit &want = target.dims[d];
+    if (split.axes.size() == want.axes.size())
+      continue;
+    ArrayRef<int64_t> extra =
+        ArrayRef<int64_t>(want.axes).drop_front(split.axes.size());
+    if (global[d] % (want.groups * mesh_.ways(want.axes)) != 0)
+      return user->emitOpError()
+             << "dimension " << d << " of size " << global[d]
+             << " cannot be split " << want.groups << " x "
+             << mesh_.ways(want.axes) << " ways (" << target.text(mesh_)
+             << ")";
+    local = slice(local, static_cast<int64_t>(d), extra, want.groups);
+    split = want;
+  }
+  return local;
+}
+
+Sharding PartitionContext::resolvedSharding(Value original) {
+  const Sharding &current = shardingOf(original);
+  Sharding target = current.complete();
+  if (!current.isPartial())
+    return target;
+  ArrayRef<int64_t> shape = shapeOf(original);
+  for (int64_t axis : current.partial) {
+    if (axis == policy_.zeroAxis && current.kind == PartialKind::Sum) {
+      int64_t d = zeroDim(shape, target);
+      if (d >= 0)
+        target.dims[d].axes.push_back(axis);
+    } else if (axis == policy_.sequenceAxis &&
+               current.kind == PartialKind::Sum && shape.size() == 3 &&
+               !target.dims[1].isSplit() &&
+               shape[1] % mesh_.sizes[axis] == 0) {
+      target.dims[1].axes.push_back(axis);
+    }
+  }
+  return target;
+}
+
+FailureOr<Value> PartitionContext::resolve(Value original, Operation *user) {
+  if (!shardingOf(original).isPartial())
+    return localOf(original);
+  auto cached = resolved_.find(original);
+  if (cached != resolved_.end())
+    return cached->second.local;
+  Sharding target = resolvedSharding(original);
+  std::string what = "pending " + std::string(
+      modelPartOf(original.getLoc()).empty() ? "value"
+                                             : modelPartOf(original.getLoc()));
+  FailureOr<Value> local =
+      reshardLocal(localOf(original), shardingOf(original), target,
+                   shapeOf(original), user, what);
+  if (failed(local))
+    return failure();
+  resolved_[original] = Entry{*local, target};
+  return *local;
+}
+
+FailureOr<Value> PartitionContext::reshard(Value original,
+                                           const Sharding &target,
+                                           Operation *user) {
+  const Sharding &current = shardingOf(original);
+  if (current == target)
+    return localOf(original);
+  Location loc = user->getLoc();
+  // A replicated splat or broadcast is rebuilt at the local shape rather
+  // than materialized in full and sliced.
+  if (current.isReplicated() && !target.isPartial()) {
+    Operation *producer = original.getDefiningOp();
+    if (auto constant = dyn_cast_or_null<ConstantOp>(producer)) {
+      auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
+      if (dense && dense.isSplat()) {
+        FailureOr<RankedTensorType> type =
+            localType(original.getType(), target, user);
+        if (failed(type))
+          return failure();
+        return shardrules::makeConstant(builder_, loc,
+                                        dense.resizeSplat(*type));
+      }
+    }
+    if (auto broadcast = dyn_cast_or_null<BroadcastOp>(producer)) {
+      Value input = broadcast.getInput();
+      ArrayRef<int64_t> inShape = shapeOf(input);
+      ArrayRef<int64_t> outShape = shapeOf(original);
+      Sharding inTarget = Sharding::replicated(inShape.size());
+      for (auto [i, d] : llvm::enumerate(broadcast.getDims()))
+        if (inShape[i] == outShape[d])
+          inTarget.dims[i] = target.dims[d];
+      FailureOr<Value> inLocal = reshard(input, inTarget, user);
+      FailureOr<RankedTensorType> type =
+          localType(original.getType(), target, user);
+      if (failed(inLocal) || failed(type))
+        return failure();
+      return BroadcastOp::create(builder_, loc, *type, *inLocal,
+                                 broadcast.getDimsAttr())
+          .getResult();
+    }
+  }
+  Value local = localOf(original);
+  Sharding from = current;
+  if (current.isPartial() && target.partial.empty()) {
+    // Resolve once, the policy's way, unless the target wants exactly a
+    // split that a reduce-scatter gives directly.
+    Sharding resolved = resolvedSharding(original);
+    FailureOr<Value> done = resolve(original, user);
+    if (failed(done))
+      return failure();
+    local = *done;
+    from = resolved;
+  }
+  std::string what = "value of " + modelPartOf(original.getLoc());
+  return reshardLocal(local, from, target, shapeOf(original), user, what);
+}
+
+LogicalResult PartitionContext::cloneLocal(Operation *op, ValueRange operands,
+                                           ArrayRef<Sharding> results) {
+  SmallVector<Type> types;
+  for (auto [result, sharding] : llvm::zip(op->getResults(), results)) {
+    FailureOr<RankedTensorType> type =
+        localType(result.getType(), sharding, op);
+    if (failed(type))
+      return failure();
+    types.push_back(*type);
+  }
+  IRMapping mapping;
+  for (auto [original, local] : llvm::zip(op->getOperands(), operands))
+    mapping.map(original, local);
+  Operation *clone = builder_.clone(*op, mapping);
+  for (auto [result, type] : llvm::zip(clone->getResults(), types))
+    result.setType(type);
+  for (auto [result, local, sharding] :
+       llvm::zip(op->getResults(), clone->getResults(), results))
+    map(result, local, sharding);
+  return success();
+}
+
+Value PartitionContext::axisOffset(Location loc, ArrayRef<int64_t> axes,
+                                   int64_t stride, Type element) {
+  return AxisOffsetOp::create(builder_, loc,
+                              RankedTensorType::get({}, element),
+                              builder_.getDenseI64ArrayAttr(axes),
+                              builder_.getI64IntegerAttr(stride));
+}
+
+} // namespace llmc

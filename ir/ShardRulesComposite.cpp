@@ -1,0 +1,350 @@
+//===- ShardRulesComposite.cpp - sharding rules of contractions, lookups and
+//                                composites ---------------------------===//
+//
+// matmul (batch, row, column and contraction splits; a split contraction
+// leaves a pending sum), embedding (vocabulary parallel: shifted ids, zero
+// rows outside the rank's range, pending sum), scatter_add, gather, the
+// norms and softmax (normalized dimension whole), attention (batch and
+// heads), rope, and cross-entropy (positions split; the mean is finished
+// with the global count).
+//
+//===----------------------------------------------------------------------===//
+
+#include "ir/LlmcOps.h"
+#include "ir/ShardRuleUtils.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+
+namespace llmc::shardrules {
+
+namespace {
+
+/// Builds `value - offset` on local index tensors, with `offset` this rank's
+/// first row along `axes` (vocabulary parallelism).
+Value shiftIds(PartitionContext &context, Location loc, Value ids,
+               ArrayRef<int64_t> axes, int64_t rows) {
+  OpBuilder &b = context.builder();
+  auto type = cast<RankedTensorType>(ids.getType());
+  Value offset =
+      context.axisOffset(loc, axes, rows, type.getElementType());
+  Value wide = BroadcastOp::create(b, loc, type, offset,
+                                   b.getDenseI64ArrayAttr({}));
+  return SubOp::create(b, loc, ids, wide);
+}
+
+LogicalResult partitionMatmul(MatmulOp op, PartitionContext &context) {
+  Value lhs = op.getLhs(), rhs = op.getRhs();
+  int64_t rl = rankOf(lhs), rr = rankOf(rhs);
+  int64_t nb = rl - 2;
+  bool batchedRhs = rr == rl;
+  int64_t rb = rr - 2;
+  bool ta = op.getTransposeA(), tb = op.getTransposeB();
+  int64_t mL = ta ? nb + 1 : nb, kL = ta ? nb : nb + 1;
+  int64_t kR = tb ? rb + 1 : rb, nR = tb ? rb : rb + 1;
+  Sharding ls = context.resolvedSharding(lhs);
+  Sharding rs = context.resolvedSharding(rhs);
+  // Loops: batch..., M, K, N; claimed in that order so the activation's
+  // splits win over a weight's (a ZeRO-3 weight is gathered).
+  SmallVector<DimSplit> batch(nb);
+  SmallVector<int64_t> used;
+  for (int64_t i = 0; i < nb; ++i) {
+    batch[i] = ls.dims[i].isSplit() || !batchedRhs ? ls.dims[i] : rs.dims[i];
+    claimAxes(batch[i], used);
+  }
+  DimSplit m = ls.dims[mL];
+  claimAxes(m, used);
+  DimSplit k = ls.dims[kL].isSplit() ? ls.dims[kL] : rs.dims[kR];
+  claimAxes(k, used);
+  DimSplit n = rs.dims[nR];
+  claimAxes(n, used);
+
+  Sharding lhsWant = Sharding::replicated(rl);
+  for (int64_t i = 0; i < nb; ++i)
+    lhsWant.dims[i] = batch[i];
+  lhsWant.dims[mL] = m;
+  lhsWant.dims[kL] = k;
+  Sharding rhsWant = Sharding::replicated(rr);
+  if (batchedRhs)
+    for (int64_t i = 0; i < nb; ++i)
+      rhsWant.dims[i] = batch[i];
+  rhsWant.dims[kR] = k;
+  rhsWant.dims[nR] = n;
+  FailureOr<Value> l = reshardTo(context, lhs, lhsWant, op);
+  if (failed(l))
+    return failure();
+  FailureOr<Value> r = reshardTo(context, rhs, rhsWant, op);
+  if (failed(r))
+    return failure();
+  Sharding result = Sharding::replicated(rl);
+  for (int64_t i = 0; i < nb; ++i)
+    result.dims[i] = batch[i];
+  result.dims[nb] = m;
+  result.dims[nb + 1] = n;
+  result.partial = k.axes;
+  llvm::sort(result.partial);
+  return context.cloneLocal(op, {*l, *r}, {result});
+}
+
+LogicalResult partitionEmbedding(EmbeddingOp op, PartitionContext &context) {
+  Value table = op.getTable(), ids = op.getIds();
+  Sharding is = context.resolvedSharding(ids);
+  Sharding ts = context.resolvedSharding(table);
+  SmallVector<int64_t> used;
+  for (DimSplit &d : is.dims)
+    claimAxes(d, used);
+  DimSplit width = ts.dims[1];
+  claimAxes(width, used);
+  DimSplit vocab = ts.dims[0];
+  if (vocab.groups != 1)
+    vocab = DimSplit{};
+  claimAxes(vocab, used);
+  Sharding tableWant = Sharding::replicated(2);
+  tableWant.dims[0] = vocab;
+  tableWant.dims[1] = width;
+  FailureOr<Value> t = reshardTo(context, table, tableWant, op);
+  FailureOr<Value> i = reshardTo(context, ids, is, op);
+  if (failed(t) || failed(i))
+    return failure();
+  Value localIds = *i;
+  if (vocab.isSplit())
+    localIds = shiftIds(context, op.getLoc(), localIds, vocab.axes,
+                        shapeOf(*t)[0]);
+  Sharding result = is;
+  result.dims.push_back(width);
+  result.partial = vocab.axes;
+  llvm::sort(result.partial);
+  return context.cloneLocal(op, {*t, localIds}, {result});
+}
+
+/// scatter_add into a zero table: every rank adds its own updates; a split
+/// over the index dimensions leaves a pending sum, a split of the table's
+/// scattered dimension shifts the indices (out-of-range rows are skipped by
+/// definition).
+LogicalResult partitionScatterAdd(ScatterAddOp op, PartitionContext &context) {
+  Value dest = op.getDest(), indices = op.getIndices(),
+        updates = op.getUpdates();
+  int64_t k = static_cast<int64_t>(op.getDim());
+  int64_t ri = rankOf(indices);
+  if (!isZeroSplat(dest))
+    return partitionReplicated(op, context);
+  Sharding is = context.resolvedSharding(indices);
+  Sharding ds = context.resolvedSharding(dest);
+  SmallVector<int64_t> used;
+  for (DimSplit &d : is.dims)
+    claimAxes(d, used);
+  Sharding destWant = ds;
+  for (auto [d, split] : llvm::enumerate(destWant.dims)) {
+    if (static_cast<int64_t>(d) == k && split.groups != 1)
+      split = DimSplit{};
+    claimAxes(split, used);
+  }
+  // updates = dest[:k] ++ indices ++ dest[k+1:]
+  Sharding updWant = Sharding::replicated(rankOf(updates));
+  for (int64_t d = 0; d < k; ++d)
+    updWant.dims[d] = destWant.dims[d];
+  for (int64_t d = 0; d < ri; ++d)
+    updWant.dims[k + d] = is.dims[d];
+  for (int64_t d = k + 1; d < rankOf(dest); ++d)
+    updWant.dims[d - 1 + ri] = destWant.dims[d];
+  FailureOr<Value> dl = reshardTo(context, dest, destWant, op);
+  FailureOr<Value> il = reshardTo(context, indices, is, op);
+  FailureOr<Value> ul = reshardTo(context, updates, updWant, op);
+  if (failed(dl) || failed(il) || failed(ul))
+    return failure();
+  Value localIndices = *il;
+  if (destWant.dims[k].isSplit())
+    localIndices = shiftIds(context, op.getLoc(), localIndices,
+                            destWant.dims[k].axes, shapeOf(*dl)[k]);
+  Sharding result = destWant;
+  for (const DimSplit &d : is.dims)
+    llvm::append_range(result.partial, d.axes);
+  llvm::sort(result.partial);
+  return context.cloneLocal(op, {*dl, localIndices, *ul}, {result});
+}
+
+/// gather along `dim`: the indexed dimension is whole on every rank.
+LogicalResult partitionGather(GatherOp op, PartitionContext &context) {
+  Value input = op.getInput(), indices = op.getIndices();
+  int64_t k = static_cast<int64_t>(op.getDim());
+  int64_t ri = rankOf(indices);
+  Sharding is = context.resolvedSharding(indices);
+  Sharding in = context.resolvedSharding(input);
+  SmallVector<int64_t> used;
+  for (DimSplit &d : is.dims)
+    claimAxes(d, used);
+  Sharding inWant = in;
+  inWant.dims[k] = DimSplit{};
+  for (auto [d, split] : llvm::enumerate(inWant.dims))
+    if (static_cast<int64_t>(d) != k)
+      claimAxes(split, used);
+  FailureOr<Value> l = reshardTo(context, input, inWant, op);
+  FailureOr<Value> i = reshardTo(context, indices, is, op);
+  if (failed(l) || failed(i))
+    return failure();
+  Sharding result;
+  for (int64_t d = 0; d < k; ++d)
+    result.dims.push_back(inWant.dims[d]);
+  for (int64_t d = 0; d < ri; ++d)
+    result.dims.push_back(is.dims[d]);
+  for (int64_t d = k + 1; d < rankOf(input); ++d)
+    result.dims.push_back(inWant.dims[d]);
+  return context.cloneLocal(op, {*l, *i}, {result});
+}
+
+/// Ops normalized over trailing dimensions (norms over the last, softmax
+/// over `dim`, rope over [T, D]): those dimensions stay whole, every other
+/// operand (gamma, beta, positions) is replicated.
+LogicalResult partitionNormalized(Operation *op, PartitionContext &context,
+                                  ArrayRef<int64_t> wholeDims) {
+  Value input = op->getOperand(0);
+  Sharding want = context.resolvedSharding(input);
+  for (int64_t d : wholeDims)
+    want.dims[d] = DimSplit{};
+  SmallVector<Value> locals;
+  FailureOr<Value> x = reshardTo(context, input, want, op);
+  if (failed(x))
+    return failure();
+  locals.push_back(*x);
+  for (Value other : op->getOperands().drop_front()) {
+    FailureOr<Value> local = reshardTo(
+        context, other, Sharding::replicated(rankOf(other)), op);
+    if (failed(local))
+      return failure();
+    locals.push_back(*local);
+  }
+  return context.cloneLocal(op, locals, {want});
+}
+
+/// attention: batch and heads split, sequence and head dimension whole. Key
+/// and value heads follow the query heads when the split divides them, so
+/// that each rank keeps whole groups of grouped-query attention.
+LogicalResult partitionAttention(AttentionOp op, PartitionContext &context) {
+  const Mesh &mesh = context.mesh();
+  Sharding q = context.resolvedSharding(op.getQuery());
+  q.dims[2] = q.dims[3] = DimSplit{};
+  if (q.dims[1].groups != 1)
+    q.dims[1] = DimSplit{};
+  int64_t kvHeads = shapeOf(op.getKey())[1];
+  if (q.dims[1].isSplit() && kvHeads % mesh.ways(q.dims[1].axes) != 0)
+    q.dims[1] = DimSplit{};
+  Sharding kv = Sharding::replicated(4);
+  kv.dims[0] = q.dims[0];
+  kv.dims[1] = q.dims[1];
+  FailureOr<Value> lq = reshardTo(context, op.getQuery(), q, op);
+  FailureOr<Value> lk = reshardTo(context, op.getKey(), kv, op);
+  FailureOr<Value> lv = reshardTo(context, op.getValue(), kv, op);
+  if (failed(lq) || failed(lk) || failed(lv))
+    return failure();
+  return context.cloneLocal(op, {*lq, *lk, *lv}, {q});
+}
+
+/// cross-entropy: positions split like the logits' leading dimensions, the
+/// vocabulary whole. A sum leaves a pending sum; a mean divides the pending
+/// sum by the global number of counted positions.
+LogicalResult partitionCrossEntropy(CrossEntropyOp op,
+                                    PartitionContext &context) {
+  Value logits = op.getLogits(), targets = op.getTargets();
+  int64_t rank = rankOf(logits);
+  Sharding ls = context.resolvedSharding(logits);
+  Sharding ts = context.resolvedSharding(targets);
+  SmallVector<int64_t> used;
+  Sharding tokens = Sharding::replicated(rank - 1);
+  for (int64_t d = 0; d < rank - 1; ++d) {
+    tokens.dims[d] = ls.dims[d].isSplit() ? ls.dims[d] : ts.dims[d];
+    claimAxes(tokens.dims[d], used);
+  }
+  Sharding logitsWant = tokens;
+  logitsWant.dims.push_back(DimSplit{});
+  FailureOr<Value> l = reshardTo(context, logits, logitsWant, op);
+  FailureOr<Value> t = reshardTo(context, targets, tokens, op);
+  if (failed(l) || failed(t))
+    return failure();
+  if (op.getReduction() == LossReduction::none)
+    return context.cloneLocal(op, {*l, *t}, {tokens});
+  Sharding scalar;
+  for (const DimSplit &d : tokens.dims)
+    llvm::append_range(scalar.partial, d.axes);
+  llvm::sort(scalar.partial);
+  if (op.getReduction() == LossReduction::sum || scalar.partial.empty())
+    return context.cloneLocal(op, {*l, *t}, {scalar});
+  // Mean over split positions: local sum / global count, both summed over
+  // the ranks that split the positions.
+  OpBuilder &b = context.builder();
+  Location loc = op.getLoc();
+  auto f32 = RankedTensorType::get({}, b.getF32Type());
+  auto sum = CrossEntropyOp::create(b, loc, f32, *l, *t,
+                                    op.getIgnoreIndexAttr(),
+                                    LossReduction::sum);
+  Value count;
+  if (std::optional<uint64_t> ignore = op.getIgnoreIndex()) {
+    auto idsType = cast<RankedTensorType>((*t).getType());
+    Value ignored = makeConstant(
+        b, loc,
+        DenseElementsAttr::get(
+            idsType, b.getIntegerAttr(idsType.getElementType(),
+                                      static_cast<int64_t>(*ignore))));
+    auto maskType =
+        RankedTensorType::get(idsType.getShape(), b.getI1Type());
+    Value kept = CompareOp::create(b, loc, maskType, CompareDirection::ne,
+                                   *t, ignored);
+    auto floatType = RankedTensorType::get(idsType.getShape(), b.getF32Type());
+    Value ones = makeConstant(
+        b, loc, DenseElementsAttr::get(floatType, b.getF32FloatAttr(1.0)));
+    Value zeros = makeConstant(
+        b, loc, DenseElementsAttr::get(floatType, b.getF32FloatAttr(0.0)));
+    Value weights = SelectOp::create(b, loc, floatType, kept, ones, zeros);
+    SmallVector<int64_t> all;
+    for (int64_t d = 0; d < idsType.getRank(); ++d)
+      all.push_back(d);
+    Value local = ReduceSumOp::create(b, loc, f32, weights,
+                                      b.getDenseI64ArrayAttr(all), nullptr);
+    count = context.allReduce(local, scalar.partial, PartialKind::Sum, op,
+                              "counted positions");
+  } else {
+    int64_t total = 1;
+    for (int64_t size : shapeOf(targets))
+      total *= size;
+    count = makeConstant(
+        b, loc,
+        DenseElementsAttr::get(f32, b.getF32FloatAttr(static_cast<float>(total))));
+  }
+  Value loss = DivOp::create(b, loc, sum.getResult(), count);
+  context.map(op.getResult(), loss, scalar);
+  return success();
+}
+
+} // namespace
+
+LogicalResult partitionComposite(Operation *op, PartitionContext &context,
+                                 bool &handled) {
+  handled = true;
+  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
+      .Case([&](MatmulOp o) { return partitionMatmul(o, context); })
+      .Case([&](EmbeddingOp o) { return partitionEmbedding(o, context); })
+      .Case([&](ScatterAddOp o) { return partitionScatterAdd(o, context); })
+      .Case([&](GatherOp o) { return partitionGather(o, context); })
+      .Case<LayerNormOp, RmsNormOp>([&](Operation *o) {
+        return partitionNormalized(o, context, {rankOf(o->getOperand(0)) - 1});
+      })
+      .Case([&](SoftmaxOp o) {
+        return partitionNormalized(o, context,
+                                   {static_cast<int64_t>(o.getDim())});
+      })
+      .Case([&](RopeOp o) {
+        int64_t r = rankOf(o.getInput());
+        return partitionNormalized(o, context, {r - 2, r - 1});
+      })
+      .Case([&](AttentionOp o) { return partitionAttention(o, context); })
+      .Case([&](CrossEntropyOp o) { return partitionCrossEntropy(o, context); })
+      .Case<MoeTopKOp, MoeDispatchOp, MoeCombineOp>(
+          [&](Operation *o) { return partitionReplicated(o, context); })
+      .Default([&](Operation *) {
+        handled = false;
+        return success();
+      });
+}
+
+} // namespace llmc::shardrules

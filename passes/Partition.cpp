@@ -1,0 +1,211 @@
+//===- Partition.cpp - the training step as one SPMD program on a mesh ----===//
+//
+// 1. Build the mesh from the strategy (axes of size > 1, in the order dp,
+//    tp) and check it against the function's shapes.
+// 2. Give every argument its sharding: tokens by batch over dp, parameters
+//    by their llmc.tp_split over tp, ZeRO's dp split on moments (stage >= 1)
+//    and parameters (stage 3).
+// 3. Walk the ops in program order; each op's sharding rule
+//    (ShardingRuleOpInterface, ir/ShardRules*.cpp) builds its local form in
+//    the new function, resharding operands through ir/Partition.h.
+// 4. Return every result in its argument's sharding (new parameters and
+//    moments, so that buffers are donated and the next step binds them as
+//    they are) or replicated (loss, grad_norm, lr).
+//
+//===----------------------------------------------------------------------===//
+
+#include "mlir/Dialect/Shard/IR/ShardDialect.h"
+#include "passes/Passes.h"
+
+#include "ir/LlmcOps.h"
+#include "ir/Partition.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/StringMap.h"
+
+namespace llmc {
+#define GEN_PASS_DEF_PARTITIONPASS
+#include "passes/Passes.h.inc"
+} // namespace llmc
+
+using namespace mlir;
+
+namespace llmc {
+namespace {
+
+struct PartitionPass : public impl::PartitionPassBase<PartitionPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto step = module.lookupSymbol<func::FuncOp>(function);
+    if (!step)
+      return; // Nothing to partition (a forward-only compile).
+    if (dp < 1 || tp < 1 || zero < 0 || zero > 3) {
+      step.emitError() << "invalid strategy: dp = " << dp << ", tp = " << tp
+                       << ", zero = " << zero;
+      return signalPassFailure();
+    }
+    // 1. The mesh.
+    Mesh mesh;
+    if (dp > 1) {
+      mesh.names.push_back("dp");
+      mesh.sizes.push_back(dp);
+    }
+    if (tp > 1) {
+      mesh.names.push_back("tp");
+      mesh.sizes.push_back(tp);
+    }
+    if (mesh.names.empty())
+      return;
+    PartitionPolicy policy;
+    if (zero >= 1 && dp > 1)
+      policy.zeroAxis = mesh.axisIndex("dp");
+    if (sp && tp > 1)
+      policy.sequenceAxis = mesh.axisIndex("tp");
+    if (failed(partition(module, step, mesh, policy)))
+      return signalPassFailure();
+    mesh.addToModule(module);
+  }
+
+  /// The sharding argument `index` starts in (step 2).
+  FailureOr<Sharding> argumentSharding(func::FuncOp step, unsigned index,
+                                       const Mesh &mesh,
+                                       const PartitionContext &context) {
+    auto type = cast<RankedTensorType>(step.getArgument(index).getType());
+    Sharding s = Sharding::replicated(type.getRank());
+    auto role = step.getArgAttrOfType<StringAttr>(index, "llmc.role");
+    StringRef kind = role ? role.getValue() : "input";
+    int64_t dpAxis = mesh.axisIndex("dp"), tpAxis = mesh.axisIndex("tp");
+    if (kind == "input") {
+      if (dpAxis >= 0 && type.getRank() >= 1)
+        s.dims[0].axes.push_back(dpAxis);
+      return s;
+    }
+    if (tpAxis >= 0)
+      if (auto hint =
+              step.getArgAttrOfType<DenseI64ArrayAttr>(index, "llmc.tp_split");
+          hint && hint.size() == 2 && hint[0] >= 0 &&
+          hint[0] < type.getRank())
+        s.dims[hint[0]] = DimSplit{{tpAxis}, hint[1]};
+    bool zeroSplit = kind == "optimizer_state" ? zero >= 1
+                                                : kind == "parameter" && zero >= 3;
+    if (zeroSplit && dpAxis >= 0 && type.getRank() >= 1) {
+      int64_t d = context.zeroDim(type.getShape(), s);
+      if (d >= 0)
+        s.dims[d].axes.push_back(dpAxis);
+    }
+    return s;
+  }
+
+  LogicalResult partition(ModuleOp module, func::FuncOp step, const Mesh &mesh,
+                          PartitionPolicy policy) {
+    OpBuilder builder(module.getContext());
+    PartitionContext context(mesh, policy, builder);
+    MLIRContext *ctx = module.getContext();
+
+    // 2. Arguments.
+    SmallVector<Sharding> argShardings;
+    SmallVector<Type> argTypes;
+    llvm::StringMap<unsigned> argByName;
+    for (unsigned i = 0; i < step.getNumArguments(); ++i) {
+      FailureOr<Sharding> s = argumentSharding(step, i, mesh, context);
+      if (failed(s))
+        return failure();
+      FailureOr<RankedTensorType> local =
+          context.localType(step.getArgument(i).getType(), *s, step);
+      if (failed(local)) {
+        auto name = step.getArgAttrOfType<StringAttr>(i, "llmc.name");
+        return step.emitError()
+               << "argument '" << (name ? name.getValue() : "?") << "' of type "
+               << step.getArgument(i).getType() << " cannot be split as "
+               << s->text(mesh) << " over the mesh";
+      }
+      argShardings.push_back(*s);
+      argTypes.push_back(*local);
+      if (auto name = step.getArgAttrOfType<StringAttr>(i, "llmc.name"))
+        argByName[name.getValue()] = i;
+    }
+
+    // The new function, built next to the old one.
+    builder.setInsertionPoint(step);
+    auto results = step.getFunctionType().getResults();
+    SmallVector<Sharding> resultShardings;
+    SmallVector<Type> resultTypes;
+    for (unsigned i = 0; i < results.size(); ++i) {
+      auto name = step.getResultAttrOfType<StringAttr>(i, "llmc.name");
+      auto it = name ? argByName.find(name.getValue()) : argByName.end();
+      Sharding s = it != argByName.end()
+                       ? argShardings[it->second]
+                       : Sharding::replicated(
+                             cast<RankedTensorType>(results[i]).getRank());
+      FailureOr<RankedTensorType> local =
+          context.localType(results[i], s, step);
+      if (failed(local))
+        return failure();
+      resultShardings.push_back(s);
+      resultTypes.push_back(*local);
+    }
+    auto local = func::FuncOp::create(
+        builder, step.getLoc(), step.getSymName(),
+        FunctionType::get(ctx, argTypes, resultTypes));
+    local->setAttrs(step->getAttrs());
+    local.setFunctionType(FunctionType::get(ctx, argTypes, resultTypes));
+    // Codegen builds one program per mesh rank for this function only (a
+    // companion such as @logits stays a one-device program).
+    local->setAttr("llmc.partitioned", UnitAttr::get(ctx));
+    Block *entry = local.addEntryBlock();
+    for (unsigned i = 0; i < step.getNumArguments(); ++i) {
+      context.map(step.getArgument(i), entry->getArgument(i), argShardings[i]);
+      local.setArgAttr(i, "llmc.sharding", argShardings[i].toAttr(ctx, mesh));
+      if (Attribute groups = argShardings[i].groupsAttr(ctx))
+        local.setArgAttr(i, "llmc.shard_groups", groups);
+    }
+    for (unsigned i = 0; i < results.size(); ++i) {
+      local.setResultAttr(i, "llmc.sharding",
+                          resultShardings[i].toAttr(ctx, mesh));
+      if (Attribute groups = resultShardings[i].groupsAttr(ctx))
+        local.setResultAttr(i, "llmc.shard_groups", groups);
+    }
+
+    // 3. Ops.
+    builder.setInsertionPointToStart(entry);
+    bool ok = true;
+    for (Operation &op : step.getBody().front()) {
+      if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+        // 4. Results.
+        SmallVector<Value> values;
+        for (auto [value, s] : llvm::zip(ret.getOperands(), resultShardings)) {
+          FailureOr<Value> v = context.reshard(value, s, &op);
+          if (failed(v))
+            return failure();
+          values.push_back(*v);
+        }
+        func::ReturnOp::create(builder, ret.getLoc(), values);
+        continue;
+      }
+      auto rule = dyn_cast<ShardingRuleOpInterface>(op);
+      if (!rule) {
+        op.emitOpError() << "has no sharding rule; the partitioner handles "
+                            "llmc ops only";
+        ok = false;
+        break;
+      }
+      if (failed(rule.partition(context))) {
+        ok = false;
+        break;
+      }
+    }
+    if (!ok) {
+      local.erase();
+      return failure();
+    }
+    step.erase();
+    return success();
+  }
+};
+
+} // namespace
+} // namespace llmc
