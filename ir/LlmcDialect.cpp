@@ -10,6 +10,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -117,7 +118,8 @@ Operation *LlmcDialect::materializeConstant(OpBuilder &builder,
 }
 
 //===----------------------------------------------------------------------===//
-// Argument attributes: llmc.name, llmc.role, llmc.init, llmc.offset
+// Argument attributes: llmc.name, llmc.role, llmc.init, llmc.tp_split,
+// llmc.offset
 //===----------------------------------------------------------------------===//
 
 // optimizer_state: the AdamW moments that --llmc-optimizer adds to
@@ -178,9 +180,29 @@ LogicalResult LlmcDialect::verifyRegionArgAttribute(Operation *op, unsigned,
                      << attr.getValue();
     return success();
   }
+  if (name == "llmc.tp_split") {
+    // array<i64: dim, groups>: dim a dimension of the argument, cut into
+    // `groups` equal blocks (frontend/Trace.h, TensorParallelSplit).
+    auto value = dyn_cast<DenseI64ArrayAttr>(attr.getValue());
+    if (!value || value.size() != 2 || value[0] < 0 || value[1] < 1)
+      return error() << "expected llmc.tp_split = array<i64: dim, groups> "
+                        "with dim >= 0 and groups >= 1, got "
+                     << attr.getValue();
+    auto function = dyn_cast<FunctionOpInterface>(op);
+    auto type = function && argIndex < function.getNumArguments()
+                    ? dyn_cast<RankedTensorType>(
+                          function.getArgumentTypes()[argIndex])
+                    : RankedTensorType();
+    if (type && (value[0] >= type.getRank() ||
+                 type.getDimSize(value[0]) % value[1] != 0))
+      return error() << "expected llmc.tp_split to name a dimension of "
+                     << type << " that " << value[1]
+                     << " groups divide, got dim " << value[0];
+    return success();
+  }
   return error() << "unknown argument attribute '" << name
-                 << "'; expected llmc.name, llmc.role, llmc.init or "
-                    "llmc.offset";
+                 << "'; expected llmc.name, llmc.role, llmc.init, "
+                    "llmc.tp_split or llmc.offset";
 }
 
 //===----------------------------------------------------------------------===//
