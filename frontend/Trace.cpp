@@ -146,7 +146,8 @@ Tensor Tracer::wrap(Operation *op, unsigned result) {
 
 Tensor Tracer::addArgument(StringRef name, ArrayRef<int64_t> shape,
                            DType dtype, ArgumentRole role,
-                           std::optional<Init> init) {
+                           std::optional<Init> init,
+                           TensorParallelSplit split) {
   std::string fullName =
       scopePath_.empty() ? name.str() : scopePath_ + "." + name.str();
   for (const Argument &arg : arguments_)
@@ -161,19 +162,27 @@ Tensor Tracer::addArgument(StringRef name, ArrayRef<int64_t> shape,
                   << "', got " << size;
       break;
     }
+  int64_t rank = static_cast<int64_t>(shape.size());
+  if (split.isSplit() &&
+      (split.dim >= rank || split.groups < 1 ||
+       shape[split.dim] % split.groups != 0))
+    emitError() << "expected a tensor-parallel split of '" << fullName
+                << "' along a dimension below its rank " << rank
+                << " into groups that divide it, got dim " << split.dim
+                << " and groups " << split.groups;
   SmallVector<int64_t> sizes(shape);
   for (int64_t &size : sizes)
     size = std::max<int64_t>(size, 1);
   auto type = RankedTensorType::get(sizes, elementType(dtype));
   BlockArgument value = body_->addArgument(
       type, NameLoc::get(StringAttr::get(&context_, fullName)));
-  arguments_.push_back({fullName, role, value, init});
+  arguments_.push_back({fullName, role, value, init, split});
   return Tensor(this, value);
 }
 
 Tensor Tracer::parameter(StringRef name, ArrayRef<int64_t> shape, DType dtype,
-                         Init init) {
-  return addArgument(name, shape, dtype, ArgumentRole::Parameter, init);
+                         Init init, TensorParallelSplit split) {
+  return addArgument(name, shape, dtype, ArgumentRole::Parameter, init, split);
 }
 
 Tensor Tracer::input(StringRef name, ArrayRef<int64_t> shape, DType dtype) {
@@ -268,6 +277,10 @@ OwningOpRef<ModuleOp> Tracer::finish(ArrayRef<Tensor> results) {
     if (arg.init)
       attrs.push_back(
           builder_.getNamedAttr("llmc.init", initAttr(builder_, *arg.init)));
+    if (arg.split.isSplit())
+      attrs.push_back(builder_.getNamedAttr(
+          "llmc.tp_split",
+          builder_.getDenseI64ArrayAttr({arg.split.dim, arg.split.groups})));
     function.setArgAttrs(i, attrs);
   }
 

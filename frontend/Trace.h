@@ -65,6 +65,21 @@ struct Init {
   static Init ones() { return {Kind::Ones, 0.0}; }
 };
 
+/// How Megatron-style tensor parallelism splits a parameter: dimension `dim`
+/// is cut into `groups` equal blocks (c_attn's q, k and v), and each block is
+/// split evenly over the tp ranks. `dim` = -1: replicated on every rank.
+/// The sharding pass reads it from the argument attribute llmc.tp_split.
+struct TensorParallelSplit {
+  int64_t dim = -1;
+  int64_t groups = 1;
+
+  static TensorParallelSplit replicated() { return {}; }
+  static TensorParallelSplit along(int64_t dim, int64_t groups = 1) {
+    return {dim, groups};
+  }
+  bool isSplit() const { return dim >= 0; }
+};
+
 /// A traced value: a handle on an SSA value of the program being built.
 /// Cheap to copy. A default-constructed Tensor is empty.
 class Tensor {
@@ -130,9 +145,12 @@ public:
 
   /// Declares a trainable parameter. Its full name ("<scope>.<name>") must
   /// be unique; it becomes a function argument with attributes llmc.name,
-  /// llmc.role = "parameter" and llmc.init.
+  /// llmc.role = "parameter", llmc.init and, when `split` splits it,
+  /// llmc.tp_split = array<i64: dim, groups>. `split.dim` must be a
+  /// dimension of `shape` whose size `split.groups` divides.
   Tensor parameter(llvm::StringRef name, llvm::ArrayRef<int64_t> shape,
-                   DType dtype, Init init);
+                   DType dtype, Init init,
+                   TensorParallelSplit split = TensorParallelSplit());
   /// Declares a data input (tokens, targets, ...), an argument after all
   /// parameters with llmc.role = "input".
   Tensor input(llvm::StringRef name, llvm::ArrayRef<int64_t> shape,
@@ -166,7 +184,8 @@ private:
   void popScope();
   Tensor addArgument(llvm::StringRef name, llvm::ArrayRef<int64_t> shape,
                      DType dtype, ArgumentRole role,
-                     std::optional<Init> init);
+                     std::optional<Init> init,
+                     TensorParallelSplit split = TensorParallelSplit());
 
   mlir::MLIRContext &context_;
   mlir::OpBuilder builder_;
@@ -180,6 +199,7 @@ private:
     ArgumentRole role;
     mlir::BlockArgument value;
     std::optional<Init> init;
+    TensorParallelSplit split;
   };
   std::vector<Argument> arguments_;
   bool failed_ = false;

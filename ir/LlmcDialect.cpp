@@ -10,6 +10,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -117,7 +118,8 @@ Operation *LlmcDialect::materializeConstant(OpBuilder &builder,
 }
 
 //===----------------------------------------------------------------------===//
-// Argument attributes: llmc.name, llmc.role, llmc.init, llmc.offset
+// Argument attributes: llmc.name, llmc.role, llmc.init, llmc.tp_split,
+// llmc.offset
 //===----------------------------------------------------------------------===//
 
 // optimizer_state: the AdamW moments that --llmc-optimizer adds to
@@ -193,15 +195,34 @@ LogicalResult LlmcDialect::verifyRegionArgAttribute(Operation *op, unsigned,
                      << attr.getValue();
     return success();
   }
-  if (name == "llmc.shard_groups" || name == "llmc.tp_split") {
+  if (name == "llmc.shard_groups") {
     auto values = dyn_cast<DenseI64ArrayAttr>(attr.getValue());
-    bool ok = values && (name != "llmc.tp_split" || values.size() == 2) &&
-              llvm::all_of(values.asArrayRef(),
-                           [](int64_t v) { return v >= -1; });
+    bool ok = values && llvm::all_of(values.asArrayRef(),
+                                     [](int64_t v) { return v >= 1; });
     if (!ok)
       return error() << "expected " << name
-                     << " to be an array<i64> (tp_split: [dim, groups]), got "
+                     << " to be an array<i64> of block counts >= 1, got "
                      << attr.getValue();
+    return success();
+  }
+  if (name == "llmc.tp_split") {
+    // array<i64: dim, groups>: dim a dimension of the argument, cut into
+    // `groups` equal blocks (frontend/Trace.h, TensorParallelSplit).
+    auto value = dyn_cast<DenseI64ArrayAttr>(attr.getValue());
+    if (!value || value.size() != 2 || value[0] < 0 || value[1] < 1)
+      return error() << "expected llmc.tp_split = array<i64: dim, groups> "
+                        "with dim >= 0 and groups >= 1, got "
+                     << attr.getValue();
+    auto function = dyn_cast<FunctionOpInterface>(op);
+    auto type = function && argIndex < function.getNumArguments()
+                    ? dyn_cast<RankedTensorType>(
+                          function.getArgumentTypes()[argIndex])
+                    : RankedTensorType();
+    if (type && (value[0] >= type.getRank() ||
+                 type.getDimSize(value[0]) % value[1] != 0))
+      return error() << "expected llmc.tp_split to name a dimension of "
+                     << type << " that " << value[1]
+                     << " groups divide, got dim " << value[0];
     return success();
   }
   return error() << "unknown argument attribute '" << name

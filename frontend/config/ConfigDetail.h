@@ -93,6 +93,18 @@ struct FieldDiagnostic {
 std::vector<FieldDiagnostic> validateModelFields(const ModelConfig &model,
                                                  const ModelFieldSites &sites);
 
+/// Why `tp` cannot split `model` the Megatron way, or "" when it can: tensor
+/// parallelism splits the attention heads, the kv heads (llama/moe), the
+/// vocabulary and the MLP width (per expert for moe) over the tp ranks, so tp
+/// must divide each. The message names the sizes it does not divide, the tp
+/// values that divide all of them, and the padded vocab_size when the
+/// vocabulary is in the way.
+std::string tensorParallelError(const ModelConfig &model, int64_t tp);
+
+/// Why `dp` cannot split the batch, or "" when it can: each microbatch's
+/// batch_size / microbatches sequences are split over the dp ranks.
+std::string dataParallelError(const TrainConfig &train, int64_t dp);
+
 } // namespace config_detail
 } // namespace llmc
 

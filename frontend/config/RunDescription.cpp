@@ -198,14 +198,11 @@ void RunParser::parseParallel() {
               {"1f1b", PipelineSchedule::OneFOneB},
               {"interleaved", PipelineSchedule::Interleaved}}));
   assign(p.virtualStages, s.integer("virtual_stages", kAtLeastOne));
-  if (p.sequenceParallel && !s.failed("tp") && p.tp <= 1)
-    s.error("sp",
-            "expected tp > 1 with sp = true, got tp = " + std::to_string(p.tp) +
-                "; set tp to 2 or more, or remove sp (sequence "
-                "parallelism splits activations over the tp axis)");
+  checkMesh(s, deviceCount);
 
   // Pending: what asks for more than one device's behaviour of today (one
-  // CPU, or one GPU through CudaSession).
+  // CPU, or one GPU through CudaSession). The mesh checks above reject what
+  // cannot work at all.
   StringRef devices = p.devices;
   if (devices.starts_with("cuda:") && deviceCount.value_or(0) > 1)
     s.recordPending(run.pending, "devices", "#9");
@@ -221,16 +218,116 @@ void RunParser::parseParallel() {
     s.recordPending(run.pending, "sp", "#8");
   if (p.zero != 0)
     s.recordPending(run.pending, "zero", "#8");
-  if (p.pp != 1)
-    s.recordPending(run.pending, "pp", "#10");
-  if (p.cp != 1)
-    s.recordPending(run.pending, "cp", "#10");
-  if (p.ep != 1)
-    s.recordPending(run.pending, "ep", "#10");
   if (p.pipelineSchedule != PipelineSchedule::OneFOneB)
     s.recordPending(run.pending, "pipeline_schedule", "#10");
   if (p.virtualStages != 1)
     s.recordPending(run.pending, "virtual_stages", "#10");
+}
+
+bool RunParser::modelUsable() const {
+  if (!section("model") || hasErrors(hfDiagnostics))
+    return false;
+  for (StringRef key : {"family", "hf_config", "vocab_size", "width", "heads",
+                        "kv_heads", "ffn_width"})
+    if (diagnostics.hasMessage("model." + key.str()))
+      return false;
+  const ModelConfig &m = run.model;
+  return m.vocabSize > 0 && m.numHeads > 0 && m.numKvHeads > 0 &&
+         m.intermediateSize > 0;
+}
+
+/// "dp 4 x tp 2": the axes of more than one rank.
+static std::string meshText(const ParallelConfig &p) {
+  std::string out;
+  for (auto [name, size] : {std::pair<const char *, int64_t>{"dp", p.dp},
+                            {"tp", p.tp},
+                            {"pp", p.pp},
+                            {"cp", p.cp},
+                            {"ep", p.ep}})
+    if (size > 1)
+      out += (out.empty() ? "" : " x ") + std::string(name) + " " +
+             std::to_string(size);
+  return out.empty() ? "every axis 1" : out;
+}
+
+void RunParser::checkMesh(SectionReader &s,
+                          std::optional<int64_t> deviceCount) {
+  const ParallelConfig &p = run.parallel;
+  // 1. Axes that are not built yet.
+  for (auto [key, what] : {std::pair<StringRef, StringRef>{"pp", "pipeline"},
+                           {"cp", "context"},
+                           {"ep", "expert"}}) {
+    int64_t size = key == "pp" ? p.pp : key == "cp" ? p.cp : p.ep;
+    if (size > 1)
+      s.error(key, "expected " + key.str() + " = 1, got " +
+                       std::to_string(size) + "; " + what.str() +
+                       " parallelism is not implemented yet (issue #10): "
+                       "remove " +
+                       key.str());
+  }
+
+  // 2. The model and the batch must split evenly.
+  if (p.tp > 1 && !s.failed("tp") && modelUsable()) {
+    std::string message = tensorParallelError(run.model, p.tp);
+    if (!message.empty())
+      s.error("tp", message);
+  }
+  if (p.dp > 1 && !s.failed("dp") &&
+      !diagnostics.hasMessage("train.batch_size") &&
+      !diagnostics.hasMessage("train.microbatches")) {
+    std::string message = dataParallelError(run.train, p.dp);
+    if (!message.empty())
+      s.error("dp", message);
+  }
+  if (p.sequenceParallel && !s.failed("tp") && p.tp <= 1)
+    s.error("sp",
+            "expected tp > 1 with sp = true, got tp = " + std::to_string(p.tp) +
+                "; set tp to 2 or more, or remove sp (sequence "
+                "parallelism splits activations over the tp axis)");
+  else if (p.sequenceParallel && !s.failed("tp") && seqLenUsable &&
+           run.train.seqLen % p.tp != 0)
+    s.error("sp", "expected seq_len to be a multiple of tp " +
+                      std::to_string(p.tp) + " with sp = true, got seq_len " +
+                      std::to_string(run.train.seqLen) + "; set seq_len to " +
+                      std::to_string((run.train.seqLen + p.tp - 1) / p.tp *
+                                     p.tp) +
+                      " or remove sp (sequence parallelism splits the "
+                      "sequence over the tp ranks)");
+  if (p.zero > 0 && !s.failed("zero") && !s.failed("dp") && p.dp <= 1)
+    s.error("zero", "expected dp > 1 with zero = " + std::to_string(p.zero) +
+                        ", got dp = " + std::to_string(p.dp) +
+                        "; set dp to 2 or more, or remove zero (ZeRO shards "
+                        "the optimizer state, gradients and parameters over "
+                        "the dp ranks)");
+
+  // 3. One rank per device: "cpu:N" has exactly N, "cpu" as many as the mesh
+  // needs; more than one GPU is `llmc launch`'s.
+  if (s.failed("devices") || p.autoMesh)
+    return;
+  for (StringRef key : {"dp", "tp", "pp", "cp", "ep"})
+    if (s.failed(key))
+      return;
+  int64_t ranks = p.dp * p.tp * p.pp * p.cp * p.ep;
+  std::string mesh = std::to_string(ranks) +
+                     (ranks == 1 ? " rank (" : " ranks (") + meshText(p) + ")";
+  StringRef kind = StringRef(p.devices).split(':').first;
+  std::string given = "\"" + p.devices + "\"" +
+                      (s.given("devices") ? "" : " (the default)");
+  std::string onCpu = "devices = \"cpu:" + std::to_string(ranks) + "\"";
+  if (kind == "cpu") {
+    if (deviceCount.value_or(0) > 0 && *deviceCount != ranks)
+      s.error("devices", "expected devices \"cpu:N\" with N the mesh's " +
+                             mesh + ", got " + given + "; set " + onCpu +
+                             ", or devices = \"cpu\" for as many CPU "
+                             "devices as the mesh needs");
+    return;
+  }
+  if (ranks > 1)
+    s.error("devices", "expected one rank on devices " + given + ", got " +
+                           mesh +
+                           "; multi-GPU runs need `llmc launch` (issue #9): "
+                           "set " +
+                           onCpu + " to run this mesh on CPU devices");
 }
 
 void RunParser::parseMemory() {

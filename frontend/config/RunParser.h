@@ -68,6 +68,12 @@ private:
                       llvm::StringRef positionsName);
   void parsePrecision();
   void parseParallel();
+  /// The rules of the mesh: axes that exist, sizes that divide the model and
+  /// the batch, ranks that the devices provide. `deviceCount` is devices' N
+  /// (0 when it has none), nothing when devices is invalid.
+  void checkMesh(SectionReader &s, std::optional<int64_t> deviceCount);
+  /// Whether the model's sizes parsed and passed their checks.
+  bool modelUsable() const;
   void parseMemory();
   void parseData();
   void parseCheckpoint();

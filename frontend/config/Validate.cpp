@@ -8,12 +8,14 @@
 #include "frontend/config/ConfigDetail.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringExtras.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <numeric>
 
 namespace llmc {
 
@@ -322,6 +324,85 @@ std::vector<FieldDiagnostic> validateModelFields(const ModelConfig &model,
                      check.name(F::ExpertsPerToken) + " or raise " +
                      check.name(F::Experts));
   return std::move(check.diagnostics);
+}
+
+std::string tensorParallelError(const ModelConfig &model, int64_t tp) {
+  // 1. The sizes Megatron's layout splits over the tp ranks.
+  const bool gpt2 = model.family == ModelFamily::Gpt2;
+  struct Split {
+    StringRef name;
+    int64_t size;
+  };
+  llvm::SmallVector<Split> splits = {{"heads", model.numHeads}};
+  if (!gpt2)
+    splits.push_back({"kv_heads", model.numKvHeads});
+  splits.push_back({"vocab_size", model.vocabSize});
+  splits.push_back({"ffn_width", model.intermediateSize});
+
+  // 2. Which of them tp does not divide.
+  llvm::SmallVector<StringRef> names;
+  std::string failing;
+  bool vocabFails = false, otherFails = false;
+  int64_t all = 0, structural = 0; // gcds: of every size, of all but vocab
+  for (const Split &split : splits) {
+    names.push_back(split.name);
+    all = std::gcd(all, split.size);
+    if (split.name != "vocab_size")
+      structural = std::gcd(structural, split.size);
+    if (split.size % tp == 0)
+      continue;
+    (split.name == "vocab_size" ? vocabFails : otherFails) = true;
+    failing += (failing.empty() ? "" : " or ") + split.name.str() + " " +
+               std::to_string(split.size);
+  }
+  if (failing.empty())
+    return "";
+
+  // 3. The fix: the tp values that divide everything; a padded vocabulary
+  // when it is what stands in the way.
+  auto any = [](int64_t) { return true; };
+  auto roundUp = [](int64_t n, int64_t m) { return (n + m - 1) / m * m; };
+  std::string fix;
+  if (!otherFails) {
+    fix = "pad vocab_size to " + std::to_string(roundUp(model.vocabSize, tp)) +
+          " (a multiple of " + std::to_string(tp) +
+          "), or set tp to one of " + listDivisors(all, any);
+  } else if (vocabFails) {
+    int64_t best = 1; // the largest tp <= the asked one that fits the rest
+    for (int64_t d = 1; d <= std::min(tp, structural); ++d)
+      if (structural % d == 0)
+        best = d;
+    fix = "valid tp: " + listDivisors(structural, any);
+    if (best > 1)
+      fix += " with vocab_size padded to a multiple of tp (" +
+             std::to_string(roundUp(model.vocabSize, best)) + " for tp " +
+             std::to_string(best) + ")";
+  } else {
+    fix = "valid tp: " + listDivisors(all, any);
+  }
+  std::string list;
+  for (auto [i, name] : llvm::enumerate(names))
+    list += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + name.str();
+  return "expected tp to divide " + list +
+         " (tensor parallelism splits them over the tp ranks), got " +
+         std::to_string(tp) + ", which does not divide " + failing + "; " + fix;
+}
+
+std::string dataParallelError(const TrainConfig &train, int64_t dp) {
+  if (train.microbatches <= 0 || train.batchSize % train.microbatches != 0)
+    return ""; // microbatches has its own message
+  int64_t batch = train.batchSize / train.microbatches;
+  if (batch % dp == 0)
+    return "";
+  std::string what =
+      train.microbatches == 1
+          ? "batch_size " + std::to_string(batch)
+          : "the batch of a microbatch " + std::to_string(batch) +
+                " (batch_size " + std::to_string(train.batchSize) +
+                " / microbatches " + std::to_string(train.microbatches) + ")";
+  return "expected dp to divide " + what + ", got " + std::to_string(dp) +
+         " (data parallelism splits it over the dp ranks); valid dp: " +
+         listDivisors(batch, [](int64_t) { return true; });
 }
 
 } // namespace config_detail

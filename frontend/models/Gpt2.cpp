@@ -35,14 +35,16 @@ Tensor block(Tracer &t, Tensor x, const ModelConfig &m) {
     Tensor qkv;
     {
       auto s = t.scope("c_attn");
-      qkv = linear(t, h, width, 3 * width, WeightLayout::InOut, true, weights);
+      qkv = linear(t, h, width, 3 * width, WeightLayout::InOut, true, weights,
+                   LinearSplit::column(/*groups=*/3));
     }
     Tensor q = splitHeads(sliceDim(qkv, -1, 0, width), m.numHeads);
     Tensor k = splitHeads(sliceDim(qkv, -1, width, width), m.numHeads);
     Tensor v = splitHeads(sliceDim(qkv, -1, 2 * width, width), m.numHeads);
     Tensor a = mergeHeads(attention(q, k, v, /*causal=*/true));
     auto s = t.scope("c_proj");
-    h = linear(t, a, width, width, WeightLayout::InOut, true, residual);
+    h = linear(t, a, width, width, WeightLayout::InOut, true, residual,
+               LinearSplit::row());
   }
   x = x + h;
 
@@ -52,12 +54,12 @@ Tensor block(Tracer &t, Tensor x, const ModelConfig &m) {
     {
       auto s = t.scope("c_fc");
       h = linear(t, h, width, m.intermediateSize, WeightLayout::InOut, true,
-                 weights);
+                 weights, LinearSplit::column());
     }
     h = gelu(h, GeluApprox::Tanh);
     auto s = t.scope("c_proj");
     h = linear(t, h, m.intermediateSize, width, WeightLayout::InOut, true,
-               residual);
+               residual, LinearSplit::row());
   }
   return x + h;
 }
@@ -76,8 +78,10 @@ Tensor traceGpt2(Tracer &t, const ModelConfig &m, int64_t batchSize,
     auto transformer = t.scope("transformer");
     {
       auto s = t.scope("wte");
+      // Vocabulary-parallel: each tp rank holds a slice of the rows (and
+      // of the tied head's logits).
       wte = t.parameter("weight", {m.vocabSize, m.hiddenSize}, DType::F32,
-                        Init::normal(0.02));
+                        Init::normal(0.02), TensorParallelSplit::along(0));
       x = embedding(wte, tokens);
     }
     {

@@ -4,29 +4,47 @@
 namespace llmc {
 
 Tensor linear(Tracer &tracer, Tensor x, int64_t in, int64_t out,
-              WeightLayout layout, bool bias, Init weightInit) {
+              WeightLayout layout, bool bias, Init weightInit,
+              LinearSplit split) {
   bool inOut = layout == WeightLayout::InOut;
+  const int64_t inDim = inOut ? 0 : 1, outDim = inOut ? 1 : 0;
+  TensorParallelSplit weightSplit, biasSplit;
+  switch (split.kind) {
+  case LinearSplit::Kind::Replicated:
+    break;
+  case LinearSplit::Kind::Column:
+    weightSplit = TensorParallelSplit::along(outDim, split.groups);
+    biasSplit = TensorParallelSplit::along(0, split.groups);
+    break;
+  case LinearSplit::Kind::Row:
+    weightSplit = TensorParallelSplit::along(inDim);
+    break;
+  }
   Tensor weight = tracer.parameter(
       "weight", inOut ? llvm::ArrayRef<int64_t>{in, out}
                       : llvm::ArrayRef<int64_t>{out, in},
-      DType::F32, weightInit);
+      DType::F32, weightInit, weightSplit);
   Tensor y = matmul(x, weight, inOut ? Transpose::None : Transpose::B);
   if (!bias)
     return y;
-  return y + tracer.parameter("bias", {out}, DType::F32, Init::zeros());
+  return y + tracer.parameter("bias", {out}, DType::F32, Init::zeros(),
+                              biasSplit);
 }
 
 Tensor swigluMlp(Tracer &tracer, Tensor x, int64_t width, int64_t ffnWidth,
-                 SwigluNames names) {
+                 SwigluNames names, TensorParallelLayout tpLayout) {
   Init init = Init::normal(0.02);
+  bool megatron = tpLayout == TensorParallelLayout::Megatron;
   auto project = [&](llvm::StringRef name, Tensor input, int64_t in,
-                     int64_t out) {
+                     int64_t out, LinearSplit split) {
     auto s = tracer.scope(name);
-    return linear(tracer, input, in, out, WeightLayout::OutIn, false, init);
+    return linear(tracer, input, in, out, WeightLayout::OutIn, false, init,
+                  megatron ? split : LinearSplit::replicated());
   };
-  Tensor gate = project(names.gate, x, width, ffnWidth);
-  Tensor up = project(names.up, x, width, ffnWidth);
-  return project(names.down, swiglu(gate, up), ffnWidth, width);
+  Tensor gate = project(names.gate, x, width, ffnWidth, LinearSplit::column());
+  Tensor up = project(names.up, x, width, ffnWidth, LinearSplit::column());
+  return project(names.down, swiglu(gate, up), ffnWidth, width,
+                 LinearSplit::row());
 }
 
 Tensor splitHeads(Tensor x, int64_t heads) {

@@ -16,10 +16,28 @@ enum class WeightLayout {
   OutIn, ///< [out, in], torch.nn.Linear: y = x W^T
 };
 
+/// How Megatron's tensor parallelism splits a linear layer (the parameters'
+/// llmc.tp_split, whatever their WeightLayout): column-parallel splits the
+/// output features and the bias over the tp ranks, in `groups` equal blocks
+/// each split on its own (c_attn's q, k and v); row-parallel splits the input
+/// features, and the bias stays whole (it is added after the reduction).
+struct LinearSplit {
+  enum class Kind { Replicated, Column, Row };
+  Kind kind = Kind::Replicated;
+  int64_t groups = 1;
+
+  static LinearSplit replicated() { return {}; }
+  static LinearSplit column(int64_t groups = 1) {
+    return {Kind::Column, groups};
+  }
+  static LinearSplit row() { return {Kind::Row, 1}; }
+};
+
 /// A linear layer in the current scope: parameters "weight" (and "bias" when
 /// `bias` is set), y = x W (+ b).
 Tensor linear(Tracer &tracer, Tensor x, int64_t in, int64_t out,
-              WeightLayout layout, bool bias, Init weightInit);
+              WeightLayout layout, bool bias, Init weightInit,
+              LinearSplit split = LinearSplit::replicated());
 
 /// [B, T, H * D] -> [B, H, T, D]
 Tensor splitHeads(Tensor x, int64_t heads);
@@ -29,11 +47,15 @@ Tensor mergeHeads(Tensor x);
 /// A SwiGLU feed-forward block in the current scope: down(silu(gate(x)) *
 /// up(x)), three bias-free [out, in] projections with the given scope names
 /// (LLaMA: gate_proj, up_proj, down_proj; Mixtral experts: w1, w3, w2).
+/// With TensorParallelLayout::Megatron, gate and up are column-parallel and
+/// down row-parallel; MoE experts stay replicated (expert parallelism is
+/// issue #10).
 struct SwigluNames {
   llvm::StringRef gate, up, down;
 };
+enum class TensorParallelLayout { Replicated, Megatron };
 Tensor swigluMlp(Tracer &tracer, Tensor x, int64_t width, int64_t ffnWidth,
-                 SwigluNames names);
+                 SwigluNames names, TensorParallelLayout tpLayout);
 
 /// LLaMA's RMSNorm in the current scope: parameter "weight" of ones.
 Tensor llamaRmsNorm(Tracer &tracer, Tensor x, const ModelConfig &model);

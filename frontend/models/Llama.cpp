@@ -21,18 +21,24 @@ Tensor llamaSelfAttention(Tracer &t, Tensor x, const ModelConfig &m) {
   int64_t width = m.hiddenSize, headDim = m.headDim();
   int64_t qWidth = m.numHeads * headDim, kvWidth = m.numKvHeads * headDim;
   Init init = Init::normal(0.02);
+  // Megatron: q, k and v column-parallel (each rank holds whole heads), o
+  // row-parallel.
   auto projection = [&](llvm::StringRef name, Tensor input, int64_t in,
-                        int64_t out) {
+                        int64_t out, LinearSplit split) {
     auto s = t.scope(name);
-    return linear(t, input, in, out, WeightLayout::OutIn, false, init);
+    return linear(t, input, in, out, WeightLayout::OutIn, false, init, split);
   };
-  Tensor q = splitHeads(projection("q_proj", x, width, qWidth), m.numHeads);
-  Tensor k = splitHeads(projection("k_proj", x, width, kvWidth), m.numKvHeads);
-  Tensor v = splitHeads(projection("v_proj", x, width, kvWidth), m.numKvHeads);
+  LinearSplit column = LinearSplit::column();
+  Tensor q =
+      splitHeads(projection("q_proj", x, width, qWidth, column), m.numHeads);
+  Tensor k =
+      splitHeads(projection("k_proj", x, width, kvWidth, column), m.numKvHeads);
+  Tensor v =
+      splitHeads(projection("v_proj", x, width, kvWidth, column), m.numKvHeads);
   q = rope(q, m.ropeTheta);
   k = rope(k, m.ropeTheta);
   Tensor a = mergeHeads(attention(q, k, v, /*causal=*/true));
-  return projection("o_proj", a, qWidth, width);
+  return projection("o_proj", a, qWidth, width, LinearSplit::row());
 }
 
 Tensor
@@ -49,8 +55,9 @@ traceLlamaTrunk(Tracer &t, const ModelConfig &m, int64_t batchSize,
     auto model = t.scope("model");
     {
       auto s = t.scope("embed_tokens");
+      // Vocabulary-parallel, as the untied head below.
       table = t.parameter("weight", {m.vocabSize, m.hiddenSize}, DType::F32,
-                          Init::normal(0.02));
+                          Init::normal(0.02), TensorParallelSplit::along(0));
       x = embedding(table, tokens);
     }
     for (int64_t layer = 0; layer < m.numLayers; ++layer) {
@@ -79,7 +86,8 @@ traceLlamaTrunk(Tracer &t, const ModelConfig &m, int64_t batchSize,
     Tensor head = m.tieEmbeddings
                       ? table
                       : t.parameter("weight", {m.vocabSize, m.hiddenSize},
-                                    DType::F32, Init::normal(0.02));
+                                    DType::F32, Init::normal(0.02),
+                                    TensorParallelSplit::along(0));
     logits = matmul(x, head, Transpose::B);
   }
   if (output == ModelOutput::Logits)
@@ -93,7 +101,8 @@ Tensor traceLlama(Tracer &t, const ModelConfig &m, int64_t batchSize,
   auto mlp = [&](Tracer &tr, Tensor h, int64_t) {
     auto s = tr.scope("mlp");
     return swigluMlp(tr, h, m.hiddenSize, m.intermediateSize,
-                     {"gate_proj", "up_proj", "down_proj"});
+                     {"gate_proj", "up_proj", "down_proj"},
+                     TensorParallelLayout::Megatron);
   };
   return traceLlamaTrunk(t, m, batchSize, seqLen, output, mlp);
 }

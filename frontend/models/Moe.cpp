@@ -71,8 +71,9 @@ Tensor sparseMoe(Tracer &t, Tensor h, const ModelConfig &m,
   for (int64_t e = 0; e < experts; ++e) {
     auto x = t.scope("experts." + std::to_string(e));
     Tensor slots = reshape(sliceDim(dispatched, 0, e, 1), {capacity, width});
+    // Replicated for now: expert parallelism is issue #10.
     Tensor out = swigluMlp(t, slots, width, m.intermediateSize,
-                           {"w1", "w3", "w2"});
+                           {"w1", "w3", "w2"}, TensorParallelLayout::Replicated);
     outputs.push_back(reshape(out, {1, capacity, width}));
   }
   Tensor combined = moeCombine(concat(outputs, 0), weights, choices);

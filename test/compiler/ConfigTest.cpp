@@ -395,6 +395,156 @@ TEST(RunDescriptionErrors, MeshOtherThanAuto) {
                      "remove it and set dp, tp, pp, cp and ep"});
 }
 
+//===----------------------------------------------------------------------===//
+// The mesh: axes that divide the model and the batch, ranks that the devices
+// provide
+//===----------------------------------------------------------------------===//
+
+/// GPT-2 124M's sizes: 12 heads, a vocabulary of 50257 (a prime times 29),
+/// an MLP of 3072.
+const std::string kGpt2Small = "[model]\n"              // 1
+                               "family = \"gpt2\"\n"    // 2
+                               "vocab_size = 50257\n"   // 3
+                               "layers = 2\n"           // 4
+                               "width = 768\n"          // 5
+                               "heads = 12\n"           // 6
+                               "max_positions = 64\n";  // 7
+
+TEST(MeshErrors, TensorParallelNotDividingTheVocabulary) {
+  EXPECT_EQ(
+      tomlErrors(kGpt2Small + "[parallel]\ndevices = \"cpu\"\ntp = 4\n"),
+      Messages{"run.toml:10:6: error: expected tp to divide heads, vocab_size "
+               "and ffn_width (tensor parallelism splits them over the tp "
+               "ranks), got 4, which does not divide vocab_size 50257; pad "
+               "vocab_size to 50260 (a multiple of 4), or set tp to one of 1"});
+}
+
+TEST(MeshErrors, TensorParallelNotDividingTheHeadsNorTheVocabulary) {
+  EXPECT_EQ(
+      tomlErrors(kGpt2Small + "[parallel]\ndevices = \"cpu\"\ntp = 8\n"),
+      Messages{"run.toml:10:6: error: expected tp to divide heads, vocab_size "
+               "and ffn_width (tensor parallelism splits them over the tp "
+               "ranks), got 8, which does not divide heads 12 or vocab_size "
+               "50257; valid tp: 1, 2, 3, 4, 6, 12 with vocab_size padded to "
+               "a multiple of tp (50262 for tp 6)"});
+}
+
+TEST(MeshErrors, TensorParallelNotDividingTheKvHeads) {
+  // kLlama: 8 heads, 2 kv heads, vocabulary 256, MLP 344 = 8 * 43.
+  EXPECT_EQ(tomlErrors(kLlama + "[parallel]\ndevices = \"cpu\"\ntp = 4\n"),
+            Messages{"run.toml:11:6: error: expected tp to divide heads, "
+                     "kv_heads, vocab_size and ffn_width (tensor parallelism "
+                     "splits them over the tp ranks), got 4, which does not "
+                     "divide kv_heads 2; valid tp: 1, 2"});
+}
+
+TEST(MeshErrors, TensorParallelNotDividingTheExpertMlp) {
+  EXPECT_EQ(tomlErrors("[model]\n"                  // 1
+                       "family = \"moe\"\n"         // 2
+                       "vocab_size = 256\n"         // 3
+                       "layers = 2\n"               // 4
+                       "width = 64\n"               // 5
+                       "heads = 4\n"                // 6
+                       "ffn_width = 90\n"           // 7
+                       "experts = 4\n"              // 8
+                       "experts_per_token = 2\n"    // 9
+                       "[parallel]\n"               // 10
+                       "devices = \"cpu\"\n"        // 11
+                       "tp = 4\n"),                 // 12
+            Messages{"run.toml:12:6: error: expected tp to divide heads, "
+                     "kv_heads, vocab_size and ffn_width (tensor parallelism "
+                     "splits them over the tp ranks), got 4, which does not "
+                     "divide ffn_width 90; valid tp: 1, 2"});
+}
+
+TEST(MeshErrors, TensorParallelThatFits) {
+  RunDescription run =
+      parseClean(kLlama + "[parallel]\ndevices = \"cpu:2\"\ntp = 2\n");
+  EXPECT_EQ(run.parallel.tp, 2);
+}
+
+TEST(MeshErrors, DataParallelNotDividingTheBatch) {
+  EXPECT_EQ(tomlErrors(kGpt2 + "[train]\nbatch_size = 12\n"
+                               "[parallel]\ndevices = \"cpu\"\ndp = 5\n"),
+            Messages{"run.toml:12:6: error: expected dp to divide batch_size "
+                     "12, got 5 (data parallelism splits it over the dp "
+                     "ranks); valid dp: 1, 2, 3, 4, 6, 12"});
+}
+
+TEST(MeshErrors, DataParallelNotDividingTheMicrobatch) {
+  EXPECT_EQ(tomlErrors(kGpt2 + "[train]\nbatch_size = 12\nmicrobatches = 2\n"
+                               "[parallel]\ndevices = \"cpu\"\ndp = 4\n"),
+            Messages{"run.toml:13:6: error: expected dp to divide the batch of "
+                     "a microbatch 6 (batch_size 12 / microbatches 2), got 4 "
+                     "(data parallelism splits it over the dp ranks); valid "
+                     "dp: 1, 2, 3, 6"});
+}
+
+TEST(MeshErrors, SequenceParallelNeedsSeqLenDividedByTp) {
+  EXPECT_EQ(tomlErrors(kGpt2 + "[train]\nseq_len = 63\n[parallel]\n"
+                               "devices = \"cpu\"\ntp = 2\nsp = true\n"),
+            Messages{"run.toml:13:6: error: expected seq_len to be a multiple "
+                     "of tp 2 with sp = true, got seq_len 63; set seq_len to "
+                     "64 or remove sp (sequence parallelism splits the "
+                     "sequence over the tp ranks)"});
+}
+
+TEST(MeshErrors, ZeroNeedsDataParallelism) {
+  EXPECT_EQ(tomlErrors(kGpt2 + "[parallel]\nzero = 2\n"),
+            Messages{"run.toml:9:8: error: expected dp > 1 with zero = 2, got "
+                     "dp = 1; set dp to 2 or more, or remove zero (ZeRO shards "
+                     "the optimizer state, gradients and parameters over the "
+                     "dp ranks)"});
+}
+
+TEST(MeshErrors, PipelineContextAndExpertParallelismAreIssue10) {
+  EXPECT_EQ(tomlErrors(kGpt2 + "[parallel]\ndevices = \"cpu\"\npp = 2\n"
+                               "cp = 2\nep = 2\n"),
+            (Messages{"run.toml:10:6: error: expected pp = 1, got 2; pipeline "
+                      "parallelism is not implemented yet (issue #10): remove "
+                      "pp",
+                      "run.toml:11:6: error: expected cp = 1, got 2; context "
+                      "parallelism is not implemented yet (issue #10): remove "
+                      "cp",
+                      "run.toml:12:6: error: expected ep = 1, got 2; expert "
+                      "parallelism is not implemented yet (issue #10): remove "
+                      "ep"}));
+}
+
+TEST(MeshErrors, CpuDevicesThatDoNotMatchTheRanks) {
+  EXPECT_EQ(
+      tomlErrors(kGpt2 + "[parallel]\ndevices = \"cpu:4\"\ndp = 2\ntp = 4\n"),
+      Messages{"run.toml:9:11: error: expected devices \"cpu:N\" with N the "
+               "mesh's 8 ranks (dp 2 x tp 4), got \"cpu:4\"; set devices = "
+               "\"cpu:8\", or devices = \"cpu\" for as many CPU devices as "
+               "the mesh needs"});
+  EXPECT_EQ(tomlErrors(kGpt2 + "[parallel]\ndevices = \"cpu:2\"\n"),
+            Messages{"run.toml:9:11: error: expected devices \"cpu:N\" with N "
+                     "the mesh's 1 rank (every axis 1), got \"cpu:2\"; set "
+                     "devices = \"cpu:1\", or devices = \"cpu\" for as many "
+                     "CPU devices as the mesh needs"});
+}
+
+TEST(MeshErrors, CpuWithoutACountTakesTheMesh) {
+  RunDescription run =
+      parseClean(kGpt2 + "[parallel]\ndevices = \"cpu\"\ndp = 2\ntp = 2\n");
+  EXPECT_EQ(run.parallel.dp * run.parallel.tp, 4);
+}
+
+TEST(MeshErrors, SeveralGpusNeedLlmcLaunch) {
+  EXPECT_EQ(tomlErrors(kGpt2 + "[parallel]\ndevices = \"cuda:8\"\ndp = 8\n"),
+            Messages{"run.toml:9:11: error: expected one rank on devices "
+                     "\"cuda:8\", got 8 ranks (dp 8); multi-GPU runs need "
+                     "`llmc launch` (issue #9): set devices = \"cpu:8\" to "
+                     "run this mesh on CPU devices"});
+  // devices left at "auto" may mean GPUs: the message points at [parallel].
+  EXPECT_EQ(tomlErrors(kGpt2 + "[parallel]\ntp = 2\n"),
+            Messages{"run.toml:8:1: error: expected one rank on devices "
+                     "\"auto\" (the default), got 2 ranks (tp 2); multi-GPU "
+                     "runs need `llmc launch` (issue #9): set devices = "
+                     "\"cpu:2\" to run this mesh on CPU devices"});
+}
+
 TEST(RunDescriptionErrors, SeveralErrorsReportedTogether) {
   EXPECT_EQ(
       tomlErrors("[model]\n"              // 1
@@ -826,7 +976,7 @@ TEST(RunDescription, PendingFieldsRecordTheirIssue) {
                          "tp = 2\n"                        // 15
                          "sp = true\n"                     // 16
                          "zero = 1\n"                      // 17
-                         "pp = 2\n"                        // 18
+                         "pp = 1\n"                        // 18
                          "ep = 1\n"                        // 19
                          "pipeline_schedule = \"gpipe\"\n" // 20
                          "[memory]\n"                      // 21
@@ -834,17 +984,16 @@ TEST(RunDescription, PendingFieldsRecordTheirIssue) {
                          "budget_gib = 40\n"               // 23
                          "[checkpoint]\n"                  // 24
                          "every = 100\n");                 // 25
-  // Values that ask for today's behaviour (ep = 1, remat = "none") are not
-  // pending.
+  // Values that ask for today's behaviour (pp = 1, ep = 1, remat = "none")
+  // are not pending.
   EXPECT_EQ(pendingOf(run), (PendingList{{"parallel.devices", "#8"},
                                          {"parallel.mesh", "#11"},
                                          {"parallel.dp", "#8"},
                                          {"parallel.tp", "#8"},
                                          {"parallel.sp", "#8"},
                                          {"parallel.zero", "#8"},
-                                         {"parallel.pp", "#10"},
                                          {"parallel.pipeline_schedule", "#10"}}));
-  ASSERT_EQ(run.pending.size(), 8u);
+  ASSERT_EQ(run.pending.size(), 7u);
   EXPECT_EQ(run.pending[1].location.line, 13);
   EXPECT_EQ(run.pending[1].location.column, 8);
   EXPECT_TRUE(run.parallel.autoMesh);
@@ -947,7 +1096,7 @@ TEST_F(ConfigFilesTest, DocumentedExamplesParse) {
   ParseOutcome outcome = parseRunDescription(path);
   EXPECT_EQ(format(outcome.diagnostics), Messages{});
   ASSERT_TRUE(outcome.ok());
-  EXPECT_EQ(outcome.description->parallel.dp, 8);
+  EXPECT_EQ(outcome.description->parallel.devices, "cuda");
   EXPECT_EQ(outcome.description->checkpoint.directory,
             file("checkpoints/gpt2-124m"));
 

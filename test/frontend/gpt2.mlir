@@ -5,7 +5,7 @@
 // RUN: llmc compile %S/Inputs/gpt2-1layer.toml --emit=loss --locations | FileCheck %s
 
 // CHECK-LABEL: func.func @loss(
-// CHECK-SAME:    %[[WTE:arg[0-9]+]]: tensor<64x32xf32> {{{.*}}llmc.name = "transformer.wte.weight", llmc.role = "parameter"}
+// CHECK-SAME:    %[[WTE:arg[0-9]+]]: tensor<64x32xf32> {{{.*}}llmc.name = "transformer.wte.weight", llmc.role = "parameter", llmc.tp_split = array<i64: 0, 1>}
 // CHECK-SAME:    %[[WPE:arg[0-9]+]]: tensor<16x32xf32> {{{.*}}llmc.name = "transformer.wpe.weight"
 // CHECK-SAME:    tensor<32x96xf32> {{{.*}}llmc.name = "transformer.h.0.attn.c_attn.weight"
 // CHECK-SAME:    tensor<96xf32> {llmc.init = {kind = "zeros"}, llmc.name = "transformer.h.0.attn.c_attn.bias"

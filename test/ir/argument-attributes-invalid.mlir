@@ -35,7 +35,7 @@ func.func @normal_without_scale(%w: tensor<4xf32> {llmc.init = {kind = "normal"}
 
 // -----
 
-// expected-error @+1 {{'func.func' op argument #0: unknown argument attribute 'llmc.sharding'; expected llmc.name, llmc.role, llmc.init or llmc.offset}}
+// expected-error @+1 {{'func.func' op argument #0: unknown argument attribute 'llmc.sharding'; expected llmc.name, llmc.role, llmc.init, llmc.tp_split or llmc.offset}}
 func.func @unknown(%w: tensor<4xf32> {llmc.sharding = "dp"}) {
   return
 }
@@ -45,5 +45,34 @@ func.func @unknown(%w: tensor<4xf32> {llmc.sharding = "dp"}) {
 // A constant initializer needs its value.
 // expected-error @+1 {{'func.func' op argument #0: expected a float 'value' in llmc.init of kind "constant", got {kind = "constant"}}}
 func.func @f(%s: tensor<f32> {llmc.init = {kind = "constant"}}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op argument #0: expected llmc.tp_split = array<i64: dim, groups> with dim >= 0 and groups >= 1, got array<i64: 0>}}
+func.func @tp_split_one_value(%w: tensor<4xf32> {llmc.tp_split = array<i64: 0>}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op argument #0: expected llmc.tp_split = array<i64: dim, groups> with dim >= 0 and groups >= 1, got array<i64: 0, 0>}}
+func.func @tp_split_no_groups(%w: tensor<4xf32> {llmc.tp_split = array<i64: 0, 0>}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op argument #0: expected llmc.tp_split to name a dimension of 'tensor<4x6xf32>' that 1 groups divide, got dim 2}}
+func.func @tp_split_beyond_rank(%w: tensor<4x6xf32> {llmc.tp_split = array<i64: 2, 1>}) {
+  return
+}
+
+// -----
+
+// Three groups (q, k, v) do not cut 4 columns evenly.
+// expected-error @+1 {{'func.func' op argument #0: expected llmc.tp_split to name a dimension of 'tensor<2x4xf32>' that 3 groups divide, got dim 1}}
+func.func @tp_split_uneven_groups(%w: tensor<2x4xf32> {llmc.tp_split = array<i64: 1, 3>}) {
   return
 }

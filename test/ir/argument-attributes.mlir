@@ -20,3 +20,13 @@ func.func @loss(%w: tensor<8x4xf32> {llmc.name = "transformer.wte.weight", llmc.
 func.func @train_step(%m: tensor<4xf32> {llmc.name = "optimizer.m.w", llmc.role = "optimizer_state"}) {
   return
 }
+
+// -----
+
+// A tensor-parallel split: c_attn's [C, 3C] weight cut along dimension 1
+// into q, k and v, each split over the tp ranks.
+// CHECK-LABEL: func.func @tp_split
+// CHECK-SAME:    {llmc.tp_split = array<i64: 1, 3>}
+func.func @tp_split(%w: tensor<4x12xf32> {llmc.tp_split = array<i64: 1, 3>}) {
+  return
+}

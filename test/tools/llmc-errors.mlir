@@ -16,9 +16,20 @@
 // KEY-NEXT: ^
 
 // A field that later issues implement is a warning, and the model compiles.
-// RUN: printf '[model]\nfamily = "gpt2"\nvocab_size = 64\nlayers = 1\nwidth = 32\nheads = 4\nmax_positions = 64\n[parallel]\ntp = 2\n' > %t.tp.toml
+// RUN: printf '[model]\nfamily = "gpt2"\nvocab_size = 64\nlayers = 1\nwidth = 32\nheads = 4\nmax_positions = 64\n[parallel]\ndevices = "cpu"\ntp = 2\n' > %t.tp.toml
 // RUN: llmc compile %t.tp.toml --quiet 2>&1 | FileCheck %s --check-prefix=PENDING
-// PENDING: tp.toml:9:6: warning: 1 setting has no effect yet: parallel.tp (issue #8)
+// PENDING: tp.toml:10:6: warning: 1 setting has no effect yet: parallel.tp (issue #8)
+
+// A mesh that cannot split the model is an error at its key, with the values
+// that work.
+// RUN: printf '[model]\nfamily = "gpt2"\nvocab_size = 64\nlayers = 1\nwidth = 32\nheads = 4\nmax_positions = 64\n[parallel]\ndevices = "cpu"\ntp = 8\n' > %t.tp8.toml
+// RUN: not llmc compile %t.tp8.toml --quiet 2>&1 | FileCheck %s --check-prefix=MESH
+// MESH: tp8.toml:10:6: error: expected tp to divide heads, vocab_size and ffn_width (tensor parallelism splits them over the tp ranks), got 8, which does not divide heads 4; valid tp: 1, 2, 4
+
+// More than one rank on the default devices ("auto", which may be GPUs).
+// RUN: printf '[model]\nfamily = "gpt2"\nvocab_size = 64\nlayers = 1\nwidth = 32\nheads = 4\nmax_positions = 64\n[parallel]\ndp = 2\n' > %t.dp.toml
+// RUN: not llmc compile %t.dp.toml --quiet 2>&1 | FileCheck %s --check-prefix=LAUNCH
+// LAUNCH: dp.toml:8:1: error: expected one rank on devices "auto" (the default), got 2 ranks (dp 2); multi-GPU runs need `llmc launch` (issue #9): set devices = "cpu:2" to run this mesh on CPU devices
 
 // RUN: not llmc compile %s.txt 2>&1 | FileCheck %s --check-prefix=EXT
 // EXT: error: cannot tell what '{{.*}}.txt' holds from its extension
