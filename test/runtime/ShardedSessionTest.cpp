@@ -4,11 +4,15 @@
 // collectives' results are checked against values computed here.
 #include "runtime/Session.h"
 #include "runtime/Sharding.h"
+#include "runtime/train/Checkpoint.h"
+#include "runtime/train/Init.h"
 
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <filesystem>
 #include <random>
+#include <unistd.h>
 
 namespace {
 
@@ -186,6 +190,81 @@ TEST_F(ShardedSession, FeedbackNeedsTheSameSharding) {
   EXPECT_EQ(status.message(),
             "output 'r' is sharded [[dp, tp], []], argument 'x' [[dp], []]; "
             "feeding it back needs the same sharding");
+}
+
+/// The one-device program with shardedProgram()'s arguments: w f32[2, 12]
+/// and x f32[4, 3], whole.
+Executable singleDeviceProgram() {
+  Executable exe;
+  exe.source = "single";
+  exe.arguments = {{"w", ArgumentRole::Parameter, 0, {}},
+                   {"x", ArgumentRole::Input, 1, {}}};
+  RankProgram &program = exe.ranks.emplace_back();
+  program.values = {{DType::F32, {kRows, kCols}, 0},
+                    {DType::F32, {kXRows, kXCols}, 128}};
+  program.arenaBytes = 192;
+  return exe;
+}
+
+TEST(ShardedTraining, InitialValuesAreTheSingleDeviceOnes) {
+  Executable sharded = shardedProgram(), single = singleDeviceProgram();
+  sharded.arguments[0].init = single.arguments[0].init = {
+      InitSpec::Kind::Normal, 0.02};
+  std::vector<uint8_t> fromSharded, fromSingle;
+  ASSERT_TRUE(initialArgumentBytes(sharded, 0, 42, fromSharded));
+  ASSERT_TRUE(initialArgumentBytes(single, 0, 42, fromSingle));
+  ASSERT_EQ(fromSharded.size(), size_t(kRows * kCols * 4));
+  EXPECT_EQ(fromSharded, fromSingle);
+
+  // Bound, each rank holds its block of the single-device tensor.
+  std::unique_ptr<Session> session;
+  ASSERT_TRUE(Session::create(sharded, SessionOptions(), session));
+  ASSERT_TRUE(session->setArgument("w", DType::F32, {kRows, kCols},
+                                   fromSingle.data(), fromSingle.size()));
+  std::vector<float> w(kRows * kCols);
+  std::memcpy(w.data(), fromSingle.data(), fromSingle.size());
+  for (int rank = 0; rank < 4; ++rank) {
+    TensorRef local;
+    ASSERT_TRUE(session->argument(0, local, rank));
+    for (int64_t i = 0; i < 2; ++i)
+      for (int64_t j = 0; j < 6; ++j)
+        EXPECT_EQ(static_cast<const float *>(local.data)[i * 6 + j],
+                  wBlock(w, rank % 2, i, j));
+  }
+}
+
+TEST(ShardedTraining, CheckpointsHoldGlobalTensorsAndResumeAnywhere) {
+  std::string root = std::filesystem::temp_directory_path() /
+                     ("llmc-sharded-ckpt-" + std::to_string(getpid()));
+  std::filesystem::remove_all(root);
+  std::filesystem::create_directories(root);
+  Executable sharded = shardedProgram(), single = singleDeviceProgram();
+  std::vector<float> w = randomValues(kRows * kCols, 3);
+  std::unique_ptr<Session> from;
+  ASSERT_TRUE(Session::create(sharded, SessionOptions(), from));
+  ASSERT_TRUE(
+      from->setArgument("w", DType::F32, {kRows, kCols}, w.data(), w.size() * 4));
+  CheckpointState state;
+  state.step = 3;
+  std::string path;
+  Status status = saveCheckpoint(root, *from, state, CheckpointOptions(), path);
+  ASSERT_TRUE(status) << status.message();
+
+  // Resumed on one device, and on the mesh again: the same global w.
+  for (const Executable *exe : {&single, &sharded}) {
+    std::unique_ptr<Session> to;
+    ASSERT_TRUE(Session::create(*exe, SessionOptions(), to));
+    CheckpointState loaded;
+    status = loadCheckpoint(path, *to, loaded);
+    ASSERT_TRUE(status) << status.message();
+    EXPECT_EQ(loaded.step, 3);
+    HostTensor host;
+    ASSERT_TRUE(to->argumentToHost(0, host));
+    ASSERT_EQ(host.view.shape, (Shape{kRows, kCols}));
+    const float *data = static_cast<const float *>(host.view.data);
+    EXPECT_EQ(std::vector<float>(data, data + w.size()), w) << exe->source;
+  }
+  std::filesystem::remove_all(root);
 }
 
 TEST(ShardedSessionFormat, SurvivesTheFileFormat) {
