@@ -3,6 +3,7 @@
 
 #include "runtime/Executable.h"
 #include "runtime/Session.h"
+#include "runtime/Sharding.h"
 
 #include <cstring>
 #include <memory>
@@ -35,21 +36,22 @@ llmc_status invalid(const std::string &message) {
       llmc::rt::StatusCode::InvalidArgument, message));
 }
 
-llmc_status describe(const llmc::rt::ValueInfo &value, const char *name,
-                     llmc_role role, llmc_tensor_info *info) {
+/// Describes a tensor of the caller's view: `shape` is the GLOBAL shape.
+llmc_status describe(llmc::rt::DType dtype, const llmc::rt::Shape &shape,
+                     const char *name, llmc_role role, llmc_tensor_info *info) {
   if (!info)
     return invalid("info must not be NULL");
-  if (value.shape.size() > LLMC_MAX_RANK)
+  if (shape.size() > LLMC_MAX_RANK)
     return invalid(std::string("'") + name + "' has rank " +
-                   std::to_string(value.shape.size()) +
-                   ", more than LLMC_MAX_RANK");
+                   std::to_string(shape.size()) + ", more than LLMC_MAX_RANK");
   info->name = name;
   info->role = role;
-  info->dtype = static_cast<llmc_dtype>(value.dtype);
-  info->rank = static_cast<int>(value.shape.size());
-  for (size_t i = 0; i < value.shape.size(); ++i)
-    info->shape[i] = value.shape[i];
-  info->bytes = value.bytes();
+  info->dtype = static_cast<llmc_dtype>(dtype);
+  info->rank = static_cast<int>(shape.size());
+  for (size_t i = 0; i < shape.size(); ++i)
+    info->shape[i] = shape[i];
+  info->bytes = static_cast<size_t>(llmc::rt::numElements(shape)) *
+                llmc::rt::dtypeSize(dtype);
   return report(llmc::rt::Status::ok());
 }
 
@@ -96,11 +98,14 @@ llmc_status llmc_executable_argument(const llmc_executable *executable,
   if (!executable || index >= executable->executable.arguments.size())
     return invalid("argument index " + std::to_string(index) +
                    " is out of range");
-  const llmc::rt::ArgumentInfo &arg = executable->executable.arguments[index];
-  return describe(executable->executable.ranks.front().values[arg.value],
-                  arg.name.c_str(),
-                  static_cast<llmc_role>(arg.role),
-                  info);
+  const llmc::rt::Executable &exe = executable->executable;
+  const llmc::rt::ArgumentInfo &arg = exe.arguments[index];
+  llmc::rt::Shape shape;
+  if (llmc::rt::Status status = argumentGlobalShape(exe, index, shape);
+      !status)
+    return report(status);
+  return describe(exe.ranks.front().values[arg.value].dtype, shape,
+                  arg.name.c_str(), static_cast<llmc_role>(arg.role), info);
 }
 
 size_t llmc_executable_num_outputs(const llmc_executable *executable) {
@@ -112,8 +117,12 @@ llmc_status llmc_executable_output(const llmc_executable *executable,
   if (!executable || index >= executable->executable.outputs.size())
     return invalid("output index " + std::to_string(index) +
                    " is out of range");
-  const llmc::rt::OutputInfo &out = executable->executable.outputs[index];
-  return describe(executable->executable.ranks.front().values[out.value],
+  const llmc::rt::Executable &exe = executable->executable;
+  const llmc::rt::OutputInfo &out = exe.outputs[index];
+  llmc::rt::Shape shape;
+  if (llmc::rt::Status status = outputGlobalShape(exe, index, shape); !status)
+    return report(status);
+  return describe(exe.ranks.front().values[out.value].dtype, shape,
                   out.name.c_str(), LLMC_INPUT, info);
 }
 
@@ -164,10 +173,11 @@ llmc_status llmc_session_read_output(const llmc_session *session,
                                      size_t index, void *data, size_t bytes) {
   if (!session || !data)
     return invalid("session and data must not be NULL");
-  llmc::rt::TensorRef tensor;
-  llmc::rt::Status status = session->session->output(index, tensor);
+  llmc::rt::HostTensor host;
+  llmc::rt::Status status = session->session->outputToHost(index, host);
   if (!status)
     return report(status);
+  const llmc::rt::TensorRef &tensor = host.view;
   if (bytes != tensor.bytes())
     return invalid("output " + std::to_string(index) + " has " +
                    std::to_string(tensor.bytes()) + " bytes, the buffer " +

@@ -38,8 +38,9 @@ public:
   /// "cpu" or "cuda:N", for messages.
   virtual std::string deviceName() const = 0;
 
-  /// Copies host `data` into argument `name` (on every rank); its dtype and
-  /// shape must be the argument's (the message says which differs).
+  /// Copies the host GLOBAL tensor `data` into argument `name` (each rank
+  /// gets its block of a sharded argument); its dtype and global shape must
+  /// be the argument's (the message says which differs).
   virtual Status setArgument(const std::string &name, DType dtype,
                              const Shape &shape, const void *data,
                              size_t bytes) = 0;
@@ -51,9 +52,10 @@ public:
   /// Runs the program and waits for it.
   virtual Status run() = 0;
 
-  /// Output `index` of the last run (rank 0) in host memory.
+  /// Output `index` of the last run in host memory: the GLOBAL tensor
+  /// (assembled from the ranks' blocks when sharded).
   virtual Status outputToHost(size_t index, HostTensor &tensor) const = 0;
-  /// Argument `index` as bound (rank 0) in host memory.
+  /// Argument `index` as bound, the GLOBAL tensor, in host memory.
   virtual Status argumentToHost(size_t index, HostTensor &tensor) const = 0;
 };
 

@@ -21,8 +21,10 @@
 
 namespace llmc::rt {
 
-/// The format version this runtime reads and writes.
-constexpr uint32_t kExecutableVersion = 2;
+/// The format version this runtime writes. It also reads version 2 (no
+/// mesh, no shardings: one device).
+constexpr uint32_t kExecutableVersion = 3;
+constexpr uint32_t kOldestExecutableVersion = 2;
 
 /// How a parameter is initialized (llmc.init), for training from scratch.
 /// `Constant` fills every element with `scale` (e.g. the initial fp16 loss
@@ -35,18 +37,59 @@ struct InitSpec {
 
 enum class ArgumentRole : uint8_t { Parameter, Input, OptimizerState };
 
+/// One axis of the device mesh a program runs on; ranks are numbered
+/// row-major over the axes (last fastest), as in runtime/Mesh.h.
+struct MeshAxisInfo {
+  std::string name;
+  int32_t size = 1;
+};
+
+/// How one dimension of a global tensor is split. The dimension (size S) is
+/// viewed as `groups` equal blocks of S/groups elements; each block is split
+/// into n contiguous chunks, n = product of the sizes of `axes` (mesh axis
+/// indices, major to minor). Local index j (local size S/n) of the rank
+/// whose mixed-radix position over `axes` is p maps to the global index
+///   (j / c) * (S / groups) + p * c + (j % c), with c = S / (groups * n).
+/// Empty `axes`: not split (groups is then 1).
+struct DimSharding {
+  std::vector<int32_t> axes;
+  int64_t groups = 1;
+  bool operator==(const DimSharding &other) const {
+    return axes == other.axes && groups == other.groups;
+  }
+  bool operator!=(const DimSharding &other) const { return !(*this == other); }
+};
+
+/// A tensor's sharding: one DimSharding per dimension, or no dims at all for
+/// a replicated tensor. runtime/Sharding.h splits and assembles tensors.
+struct TensorSharding {
+  std::vector<DimSharding> dims;
+  /// True when no dimension is split (every rank holds the whole tensor).
+  bool replicated() const;
+  bool operator==(const TensorSharding &other) const {
+    return dims == other.dims;
+  }
+  bool operator!=(const TensorSharding &other) const {
+    return !(*this == other);
+  }
+};
+
 /// A program argument: bound by name by the caller before running.
 struct ArgumentInfo {
   std::string name;
   ArgumentRole role = ArgumentRole::Input;
   int32_t value = -1; ///< the value slot it fills, in every rank
   InitSpec init;
+  /// How the global tensor the caller binds is split over the ranks; the
+  /// value slot's shape is one rank's (local) block.
+  TensorSharding sharding;
 };
 
 /// A program result, read by the caller after running.
 struct OutputInfo {
   std::string name;   ///< "loss", or "output<i>"
   int32_t value = -1; ///< the value slot holding it
+  TensorSharding sharding; ///< as ArgumentInfo::sharding
 };
 
 /// One value of a rank's program: its type and its place in the arena.
@@ -111,7 +154,10 @@ struct Executable {
   std::string name;     ///< the function compiled: "loss", "train_step", ...
   std::vector<ArgumentInfo> arguments;
   std::vector<OutputInfo> outputs;
-  std::vector<RankProgram> ranks; ///< one per rank; one today
+  /// The device mesh the ranks form; empty for one device. The product of
+  /// the sizes is ranks.size().
+  std::vector<MeshAxisInfo> mesh;
+  std::vector<RankProgram> ranks; ///< one per rank
   /// Settings the program's user needs, as text: a training artifact holds
   /// its run's [train], [data] and [checkpoint] settings here (keys in
   /// docs/executable.md), so that the runtime alone can train from it.
@@ -128,10 +174,14 @@ struct Executable {
 };
 
 /// Checks internal consistency: value slots in range, values inside the
-/// arena, kernel ids known, constants of the right size. Loading runs it.
+/// arena, kernel ids known, constants of the right size, a mesh of
+/// ranks.size() devices, shardings that fit the mesh and their value, and
+/// arguments and outputs of one dtype and local shape in every rank.
+/// Loading runs it.
 Status validateExecutable(const Executable &executable);
 
-/// Serializes to the documented binary format.
+/// Serializes to the documented binary format, in `executable.version`
+/// (version 2 drops the mesh and the shardings).
 std::vector<uint8_t> serializeExecutable(const Executable &executable);
 Status writeExecutable(const Executable &executable, const std::string &path);
 

@@ -196,7 +196,115 @@ Status invalid(const std::string &what, const std::string &message) {
   return Status::error(StatusCode::DataLoss, what + ": " + message);
 }
 
+/// Checks `sharding` of a tensor whose local shape is `local` against the
+/// mesh; `who` is "argument 'x'" or "output 'y'".
+Status validateSharding(const std::string &what, const std::string &who,
+                        const TensorSharding &sharding, const Shape &local,
+                        const std::vector<MeshAxisInfo> &mesh) {
+  if (sharding.dims.empty())
+    return Status::ok();
+  if (sharding.dims.size() != local.size())
+    return invalid(what, who + " has a sharding of " +
+                             std::to_string(sharding.dims.size()) +
+                             " dimensions for a value of rank " +
+                             std::to_string(local.size()));
+  std::vector<bool> used(mesh.size(), false);
+  for (size_t d = 0; d < sharding.dims.size(); ++d) {
+    const DimSharding &dim = sharding.dims[d];
+    std::string at = who + " dimension " + std::to_string(d) + ": ";
+    if (dim.groups < 1)
+      return invalid(what, at + "expected at least 1 group, got " +
+                               std::to_string(dim.groups));
+    if (local[d] % dim.groups != 0)
+      return invalid(what, at + "local size " + std::to_string(local[d]) +
+                               " is not a multiple of its " +
+                               std::to_string(dim.groups) + " groups");
+    for (int32_t axis : dim.axes) {
+      if (axis < 0 || static_cast<size_t>(axis) >= mesh.size())
+        return invalid(what, at + "mesh axis " + std::to_string(axis) +
+                                 " does not exist in a mesh of " +
+                                 std::to_string(mesh.size()) + " axes");
+      if (used[axis])
+        return invalid(what, who + " uses mesh axis '" + mesh[axis].name +
+                                 "' twice");
+      used[axis] = true;
+    }
+  }
+  return Status::ok();
+}
+
+/// The mesh and the shardings, and that every rank agrees on the type of
+/// each argument and output.
+Status validateMeshAndShardings(const Executable &exe,
+                                const std::string &what) {
+  if (!exe.mesh.empty()) {
+    int64_t devices = 1;
+    for (const MeshAxisInfo &axis : exe.mesh) {
+      if (axis.name.empty() || axis.size < 1)
+        return invalid(what, "mesh axis '" + axis.name + "' of size " +
+                                 std::to_string(axis.size) +
+                                 ": expected a name and a size of at least 1");
+      devices *= axis.size;
+      if (devices > (int64_t(1) << 30))
+        return invalid(what, "the mesh has too many devices");
+    }
+    if (devices != static_cast<int64_t>(exe.ranks.size()))
+      return invalid(what, "the mesh has " + std::to_string(devices) +
+                               " devices, but the program has " +
+                               std::to_string(exe.ranks.size()) +
+                               " rank programs");
+  }
+  auto check = [&](const std::string &who, int32_t slot,
+                   const TensorSharding &sharding) -> Status {
+    const ValueInfo &first = exe.ranks.front().values[slot];
+    for (size_t r = 1; r < exe.ranks.size(); ++r) {
+      const ValueInfo &other = exe.ranks[r].values[slot];
+      if (other.dtype != first.dtype || other.shape != first.shape)
+        return invalid(what, who + " is " + dtypeName(first.dtype) +
+                                 formatShape(first.shape) + " on rank 0 but " +
+                                 dtypeName(other.dtype) +
+                                 formatShape(other.shape) + " on rank " +
+                                 std::to_string(r));
+    }
+    return validateSharding(what, who, sharding, first.shape, exe.mesh);
+  };
+  for (const ArgumentInfo &arg : exe.arguments)
+    LLMC_RETURN_IF_ERROR(
+        check("argument '" + arg.name + "'", arg.value, arg.sharding));
+  for (const OutputInfo &out : exe.outputs)
+    LLMC_RETURN_IF_ERROR(
+        check("output '" + out.name + "'", out.value, out.sharding));
+  return Status::ok();
+}
+
+void writeSharding(Writer &w, const TensorSharding &sharding) {
+  w.pod<uint32_t>(static_cast<uint32_t>(sharding.dims.size()));
+  for (const DimSharding &dim : sharding.dims) {
+    w.podVector<int32_t>(dim.axes);
+    w.pod<int64_t>(dim.groups);
+  }
+}
+
+bool readSharding(Reader &r, TensorSharding &sharding) {
+  uint32_t n;
+  if (!r.count(n, 12, "a sharding's dimensions"))
+    return false;
+  sharding.dims.resize(n);
+  for (DimSharding &dim : sharding.dims)
+    if (!r.podVector(dim.axes, "a sharding's mesh axes") ||
+        !r.pod(dim.groups, "a sharding's groups"))
+      return false;
+  return true;
+}
+
 } // namespace
+
+bool TensorSharding::replicated() const {
+  for (const DimSharding &dim : dims)
+    if (!dim.axes.empty())
+      return false;
+  return true;
+}
 
 Status validateExecutable(const Executable &exe) {
   const std::string what = exe.source.empty() ? "executable" : exe.source;
@@ -267,7 +375,7 @@ Status validateExecutable(const Executable &exe) {
         return invalid(what, where + "output '" + out.name +
                                  "' names a value slot that does not exist");
   }
-  return Status::ok();
+  return validateMeshAndShardings(exe, what);
 }
 
 const Executable *Executable::companion(const std::string &wanted) const {
@@ -296,6 +404,15 @@ std::vector<uint8_t> serializeExecutable(const Executable &exe) {
   w.str(exe.producer);
   w.str(exe.source);
   w.str(exe.name);
+  // Version 2 has no mesh and no shardings.
+  const bool sharded = exe.version >= 3;
+  if (sharded) {
+    w.pod<uint32_t>(static_cast<uint32_t>(exe.mesh.size()));
+    for (const MeshAxisInfo &axis : exe.mesh) {
+      w.str(axis.name);
+      w.pod<int32_t>(axis.size);
+    }
+  }
   w.pod<uint32_t>(static_cast<uint32_t>(exe.arguments.size()));
   for (const ArgumentInfo &arg : exe.arguments) {
     w.str(arg.name);
@@ -303,11 +420,15 @@ std::vector<uint8_t> serializeExecutable(const Executable &exe) {
     w.pod<int32_t>(arg.value);
     w.pod<uint8_t>(static_cast<uint8_t>(arg.init.kind));
     w.pod<double>(arg.init.scale);
+    if (sharded)
+      writeSharding(w, arg.sharding);
   }
   w.pod<uint32_t>(static_cast<uint32_t>(exe.outputs.size()));
   for (const OutputInfo &out : exe.outputs) {
     w.str(out.name);
     w.pod<int32_t>(out.value);
+    if (sharded)
+      writeSharding(w, out.sharding);
   }
   w.pod<uint32_t>(static_cast<uint32_t>(exe.ranks.size()));
   for (const RankProgram &rank : exe.ranks)
@@ -374,11 +495,12 @@ Status parseExecutable(const uint8_t *data, size_t size,
   std::memcpy(&version, data + 8, 4);
   std::memcpy(&payload, data + 16, 8);
   std::memcpy(&hash, data + 24, 8);
-  if (version != kExecutableVersion)
+  if (version < kOldestExecutableVersion || version > kExecutableVersion)
     return Status::error(
         StatusCode::InvalidArgument,
         what + ": written in executable format version " +
-            std::to_string(version) + ", but this runtime reads version " +
+            std::to_string(version) + ", but this runtime reads versions " +
+            std::to_string(kOldestExecutableVersion) + " to " +
             std::to_string(kExecutableVersion) +
             "; compile it again with the llmc that matches this runtime");
   if (payload != size - kHeaderBytes)
@@ -397,9 +519,18 @@ Status parseExecutable(const uint8_t *data, size_t size,
   exe = Executable();
   exe.version = version;
   uint32_t n;
+  const bool sharded = version >= 3;
   bool ok = r.str(exe.producer, "the producer") &&
-            r.str(exe.source, "the source") && r.str(exe.name, "the name") &&
-            r.count(n, 18, "arguments");
+            r.str(exe.source, "the source") && r.str(exe.name, "the name");
+  if (ok && sharded) {
+    ok = r.count(n, 8, "mesh axes");
+    if (ok)
+      exe.mesh.resize(n);
+    for (MeshAxisInfo &axis : exe.mesh)
+      ok = ok && r.str(axis.name, "a mesh axis's name") &&
+           r.pod(axis.size, "a mesh axis's size");
+  }
+  ok = ok && r.count(n, 18, "arguments");
   if (ok) {
     exe.arguments.resize(n);
     for (ArgumentInfo &arg : exe.arguments) {
@@ -408,7 +539,8 @@ Status parseExecutable(const uint8_t *data, size_t size,
            r.pod(role, "an argument's role") &&
            r.pod(arg.value, "an argument's value slot") &&
            r.pod(init, "an argument's initializer") &&
-           r.pod(arg.init.scale, "an argument's initializer scale");
+           r.pod(arg.init.scale, "an argument's initializer scale") &&
+           (!sharded || readSharding(r, arg.sharding));
       arg.role = static_cast<ArgumentRole>(role);
       arg.init.kind = static_cast<InitSpec::Kind>(init);
     }
@@ -418,7 +550,8 @@ Status parseExecutable(const uint8_t *data, size_t size,
     exe.outputs.resize(n);
     for (OutputInfo &out : exe.outputs)
       ok = ok && r.str(out.name, "an output's name") &&
-           r.pod(out.value, "an output's value slot");
+           r.pod(out.value, "an output's value slot") &&
+           (!sharded || readSharding(r, out.sharding));
   }
   ok = ok && r.count(n, 20, "rank programs");
   if (ok) {

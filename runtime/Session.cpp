@@ -1,6 +1,7 @@
 //===- Session.cpp - run a loaded Executable on CPU devices ---------------===//
 #include "runtime/Session.h"
 #include "runtime/Mesh.h"
+#include "runtime/Sharding.h"
 #include "runtime/cpu/Collectives.h"
 #include "runtime/cpu/CpuKernels.h"
 #include "runtime/cpu/ThreadPool.h"
@@ -135,20 +136,25 @@ Status Session::setArgument(const std::string &name, DType dtype,
                             size_t bytes) {
   int index = findArgument(name);
   LLMC_RETURN_IF_ERROR(checkArgumentFound(name, index));
-  int32_t value = executable_.arguments[index].value;
+  const ArgumentInfo &arg = executable_.arguments[index];
+  // The caller binds the global tensor; the message names its shape.
+  Shape global;
+  LLMC_RETURN_IF_ERROR(argumentGlobalShape(executable_, index, global));
+  TensorRef expected{nullptr, slot(0, arg.value).dtype, global};
+  LLMC_RETURN_IF_ERROR(checkBinding(name, expected, dtype, shape, bytes));
+  bool replicated = arg.sharding.replicated();
   for (int rank = 0; rank < numRanks(); ++rank) {
-    TensorRef target = slot(rank, value);
-    if (rank > 0 && target.shape != slot(0, value).shape)
-      return Status::error(StatusCode::Unimplemented,
-                           "argument '" + name +
-                               "' is sharded across ranks; binding per-rank "
-                               "shards arrives with sharding (issue #8)");
-    LLMC_RETURN_IF_ERROR(checkBinding(name, target, dtype, shape, bytes));
-    // An output written into its argument's buffer (donation) and fed
-    // back is already there.
-    if (target.data != data)
+    TensorRef target = slot(rank, arg.value);
+    if (!replicated) {
+      LLMC_RETURN_IF_ERROR(extractShard(data, dtypeSize(dtype), shape,
+                                        arg.sharding, executable_.mesh, rank,
+                                        target.data));
+    } else if (target.data != data) {
+      // An output written into its argument's buffer (donation) and fed
+      // back is already there.
       std::memcpy(target.data, data, bytes);
-    touch(rank, value);
+    }
+    touch(rank, arg.value);
   }
   bound_[index] = true;
   return Status::ok();
@@ -237,33 +243,78 @@ DeviceSession::~DeviceSession() = default;
 Status Session::setArgumentFromOutput(const std::string &name, size_t output) {
   int index = findArgument(name);
   LLMC_RETURN_IF_ERROR(checkArgumentFound(name, index));
+  if (output >= executable_.outputs.size())
+    return Status::error(StatusCode::NotFound,
+                         "the program has " +
+                             std::to_string(executable_.outputs.size()) +
+                             " outputs, asked for #" + std::to_string(output));
+  const OutputInfo &out = executable_.outputs[output];
+  const ArgumentInfo &arg = executable_.arguments[index];
+  // Rank by rank, so both must be split the same way.
+  if (out.sharding.replicated() != arg.sharding.replicated() ||
+      (!arg.sharding.replicated() && out.sharding != arg.sharding))
+    return Status::error(
+        StatusCode::InvalidArgument,
+        "output '" + out.name + "' is sharded " +
+            formatSharding(out.sharding, executable_.mesh) +
+            ", argument '" + name + "' " +
+            formatSharding(arg.sharding, executable_.mesh) +
+            "; feeding it back needs the same sharding");
   for (int rank = 0; rank < numRanks(); ++rank) {
     TensorRef from, to;
     LLMC_RETURN_IF_ERROR(this->output(output, from, rank));
     LLMC_RETURN_IF_ERROR(argument(index, to, rank));
     if (from.dtype != to.dtype || from.shape != to.shape)
       return Status::error(StatusCode::InvalidArgument,
-                           "output #" + std::to_string(output) + " is " +
+                           "output '" + out.name + "' is " +
                                dtypeName(from.dtype) + formatShape(from.shape) +
-                               ", argument '" + name + "' " +
+                               " per rank, argument '" + name + "' " +
                                dtypeName(to.dtype) + formatShape(to.shape));
     // The plan may have put the output in the argument's own buffer.
     if (from.data != to.data)
       std::memmove(to.data, from.data, from.bytes());
-    touch(rank, executable_.arguments[index].value);
+    touch(rank, arg.value);
   }
   bound_[index] = true;
   return Status::ok();
 }
 
-Status Session::outputToHost(size_t index, HostTensor &tensor) const {
+Status Session::globalToHost(int32_t value, const TensorSharding &sharding,
+                             HostTensor &tensor) const {
   tensor.storage.clear();
-  return output(index, tensor.view);
+  // Replicated: rank 0's copy, without copying it.
+  if (sharding.replicated()) {
+    tensor.view = slot(0, value);
+    return Status::ok();
+  }
+  TensorRef first = slot(0, value);
+  Shape global;
+  LLMC_RETURN_IF_ERROR(
+      globalShape(first.shape, sharding, executable_.mesh, global));
+  std::vector<const void *> locals;
+  for (int rank = 0; rank < numRanks(); ++rank)
+    locals.push_back(slot(rank, value).data);
+  tensor.storage.resize(static_cast<size_t>(numElements(global)) *
+                        dtypeSize(first.dtype));
+  LLMC_RETURN_IF_ERROR(assembleShards(locals, dtypeSize(first.dtype), global,
+                                      sharding, executable_.mesh,
+                                      tensor.storage.data()));
+  tensor.view = TensorRef{tensor.storage.data(), first.dtype, global};
+  return Status::ok();
+}
+
+Status Session::outputToHost(size_t index, HostTensor &tensor) const {
+  TensorRef local;
+  LLMC_RETURN_IF_ERROR(output(index, local));
+  const OutputInfo &out = executable_.outputs[index];
+  return globalToHost(out.value, out.sharding, tensor);
 }
 
 Status Session::argumentToHost(size_t index, HostTensor &tensor) const {
-  tensor.storage.clear();
-  return argument(index, tensor.view);
+  TensorRef local;
+  LLMC_RETURN_IF_ERROR(argument(index, local));
+  const ArgumentInfo &arg = executable_.arguments[index];
+  return globalToHost(arg.value, arg.sharding, tensor);
 }
 
 } // namespace llmc::rt

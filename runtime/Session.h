@@ -7,7 +7,9 @@
 //
 // A program of N ranks runs on N virtual CPU devices in this process (one
 // thread each), whose Collective commands go through CpuWorld
-// (runtime/cpu/Collectives.h).
+// (runtime/cpu/Collectives.h). Callers bind and read GLOBAL tensors: a
+// sharded argument is split into the ranks' blocks, a sharded output is
+// assembled from them (runtime/Sharding.h).
 //
 //===----------------------------------------------------------------------===//
 #ifndef LLMC_RUNTIME_SESSION_H
@@ -51,23 +53,27 @@ public:
   /// Index of the argument called `name`, or -1.
   int findArgument(const std::string &name) const;
 
-  /// Copies `data` into argument `name` on every rank; its dtype and shape
-  /// must be the argument's (the message says which differs).
+  /// Copies the GLOBAL tensor `data` into argument `name`: every rank gets
+  /// its block of a sharded argument, a copy of a replicated one. Its dtype
+  /// and global shape must be the argument's (the message says which
+  /// differs).
   Status setArgument(const std::string &name, DType dtype, const Shape &shape,
                      const void *data, size_t bytes) override;
   /// Copies output `output` of the last run into argument `name` (rank by
-  /// rank).
+  /// rank): both must have the same sharding and local shape.
   Status setArgumentFromOutput(const std::string &name, size_t output) override;
 
   /// Runs the program (every rank). Fails, naming them, if arguments were
   /// never bound; a failing rank is named in the message.
   Status run() override;
 
-  /// A view of output `index` on `rank` (valid until the next run).
+  /// A view of output `index` on `rank`: that rank's LOCAL block (valid
+  /// until the next run).
   Status output(size_t index, TensorRef &tensor, int rank = 0) const;
-  /// A view of argument `index` on `rank` as bound.
+  /// A view of argument `index` on `rank` as bound (its local block).
   Status argument(size_t index, TensorRef &tensor, int rank = 0) const;
-  /// DeviceSession: rank 0's views, nothing copied.
+  /// DeviceSession: the GLOBAL tensor. Replicated: rank 0's view, nothing
+  /// copied; sharded: assembled from every rank's block into `storage`.
   Status outputToHost(size_t index, HostTensor &tensor) const override;
   Status argumentToHost(size_t index, HostTensor &tensor) const override;
 
@@ -83,6 +89,8 @@ private:
   TensorRef slot(int rank, int32_t value) const;
   void touch(int rank, int32_t value);
   Status runRank(int rank);
+  Status globalToHost(int32_t value, const TensorSharding &sharding,
+                      HostTensor &tensor) const;
 
   const Executable &executable_;
   std::vector<std::unique_ptr<ThreadPool>> pools_;

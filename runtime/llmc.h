@@ -51,7 +51,9 @@ typedef enum llmc_role {
 #define LLMC_MAX_RANK 8
 
 /* What an argument or output is. `name` stays valid as long as the
- * executable. */
+ * executable. `shape` is the GLOBAL shape: a program sharded over several
+ * ranks takes and returns whole tensors, split and assembled by the
+ * session. */
 typedef struct llmc_tensor_info {
   const char *name;
   llmc_role role; /* outputs: LLMC_INPUT */
@@ -88,14 +90,14 @@ llmc_status llmc_session_create(const llmc_executable *executable,
                                 llmc_session **out);
 void llmc_session_free(llmc_session *session);
 /* Copies `bytes` bytes of `data` into the argument called `name`; `dtype`
- * and `shape` must match the argument's. */
+ * and `shape` (the global shape) must match the argument's. */
 llmc_status llmc_session_set_argument(llmc_session *session, const char *name,
                                       llmc_dtype dtype, const int64_t *shape,
                                       int rank, const void *data,
                                       size_t bytes);
 llmc_status llmc_session_run(llmc_session *session);
-/* Copies output `index` into `data`, which holds `bytes` bytes (exactly
- * the output's size). */
+/* Copies output `index` (the whole, global tensor) into `data`, which
+ * holds `bytes` bytes (exactly the output's size). */
 llmc_status llmc_session_read_output(const llmc_session *session,
                                      size_t index, void *data, size_t bytes);
 

@@ -17,6 +17,8 @@
 
 #include "tools/LlmcDriver.h"
 
+#include "runtime/Sharding.h"
+
 namespace llmc::driver {
 
 namespace {
@@ -91,20 +93,30 @@ int inspectExecutable(const std::string &path) {
   size_t width = std::string("output").size();
   for (const llmc::rt::ArgumentInfo &arg : exe.arguments)
     width = std::max(width, arg.name.size());
-  auto row = [&](llvm::StringRef role, llvm::StringRef name, int32_t slot) {
+  // Global shapes (what callers bind and read), then how sharded ones
+  // are split over the mesh.
+  auto row = [&](llvm::StringRef role, llvm::StringRef name, int32_t slot,
+                 const llmc::rt::TensorSharding &sharding) {
     const llmc::rt::ValueInfo &value = rank.values[slot];
+    llmc::rt::Shape global;
+    if (!llmc::rt::globalShape(value.shape, sharding, exe.mesh, global))
+      global = value.shape; // validated on load: cannot happen
     os << "  " << llvm::left_justify(role, 9) << " "
        << llvm::left_justify(name, width) << "  "
-       << llmc::rt::dtypeName(value.dtype)
-       << llmc::rt::formatShape(value.shape) << "\n";
+       << llmc::rt::dtypeName(value.dtype) << llmc::rt::formatShape(global);
+    if (!sharding.replicated())
+      os << "  sharded " << llmc::rt::formatSharding(sharding, exe.mesh);
+    os << "\n";
   };
+  if (!exe.mesh.empty())
+    os << "  mesh " << llmc::rt::formatMesh(exe.mesh) << "\n";
   for (const llmc::rt::ArgumentInfo &arg : exe.arguments)
     row(arg.role == llmc::rt::ArgumentRole::Parameter        ? "parameter"
         : arg.role == llmc::rt::ArgumentRole::OptimizerState ? "state"
                                                              : "input",
-        arg.name, arg.value);
+        arg.name, arg.value, arg.sharding);
   for (const llmc::rt::OutputInfo &out : exe.outputs)
-    row("output", out.name, out.value);
+    row("output", out.name, out.value, out.sharding);
   os << "  " << exe.ranks.size() << " rank(s); rank 0: " << rank.commands.size()
      << " commands, " << rank.values.size() << " values, "
      << rank.constants.size() << " constants, " << withThousands(rank.arenaBytes)

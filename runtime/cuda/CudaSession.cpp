@@ -1,5 +1,6 @@
 //===- CudaSession.cpp - run a loaded Executable on one GPU ---------------===//
 #include "runtime/cuda/CudaSession.h"
+#include "runtime/Sharding.h"
 
 #include "runtime/cuda/CudaModule.h"
 #include "runtime/cuda/DeviceKernels.h"
@@ -32,12 +33,17 @@ Status CudaSession::create(const Executable &executable,
                            const CudaSessionOptions &options,
                            std::unique_ptr<CudaSession> &session) {
   LLMC_RETURN_IF_ERROR(validateExecutable(executable));
+  // Validation makes the mesh's device count the number of ranks, so this
+  // also refuses every mesh of more than one device.
   if (executable.ranks.size() != 1)
     return Status::error(StatusCode::Unimplemented,
                          "the CUDA session runs one-rank programs; this one "
                          "has " +
                              std::to_string(executable.ranks.size()) +
-                             " ranks (NCCL collectives are issue #9)");
+                             " ranks on the mesh " +
+                             formatMesh(executable.mesh) +
+                             " (multi-GPU with NCCL is issue #9); run it on "
+                             "the CPU with --device cpu");
   std::unique_ptr<CudaSession> created(new CudaSession(executable, options));
   LLMC_CUDA_CHECK(cudaSetDevice(options.device),
                   "cudaSetDevice(" + std::to_string(options.device) + ")");

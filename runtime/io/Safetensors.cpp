@@ -483,13 +483,16 @@ Status buildHeader(const std::string &what,
       json += (first ? "" : ",") + quote(key) + ":" + quote(value);
       first = false;
     }
-    json += "},";
+    json += "}";
   }
   uint64_t offset = 0;
   order.clear();
+  // A comma before every entry but the first (metadata with no tensors,
+  // e.g. an optimizer file of a program without state, stays valid JSON).
+  bool separate = !metadata.empty();
   for (size_t i = 0; i < entries.size(); ++i) {
     const SafetensorsTensor &tensor = *entries[i].second;
-    json += (i ? "," : "") + quote(*entries[i].first) + ":{\"dtype\":\"" +
+    json += (separate ? "," : "") + quote(*entries[i].first) + ":{\"dtype\":\"" +
             safetensorsDTypeName(tensor.dtype) + "\",\"shape\":[";
     for (size_t d = 0; d < tensor.shape.size(); ++d)
       json += (d ? "," : "") + std::to_string(tensor.shape[d]);
@@ -497,6 +500,7 @@ Status buildHeader(const std::string &what,
             std::to_string(offset + tensor.bytes) + "]}";
     offset += tensor.bytes;
     order.push_back(&tensor);
+    separate = true;
   }
   json += "}";
 

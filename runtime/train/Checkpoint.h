@@ -44,7 +44,8 @@ struct CheckpointOptions {
 std::string checkpointName(int64_t step);
 
 /// Saves the session's parameters and optimizer state (arguments by role,
-/// rank 0, copied to the host first when they live on a device) into
+/// as GLOBAL tensors: assembled from the ranks of a sharded program, copied
+/// to the host first when they live on a device) into
 /// `directory`/step-NNNNNNNN and points `latest` at it.
 /// `path` receives the checkpoint's directory.
 Status saveCheckpoint(const std::string &directory,
@@ -58,6 +59,7 @@ Status resolveCheckpoint(const std::string &given, std::string &path);
 
 /// Binds every parameter and optimizer-state argument of `session` from the
 /// checkpoint at `path` (a step-NNNNNNNN directory) and reads its state.
+/// The tensors are global: a checkpoint resumes on any mesh.
 /// Fails, naming the file and tensor, when one is missing or its shape or
 /// dtype differs from the program's.
 Status loadCheckpoint(const std::string &path, DeviceSession &session,

@@ -1,5 +1,6 @@
 //===- Init.cpp - initial values of parameters and optimizer state --------===//
 #include "runtime/train/Init.h"
+#include "runtime/Sharding.h"
 
 #include <cstring>
 #include <random>
@@ -10,7 +11,12 @@ Status initialArgumentBytes(const Executable &executable, size_t index,
                             uint64_t seed, std::vector<uint8_t> &bytes) {
   const ArgumentInfo &arg = executable.arguments.at(index);
   const ValueInfo &value = executable.ranks.front().values[arg.value];
-  bytes.assign(value.bytes(), 0);
+  // The GLOBAL tensor, drawn in one sequence: a sharded program starts from
+  // exactly the single-device program's values, then binding splits them.
+  Shape shape;
+  LLMC_RETURN_IF_ERROR(argumentGlobalShape(executable, index, shape));
+  int64_t n = numElements(shape);
+  bytes.assign(static_cast<size_t>(n) * dtypeSize(value.dtype), 0);
   // AdamW moments start at zero (all-zero bytes); state with a constant
   // initializer (the fp16 loss scale) starts at its value.
   if (arg.role == ArgumentRole::OptimizerState &&
@@ -25,7 +31,6 @@ Status initialArgumentBytes(const Executable &executable, size_t index,
   std::normal_distribution<double> normal(0.0, arg.init.scale);
   std::uniform_real_distribution<double> uniform(-arg.init.scale,
                                                  arg.init.scale);
-  int64_t n = numElements(value.shape);
   for (int64_t i = 0; i < n; ++i) {
     double v = 0.0;
     switch (arg.init.kind) {

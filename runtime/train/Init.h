@@ -18,7 +18,8 @@
 namespace llmc::rt {
 
 /// The bytes of argument `index` of `executable` drawn from its initializer
-/// with `seed` (zeros for optimizer state). Fails, naming the argument, for
+/// with `seed` (zeros for optimizer state): the GLOBAL tensor (shape
+/// argumentGlobalShape), the same for any mesh the program runs on. Fails, naming the argument, for
 /// a parameter without an initializer or a non-float argument.
 Status initialArgumentBytes(const Executable &executable, size_t index,
                             uint64_t seed, std::vector<uint8_t> &bytes);

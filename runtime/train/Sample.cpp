@@ -1,5 +1,6 @@
 //===- Sample.cpp - generate text from a compiled logits program ----------===//
 #include "runtime/train/Sample.h"
+#include "runtime/Sharding.h"
 
 #include <algorithm>
 #include <cmath>
@@ -44,27 +45,32 @@ Status checkProgram(const Session &session, int64_t &context, int64_t &vocab) {
   if (slot < 0 || static_cast<size_t>(slot) >= values.size())
     return Status::error(StatusCode::Internal,
                          "generate: argument \"tokens\" has no value slot");
+  // Global shapes: a sharded logits program takes and returns whole tensors.
   const ValueInfo &tokens = values[slot];
-  if (tokens.dtype != DType::I32 || tokens.shape.size() != 2 ||
-      tokens.shape[0] != 1 || tokens.shape[1] <= 0)
+  Shape tokensShape;
+  LLMC_RETURN_IF_ERROR(argumentGlobalShape(exe, index, tokensShape));
+  if (tokens.dtype != DType::I32 || tokensShape.size() != 2 ||
+      tokensShape[0] != 1 || tokensShape[1] <= 0)
     return invalid("argument \"tokens\" is " +
                    std::string(dtypeName(tokens.dtype)) + " " +
-                   formatShape(tokens.shape) +
+                   formatShape(tokensShape) +
                    ", expected i32 [1, T]: compile the logits program with "
                    "batch size 1");
-  context = tokens.shape[1];
+  context = tokensShape[1];
   int32_t outSlot = exe.outputs[0].value;
   if (outSlot < 0 || static_cast<size_t>(outSlot) >= values.size())
     return Status::error(StatusCode::Internal,
                          "generate: output 0 has no value slot");
   const ValueInfo &out = values[outSlot];
-  if (out.dtype != DType::F32 || out.shape.size() != 3 || out.shape[0] != 1 ||
-      out.shape[1] != context || out.shape[2] <= 0)
+  Shape outShape;
+  LLMC_RETURN_IF_ERROR(outputGlobalShape(exe, 0, outShape));
+  if (out.dtype != DType::F32 || outShape.size() != 3 || outShape[0] != 1 ||
+      outShape[1] != context || outShape[2] <= 0)
     return invalid("output 0 is " + std::string(dtypeName(out.dtype)) + " " +
-                   formatShape(out.shape) + ", expected the f32 logits [1, " +
+                   formatShape(outShape) + ", expected the f32 logits [1, " +
                    std::to_string(context) +
                    ", V]; is this the logits program rather than the loss?");
-  vocab = out.shape[2];
+  vocab = outShape[2];
   return Status::ok();
 }
 
@@ -170,9 +176,10 @@ Status generate(Session &session, const std::vector<int32_t> &prompt,
       return status;
     if (Status status = session.run(); !status)
       return status;
-    TensorRef logits;
-    if (Status status = session.output(0, logits); !status)
+    HostTensor host;
+    if (Status status = session.outputToHost(0, host); !status)
       return status;
+    const TensorRef &logits = host.view;
     if (logits.dtype != DType::F32 || logits.shape != Shape{1, context, vocab})
       return Status::error(
           StatusCode::Internal,

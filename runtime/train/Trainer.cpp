@@ -2,6 +2,7 @@
 #include "runtime/train/Trainer.h"
 
 #include "runtime/Session.h"
+#include "runtime/Sharding.h"
 #include "runtime/io/Safetensors.h"
 #include "runtime/train/Checkpoint.h"
 #include "runtime/train/Init.h"
@@ -114,14 +115,17 @@ Status layoutOf(const Executable &exe, StepLayout &layout) {
   LLMC_RETURN_IF_ERROR(output("grad_norm", layout.gradNorm));
   LLMC_RETURN_IF_ERROR(output("lr", layout.lr));
   layout.lossScale = exe.findOutput("loss_scale.scale");
+  // The global batch: a data-parallel program splits it over its ranks.
   const ValueInfo &tokens =
       exe.ranks.front().values[exe.arguments[layout.tokens].value];
-  if (tokens.shape.size() != 2 || tokens.dtype != DType::I32)
+  Shape tokensShape;
+  LLMC_RETURN_IF_ERROR(argumentGlobalShape(exe, layout.tokens, tokensShape));
+  if (tokensShape.size() != 2 || tokens.dtype != DType::I32)
     return invalid("expected argument 'tokens' of type i32[B, T], got " +
                    std::string(dtypeName(tokens.dtype)) +
-                   formatShape(tokens.shape));
-  layout.batchSize = tokens.shape[0];
-  layout.seqLen = tokens.shape[1];
+                   formatShape(tokensShape));
+  layout.batchSize = tokensShape[0];
+  layout.seqLen = tokensShape[1];
   for (size_t i = 0; i < exe.arguments.size(); ++i) {
     const ArgumentInfo &arg = exe.arguments[i];
     if (arg.role == ArgumentRole::Input)
@@ -161,12 +165,14 @@ Status bindInitialState(const Executable &exe, DeviceSession &session,
                              options.weightsPath + ": " + status.message());
       continue;
     }
+    // Drawn globally (the single-device values), split when bound.
     std::vector<uint8_t> bytes;
+    Shape shape;
+    LLMC_RETURN_IF_ERROR(argumentGlobalShape(exe, i, shape));
     LLMC_RETURN_IF_ERROR(
         initialArgumentBytes(exe, i, options.settings.seed, bytes));
-    LLMC_RETURN_IF_ERROR(session.setArgument(arg.name, value.dtype,
-                                             value.shape, bytes.data(),
-                                             bytes.size()));
+    LLMC_RETURN_IF_ERROR(session.setArgument(arg.name, value.dtype, shape,
+                                             bytes.data(), bytes.size()));
   }
   return Status::ok();
 }

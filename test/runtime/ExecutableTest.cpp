@@ -109,7 +109,7 @@ TEST(Executable, OtherVersionIsRejectedWithBothVersions) {
   EXPECT_EQ(status.message(),
             "m.llmcx: written in executable format version " +
                 std::to_string(kExecutableVersion + 1) +
-                ", but this runtime reads version " +
+                ", but this runtime reads versions 2 to " +
                 std::to_string(kExecutableVersion) +
                 "; compile it again with the llmc that matches this runtime");
 }
@@ -170,6 +170,120 @@ TEST(Executable, ValidationNamesTheCommandAndTheModelPart) {
             "sample.toml: rank 0: command 0 (blocks.0.bias): unknown kernel "
             "id " +
                 std::to_string(static_cast<int>(KernelKind::Count)));
+}
+
+/// sample() on a {dp=2, tp=2} mesh: four ranks, the input split over tp in
+/// its last dimension (3 groups) and over dp in its first.
+Executable shardedSample() {
+  Executable exe = sample();
+  exe.mesh = {{"dp", 2}, {"tp", 2}};
+  exe.ranks.assign(4, exe.ranks.front());
+  exe.arguments[0].sharding.dims = {{{0}, 1}, {{1}, 3}};
+  exe.outputs[0].sharding.dims = {{{0}, 1}, {}};
+  return exe;
+}
+
+TEST(Executable, MeshAndShardingsRoundTrip) {
+  Executable exe = shardedSample();
+  std::vector<uint8_t> bytes = serializeExecutable(exe);
+  uint32_t version;
+  std::memcpy(&version, bytes.data() + 8, 4);
+  EXPECT_EQ(version, 3u);
+  Executable back;
+  Status status = parseExecutable(bytes.data(), bytes.size(), "mem", back);
+  ASSERT_TRUE(status) << status.message();
+  ASSERT_EQ(back.mesh.size(), 2u);
+  EXPECT_EQ(back.mesh[1].name, "tp");
+  EXPECT_EQ(back.mesh[1].size, 2);
+  EXPECT_EQ(back.arguments[0].sharding, exe.arguments[0].sharding);
+  EXPECT_EQ(back.arguments[0].sharding.dims[1].groups, 3);
+  EXPECT_FALSE(back.arguments[0].sharding.replicated());
+  EXPECT_TRUE(back.arguments[1].sharding.replicated());
+  EXPECT_EQ(back.outputs[0].sharding, exe.outputs[0].sharding);
+  EXPECT_EQ(serializeExecutable(back), bytes);
+}
+
+TEST(Executable, VersionTwoFilesStillLoad) {
+  // Version 2 has no mesh and no shardings: one device, all replicated.
+  Executable exe = sample();
+  exe.version = 2;
+  std::vector<uint8_t> bytes = serializeExecutable(exe);
+  uint32_t version;
+  std::memcpy(&version, bytes.data() + 8, 4);
+  EXPECT_EQ(version, 2u);
+  EXPECT_LT(bytes.size(), serializeExecutable(sample()).size());
+  Executable back;
+  Status status = parseExecutable(bytes.data(), bytes.size(), "old", back);
+  ASSERT_TRUE(status) << status.message();
+  EXPECT_EQ(back.version, 2u);
+  EXPECT_TRUE(back.mesh.empty());
+  EXPECT_TRUE(back.arguments[0].sharding.replicated());
+  EXPECT_EQ(back.arguments[1].init.kind, InitSpec::Kind::Normal);
+  EXPECT_EQ(back.outputs[0].name, "loss");
+  EXPECT_EQ(serializeExecutable(back), bytes);
+}
+
+TEST(Executable, EveryTruncationOfAShardedFileIsAnError) {
+  std::vector<uint8_t> bytes = serializeExecutable(shardedSample());
+  for (size_t size = 0; size < bytes.size(); ++size) {
+    Executable back;
+    EXPECT_FALSE(parseExecutable(bytes.data(), size, "m.llmcx", back))
+        << "truncated to " << size << " bytes";
+  }
+}
+
+TEST(Executable, BadMeshesAndShardingsAreRejected) {
+  Executable exe = shardedSample();
+  ASSERT_TRUE(validateExecutable(exe))
+      << validateExecutable(exe).message();
+
+  exe.mesh[0].size = 3;
+  EXPECT_EQ(validateExecutable(exe).message(),
+            "sample.toml: the mesh has 6 devices, but the program has 4 rank "
+            "programs");
+
+  exe = shardedSample();
+  exe.arguments[0].sharding.dims[0].axes = {2};
+  EXPECT_EQ(validateExecutable(exe).message(),
+            "sample.toml: argument 'x' dimension 0: mesh axis 2 does not "
+            "exist in a mesh of 2 axes");
+
+  exe = shardedSample();
+  exe.arguments[0].sharding.dims[0].axes = {1};
+  EXPECT_EQ(validateExecutable(exe).message(),
+            "sample.toml: argument 'x' uses mesh axis 'tp' twice");
+
+  exe = shardedSample();
+  exe.arguments[0].sharding.dims.pop_back();
+  EXPECT_EQ(validateExecutable(exe).message(),
+            "sample.toml: argument 'x' has a sharding of 1 dimensions for a "
+            "value of rank 2");
+
+  exe = shardedSample();
+  exe.outputs[0].sharding.dims[0].groups = 0;
+  EXPECT_EQ(validateExecutable(exe).message(),
+            "sample.toml: output 'loss' dimension 0: expected at least 1 "
+            "group, got 0");
+
+  exe = shardedSample();
+  exe.arguments[0].sharding.dims[1].groups = 2; // local size 3
+  EXPECT_EQ(validateExecutable(exe).message(),
+            "sample.toml: argument 'x' dimension 1: local size 3 is not a "
+            "multiple of its 2 groups");
+
+  exe = shardedSample();
+  exe.ranks[2].values[0].shape = {3, 2};
+  EXPECT_EQ(validateExecutable(exe).message(),
+            "sample.toml: argument 'x' is f32[2, 3] on rank 0 but f32[3, 2] "
+            "on rank 2");
+
+  // Rejected on load too, not only when built in memory.
+  exe = shardedSample();
+  exe.arguments[0].sharding.dims[0].axes = {7};
+  std::vector<uint8_t> bytes = serializeExecutable(exe);
+  Executable back;
+  Status status = parseExecutable(bytes.data(), bytes.size(), "m", back);
+  EXPECT_EQ(status.code(), StatusCode::DataLoss);
 }
 
 TEST(Executable, MissingFileNamesTheFix) {

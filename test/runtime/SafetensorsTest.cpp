@@ -422,6 +422,18 @@ TEST(Safetensors, WritesAnEmptyFile) {
   EXPECT_TRUE(file.metadata().empty());
 }
 
+TEST(Safetensors, WritesMetadataWithoutTensors) {
+  // A checkpoint's optimizer file of a program without optimizer state.
+  TempDir dir;
+  std::string path = dir.file("meta.safetensors");
+  ASSERT_TRUE(writeSafetensors(path, {}, {{"step", "3"}}).isOk());
+  SafetensorsFile file;
+  Status status = readSafetensors(path, file);
+  ASSERT_TRUE(status.isOk()) << status.message();
+  EXPECT_TRUE(file.tensors().empty());
+  EXPECT_EQ(file.metadata().at("step"), "3");
+}
+
 TEST(Safetensors, WriteReplacesTheFileAndLeavesNoTemporary) {
   TempDir dir;
   std::string path = dir.file("model.safetensors");

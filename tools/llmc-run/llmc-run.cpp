@@ -20,6 +20,7 @@
 #include "runtime/DType.h"
 #include "runtime/Executable.h"
 #include "runtime/Session.h"
+#include "runtime/Sharding.h"
 #include "runtime/io/Safetensors.h"
 #include "runtime/train/Init.h"
 #include "runtime/train/Trainer.h"
@@ -278,6 +279,9 @@ int main(int argc, char **argv) {
   for (size_t i = 0; i < exe.arguments.size(); ++i) {
     const rt::ArgumentInfo &arg = exe.arguments[i];
     const rt::ValueInfo &value = exe.ranks.front().values[arg.value];
+    rt::Shape shape; // global: the session splits sharded arguments
+    if (rt::Status status = rt::argumentGlobalShape(exe, i, shape); !status)
+      return failed(status);
     const rt::SafetensorsTensor *tensor = nullptr;
     std::string from;
     for (size_t f = 0; f < files.size() && !tensor; ++f)
@@ -294,7 +298,7 @@ int main(int argc, char **argv) {
       std::vector<uint8_t> bytes;
       status = rt::initialArgumentBytes(exe, i, options.seed, bytes);
       if (status)
-        status = session->setArgument(arg.name, value.dtype, value.shape,
+        status = session->setArgument(arg.name, value.dtype, shape,
                                       bytes.data(), bytes.size());
     } else {
       missing.push_back(arg.name);
@@ -319,10 +323,13 @@ int main(int argc, char **argv) {
   if (rt::Status status = session->run(); !status)
     return failed(status);
   std::map<std::string, rt::SafetensorsTensor> saved;
+  // Global tensors, assembled from the ranks when sharded; each stays
+  // valid until the session runs again.
+  std::vector<rt::HostTensor> host(exe.outputs.size());
   for (size_t i = 0; i < exe.outputs.size(); ++i) {
-    rt::TensorRef tensor;
-    if (rt::Status status = session->output(i, tensor); !status)
+    if (rt::Status status = session->outputToHost(i, host[i]); !status)
       return failed(status);
+    const rt::TensorRef &tensor = host[i].view;
     printOutput(exe.outputs[i].name, tensor);
     saved[exe.outputs[i].name] = rt::SafetensorsTensor{
         tensor.dtype, tensor.shape, static_cast<const uint8_t *>(tensor.data),
