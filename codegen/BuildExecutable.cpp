@@ -16,6 +16,7 @@
 #include "ir/LlmcOps.h"
 #include "ir/Sharding.h"
 
+#include "mlir/Dialect/Shard/IR/ShardDialect.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"

@@ -8,8 +8,8 @@
 
 // DP:          shard.grid @mesh(shape = 2)
 // DP-LABEL:    func.func @train_step
-// DP-SAME:       (%[[W:.+]]: tensor<8x16xf32> {{{.*}}llmc.sharding = [[], []]
-// DP-SAME:       %[[X:.+]]: tensor<2x8xf32> {{{.*}}llmc.sharding = [["dp"], []]
+// DP-SAME:       (%[[W:[^:]+]]: tensor<8x16xf32> {{\{[^}]*}}llmc.sharding = {{\[\[\],\ \[\]\]}}
+// DP-SAME:       %[[X:[^:]+]]: tensor<2x8xf32> {{\{[^}]*}}llmc.sharding = {{\[\["dp"\],\ \[\]\]}}
 // The forward matmul runs on each rank's half of the batch, no collective:
 // DP:            %[[Y:.+]] = llmc.matmul %[[X]], %[[W]] : tensor<2x8xf32>, tensor<8x16xf32> -> tensor<2x16xf32>
 // The loss is a pending sum over dp until it is returned:
@@ -24,8 +24,8 @@
 
 // TP:          shard.grid @mesh(shape = 2)
 // TP-LABEL:    func.func @train_step
-// TP-SAME:       tensor<8x8xf32> {{{.*}}llmc.sharding = [[], ["tp"]]
-// TP-SAME:       tensor<4x8xf32> {{{.*}}llmc.sharding = [[], []]
+// TP-SAME:       tensor<8x8xf32> {{\{[^}]*}}llmc.sharding = {{\[\[\],\ \["tp"\]\]}}
+// TP-SAME:       tensor<4x8xf32> {{\{[^}]*}}llmc.sharding = {{\[\[\],\ \[\]\]}}
 // Column parallel: each rank computes its half of the columns, and its half
 // of the weight gradient; only the scalar loss is summed.
 // TP:            llmc.matmul {{.*}} : tensor<4x8xf32>, tensor<8x8xf32> -> tensor<4x8xf32>
@@ -35,7 +35,7 @@
 // TP-NEXT:       return
 
 // ZERO1-LABEL: func.func @train_step
-// ZERO1-SAME:    %[[M:[^:]+]]: tensor<4x16xf32> {{{.*}}llmc.name = "optimizer.m.w"{{.*}}llmc.sharding = [["dp"], []]
+// ZERO1-SAME:    %[[M:[^:]+]]: tensor<4x16xf32> {{\{[^}]*}}llmc.name = "optimizer.m.w"{{.*}}llmc.sharding = {{\[\["dp"\],\ \[\]\]}}
 // The gradient is reduce-scattered onto the moment's half, the update runs
 // on that half, and the new weight is gathered back.
 // ZERO1:         shard.reduce_scatter {{.*}} on @mesh grid_axes = [0] scatter_axis = 0 {{.*}} : tensor<8x16xf32> -> tensor<4x16xf32>
@@ -43,7 +43,7 @@
 // ZERO1:         shard.all_gather {{.*}} gather_axis = 0 {{.*}} : tensor<4x16xf32> -> tensor<8x16xf32>
 
 // ZERO3-LABEL: func.func @train_step
-// ZERO3-SAME:    tensor<4x16xf32> {{{.*}}llmc.name = "w"{{.*}}llmc.sharding = [["dp"], []]
+// ZERO3-SAME:    tensor<4x16xf32> {{\{[^}]*}}llmc.name = "w"{{.*}}llmc.sharding = {{\[\["dp"\],\ \[\]\]}}
 // The weight is gathered just before the forward matmul, and again for the
 // backward's use, and the update writes the rank's half.
 // ZERO3:         shard.all_gather {{.*}} "{{.*}}(forward)"{{.*}} : tensor<4x16xf32> -> tensor<8x16xf32>
@@ -80,6 +80,7 @@ module {
 // DP:            return
 // TP-LABEL:    func.func @not_the_step
 // TP-NOT:        shard.
+// TP:            return
 module {
   func.func @not_the_step(%x: tensor<4x8xf32> {llmc.name = "x", llmc.role = "input"}) -> tensor<f32> {
     %s = llmc.reduce_sum %x dims [0, 1] : tensor<4x8xf32> -> tensor<f32>
@@ -90,7 +91,7 @@ module {
 // -----
 
 // DP-LABEL:    func.func @train_step
-// DP-SAME:       (%[[S:.+]]: tensor<f32> {{{.*}}llmc.sharding = []
+// DP-SAME:       (%[[S:[^:]+]]: tensor<f32> {{\{[^}]*}}llmc.sharding = {{\[\]}}
 // DP-NOT:        shard.
 // DP:            return
 module {
