@@ -184,7 +184,9 @@ FailureOr<BufferPlan> Planner::run() {
         return op->emitError()
                << "buffer plan: expected a statically shaped result, got "
                << result.getType();
-    if (isa<ConstantOp>(op)) {
+    // Constants (and a rank's axis offsets, constants per rank) are written
+    // once when the program is loaded, so they keep their storage.
+    if (isa<ConstantOp, AxisOffsetOp>(op)) {
       Storage s;
       s.bytes = alignedBytes(op->getResult(0).getType());
       s.first = -1;
