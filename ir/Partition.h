@@ -26,6 +26,10 @@ struct PartitionPolicy {
   /// gradient) is reduce-scattered onto zeroDim() instead of all-reduced;
   /// -1 for no ZeRO.
   int64_t zeroAxis = -1;
+  /// ZeRO-2 and 3: gradients are kept sharded, so a pending sum over the
+  /// zero axis is reduce-scattered before it is accumulated with another
+  /// (each microbatch's gradient), not after.
+  bool scatterEachGradient = false;
   /// Sequence parallelism: a pending sum over this axis (the tensor-parallel
   /// axis) of a [B, T, C] activation is reduce-scattered along T; -1: off.
   int64_t sequenceAxis = -1;

@@ -84,6 +84,10 @@ bool keepsPartial(Operation *op, PartitionContext &context) {
   auto complete = [&](Value v) { return !context.shardingOf(v).isPartial(); };
   if (isa<AddOp, SubOp>(op)) {
     Value lhs = op->getOperand(0), rhs = op->getOperand(1);
+    const PartitionPolicy &policy = context.policy();
+    if (policy.scatterEachGradient &&
+        llvm::is_contained(context.shardingOf(lhs).partial, policy.zeroAxis))
+      return false;
     return pendingSum(lhs) && pendingSum(rhs) &&
            context.shardingOf(lhs).partial == context.shardingOf(rhs).partial;
   }

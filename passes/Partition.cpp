@@ -63,6 +63,7 @@ struct PartitionPass : public impl::PartitionPassBase<PartitionPass> {
     PartitionPolicy policy;
     if (zero >= 1 && dp > 1)
       policy.zeroAxis = mesh.axisIndex("dp");
+    policy.scatterEachGradient = zero >= 2 && dp > 1;
     if (sp && tp > 1)
       policy.sequenceAxis = mesh.axisIndex("tp");
     if (failed(partition(module, step, mesh, policy)))
@@ -80,8 +81,10 @@ struct PartitionPass : public impl::PartitionPassBase<PartitionPass> {
     StringRef kind = role ? role.getValue() : "input";
     int64_t dpAxis = mesh.axisIndex("dp"), tpAxis = mesh.axisIndex("tp");
     if (kind == "input") {
+      // Microbatch m is rows [m·B/M, (m+1)·B/M): each is split over dp, so
+      // the batch is M blocks of dp chunks.
       if (dpAxis >= 0 && type.getRank() >= 1)
-        s.dims[0].axes.push_back(dpAxis);
+        s.dims[0] = DimSplit{{dpAxis}, std::max<int64_t>(microbatches, 1)};
       return s;
     }
     if (tpAxis >= 0)

@@ -222,6 +222,9 @@ def PartitionPass : Pass<"llmc-partition", "mlir::ModuleOp"> {
     Option<"sp", "sp", "bool", /*default=*/"false",
            "Sequence parallelism over the tp axis">,
     Option<"zero", "zero", "int64_t", /*default=*/"0", "ZeRO stage (0-3)">,
+    Option<"microbatches", "microbatches", "int64_t", /*default=*/"1",
+           "Microbatches of llmc-autodiff: the batch is split over dp within "
+           "each microbatch">,
   ];
   let dependentDialects = ["mlir::shard::ShardDialect"];
 }

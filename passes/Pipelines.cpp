@@ -85,12 +85,14 @@ std::vector<Stage> stages(const llmc::CompilePipelineOptions &options) {
   //    what the local program no longer reads. 6. pipeline (#10): not yet.
   const llmc::ParallelSettings &parallel = options.parallel;
   if (options.training && parallel.dp * parallel.tp > 1) {
-    list.push_back({"llmc-partition", [parallel] {
+    int64_t microbatches = options.microbatches;
+    list.push_back({"llmc-partition", [parallel, microbatches] {
                       llmc::PartitionPassOptions partition;
                       partition.dp = parallel.dp;
                       partition.tp = parallel.tp;
                       partition.sp = parallel.sp;
                       partition.zero = parallel.zero;
+                      partition.microbatches = microbatches;
                       return llmc::createPartitionPass(partition);
                     }});
     list.push_back({"canonicalize", [] { return createCanonicalizerPass(); }});

@@ -200,24 +200,15 @@ void RunParser::parseParallel() {
   assign(p.virtualStages, s.integer("virtual_stages", kAtLeastOne));
   checkMesh(s, deviceCount);
 
-  // Pending: what asks for more than one device's behaviour of today (one
-  // CPU, or one GPU through CudaSession). The mesh checks above reject what
-  // cannot work at all.
+  // Pending: what asks for more than one device's behaviour of today. dp,
+  // tp, sp and zero run on CPU virtual devices (llmc-partition, #8); several
+  // GPUs need the multi-process runtime (#9), automatic meshes the search
+  // (#11). The mesh checks above reject what cannot work at all.
   StringRef devices = p.devices;
   if (devices.starts_with("cuda:") && deviceCount.value_or(0) > 1)
     s.recordPending(run.pending, "devices", "#9");
-  else if (devices.starts_with("cpu:") && deviceCount.value_or(0) > 1)
-    s.recordPending(run.pending, "devices", "#8");
   if (p.autoMesh)
     s.recordPending(run.pending, "mesh", "#11");
-  if (p.dp != 1)
-    s.recordPending(run.pending, "dp", "#8");
-  if (p.tp != 1)
-    s.recordPending(run.pending, "tp", "#8");
-  if (p.sequenceParallel)
-    s.recordPending(run.pending, "sp", "#8");
-  if (p.zero != 0)
-    s.recordPending(run.pending, "zero", "#8");
   if (p.pipelineSchedule != PipelineSchedule::OneFOneB)
     s.recordPending(run.pending, "pipeline_schedule", "#10");
   if (p.virtualStages != 1)

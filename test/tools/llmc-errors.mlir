@@ -16,9 +16,9 @@
 // KEY-NEXT: ^
 
 // A field that later issues implement is a warning, and the model compiles.
-// RUN: printf '[model]\nfamily = "gpt2"\nvocab_size = 64\nlayers = 1\nwidth = 32\nheads = 4\nmax_positions = 64\n[parallel]\ndevices = "cpu"\ntp = 2\n' > %t.tp.toml
-// RUN: llmc compile %t.tp.toml --quiet 2>&1 | FileCheck %s --check-prefix=PENDING
-// PENDING: tp.toml:10:6: warning: 1 setting has no effect yet: parallel.tp (issue #8)
+// RUN: printf '[model]\nfamily = "gpt2"\nvocab_size = 64\nlayers = 1\nwidth = 32\nheads = 4\nmax_positions = 64\n[parallel]\ndevices = "cpu"\nmesh = "auto"\n' > %t.auto.toml
+// RUN: llmc compile %t.auto.toml --quiet 2>&1 | FileCheck %s --check-prefix=PENDING
+// PENDING: auto.toml:10:8: warning: 1 setting has no effect yet: parallel.mesh (issue #11)
 
 // A mesh that cannot split the model is an error at its key, with the values
 // that work.
