@@ -54,6 +54,11 @@ public:
   const Sharding &shardingOf(mlir::Value original) const;
   mlir::Value localOf(mlir::Value original) const;
 
+  /// Whether resolve() has already summed `original`: its users then read
+  /// the sum rather than carry the pending sum further.
+  bool isResolved(mlir::Value original) const {
+    return resolved_.count(original) != 0;
+  }
   /// `original`'s sharding after resolve(): what an op that cannot take a
   /// pending sum sees.
   Sharding resolvedSharding(mlir::Value original);

@@ -403,9 +403,10 @@ FailureOr<Value> PartitionContext::reshard(Value original,
   if (current == target)
     return localOf(original);
   Location loc = user->getLoc();
-  // A replicated splat or broadcast is rebuilt at the local shape rather
-  // than materialized in full and sliced.
-  if (current.isReplicated() && !target.isPartial()) {
+  // A splat or a broadcast is rebuilt at the target's local shape from its
+  // (small) input rather than materialized, moved and sliced: a ZeRO-3 bias
+  // is gathered as [C], not as the [B, T, C] it is broadcast to.
+  if (!target.isPartial()) {
     Operation *producer = original.getDefiningOp();
     if (auto constant = dyn_cast_or_null<ConstantOp>(producer)) {
       auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
@@ -418,7 +419,8 @@ FailureOr<Value> PartitionContext::reshard(Value original,
                                         dense.resizeSplat(*type));
       }
     }
-    if (auto broadcast = dyn_cast_or_null<BroadcastOp>(producer)) {
+    if (auto broadcast = dyn_cast_or_null<BroadcastOp>(producer);
+        broadcast && !current.isPartial()) {
       Value input = broadcast.getInput();
       ArrayRef<int64_t> inShape = shapeOf(input);
       ArrayRef<int64_t> outShape = shapeOf(original);

@@ -77,6 +77,11 @@ Sharding dominant(ArrayRef<Sharding> candidates, const Mesh &mesh) {
 /// can flow through it: add/sub of operands pending over the same axes,
 /// neg, a product or quotient with one pending factor (the numerator).
 bool keepsPartial(Operation *op, PartitionContext &context) {
+  // A pending sum that is already summed for another user is read summed:
+  // carrying it further would sum it a second time later.
+  for (Value operand : op->getOperands())
+    if (context.isResolved(operand))
+      return false;
   auto pendingSum = [&](Value v) {
     const Sharding &s = context.shardingOf(v);
     return s.isPartial() && s.kind == PartialKind::Sum;

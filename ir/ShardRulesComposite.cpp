@@ -55,6 +55,14 @@ LogicalResult partitionMatmul(MatmulOp op, PartitionContext &context) {
     claimAxes(batch[i], used);
   }
   DimSplit m = ls.dims[mL];
+  // Sequence parallelism: the activation's sequence split yields to the
+  // weight's tensor-parallel split (Megatron-SP gathers the sequence before
+  // a column-parallel matmul and scatters it after a row-parallel one).
+  int64_t seq = context.policy().sequenceAxis;
+  if (seq >= 0 && llvm::is_contained(m.axes, seq) &&
+      (llvm::is_contained(rs.dims[kR].axes, seq) ||
+       llvm::is_contained(rs.dims[nR].axes, seq)))
+    m = DimSplit{};
   claimAxes(m, used);
   DimSplit k = ls.dims[kL].isSplit() ? ls.dims[kL] : rs.dims[kR];
   claimAxes(k, used);
