@@ -12,6 +12,7 @@
 
 #include "ir/LlmcOps.h"
 #include "ir/ShardRuleUtils.h"
+#include "ir/VjpHelpers.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -226,6 +227,81 @@ LogicalResult partitionNormalized(Operation *op, PartitionContext &context,
   return context.cloneLocal(op, locals, {want});
 }
 
+/// The split of `s`'s dimension `d` when a normalization over it can be done
+/// in place (vocabulary parallel): split, in one block, over axes that no
+/// other dimension of `s` uses. Otherwise an unsplit DimSplit.
+DimSplit normalizedSplit(const Sharding &s, int64_t d) {
+  const DimSplit &split = s.dims[d];
+  if (!split.isSplit() || split.groups != 1)
+    return DimSplit{};
+  for (auto [i, other] : llvm::enumerate(s.dims))
+    if (static_cast<int64_t>(i) != d)
+      for (int64_t axis : other.axes)
+        if (llvm::is_contained(split.axes, axis))
+          return DimSplit{};
+  return split;
+}
+
+/// Per row of `x` (local, split over `axes` along dimension `d`):
+/// returns x - max and, in `sumExp`, the sum of exp(x - max), both
+/// complete over `axes` (an all-reduce max, then an all-reduce sum).
+Value shiftedByGlobalMax(PartitionContext &context, Operation *user, Value x,
+                         int64_t d, ArrayRef<int64_t> axes, Value &sumExp) {
+  OpBuilder &b = context.builder();
+  Location loc = user->getLoc();
+  auto type = cast<RankedTensorType>(x.getType());
+  SmallVector<int64_t> kept(type.getShape());
+  kept[d] = 1;
+  auto rowType = RankedTensorType::get(kept, type.getElementType());
+  SmallVector<int64_t> all;
+  for (int64_t i = 0; i < type.getRank(); ++i)
+    all.push_back(i);
+  Value localMax = ReduceMaxOp::create(b, loc, rowType, x,
+                                       b.getDenseI64ArrayAttr({d}),
+                                       b.getUnitAttr());
+  Value max = context.allReduce(localMax, axes, PartialKind::Max, user,
+                                "row maximum of a vocabulary-parallel softmax");
+  Value shifted = SubOp::create(
+      b, loc, x, BroadcastOp::create(b, loc, type, max, all));
+  Value e = ExpOp::create(b, loc, shifted);
+  Value localSum = ReduceSumOp::create(b, loc, rowType, e,
+                                       b.getDenseI64ArrayAttr({d}),
+                                       b.getUnitAttr());
+  sumExp = context.allReduce(localSum, axes, PartialKind::Sum, user,
+                             "row sum of a vocabulary-parallel softmax");
+  return shifted;
+}
+
+/// softmax over a dimension split over the vocabulary: exp(x - max) / sum
+/// with the max and the sum taken over every rank of the split.
+LogicalResult partitionSoftmax(SoftmaxOp op, PartitionContext &context) {
+  int64_t d = static_cast<int64_t>(op.getDim());
+  Sharding want = context.resolvedSharding(op.getInput());
+  DimSplit split = normalizedSplit(want, d);
+  if (!split.isSplit())
+    return partitionNormalized(op, context, {d});
+  FailureOr<Value> x = reshardTo(context, op.getInput(), want, op);
+  if (failed(x))
+    return failure();
+  OpBuilder &b = context.builder();
+  Location loc = op.getLoc();
+  auto type = cast<RankedTensorType>((*x).getType());
+  Type compute = vjp::computeType(b, {*x});
+  Value wide = vjp::castTo(b, loc, *x, compute);
+  Value sum;
+  Value shifted = shiftedByGlobalMax(context, op, wide, d, split.axes, sum);
+  SmallVector<int64_t> all;
+  for (int64_t i = 0; i < type.getRank(); ++i)
+    all.push_back(i);
+  Value probs = DivOp::create(
+      b, loc, ExpOp::create(b, loc, shifted),
+      BroadcastOp::create(b, loc, cast<RankedTensorType>(shifted.getType()),
+                          sum, all));
+  context.map(op.getResult(), vjp::castTo(b, loc, probs, type.getElementType()),
+              want);
+  return success();
+}
+
 /// attention: batch and heads split, sequence and head dimension whole. Key
 /// and value heads follow the query heads when the split divides them, so
 /// that each rank keeps whole groups of grouped-query attention.
@@ -249,6 +325,101 @@ LogicalResult partitionAttention(AttentionOp op, PartitionContext &context) {
   return context.cloneLocal(op, {*lq, *lk, *lv}, {q});
 }
 
+/// Cross-entropy over logits whose vocabulary is split over `axes`: per
+/// position lse - x[target], with lse from the global max and sum (two
+/// all-reduces of one number per position) and x[target] picked on the rank
+/// that holds it (the others add zero: a third all-reduce). Then the
+/// reduction over positions, as the unsplit rule does it.
+LogicalResult partitionVocabParallelLoss(CrossEntropyOp op,
+                                         PartitionContext &context, Value l,
+                                         Value t, const Sharding &tokens,
+                                         ArrayRef<int64_t> axes) {
+  OpBuilder &b = context.builder();
+  Location loc = op.getLoc();
+  auto logitsType = cast<RankedTensorType>(l.getType());
+  auto idsType = cast<RankedTensorType>(t.getType());
+  int64_t rank = logitsType.getRank();
+  int64_t d = rank - 1;
+  int64_t localVocab = logitsType.getShape()[d];
+  SmallVector<int64_t> all;
+  for (int64_t i = 0; i < rank; ++i)
+    all.push_back(i);
+  Value x = vjp::castTo(b, loc, l, b.getF32Type());
+  auto wideType = cast<RankedTensorType>(x.getType());
+  Value sum;
+  Value shifted = shiftedByGlobalMax(context, op, x, d, axes, sum);
+  SmallVector<int64_t> rowShape(wideType.getShape());
+  rowShape[d] = 1;
+  Value lse = LogOp::create(b, loc, sum);
+  // x[target] - max: the target's column on this rank, if it has it.
+  Value local = shiftIds(context, loc, t, axes, localVocab);
+  auto classesType =
+      RankedTensorType::get(wideType.getShape(), idsType.getElementType());
+  Value classes = IotaOp::create(b, loc, classesType, d);
+  SmallVector<int64_t> leading;
+  for (int64_t i = 0; i < rank - 1; ++i)
+    leading.push_back(i);
+  Value wanted = BroadcastOp::create(b, loc, classesType, local, leading);
+  Value hit = vjp::compare(b, loc, CompareDirection::eq, classes, wanted);
+  Value picked = SelectOp::create(b, loc, wideType, hit, shifted,
+                                  vjp::zerosLike(b, loc, shifted));
+  auto rowType = RankedTensorType::get(rowShape, b.getF32Type());
+  Value localPick = ReduceSumOp::create(b, loc, rowType, picked,
+                                        b.getDenseI64ArrayAttr({d}),
+                                        b.getUnitAttr());
+  Value target = context.allReduce(localPick, axes, PartialKind::Sum, op,
+                                   "target logit of a vocabulary-parallel "
+                                   "cross-entropy");
+  Value perRow = SubOp::create(b, loc, lse, target);
+  auto positionsType = RankedTensorType::get(idsType.getShape(),
+                                             b.getF32Type());
+  Value losses = ReshapeOp::create(b, loc, positionsType, perRow);
+  Value weights;
+  if (std::optional<uint64_t> ignore = op.getIgnoreIndex()) {
+    Value ignored = makeConstant(
+        b, loc,
+        DenseElementsAttr::get(
+            idsType, b.getIntegerAttr(idsType.getElementType(),
+                                      static_cast<int64_t>(*ignore))));
+    Value kept = vjp::compare(b, loc, CompareDirection::ne, t, ignored);
+    weights = vjp::maskToFloat(b, loc, kept, b.getF32Type());
+    losses = MulOp::create(b, loc, losses, weights);
+  }
+  if (op.getReduction() == LossReduction::none) {
+    context.map(op.getResult(), losses, tokens);
+    return success();
+  }
+  Sharding scalar;
+  for (const DimSplit &dim : tokens.dims)
+    llvm::append_range(scalar.partial, dim.axes);
+  llvm::sort(scalar.partial);
+  SmallVector<int64_t> positions(leading);
+  auto f32 = RankedTensorType::get({}, b.getF32Type());
+  Value total = ReduceSumOp::create(b, loc, f32, losses,
+                                    b.getDenseI64ArrayAttr(positions), nullptr);
+  if (op.getReduction() == LossReduction::sum) {
+    context.map(op.getResult(), total, scalar);
+    return success();
+  }
+  Value count;
+  if (weights) {
+    Value localCount = ReduceSumOp::create(
+        b, loc, f32, weights, b.getDenseI64ArrayAttr(positions), nullptr);
+    count = scalar.partial.empty()
+                ? localCount
+                : context.allReduce(localCount, scalar.partial,
+                                    PartialKind::Sum, op, "counted positions");
+  } else {
+    int64_t n = 1;
+    for (int64_t size : shapeOf(op.getTargets()))
+      n *= size;
+    count = makeConstant(
+        b, loc, DenseElementsAttr::get(f32, b.getF32FloatAttr(float(n))));
+  }
+  context.map(op.getResult(), DivOp::create(b, loc, total, count), scalar);
+  return success();
+}
+
 /// cross-entropy: positions split like the logits' leading dimensions, the
 /// vocabulary whole. A sum leaves a pending sum; a mean divides the pending
 /// sum by the global number of counted positions.
@@ -264,12 +435,21 @@ LogicalResult partitionCrossEntropy(CrossEntropyOp op,
     tokens.dims[d] = ls.dims[d].isSplit() ? ls.dims[d] : ts.dims[d];
     claimAxes(tokens.dims[d], used);
   }
+  // The vocabulary stays split when its axes are free (vocabulary-parallel
+  // cross-entropy, as Megatron does it); otherwise it is gathered.
+  DimSplit vocab = ls.dims[rank - 1];
+  if (vocab.groups != 1)
+    vocab = DimSplit{};
+  claimAxes(vocab, used);
   Sharding logitsWant = tokens;
-  logitsWant.dims.push_back(DimSplit{});
+  logitsWant.dims.push_back(vocab);
   FailureOr<Value> l = reshardTo(context, logits, logitsWant, op);
   FailureOr<Value> t = reshardTo(context, targets, tokens, op);
   if (failed(l) || failed(t))
     return failure();
+  if (vocab.isSplit())
+    return partitionVocabParallelLoss(op, context, *l, *t, tokens,
+                                      vocab.axes);
   if (op.getReduction() == LossReduction::none)
     return context.cloneLocal(op, {*l, *t}, {tokens});
   Sharding scalar;
@@ -337,10 +517,7 @@ LogicalResult partitionComposite(Operation *op, PartitionContext &context,
       .Case<LayerNormOp, RmsNormOp>([&](Operation *o) {
         return partitionNormalized(o, context, {rankOf(o->getOperand(0)) - 1});
       })
-      .Case([&](SoftmaxOp o) {
-        return partitionNormalized(o, context,
-                                   {static_cast<int64_t>(o.getDim())});
-      })
+      .Case([&](SoftmaxOp o) { return partitionSoftmax(o, context); })
       .Case([&](RopeOp o) {
         int64_t r = rankOf(o.getInput());
         return partitionNormalized(o, context, {r - 2, r - 1});
