@@ -123,6 +123,16 @@ rt::InitSpec initSpec(DictionaryAttr init) {
   return spec;
 }
 
+/// The softmax scale of attention and attention_grad: the attribute, or
+/// 1 / sqrt(D) for a query [B, H, T, D].
+double attentionScale(Value query, std::optional<APFloat> scale) {
+  if (scale)
+    return scale->convertToDouble();
+  double headDim = static_cast<double>(
+      cast<RankedTensorType>(query.getType()).getShape().back());
+  return 1.0 / std::sqrt(headDim);
+}
+
 std::vector<int64_t> toVector(ArrayRef<int64_t> values) {
   return std::vector<int64_t>(values.begin(), values.end());
 }
@@ -411,11 +421,15 @@ LogicalResult Lowering::lowerOp(Operation *op) {
         return success();
       })
       .Case([&](AttentionOp a) {
-        double headDim = static_cast<double>(
-            cast<RankedTensorType>(a.getQuery().getType()).getShape().back());
-        double scale = a.getScale() ? a.getScale()->convertToDouble()
-                                    : 1.0 / std::sqrt(headDim);
-        addCommand(op, K::Attention, {{a.getCausal() ? 1 : 0}, {scale}});
+        addCommand(op, K::Attention,
+                   {{a.getCausal() ? 1 : 0},
+                    {attentionScale(a.getQuery(), a.getScale())}});
+        return success();
+      })
+      .Case([&](AttentionGradOp a) {
+        addCommand(op, K::AttentionGrad,
+                   {{a.getCausal() ? 1 : 0},
+                    {attentionScale(a.getQuery(), a.getScale())}});
         return success();
       })
       .Case([&](RopeOp r) {

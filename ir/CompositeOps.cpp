@@ -53,41 +53,68 @@ LogicalResult SoftmaxOp::verify() {
                           getType().getRank());
 }
 
-LogicalResult AttentionOp::verify() {
-  RankedTensorType q = tensorType(getQuery()), k = tensorType(getKey()),
-                   v = tensorType(getValue());
-  if (failed(expectRank(*this, "query", q.getRank(), 4)) ||
-      failed(expectRank(*this, "key", k.getRank(), 4)) ||
-      failed(expectType(*this, "value", v, k)) ||
-      failed(expectElementType(*this, "key", k.getElementType(),
+/// The operand checks llmc.attention and llmc.attention_grad share: query
+/// [B, Hq, T, D], key and value [B, Hkv, S, D] of one element type, Hq a
+/// multiple of Hkv, T == S when causal, a positive scale.
+static LogicalResult verifyAttentionOperands(Operation *op, Value query,
+                                             Value key, Value value,
+                                             bool causal,
+                                             std::optional<APFloat> scale) {
+  RankedTensorType q = tensorType(query), k = tensorType(key),
+                   v = tensorType(value);
+  if (failed(expectRank(op, "query", q.getRank(), 4)) ||
+      failed(expectRank(op, "key", k.getRank(), 4)) ||
+      failed(expectType(op, "value", v, k)) ||
+      failed(expectElementType(op, "key", k.getElementType(),
                                q.getElementType())))
     return failure();
   int64_t batch = q.getDimSize(0), heads = q.getDimSize(1),
           seq = q.getDimSize(2), headDim = q.getDimSize(3);
   int64_t kvHeads = k.getDimSize(1), kvSeq = k.getDimSize(2);
   if (k.getDimSize(0) != batch)
-    return emitOpError() << "expected key batch size " << batch << ", got "
-                         << k.getDimSize(0);
+    return op->emitOpError() << "expected key batch size " << batch
+                             << ", got " << k.getDimSize(0);
   if (k.getDimSize(3) != headDim)
-    return emitOpError() << "expected key head dimension " << headDim
-                         << ", got " << k.getDimSize(3);
+    return op->emitOpError() << "expected key head dimension " << headDim
+                             << ", got " << k.getDimSize(3);
   // Checked before the modulo below, which would divide by zero.
   if (kvHeads < 1)
-    return emitOpError() << "expected at least one key/value head, got "
-                         << kvHeads;
+    return op->emitOpError() << "expected at least one key/value head, got "
+                             << kvHeads;
   if (heads % kvHeads != 0)
-    return emitOpError() << "expected the query heads to be a multiple of "
-                            "the key/value heads, got "
-                         << heads << " and " << kvHeads;
-  if (getCausal() && seq != kvSeq)
-    return emitOpError() << "expected equal query and key lengths for causal "
-                            "attention, got "
-                         << seq << " and " << kvSeq;
-  if (std::optional<APFloat> scale = getScale();
-      scale && !(scale->convertToDouble() > 0.0))
-    return emitOpError() << "expected a positive scale, got "
-                         << scale->convertToDouble();
-  return expectType(*this, "result", getType(), q);
+    return op->emitOpError() << "expected the query heads to be a multiple of "
+                                "the key/value heads, got "
+                             << heads << " and " << kvHeads;
+  if (causal && seq != kvSeq)
+    return op->emitOpError() << "expected equal query and key lengths for "
+                                "causal attention, got "
+                             << seq << " and " << kvSeq;
+  if (scale && !(scale->convertToDouble() > 0.0))
+    return op->emitOpError() << "expected a positive scale, got "
+                             << scale->convertToDouble();
+  return success();
+}
+
+LogicalResult AttentionOp::verify() {
+  if (failed(verifyAttentionOperands(*this, getQuery(), getKey(), getValue(),
+                                     getCausal(), getScale())))
+    return failure();
+  return expectType(*this, "result", getType(), tensorType(getQuery()));
+}
+
+LogicalResult AttentionGradOp::verify() {
+  if (failed(verifyAttentionOperands(*this, getQuery(), getKey(), getValue(),
+                                     getCausal(), getScale())))
+    return failure();
+  RankedTensorType q = tensorType(getQuery());
+  if (failed(expectType(*this, "out", tensorType(getOut()), q)) ||
+      failed(expectType(*this, "dout", tensorType(getDout()), q)) ||
+      failed(expectType(*this, "dquery", tensorType(getDquery()), q)) ||
+      failed(expectType(*this, "dkey", tensorType(getDkey()),
+                        tensorType(getKey()))))
+    return failure();
+  return expectType(*this, "dvalue", tensorType(getDvalue()),
+                    tensorType(getValue()));
 }
 
 LogicalResult RopeOp::verify() {

@@ -128,6 +128,50 @@ def Llmc_AttentionOp : Llmc_CompositeOp<"attention", [
   let hasVerifier = 1;
 }
 
+def Llmc_AttentionGradOp : Llmc_CompositeOp<"attention_grad", [
+    DeclareOpInterfaceMethods<Llmc_CostOpInterface, ["getFlops"]>]> {
+  let summary = "the derivatives of llmc.attention, recomputing the softmax";
+  let description = [{
+    The vector-Jacobian product of `llmc.attention` with the same `causal` and
+    `scale`: given the forward operands `query [B, Hq, T, D]`, `key` and
+    `value [B, Hkv, S, D]`, the forward result `out [B, Hq, T, D]` and its
+    cotangent `dout` (same shape), it returns `dq`, `dk`, `dv` with the
+    shapes of `query`, `key`, `value`. With `p = softmax(q k^T * scale +
+    mask)` per row and `delta = sum_d dout * out` per query row:
+    ```
+    dv = p^T dout            dp = dout v^T          ds = p (dp - delta)
+    dq = ds k * scale        dk = ds^T q * scale
+    ```
+    Grouped query heads as in `llmc.attention`: `dk` and `dv` of a key/value
+    head sum the contributions of the `Hq / Hkv` query heads that read it.
+    `llmc.attention` returns no log-sum-exp, so the softmax statistics (row
+    max and sum) are recomputed from `query` and `key`: one extra pass over
+    the keys, and never a `[B, Hq, T, S]` tensor (a flash backward kernel).
+    A later change may add the log-sum-exp as a second forward result. The
+    op is what the autodiff pass emits for attention; it has no derivative
+    rule of its own (differentiating through it is refused).
+    ```mlir
+    %dq, %dk, %dv = llmc.attention_grad %q, %k, %v, %o, %do causal
+        : (tensor<8x12x1024x64xbf16>, tensor<8x4x1024x64xbf16>,
+           tensor<8x4x1024x64xbf16>, tensor<8x12x1024x64xbf16>,
+           tensor<8x12x1024x64xbf16>)
+        -> (tensor<8x12x1024x64xbf16>, tensor<8x4x1024x64xbf16>,
+            tensor<8x4x1024x64xbf16>)
+    ```
+  }];
+  let arguments = (ins Llmc_FloatTensor:$query, Llmc_FloatTensor:$key,
+                       Llmc_FloatTensor:$value, Llmc_FloatTensor:$out,
+                       Llmc_FloatTensor:$dout, UnitAttr:$causal,
+                       OptionalAttr<F64Attr>:$scale);
+  let results = (outs Llmc_FloatTensor:$dquery, Llmc_FloatTensor:$dkey,
+                      Llmc_FloatTensor:$dvalue);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value `,` $out `,` $dout (`causal` $causal^)?
+    (`scale` $scale^)? attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 def Llmc_RopeOp : Llmc_CompositeOp<"rope", [
     DeclareOpInterfaceMethods<Llmc_CostOpInterface, ["getFlops"]>,
     DeclareOpInterfaceMethods<Llmc_DifferentiableOpInterface>]> {

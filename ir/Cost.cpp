@@ -106,6 +106,18 @@ double AttentionOp::getFlops() {
   return getCausal() ? flops / 2.0 : flops;
 }
 
+double AttentionGradOp::getFlops() {
+  RankedTensorType q = tensorType(getQuery()), k = tensorType(getKey());
+  double batchHeads = static_cast<double>(q.getDimSize(0) * q.getDimSize(1));
+  double scores = batchHeads * static_cast<double>(q.getDimSize(2)) *
+                  static_cast<double>(k.getDimSize(2));
+  // Per score: q k^T twice (the statistics pass, then the gradients),
+  // dout v^T, and the contractions of dv, dq and dk, all over the head
+  // dimension; exp and ds = p (dp - delta). Causal skips half the scores.
+  double flops = scores * (12.0 * static_cast<double>(q.getDimSize(3)) + 8.0);
+  return getCausal() ? flops / 2.0 : flops;
+}
+
 // cos/sin of the angle, two multiplies and an add per element.
 double RopeOp::getFlops() { return 6.0 * numElements(getInput()); }
 // The tanh form: x^3, a multiply-add, tanh, 1+, two multiplies; erf alike.

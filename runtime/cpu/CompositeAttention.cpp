@@ -1,8 +1,9 @@
 //===- CompositeAttention.cpp - CPU kernels of attention and rope ---------===//
 //
 // Attention computes one (batch, head, query) row at a time with a buffer of
-// S scores, never the T x S matrix; rope rotates "rotate half" pairs with
-// angles computed in f64. Both split their rows over the pool.
+// S scores, never the T x S matrix; attention_grad likewise, one task per
+// key/value head; rope rotates "rotate half" pairs with angles computed in
+// f64. All compute in f64 and round once on store.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/cpu/CompositeCommon.h"
@@ -19,52 +20,82 @@ using namespace composite;
 // attention
 //===----------------------------------------------------------------------===//
 
-Status cpuAttention(const KernelArgs &args) {
-  LLMC_RETURN_IF_ERROR(expectOperands(args, 3, 3, 1));
+namespace {
+
+/// The sizes of attention over q [B, Hq, T, D], k and v [B, Hkv, S, D].
+struct AttentionShape {
+  int64_t batch, heads, seq, headDim, kvHeads, kvSeq, group;
+  bool causal;
+  double scale;
+};
+
+/// The checks attention and attention_grad share (operands 0-2 are q, k, v;
+/// ints [causal], floats [scale]).
+Status checkAttention(const KernelArgs &args, AttentionShape &shape) {
   LLMC_RETURN_IF_ERROR(args.expectAttrs(1, 1));
-  const TensorRef &q = args.inputs[0], &k = args.inputs[1], &v = args.inputs[2],
-                  &out = args.outputs[0];
+  const TensorRef &q = args.inputs[0], &k = args.inputs[1], &v = args.inputs[2];
   LLMC_RETURN_IF_ERROR(expectFloat(args, "query", q));
   LLMC_RETURN_IF_ERROR(expectRank(args, "query", q, 4));
   LLMC_RETURN_IF_ERROR(expectDType(args, "key", k, q.dtype));
   LLMC_RETURN_IF_ERROR(expectRank(args, "key", k, 4));
   LLMC_RETURN_IF_ERROR(expectSameType(args, "value", v, k));
-  LLMC_RETURN_IF_ERROR(expectSameType(args, "result", out, q));
-  const int64_t batch = q.shape[0], heads = q.shape[1], seq = q.shape[2],
-                headDim = q.shape[3];
-  const int64_t kvHeads = k.shape[1], kvSeq = k.shape[2];
-  if (k.shape[0] != batch)
-    return args.error("expected key batch size " + std::to_string(batch) +
+  shape.batch = q.shape[0];
+  shape.heads = q.shape[1];
+  shape.seq = q.shape[2];
+  shape.headDim = q.shape[3];
+  shape.kvHeads = k.shape[1];
+  shape.kvSeq = k.shape[2];
+  if (k.shape[0] != shape.batch)
+    return args.error("expected key batch size " + std::to_string(shape.batch) +
                       ", got " + std::to_string(k.shape[0]));
-  if (k.shape[3] != headDim)
-    return args.error("expected key head dimension " + std::to_string(headDim) +
-                      ", got " + std::to_string(k.shape[3]));
+  if (k.shape[3] != shape.headDim)
+    return args.error("expected key head dimension " +
+                      std::to_string(shape.headDim) + ", got " +
+                      std::to_string(k.shape[3]));
   // Checked before the modulo below, which would divide by zero.
-  if (kvHeads < 1)
+  if (shape.kvHeads < 1)
     return args.error("expected at least one key/value head, got " +
-                      std::to_string(kvHeads));
-  if (heads % kvHeads != 0)
+                      std::to_string(shape.kvHeads));
+  if (shape.heads % shape.kvHeads != 0)
     return args.error("expected the query heads to be a multiple of the "
                       "key/value heads, got " +
-                      std::to_string(heads) + " and " +
-                      std::to_string(kvHeads));
+                      std::to_string(shape.heads) + " and " +
+                      std::to_string(shape.kvHeads));
+  shape.group = shape.heads / shape.kvHeads;
   const int64_t causal = args.attrs.ints[0];
   if (causal != 0 && causal != 1)
     return args.error("expected causal to be 0 or 1, got " +
                       std::to_string(causal));
-  if (causal && seq != kvSeq)
+  shape.causal = causal == 1;
+  if (shape.causal && shape.seq != shape.kvSeq)
     return args.error("expected equal query and key lengths for causal "
                       "attention, got " +
-                      std::to_string(seq) + " and " + std::to_string(kvSeq));
-  const double scale = args.attrs.floats[0];
-  if (!(scale > 0.0) || !std::isfinite(scale))
+                      std::to_string(shape.seq) + " and " +
+                      std::to_string(shape.kvSeq));
+  shape.scale = args.attrs.floats[0];
+  if (!(shape.scale > 0.0) || !std::isfinite(shape.scale))
     return args.error("expected a positive finite scale, got " +
-                      formatFloat(scale));
+                      formatFloat(shape.scale));
+  return Status::ok();
+}
+
+} // namespace
+
+Status cpuAttention(const KernelArgs &args) {
+  LLMC_RETURN_IF_ERROR(expectOperands(args, 3, 3, 1));
+  AttentionShape shape;
+  LLMC_RETURN_IF_ERROR(checkAttention(args, shape));
+  const TensorRef &q = args.inputs[0], &k = args.inputs[1], &v = args.inputs[2],
+                  &out = args.outputs[0];
+  LLMC_RETURN_IF_ERROR(expectSameType(args, "result", out, q));
   if (out.numElements() == 0)
     return Status::ok();
 
-  const int64_t group = heads / kvHeads;
-  const int64_t rows = batch * heads * seq;
+  const int64_t heads = shape.heads, seq = shape.seq, headDim = shape.headDim,
+                kvHeads = shape.kvHeads, kvSeq = shape.kvSeq,
+                group = shape.group;
+  const double scale = shape.scale;
+  const int64_t rows = shape.batch * heads * seq;
   args.pool.parallelFor(
       rows, rowGrain(kvSeq * headDim), [&](int64_t begin, int64_t end) {
         std::vector<double> query(headDim), kvRow(headDim), acc(headDim);
@@ -75,7 +106,7 @@ Status cpuAttention(const KernelArgs &args) {
                         b = row / (seq * heads);
           const int64_t kvBase = (b * kvHeads + h / group) * kvSeq * headDim;
           // Causal: query t sees keys 0..t.
-          const int64_t visible = causal ? t + 1 : kvSeq;
+          const int64_t visible = shape.causal ? t + 1 : kvSeq;
           loadRow(q, row * headDim, headDim, query.data());
 
           // 1. Scores and their max.
@@ -102,6 +133,105 @@ Status cpuAttention(const KernelArgs &args) {
           for (double &a : acc)
             a = visible > 0 ? a / sum : 0.0;
           storeRow(out, row * headDim, headDim, acc.data());
+        }
+      });
+  return Status::ok();
+}
+
+//===----------------------------------------------------------------------===//
+// attention_grad
+//===----------------------------------------------------------------------===//
+
+// One task per (batch, key/value head): it walks the rows of the group's
+// query heads, recomputing each row's probabilities from q and k (a buffer
+// of S, never T x S), writes that row's dq and accumulates dk and dv of its
+// head in [S, D] buffers. No two tasks write the same element, so the sums
+// are in a fixed order and the result is the same for any thread count.
+Status cpuAttentionGrad(const KernelArgs &args) {
+  LLMC_RETURN_IF_ERROR(expectOperands(args, 5, 5, 3));
+  AttentionShape shape;
+  LLMC_RETURN_IF_ERROR(checkAttention(args, shape));
+  const TensorRef &q = args.inputs[0], &k = args.inputs[1], &v = args.inputs[2],
+                  &out = args.inputs[3], &dout = args.inputs[4];
+  const TensorRef &dq = args.outputs[0], &dk = args.outputs[1],
+                  &dv = args.outputs[2];
+  LLMC_RETURN_IF_ERROR(expectSameType(args, "out", out, q));
+  LLMC_RETURN_IF_ERROR(expectSameType(args, "dout", dout, q));
+  LLMC_RETURN_IF_ERROR(expectSameType(args, "dquery", dq, q));
+  LLMC_RETURN_IF_ERROR(expectSameType(args, "dkey", dk, k));
+  LLMC_RETURN_IF_ERROR(expectSameType(args, "dvalue", dv, v));
+
+  const int64_t heads = shape.heads, seq = shape.seq, headDim = shape.headDim,
+                kvHeads = shape.kvHeads, kvSeq = shape.kvSeq,
+                group = shape.group;
+  const double scale = shape.scale;
+  args.pool.parallelFor(
+      shape.batch * kvHeads, 1, [&](int64_t begin, int64_t end) {
+        std::vector<double> query(headDim), outRow(headDim), dOut(headDim),
+            dQuery(headDim), kvRow(headDim);
+        std::vector<double> probs(kvSeq), dKey(kvSeq * headDim),
+            dValue(kvSeq * headDim);
+        for (int64_t task = begin; task < end; ++task) {
+          const int64_t b = task / kvHeads, kvh = task % kvHeads;
+          const int64_t kvBase = task * kvSeq * headDim;
+          std::fill(dKey.begin(), dKey.end(), 0.0);
+          std::fill(dValue.begin(), dValue.end(), 0.0);
+          for (int64_t h = kvh * group; h < (kvh + 1) * group; ++h)
+            for (int64_t t = 0; t < seq; ++t) {
+              const int64_t row = (b * heads + h) * seq + t;
+              const int64_t visible = shape.causal ? t + 1 : kvSeq;
+              loadRow(q, row * headDim, headDim, query.data());
+              loadRow(out, row * headDim, headDim, outRow.data());
+              loadRow(dout, row * headDim, headDim, dOut.data());
+
+              // 1. p = softmax(q k^T * scale) over the visible keys, the
+              //    statistics recomputed (the forward kept none).
+              double max = -std::numeric_limits<double>::infinity();
+              for (int64_t s = 0; s < visible; ++s) {
+                loadRow(k, kvBase + s * headDim, headDim, kvRow.data());
+                double dot = 0.0;
+                for (int64_t d = 0; d < headDim; ++d)
+                  dot += query[d] * kvRow[d];
+                probs[s] = dot * scale;
+                max = std::max(max, probs[s]);
+              }
+              double sum = 0.0;
+              for (int64_t s = 0; s < visible; ++s) {
+                probs[s] = std::exp(probs[s] - max);
+                sum += probs[s];
+              }
+              for (int64_t s = 0; s < visible; ++s)
+                probs[s] /= sum;
+
+              // 2. delta = dout . out, the row's sum of dp p.
+              double delta = 0.0;
+              for (int64_t d = 0; d < headDim; ++d)
+                delta += dOut[d] * outRow[d];
+
+              // 3. Per key: dp = dout . v, ds = p (dp - delta); dq += ds k,
+              //    dk += ds q, dv += p dout (scale applied to dq, dk).
+              std::fill(dQuery.begin(), dQuery.end(), 0.0);
+              for (int64_t s = 0; s < visible; ++s) {
+                loadRow(v, kvBase + s * headDim, headDim, kvRow.data());
+                double dp = 0.0;
+                for (int64_t d = 0; d < headDim; ++d)
+                  dp += dOut[d] * kvRow[d];
+                const double ds = probs[s] * (dp - delta) * scale;
+                loadRow(k, kvBase + s * headDim, headDim, kvRow.data());
+                double *dKeyRow = &dKey[s * headDim];
+                double *dValueRow = &dValue[s * headDim];
+                for (int64_t d = 0; d < headDim; ++d) {
+                  dQuery[d] += ds * kvRow[d];
+                  dKeyRow[d] += ds * query[d];
+                  dValueRow[d] += probs[s] * dOut[d];
+                }
+              }
+              storeRow(dq, row * headDim, headDim, dQuery.data());
+            }
+          if (kvSeq > 0) {
+            storeRow(dk, kvBase, kvSeq * headDim, dKey.data());
+            storeRow(dv, kvBase, kvSeq * headDim, dValue.data());
+          }
         }
       });
   return Status::ok();

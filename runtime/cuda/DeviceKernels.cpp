@@ -110,6 +110,74 @@ AxisView viewAround(const Shape &shape, int64_t dim) {
   return view;
 }
 
+// ---- Flash attention (FlashAttentionSource.cpp) ----
+
+constexpr unsigned kFlashThreads = 128;
+
+/// The tile sizes of FlashAttentionSource.cpp's FlashTiles: query tiles of
+/// the forward kernel, query and key tiles of the backward ones.
+constexpr long long kFlashForwardTile = 32;
+long long flashBackwardTile(int capacity) { return capacity <= 64 ? 32 : 16; }
+
+/// The query rows B * Hq * T of q [B, Hq, T, D] (at least 1): the entries
+/// of the log-sum-exp and delta scratch of attention_grad.
+int64_t flashRows(const TensorRef &q) {
+  int64_t headDim = q.shape.empty() ? 1 : std::max<int64_t>(1, q.shape.back());
+  return std::max<int64_t>(1, q.numElements() / headDim);
+}
+
+/// The launch of attention or attention_grad: kernel arguments (the types
+/// of the kernels' parameters) and grid sizes.
+struct FlashLaunch {
+  std::string suffix; ///< "f32_d64" ...
+  int heads = 0, kvHeads = 0, headDim = 0, causal = 0;
+  long long seq = 0, kvSeq = 0;
+  float scale = 0.0f;
+  unsigned queryBlocks = 0; ///< forward or grad_rows
+  unsigned keyBlocks = 0;   ///< grad_keys
+};
+
+/// Fills `launch` from q [B, Hq, T, D], k [B, Hkv, S, D] and the attributes;
+/// returns why not when the kernels do not cover them ("" when they do).
+std::string flashLaunch(const std::vector<TensorRef> &inputs,
+                        const KernelAttrs &attrs, FlashLaunch &launch) {
+  const TensorRef &q = inputs[0], &k = inputs[1], &v = inputs[2];
+  std::string type = floatSuffix(q.dtype);
+  if (type.empty() || q.rank() != 4 || k.rank() != 4 || k.dtype != q.dtype ||
+      v.dtype != q.dtype)
+    return "flash attention covers f32 and bf16 [B, H, T, D]";
+  int64_t headDim = q.shape[3];
+  // The kernels are instantiated for these head-dimension capacities; a
+  // smaller D runs zero-padded in the next one up.
+  int capacity = headDim <= 16 ? 16 : headDim <= 32 ? 32 : headDim <= 64 ? 64
+                                  : headDim <= 128 ? 128 : 0;
+  if (capacity == 0)
+    return "flash attention covers head dimensions up to 128, got " +
+           std::to_string(headDim);
+  if (k.shape[1] < 1 || q.shape[1] % k.shape[1] != 0)
+    return "expected the query heads to be a multiple of the key/value heads";
+  launch.suffix = type + "_d" + std::to_string(capacity);
+  launch.heads = static_cast<int>(q.shape[1]);
+  launch.kvHeads = static_cast<int>(k.shape[1]);
+  launch.seq = q.shape[2];
+  launch.kvSeq = k.shape[2];
+  launch.headDim = static_cast<int>(headDim);
+  launch.causal = static_cast<int>(attrs.ints[0]);
+  launch.scale = static_cast<float>(attrs.floats[0]);
+  long long forwardTile = inputs.size() == 3 ? kFlashForwardTile
+                                             : flashBackwardTile(capacity);
+  long long backwardTile = flashBackwardTile(capacity);
+  long long queryBlocks = q.shape[0] * q.shape[1] *
+                          ((launch.seq + forwardTile - 1) / forwardTile);
+  long long keyBlocks = k.shape[0] * k.shape[1] *
+                        ((launch.kvSeq + backwardTile - 1) / backwardTile);
+  if (queryBlocks > 0x7fffffffLL || keyBlocks > 0x7fffffffLL)
+    return "more than 2^31 - 1 attention blocks";
+  launch.queryBlocks = static_cast<unsigned>(queryBlocks);
+  launch.keyBlocks = static_cast<unsigned>(keyBlocks);
+  return "";
+}
+
 bool isElementwiseOnly(KernelKind kind) {
   return isCudaElementwiseKernel(kind) && kind != KernelKind::Compare;
 }
@@ -139,7 +207,7 @@ Status CudaKernels::create(std::unique_ptr<CudaKernels> &kernels) {
 
   auto begin = std::chrono::steady_clock::now();
   CompiledCuda compiled;
-  LLMC_RETURN_IF_ERROR(compileCuda(deviceKernelSource(),
+  LLMC_RETURN_IF_ERROR(compileCuda(deviceKernelUnit(),
                                    "llmc_device_kernels.cu", created->nvrtc_,
                                    compiled));
   LLMC_RETURN_IF_ERROR(CudaLibrary::load(compiled.cubin, created->primitives_));
@@ -221,6 +289,12 @@ Status CudaKernels::prepare(KernelKind kind, const KernelAttrs &attrs,
   case KernelKind::MoeCombine:
     return unsupported(kind, inputs, outputs,
                        "MoE routing runs on the CPU backend only (#7)");
+  case KernelKind::AttentionGrad:
+    // The log-sum-exp and delta of every query row (f32 each).
+    if (!inputs.empty())
+      return reserveScratch(static_cast<size_t>(flashRows(inputs[0])) * 2 *
+                            sizeof(float));
+    return Status::ok();
   case KernelKind::CrossEntropy:
     if (!inputs.empty())
       return reserveScratch(
@@ -272,7 +346,8 @@ Status CudaKernels::launch(KernelKind kind, const KernelAttrs &attrs,
     return Status::ok();
   };
   const TensorRef *out = outputs.empty() ? nullptr : &outputs[0];
-  if (out && out->numElements() == 0)
+  if (out && std::all_of(outputs.begin(), outputs.end(),
+                         [](const TensorRef &t) { return t.numElements() == 0; }))
     return Status::ok();
 
   // 1. Elementwise: one generated unit per signature.
@@ -527,31 +602,66 @@ Status CudaKernels::launch(KernelKind kind, const KernelAttrs &attrs,
   }
   case KernelKind::Attention: {
     LLMC_RETURN_IF_ERROR(expectOperands(3, 3, 1, 1));
-    const TensorRef &q = inputs[0], &k = inputs[1], &v = inputs[2];
-    std::string suffix = floatSuffix(q.dtype);
-    if (suffix.empty() || q.rank() != 4 || k.rank() != 4)
-      return refuse("attention covers f32 and bf16 [B, H, T, D]");
-    long long heads = q.shape[1], kvHeads = k.shape[1], seq = q.shape[2],
-              kvSeq = k.shape[2], headDim = q.shape[3];
-    long long rows = q.shape[0] * heads * seq;
-    int causal = static_cast<int>(attrs.ints[0]);
-    double scale = attrs.floats[0];
-    // Each warp keeps its row's scores (double) in shared memory.
-    size_t perWarp =
-        static_cast<size_t>(std::max<long long>(kvSeq, 1)) * sizeof(double);
-    if (perWarp > 48 * 1024)
-      return refuse("key sequences longer than 6144 need flash attention "
-                    "(#7)");
-    unsigned warps = static_cast<unsigned>(
-        std::max<size_t>(1, std::min<size_t>(4, 48 * 1024 / perWarp)));
-    const void *qp = q.data, *kp = k.data, *vp = v.data;
+    FlashLaunch flash;
+    if (std::string why = flashLaunch(inputs, attrs, flash); !why.empty())
+      return refuse(why);
+    const void *qp = inputs[0].data, *kp = inputs[1].data, *vp = inputs[2].data;
     void *result = out->data;
-    std::vector<void *> args = {&qp,      &kp,      &vp,     &result,
-                                &heads,   &kvHeads, &seq,    &kvSeq,
-                                &headDim, &rows,    &causal, &scale};
-    unsigned blocks = static_cast<unsigned>((rows + warps - 1) / warps);
-    return launchPrimitive("llmc_attention_" + suffix, blocks, warps * 32,
-                           warps * perWarp, args, stream);
+    std::vector<void *> args = {&qp,    &kp,          &vp,
+                                &result, &flash.heads, &flash.kvHeads,
+                                &flash.seq, &flash.kvSeq, &flash.headDim,
+                                &flash.causal, &flash.scale};
+    return launchPrimitive("llmc_flash_attention_forward_" + flash.suffix,
+                           flash.queryBlocks, kFlashThreads, 0, args, stream);
+  }
+  case KernelKind::AttentionGrad: {
+    if (inputs.size() != 5 || outputs.size() != 3 || attrs.ints.empty() ||
+        attrs.floats.empty())
+      return Status::error(StatusCode::InvalidArgument,
+                           "AttentionGrad: expected 5 inputs, 3 outputs, 1 "
+                           "int and 1 float, got " +
+                               std::to_string(inputs.size()) + ", " +
+                               std::to_string(outputs.size()) + ", " +
+                               std::to_string(attrs.ints.size()) + " and " +
+                               std::to_string(attrs.floats.size()));
+    FlashLaunch flash;
+    if (std::string why = flashLaunch(inputs, attrs, flash); !why.empty())
+      return refuse(why);
+    for (const TensorRef &operand : {inputs[3], inputs[4], outputs[0],
+                                     outputs[1], outputs[2]})
+      if (operand.dtype != inputs[0].dtype)
+        return refuse("attention_grad expects one element type throughout");
+    const void *qp = inputs[0].data, *kp = inputs[1].data,
+               *vp = inputs[2].data, *op = inputs[3].data,
+               *dop = inputs[4].data;
+    void *dq = outputs[0].data, *dk = outputs[1].data, *dv = outputs[2].data;
+    // lse and delta of every query row, in the scratch prepare() reserved.
+    float *lse = static_cast<float *>(scratch_);
+    float *delta = lse + flashRows(inputs[0]);
+    // 1. Per query tile: the row statistics, then dq.
+    if (flash.queryBlocks > 0) {
+      std::vector<void *> rowArgs = {
+          &qp,          &kp,           &vp,          &op,
+          &dop,         &dq,           &lse,         &delta,
+          &flash.heads, &flash.kvHeads, &flash.seq,  &flash.kvSeq,
+          &flash.headDim, &flash.causal, &flash.scale};
+      LLMC_RETURN_IF_ERROR(launchPrimitive(
+          "llmc_flash_attention_grad_rows_" + flash.suffix, flash.queryBlocks,
+          kFlashThreads, 0, rowArgs, stream));
+    }
+    // 2. Per key tile of each key/value head: dk and dv over its group's
+    //    query heads (after 1, on the same stream).
+    if (flash.keyBlocks > 0) {
+      std::vector<void *> keyArgs = {
+          &qp,          &kp,            &vp,          &dop,
+          &lse,         &delta,         &dk,          &dv,
+          &flash.heads, &flash.kvHeads, &flash.seq,   &flash.kvSeq,
+          &flash.headDim, &flash.causal, &flash.scale};
+      LLMC_RETURN_IF_ERROR(launchPrimitive(
+          "llmc_flash_attention_grad_keys_" + flash.suffix, flash.keyBlocks,
+          kFlashThreads, 0, keyArgs, stream));
+    }
+    return Status::ok();
   }
   case KernelKind::Rope: {
     LLMC_RETURN_IF_ERROR(expectOperands(1, 2, 0, 1));

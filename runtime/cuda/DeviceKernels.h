@@ -5,7 +5,8 @@
 // whose TensorRefs point at device memory, and enqueues the work on a
 // stream. The elementwise kernels come from ElementwiseKernels (one NVRTC
 // unit per signature, compiled on first use), Matmul from cuBLASLt, the
-// rest from the one translation unit of DeviceKernelsSource.cpp.
+// rest from the one translation unit of DeviceKernelsSource.cpp and
+// FlashAttentionSource.cpp.
 //
 // Covered: every kernel a GPT-2 training step uses, f32 (bf16 for the
 // composites, reductions and data movement); MoE routing (MoeTopK,
@@ -34,6 +35,12 @@ namespace llmc::rt::cuda {
 
 /// The CUDA C++ of the non-elementwise kernels (DeviceKernelsSource.cpp).
 const char *deviceKernelSource();
+/// The CUDA C++ of flash attention forward and backward
+/// (FlashAttentionSource.cpp); it uses helpers of deviceKernelSource().
+const char *flashAttentionSource();
+/// The one NVRTC unit of the non-elementwise kernels: deviceKernelSource()
+/// followed by flashAttentionSource().
+std::string deviceKernelUnit();
 
 class CudaKernels {
 public:

@@ -4,11 +4,12 @@
 // disk), holding the CUDA kernels of Kernels.def that are not elementwise:
 // data movement (broadcast, transpose, slice, concat, gather, embedding),
 // reductions, scatter_add, iota, integer compare, and the composites (layer
-// norm, rms norm, softmax, attention, rope, cross-entropy, lr schedule).
-// DeviceKernels.cpp launches them.
+// norm, rms norm, softmax, rope, cross-entropy, lr schedule); the flash
+// attention kernels of FlashAttentionSource.cpp follow it in the same unit
+// (deviceKernelUnit()). DeviceKernels.cpp launches them.
 //
 // Numerics follow the CPU kernels: every reduction and every composite
-// accumulates in double, as the CPU reference does, so an f32 result differs
+// except attention accumulates in double, as the CPU reference does, so an f32 result differs
 // from the CPU's by the summation order of doubles only (invisible after the
 // rounding to f32, except in rare ties) and by the f64 libm (exp, log, cos)
 // of the device. bf16 is raw 16-bit storage with the CPU's rounding.
@@ -454,53 +455,6 @@ __device__ void crossEntropyFinish(const double *losses, const I *targets,
   }
 }
 
-// Attention, one warp per query row (b, h, t): scores for the visible keys
-// in shared memory (double), their softmax, and the weighted sum of the
-// values, each lane owning head-dimension columns. No T x T matrix in
-// global memory; flash attention replaces this later (#7).
-template <typename T>
-__device__ void attention(const T *q, const T *k, const T *v, T *out,
-                          long long heads, long long kvHeads, long long seq,
-                          long long kvSeq, long long headDim, long long rows,
-                          int causal, double scale) {
-  extern __shared__ double scoreMemory[];
-  long long row = warpRow();
-  if (row >= rows)
-    return;
-  double *scores = scoreMemory + (threadIdx.x / 32) * kvSeq;
-  long long t = row % seq;
-  long long h = (row / seq) % heads;
-  long long b = row / (seq * heads);
-  long long group = heads / kvHeads;
-  long long kvBase = (b * kvHeads + h / group) * kvSeq * headDim;
-  long long visible = causal ? t + 1 : kvSeq;
-  const T *query = q + row * headDim;
-
-  double max = negativeInfinity();
-  for (long long s = lane(); s < visible; s += 32) {
-    const T *key = k + kvBase + s * headDim;
-    double dot = 0.0;
-    for (long long d = 0; d < headDim; ++d)
-      dot += (double)loadValue(query[d]) * (double)loadValue(key[d]);
-    scores[s] = dot * scale;
-    max = fmax(max, scores[s]);
-  }
-  max = warpMax(max);
-  double sum = 0.0;
-  for (long long s = lane(); s < visible; s += 32) {
-    scores[s] = exp(scores[s] - max);
-    sum += scores[s];
-  }
-  sum = warpSum(sum);
-  __syncwarp();
-  for (long long d = lane(); d < headDim; d += 32) {
-    double acc = 0.0;
-    for (long long s = 0; s < visible; ++s)
-      acc += scores[s] * (double)loadValue(v[kvBase + s * headDim + d]);
-    out[row * headDim + d] = storeValue<T>(visible > 0 ? acc / sum : 0.0);
-  }
-}
-
 // Rotary embedding over [..., T, D]: pairs (i, i + D/2) rotated by
 // position * theta^(-2i/D), in double as the CPU; positions may be null
 // (0..T-1).
@@ -551,13 +505,6 @@ __device__ void rope(const T *x, const I *positions, T *out, long long rows,
       long long ignoreIndex) {                                                 \
     crossEntropyRows(logits, targets, losses, count, vocab, hasIgnore,         \
                      ignoreIndex);                                             \
-  }                                                                            \
-  extern "C" __global__ void llmc_attention_##SUFFIX(                          \
-      const T *q, const T *k, const T *v, T *out, long long heads,             \
-      long long kvHeads, long long seq, long long kvSeq, long long headDim,    \
-      long long rows, int causal, double scale) {                              \
-    attention(q, k, v, out, heads, kvHeads, seq, kvSeq, headDim, rows,         \
-              causal, scale);                                                  \
   }                                                                            \
   extern "C" __global__ void llmc_rope_##SUFFIX##_i32(                         \
       const T *x, const int *positions, T *out, long long rows, long long seq, \

@@ -55,9 +55,9 @@ TEST_F(CostTest, EveryLlmcOpHasACost) {
     EXPECT_TRUE(name.hasInterface<llmc::CostOpInterface>())
         << name.getStringRef().str() << " has no CostOpInterface";
   }
-  // The op set of docs/ir.md: 29 primitives, 14 composites, and the
+  // The op set of docs/ir.md: 29 primitives, 15 composites, and the
   // structure ops llmc.fused and llmc.yield.
-  EXPECT_EQ(ops, 45);
+  EXPECT_EQ(ops, 46);
 }
 
 TEST_F(CostTest, MatmulIsTwoFlopsPerMultiplyAdd) {
@@ -97,6 +97,24 @@ TEST_F(CostTest, CausalAttentionCountsHalfTheScores) {
       args, std::string("%o = llmc.attention %q, %k, %v causal") + types);
   ASSERT_TRUE(causal);
   EXPECT_DOUBLE_EQ(causal.getFlops(), fullFlops / 2);
+}
+
+TEST_F(CostTest, AttentionGradCountsSixContractionsPerScore) {
+  const char *args = "%q: tensor<2x8x64x32xbf16>, %k: tensor<2x2x64x32xbf16>, "
+                     "%v: tensor<2x2x64x32xbf16>, %o: tensor<2x8x64x32xbf16>, "
+                     "%g: tensor<2x8x64x32xbf16>";
+  const char *types =
+      " : (tensor<2x8x64x32xbf16>, tensor<2x2x64x32xbf16>, "
+      "tensor<2x2x64x32xbf16>, tensor<2x8x64x32xbf16>, "
+      "tensor<2x8x64x32xbf16>) -> (tensor<2x8x64x32xbf16>, "
+      "tensor<2x2x64x32xbf16>, tensor<2x2x64x32xbf16>)";
+  auto causal = firstOp(
+      args, std::string("%dq, %dk, %dv = llmc.attention_grad %q, %k, %v, %o, "
+                        "%g causal") +
+                types);
+  ASSERT_TRUE(causal);
+  double scores = 2.0 * 8 * 64 * 64;
+  EXPECT_DOUBLE_EQ(causal.getFlops(), scores * (12.0 * 32 + 8.0) / 2);
 }
 
 TEST_F(CostTest, ReshapeIsFreeAndTransposeMovesBytes) {

@@ -210,3 +210,37 @@ func.func @loss(%x: tensor<8xf32> {llmc.role = "parameter"}) -> tensor<f32> {
   %r = llmc.reduce_sum %e dims [0] : tensor<4xf32> -> tensor<f32>
   return %r : tensor<f32>
 }
+
+// -----
+
+// Attention's derivative is one llmc.attention_grad (a flash backward
+// kernel) reading the forward operands, the forward result and its
+// cotangent, with the forward's causal and scale: no [B, H, T, S] scores.
+// CHECK-LABEL: func.func @train_step
+// CHECK-SAME:    (%[[Q:.+]]: tensor<1x4x8x16xbf16> {{.*}}, %[[K:.+]]: tensor<1x2x8x16xbf16> {{.*}}, %[[V:.+]]: tensor<1x2x8x16xbf16> {{.*}})
+// CHECK:         %[[O:.+]] = llmc.attention %[[Q]], %[[K]], %[[V]] causal scale 2.500000e-01
+// CHECK:         %[[G:.+]] = llmc.broadcast
+// CHECK-NEXT:    %[[DQ:.+]], %[[DK:.+]], %[[DV:.+]] = llmc.attention_grad %[[Q]], %[[K]], %[[V]], %[[O]], %[[G]] causal scale 2.500000e-01
+// CHECK-NOT:     llmc.softmax
+// CHECK-NOT:     llmc.matmul
+// CHECK:         return %{{.+}}, %[[DQ]], %[[DK]], %[[DV]]
+func.func @loss(%q: tensor<1x4x8x16xbf16> {llmc.role = "parameter"},
+                %k: tensor<1x2x8x16xbf16> {llmc.role = "parameter"},
+                %v: tensor<1x2x8x16xbf16> {llmc.role = "parameter"}) -> tensor<bf16> {
+  %o = llmc.attention %q, %k, %v causal scale 0.25 : (tensor<1x4x8x16xbf16>, tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>) -> tensor<1x4x8x16xbf16>
+  %r = llmc.reduce_sum %o dims [0, 1, 2, 3] : tensor<1x4x8x16xbf16> -> tensor<bf16>
+  return %r : tensor<bf16>
+}
+
+// -----
+
+// attention_grad has no derivative rule: differentiating through it (a
+// second derivative of attention) is refused at the op.
+func.func @loss(%q: tensor<1x2x4x8xf32> {llmc.role = "parameter"},
+                %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>,
+                %o: tensor<1x2x4x8xf32>, %g: tensor<1x2x4x8xf32>) -> tensor<f32> {
+  // expected-error @+1 {{no derivative rule for 'llmc.attention_grad'}}
+  %dq, %dk, %dv = llmc.attention_grad %q, %k, %v, %o, %g : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>)
+  %r = llmc.reduce_sum %dq dims [0, 1, 2, 3] : tensor<1x2x4x8xf32> -> tensor<f32>
+  return %r : tensor<f32>
+}

@@ -148,6 +148,22 @@ func.func @attention_alone(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf32>, %
 
 // -----
 
+// Must not change: attention_grad (attention's derivative) stays one op as
+// well, and the elementwise ops around it stay alone.
+// CHECK-LABEL: func.func @attention_grad_alone
+// CHECK-NOT:     llmc.fused
+// CHECK:         llmc.attention_grad
+// CHECK-NOT:     llmc.fused
+// REPORT: fusion of @attention_grad_alone: kernels 3 -> 3, {{.*}} bytes removed 0
+func.func @attention_grad_alone(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x16xf32>, %o: tensor<1x2x8x16xf32>, %g: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
+  %gs = llmc.exp %g : tensor<1x2x8x16xf32>
+  %dq, %dk, %dv = llmc.attention_grad %q, %k, %v, %o, %gs causal : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) -> (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>)
+  %r = llmc.neg %dq : tensor<1x2x8x16xf32>
+  return %r : tensor<1x2x8x16xf32>
+}
+
+// -----
+
 // Must not change: %a feeds both %t (a transpose, not fusible) and %c, and
 // %c also reads %t. Joining %a and %c would put the region after %t, which
 // reads %a: the chain is not fused across the transpose.

@@ -298,6 +298,124 @@ TEST(AttentionEdges, NoKeysGiveZeroRows) {
 }
 
 //===----------------------------------------------------------------------===//
+// attention_grad
+//===----------------------------------------------------------------------===//
+
+/// dq, dk, dv of attention from the definition, with the probabilities of
+/// every row materialized: p = softmax(scores), delta = dout . out,
+/// ds = p (dout . v - delta), dq = scale ds k, dk = scale ds^T q, dv = p^T
+/// dout, summed over each key/value head's group. `out` is the forward
+/// result the kernel is given (as rounded to its type).
+struct AttentionGradRef {
+  std::vector<double> dq, dk, dv;
+};
+AttentionGradRef attentionGradRef(const Buffer &q, const Buffer &k,
+                                  const Buffer &v, const Buffer &out,
+                                  const Buffer &dout, bool causal,
+                                  double scale) {
+  const int64_t batch = q.ref().shape[0], heads = q.ref().shape[1],
+                seq = q.ref().shape[2], dim = q.ref().shape[3];
+  const int64_t kvHeads = k.ref().shape[1], kvSeq = k.ref().shape[2];
+  AttentionGradRef r{std::vector<double>(q.size()),
+                     std::vector<double>(k.size()),
+                     std::vector<double>(v.size())};
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t h = 0; h < heads; ++h) {
+      int64_t kvBase = (b * kvHeads + h / (heads / kvHeads)) * kvSeq * dim;
+      for (int64_t t = 0; t < seq; ++t) {
+        int64_t row = ((b * heads + h) * seq + t) * dim;
+        std::vector<double> scores(kvSeq);
+        for (int64_t s = 0; s < kvSeq; ++s) {
+          double dot = 0.0;
+          for (int64_t d = 0; d < dim; ++d)
+            dot += q.at(row + d) * k.at(kvBase + s * dim + d);
+          scores[s] = causal && s > t ? -INFINITY : dot * scale;
+        }
+        std::vector<double> p = softmaxRef(scores);
+        double delta = 0.0;
+        for (int64_t d = 0; d < dim; ++d)
+          delta += dout.at(row + d) * out.at(row + d);
+        for (int64_t s = 0; s < kvSeq; ++s) {
+          double dp = 0.0;
+          for (int64_t d = 0; d < dim; ++d)
+            dp += dout.at(row + d) * v.at(kvBase + s * dim + d);
+          double ds = p[s] * (dp - delta);
+          for (int64_t d = 0; d < dim; ++d) {
+            r.dq[row + d] += scale * ds * k.at(kvBase + s * dim + d);
+            r.dk[kvBase + s * dim + d] += scale * ds * q.at(row + d);
+            r.dv[kvBase + s * dim + d] += p[s] * dout.at(row + d);
+          }
+        }
+      }
+    }
+  return r;
+}
+
+using AttentionGradTest = KernelTest;
+INSTANTIATE_FOR_FLOATS(AttentionGradTest);
+
+// The cases of AttentionTest.MatchesReference: MHA, GQA and MQA, causal or
+// not, two scales, S != T.
+TEST_P(AttentionGradTest, MatchesReference) {
+  const int64_t batch = 2, heads = 4, seq = 7, dim = 8;
+  for (AttentionCase c :
+       {AttentionCase{4, false, 7, 0.0}, AttentionCase{4, true, 7, 0.0},
+        AttentionCase{2, false, 7, 0.0}, AttentionCase{2, true, 7, 0.3},
+        AttentionCase{1, false, 7, 0.3}, AttentionCase{1, true, 7, 0.0},
+        AttentionCase{2, false, 11, 0.0}}) {
+    SCOPED_TRACE("kv heads " + std::to_string(c.kvHeads) +
+                 (c.causal ? ", causal" : "") + ", S " +
+                 std::to_string(c.kvSeq) + ", scale " +
+                 std::to_string(c.scale));
+    double scale = c.scale > 0 ? c.scale : 1.0 / std::sqrt(double(dim));
+    auto q = random(dtype(), {batch, heads, seq, dim}, rng);
+    auto k = random(dtype(), {batch, c.kvHeads, c.kvSeq, dim}, rng);
+    auto v = random(dtype(), {batch, c.kvHeads, c.kvSeq, dim}, rng);
+    auto dout = random(dtype(), {batch, heads, seq, dim}, rng);
+    Buffer out(dtype(), {batch, heads, seq, dim});
+    ASSERT_OK(run(KernelKind::Attention, {{c.causal}, {scale}},
+                  {q.get(), k.get(), v.get()}, {&out}));
+    Buffer dq(dtype(), {batch, heads, seq, dim}),
+        dk(dtype(), {batch, c.kvHeads, c.kvSeq, dim}),
+        dv(dtype(), {batch, c.kvHeads, c.kvSeq, dim});
+    ASSERT_OK(run(KernelKind::AttentionGrad, {{c.causal}, {scale}},
+                  {q.get(), k.get(), v.get(), &out, dout.get()},
+                  {&dq, &dk, &dv}));
+    AttentionGradRef want =
+        attentionGradRef(*q, *k, *v, out, *dout, c.causal, scale);
+    EXPECT_TRUE(allClose(dq.values(), want.dq, tol()));
+    EXPECT_TRUE(allClose(dk.values(), want.dk, tol()));
+    EXPECT_TRUE(allClose(dv.values(), want.dv, tol()));
+  }
+}
+
+// Each key/value head's task sums its rows in one order: the same bits for
+// any number of threads.
+TEST(AttentionGradDeterminism, SameResultForAnyThreadCount) {
+  std::mt19937 rng(11);
+  auto q = random(DType::F32, {2, 4, 9, 8}, rng);
+  auto k = random(DType::F32, {2, 2, 9, 8}, rng);
+  auto v = random(DType::F32, {2, 2, 9, 8}, rng);
+  auto dout = random(DType::F32, {2, 4, 9, 8}, rng);
+  auto out = random(DType::F32, {2, 4, 9, 8}, rng);
+  std::vector<std::vector<double>> results;
+  for (int threads : {1, 3}) {
+    ThreadPool pool(threads);
+    Buffer dq(DType::F32, {2, 4, 9, 8}), dk(DType::F32, {2, 2, 9, 8}),
+        dv(DType::F32, {2, 2, 9, 8});
+    ASSERT_OK(run(KernelKind::AttentionGrad, {{1}, {0.4}},
+                  {q.get(), k.get(), v.get(), out.get(), dout.get()},
+                  {&dq, &dk, &dv}, pool));
+    std::vector<double> all = dq.values();
+    for (const Buffer *b : {&dk, &dv})
+      for (double x : b->values())
+        all.push_back(x);
+    results.push_back(all);
+  }
+  EXPECT_EQ(results[0], results[1]);
+}
+
+//===----------------------------------------------------------------------===//
 // rope
 //===----------------------------------------------------------------------===//
 
@@ -701,6 +819,24 @@ TEST(CompositeErrors, Norms) {
               "RmsNorm kernel: expected result element type f32, got bf16");
   expectError(run(KernelKind::Softmax, {{2}, {}}, {&x}, {&y}),
               "Softmax kernel: expected dim in [0, 2), got 2");
+}
+
+TEST(CompositeErrors, AttentionGrad) {
+  Buffer q(DType::F32, {1, 2, 4, 8}), k(DType::F32, {1, 1, 4, 8});
+  Buffer dq(DType::F32, {1, 2, 4, 8}), dk(DType::F32, {1, 1, 4, 8});
+  Buffer wrong(DType::F32, {1, 2, 4, 4});
+  expectError(run(KernelKind::AttentionGrad, {{1}, {0.5}},
+                  {&q, &k, &k, &q, &q}, {&dq, &dk}),
+              "AttentionGrad kernel: expected 5 inputs and 3 outputs, got 5 "
+              "and 2");
+  expectError(run(KernelKind::AttentionGrad, {{1}, {0.5}},
+                  {&q, &k, &k, &wrong, &q}, {&dq, &dk, &dk}),
+              "AttentionGrad kernel: expected out of shape [1, 2, 4, 8], got "
+              "[1, 2, 4, 4]");
+  expectError(run(KernelKind::AttentionGrad, {{1}, {0.5}},
+                  {&q, &k, &k, &q, &q}, {&dq, &dq, &dk}),
+              "AttentionGrad kernel: expected dkey of shape [1, 1, 4, 8], got "
+              "[1, 2, 4, 8]");
 }
 
 TEST(CompositeErrors, AttentionAndRope) {

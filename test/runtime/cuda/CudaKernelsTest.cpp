@@ -24,12 +24,15 @@
 //    accumulate in f32, in different orders), plus 1 bf16 ulp of the
 //    reference for a bf16 result (the two f32 sums may round to
 //    neighbouring bf16 values).
+//  - flash attention forward and backward (through CudaKernels): see
+//    FlashAttentionMatchesTheCpu.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/cpu/CpuKernels.h"
 #include "runtime/cpu/ThreadPool.h"
 #include "runtime/cuda/CublasLt.h"
 #include "runtime/cuda/CudaModule.h"
+#include "runtime/cuda/DeviceKernels.h"
 #include "runtime/cuda/ElementwiseKernels.h"
 #include "runtime/cuda/Nvrtc.h"
 
@@ -427,6 +430,162 @@ TEST_F(CudaTest, CublasLtRefusesUnsupportedTypes) {
   Status status = matmul->run(problem, nullptr, nullptr, nullptr, nullptr);
   EXPECT_EQ(status.code(), StatusCode::InvalidArgument);
   EXPECT_NE(status.message().find("expected f32 or bf16 operands, got f64"),
+            std::string::npos)
+      << status.message();
+}
+
+// ---- Flash attention ---------------------------------------------------------
+
+/// A shaped tensor for the attention tests: random values in [-range, range]
+/// (rounded to the dtype), uploaded to the device.
+struct AttentionTensor {
+  DeviceTensor data;
+  Shape shape;
+  AttentionTensor(DType dtype, Shape shape)
+      : data(dtype, numElements(shape)), shape(std::move(shape)) {}
+  void fill(std::mt19937 &rng, float range) {
+    std::uniform_real_distribution<float> draw(-range, range);
+    for (int64_t i = 0; i < data.n; ++i)
+      storeFromFloat(data.host, data.dtype, i, draw(rng));
+  }
+  TensorRef host() { return {data.host.data(), data.dtype, shape}; }
+  TensorRef device() { return {data.device, data.dtype, shape}; }
+};
+
+/// Largest |gpu - cpu| over a tensor against `relative` times the tensor's
+/// largest reference magnitude (plus one ulp of the element for bf16, whose
+/// two roundings of nearby f32/f64 values may land on neighbours).
+void compareAttention(const std::string &name, AttentionTensor &gpu,
+                      const TensorRef &cpu, double relative) {
+  std::vector<uint8_t> expectedBytes(
+      static_cast<const uint8_t *>(cpu.data),
+      static_cast<const uint8_t *>(cpu.data) + cpu.bytes());
+  double want = 0.0, worst = 0.0;
+  for (int64_t i = 0; i < gpu.data.n; ++i)
+    want = std::max(want, std::fabs(static_cast<double>(
+                              loadAsFloat(expectedBytes, cpu.dtype, i))));
+  int64_t failures = 0;
+  for (int64_t i = 0; i < gpu.data.n; ++i) {
+    double got = loadAsFloat(gpu.data.host, gpu.data.dtype, i);
+    double expected = loadAsFloat(expectedBytes, cpu.dtype, i);
+    double bound = relative * want;
+    if (gpu.data.dtype == DType::BF16 && expected != 0.0)
+      bound += std::ldexp(1.0, std::ilogb(expected) - 7);
+    double error = std::fabs(got - expected);
+    worst = std::max(worst, error / std::max(want, 1e-30));
+    if (!(error <= bound) && ++failures <= 5)
+      ADD_FAILURE() << name << " element " << i << ": gpu " << got << ", cpu "
+                    << expected << ", bound " << bound;
+  }
+  EXPECT_EQ(failures, 0) << name;
+  std::printf("  %-44s max error %.2e of the largest |value| %.3g\n",
+              name.c_str(), worst, want);
+}
+
+struct AttentionCase {
+  int64_t seq, kvSeq, headDim;
+  bool causal;
+};
+
+/// Forward and backward of attention on the GPU (CudaKernels::launch, the
+/// flash kernels) against the CPU reference (runCpuKernel) for
+/// B = 2, Hq = 4, Hkv = 2 (grouped queries).
+void runFlashAttention(CudaKernels &kernels, DType dtype, AttentionCase c,
+                       std::mt19937 &rng, ThreadPool &pool) {
+  std::string name = std::string(dtypeName(dtype)) + " T=" +
+                     std::to_string(c.seq) + " S=" + std::to_string(c.kvSeq) +
+                     " D=" + std::to_string(c.headDim) +
+                     (c.causal ? " causal" : "");
+  SCOPED_TRACE(name);
+  const int64_t batch = 2, heads = 4, kvHeads = 2;
+  Shape qShape = {batch, heads, c.seq, c.headDim};
+  Shape kvShape = {batch, kvHeads, c.kvSeq, c.headDim};
+  AttentionTensor q(dtype, qShape), k(dtype, kvShape), v(dtype, kvShape),
+      dout(dtype, qShape);
+  // Scores of a few units: the softmax neither uniform nor one-hot.
+  q.fill(rng, 2.0f);
+  k.fill(rng, 2.0f);
+  v.fill(rng, 1.0f);
+  dout.fill(rng, 1.0f);
+  KernelAttrs attrs;
+  attrs.ints = {c.causal ? 1 : 0};
+  attrs.floats = {1.0 / std::sqrt(static_cast<double>(c.headDim))};
+
+  // The CPU reference: out, then dq, dk, dv from that out.
+  AttentionTensor out(dtype, qShape), dq(dtype, qShape), dk(dtype, kvShape),
+      dv(dtype, kvShape);
+  ASSERT_OK(runCpuKernel(KernelKind::Attention, attrs,
+                         {q.host(), k.host(), v.host()}, {out.host()}, pool));
+  AttentionTensor cpuDq(dtype, qShape), cpuDk(dtype, kvShape),
+      cpuDv(dtype, kvShape);
+  ASSERT_OK(runCpuKernel(
+      KernelKind::AttentionGrad, attrs,
+      {q.host(), k.host(), v.host(), out.host(), dout.host()},
+      {cpuDq.host(), cpuDk.host(), cpuDv.host()}, pool));
+
+  // The GPU: the forward into gpuOut, the backward from the CPU's out (so
+  // that both backward passes see the same operands).
+  AttentionTensor gpuOut(dtype, qShape);
+  for (AttentionTensor *t : {&q, &k, &v, &out, &dout, &gpuOut, &dq, &dk, &dv})
+    ASSERT_OK(t->data.upload());
+  for (AttentionTensor *t : {&gpuOut, &dq, &dk, &dv})
+    ASSERT_EQ(cudaMemset(t->data.device, 0x7f, t->data.bytes()), cudaSuccess);
+  ASSERT_OK(kernels.launch(KernelKind::Attention, attrs,
+                           {q.device(), k.device(), v.device()},
+                           {gpuOut.device()}, nullptr));
+  ASSERT_OK(kernels.launch(
+      KernelKind::AttentionGrad, attrs,
+      {q.device(), k.device(), v.device(), out.device(), dout.device()},
+      {dq.device(), dk.device(), dv.device()}, nullptr));
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  for (AttentionTensor *t : {&gpuOut, &dq, &dk, &dv})
+    ASSERT_EQ(cudaMemcpy(t->data.host.data(), t->data.device,
+                         t->data.bytes(), cudaMemcpyDeviceToHost),
+              cudaSuccess);
+
+  double relative = dtype == DType::F32 ? 1e-4 : 2e-2;
+  compareAttention("attention " + name, gpuOut, out.host(), relative);
+  compareAttention("attention_grad dq " + name, dq, cpuDq.host(), relative);
+  compareAttention("attention_grad dk " + name, dk, cpuDk.host(), relative);
+  compareAttention("attention_grad dv " + name, dv, cpuDv.host(), relative);
+}
+
+// Tolerances, relative to the tensor's largest magnitude: f32 1e-4 (the GPU
+// sums in f32 over up to S keys and D columns in tile order, the CPU in f64:
+// about sqrt(S D) 2^-24 relative to the summands, and the backward's
+// dp - delta cancels, so an element-wise relative bound would be
+// meaningless near zero); bf16 2e-2 plus one bf16 ulp of the element (the
+// inputs are the same bf16 values on both sides, the results round once
+// to bf16 from f32 vs f64, and the backward reads the rounded bf16 `out`).
+TEST_F(CudaTest, FlashAttentionMatchesTheCpu) {
+  std::unique_ptr<CudaKernels> kernels;
+  ASSERT_OK(CudaKernels::create(kernels));
+  std::mt19937 rng(std::random_device{}());
+  ThreadPool pool;
+  for (DType dtype : {DType::F32, DType::BF16})
+    for (bool causal : {false, true}) {
+      for (int64_t headDim : {16, 64, 128})
+        runFlashAttention(*kernels, dtype, {64, 64, headDim, causal}, rng,
+                          pool);
+      // Not a multiple of any tile; a head dimension padded to 64.
+      runFlashAttention(*kernels, dtype, {100, 100, 64, causal}, rng, pool);
+      runFlashAttention(*kernels, dtype, {100, 100, 48, causal}, rng, pool);
+      runFlashAttention(*kernels, dtype, {37, 37, 32, causal}, rng, pool);
+    }
+  // Cross attention: fewer queries than keys, and more.
+  runFlashAttention(*kernels, DType::F32, {20, 100, 64, false}, rng, pool);
+  runFlashAttention(*kernels, DType::F32, {100, 20, 128, false}, rng, pool);
+}
+
+TEST_F(CudaTest, FlashAttentionRefusesLargeHeads) {
+  std::unique_ptr<CudaKernels> kernels;
+  ASSERT_OK(CudaKernels::create(kernels));
+  TensorRef q{nullptr, DType::F32, {1, 1, 4, 256}};
+  TensorRef out{reinterpret_cast<void *>(16), DType::F32, {1, 1, 4, 256}};
+  Status status = kernels->launch(KernelKind::Attention, {{0}, {0.0625}},
+                                  {q, q, q}, {out}, nullptr);
+  EXPECT_EQ(status.code(), StatusCode::Unimplemented);
+  EXPECT_NE(status.message().find("head dimensions up to 128, got 256"),
             std::string::npos)
       << status.message();
 }

@@ -4,9 +4,12 @@
 // the generator covers is compiled with NVRTC for sm_90 into a fresh cache
 // directory, must give a non-empty ELF cubin and PTX with both entry
 // points, and must hit the cache on a second compile. The times of both
-// passes are printed (docs/cuda.md quotes them).
+// passes are printed (docs/cuda.md quotes them). The unit of the other
+// kernels (deviceKernelUnit()) must compile too, with every flash attention
+// entry.
 //
 //===----------------------------------------------------------------------===//
+#include "runtime/cuda/DeviceKernels.h"
 #include "runtime/cuda/ElementwiseKernels.h"
 #include "runtime/cuda/Nvrtc.h"
 
@@ -147,6 +150,35 @@ TEST(CudaNvrtcCompile, UnsupportedSignaturesAreRefused) {
       {KernelKind::Matmul, {DType::F32, DType::F32}, DType::F32, {0, 0}},
       source);
   EXPECT_EQ(matmul.code(), StatusCode::Unimplemented);
+}
+
+/// The unit of the non-elementwise kernels compiles for sm_90 with the flash
+/// attention entries of every dtype and head-dimension capacity.
+TEST(CudaNvrtcCompile, DeviceUnitHasEveryFlashAttentionKernel) {
+  NvrtcOptions options;
+  options.arch = "sm_90";
+  options.cache = KernelCache::Bypass;
+  CompiledCuda compiled;
+  auto start = std::chrono::steady_clock::now();
+  Status status =
+      compileCuda(deviceKernelUnit(), "llmc_device_kernels.cu", options,
+                  compiled);
+  ASSERT_TRUE(status.isOk()) << status.toString();
+  ASSERT_GT(compiled.cubin.size(), 4u);
+  EXPECT_EQ(std::string(compiled.cubin.data() + 1, 3), "ELF");
+  for (const char *kernel : {"forward", "grad_rows", "grad_keys"})
+    for (const char *type : {"f32", "bf16"})
+      for (int headDim : {16, 32, 64, 128}) {
+        std::string entry = std::string("llmc_flash_attention_") + kernel +
+                            "_" + type + "_d" + std::to_string(headDim);
+        EXPECT_NE(compiled.ptx.find(".entry " + entry + "("),
+                  std::string::npos)
+            << entry;
+      }
+  // The naive kernel it replaces is gone.
+  EXPECT_EQ(compiled.ptx.find(".entry llmc_attention_f32("), std::string::npos);
+  std::printf("NVRTC, sm_90, the device unit with flash attention: %.2f s\n",
+              secondsSince(start));
 }
 
 /// A dump of one kernel is readable: one statement per line, named values.

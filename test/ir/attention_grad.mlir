@@ -1,0 +1,22 @@
+// RUN: llmc-opt %s --split-input-file | llmc-opt --split-input-file | FileCheck %s
+// RUN: llmc-opt %s --split-input-file --mlir-print-op-generic | llmc-opt --split-input-file | FileCheck %s
+
+// Neither causal nor scale is printed when absent.
+// CHECK-LABEL: func.func @plain
+// CHECK-SAME:    (%[[Q:.+]]: tensor<2x4x16x8xf32>, %[[K:.+]]: tensor<2x4x12x8xf32>, %[[V:.+]]: tensor<2x4x12x8xf32>, %[[O:.+]]: tensor<2x4x16x8xf32>, %[[G:.+]]: tensor<2x4x16x8xf32>)
+// CHECK-NEXT:    %[[DQ:.+]], %[[DK:.+]], %[[DV:.+]] = llmc.attention_grad %[[Q]], %[[K]], %[[V]], %[[O]], %[[G]] : (tensor<2x4x16x8xf32>, tensor<2x4x12x8xf32>, tensor<2x4x12x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>) -> (tensor<2x4x16x8xf32>, tensor<2x4x12x8xf32>, tensor<2x4x12x8xf32>)
+// CHECK-NEXT:    return %[[DQ]], %[[DK]], %[[DV]]
+func.func @plain(%q: tensor<2x4x16x8xf32>, %k: tensor<2x4x12x8xf32>, %v: tensor<2x4x12x8xf32>, %o: tensor<2x4x16x8xf32>, %g: tensor<2x4x16x8xf32>) -> (tensor<2x4x16x8xf32>, tensor<2x4x12x8xf32>, tensor<2x4x12x8xf32>) {
+  %dq, %dk, %dv = llmc.attention_grad %q, %k, %v, %o, %g : (tensor<2x4x16x8xf32>, tensor<2x4x12x8xf32>, tensor<2x4x12x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>) -> (tensor<2x4x16x8xf32>, tensor<2x4x12x8xf32>, tensor<2x4x12x8xf32>)
+  return %dq, %dk, %dv : tensor<2x4x16x8xf32>, tensor<2x4x12x8xf32>, tensor<2x4x12x8xf32>
+}
+
+// -----
+
+// Grouped query heads (6 read 2), causal, an explicit scale, bf16.
+// CHECK-LABEL: func.func @grouped_causal_scale
+// CHECK:         llmc.attention_grad %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} causal scale 1.250000e-01 : (tensor<1x6x16x8xbf16>, tensor<1x2x16x8xbf16>, tensor<1x2x16x8xbf16>, tensor<1x6x16x8xbf16>, tensor<1x6x16x8xbf16>) -> (tensor<1x6x16x8xbf16>, tensor<1x2x16x8xbf16>, tensor<1x2x16x8xbf16>)
+func.func @grouped_causal_scale(%q: tensor<1x6x16x8xbf16>, %k: tensor<1x2x16x8xbf16>, %v: tensor<1x2x16x8xbf16>, %o: tensor<1x6x16x8xbf16>, %g: tensor<1x6x16x8xbf16>) -> tensor<1x2x16x8xbf16> {
+  %dq, %dk, %dv = llmc.attention_grad %q, %k, %v, %o, %g causal scale 0.125 : (tensor<1x6x16x8xbf16>, tensor<1x2x16x8xbf16>, tensor<1x2x16x8xbf16>, tensor<1x6x16x8xbf16>, tensor<1x6x16x8xbf16>) -> (tensor<1x6x16x8xbf16>, tensor<1x2x16x8xbf16>, tensor<1x2x16x8xbf16>)
+  return %dk : tensor<1x2x16x8xbf16>
+}
