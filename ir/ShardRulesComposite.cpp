@@ -420,6 +420,34 @@ LogicalResult partitionVocabParallelLoss(CrossEntropyOp op,
   return success();
 }
 
+/// attention_grad: the same splits as attention; q, out, dout and dq share
+/// the query's, k, v, dk and dv the key/value heads'.
+LogicalResult partitionAttentionGrad(AttentionGradOp op,
+                                     PartitionContext &context) {
+  const Mesh &mesh = context.mesh();
+  Sharding q = context.resolvedSharding(op.getQuery());
+  q.dims[2] = q.dims[3] = DimSplit{};
+  if (q.dims[1].groups != 1)
+    q.dims[1] = DimSplit{};
+  int64_t kvHeads = shapeOf(op.getKey())[1];
+  if (q.dims[1].isSplit() && kvHeads % mesh.ways(q.dims[1].axes) != 0)
+    q.dims[1] = DimSplit{};
+  Sharding kv = Sharding::replicated(4);
+  kv.dims[0] = q.dims[0];
+  kv.dims[1] = q.dims[1];
+  SmallVector<Value> locals;
+  for (auto [value, want] :
+       llvm::zip(SmallVector<Value>{op.getQuery(), op.getKey(), op.getValue(),
+                                    op.getOut(), op.getDout()},
+                 SmallVector<Sharding>{q, kv, kv, q, q})) {
+    FailureOr<Value> local = reshardTo(context, value, want, op);
+    if (failed(local))
+      return failure();
+    locals.push_back(*local);
+  }
+  return context.cloneLocal(op, locals, {q, kv, kv});
+}
+
 /// cross-entropy: positions split like the logits' leading dimensions, the
 /// vocabulary whole. A sum leaves a pending sum; a mean divides the pending
 /// sum by the global number of counted positions.
@@ -523,6 +551,9 @@ LogicalResult partitionComposite(Operation *op, PartitionContext &context,
         return partitionNormalized(o, context, {r - 2, r - 1});
       })
       .Case([&](AttentionOp o) { return partitionAttention(o, context); })
+      .Case([&](AttentionGradOp o) {
+        return partitionAttentionGrad(o, context);
+      })
       .Case([&](CrossEntropyOp o) { return partitionCrossEntropy(o, context); })
       .Case<MoeTopKOp, MoeDispatchOp, MoeCombineOp>(
           [&](Operation *o) { return partitionReplicated(o, context); })
