@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ir/Partition.h"
+#include "ir/Communication.h"
 #include "ir/ShardRuleUtils.h"
 #include "ir/LlmcOps.h"
 #include "ir/Phase.h"
@@ -128,6 +129,11 @@ void PartitionContext::tag(Operation *collective, Operation *user,
           .str();
   MLIRContext *context = collective->getContext();
   collective->setAttr("llmc.reason", StringAttr::get(context, reason));
+  // The same formula `llmc plan` sums (ir/Communication.h).
+  std::optional<CollectiveTraffic> traffic =
+      collectiveTraffic(collective, mesh_);
+  if (traffic)
+    bytesPerRank = traffic->sentBytesPerRank;
   collective->setAttr("llmc.bytes_per_rank",
                       IntegerAttr::get(IntegerType::get(context, 64),
                                        bytesPerRank));

@@ -6,6 +6,10 @@
 //
 //===----------------------------------------------------------------------===//
 #include "tools/LlmcDriver.h"
+#include "ir/Communication.h"
+#include "ir/Sharding.h"
+
+#include <map>
 
 namespace llmc::driver {
 
@@ -143,7 +147,18 @@ int runPlan(const PlanCommand &options) {
   if (compiled.description)
     os << "; " << compiled.description->train.batchSize << " x "
        << compiled.description->train.seqLen << " tokens per step";
-  os << "), one device:\n";
+  // A partitioned step is one program per rank, the same on every rank
+  // (SPMD): its buffer plan is each rank's memory.
+  mlir::FailureOr<llmc::Mesh> mesh = llmc::Mesh::fromModule(module);
+  bool partitioned = function->hasAttr("llmc.partitioned") && succeeded(mesh);
+  if (partitioned) {
+    os << "), per rank, on each of " << mesh->numDevices() << " ranks of mesh {";
+    for (size_t i = 0; i < mesh->names.size(); ++i)
+      os << (i ? ", " : "") << mesh->names[i] << "=" << mesh->sizes[i];
+    os << "}:\n";
+  } else {
+    os << "), one device:\n";
+  }
   auto row = [&](llvm::StringRef what, uint64_t bytes) {
     os << "  " << llvm::left_justify(what, 30) << " "
        << llvm::right_justify(withThousands(static_cast<int64_t>(bytes)), 15)
@@ -186,8 +201,44 @@ int runPlan(const PlanCommand &options) {
      << plan->donations.size()
      << " new parameters and moments are written into their own "
         "arguments' buffers\n";
-  os << "  communication and step time: not yet (sharding #8, planner "
-        "#11)\n";
+  if (!partitioned) {
+    os << "  communication: none (one device); step time: not yet (planner "
+          "#11)\n";
+    return kExitOk;
+  }
+  // Communication per step and rank, by mesh axes and collective kind.
+  struct Row {
+    int64_t ops = 0, payload = 0, sent = 0;
+  };
+  std::map<std::pair<std::string, std::string>, Row> rows;
+  for (mlir::Operation &op : function.getBody().front()) {
+    std::optional<llmc::CollectiveTraffic> t =
+        llmc::collectiveTraffic(&op, *mesh);
+    if (!t)
+      continue;
+    Row &r = rows[{mesh->axesText(t->axes), t->kind}];
+    ++r.ops;
+    r.payload += t->payloadBytes;
+    r.sent += t->sentBytesPerRank;
+  }
+  os << "  communication per step and rank (ring algorithms: an all-reduce "
+        "of S bytes over N ranks sends 2(N-1)/N*S, all-gather and "
+        "reduce-scatter (N-1)/N*S):\n";
+  os << "  " << llvm::left_justify("axes", 8) << llvm::left_justify("kind", 16)
+     << llvm::right_justify("ops", 6) << llvm::right_justify("payload bytes", 18)
+     << llvm::right_justify("sent bytes", 18) << "\n";
+  int64_t total = 0;
+  for (const auto &[key, r] : rows) {
+    os << "  " << llvm::left_justify(key.first, 8)
+       << llvm::left_justify(key.second, 16)
+       << llvm::right_justify(std::to_string(r.ops), 6)
+       << llvm::right_justify(withThousands(r.payload), 18)
+       << llvm::right_justify(withThousands(r.sent), 18) << "\n";
+    total += r.sent;
+  }
+  os << "  " << llvm::left_justify("total", 30)
+     << llvm::right_justify(withThousands(total), 36) << " bytes sent\n";
+  os << "  step time: not yet (planner #11)\n";
   return kExitOk;
 }
 
