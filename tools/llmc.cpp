@@ -7,11 +7,13 @@
 //                       built-in corpus (the README's main job)
 //   llmc plan FILE      the memory of the training step by kind, remat and
 //                       kernel counts (communication and time: #8, #11)
+//   llmc verify FILE    a few steps of the run's mesh against one device
 //
 // FILE is a run description (.toml), a Hugging Face config.json, or llmc IR
 // (.mlir). Exit codes: 0 success, 1 the input was rejected (diagnostics
 // printed), 2 bad usage. This file holds main, compile and inspect; the
-// shared compile path is LlmcDriver.{h,cpp}, train and plan LlmcTrainPlan.cpp.
+// shared compile path is LlmcDriver.{h,cpp}, train and plan LlmcTrainPlan.cpp,
+// verify LlmcVerify.cpp.
 //
 //===----------------------------------------------------------------------===//
 
@@ -191,11 +193,13 @@ int main(int argc, char **argv) {
   InspectCommand inspect;
   TrainCommand train;
   PlanCommand plan;
+  VerifyCommand verify;
 
   // Show only llmc's options in --help, not those libLLVM registers.
   cl::HideUnrelatedOptions(llmcCategory());
   for (cl::SubCommand *sub :
-       {&compile.command, &inspect.command, &train.command, &plan.command})
+       {&compile.command, &inspect.command, &train.command, &plan.command,
+        &verify.command})
     cl::HideUnrelatedOptions(llmcCategory(), *sub);
   if (!cl::ParseCommandLineOptions(
           argc, argv,
@@ -204,7 +208,9 @@ int main(int argc, char **argv) {
           "[-o FILE.llmcx]\n"
           "  llmc inspect FILE\n"
           "  llmc train [FILE]   (no FILE: the built-in demo run)\n"
-          "  llmc plan FILE      the memory of the training step, by kind\n\n"
+          "  llmc plan FILE      the memory of the training step, by kind\n"
+          "  llmc verify FILE    the run's mesh against one device, a few "
+          "steps\n\n"
           "  FILE: a run description (.toml), a Hugging Face config.json, or\n"
           "  llmc IR (.mlir). llmc SUBCOMMAND --help shows the options of one "
           "subcommand.\n",
@@ -219,8 +225,10 @@ int main(int argc, char **argv) {
     return runTrain(train);
   if (plan.command)
     return runPlan(plan);
+  if (verify.command)
+    return runVerify(verify);
 
   llvm::errs() << "llmc: expected a subcommand (compile, inspect, train, "
-                  "plan); see llmc --help\n";
+                  "plan, verify); see llmc --help\n";
   return kExitUsage;
 }
