@@ -453,14 +453,11 @@ int runVerify(const VerifyCommand &options) {
                         row.gradient, row.parameter)
        << (gradientOk && parameterOk ? "" : "  FAIL") << "\n";
     if (!gradientOk || !parameterOk)
-      failures.push_back(row.name + " (" +
-                         (gradientOk ? "" : "gradients: " + row.worstGradient) +
-                         (gradientOk || parameterOk ? "" : "; ") +
-                         (parameterOk ? ""
-                                      : "parameters: " + row.worstParameter) +
-                         ")");
-    worstGradient = std::max(worstGradient, row.gradient);
-    worstParameter = std::max(worstParameter, row.parameter);
+      failures.push_back(row.name);
+    if (!(row.gradient <= worstGradient))
+      worstGradient = row.gradient;
+    if (!(row.parameter <= worstParameter))
+      worstParameter = row.parameter;
   }
   os << "\n";
   auto summary = [&](llvm::StringRef what, double worst, double tolerance,
@@ -485,6 +482,18 @@ int runVerify(const VerifyCommand &options) {
         "clipped g1 (the same relative difference as the gradient's); "
         "parameters: after step "
      << steps << "\n";
+  for (const PartRow &row : rows) {
+    if (row.gradient <= tensorTolerance && row.parameter <= tensorTolerance)
+      continue;
+    os << "  " << row.name << ": worst";
+    if (!(row.gradient <= tensorTolerance))
+      os << llvm::formatv(" gradient {0} ({1:e2})", row.worstGradient,
+                          row.gradient);
+    if (!(row.parameter <= tensorTolerance))
+      os << llvm::formatv(" parameter {0} ({1:e2})", row.worstParameter,
+                          row.parameter);
+    os << "\n";
+  }
   if (!keyBiases.empty())
     os << "  note: the key third of " << keyBiases.size()
        << " attn.c_attn.bias tensor(s) is left out (its gradient is zero in "
