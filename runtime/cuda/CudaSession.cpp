@@ -1,9 +1,9 @@
 //===- CudaSession.cpp - run a loaded Executable on one GPU ---------------===//
 #include "runtime/cuda/CudaSession.h"
-#include "runtime/Sharding.h"
 
 #include "runtime/cuda/CudaModule.h"
 #include "runtime/cuda/DeviceKernels.h"
+#include "runtime/cuda/KernelSelection.h"
 
 namespace llmc::rt::cuda {
 
@@ -33,17 +33,7 @@ Status CudaSession::create(const Executable &executable,
                            const CudaSessionOptions &options,
                            std::unique_ptr<CudaSession> &session) {
   LLMC_RETURN_IF_ERROR(validateExecutable(executable));
-  // Validation makes the mesh's device count the number of ranks, so this
-  // also refuses every mesh of more than one device.
-  if (executable.ranks.size() != 1)
-    return Status::error(StatusCode::Unimplemented,
-                         "the CUDA session runs one-rank programs; this one "
-                         "has " +
-                             std::to_string(executable.ranks.size()) +
-                             " ranks on the mesh " +
-                             formatMesh(executable.mesh) +
-                             " (multi-GPU with NCCL is issue #9); run it on "
-                             "the CPU with --device cpu");
+  LLMC_RETURN_IF_ERROR(checkOneRank(executable));
   std::unique_ptr<CudaSession> created(new CudaSession(executable, options));
   LLMC_CUDA_CHECK(cudaSetDevice(options.device),
                   "cudaSetDevice(" + std::to_string(options.device) + ")");
@@ -66,13 +56,10 @@ Status CudaSession::create(const Executable &executable,
         "uploading a constant");
   // 3. Every kernel, compiled now so that run() only launches.
   LLMC_RETURN_IF_ERROR(CudaKernels::create(created->kernels_));
+  //    The choice is selectCommand's, as checkCudaCoverage makes it.
   for (const Command &command : program.commands) {
-    if (command.kind == CommandKind::Collective ||
-        command.kind == CommandKind::HostStep)
-      return created->wrap(
-          command, Status::error(StatusCode::Unimplemented,
-                                 "collectives and host steps do not run on "
-                                 "the CUDA session yet"));
+    KernelChoice choice;
+    LLMC_RETURN_IF_ERROR(selectCommand(program, command, choice));
     if (command.kind != CommandKind::Kernel &&
         command.kind != CommandKind::Gemm)
       continue;

@@ -1,5 +1,5 @@
 # cmake -P script behind `ninja cuda-deploy`: copies BINARY (and BINARY2,
-# and the file DATA, when given) and the shared
+# and the files DATA and DATA2, when given) and the shared
 # libraries it loads into DEST, except those every Linux machine has (libc,
 # libstdc++, ...) and NVRTC and cuBLAS(Lt), which are hundreds of MB and come
 # with the CUDA toolkit of the GPU machine. Run the result with
@@ -22,9 +22,11 @@ if(unresolved)
   message(FATAL_ERROR "cuda-deploy: unresolved libraries: ${unresolved}")
 endif()
 file(COPY ${binaries} DESTINATION "${DEST}")
-if(DATA)
-  file(COPY "${DATA}" DESTINATION "${DEST}")
-endif()
+foreach(data IN ITEMS "${DATA}" "${DATA2}")
+  if(data)
+    file(COPY "${data}" DESTINATION "${DEST}")
+  endif()
+endforeach()
 set(total 0)
 foreach(library IN LISTS resolved)
   get_filename_component(name "${library}" NAME)
