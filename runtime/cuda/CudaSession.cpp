@@ -5,6 +5,10 @@
 #include "runtime/cuda/DeviceKernels.h"
 #include "runtime/cuda/KernelSelection.h"
 
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+
 namespace llmc::rt::cuda {
 
 CudaSession::CudaSession(const Executable &executable,
@@ -15,6 +19,10 @@ CudaSession::CudaSession(const Executable &executable,
 CudaSession::~CudaSession() {
   if (stream_)
     (void)cudaStreamSynchronize(stream_);
+  if (profile_)
+    printProfile();
+  for (cudaEvent_t event : events_)
+    (void)cudaEventDestroy(event);
   kernels_.reset();
   if (arena_)
     (void)cudaFree(arena_);
@@ -137,8 +145,19 @@ Status CudaSession::setArgumentFromOutput(const std::string &name,
 
 Status CudaSession::run() {
   LLMC_RETURN_IF_ERROR(checkAllBound(executable_, bound_));
+  const std::vector<Command> &commands = executable_.ranks.front().commands;
+  if (const char *env = std::getenv("LLMC_PROFILE"); env && *env && *env != '0')
+    profile_ = true;
+  if (profile_ && events_.empty()) {
+    events_.resize(commands.size() + 1);
+    for (cudaEvent_t &event : events_)
+      LLMC_CUDA_CHECK(cudaEventCreate(&event), "cudaEventCreate(profile)");
+  }
+  if (profile_)
+    LLMC_CUDA_CHECK(cudaEventRecord(events_[0], stream_), "profile event");
   std::vector<TensorRef> inputs, outputs;
-  for (const Command &command : executable_.ranks.front().commands) {
+  size_t index = 0;
+  for (const Command &command : commands) {
     inputs.clear();
     outputs.clear();
     for (int32_t value : command.inputs)
@@ -164,12 +183,65 @@ Status CudaSession::run() {
     if (status && options_.syncEachCommand)
       status = cudaStatus(cudaStreamSynchronize(stream_),
                           std::string(kernelName(command.kernel)));
+    if (status && profile_)
+      status = cudaStatus(cudaEventRecord(events_[++index], stream_),
+                          "profile event");
     LLMC_RETURN_IF_ERROR(wrap(command, status));
   }
   LLMC_CUDA_CHECK(cudaStreamSynchronize(stream_),
                   "running the program (a kernel failed; "
                   "CudaSessionOptions::syncEachCommand names which)");
+  if (profile_ && runs_++ > 0)
+    recordProfile();
   return Status::ok();
+}
+
+void CudaSession::recordProfile() {
+  const std::vector<Command> &commands = executable_.ranks.front().commands;
+  const RankProgram &program = executable_.ranks.front();
+  for (size_t i = 0; i < commands.size(); ++i) {
+    float ms = 0;
+    if (cudaEventElapsedTime(&ms, events_[i], events_[i + 1]) != cudaSuccess)
+      continue;
+    const Command &command = commands[i];
+    std::string kind = command.kind == CommandKind::Copy
+                           ? std::string("Copy")
+                           : std::string(kernelName(command.kernel));
+    if (!command.outputs.empty())
+      kind += " -> " +
+              std::string(dtypeName(program.values[command.outputs[0]].dtype));
+    ProfileRow &row = profileRows_[kind];
+    row.ms += ms;
+    ++row.launches;
+    ProfileRow &one = profileCommands_[kind + " at " + command.origin];
+    one.ms += ms;
+    ++one.launches;
+  }
+}
+
+void CudaSession::printProfile() const {
+  int64_t runs = runs_ - 1;
+  if (runs <= 0)
+    return;
+  auto print = [&](const std::map<std::string, ProfileRow> &rows,
+                   const char *title, size_t limit) {
+    std::vector<std::pair<double, std::string>> order;
+    double total = 0;
+    for (const auto &[name, row] : rows) {
+      order.push_back({row.ms / runs, name});
+      total += row.ms / runs;
+    }
+    std::sort(order.rbegin(), order.rend());
+    std::fprintf(stderr, "[profile] %s, per step (mean of %lld steps), total %.2f ms:\n",
+                 title, static_cast<long long>(runs), total);
+    for (size_t i = 0; i < order.size() && i < limit; ++i)
+      std::fprintf(stderr, "[profile] %9.3f ms %5.1f%%  %5lld x  %s\n",
+                   order[i].first, 100.0 * order[i].first / total,
+                   static_cast<long long>(rows.at(order[i].second).launches / runs),
+                   order[i].second.c_str());
+  };
+  print(profileRows_, "GPU time by kernel", 40);
+  print(profileCommands_, "GPU time by kernel and model part", 25);
 }
 
 Status CudaSession::output(size_t index, TensorRef &tensor) const {

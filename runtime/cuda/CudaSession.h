@@ -25,6 +25,7 @@
 
 #include <memory>
 #include <string>
+#include <map>
 #include <vector>
 
 namespace llmc::rt::cuda {
@@ -95,12 +96,28 @@ private:
   TensorRef slot(int32_t value) const;
   Status wrap(const Command &command, Status status) const;
 
+  /// LLMC_PROFILE=1: the GPU time of every command of every run after the
+  /// first (cudaEvents around each), summed by kernel kind and output type;
+  /// printed to stderr when the session ends. For finding where a step's
+  /// time goes (bench/RESULTS.md), not for production.
+  struct ProfileRow {
+    double ms = 0;
+    int64_t launches = 0;
+  };
+  void recordProfile();
+  void printProfile() const;
+
   const Executable &executable_;
   CudaSessionOptions options_;
   std::unique_ptr<CudaKernels> kernels_;
   cudaStream_t stream_ = nullptr;
   uint8_t *arena_ = nullptr;
   std::vector<bool> bound_;
+  bool profile_ = false;
+  int64_t runs_ = 0;
+  std::vector<cudaEvent_t> events_;
+  std::map<std::string, ProfileRow> profileRows_;
+  std::map<std::string, ProfileRow> profileCommands_;
 };
 
 /// The number of CUDA devices; 0 when there is none or no driver.

@@ -317,6 +317,31 @@ Status CudaKernels::launch(KernelKind kind, const KernelAttrs &attrs,
                                                      : 2;
     const void *source = in.data;
     void *result = out->data;
+    // One block per output fills the GPU when there are many outputs; a
+    // few long reductions (a whole gradient's sum of squares: one output of
+    // 38M elements) are split over blocks in two passes instead. Measured on
+    // the H200, GPT-2 124M: the one-pass kernel spent 267 ms of a 668 ms step
+    // on the optimizer's 148 full reductions.
+    int64_t wanted = static_cast<int64_t>(multiprocessors_) * 4;
+    if (plan.outputCount < wanted && plan.reduceCount >= 16384) {
+      long long chunks = std::min<int64_t>(
+          {1024, (wanted + plan.outputCount - 1) / plan.outputCount,
+           (plan.reduceCount + 4095) / 4096});
+      LLMC_RETURN_IF_ERROR(reserveScratch(
+          static_cast<size_t>(plan.outputCount * chunks) * sizeof(double)));
+      void *partials = scratch_;
+      long long count = plan.reduceCount;
+      std::vector<void *> first = {&source, &partials, &plan, &reduceKind,
+                                   &chunks};
+      LLMC_RETURN_IF_ERROR(launchPrimitive(
+          entries[1], static_cast<unsigned>(plan.outputCount * chunks), 256, 0,
+          first, stream));
+      std::vector<void *> second = {&partials, &result, &chunks, &count,
+                                    &reduceKind};
+      return launchPrimitive(entries[2],
+                             static_cast<unsigned>(plan.outputCount), 256, 0,
+                             second, stream);
+    }
     std::vector<void *> args = {&source, &result, &plan, &reduceKind};
     unsigned blocks = static_cast<unsigned>(std::min<int64_t>(
         plan.outputCount, static_cast<int64_t>(multiprocessors_) * 64));

@@ -321,6 +321,94 @@ __device__ void reduce(const In *in, Out *out, ReducePlan plan, int kind) {
   }
 }
 
+// Few outputs, long reductions (a gradient's sum of squares): pass 1 cuts
+// each output's reduction into `chunks` contiguous ranges, one block each,
+// and writes one double per block; pass 2 folds an output's partials in
+// chunk order. Both passes fix the order of every addition, so the result is
+// the same from run to run.
+template <typename In>
+__device__ void reducePartial(const In *in, double *partials, ReducePlan plan,
+                              int kind, long long chunks) {
+  __shared__ double shares[256];
+  long long o = blockIdx.x / chunks, c = blockIdx.x % chunks;
+  long long length = (plan.reduceCount + chunks - 1) / chunks;
+  long long begin = c * length;
+  long long end = min(plan.reduceCount, begin + length);
+  long long base = decompose(o, plan.keptRank, plan.keptSizes, plan.keptStrides);
+  double acc = kind == 1 ? negativeInfinity() : 0.0;
+  for (long long r = begin + threadIdx.x; r < end; r += blockDim.x) {
+    long long offset =
+        base + decompose(r, plan.reducedRank, plan.reducedSizes,
+                         plan.reducedStrides);
+    double value = (double)loadValue(in[offset]);
+    if (kind == 1)
+      acc = (isnan(acc) || acc >= value) ? acc : value;
+    else
+      acc += value;
+  }
+  shares[threadIdx.x] = acc;
+  __syncthreads();
+  for (int half = blockDim.x / 2; half > 0; half /= 2) {
+    if (threadIdx.x < half) {
+      double a = shares[threadIdx.x], b = shares[threadIdx.x + half];
+      shares[threadIdx.x] = kind == 1 ? ((isnan(a) || a >= b) ? a : b) : a + b;
+    }
+    __syncthreads();
+  }
+  if (threadIdx.x == 0)
+    partials[blockIdx.x] = shares[0];
+}
+
+template <typename Out>
+__device__ void reduceFinish(const double *partials, Out *out,
+                             long long chunks, long long count, int kind) {
+  __shared__ double shares[256];
+  const double *mine = partials + blockIdx.x * chunks;
+  double acc = kind == 1 ? negativeInfinity() : 0.0;
+  for (long long c = threadIdx.x; c < chunks; c += blockDim.x) {
+    double value = mine[c];
+    acc = kind == 1 ? ((isnan(acc) || acc >= value) ? acc : value) : acc + value;
+  }
+  shares[threadIdx.x] = acc;
+  __syncthreads();
+  for (int half = blockDim.x / 2; half > 0; half /= 2) {
+    if (threadIdx.x < half) {
+      double a = shares[threadIdx.x], b = shares[threadIdx.x + half];
+      shares[threadIdx.x] = kind == 1 ? ((isnan(a) || a >= b) ? a : b) : a + b;
+    }
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) {
+    double result = shares[0];
+    if (kind == 2)
+      result /= (double)count;
+    out[blockIdx.x] = storeValue<Out>(result);
+  }
+}
+
+extern "C" __global__ void llmc_reduce_partial_f32(const float *in,
+                                                   double *partials,
+                                                   ReducePlan plan, int kind,
+                                                   long long chunks) {
+  reducePartial(in, partials, plan, kind, chunks);
+}
+extern "C" __global__ void llmc_reduce_partial_bf16(const Bf16 *in,
+                                                    double *partials,
+                                                    ReducePlan plan, int kind,
+                                                    long long chunks) {
+  reducePartial(in, partials, plan, kind, chunks);
+}
+extern "C" __global__ void llmc_reduce_finish_f32(const double *partials,
+                                                  float *out, long long chunks,
+                                                  long long count, int kind) {
+  reduceFinish(partials, out, chunks, count, kind);
+}
+extern "C" __global__ void llmc_reduce_finish_bf16(const double *partials,
+                                                   Bf16 *out, long long chunks,
+                                                   long long count, int kind) {
+  reduceFinish(partials, out, chunks, count, kind);
+}
+
 extern "C" __global__ void llmc_reduce_f32_f32(const float *in, float *out,
                                                ReducePlan plan, int kind) {
   reduce(in, out, plan, kind);

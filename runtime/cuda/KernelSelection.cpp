@@ -213,7 +213,10 @@ Status selectKernel(KernelKind kind, const KernelAttrs &attrs,
       return refuse("reductions cover f32 and bf16 inputs and results");
     if (inputs[0].rank() > kMaxRank)
       return refuse("ranks above 8 are not supported");
-    return runs({"llmc_reduce_" + in + "_" + out});
+    // The one-pass kernel, and the two passes of the split reduction
+    // (DeviceKernels.cpp decides which by the shape).
+    return runs({"llmc_reduce_" + in + "_" + out, "llmc_reduce_partial_" + in,
+                 "llmc_reduce_finish_" + out});
   }
   case KernelKind::Matmul: {
     LLMC_RETURN_IF_ERROR(expect(2, 2, 2, 0));

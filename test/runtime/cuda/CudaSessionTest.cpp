@@ -502,10 +502,21 @@ TEST_F(CudaKernelCase, MixedPrecision) {
           {&x, &gamma}, out3, Tolerance::Double);
   }
   {
-    Tensor in(DType::F32, {5, 300}), out(DType::BF16, {5});
+    // Few outputs, long reductions: the split (two-pass) reduction.
+    Tensor in(DType::F32, {3, 700000}), out(DType::F32, {3});
     fillFloat(in);
-    check("reduce_sum f32->bf16 dim 1", KernelKind::ReduceSum, {{1}, {}},
+    check("reduce_sum f32 split dim 1", KernelKind::ReduceSum, {{1}, {}},
           {&in}, out, Tolerance::Double);
+    Tensor all(DType::F32, {});
+    check("reduce_sum f32 split all", KernelKind::ReduceSum, {{0, 1}, {}},
+          {&in}, all, Tolerance::Double);
+    Tensor wide(DType::BF16, {2, 300000}), max(DType::BF16, {2}),
+        mean(DType::F32, {2});
+    fillFloat(wide);
+    check("reduce_max bf16 split dim 1", KernelKind::ReduceMax, {{1}, {}},
+          {&wide}, max, Tolerance::Double);
+    check("reduce_mean bf16->f32 split dim 1", KernelKind::ReduceMean,
+          {{1}, {}}, {&wide}, mean, Tolerance::Double);
   }
   for (DType index : {DType::I32, DType::I64}) {
     // Many bf16 updates into few rows of a bf16 table: f32 accumulation
