@@ -263,6 +263,7 @@ LogicalResult Lowering::lowerFused(FusedOp fused) {
   Block &body = fused.getBody().front();
   for (auto [arg, input] : llvm::zip(body.getArguments(), fused.getInputs()))
     slots[arg] = slotOf(input);
+  size_t first = rank.commands.size();
   for (Operation &inner : body) {
     if (auto yield = dyn_cast<YieldOp>(inner)) {
       for (auto [result, value] :
@@ -273,6 +274,21 @@ LogicalResult Lowering::lowerFused(FusedOp fused) {
     if (failed(lowerOp(&inner)))
       return failure();
   }
+  // An elementwise region is announced by a FusedElementwise marker before
+  // its commands, so that a backend can run them as one kernel.
+  size_t count = rank.commands.size() - first;
+  if (fused.getKind() != FusionKind::elementwise || count < 2)
+    return success();
+  rt::Command marker;
+  marker.kind = rt::CommandKind::Kernel;
+  marker.kernel = rt::KernelKind::FusedElementwise;
+  marker.attrs.ints = {static_cast<int64_t>(count)};
+  marker.origin = locationText(fused.getLoc());
+  for (Value input : fused.getInputs())
+    marker.inputs.push_back(slotOf(input));
+  for (Value result : fused.getResults())
+    marker.outputs.push_back(slotOf(result));
+  rank.commands.insert(rank.commands.begin() + first, std::move(marker));
   return success();
 }
 

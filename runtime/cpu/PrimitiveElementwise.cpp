@@ -224,4 +224,12 @@ Status cpuCast(const KernelArgs &args) {
   return Status::ok();
 }
 
+/// The marker of a fused region: the region's own commands follow and run
+/// one by one on the CPU, so the program is the unfused one bit for bit.
+Status cpuFusedElementwise(const KernelArgs &args) {
+  if (args.attrs.ints.size() != 1 || args.attrs.ints[0] < 1)
+    return args.error("expected the number of commands of the region");
+  return Status::ok();
+}
+
 } // namespace llmc::rt

@@ -1,5 +1,6 @@
 //===- CudaCoverage.cpp - which commands of a program the GPU can run -----===//
 #include "runtime/cuda/CudaCoverage.h"
+#include "runtime/cuda/FusedKernels.h"
 
 #include "runtime/cuda/DeviceKernels.h"
 #include "runtime/cuda/KernelSelection.h"
@@ -98,6 +99,22 @@ Status checkCudaCoverage(const Executable &executable,
   }
   report.entries = unitEntries.size();
   report.gemmTypes = gemmTypes.size();
+  // Fused regions: the kernel the session would generate for each (a region
+  // the generator refuses is not a gap: its commands run one by one).
+  std::map<std::string, std::string> fusedSources; // entry -> source
+  for (size_t i = 0; i < program.commands.size(); ++i) {
+    const Command &command = program.commands[i];
+    if (command.kind != CommandKind::Kernel ||
+        command.kernel != KernelKind::FusedElementwise)
+      continue;
+    FusedSource source;
+    if (generateFusedKernel(program, i, source)) {
+      ++report.fusedRegions;
+      fusedSources.emplace(source.entry, source.source);
+    } else {
+      ++report.unfusedRegions;
+    }
+  }
   if (!options.compile)
     return Status::ok();
 
@@ -115,6 +132,15 @@ Status checkCudaCoverage(const Executable &executable,
         return Status::error(StatusCode::Internal,
                              "the unit of " + name + " does not define " +
                                  entry);
+  }
+  for (const auto &[entry, text] : fusedSources) {
+    CompiledCuda compiled;
+    LLMC_RETURN_IF_ERROR(
+        compileCuda(text, entry + ".cu", options.nvrtc, compiled));
+    ++report.units;
+    if (!definesEntry(compiled.ptx, entry))
+      return Status::error(StatusCode::Internal,
+                           "the fused unit does not define " + entry);
   }
   if (!unitEntries.empty()) {
     CompiledCuda compiled;

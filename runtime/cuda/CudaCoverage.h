@@ -42,6 +42,8 @@ struct CoverageReport {
   size_t units = 0;        ///< distinct NVRTC units compiled
   size_t entries = 0;      ///< distinct entries of the non-elementwise unit
   size_t gemmTypes = 0;    ///< distinct cuBLASLt type combinations
+  size_t fusedRegions = 0; ///< elementwise regions run as one kernel
+  size_t unfusedRegions = 0; ///< regions whose commands run one by one
   double compileSeconds = 0.0;
   std::vector<CoverageGap> gaps;
   /// What runs, with the number of commands: "elementwise Add(f32, f32) ->

@@ -3,6 +3,7 @@
 
 #include "runtime/cuda/CudaModule.h"
 #include "runtime/cuda/DeviceKernels.h"
+#include "runtime/cuda/FusedKernels.h"
 #include "runtime/cuda/KernelSelection.h"
 
 #include <algorithm>
@@ -79,6 +80,26 @@ Status CudaSession::create(const Executable &executable,
     LLMC_RETURN_IF_ERROR(created->wrap(
         command, created->kernels_->prepare(command.kernel, command.attrs,
                                             inputs, outputs)));
+  }
+  // 4. One kernel per elementwise fused region, where the generator covers
+  //    it; the others run their commands.
+  for (size_t c = 0; c < program.commands.size(); ++c) {
+    const Command &command = program.commands[c];
+    if (command.kind != CommandKind::Kernel ||
+        command.kernel != KernelKind::FusedElementwise)
+      continue;
+    FusedSource source;
+    if (Status status = generateFusedKernel(program, c, source); !status) {
+      created->unfused_.push_back(status.message());
+      continue;
+    }
+    FusedLaunch launch;
+    LLMC_RETURN_IF_ERROR(created->wrap(
+        command,
+        created->kernels_->fused(source.source, source.entry, launch.kernel)));
+    launch.commands = static_cast<size_t>(command.attrs.ints[0]);
+    launch.elements = source.elements;
+    created->fused_[c] = launch;
   }
   LLMC_CUDA_CHECK(cudaDeviceSynchronize(), "creating the CUDA session");
   session = std::move(created);
@@ -157,7 +178,8 @@ Status CudaSession::run() {
     LLMC_CUDA_CHECK(cudaEventRecord(events_[0], stream_), "profile event");
   std::vector<TensorRef> inputs, outputs;
   size_t index = 0;
-  for (const Command &command : commands) {
+  for (size_t c = 0; c < commands.size(); ++c) {
+    const Command &command = commands[c];
     inputs.clear();
     outputs.clear();
     for (int32_t value : command.inputs)
@@ -176,6 +198,18 @@ Status CudaSession::run() {
                                             inputs[0].bytes(),
                                             cudaMemcpyDeviceToDevice, stream_),
                             "cudaMemcpyAsync(copy)");
+    } else if (auto fused = fused_.find(c); fused != fused_.end()) {
+      // The region as one kernel; its commands are skipped (their profile
+      // events are recorded with no work between them).
+      status = kernels_->launchFused(fused->second.kernel,
+                                     fused->second.elements, inputs, outputs,
+                                     stream_);
+      for (size_t skip = 0; status && skip < fused->second.commands; ++skip) {
+        ++c;
+        if (profile_)
+          status = cudaStatus(cudaEventRecord(events_[++index], stream_),
+                              "profile event");
+      }
     } else {
       status = kernels_->launch(command.kernel, command.attrs, inputs, outputs,
                                 stream_);

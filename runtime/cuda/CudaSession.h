@@ -88,6 +88,10 @@ public:
   uint64_t arenaBytes() const;
   /// NVRTC units loaded and the seconds spent compiling them at creation.
   size_t loadedUnits() const;
+  /// Elementwise fused regions that run as one kernel, and the reasons of
+  /// those that run op by op.
+  size_t fusedRegions() const { return fused_.size(); }
+  const std::vector<std::string> &unfusedRegions() const { return unfused_; }
   double compileSeconds() const;
 
 private:
@@ -113,6 +117,15 @@ private:
   cudaStream_t stream_ = nullptr;
   uint8_t *arena_ = nullptr;
   std::vector<bool> bound_;
+  /// Fused regions run as one kernel, by the index of their marker command
+  /// (FusedKernels.h); a region missing here runs its commands one by one.
+  struct FusedLaunch {
+    cudaKernel_t kernel = nullptr;
+    size_t commands = 0;
+    int64_t elements = 0;
+  };
+  std::map<size_t, FusedLaunch> fused_;
+  std::vector<std::string> unfused_; ///< why a region runs op by op
   bool profile_ = false;
   int64_t runs_ = 0;
   std::vector<cudaEvent_t> events_;

@@ -150,6 +150,45 @@ Status CudaKernels::elementwise(const ElementwiseSignature &signature,
   return Status::ok();
 }
 
+Status CudaKernels::fused(const std::string &source, const std::string &entry,
+                          cudaKernel_t &kernel) {
+  auto found = fused_.find(entry);
+  if (found == fused_.end()) {
+    auto begin = std::chrono::steady_clock::now();
+    CompiledCuda compiled;
+    LLMC_RETURN_IF_ERROR(compileCuda(source, entry + ".cu", nvrtc_, compiled));
+    std::unique_ptr<CudaLibrary> library;
+    LLMC_RETURN_IF_ERROR(CudaLibrary::load(compiled.cubin, library));
+    compileSeconds_ +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - begin)
+            .count();
+    found = fused_.emplace(entry, std::move(library)).first;
+  }
+  return found->second->kernel(entry, kernel);
+}
+
+Status CudaKernels::launchFused(cudaKernel_t kernel, int64_t elements,
+                                const std::vector<TensorRef> &inputs,
+                                const std::vector<TensorRef> &outputs,
+                                cudaStream_t stream) {
+  std::vector<const void *> pointers;
+  for (const TensorRef &t : inputs)
+    pointers.push_back(t.data);
+  for (const TensorRef &t : outputs)
+    pointers.push_back(t.data);
+  long long n = elements;
+  std::vector<void *> args;
+  for (const void *&p : pointers)
+    args.push_back(&p);
+  args.push_back(&n);
+  LLMC_CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void *>(kernel),
+                                   dim3(gridFor(elements, 256)), dim3(256),
+                                   args.data(), 0, stream),
+                  "launching a fused region");
+  LLMC_CUDA_CHECK(cudaGetLastError(), "launching a fused region");
+  return Status::ok();
+}
+
 Status CudaKernels::prepare(KernelKind kind, const KernelAttrs &attrs,
                             const std::vector<TensorRef> &inputs,
                             const std::vector<TensorRef> &outputs) {

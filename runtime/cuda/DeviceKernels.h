@@ -66,9 +66,20 @@ public:
                 const std::vector<TensorRef> &inputs,
                 const std::vector<TensorRef> &outputs, cudaStream_t stream);
 
-  /// NVRTC units loaded: the non-elementwise one and one per elementwise
-  /// signature.
-  size_t loadedUnits() const { return 1 + elementwise_.size(); }
+  /// Compiles (or finds in the kernel cache) a fused region's kernel
+  /// (FusedKernels.h) and returns its entry.
+  Status fused(const std::string &source, const std::string &entry,
+               cudaKernel_t &kernel);
+  /// Launches a fused region's kernel over `elements` elements: the
+  /// region's inputs, then its outputs, then the count.
+  Status launchFused(cudaKernel_t kernel, int64_t elements,
+                     const std::vector<TensorRef> &inputs,
+                     const std::vector<TensorRef> &outputs,
+                     cudaStream_t stream);
+
+  /// NVRTC units loaded: the non-elementwise one, one per elementwise
+  /// signature, and one per distinct fused region.
+  size_t loadedUnits() const { return 1 + elementwise_.size() + fused_.size(); }
   /// Seconds spent compiling (or reading from the cache) so far.
   double compileSeconds() const { return compileSeconds_; }
 
@@ -91,6 +102,7 @@ private:
   NvrtcOptions nvrtc_;
   std::unique_ptr<CudaLibrary> primitives_;
   std::map<std::string, Elementwise> elementwise_;
+  std::map<std::string, std::unique_ptr<CudaLibrary>> fused_;
   std::unique_ptr<CublasLtMatmul> matmul_;
   void *scratch_ = nullptr;
   size_t scratchBytes_ = 0;

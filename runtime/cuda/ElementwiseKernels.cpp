@@ -298,6 +298,36 @@ bool isCudaElementwiseKernel(KernelKind kind) {
   }
 }
 
+Status elementwiseFunction(const ElementwiseSignature &sig,
+                           const std::string &name, std::string &code) {
+  LLMC_RETURN_IF_ERROR(checkSignature(sig));
+  const std::vector<std::string> names = operandNames(sig.kind);
+  std::ostringstream s;
+  s << "// " << describe(sig) << "\n"
+    << "__device__ __forceinline__ " << computeType(sig.kind, sig.result) << " "
+    << name << "(";
+  for (size_t i = 0; i < names.size(); ++i)
+    s << (i ? ", " : "") << computeType(sig.kind, sig.inputs[i]) << " "
+      << names[i];
+  s << ") {\n" << opBody(sig) << "}\n";
+  code = s.str();
+  return Status::ok();
+}
+
+const char *elementwiseStorageType(DType dtype) { return storageType(dtype); }
+
+std::string elementwiseLoad(const ElementwiseSignature &sig, size_t operand,
+                            const std::string &value) {
+  return load(sig.kind, sig.inputs[operand], value);
+}
+
+std::string elementwiseStore(const ElementwiseSignature &sig,
+                             const std::string &value) {
+  return store(sig.kind, sig.result, value);
+}
+
+const char *elementwiseBf16Helpers() { return kBf16Helpers; }
+
 std::string describe(const ElementwiseSignature &sig) {
   std::string text = kernelName(sig.kind);
   if (sig.kind == KernelKind::Compare && sig.ints.size() == 1 &&

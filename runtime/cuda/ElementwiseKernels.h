@@ -60,6 +60,22 @@ struct ElementwiseSource {
 /// Whether `kind` is one this file generates.
 bool isCudaElementwiseKernel(KernelKind kind);
 
+/// The pieces of one op for a kernel that composes several (a fused region,
+/// runtime/cuda/FusedKernels.h), with exactly the numerics of the op's own
+/// kernel: a __device__ function `name` from compute values to the result's
+/// compute value; the storage type of a dtype; and the expressions that
+/// convert an operand's storage value to compute and the result back.
+/// elementwiseFunction checks the signature as generateElementwiseKernel.
+Status elementwiseFunction(const ElementwiseSignature &signature,
+                           const std::string &name, std::string &code);
+const char *elementwiseStorageType(DType dtype);
+std::string elementwiseLoad(const ElementwiseSignature &signature,
+                            size_t operand, const std::string &value);
+std::string elementwiseStore(const ElementwiseSignature &signature,
+                             const std::string &value);
+/// The bf16 conversion helpers every unit with a bf16 operand includes.
+const char *elementwiseBf16Helpers();
+
 /// The source of `signature`; InvalidArgument (naming what is unsupported)
 /// for a kind, dtype combination or attribute this generator does not
 /// cover.

@@ -157,6 +157,11 @@ Status selectKernel(KernelKind kind, const KernelAttrs &attrs,
     return Status::ok();
   };
 
+  // 0. The marker of a fused region launches nothing itself: the session
+  //    generates the region's kernel (FusedKernels.h) or runs its commands.
+  if (kind == KernelKind::FusedElementwise)
+    return Status::ok();
+
   // 1. Elementwise: one generated unit per signature.
   if (isElementwiseOnly(kind) ||
       (kind == KernelKind::Compare && !inputs.empty() &&

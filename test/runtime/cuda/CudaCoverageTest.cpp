@@ -46,9 +46,11 @@ int main(int argc, char **argv) {
       ++perKind[gap.kind];
     std::printf("%s: %zu commands (%zu kernels), %zu NVRTC units (%.1f s), "
                 "%zu entries of the device unit, %zu cuBLASLt type "
-                "combinations: %zu uncovered commands of %zu kinds\n",
+                "combinations, %zu fused regions as one kernel (%zu op by "
+                "op): %zu uncovered commands of %zu kinds\n",
                 path.c_str(), report.commands, report.kernels, report.units,
                 report.compileSeconds, report.entries, report.gemmTypes,
+                report.fusedRegions, report.unfusedRegions,
                 report.gaps.size(), perKind.size());
     if (list)
       for (const auto &[choice, count] : report.choices)
