@@ -7,6 +7,9 @@
 //                       built-in corpus (the README's main job)
 //   llmc plan FILE      the memory of the training step by kind, remat and
 //                       kernel counts (communication and time: #8, #11)
+//   llmc launch -n N FILE
+//                       compile once, train with N llmc-run processes
+//                       (one per GPU, NCCL; tools/LlmcLaunch.cpp)
 //
 // FILE is a run description (.toml), a Hugging Face config.json, or llmc IR
 // (.mlir). Exit codes: 0 success, 1 the input was rejected (diagnostics
@@ -191,11 +194,13 @@ int main(int argc, char **argv) {
   InspectCommand inspect;
   TrainCommand train;
   PlanCommand plan;
+  LaunchCommand launch;
 
   // Show only llmc's options in --help, not those libLLVM registers.
   cl::HideUnrelatedOptions(llmcCategory());
   for (cl::SubCommand *sub :
-       {&compile.command, &inspect.command, &train.command, &plan.command})
+       {&compile.command, &inspect.command, &train.command, &plan.command,
+        &launch.command})
     cl::HideUnrelatedOptions(llmcCategory(), *sub);
   if (!cl::ParseCommandLineOptions(
           argc, argv,
@@ -204,7 +209,8 @@ int main(int argc, char **argv) {
           "[-o FILE.llmcx]\n"
           "  llmc inspect FILE\n"
           "  llmc train [FILE]   (no FILE: the built-in demo run)\n"
-          "  llmc plan FILE      the memory of the training step, by kind\n\n"
+          "  llmc plan FILE      the memory of the training step, by kind\n"
+          "  llmc launch -n N FILE  train with N processes (GPUs, NCCL)\n\n"
           "  FILE: a run description (.toml), a Hugging Face config.json, or\n"
           "  llmc IR (.mlir). llmc SUBCOMMAND --help shows the options of one "
           "subcommand.\n",
@@ -219,8 +225,10 @@ int main(int argc, char **argv) {
     return runTrain(train);
   if (plan.command)
     return runPlan(plan);
+  if (launch.command)
+    return runLaunch(launch);
 
   llvm::errs() << "llmc: expected a subcommand (compile, inspect, train, "
-                  "plan); see llmc --help\n";
+                  "plan, launch); see llmc --help\n";
   return kExitUsage;
 }

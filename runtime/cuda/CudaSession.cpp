@@ -4,6 +4,10 @@
 
 #include "runtime/cuda/CudaModule.h"
 #include "runtime/cuda/DeviceKernels.h"
+#include "runtime/cuda/Nccl.h"
+
+#include <chrono>
+#include <cstdlib>
 
 namespace llmc::rt::cuda {
 
@@ -15,6 +19,12 @@ CudaSession::CudaSession(const Executable &executable,
 CudaSession::~CudaSession() {
   if (stream_)
     (void)cudaStreamSynchronize(stream_);
+  world_.reset(); // waits for its stream, destroys the communicators
+  for (cudaEvent_t event : collectiveDone_)
+    if (event)
+      (void)cudaEventDestroy(event);
+  if (runDone_)
+    (void)cudaEventDestroy(runDone_);
   kernels_.reset();
   if (arena_)
     (void)cudaFree(arena_);
@@ -34,23 +44,31 @@ Status CudaSession::create(const Executable &executable,
                            std::unique_ptr<CudaSession> &session) {
   LLMC_RETURN_IF_ERROR(validateExecutable(executable));
   // Validation makes the mesh's device count the number of ranks, so this
-  // also refuses every mesh of more than one device.
-  if (executable.ranks.size() != 1)
+  // also refuses every mesh of more than one device in one process.
+  if (executable.ranks.size() != 1 && !options.multiProcess)
     return Status::error(StatusCode::Unimplemented,
-                         "the CUDA session runs one-rank programs; this one "
-                         "has " +
+                         "the CUDA session of one process runs one-rank "
+                         "programs; this one has " +
                              std::to_string(executable.ranks.size()) +
                              " ranks on the mesh " +
                              formatMesh(executable.mesh) +
-                             " (multi-GPU with NCCL is issue #9); run it on "
-                             "the CPU with --device cpu");
+                             ": run one process per GPU with `llmc launch -n " +
+                             std::to_string(executable.ranks.size()) +
+                             " RUN.toml` (docs/distributed.md), or on the "
+                             "CPU with --device cpu");
+  if (options.rank < 0 ||
+      static_cast<size_t>(options.rank) >= executable.ranks.size())
+    return Status::error(StatusCode::InvalidArgument,
+                         "rank " + std::to_string(options.rank) +
+                             " is not a rank of the program (it has " +
+                             std::to_string(executable.ranks.size()) + ")");
   std::unique_ptr<CudaSession> created(new CudaSession(executable, options));
   LLMC_CUDA_CHECK(cudaSetDevice(options.device),
                   "cudaSetDevice(" + std::to_string(options.device) + ")");
   LLMC_CUDA_CHECK(
       cudaStreamCreateWithFlags(&created->stream_, cudaStreamNonBlocking),
       "cudaStreamCreate");
-  const RankProgram &program = executable.ranks.front();
+  const RankProgram &program = executable.ranks[options.rank];
   // 1. The arena, as the buffer plan lays it out (cudaMalloc aligns to 256
   //    bytes, more than the plan's 64).
   size_t bytes = program.arenaBytes ? program.arenaBytes : 64;
@@ -66,13 +84,28 @@ Status CudaSession::create(const Executable &executable,
         "uploading a constant");
   // 3. Every kernel, compiled now so that run() only launches.
   LLMC_RETURN_IF_ERROR(CudaKernels::create(created->kernels_));
-  for (const Command &command : program.commands) {
-    if (command.kind == CommandKind::Collective ||
-        command.kind == CommandKind::HostStep)
+  created->collectiveDone_.assign(program.commands.size(), nullptr);
+  LLMC_CUDA_CHECK(cudaEventCreateWithFlags(&created->runDone_,
+                                           cudaEventDisableTiming),
+                  "cudaEventCreate");
+  for (size_t i = 0; i < program.commands.size(); ++i) {
+    const Command &command = program.commands[i];
+    if (command.kind == CommandKind::HostStep ||
+        (command.kind == CommandKind::Collective && !options.multiProcess))
       return created->wrap(
           command, Status::error(StatusCode::Unimplemented,
-                                 "collectives and host steps do not run on "
-                                 "the CUDA session yet"));
+                                 command.kind == CommandKind::HostStep
+                                     ? "host steps do not run on the CUDA "
+                                       "session yet"
+                                     : "a collective runs on the GPU only "
+                                       "in a multi-process run (llmc "
+                                       "launch)"));
+    if (command.kind == CommandKind::Collective) {
+      LLMC_CUDA_CHECK(cudaEventCreateWithFlags(&created->collectiveDone_[i],
+                                               cudaEventDisableTiming),
+                      "cudaEventCreate");
+      continue;
+    }
     if (command.kind != CommandKind::Kernel &&
         command.kind != CommandKind::Gemm)
       continue;
@@ -90,13 +123,19 @@ Status CudaSession::create(const Executable &executable,
   return Status::ok();
 }
 
+const RankProgram &CudaSession::program() const {
+  return executable_.ranks[options_.rank];
+}
+
 TensorRef CudaSession::slot(int32_t value) const {
-  const ValueInfo &info = executable_.ranks.front().values[value];
+  const ValueInfo &info = program().values[value];
   return TensorRef{arena_ + info.offset, info.dtype, info.shape};
 }
 
-uint64_t CudaSession::arenaBytes() const {
-  return executable_.ranks.front().arenaBytes;
+uint64_t CudaSession::arenaBytes() const { return program().arenaBytes; }
+
+void CudaSession::attachCollectives(std::unique_ptr<NcclWorld> world) {
+  world_ = std::move(world);
 }
 
 size_t CudaSession::loadedUnits() const { return kernels_->loadedUnits(); }
@@ -113,8 +152,22 @@ Status CudaSession::setArgument(const std::string &name, DType dtype,
                                 size_t bytes) {
   int index = findArgument(name);
   LLMC_RETURN_IF_ERROR(checkArgumentFound(name, index));
-  TensorRef target = slot(executable_.arguments[index].value);
-  LLMC_RETURN_IF_ERROR(checkBinding(name, target, dtype, shape, bytes));
+  const ArgumentInfo &info = executable_.arguments[index];
+  TensorRef target = slot(info.value);
+  // The caller binds the GLOBAL tensor; this rank keeps its block.
+  TensorRef global = target;
+  LLMC_RETURN_IF_ERROR(
+      argumentGlobalShape(executable_, static_cast<size_t>(index),
+                          global.shape));
+  LLMC_RETURN_IF_ERROR(checkBinding(name, global, dtype, shape, bytes));
+  if (!info.sharding.replicated()) {
+    staging_.resize(target.bytes());
+    LLMC_RETURN_IF_ERROR(extractShard(data, dtypeSize(dtype), global.shape,
+                                      info.sharding, executable_.mesh,
+                                      options_.rank, staging_.data()));
+    data = staging_.data();
+    bytes = staging_.size();
+  }
   // Ordered after the previous run's kernels on the same stream; the host
   // buffer may be reused as soon as this returns.
   LLMC_CUDA_CHECK(cudaMemcpyAsync(target.data, data, bytes,
@@ -148,10 +201,53 @@ Status CudaSession::setArgumentFromOutput(const std::string &name,
   return Status::ok();
 }
 
+Status CudaSession::joinCollectives(const Command *command) {
+  const std::vector<ValueInfo> &values = program().values;
+  auto overlaps = [&](const InFlight &flight) {
+    if (!command)
+      return true;
+    for (const std::vector<int32_t> *slots :
+         {&command->inputs, &command->outputs})
+      for (int32_t value : *slots) {
+        uint64_t begin = values[value].offset;
+        uint64_t end = begin + values[value].bytes();
+        for (auto [b, e] : flight.ranges)
+          if (begin < e && b < end)
+            return true;
+      }
+    return false;
+  };
+  for (size_t i = 0; i < inFlight_.size();) {
+    if (!overlaps(inFlight_[i])) {
+      ++i;
+      continue;
+    }
+    LLMC_CUDA_CHECK(cudaStreamWaitEvent(stream_, inFlight_[i].done, 0),
+                    "cudaStreamWaitEvent(a collective's end)");
+    inFlight_.erase(inFlight_.begin() + static_cast<std::ptrdiff_t>(i));
+  }
+  return Status::ok();
+}
+
 Status CudaSession::run() {
   LLMC_RETURN_IF_ERROR(checkAllBound(executable_, bound_));
+  const RankProgram &rankProgram = program();
+  bool hasCollectives = false;
+  for (cudaEvent_t event : collectiveDone_)
+    hasCollectives = hasCollectives || event;
+  if (hasCollectives && !world_)
+    return Status::error(StatusCode::Internal,
+                         "the program has collectives and the session no "
+                         "communicators (attachCollectives was not called)");
+  if (world_)
+    world_->beginRun();
+  inFlight_.clear();
   std::vector<TensorRef> inputs, outputs;
-  for (const Command &command : executable_.ranks.front().commands) {
+  for (size_t index = 0; index < rankProgram.commands.size(); ++index) {
+    const Command &command = rankProgram.commands[index];
+    // A later command that touches a collective's bytes waits for it; the
+    // others overlap with it.
+    LLMC_RETURN_IF_ERROR(wrap(command, joinCollectives(&command)));
     inputs.clear();
     outputs.clear();
     for (int32_t value : command.inputs)
@@ -159,7 +255,23 @@ Status CudaSession::run() {
     for (int32_t value : command.outputs)
       outputs.push_back(slot(value));
     Status status = Status::ok();
-    if (command.kind == CommandKind::Copy) {
+    if (command.kind == CommandKind::Collective) {
+      cudaEvent_t done = collectiveDone_[index];
+      status = world_->enqueue(command, inputs, outputs, stream_, done);
+      if (status) {
+        InFlight flight{done, {}};
+        for (const std::vector<int32_t> *slots :
+             {&command.inputs, &command.outputs})
+          for (int32_t value : *slots) {
+            const ValueInfo &info = rankProgram.values[value];
+            flight.ranges.push_back({info.offset, info.offset + info.bytes()});
+          }
+        inFlight_.push_back(std::move(flight));
+      }
+      // Errors name the rank and collective; wrap adds the model part.
+      if (!status)
+        return status;
+    } else if (command.kind == CommandKind::Copy) {
       if (inputs.size() != 1 || outputs.size() != 1 ||
           inputs[0].bytes() != outputs[0].bytes())
         status = Status::error(StatusCode::InvalidArgument,
@@ -178,6 +290,14 @@ Status CudaSession::run() {
       status = cudaStatus(cudaStreamSynchronize(stream_),
                           std::string(kernelName(command.kernel)));
     LLMC_RETURN_IF_ERROR(wrap(command, status));
+  }
+  if (world_) {
+    // The step ends when its last collective has; the watchdog names a
+    // collective that never completes instead of hanging.
+    LLMC_RETURN_IF_ERROR(joinCollectives(nullptr));
+    LLMC_CUDA_CHECK(cudaEventRecord(runDone_, stream_),
+                    "cudaEventRecord(the end of the run)");
+    return world_->synchronize(runDone_);
   }
   LLMC_CUDA_CHECK(cudaStreamSynchronize(stream_),
                   "running the program (a kernel failed; "
@@ -219,7 +339,11 @@ Status CudaSession::copyToHost(const TensorRef &tensor,
 }
 
 std::string CudaSession::deviceName() const {
-  return "cuda:" + std::to_string(options_.device);
+  std::string name = "cuda:" + std::to_string(options_.device);
+  if (options_.multiProcess)
+    name += " (rank " + std::to_string(options_.rank) + " of " +
+            std::to_string(executable_.ranks.size()) + ", NCCL)";
+  return name;
 }
 
 Status CudaSession::toHost(TensorRef device, HostTensor &tensor) const {
@@ -229,16 +353,47 @@ Status CudaSession::toHost(TensorRef device, HostTensor &tensor) const {
   return Status::ok();
 }
 
+Status CudaSession::globalToHost(TensorRef device,
+                                 const TensorSharding &sharding,
+                                 HostTensor &tensor) const {
+  if (sharding.replicated() || executable_.ranks.size() == 1)
+    return toHost(device, tensor); // every rank holds the whole tensor
+  if (!world_)
+    return Status::error(StatusCode::Internal,
+                         "a sharded tensor needs the other ranks, and the "
+                         "session has no communicators");
+  // Every rank's block (the same local shape on every rank), then the
+  // global tensor assembled from them as the CPU session does.
+  std::vector<uint8_t> gathered;
+  size_t bytes = device.bytes();
+  LLMC_RETURN_IF_ERROR(
+      world_->gatherToHost(device.data, bytes, stream_, gathered));
+  std::vector<const void *> locals(executable_.ranks.size());
+  for (size_t r = 0; r < locals.size(); ++r)
+    locals[r] = gathered.data() + r * bytes;
+  Shape global;
+  LLMC_RETURN_IF_ERROR(globalShape(device.shape, sharding, executable_.mesh,
+                                   global));
+  tensor.view = device;
+  tensor.view.shape = global;
+  tensor.storage.resize(tensor.view.bytes());
+  LLMC_RETURN_IF_ERROR(assembleShards(locals, dtypeSize(device.dtype), global,
+                                      sharding, executable_.mesh,
+                                      tensor.storage.data()));
+  tensor.view.data = tensor.storage.data();
+  return Status::ok();
+}
+
 Status CudaSession::outputToHost(size_t index, HostTensor &tensor) const {
   TensorRef device;
   LLMC_RETURN_IF_ERROR(output(index, device));
-  return toHost(device, tensor);
+  return globalToHost(device, executable_.outputs[index].sharding, tensor);
 }
 
 Status CudaSession::argumentToHost(size_t index, HostTensor &tensor) const {
   TensorRef device;
   LLMC_RETURN_IF_ERROR(argument(index, device));
-  return toHost(device, tensor);
+  return globalToHost(device, executable_.arguments[index].sharding, tensor);
 }
 
 int cudaDeviceCount() {
@@ -257,6 +412,62 @@ Status createCudaDeviceSession(const Executable &executable,
   std::unique_ptr<CudaSession> created;
   LLMC_RETURN_IF_ERROR(
       CudaSession::create(executable, CudaSessionOptions(), created));
+  session = std::move(created);
+  return Status::ok();
+}
+
+Status createMultiProcessSession(const Executable &executable,
+                                 const LaunchEnv &env,
+                                 std::unique_ptr<DeviceSession> &session) {
+  const std::string who = "rank " + std::to_string(env.rank) + ": ";
+  if (executable.ranks.size() != static_cast<size_t>(env.worldSize))
+    return Status::error(
+        StatusCode::InvalidArgument,
+        who + "the program has " + std::to_string(executable.ranks.size()) +
+            " ranks (mesh " + formatMesh(executable.mesh) + ") and the world " +
+            std::to_string(env.worldSize) + " processes; launch it with -n " +
+            std::to_string(executable.ranks.size()));
+  int devices = cudaDeviceCount();
+  if (env.localRank >= devices)
+    return Status::error(StatusCode::NotFound,
+                         who + "LOCAL_RANK=" + std::to_string(env.localRank) +
+                             " but this node has " + std::to_string(devices) +
+                             " CUDA device(s)");
+  // 1. This rank's session, kernels compiled: the slow part, done before
+  //    the others are waited for.
+  CudaSessionOptions options;
+  options.device = env.localRank;
+  options.rank = env.rank;
+  options.multiProcess = true;
+  std::unique_ptr<CudaSession> created;
+  if (Status status = CudaSession::create(executable, options, created);
+      !status)
+    return Status::error(status.code(), who + status.message());
+  // 2. The rendezvous: rank 0's NCCL unique id to everyone.
+  RendezvousOptions rendezvousOptions;
+  std::unique_ptr<Rendezvous> rendezvous;
+  LLMC_RETURN_IF_ERROR(Rendezvous::create(env, rendezvousOptions, rendezvous));
+  std::vector<uint8_t> id;
+  if (env.rank == 0)
+    LLMC_RETURN_IF_ERROR(ncclNewUniqueId(id));
+  LLMC_RETURN_IF_ERROR(rendezvous->broadcast(id));
+  // 3. The communicators (collective over the world).
+  NcclWorldOptions worldOptions;
+  if (const char *text = std::getenv("LLMC_COLLECTIVE_TIMEOUT_S")) {
+    char *end = nullptr;
+    long seconds = std::strtol(text, &end, 10);
+    if (!end || *end || seconds <= 0)
+      return Status::error(StatusCode::InvalidArgument,
+                           std::string("LLMC_COLLECTIVE_TIMEOUT_S='") + text +
+                               "' is not a positive number of seconds");
+    worldOptions.timeout = std::chrono::seconds(seconds);
+  }
+  std::unique_ptr<NcclWorld> world;
+  LLMC_RETURN_IF_ERROR(NcclWorld::create(executable, env.rank, env.worldSize,
+                                         id, worldOptions, world));
+  created->attachCollectives(std::move(world));
+  // 4. Everyone has its communicators before anyone runs.
+  LLMC_RETURN_IF_ERROR(rendezvous->barrier());
   session = std::move(created);
   return Status::ok();
 }

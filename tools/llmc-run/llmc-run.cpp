@@ -13,6 +13,14 @@
 // written to a safetensors file. Links only the runtime: no MLIR, no LLVM
 // (checked by CMake).
 //
+// Started by a launcher (`llmc launch -n N`, torchrun, srun: RANK,
+// WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT or the SLURM variables,
+// docs/distributed.md), it trains only its own rank of the artifact's mesh
+// on GPU LOCAL_RANK, its collectives through NCCL; only rank 0 prints step
+// lines and writes files. A world of one meets itself at the rendezvous and
+// trains as usual, unless --nccl forces the NCCL session. Without those
+// variables nothing changes.
+//
 // Exit codes: 0 success, 1 the run failed (message printed), 2 bad usage.
 //
 //===----------------------------------------------------------------------===//
@@ -21,6 +29,7 @@
 #include "runtime/Executable.h"
 #include "runtime/Session.h"
 #include "runtime/Sharding.h"
+#include "runtime/dist/Rendezvous.h"
 #include "runtime/io/Safetensors.h"
 #include "runtime/train/Init.h"
 #include "runtime/train/Trainer.h"
@@ -34,6 +43,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -57,6 +67,7 @@ struct Options {
   std::string device; ///< empty: the artifact's train.devices
   int64_t steps = 0;
   int64_t sampleTokens = -1;
+  bool nccl = false; ///< the NCCL session even for a world of one
 };
 
 void printUsage(FILE *out) {
@@ -78,6 +89,9 @@ void printUsage(FILE *out) {
       "  --sample-tokens N      tokens of the sample printed at the end\n"
       "  --device cpu|cuda|auto where to train (default: the artifact's\n"
       "                         [parallel] devices); auto: the GPU if any\n"
+      "  --nccl                 train through the multi-process NCCL session\n"
+      "                         even in a world of one (GPU; without a\n"
+      "                         launcher: rank 0 of 1 on 127.0.0.1)\n"
       "Running once (any program, or a training step given --inputs):\n"
       "  --weights FILE         parameters by name (Hugging Face names)\n"
       "  --inputs FILE          data inputs by name (tokens, targets)\n"
@@ -112,6 +126,10 @@ int parseArguments(int argc, char **argv, Options &options) {
     if (arg == "--help" || arg == "-h") {
       printUsage(stdout);
       return -1;
+    }
+    if (arg == "--nccl") {
+      options.nccl = true;
+      continue;
     }
     std::string *text = arg == "--weights"          ? &options.weights
                         : arg == "--inputs"         ? &options.inputs
@@ -206,6 +224,64 @@ void printOutput(const std::string &name, const rt::TensorRef &tensor) {
               rt::formatShape(tensor.shape).c_str());
 }
 
+/// The launcher's variables (or, with --nccl alone, a world of one on
+/// 127.0.0.1); `launched` false when neither.
+rt::Status launchEnvOf(const Options &options, rt::LaunchEnv &env,
+                       bool &launched) {
+  LLMC_RETURN_IF_ERROR(rt::readLaunchEnv(rt::processEnv(), env, launched));
+  if (launched || !options.nccl)
+    return rt::Status::ok();
+  env = rt::LaunchEnv();
+  env.masterAddr = "127.0.0.1";
+  env.masterPort = rt::findFreePort();
+  env.source = "--nccl";
+  launched = true;
+  return rt::Status::ok();
+}
+
+/// Sets up `train` for process env.rank of a multi-process run (or the
+/// NCCL world of one); fails, before meeting anyone, when this machine
+/// cannot run it.
+rt::Status prepareMultiProcess(const rt::Executable &exe, const Options &options,
+                          const rt::LaunchEnv &env, rt::TrainOptions &train) {
+  const std::string who = "rank " + std::to_string(env.rank) + ": ";
+  if (exe.ranks.size() != static_cast<size_t>(env.worldSize))
+    return rt::Status::error(
+        rt::StatusCode::InvalidArgument,
+        who + "the artifact's mesh " + rt::formatMesh(exe.mesh) + " has " +
+            std::to_string(exe.ranks.size()) + " ranks and the world " +
+            std::to_string(env.worldSize) + " processes; launch it with -n " +
+            std::to_string(exe.ranks.size()));
+  bool gpu = false;
+  (void)options;
+#ifdef LLMC_HAVE_CUDA
+  gpu = train.settings.devices.rfind("cpu", 0) != 0 &&
+        rt::cuda::cudaDeviceCount() > 0;
+#endif
+  if (!gpu)
+    return rt::Status::error(
+        rt::StatusCode::Unimplemented,
+        who + "multi-process runs need GPUs (NCCL); on the CPU use devices = "
+              "\"cpu\" in one process, which runs every rank (llmc train "
+              "RUN.toml, or llmc-run ARTIFACT without a launcher)");
+#ifdef LLMC_HAVE_CUDA
+  // The lent machines need NVLink SHARP off (docs/distributed.md); a value
+  // the user set wins.
+  ::setenv("NCCL_NVLS_ENABLE", "0", /*overwrite=*/0);
+  train.settings.devices = "cuda";
+  train.cudaSession = [env](const rt::Executable &executable,
+                            std::unique_ptr<rt::DeviceSession> &session) {
+    return rt::cuda::createMultiProcessSession(executable, env, session);
+  };
+  train.cudaDeviceCount = rt::cuda::cudaDeviceCount;
+  // Rank 0 speaks for the run; the others print only their errors.
+  train.primary = env.rank == 0;
+  if (!train.primary)
+    train.log = nullptr;
+#endif
+  return rt::Status::ok();
+}
+
 /// Trains from a training artifact with the runtime's loop.
 int train(const rt::Executable &exe, const Options &options) {
   rt::TrainOptions train;
@@ -231,6 +307,25 @@ int train(const rt::Executable &exe, const Options &options) {
   train.metricsPath = options.metrics;
   train.threads = options.threads;
   train.stopAfterStep = options.steps;
+
+  rt::LaunchEnv env;
+  bool launched = false;
+  if (rt::Status status = launchEnvOf(options, env, launched); !status)
+    return failed(status);
+  if (launched && (env.worldSize > 1 || options.nccl)) {
+    if (rt::Status status = prepareMultiProcess(exe, options, env, train);
+        !status)
+      return failed(status);
+  } else if (launched) {
+    // A world of one: meet (nobody) at the rendezvous, which checks the
+    // address, then train as without a launcher.
+    std::unique_ptr<rt::Rendezvous> rendezvous;
+    if (rt::Status status = rt::Rendezvous::create(env, {}, rendezvous);
+        !status)
+      return failed(status);
+    if (rt::Status status = rendezvous->barrier(); !status)
+      return failed(status);
+  }
   rt::TrainReport report;
   if (rt::Status status = rt::train(exe, train, report); !status)
     return failed(status);
@@ -250,6 +345,19 @@ int main(int argc, char **argv) {
   bool training = rt::checkTrainable(exe).isOk() && options.inputs.empty();
   if (training)
     return train(exe, options);
+  {
+    rt::LaunchEnv env;
+    bool launched = false;
+    if (rt::Status status = launchEnvOf(options, env, launched); !status)
+      return failed(status);
+    if (launched && (env.worldSize > 1 || options.nccl)) {
+      std::fprintf(stderr, "llmc-run: rank %d: a multi-process run (or "
+                           "--nccl) trains a training artifact; running a "
+                           "program once is for one process\n",
+                   env.rank);
+      return kExitUsage;
+    }
+  }
   if (!options.metrics.empty() || !options.resume.empty() ||
       !options.data.empty() || !options.checkpointDir.empty() ||
       !options.device.empty() || options.steps || options.sampleTokens >= 0) {
