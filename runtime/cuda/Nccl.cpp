@@ -428,9 +428,13 @@ Status NcclWorld::synchronize(cudaEvent_t event) {
     if (query == cudaSuccess)
       return Status::ok();
     if (query != cudaErrorNotReady) {
-      std::string unfinished = firstUnfinished();
+      // A device error is sticky: every event reports it, so no collective
+      // can be singled out; CudaSessionOptions::syncEachCommand can.
       abortAll();
-      return cudaStatus(query, who + "waiting for " + unfinished);
+      return cudaStatus(query, who + "running the program (a kernel or a "
+                                     "collective failed; "
+                                     "CudaSessionOptions::syncEachCommand "
+                                     "names which)");
     }
     // An NCCL failure (a peer died, a network error) shows here, not in
     // the event, which would then never complete.
