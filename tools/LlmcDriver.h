@@ -18,6 +18,7 @@
 #include "frontend/models/Models.h"
 #include "ir/Registration.h"
 #include "passes/Passes.h"
+#include "runtime/train/Launched.h"
 #include "runtime/train/Trainer.h"
 #ifdef LLMC_HAVE_CUDA
 #include "runtime/cuda/CudaSession.h"

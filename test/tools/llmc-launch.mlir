@@ -49,3 +49,13 @@
 // On the CPU the same artifact runs all its ranks in one process.
 // RUN: llmc-run %t/dp2.llmcx --device cpu --steps 1 | FileCheck %s --check-prefix=ONEPROC
 // ONEPROC: step 1/8
+
+// llmc train under a launcher (torchrun --no-python llmc train) reads the
+// same variables: a world of two on the CPU is refused the same way.
+// RUN: not env RANK=0 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=29500 llmc train %S/Inputs/train-tiny-dp2.toml --steps 1 2>&1 | FileCheck %s --check-prefix=TRAIN
+// TRAIN: llmc train: rank 0: multi-process runs need GPUs (NCCL); on the CPU use devices = "cpu"
+
+// A launched process cannot run a program once.
+// RUN: llmc compile %S/Inputs/train-tiny.toml --forward -o %t/forward.llmcx
+// RUN: not env RANK=0 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=29500 llmc-run %t/forward.llmcx --init-seed 1 2>&1 | FileCheck %s --check-prefix=ONCE
+// ONCE: llmc-run: rank 0: a multi-process run (or --nccl) trains a training artifact; running a program once is for one process

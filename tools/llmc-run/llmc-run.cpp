@@ -30,6 +30,7 @@
 #include "runtime/Session.h"
 #include "runtime/Sharding.h"
 #include "runtime/dist/Rendezvous.h"
+#include "runtime/train/Launched.h"
 #include "runtime/io/Safetensors.h"
 #include "runtime/train/Init.h"
 #include "runtime/train/Trainer.h"
@@ -224,64 +225,6 @@ void printOutput(const std::string &name, const rt::TensorRef &tensor) {
               rt::formatShape(tensor.shape).c_str());
 }
 
-/// The launcher's variables (or, with --nccl alone, a world of one on
-/// 127.0.0.1); `launched` false when neither.
-rt::Status launchEnvOf(const Options &options, rt::LaunchEnv &env,
-                       bool &launched) {
-  LLMC_RETURN_IF_ERROR(rt::readLaunchEnv(rt::processEnv(), env, launched));
-  if (launched || !options.nccl)
-    return rt::Status::ok();
-  env = rt::LaunchEnv();
-  env.masterAddr = "127.0.0.1";
-  env.masterPort = rt::findFreePort();
-  env.source = "--nccl";
-  launched = true;
-  return rt::Status::ok();
-}
-
-/// Sets up `train` for process env.rank of a multi-process run (or the
-/// NCCL world of one); fails, before meeting anyone, when this machine
-/// cannot run it.
-rt::Status prepareMultiProcess(const rt::Executable &exe, const Options &options,
-                          const rt::LaunchEnv &env, rt::TrainOptions &train) {
-  const std::string who = "rank " + std::to_string(env.rank) + ": ";
-  if (exe.ranks.size() != static_cast<size_t>(env.worldSize))
-    return rt::Status::error(
-        rt::StatusCode::InvalidArgument,
-        who + "the artifact's mesh " + rt::formatMesh(exe.mesh) + " has " +
-            std::to_string(exe.ranks.size()) + " ranks and the world " +
-            std::to_string(env.worldSize) + " processes; launch it with -n " +
-            std::to_string(exe.ranks.size()));
-  bool gpu = false;
-  (void)options;
-#ifdef LLMC_HAVE_CUDA
-  gpu = train.settings.devices.rfind("cpu", 0) != 0 &&
-        rt::cuda::cudaDeviceCount() > 0;
-#endif
-  if (!gpu)
-    return rt::Status::error(
-        rt::StatusCode::Unimplemented,
-        who + "multi-process runs need GPUs (NCCL); on the CPU use devices = "
-              "\"cpu\" in one process, which runs every rank (llmc train "
-              "RUN.toml, or llmc-run ARTIFACT without a launcher)");
-#ifdef LLMC_HAVE_CUDA
-  // The lent machines need NVLink SHARP off (docs/distributed.md); a value
-  // the user set wins.
-  ::setenv("NCCL_NVLS_ENABLE", "0", /*overwrite=*/0);
-  train.settings.devices = "cuda";
-  train.cudaSession = [env](const rt::Executable &executable,
-                            std::unique_ptr<rt::DeviceSession> &session) {
-    return rt::cuda::createMultiProcessSession(executable, env, session);
-  };
-  train.cudaDeviceCount = rt::cuda::cudaDeviceCount;
-  // Rank 0 speaks for the run; the others print only their errors.
-  train.primary = env.rank == 0;
-  if (!train.primary)
-    train.log = nullptr;
-#endif
-  return rt::Status::ok();
-}
-
 /// Trains from a training artifact with the runtime's loop.
 int train(const rt::Executable &exe, const Options &options) {
   rt::TrainOptions train;
@@ -308,24 +251,15 @@ int train(const rt::Executable &exe, const Options &options) {
   train.threads = options.threads;
   train.stopAfterStep = options.steps;
 
-  rt::LaunchEnv env;
-  bool launched = false;
-  if (rt::Status status = launchEnvOf(options, env, launched); !status)
+  rt::MultiProcessSessionFn multiProcessSession = nullptr;
+#ifdef LLMC_HAVE_CUDA
+  multiProcessSession = rt::cuda::createMultiProcessSession;
+#endif
+  if (rt::Status status = rt::prepareLaunchedTraining(
+          exe, options.nccl, multiProcessSession, train.cudaDeviceCount,
+          train);
+      !status)
     return failed(status);
-  if (launched && (env.worldSize > 1 || options.nccl)) {
-    if (rt::Status status = prepareMultiProcess(exe, options, env, train);
-        !status)
-      return failed(status);
-  } else if (launched) {
-    // A world of one: meet (nobody) at the rendezvous, which checks the
-    // address, then train as without a launcher.
-    std::unique_ptr<rt::Rendezvous> rendezvous;
-    if (rt::Status status = rt::Rendezvous::create(env, {}, rendezvous);
-        !status)
-      return failed(status);
-    if (rt::Status status = rendezvous->barrier(); !status)
-      return failed(status);
-  }
   rt::TrainReport report;
   if (rt::Status status = rt::train(exe, train, report); !status)
     return failed(status);
@@ -348,12 +282,14 @@ int main(int argc, char **argv) {
   {
     rt::LaunchEnv env;
     bool launched = false;
-    if (rt::Status status = launchEnvOf(options, env, launched); !status)
+    if (rt::Status status = rt::readLaunchEnv(rt::processEnv(), env, launched);
+        !status)
       return failed(status);
-    if (launched && (env.worldSize > 1 || options.nccl)) {
-      std::fprintf(stderr, "llmc-run: rank %d: a multi-process run (or "
-                           "--nccl) trains a training artifact; running a "
-                           "program once is for one process\n",
+    if (options.nccl || (launched && env.worldSize > 1)) {
+      std::fprintf(stderr,
+                   "llmc-run: rank %d: a multi-process run (or --nccl) "
+                   "trains a training artifact; running a program once is "
+                   "for one process\n",
                    env.rank);
       return kExitUsage;
     }
