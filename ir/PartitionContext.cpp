@@ -72,6 +72,14 @@ int64_t product(ArrayRef<int64_t> values) {
   return n;
 }
 
+/// "transformer.h.0.mlp.c_fc (backward)": where a value comes from.
+std::string describe(Value value) {
+  std::string part = modelPartOf(value.getLoc());
+  if (part.empty())
+    part = isa<BlockArgument>(value) ? "an argument" : "a value";
+  return part + " (" + phaseName(phaseOf(value.getLoc())).str() + ")";
+}
+
 } // namespace
 
 void PartitionContext::map(Value original, Value local,
@@ -124,7 +132,7 @@ void PartitionContext::tag(Operation *collective, Operation *user,
   std::string part = modelPartOf(user->getLoc());
   Phase phase = phaseOf(user->getLoc());
   std::string reason =
-      llvm::formatv("{0} for {1} ({2})", what, part.empty() ? "?" : part,
+      llvm::formatv("{0}, for {1} ({2})", what, part.empty() ? "?" : part,
                     phaseName(phase))
           .str();
   MLIRContext *context = collective->getContext();
@@ -390,9 +398,7 @@ FailureOr<Value> PartitionContext::resolve(Value original, Operation *user) {
   if (cached != resolved_.end())
     return cached->second.local;
   Sharding target = resolvedSharding(original);
-  std::string what = "pending " + std::string(
-      modelPartOf(original.getLoc()).empty() ? "value"
-                                             : modelPartOf(original.getLoc()));
+  std::string what = "pending " + describe(original);
   FailureOr<Value> local =
       reshardLocal(localOf(original), shardingOf(original), target,
                    shapeOf(original), user, what);
@@ -456,7 +462,7 @@ FailureOr<Value> PartitionContext::reshard(Value original,
     local = *done;
     from = resolved;
   }
-  std::string what = "value of " + modelPartOf(original.getLoc());
+  std::string what = "value of " + describe(original);
   return reshardLocal(local, from, target, shapeOf(original), user, what);
 }
 

@@ -86,6 +86,21 @@ bool keepsPartial(Operation *op, PartitionContext &context) {
     const Sharding &s = context.shardingOf(v);
     return s.isPartial() && s.kind == PartialKind::Sum;
   };
+  // Keeping a sum pending over an axis that another operand splits would
+  // gather that operand (the result cannot be split and pending over one
+  // axis); finishing the sum is then the cheaper move (under sequence
+  // parallelism it is the reduce-scatter onto the same split).
+  SmallVector<int64_t> pendingAxes;
+  for (Value operand : op->getOperands())
+    llvm::append_range(pendingAxes, context.shardingOf(operand).partial);
+  for (Value operand : op->getOperands()) {
+    const Sharding &s = context.shardingOf(operand);
+    if (s.isPartial())
+      continue;
+    for (int64_t axis : pendingAxes)
+      if (s.dimOfAxis(axis) >= 0)
+        return false;
+  }
   auto complete = [&](Value v) { return !context.shardingOf(v).isPartial(); };
   if (isa<AddOp, SubOp>(op)) {
     Value lhs = op->getOperand(0), rhs = op->getOperand(1);

@@ -107,7 +107,10 @@ LogicalResult partitionEmbedding(EmbeddingOp op, PartitionContext &context) {
   DimSplit width = ts.dims[1];
   claimAxes(width, used);
   DimSplit vocab = ts.dims[0];
-  if (vocab.groups != 1)
+  // A ZeRO split of the table is storage only: the table is gathered for
+  // its use, not looked up in pieces (which would leave a sum over dp).
+  int64_t zeroAxis = context.policy().zeroAxis;
+  if (vocab.groups != 1 || llvm::is_contained(vocab.axes, zeroAxis))
     vocab = DimSplit{};
   claimAxes(vocab, used);
   Sharding tableWant = Sharding::replicated(2);

@@ -104,6 +104,8 @@ int compileModule(Session &session, const CompileRequest &request,
   llmc::CompilePipelineOptions stageOptions =
       pipelineOptionsFor(loaded.description);
   stageOptions.training = training;
+  if (request.singleDevice)
+    stageOptions.parallel = llmc::ParallelSettings();
   if (!request.remat.empty())
     stageOptions.remat = request.remat;
   if (request.budgetGiB >= 0)

@@ -2,9 +2,9 @@
 //
 // The options of each subcommand (llvm::cl, in the llmc category), the MLIR
 // context with llmc's dialects and diagnostics, and the compile path that
-// compile, train and plan share: load a source, run the pipeline, build the
-// Executable. tools/llmc.cpp holds main, compile and inspect;
-// tools/LlmcTrainPlan.cpp holds train and plan.
+// compile, train, plan and verify share: load a source, run the pipeline,
+// build the Executable. tools/llmc.cpp holds main, compile and inspect;
+// tools/LlmcTrainPlan.cpp holds train and plan; tools/LlmcVerify.cpp verify.
 //
 //===----------------------------------------------------------------------===//
 #ifndef LLMC_TOOLS_LLMCDRIVER_H
@@ -300,6 +300,42 @@ struct PlanCommand {
       cl::init(-1.0), cl::sub(command), cl::cat(llmcCategory())};
 };
 
+/// Options of `llmc verify`.
+struct VerifyCommand {
+  cl::SubCommand command{
+      "verify",
+      "Check a parallel configuration against one device: train a few\n"
+      "  steps of the run's [parallel] mesh and of the same run on one device\n"
+      "  (both on CPU virtual devices, same initial parameters and data) and\n"
+      "  compare losses, gradient norms, gradients and parameters per model\n"
+      "  part. Gradients are AdamW's first moment after step 1,\n"
+      "  m1 = (1 - beta1) * clipped g1, whose relative difference is the\n"
+      "  gradient's. Tolerances: losses 1e-5 relative, gradients and\n"
+      "  parameters 1e-4 relative L2 per tensor (2e-2 for bf16/fp16 runs).\n"
+      "  Exit 0 on PASS, 1 on FAIL (the failing parts named)."};
+  cl::opt<std::string> input{cl::Positional, cl::desc("<run.toml>"),
+                             cl::Required, cl::sub(command),
+                             cl::cat(llmcCategory())};
+  cl::opt<int64_t> steps{"steps", cl::desc("AdamW steps to compare (default 3)"),
+                         cl::init(3), cl::sub(command),
+                         cl::cat(llmcCategory())};
+  cl::opt<unsigned> threads{"threads",
+                            cl::desc("CPU threads (default: every core)"),
+                            cl::init(0), cl::sub(command),
+                            cl::cat(llmcCategory())};
+  cl::opt<std::string> keep{
+      "keep",
+      cl::desc("Keep the initial parameters, checkpoints and metrics of both "
+               "runs in DIR (default: a temporary directory, removed)"),
+      cl::value_desc("DIR"), cl::sub(command), cl::cat(llmcCategory())};
+  cl::opt<std::string> perturbPart{
+      "perturb-part",
+      cl::desc("Tests of the FAIL path: perturb the mesh run's initial "
+               "parameters of this model part"),
+      cl::value_desc("part"), cl::Hidden, cl::sub(command),
+      cl::cat(llmcCategory())};
+};
+
 /// A context with every dialect llmc programs use, diagnostics printed with
 /// the source line and a caret.
 struct Session {
@@ -353,6 +389,9 @@ struct CompileRequest {
   /// Overrides of [memory] remat and budget_gib (llmc plan --remat).
   std::string remat;
   double budgetGiB = -1;
+  /// Compile for one device whatever [parallel] asks (dp = tp = 1, no sp,
+  /// no ZeRO): the reference program of llmc verify.
+  bool singleDevice = false;
 };
 
 struct Compiled {
@@ -376,6 +415,7 @@ int runCompile(const CompileCommand &options);
 int runInspect(const InspectCommand &options);
 int runTrain(const TrainCommand &options);
 int runPlan(const PlanCommand &options);
+int runVerify(const VerifyCommand &options);
 int runLaunch(const LaunchCommand &options);
 
 } // namespace llmc::driver

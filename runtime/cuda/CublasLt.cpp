@@ -153,8 +153,7 @@ Status CublasLtMatmul::plan(const MatmulProblem &p, Plan *&result) {
   return Status::ok();
 }
 
-Status CublasLtMatmul::run(const MatmulProblem &p, const void *lhs,
-                           const void *rhs, void *result, cudaStream_t stream) {
+Status checkMatmulProblem(const MatmulProblem &p) {
   if (p.operands != DType::F32 && p.operands != DType::BF16)
     return Status::error(StatusCode::InvalidArgument,
                          std::string("cuBLASLt matmul: expected f32 or bf16 "
@@ -168,6 +167,12 @@ Status CublasLtMatmul::run(const MatmulProblem &p, const void *lhs,
   if (p.batch < 0 || p.m < 0 || p.n < 0 || p.k < 0)
     return Status::error(StatusCode::InvalidArgument,
                          "cuBLASLt matmul: expected non-negative sizes");
+  return Status::ok();
+}
+
+Status CublasLtMatmul::run(const MatmulProblem &p, const void *lhs,
+                           const void *rhs, void *result, cudaStream_t stream) {
+  LLMC_RETURN_IF_ERROR(checkMatmulProblem(p));
   if (p.batch == 0 || p.m == 0 || p.n == 0)
     return Status::ok();
   if (p.k == 0) { // an empty sum

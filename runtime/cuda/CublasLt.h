@@ -43,6 +43,11 @@ struct MatmulProblem {
   }
 };
 
+/// Whether CublasLtMatmul::run takes `problem` (no device needed): f32 or
+/// bf16 operands, an f32 result or one of the operands' type, non-negative
+/// sizes. InvalidArgument naming what is not covered.
+Status checkMatmulProblem(const MatmulProblem &problem);
+
 /// A cuBLASLt handle, its workspace and the algorithm cache. One per device
 /// (and per thread that launches: cuBLASLt handles are not thread-safe
 /// while the cache is being filled).

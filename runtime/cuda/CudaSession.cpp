@@ -1,9 +1,9 @@
 //===- CudaSession.cpp - run a loaded Executable on one GPU ---------------===//
 #include "runtime/cuda/CudaSession.h"
-#include "runtime/Sharding.h"
 
 #include "runtime/cuda/CudaModule.h"
 #include "runtime/cuda/DeviceKernels.h"
+#include "runtime/cuda/KernelSelection.h"
 #include "runtime/cuda/Nccl.h"
 
 #include <chrono>
@@ -43,19 +43,9 @@ Status CudaSession::create(const Executable &executable,
                            const CudaSessionOptions &options,
                            std::unique_ptr<CudaSession> &session) {
   LLMC_RETURN_IF_ERROR(validateExecutable(executable));
-  // Validation makes the mesh's device count the number of ranks, so this
-  // also refuses every mesh of more than one device in one process.
-  if (executable.ranks.size() != 1 && !options.multiProcess)
-    return Status::error(StatusCode::Unimplemented,
-                         "the CUDA session of one process runs one-rank "
-                         "programs; this one has " +
-                             std::to_string(executable.ranks.size()) +
-                             " ranks on the mesh " +
-                             formatMesh(executable.mesh) +
-                             ": run one process per GPU with `llmc launch -n " +
-                             std::to_string(executable.ranks.size()) +
-                             " RUN.toml` (docs/distributed.md), or on the "
-                             "CPU with --device cpu");
+  // One process runs one rank; several ranks are one process each.
+  if (!options.multiProcess)
+    LLMC_RETURN_IF_ERROR(checkOneRank(executable));
   if (options.rank < 0 ||
       static_cast<size_t>(options.rank) >= executable.ranks.size())
     return Status::error(StatusCode::InvalidArgument,
@@ -88,24 +78,19 @@ Status CudaSession::create(const Executable &executable,
   LLMC_CUDA_CHECK(cudaEventCreateWithFlags(&created->runDone_,
                                            cudaEventDisableTiming),
                   "cudaEventCreate");
+  //    The choice is selectCommand's, as checkCudaCoverage makes it; in a
+  //    multi-process run the collectives go to NCCL instead (an event each
+  //    marks its end for the compute stream).
   for (size_t i = 0; i < program.commands.size(); ++i) {
     const Command &command = program.commands[i];
-    if (command.kind == CommandKind::HostStep ||
-        (command.kind == CommandKind::Collective && !options.multiProcess))
-      return created->wrap(
-          command, Status::error(StatusCode::Unimplemented,
-                                 command.kind == CommandKind::HostStep
-                                     ? "host steps do not run on the CUDA "
-                                       "session yet"
-                                     : "a collective runs on the GPU only "
-                                       "in a multi-process run (llmc "
-                                       "launch)"));
-    if (command.kind == CommandKind::Collective) {
+    if (command.kind == CommandKind::Collective && options.multiProcess) {
       LLMC_CUDA_CHECK(cudaEventCreateWithFlags(&created->collectiveDone_[i],
                                                cudaEventDisableTiming),
                       "cudaEventCreate");
       continue;
     }
+    KernelChoice choice;
+    LLMC_RETURN_IF_ERROR(selectCommand(program, command, choice));
     if (command.kind != CommandKind::Kernel &&
         command.kind != CommandKind::Gemm)
       continue;

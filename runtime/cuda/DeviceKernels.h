@@ -8,10 +8,10 @@
 // rest from the one translation unit of DeviceKernelsSource.cpp and
 // FlashAttentionSource.cpp.
 //
-// Covered: every kernel a GPT-2 training step uses, f32 (bf16 for the
-// composites, reductions and data movement); MoE routing (MoeTopK,
-// MoeDispatch, MoeCombine) is not: prepare() refuses it with
-// "no CUDA kernel for <kind> yet".
+// What runs is decided by selectKernel (KernelSelection.h), which needs no
+// device; this file computes launch parameters and launches. MoE routing
+// (MoeTopK, MoeDispatch, MoeCombine) is refused with "no CUDA kernel for
+// <kind> yet".
 //
 //===----------------------------------------------------------------------===//
 #ifndef LLMC_RUNTIME_CUDA_DEVICEKERNELS_H
@@ -22,6 +22,7 @@
 #include "runtime/cuda/CublasLt.h"
 #include "runtime/cuda/CudaModule.h"
 #include "runtime/cuda/ElementwiseKernels.h"
+#include "runtime/cuda/KernelSelection.h"
 #include "runtime/cuda/Nvrtc.h"
 
 #include <cuda_runtime.h>
@@ -51,9 +52,10 @@ public:
   CudaKernels(const CudaKernels &) = delete;
   CudaKernels &operator=(const CudaKernels &) = delete;
 
-  /// Compiles what this launch needs (its elementwise unit) and reserves
-  /// its scratch memory, without launching; Unimplemented "no CUDA kernel
-  /// for <kind>(<types>) yet" when nothing covers it.
+  /// Chooses the kernel (selectKernel), compiles what this launch needs
+  /// (its elementwise unit) and reserves its scratch memory, without
+  /// launching; Unimplemented "no CUDA kernel for <kind>(<types>) yet" when
+  /// nothing covers it.
   Status prepare(KernelKind kind, const KernelAttrs &attrs,
                  const std::vector<TensorRef> &inputs,
                  const std::vector<TensorRef> &outputs);
@@ -76,9 +78,10 @@ private:
     std::unique_ptr<CudaLibrary> library;
   };
   CudaKernels() = default;
-  Status elementwise(KernelKind kind, const KernelAttrs &attrs,
-                     const std::vector<TensorRef> &inputs,
-                     const std::vector<TensorRef> &outputs, Elementwise *&unit);
+  Status prepare(KernelKind kind, const KernelAttrs &attrs,
+                 const std::vector<TensorRef> &inputs,
+                 const std::vector<TensorRef> &outputs, KernelChoice &choice);
+  Status elementwise(const ElementwiseSignature &signature, Elementwise *&unit);
   Status reserveScratch(size_t bytes);
   Status launchPrimitive(const std::string &entry, unsigned blocks,
                          unsigned threads, size_t sharedBytes,

@@ -165,11 +165,13 @@ LLMC_MOVE_KERNELS(unsigned long long, b8)
 
 // ---- Scatter-add, iota, integer compare -----------------------------------
 
-// result (already a copy of dest) [outer, size, inner] += updates
+// result (already a copy of dest, in f32) [outer, size, inner] += updates
 // [outer, count, inner] at the indexed rows; indices outside [0, size) are
-// skipped. f32 atomics: the order of colliding adds is not fixed.
-template <typename I>
-__device__ void scatterAdd(float *out, const I *indices, const float *updates,
+// skipped. f32 atomics: the order of colliding adds is not fixed. bf16
+// updates are added to an f32 copy of a bf16 dest (widen, scatter, narrow:
+// the CPU's f32 accumulation with one rounding at the end).
+template <typename U, typename I>
+__device__ void scatterAdd(float *out, const I *indices, const U *updates,
                            long long outer, long long size, long long count,
                            long long inner) {
   long long total = outer * count * inner;
@@ -181,18 +183,29 @@ __device__ void scatterAdd(float *out, const I *indices, const float *updates,
     long long target = (long long)indices[j];
     if (target < 0 || target >= size)
       continue;
-    atomicAdd(&out[(o * size + target) * inner + c], updates[i]);
+    atomicAdd(&out[(o * size + target) * inner + c], loadValue(updates[i]));
   }
 }
-extern "C" __global__ void llmc_scatter_add_f32_i32(
-    float *out, const int *indices, const float *updates, long long outer,
-    long long size, long long count, long long inner) {
-  scatterAdd(out, indices, updates, outer, size, count, inner);
+#define LLMC_SCATTER_ADD_KERNEL(U, NAME, I, INDEX)                             \
+  extern "C" __global__ void llmc_scatter_add_##NAME##_##INDEX(                \
+      float *out, const I *indices, const U *updates, long long outer,         \
+      long long size, long long count, long long inner) {                      \
+    scatterAdd(out, indices, updates, outer, size, count, inner);              \
+  }
+LLMC_SCATTER_ADD_KERNEL(float, f32, int, i32)
+LLMC_SCATTER_ADD_KERNEL(float, f32, long long, i64)
+LLMC_SCATTER_ADD_KERNEL(Bf16, f32_bf16, int, i32)
+LLMC_SCATTER_ADD_KERNEL(Bf16, f32_bf16, long long, i64)
+
+extern "C" __global__ void llmc_widen_bf16_f32(const Bf16 *in, float *out,
+                                               long long count) {
+  for (long long i = globalThread(); i < count; i += gridThreads())
+    out[i] = loadValue(in[i]);
 }
-extern "C" __global__ void llmc_scatter_add_f32_i64(
-    float *out, const long long *indices, const float *updates,
-    long long outer, long long size, long long count, long long inner) {
-  scatterAdd(out, indices, updates, outer, size, count, inner);
+extern "C" __global__ void llmc_narrow_f32_bf16(const float *in, Bf16 *out,
+                                                long long count) {
+  for (long long i = globalThread(); i < count; i += gridThreads())
+    out[i] = storeValue<Bf16>((double)in[i]);
 }
 
 // out[i] = the index along the iota dimension, viewed as [outer, size, inner].
@@ -316,6 +329,10 @@ extern "C" __global__ void llmc_reduce_bf16_f32(const Bf16 *in, float *out,
                                                 ReducePlan plan, int kind) {
   reduce(in, out, plan, kind);
 }
+extern "C" __global__ void llmc_reduce_f32_bf16(const float *in, Bf16 *out,
+                                                ReducePlan plan, int kind) {
+  reduce(in, out, plan, kind);
+}
 extern "C" __global__ void llmc_reduce_bf16_bf16(const Bf16 *in, Bf16 *out,
                                                  ReducePlan plan, int kind) {
   reduce(in, out, plan, kind);
@@ -330,8 +347,10 @@ __device__ __forceinline__ int lane() { return threadIdx.x % 32; }
 
 // y = (x - mean) * rstd * gamma + beta over the last dimension; beta may
 // be null. Two passes over the row as the CPU (mean, then the variance).
-template <typename T>
-__device__ void layerNorm(const T *x, const T *gamma, const T *beta, T *y,
+// gamma and beta (type P) may be wider than x (T): mixed precision keeps
+// them f32; everything is double until the one rounding to T.
+template <typename T, typename P>
+__device__ void layerNorm(const T *x, const P *gamma, const P *beta, T *y,
                           long long rows, long long dim, double epsilon,
                           bool rms) {
   long long row = warpRow();
@@ -479,16 +498,6 @@ __device__ void rope(const T *x, const I *positions, T *out, long long rows,
 }
 
 #define LLMC_COMPOSITE_KERNELS(T, SUFFIX)                                      \
-  extern "C" __global__ void llmc_layer_norm_##SUFFIX(                         \
-      const T *x, const T *gamma, const T *beta, T *y, long long rows,         \
-      long long dim, double epsilon) {                                         \
-    layerNorm(x, gamma, beta, y, rows, dim, epsilon, false);                   \
-  }                                                                            \
-  extern "C" __global__ void llmc_rms_norm_##SUFFIX(                           \
-      const T *x, const T *gamma, T *y, long long rows, long long dim,         \
-      double epsilon) {                                                        \
-    layerNorm(x, gamma, (const T *)0, y, rows, dim, epsilon, true);            \
-  }                                                                            \
   extern "C" __global__ void llmc_softmax_##SUFFIX(                            \
       const T *x, T *y, long long rows, long long length, long long inner) {   \
     softmax(x, y, rows, length, inner);                                        \
@@ -519,6 +528,23 @@ __device__ void rope(const T *x, const I *positions, T *out, long long rows,
 
 LLMC_COMPOSITE_KERNELS(float, f32)
 LLMC_COMPOSITE_KERNELS(Bf16, bf16)
+
+// The norms per (input, gamma) type pair: llmc_layer_norm_<x>_<gamma>.
+#define LLMC_NORM_KERNELS(T, P, SUFFIX)                                        \
+  extern "C" __global__ void llmc_layer_norm_##SUFFIX(                         \
+      const T *x, const P *gamma, const P *beta, T *y, long long rows,         \
+      long long dim, double epsilon) {                                         \
+    layerNorm(x, gamma, beta, y, rows, dim, epsilon, false);                   \
+  }                                                                            \
+  extern "C" __global__ void llmc_rms_norm_##SUFFIX(                           \
+      const T *x, const P *gamma, T *y, long long rows, long long dim,         \
+      double epsilon) {                                                        \
+    layerNorm(x, gamma, (const P *)0, y, rows, dim, epsilon, true);            \
+  }
+LLMC_NORM_KERNELS(float, float, f32_f32)
+LLMC_NORM_KERNELS(Bf16, Bf16, bf16_bf16)
+LLMC_NORM_KERNELS(Bf16, float, bf16_f32)
+LLMC_NORM_KERNELS(float, Bf16, f32_bf16)
 
 extern "C" __global__ void llmc_cross_entropy_finish_i32(
     const double *losses, const int *targets, float *out, long long count,

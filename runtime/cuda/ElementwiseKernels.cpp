@@ -41,7 +41,43 @@ std::vector<std::string> operandNames(KernelKind kind) {
 
 /// The body of llmc_op: statements on the compute values named by
 /// operandNames, ending in `return`.
+bool isInteger(DType dtype) {
+  return dtype == DType::I32 || dtype == DType::I64;
+}
+
+/// The body of llmc_op on i32/i64 values, which wraps on overflow as the
+/// CPU's (two's complement, computed unsigned: signed overflow is
+/// undefined in C++).
+std::string integerBody(const ElementwiseSignature &sig) {
+  std::string t = sig.result == DType::I32 ? "int" : "long long";
+  std::string u = "unsigned " + t;
+  auto wrap = [&](const std::string &a, const std::string &op,
+                  const std::string &b) {
+    return "(" + t + ")((" + u + ")" + a + " " + op + " (" + u + ")" + b + ")";
+  };
+  switch (sig.kind) {
+  case KernelKind::Neg:
+    return "  return " + wrap("0", "-", "x") + ";\n";
+  case KernelKind::Abs:
+    return "  return x < 0 ? " + wrap("0", "-", "x") + " : x;\n";
+  case KernelKind::Add:
+    return "  return " + wrap("lhs", "+", "rhs") + ";\n";
+  case KernelKind::Sub:
+    return "  return " + wrap("lhs", "-", "rhs") + ";\n";
+  case KernelKind::Mul:
+    return "  return " + wrap("lhs", "*", "rhs") + ";\n";
+  case KernelKind::Max:
+    return "  return lhs >= rhs ? lhs : rhs;\n";
+  case KernelKind::Min:
+    return "  return lhs <= rhs ? lhs : rhs;\n";
+  default:
+    return "";
+  }
+}
+
 std::string opBody(const ElementwiseSignature &sig) {
+  if (isInteger(sig.result))
+    return integerBody(sig);
   switch (sig.kind) {
   case KernelKind::Neg:
     return "  return -x;\n";
@@ -107,6 +143,10 @@ const char *storageType(DType dtype) {
     return "float";
   case DType::BF16:
     return "unsigned short";
+  case DType::I32:
+    return "int";
+  case DType::I64:
+    return "long long";
   default:
     return "unsigned char"; // i1
   }
@@ -132,14 +172,14 @@ const char *rawType(int bytes) {
 bool onStorage(KernelKind kind) { return kind == KernelKind::Select; }
 
 std::string computeType(KernelKind kind, DType dtype) {
-  if (onStorage(kind))
+  if (onStorage(kind) || isInteger(dtype))
     return storageType(dtype);
   return dtype == DType::I1 ? "bool" : "float";
 }
 
 /// The expression converting storage `value` of `dtype` to compute.
 std::string load(KernelKind kind, DType dtype, const std::string &value) {
-  if (onStorage(kind) || dtype == DType::F32)
+  if (onStorage(kind) || dtype == DType::F32 || isInteger(dtype))
     return value;
   if (dtype == DType::BF16)
     return "llmc_bf16_to_float(" + value + ")";
@@ -147,7 +187,7 @@ std::string load(KernelKind kind, DType dtype, const std::string &value) {
 }
 
 std::string store(KernelKind kind, DType dtype, const std::string &value) {
-  if (onStorage(kind) || dtype == DType::F32)
+  if (onStorage(kind) || dtype == DType::F32 || isInteger(dtype))
     return value;
   if (dtype == DType::BF16)
     return "llmc_float_to_bf16(" + value + ")";
@@ -191,8 +231,15 @@ Status checkSignature(const ElementwiseSignature &sig) {
   if (firstValue == 1 && sig.inputs[0] != DType::I1)
     return unsupported(sig, "expected an i1 condition");
   for (size_t i = firstValue; i < sig.inputs.size(); ++i) {
+    if (isInteger(sig.inputs[i]) && !integerBody(sig).empty() &&
+        sig.inputs[i] == sig.inputs[firstValue])
+      continue;
     if (!isF32OrBf16(sig.inputs[i]))
-      return unsupported(sig, "only f32 and bf16 are generated so far");
+      return unsupported(sig, isInteger(sig.inputs[i])
+                                  ? "i32 and i64 cover neg, abs, add, sub, "
+                                    "mul, max and min"
+                                  : "only f32, bf16 (and i32, i64 for integer "
+                                    "arithmetic) are generated so far");
     if (sig.kind != KernelKind::Cast && sig.inputs[i] != sig.inputs[firstValue])
       return unsupported(sig, "expected operands of one type");
   }
@@ -405,6 +452,15 @@ std::vector<ElementwiseSignature> allElementwiseSignatures() {
       all.push_back({KernelKind::Gelu, {t}, t, {approximation}});
     for (DType to : kFloats)
       all.push_back({KernelKind::Cast, {t}, to, {}});
+  }
+  // Integer arithmetic (index computations: rope's backward negates its
+  // positions).
+  for (DType t : {DType::I32, DType::I64}) {
+    for (KernelKind kind : {KernelKind::Neg, KernelKind::Abs})
+      all.push_back({kind, {t}, t, {}});
+    for (KernelKind kind : {KernelKind::Add, KernelKind::Sub, KernelKind::Mul,
+                            KernelKind::Max, KernelKind::Min})
+      all.push_back({kind, {t, t}, t, {}});
   }
   return all;
 }

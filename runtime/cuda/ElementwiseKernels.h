@@ -3,7 +3,9 @@
 //
 // Generates one readable CUDA C++ translation unit per (kernel, dtypes) of
 // the elementwise entries of Kernels.def: neg ... rsqrt, add ... min, cast,
-// compare, select, gelu (tanh and erf), silu and swiglu, for f32 and bf16.
+// compare, select, gelu (tanh and erf), silu and swiglu, for f32 and bf16;
+// neg, abs, add, sub, mul, max and min also for i32 and i64 (wrapping, as
+// the CPU's integer arithmetic).
 //
 // Numerics follow the CPU kernels (docs/runtime.md, "Precision"): bf16
 // loads to f32, computes in f32 and rounds to nearest even on store with

@@ -54,10 +54,13 @@ TEST_F(CostTest, EveryLlmcOpHasACost) {
     ++ops;
     EXPECT_TRUE(name.hasInterface<llmc::CostOpInterface>())
         << name.getStringRef().str() << " has no CostOpInterface";
+    EXPECT_TRUE(name.hasInterface<llmc::ShardingRuleOpInterface>())
+        << name.getStringRef().str() << " has no ShardingRuleOpInterface";
   }
-  // The op set of docs/ir.md: 29 primitives, 15 composites, and the
-  // structure ops llmc.fused and llmc.yield.
-  EXPECT_EQ(ops, 46);
+  // The op set of docs/ir.md: 29 primitives, 15 composites, the structure
+  // ops llmc.fused and llmc.yield, and llmc.axis_offset of partitioned
+  // programs.
+  EXPECT_EQ(ops, 47);
 }
 
 TEST_F(CostTest, MatmulIsTwoFlopsPerMultiplyAdd) {

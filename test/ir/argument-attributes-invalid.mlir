@@ -35,8 +35,22 @@ func.func @normal_without_scale(%w: tensor<4xf32> {llmc.init = {kind = "normal"}
 
 // -----
 
-// expected-error @+1 {{'func.func' op argument #0: unknown argument attribute 'llmc.sharding'; expected llmc.name, llmc.role, llmc.init, llmc.tp_split or llmc.offset}}
-func.func @unknown(%w: tensor<4xf32> {llmc.sharding = "dp"}) {
+// expected-error @+1 {{'func.func' op argument #0: unknown argument attribute 'llmc.shard'; expected llmc.name, llmc.role, llmc.init, llmc.offset, llmc.sharding, llmc.shard_groups or llmc.tp_split}}
+func.func @unknown(%w: tensor<4xf32> {llmc.shard = "dp"}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op argument #0: expected llmc.sharding to be an array of mesh axis name arrays, one per dimension, got "dp"}}
+func.func @sharding_not_an_array(%w: tensor<4xf32> {llmc.sharding = "dp"}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op argument #0: expected llmc.shard_groups to be an array<i64> of block counts >= 1, got array<i64: 0>}}
+func.func @zero_groups(%w: tensor<4xf32> {llmc.shard_groups = array<i64: 0>}) {
   return
 }
 

@@ -6,6 +6,7 @@
 // TOP-DAG: train   - Compile a run description and train it
 // TOP-DAG: plan    - Compile a model and print the memory
 // TOP-DAG: inspect - Print a model's parameters
+// TOP-DAG: verify  - Check a parallel configuration against one device
 // TOP-DAG: launch  - Compile a run description once and train it with N
 // TOP-NOT: --x86-
 
@@ -34,3 +35,9 @@
 // LAUNCH-DAG: --steps=<long>
 // RUN: llmc inspect --help | FileCheck %s --check-prefix=INSPECT
 // INSPECT: USAGE: llmc inspect [options] <input.toml|.json|.mlir>
+// RUN: llmc verify --help | FileCheck %s --check-prefix=VERIFY
+// VERIFY: USAGE: llmc verify [options] <run.toml>
+// VERIFY-DAG: --steps=<long>
+// VERIFY-DAG: --keep=<DIR>
+// VERIFY-DAG: --threads=<uint>
+// VERIFY-NOT: --perturb-part

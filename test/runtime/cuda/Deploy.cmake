@@ -1,5 +1,5 @@
 # cmake -P script behind `ninja cuda-deploy`: copies BINARY (and BINARY2,
-# and the file DATA, when given) and the shared
+# and the files DATA and DATA2, when given) and the shared
 # libraries it loads into DEST, except those every Linux machine has (libc,
 # libstdc++, ...) and NVRTC, cuBLAS(Lt) and NCCL, which are hundreds of MB and
 # come with the CUDA toolkit of the GPU machine. Run the result with
@@ -27,9 +27,10 @@ if(unresolved)
   message(FATAL_ERROR "cuda-deploy: unresolved libraries: ${unresolved}")
 endif()
 file(COPY ${binaries} DESTINATION "${DEST}")
-if(DATA)
-  file(COPY ${DATA} DESTINATION "${DEST}")
-endif()
+# DATA may be a list; DATA2 one more file.
+foreach(data IN LISTS DATA DATA2)
+  file(COPY "${data}" DESTINATION "${DEST}")
+endforeach()
 set(total 0)
 foreach(library IN LISTS resolved)
   get_filename_component(name "${library}" NAME)

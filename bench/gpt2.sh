@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# GPT-2 124M training throughput of llmc against PyTorch (eager + SDPA,
+# torch.compile) and JAX in one run on one GPU (issue #7, docs/cuda.md).
+#
+#   bench/gpt2.sh DEPLOY PEERS [STEPS]
+#
+# DEPLOY: the folder `ninja -C build bench-deploy` fills (llmc-run, the
+# runtime libraries, gpt2-124m.llmcx compiled on the build machine from
+# bench/gpt2-124m.toml, compile-seconds.txt). PEERS: a copy of
+# ../shared/bench (torch_gpt2_bench.py, jax_gpt2_bench.py). Prints one table:
+# tokens/s (median step after warm-up), MFU = tok/s * (6N + 12 L d T) / 989e12
+# as the peers compute it, peak memory, compile times, and llmc's ratio to
+# each peer. Copy the table into bench/RESULTS.md.
+set -euo pipefail
+deploy=$(cd "$1" && pwd)
+peers=$(cd "$2" && pwd)
+steps=${3:-30}
+out=$(mktemp -d)
+export LD_LIBRARY_PATH="$deploy:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
+export NCCL_NVLS_ENABLE=0
+
+# llmc: a cold run (empty kernel cache: NVRTC compiles every kernel) and a
+# cached run; the device memory in use is sampled every 100 ms.
+run_llmc() { # name cache
+  local name=$1 cache=$2
+  nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -lms 100 \
+    > "$out/$name.mem" 2>/dev/null &
+  local smi=$!
+  local start=$(date +%s.%N)
+  LLMC_KERNEL_CACHE=$cache "$deploy/llmc-run" "$deploy/gpt2-124m.llmcx" \
+    --device cuda --steps "$steps" --metrics "$out/$name.jsonl" \
+    > "$out/$name.log" 2>&1 || { cat "$out/$name.log"; kill $smi; exit 1; }
+  local end=$(date +%s.%N)
+  kill $smi 2>/dev/null || true
+  echo "$start $end" > "$out/$name.time"
+}
+rm -rf "$out/cache"
+run_llmc cold "$out/cache"
+run_llmc cached "$out/cache"
+
+python3 "$peers/torch_gpt2_bench.py" --settings bf16+flash,bf16+flash+compile \
+  > "$out/torch.jsonl" 2> "$out/torch.err" || cat "$out/torch.err"
+python3 "$peers/jax_gpt2_bench.py" --impls cudnn \
+  > "$out/jax.jsonl" 2> "$out/jax.err" || tail -5 "$out/jax.err"
+
+python3 - "$out" "$deploy" "$steps" <<'PY'
+import json, statistics, sys, os
+out, deploy, steps = sys.argv[1], sys.argv[2], int(sys.argv[3])
+V, L, d, T, B = 50304, 12, 768, 1024, 16
+N = V * d + L * (12 * d * d + 13 * d) + 2 * d          # without wpe, tied head
+flops_tok = 6 * N + 12 * L * d * T
+def llmc(name):
+    rows = [json.loads(l) for l in open(f"{out}/{name}.jsonl")]
+    ms = statistics.median(r["ms_per_step"] for r in rows[5:]) if len(rows) > 5 else float("nan")
+    start, end = map(float, open(f"{out}/{name}.time").read().split())
+    mem = [int(x) for x in open(f"{out}/{name}.mem").read().split() if x.strip().isdigit()]
+    loss = rows[-1]["loss"]
+    return ms, end - start - sum(r["ms_per_step"] for r in rows) / 1e3, max(mem) / 1024 if mem else float("nan"), loss, rows
+cold = llmc("cold"); cached = llmc("cached")
+compile_s = open(f"{deploy}/compile-seconds.txt").read().strip()
+arena = open(f"{deploy}/arena-bytes.txt").read().strip()
+tok = B * T / (cached[0] / 1e3)
+table = [("llmc", tok, tok * flops_tok / 989e12, f"{int(arena)/2**30:.2f} planned, {cached[2]:.2f} used", f"{compile_s} s + {cold[1]:.1f} s NVRTC", f"{cached[1]:.1f} s", cached[3])]
+peers = []
+for f in ("torch.jsonl", "jax.jsonl"):
+    if os.path.exists(f"{out}/{f}"):
+        for l in open(f"{out}/{f}"):
+            try: r = json.loads(l)
+            except ValueError: continue
+            if "tok_s" not in r:
+                print(f"{r.get('system')} {r.get('setting')}: {r.get('error', 'no result')}")
+                continue
+            name = (r.get("system", "?").split()[0]) + " " + r.get("setting", r.get("impl", ""))
+            peers.append((name, r["tok_s"], r["mfu"], f'{r.get("peak_mem_gib", float("nan"))}', f'{r.get("warmup_s", "?")} s warm-up', "", r.get("loss")))
+print(f"GPT-2 124M, B={B}, T={T}, bf16, AdamW + clipping; {steps} llmc steps, median after 5")
+print(f"| system | tokens/s | MFU | peak memory (GiB) | cold compile | cached start | last loss | llmc / this |")
+print("|---|---|---|---|---|---|---|---|")
+for name, t, mfu, mem, cold_s, cached_s, loss in table + peers:
+    ratio = tok / t if t else float("nan")
+    print(f"| {name} | {t:,.0f} | {mfu*100:.1f}% | {mem} | {cold_s} | {cached_s} | {loss} | {ratio:.3f} |")
+losses = [r["loss"] for r in cached[4]]
+print("llmc losses:", " ".join(f"{x:.3f}" for x in losses[:3]), "...", " ".join(f"{x:.3f}" for x in losses[-3:]))
+PY

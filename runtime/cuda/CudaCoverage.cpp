@@ -1,0 +1,145 @@
+//===- CudaCoverage.cpp - which commands of a program the GPU can run -----===//
+#include "runtime/cuda/CudaCoverage.h"
+
+#include "runtime/cuda/DeviceKernels.h"
+#include "runtime/cuda/KernelSelection.h"
+
+#include <chrono>
+#include <map>
+#include <set>
+
+namespace llmc::rt::cuda {
+
+namespace {
+
+std::string kindOf(const RankProgram &program, const Command &command) {
+  if (command.kind == CommandKind::Collective)
+    return "Collective";
+  if (command.kind == CommandKind::HostStep)
+    return "HostStep";
+  std::string text = std::string(kernelName(command.kernel)) + "(";
+  for (size_t i = 0; i < command.inputs.size(); ++i)
+    text += (i ? ", " : "") +
+            std::string(dtypeName(program.values[command.inputs[i]].dtype));
+  text += ") -> ";
+  for (size_t i = 0; i < command.outputs.size(); ++i)
+    text += (i ? ", " : "") +
+            std::string(dtypeName(program.values[command.outputs[i]].dtype));
+  return text;
+}
+
+/// Whether PTX defines the kernel `entry` (".entry <name>(").
+bool definesEntry(const std::string &ptx, const std::string &entry) {
+  return ptx.find(".entry " + entry + "(") != std::string::npos;
+}
+
+} // namespace
+
+std::vector<std::string> CoverageReport::uncoveredKinds() const {
+  std::vector<std::string> kinds;
+  std::set<std::string> seen;
+  for (const CoverageGap &gap : gaps)
+    if (seen.insert(gap.kind).second)
+      kinds.push_back(gap.kind);
+  return kinds;
+}
+
+Status checkCudaCoverage(const Executable &executable,
+                         const CoverageOptions &options,
+                         CoverageReport &report) {
+  report = CoverageReport();
+  LLMC_RETURN_IF_ERROR(validateExecutable(executable));
+  if (Status status = checkOneRank(executable); !status) {
+    report.gaps.push_back({static_cast<size_t>(-1), "", status.message(),
+                           "more than one rank"});
+    return Status::ok();
+  }
+  const RankProgram &program = executable.ranks.front();
+
+  // 1. The choice per command, as CudaSession makes it.
+  std::map<std::string, ElementwiseSignature> elementwise; // by describe()
+  std::map<std::string, std::vector<size_t>> unitEntries;  // entry -> commands
+  std::set<std::tuple<DType, DType>> gemmTypes;
+  for (size_t i = 0; i < program.commands.size(); ++i) {
+    const Command &command = program.commands[i];
+    ++report.commands;
+    if (command.kind == CommandKind::Kernel || command.kind == CommandKind::Gemm)
+      ++report.kernels;
+    KernelChoice choice;
+    if (Status status = selectCommand(program, command, choice); !status) {
+      report.gaps.push_back(
+          {i, command.origin, status.message(), kindOf(program, command)});
+      continue;
+    }
+    switch (choice.route) {
+    case KernelChoice::Route::Elementwise:
+      elementwise.emplace(describe(choice.elementwise), choice.elementwise);
+      ++report.choices["elementwise " + describe(choice.elementwise)];
+      break;
+    case KernelChoice::Route::DeviceUnit:
+      for (const std::string &entry : choice.entries) {
+        unitEntries[entry].push_back(i);
+        ++report.choices[entry];
+      }
+      break;
+    case KernelChoice::Route::Gemm:
+      gemmTypes.insert({choice.matmul.operands, choice.matmul.result});
+      ++report.choices[std::string("cuBLASLt ") +
+                       dtypeName(choice.matmul.operands) + " x " +
+                       dtypeName(choice.matmul.operands) + " -> " +
+                       dtypeName(choice.matmul.result)];
+      break;
+    case KernelChoice::Route::Copy:
+      ++report.choices["copy"];
+      break;
+    default:
+      break;
+    }
+  }
+  report.entries = unitEntries.size();
+  report.gemmTypes = gemmTypes.size();
+  if (!options.compile)
+    return Status::ok();
+
+  // 2. Every distinct unit through NVRTC; the entries looked up in its PTX.
+  auto begin = std::chrono::steady_clock::now();
+  for (const auto &[name, signature] : elementwise) {
+    ElementwiseSource source;
+    LLMC_RETURN_IF_ERROR(generateElementwiseKernel(signature, source));
+    CompiledCuda compiled;
+    LLMC_RETURN_IF_ERROR(compileCuda(source.source, source.entry + ".cu",
+                                     options.nvrtc, compiled));
+    ++report.units;
+    for (const std::string &entry : {source.entry, source.entry + "_vec"})
+      if (!definesEntry(compiled.ptx, entry))
+        return Status::error(StatusCode::Internal,
+                             "the unit of " + name + " does not define " +
+                                 entry);
+  }
+  if (!unitEntries.empty()) {
+    CompiledCuda compiled;
+    LLMC_RETURN_IF_ERROR(compileCuda(deviceKernelUnit(),
+                                     "llmc_device_kernels.cu", options.nvrtc,
+                                     compiled));
+    ++report.units;
+    for (const auto &[entry, commands] : unitEntries) {
+      if (definesEntry(compiled.ptx, entry))
+        continue;
+      for (size_t i : commands) {
+        const Command &command = program.commands[i];
+        report.gaps.push_back(
+            {i, command.origin,
+             "at " + command.origin + ": the CUDA kernel " + entry +
+                 " chosen for " + kindOf(program, command) +
+                 " is not in the device unit",
+             kindOf(program, command)});
+      }
+    }
+  }
+  report.compileSeconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - begin)
+          .count();
+  return Status::ok();
+}
+
+} // namespace llmc::rt::cuda

@@ -1,0 +1,435 @@
+//===- KernelSelection.cpp - which CUDA kernel runs a command -------------===//
+//
+// Per kernel kind: the operand types the CUDA kernels cover and the entry
+// names of DeviceKernelsSource.cpp / FlashAttentionSource.cpp that run
+// them. Entry names are `llmc_<kernel>_<types>`, the types in the order the
+// kernels' template parameters take them (the input's, then the
+// parameters' or the result's where they may differ). DeviceKernels.cpp
+// computes the launch parameters; what runs is decided here only.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/cuda/KernelSelection.h"
+
+#include "runtime/Sharding.h"
+
+#include <algorithm>
+
+namespace llmc::rt::cuda {
+
+namespace {
+
+constexpr int kMaxRank = 8;
+
+Status unsupported(KernelKind kind, const std::vector<TensorRef> &inputs,
+                   const std::vector<TensorRef> &outputs,
+                   const std::string &why) {
+  return Status::error(StatusCode::Unimplemented,
+                       "no CUDA kernel for " +
+                           describeLaunch(kind, inputs, outputs) + " yet" +
+                           (why.empty() ? "" : ": " + why));
+}
+
+/// "f32" / "bf16" of the float kernels, or "" when unsupported.
+std::string floatSuffix(DType dtype) {
+  if (dtype == DType::F32)
+    return "f32";
+  if (dtype == DType::BF16)
+    return "bf16";
+  return "";
+}
+
+std::string indexSuffix(DType dtype) {
+  if (dtype == DType::I32)
+    return "i32";
+  if (dtype == DType::I64)
+    return "i64";
+  return "";
+}
+
+std::string bytesSuffix(DType dtype) {
+  return "b" + std::to_string(dtypeSize(dtype));
+}
+
+bool isElementwiseOnly(KernelKind kind) {
+  return isCudaElementwiseKernel(kind) && kind != KernelKind::Compare;
+}
+
+constexpr long long kFlashForwardTile = 32;
+long long flashBackwardTile(int capacity) { return capacity <= 64 ? 32 : 16; }
+
+/// Checks Kernels.def's operand and attribute counts of `kind`.
+Status expectOperands(KernelKind kind, const KernelAttrs &attrs,
+                      const std::vector<TensorRef> &inputs,
+                      const std::vector<TensorRef> &outputs, size_t minInputs,
+                      size_t maxInputs, size_t ints, size_t floats) {
+  if (inputs.size() < minInputs || inputs.size() > maxInputs ||
+      outputs.size() != 1 || attrs.ints.size() < ints ||
+      attrs.floats.size() < floats)
+    return Status::error(
+        StatusCode::InvalidArgument,
+        std::string(kernelName(kind)) + ": expected " +
+            std::to_string(minInputs) + "-" + std::to_string(maxInputs) +
+            " inputs, 1 output, " + std::to_string(ints) + " ints and " +
+            std::to_string(floats) + " floats, got " +
+            std::to_string(inputs.size()) + ", " +
+            std::to_string(outputs.size()) + ", " +
+            std::to_string(attrs.ints.size()) + " and " +
+            std::to_string(attrs.floats.size()));
+  return Status::ok();
+}
+
+} // namespace
+
+std::string describeLaunch(KernelKind kind,
+                           const std::vector<TensorRef> &inputs,
+                           const std::vector<TensorRef> &outputs) {
+  std::string text = std::string(kernelName(kind)) + "(";
+  for (size_t i = 0; i < inputs.size(); ++i)
+    text += (i ? ", " : "") + std::string(dtypeName(inputs[i].dtype)) +
+            formatShape(inputs[i].shape);
+  text += ") -> ";
+  for (size_t i = 0; i < outputs.size(); ++i)
+    text += (i ? ", " : "") + std::string(dtypeName(outputs[i].dtype)) +
+            formatShape(outputs[i].shape);
+  return text;
+}
+
+int64_t flashRows(const TensorRef &q) {
+  int64_t headDim = q.shape.empty() ? 1 : std::max<int64_t>(1, q.shape.back());
+  return std::max<int64_t>(1, q.numElements() / headDim);
+}
+
+std::string flashLaunch(const std::vector<TensorRef> &inputs,
+                        const KernelAttrs &attrs, FlashLaunch &launch) {
+  const TensorRef &q = inputs[0], &k = inputs[1], &v = inputs[2];
+  std::string type = floatSuffix(q.dtype);
+  if (type.empty() || q.rank() != 4 || k.rank() != 4 || k.dtype != q.dtype ||
+      v.dtype != q.dtype)
+    return "flash attention covers f32 and bf16 [B, H, T, D]";
+  int64_t headDim = q.shape[3];
+  // The kernels are instantiated for these head-dimension capacities; a
+  // smaller D runs zero-padded in the next one up.
+  int capacity = headDim <= 16 ? 16 : headDim <= 32 ? 32 : headDim <= 64 ? 64
+                                  : headDim <= 128 ? 128 : 0;
+  if (capacity == 0)
+    return "flash attention covers head dimensions up to 128, got " +
+           std::to_string(headDim);
+  if (k.shape[1] < 1 || q.shape[1] % k.shape[1] != 0)
+    return "expected the query heads to be a multiple of the key/value heads";
+  launch.suffix = type + "_d" + std::to_string(capacity);
+  launch.heads = static_cast<int>(q.shape[1]);
+  launch.kvHeads = static_cast<int>(k.shape[1]);
+  launch.seq = q.shape[2];
+  launch.kvSeq = k.shape[2];
+  launch.headDim = static_cast<int>(headDim);
+  launch.causal = static_cast<int>(attrs.ints[0]);
+  launch.scale = static_cast<float>(attrs.floats[0]);
+  long long forwardTile = inputs.size() == 3 ? kFlashForwardTile
+                                             : flashBackwardTile(capacity);
+  long long backwardTile = flashBackwardTile(capacity);
+  long long queryBlocks = q.shape[0] * q.shape[1] *
+                          ((launch.seq + forwardTile - 1) / forwardTile);
+  long long keyBlocks = k.shape[0] * k.shape[1] *
+                        ((launch.kvSeq + backwardTile - 1) / backwardTile);
+  if (queryBlocks > 0x7fffffffLL || keyBlocks > 0x7fffffffLL)
+    return "more than 2^31 - 1 attention blocks";
+  launch.queryBlocks = static_cast<unsigned>(queryBlocks);
+  launch.keyBlocks = static_cast<unsigned>(keyBlocks);
+  return "";
+}
+
+Status selectKernel(KernelKind kind, const KernelAttrs &attrs,
+                    const std::vector<TensorRef> &inputs,
+                    const std::vector<TensorRef> &outputs,
+                    KernelChoice &choice) {
+  choice = KernelChoice();
+  auto refuse = [&](const std::string &why) {
+    return unsupported(kind, inputs, outputs, why);
+  };
+  auto expect = [&](size_t minInputs, size_t maxInputs, size_t ints,
+                    size_t floats) {
+    return expectOperands(kind, attrs, inputs, outputs, minInputs, maxInputs,
+                          ints, floats);
+  };
+  auto runs = [&](std::vector<std::string> entries) {
+    choice.route = KernelChoice::Route::DeviceUnit;
+    choice.entries = std::move(entries);
+    return Status::ok();
+  };
+
+  // 1. Elementwise: one generated unit per signature.
+  if (isElementwiseOnly(kind) ||
+      (kind == KernelKind::Compare && !inputs.empty() &&
+       !floatSuffix(inputs[0].dtype).empty())) {
+    if (outputs.size() != 1)
+      return refuse("expected one result");
+    ElementwiseSignature signature;
+    signature.kind = kind;
+    for (const TensorRef &input : inputs)
+      signature.inputs.push_back(input.dtype);
+    signature.result = outputs[0].dtype;
+    signature.ints = attrs.ints;
+    ElementwiseSource source;
+    if (Status status = generateElementwiseKernel(signature, source); !status)
+      return refuse(status.message());
+    choice.route = KernelChoice::Route::Elementwise;
+    choice.elementwise = signature;
+    return Status::ok();
+  }
+
+  // 2. Everything else.
+  switch (kind) {
+  case KernelKind::Compare: {
+    LLMC_RETURN_IF_ERROR(expect(2, 2, 1, 0));
+    std::string index = indexSuffix(inputs[0].dtype);
+    if (index.empty() || inputs[1].dtype != inputs[0].dtype)
+      return refuse("compare covers f32, bf16, i32 and i64");
+    return runs({"llmc_compare_" + index});
+  }
+  case KernelKind::Broadcast:
+  case KernelKind::Transpose:
+  case KernelKind::Slice: {
+    LLMC_RETURN_IF_ERROR(expect(1, 1, 0, 0));
+    if (outputs[0].rank() > kMaxRank || inputs[0].rank() > kMaxRank)
+      return refuse("ranks above 8 are not supported");
+    if (outputs[0].dtype != inputs[0].dtype)
+      return refuse("expected the result to have the input's type");
+    return runs({"llmc_strided_copy_" + bytesSuffix(inputs[0].dtype)});
+  }
+  case KernelKind::Concat: {
+    LLMC_RETURN_IF_ERROR(expect(1, SIZE_MAX, 1, 0));
+    for (const TensorRef &in : inputs)
+      if (in.dtype != outputs[0].dtype)
+        return refuse("expected every input to have the result's type");
+    return runs({"llmc_concat_part_" + bytesSuffix(outputs[0].dtype)});
+  }
+  case KernelKind::ReduceSum:
+  case KernelKind::ReduceMax:
+  case KernelKind::ReduceMean: {
+    LLMC_RETURN_IF_ERROR(expect(1, 1, 1, 0));
+    std::string in = floatSuffix(inputs[0].dtype),
+                out = floatSuffix(outputs[0].dtype);
+    if (in.empty() || out.empty())
+      return refuse("reductions cover f32 and bf16 inputs and results");
+    if (inputs[0].rank() > kMaxRank)
+      return refuse("ranks above 8 are not supported");
+    return runs({"llmc_reduce_" + in + "_" + out});
+  }
+  case KernelKind::Matmul: {
+    LLMC_RETURN_IF_ERROR(expect(2, 2, 2, 0));
+    const TensorRef &lhs = inputs[0], &rhs = inputs[1];
+    if (lhs.rank() < 2 || rhs.rank() < 2)
+      return refuse("expected operands of rank at least 2");
+    if (rhs.dtype != lhs.dtype)
+      return refuse("cuBLASLt runs operands of one type");
+    MatmulProblem problem;
+    problem.operands = lhs.dtype;
+    problem.result = outputs[0].dtype;
+    problem.transA = attrs.ints[0] != 0;
+    problem.transB = attrs.ints[1] != 0;
+    problem.sharedRhs = rhs.rank() == 2;
+    int64_t lr = lhs.rank(), rr = rhs.rank();
+    problem.batch = numElements(Shape(lhs.shape.begin(), lhs.shape.end() - 2));
+    problem.m = lhs.shape[lr - (problem.transA ? 1 : 2)];
+    problem.k = lhs.shape[lr - (problem.transA ? 2 : 1)];
+    problem.n = rhs.shape[rr - (problem.transB ? 2 : 1)];
+    if (Status status = checkMatmulProblem(problem); !status)
+      return refuse(status.message());
+    choice.route = KernelChoice::Route::Gemm;
+    choice.matmul = problem;
+    return Status::ok();
+  }
+  case KernelKind::Gather:
+  case KernelKind::Embedding: {
+    LLMC_RETURN_IF_ERROR(expect(2, 2, kind == KernelKind::Gather ? 1 : 0, 0));
+    std::string index = indexSuffix(inputs[1].dtype);
+    if (index.empty())
+      return refuse("indices must be i32 or i64");
+    if (outputs[0].dtype != inputs[0].dtype)
+      return refuse("expected the result to have the table's type");
+    return runs({"llmc_gather_" + bytesSuffix(inputs[0].dtype) + "_" + index});
+  }
+  case KernelKind::ScatterAdd: {
+    LLMC_RETURN_IF_ERROR(expect(3, 3, 1, 0));
+    const TensorRef &dest = inputs[0], &updates = inputs[2];
+    std::string type = floatSuffix(dest.dtype);
+    std::string index = indexSuffix(inputs[1].dtype);
+    if (type.empty() || index.empty() || updates.dtype != dest.dtype ||
+        outputs[0].dtype != dest.dtype)
+      return refuse("scatter_add covers f32 and bf16 (dest, updates and "
+                    "result of one type) with i32 or i64 indices");
+    if (dest.dtype == DType::F32)
+      return runs({"llmc_scatter_add_f32_" + index});
+    // bf16, as the CPU: accumulate in an f32 copy of dest (the scratch),
+    // round once at the end.
+    choice.scratchBytes = static_cast<size_t>(dest.numElements()) * 4;
+    return runs({"llmc_widen_bf16_f32", "llmc_scatter_add_f32_bf16_" + index,
+                 "llmc_narrow_f32_bf16"});
+  }
+  case KernelKind::Iota: {
+    LLMC_RETURN_IF_ERROR(expect(0, 0, 1, 0));
+    std::string suffix = floatSuffix(outputs[0].dtype);
+    if (suffix.empty())
+      suffix = indexSuffix(outputs[0].dtype);
+    if (suffix.empty())
+      return refuse("iota covers f32, bf16, i32 and i64");
+    return runs({"llmc_iota_" + suffix});
+  }
+  case KernelKind::LayerNorm:
+  case KernelKind::RmsNorm: {
+    bool layer = kind == KernelKind::LayerNorm;
+    LLMC_RETURN_IF_ERROR(expect(2, layer ? 3 : 2, 0, 1));
+    const TensorRef &x = inputs[0];
+    std::string type = floatSuffix(x.dtype),
+                params = floatSuffix(inputs[1].dtype);
+    if (type.empty() || params.empty() ||
+        (inputs.size() == 3 && inputs[2].dtype != inputs[1].dtype) ||
+        outputs[0].dtype != x.dtype || x.rank() < 1)
+      return refuse("norms cover f32 and bf16 inputs (the result of the "
+                    "input's type) with f32 or bf16 gamma (and beta of "
+                    "gamma's type)");
+    return runs({(layer ? "llmc_layer_norm_" : "llmc_rms_norm_") + type + "_" +
+                 params});
+  }
+  case KernelKind::Softmax: {
+    LLMC_RETURN_IF_ERROR(expect(1, 1, 1, 0));
+    std::string suffix = floatSuffix(inputs[0].dtype);
+    if (suffix.empty() || outputs[0].dtype != inputs[0].dtype)
+      return refuse("softmax covers f32 and bf16");
+    return runs({"llmc_softmax_" + suffix});
+  }
+  case KernelKind::Attention: {
+    LLMC_RETURN_IF_ERROR(expect(3, 3, 1, 1));
+    FlashLaunch flash;
+    if (std::string why = flashLaunch(inputs, attrs, flash); !why.empty())
+      return refuse(why);
+    if (outputs[0].dtype != inputs[0].dtype)
+      return refuse("attention expects one element type throughout");
+    return runs({"llmc_flash_attention_forward_" + flash.suffix});
+  }
+  case KernelKind::AttentionGrad: {
+    if (inputs.size() != 5 || outputs.size() != 3 || attrs.ints.empty() ||
+        attrs.floats.empty())
+      return Status::error(StatusCode::InvalidArgument,
+                           "AttentionGrad: expected 5 inputs, 3 outputs, 1 "
+                           "int and 1 float, got " +
+                               std::to_string(inputs.size()) + ", " +
+                               std::to_string(outputs.size()) + ", " +
+                               std::to_string(attrs.ints.size()) + " and " +
+                               std::to_string(attrs.floats.size()));
+    FlashLaunch flash;
+    if (std::string why = flashLaunch(inputs, attrs, flash); !why.empty())
+      return refuse(why);
+    for (const TensorRef &operand : {inputs[3], inputs[4], outputs[0],
+                                     outputs[1], outputs[2]})
+      if (operand.dtype != inputs[0].dtype)
+        return refuse("attention_grad expects one element type throughout");
+    // The log-sum-exp and delta of every query row (f32 each).
+    choice.scratchBytes =
+        static_cast<size_t>(flashRows(inputs[0])) * 2 * sizeof(float);
+    return runs({"llmc_flash_attention_grad_rows_" + flash.suffix,
+                 "llmc_flash_attention_grad_keys_" + flash.suffix});
+  }
+  case KernelKind::Rope: {
+    LLMC_RETURN_IF_ERROR(expect(1, 2, 0, 1));
+    const TensorRef &x = inputs[0];
+    std::string suffix = floatSuffix(x.dtype);
+    std::string index =
+        inputs.size() == 2 ? indexSuffix(inputs[1].dtype) : "i32";
+    if (suffix.empty() || index.empty() || x.rank() < 2 ||
+        outputs[0].dtype != x.dtype)
+      return refuse("rope covers f32 and bf16 [..., T, D] with i32 or i64 "
+                    "positions");
+    return runs({"llmc_rope_" + suffix + "_" + index});
+  }
+  case KernelKind::CrossEntropy: {
+    LLMC_RETURN_IF_ERROR(expect(2, 2, 3, 0));
+    std::string suffix = floatSuffix(inputs[0].dtype);
+    std::string index = indexSuffix(inputs[1].dtype);
+    if (suffix.empty() || index.empty() || outputs[0].dtype != DType::F32)
+      return refuse("cross_entropy covers f32 and bf16 logits, i32 or i64 "
+                    "targets, an f32 result");
+    // One double loss per position.
+    choice.scratchBytes =
+        static_cast<size_t>(std::max<int64_t>(1, inputs[1].numElements())) *
+        sizeof(double);
+    return runs({"llmc_cross_entropy_rows_" + suffix + "_" + index,
+                 "llmc_cross_entropy_finish_" + index});
+  }
+  case KernelKind::LrSchedule: {
+    LLMC_RETURN_IF_ERROR(expect(1, 1, 3, 2));
+    std::string suffix = floatSuffix(outputs[0].dtype);
+    if (suffix.empty() || inputs[0].dtype != outputs[0].dtype)
+      return refuse("lr_schedule covers f32 and bf16");
+    return runs({"llmc_lr_schedule_" + suffix});
+  }
+  case KernelKind::MoeTopK:
+  case KernelKind::MoeDispatch:
+  case KernelKind::MoeCombine:
+    return refuse("MoE routing runs on the CPU backend only (#7)");
+  default:
+    return refuse("");
+  }
+}
+
+void commandOperands(const RankProgram &program, const Command &command,
+                     std::vector<TensorRef> &inputs,
+                     std::vector<TensorRef> &outputs) {
+  inputs.clear();
+  outputs.clear();
+  for (int32_t value : command.inputs)
+    inputs.push_back(
+        TensorRef{nullptr, program.values[value].dtype, program.values[value].shape});
+  for (int32_t value : command.outputs)
+    outputs.push_back(
+        TensorRef{nullptr, program.values[value].dtype, program.values[value].shape});
+}
+
+Status selectCommand(const RankProgram &program, const Command &command,
+                     KernelChoice &choice) {
+  choice = KernelChoice();
+  Status status = Status::ok();
+  switch (command.kind) {
+  case CommandKind::Collective:
+  case CommandKind::HostStep:
+    status = Status::error(StatusCode::Unimplemented,
+                           "collectives and host steps do not run on the CUDA "
+                           "session yet");
+    break;
+  case CommandKind::Copy:
+    choice.route = KernelChoice::Route::Copy;
+    break;
+  case CommandKind::Kernel:
+  case CommandKind::Gemm: {
+    std::vector<TensorRef> inputs, outputs;
+    commandOperands(program, command, inputs, outputs);
+    status = selectKernel(command.kernel, command.attrs, inputs, outputs,
+                          choice);
+    break;
+  }
+  }
+  if (status)
+    return status;
+  return Status::error(status.code(),
+                       "at " + command.origin + ": " + status.message());
+}
+
+Status checkOneRank(const Executable &executable) {
+  // Validation makes the mesh's device count the number of ranks, so this
+  // also refuses every mesh of more than one device in one process
+  // (several GPUs run one process each: createMultiProcessSession).
+  if (executable.ranks.size() != 1)
+    return Status::error(StatusCode::Unimplemented,
+                         "the CUDA session of one process runs one-rank "
+                         "programs; this one has " +
+                             std::to_string(executable.ranks.size()) +
+                             " ranks on the mesh " +
+                             formatMesh(executable.mesh) +
+                             ": run one process per GPU with `llmc launch -n " +
+                             std::to_string(executable.ranks.size()) +
+                             " RUN.toml` (docs/distributed.md), or on the "
+                             "CPU with --device cpu");
+  return Status::ok();
+}
+
+} // namespace llmc::rt::cuda

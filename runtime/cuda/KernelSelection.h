@@ -1,0 +1,94 @@
+//===- KernelSelection.h - which CUDA kernel runs a command -----*- C++ -*-===//
+//
+// The CUDA backend's choice of kernel for one command, made from the
+// command's kind, attributes and operand types and shapes alone, without a
+// device: a generated elementwise unit, entries of the non-elementwise unit
+// (deviceKernelUnit()), a cuBLASLt GEMM, or a copy; or the refusal
+// "no CUDA kernel for <kind>(<types>) -> <types> yet: <why>". CudaKernels
+// (prepare and launch) and CudaSession decide through these functions, and
+// checkCudaCoverage (CudaCoverage.h) runs them over a whole Executable on a
+// machine without a GPU, so the two can never disagree.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LLMC_RUNTIME_CUDA_KERNELSELECTION_H
+#define LLMC_RUNTIME_CUDA_KERNELSELECTION_H
+
+#include "runtime/Executable.h"
+#include "runtime/Kernel.h"
+#include "runtime/Status.h"
+#include "runtime/cuda/CublasLt.h"
+#include "runtime/cuda/ElementwiseKernels.h"
+
+#include <string>
+#include <vector>
+
+namespace llmc::rt::cuda {
+
+/// How one command runs on the GPU.
+struct KernelChoice {
+  enum class Route {
+    Nothing,     ///< nothing to launch (a command with no kernel)
+    Copy,        ///< a device-to-device copy (CommandKind::Copy)
+    Elementwise, ///< the generated unit of `elementwise`
+    DeviceUnit,  ///< `entries` of deviceKernelUnit(), launched in order
+    Gemm,        ///< `matmul` through cuBLASLt
+  };
+  Route route = Route::Nothing;
+  ElementwiseSignature elementwise;
+  /// DeviceUnit: the extern "C" entries launched, in launch order (a
+  /// composite may launch several, e.g. cross-entropy's rows and finish).
+  std::vector<std::string> entries;
+  MatmulProblem matmul;
+  /// Device scratch the launch needs (bytes; 0 for none).
+  size_t scratchBytes = 0;
+};
+
+/// "LayerNorm(bf16[16, 1024, 768], f32[768], f32[768]) -> bf16[16, 1024, 768]".
+std::string describeLaunch(KernelKind kind, const std::vector<TensorRef> &inputs,
+                           const std::vector<TensorRef> &outputs);
+
+/// Chooses the kernel of one launch (operand data pointers are not read).
+/// Unimplemented "no CUDA kernel for <launch> yet: <why>" when no CUDA
+/// kernel covers the kind with these types; InvalidArgument when the
+/// operand or attribute counts are not Kernels.def's.
+Status selectKernel(KernelKind kind, const KernelAttrs &attrs,
+                    const std::vector<TensorRef> &inputs,
+                    const std::vector<TensorRef> &outputs, KernelChoice &choice);
+
+/// The operands of `command` in rank `program`, with null data pointers.
+void commandOperands(const RankProgram &program, const Command &command,
+                     std::vector<TensorRef> &inputs,
+                     std::vector<TensorRef> &outputs);
+
+/// The choice for a command of a one-rank program, errors prefixed with
+/// "at <origin>: " exactly as CudaSession reports them: collectives and
+/// host steps are refused (they do not run on one GPU yet).
+Status selectCommand(const RankProgram &program, const Command &command,
+                     KernelChoice &choice);
+
+/// Whether CudaSession runs `executable` at all (one rank); the message
+/// says why not.
+Status checkOneRank(const Executable &executable);
+
+/// The launch parameters of flash attention (FlashAttentionSource.cpp)
+/// shared by the selection and the launch.
+struct FlashLaunch {
+  std::string suffix; ///< "f32_d64" ...
+  int heads = 0, kvHeads = 0, headDim = 0, causal = 0;
+  long long seq = 0, kvSeq = 0;
+  float scale = 0.0f;
+  unsigned queryBlocks = 0; ///< forward or grad_rows
+  unsigned keyBlocks = 0;   ///< grad_keys
+};
+/// Fills `launch` from q [B, Hq, T, D], k [B, Hkv, S, D] and the
+/// attributes; returns why not when the kernels do not cover them ("" when
+/// they do).
+std::string flashLaunch(const std::vector<TensorRef> &inputs,
+                        const KernelAttrs &attrs, FlashLaunch &launch);
+/// The query rows B * Hq * T of q (at least 1): the entries of
+/// attention_grad's log-sum-exp and delta scratch.
+int64_t flashRows(const TensorRef &q);
+
+} // namespace llmc::rt::cuda
+
+#endif // LLMC_RUNTIME_CUDA_KERNELSELECTION_H

@@ -1,0 +1,515 @@
+//===- LlmcVerify.cpp - llmc verify: a mesh against one device ------------===//
+//
+// The check to run before trusting a new parallel configuration: train a few
+// AdamW steps of the run's [parallel] mesh and of the same run compiled for
+// one device, both on CPU virtual devices, from the same initial parameters
+// (written once, bound by both) and the same data, and compare
+//   losses and grad norms   every step, relative difference;
+//   gradients               AdamW's first moment after step 1 (from the
+//                           step-1 checkpoints): m1 = (1 - beta1) * clipped
+//                           g1, so its relative difference is the gradient's;
+//   parameters              after the last step;
+// the last two as relative L2 differences per tensor, reported per model part
+// (transformer.h.0.attn, model.layers.1.mlp, transformer.wte).
+// See docs/verify.md.
+//
+//===----------------------------------------------------------------------===//
+#include "tools/LlmcDriver.h"
+
+#include "runtime/Sharding.h"
+#include "runtime/io/Safetensors.h"
+#include "runtime/train/Checkpoint.h"
+#include "runtime/train/Init.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/FileSystem.h"
+
+#include <cmath>
+#include <vector>
+
+namespace llmc::driver {
+
+namespace {
+
+std::string joinPath(llvm::StringRef a, llvm::StringRef b,
+                     llvm::StringRef c = "", llvm::StringRef d = "") {
+  llvm::SmallString<256> path(a);
+  for (llvm::StringRef part : {b, c, d})
+    if (!part.empty()) // append() adds a separator for an empty part
+      llvm::sys::path::append(path, part);
+  return std::string(path);
+}
+
+/// The model part of a parameter (or moment) name: the final .weight/.bias
+/// dropped, and inside a layer (GPT-2's h.N, LLaMA's layers.N) everything
+/// after the block: transformer.h.0.attn.c_attn.weight -> transformer.h.0.attn.
+std::string modelPart(llvm::StringRef name) {
+  if (name.ends_with(".weight"))
+    name = name.drop_back(7);
+  else if (name.ends_with(".bias"))
+    name = name.drop_back(5);
+  llvm::SmallVector<llvm::StringRef> parts;
+  name.split(parts, '.');
+  for (size_t i = 0; i + 2 < parts.size(); ++i) {
+    unsigned layer;
+    if ((parts[i] == "h" || parts[i] == "layers") &&
+        !parts[i + 1].getAsInteger(10, layer))
+      return llvm::join(llvm::ArrayRef(parts).take_front(i + 3), ".");
+  }
+  return name.str();
+}
+
+/// GPT-2's fused q/k/v bias: its key third has a zero gradient in exact
+/// arithmetic (softmax ignores a constant added to every key), so AdamW moves
+/// it by +-lr on rounding noise of either sign. It is left out.
+bool isKeyBias(llvm::StringRef name) {
+  return name.ends_with("attn.c_attn.bias");
+}
+
+/// The elements of a float tensor as doubles; false for other dtypes.
+bool toDoubles(const rt::SafetensorsTensor &t, std::vector<double> &out) {
+  size_t n = static_cast<size_t>(rt::numElements(t.shape));
+  out.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    switch (t.dtype) {
+    case rt::DType::F32: {
+      float v;
+      std::memcpy(&v, t.data + 4 * i, 4);
+      out[i] = v;
+      break;
+    }
+    case rt::DType::F64:
+      std::memcpy(&out[i], t.data + 8 * i, 8);
+      break;
+    case rt::DType::BF16:
+    case rt::DType::F16: {
+      uint16_t bits;
+      std::memcpy(&bits, t.data + 2 * i, 2);
+      out[i] = t.dtype == rt::DType::BF16 ? rt::bf16ToFloat(bits)
+                                          : rt::f16ToFloat(bits);
+      break;
+    }
+    default:
+      return false;
+    }
+  }
+  return true;
+}
+
+/// ||a - b|| / ||b|| over every index outside [skipBegin, skipEnd); 0 when
+/// a equals b there, infinite when only b is zero.
+double relativeL2(const std::vector<double> &a, const std::vector<double> &b,
+                  size_t skipBegin, size_t skipEnd) {
+  double diff = 0, ref = 0;
+  for (size_t i = 0; i < b.size(); ++i) {
+    if (i >= skipBegin && i < skipEnd)
+      continue;
+    diff += (a[i] - b[i]) * (a[i] - b[i]);
+    ref += b[i] * b[i];
+  }
+  if (diff == 0)
+    return 0;
+  return ref == 0 ? INFINITY : std::sqrt(diff / ref);
+}
+
+double relativeDifference(double a, double b) {
+  if (a == b)
+    return 0;
+  return b == 0 ? INFINITY : std::fabs(a - b) / std::fabs(b);
+}
+
+/// The worst differences of one model part.
+struct PartRow {
+  std::string name;
+  int tensors = 0;
+  double gradient = 0, parameter = 0;
+  std::string worstGradient, worstParameter; ///< tensor names
+};
+
+/// What a run left behind.
+struct RunResult {
+  rt::TrainReport report;
+  std::string checkpoints; ///< the checkpoint root
+};
+
+int fail(const std::string &message) {
+  llvm::errs() << "llmc verify: " << message << "\n";
+  return kExitRejected;
+}
+
+/// Writes the parameters of `exe` drawn from their initializers with `seed`
+/// to `path`; those of model part `perturbPart` (when not empty) are moved
+/// by 1% (x -> 1.01 x + 1e-3) into `perturbedPath` too.
+int writeInitialParameters(const rt::Executable &exe, uint64_t seed,
+                           const std::string &path,
+                           const std::string &perturbPart,
+                           const std::string &perturbedPath) {
+  std::vector<std::vector<uint8_t>> storage;
+  storage.reserve(exe.arguments.size());
+  std::map<std::string, rt::SafetensorsTensor> tensors;
+  for (size_t i = 0; i < exe.arguments.size(); ++i) {
+    const rt::ArgumentInfo &arg = exe.arguments[i];
+    if (arg.role != rt::ArgumentRole::Parameter)
+      continue;
+    rt::SafetensorsTensor t;
+    t.dtype = exe.ranks.front().values[arg.value].dtype;
+    storage.emplace_back();
+    if (rt::Status s = rt::argumentGlobalShape(exe, i, t.shape); !s)
+      return fail(s.message());
+    if (rt::Status s = rt::initialArgumentBytes(exe, i, seed, storage.back());
+        !s)
+      return fail(s.message());
+    t.data = storage.back().data();
+    t.bytes = storage.back().size();
+    tensors[arg.name] = t;
+  }
+  if (rt::Status s = rt::writeSafetensors(path, tensors); !s)
+    return fail(s.message());
+  if (perturbPart.empty())
+    return kExitOk;
+  std::vector<std::vector<uint8_t>> perturbed;
+  perturbed.reserve(tensors.size());
+  for (auto &[name, t] : tensors) {
+    if (modelPart(name) != perturbPart)
+      continue;
+    if (t.dtype != rt::DType::F32)
+      return fail("--perturb-part expects f32 parameters, got " +
+                  std::string(rt::dtypeName(t.dtype)) + " for " + name);
+    perturbed.emplace_back(t.data, t.data + t.bytes);
+    float *values = reinterpret_cast<float *>(perturbed.back().data());
+    for (size_t j = 0; j < t.bytes / 4; ++j)
+      values[j] = 1.01f * values[j] + 1e-3f;
+    t.data = perturbed.back().data();
+  }
+  if (perturbed.empty())
+    return fail("--perturb-part: no parameter of model part '" + perturbPart +
+                "'");
+  if (rt::Status s = rt::writeSafetensors(perturbedPath, tensors); !s)
+    return fail(s.message());
+  return kExitOk;
+}
+
+/// Trains `steps` steps of `exe` on CPU virtual devices, saving a checkpoint
+/// after every step under `dir`/checkpoints.
+int trainRun(const rt::Executable &exe, const std::string &dir,
+             const std::string &weights, int64_t steps, unsigned threads,
+             RunResult &result) {
+  if (std::error_code ec = llvm::sys::fs::create_directories(dir))
+    return fail("cannot create the directory '" + dir + "': " + ec.message());
+  rt::TrainOptions train;
+  if (rt::Status s = rt::readTrainSettings(exe.metadata, train.settings); !s)
+    return fail(s.message());
+  // The schedule (compiled into the program) still spans [train] steps.
+  train.settings.steps = std::max(train.settings.steps, steps);
+  train.settings.devices = "cpu";
+  result.checkpoints = joinPath(dir, "checkpoints");
+  train.settings.checkpointDir = result.checkpoints;
+  train.settings.checkpointEvery = 1;
+  train.settings.checkpointKeep = steps;
+  train.settings.sampleTokens = 0;
+  train.weightsPath = weights;
+  train.metricsPath = joinPath(dir, "metrics.jsonl");
+  train.threads = threads;
+  train.stopAfterStep = steps;
+  train.log = nullptr;
+  if (rt::Status s = rt::train(exe, train, result.report); !s)
+    return fail(s.message());
+  return kExitOk;
+}
+
+/// Reads `file` of the checkpoint of `step` under `root`.
+int readCheckpointFile(const std::string &root, int64_t step,
+                       const char *file, rt::SafetensorsFile &out) {
+  std::string path = joinPath(root, rt::checkpointName(step), file);
+  if (rt::Status s = rt::readSafetensors(path, out); !s)
+    return fail(s.message());
+  return kExitOk;
+}
+
+} // namespace
+
+int runVerify(const VerifyCommand &options) {
+  llvm::raw_ostream &os = llvm::outs();
+  const std::string &input = options.input;
+  if (llmc::classifySource(input) != llmc::SourceKind::RunDescription) {
+    llvm::errs() << "llmc verify: expected a run description (.toml) with a "
+                    "[parallel] mesh, got '"
+                 << input << "'\n";
+    return kExitUsage;
+  }
+  if (options.steps < 1) {
+    llvm::errs() << "llmc verify: --steps expects at least 1, got "
+                 << options.steps << "\n";
+    return kExitUsage;
+  }
+  // 1. The mesh: one device (dp = tp = 1) has nothing to compare. Errors in
+  // the file are reported by the compile below.
+  llmc::ParseOutcome parsed = llmc::parseRunDescription(input);
+  if (parsed.ok()) {
+    const llmc::ParallelConfig &p = parsed.description->parallel;
+    if (p.dp * p.tp <= 1) {
+      os << input << ": [parallel] asks for one device (dp = " << p.dp
+         << ", tp = " << p.tp << "): nothing to verify\n";
+      return kExitOk;
+    }
+  }
+
+  // 2. Both programs, from one run description.
+  Session session;
+  CompileRequest request;
+  request.input = input;
+  request.stopAfter = "final";
+  os << "compiling the mesh program\n";
+  os.flush();
+  Compiled meshCompiled, singleCompiled;
+  if (int code = compileModule(session, request, meshCompiled))
+    return code;
+  rt::Executable meshExe, singleExe;
+  if (int code = buildArtifact(meshCompiled, input, meshExe))
+    return code;
+  os << "compiling the single-device program\n";
+  os.flush();
+  request.singleDevice = true;
+  request.sourceOptions.warnPending = false; // said once already
+  if (int code = compileModule(session, request, singleCompiled))
+    return code;
+  if (int code = buildArtifact(singleCompiled, input, singleExe))
+    return code;
+  if (meshExe.findArgument("optimizer.step") < 0)
+    return fail(input + ": no training step to verify (the model has no "
+                        "parameters)");
+  size_t ranks = meshExe.ranks.size();
+  std::string mesh = rt::formatMesh(meshExe.mesh);
+  if (ranks <= 1) {
+    os << input << ": the program runs on one device: nothing to verify\n";
+    return kExitOk;
+  }
+
+  // 3. A working directory: --keep, or a temporary one removed at the end.
+  std::string work = options.keep;
+  std::error_code ec;
+  if (work.empty()) {
+    llvm::SmallString<128> temp;
+    ec = llvm::sys::fs::createUniqueDirectory("llmc-verify", temp);
+    work = std::string(temp);
+  } else {
+    ec = llvm::sys::fs::create_directories(work);
+    // Only what an earlier verify wrote there (checkpoints would mix).
+    for (const char *sub : {"mesh", "single"})
+      if (!ec)
+        ec = llvm::sys::fs::remove_directories(joinPath(work, sub));
+  }
+  if (ec)
+    return fail("cannot create the directory '" + work + "': " + ec.message());
+  struct Remover {
+    std::string path;
+    ~Remover() {
+      if (!path.empty())
+        (void)llvm::sys::fs::remove_directories(path);
+    }
+  } remover{options.keep.empty() ? work : std::string()};
+
+  // 4. The same initial parameters for both: drawn once, bound by both.
+  rt::TrainSettings settings;
+  if (rt::Status s = rt::readTrainSettings(singleExe.metadata, settings); !s)
+    return fail(s.message());
+  std::string initial = joinPath(work, "initial.safetensors");
+  std::string meshInitial = initial;
+  if (!options.perturbPart.empty())
+    meshInitial = joinPath(work, "initial-perturbed.safetensors");
+  if (int code = writeInitialParameters(singleExe, settings.seed, initial,
+                                        options.perturbPart, meshInitial))
+    return code;
+  if (!options.perturbPart.empty())
+    os << "perturbing the mesh run's initial " << options.perturbPart
+       << " (--perturb-part)\n";
+
+  // 5. Train both.
+  int64_t steps = options.steps;
+  RunResult meshRun, singleRun;
+  os << "training " << steps << " step" << (steps == 1 ? "" : "s") << " on "
+     << ranks << " CPU devices (mesh " << mesh << ")\n";
+  os.flush();
+  if (int code = trainRun(meshExe, joinPath(work, "mesh"), meshInitial, steps,
+                          options.threads, meshRun))
+    return code;
+  os << "training " << steps << " step" << (steps == 1 ? "" : "s")
+     << " on 1 CPU device\n";
+  os.flush();
+  if (int code = trainRun(singleExe, joinPath(work, "single"), initial, steps,
+                          options.threads, singleRun))
+    return code;
+
+  // 6. Tolerances: f32 roundoff in another order, or 16-bit rounding.
+  bool lowPrecision =
+      singleCompiled.description &&
+      singleCompiled.description->precision.policy !=
+          llmc::PrecisionPolicy::Fp32;
+  double lossTolerance = lowPrecision ? 2e-2 : 1e-5;
+  double tensorTolerance = lowPrecision ? 2e-2 : 1e-4;
+  if (lowPrecision)
+    os << "note: a " << (singleCompiled.description->precision.policy ==
+                                 llmc::PrecisionPolicy::Bf16
+                             ? "bf16"
+                             : "fp16")
+       << " run: every tolerance is 2e-2 (16-bit rounding)\n";
+
+  // 7. Losses and gradient norms, step by step.
+  std::vector<std::string> failures;
+  double worstLoss = 0, worstNorm = 0;
+  os << "\n  step  loss (mesh)   loss (1 device)  rel. diff   grad norm rel. "
+        "diff\n";
+  for (int64_t i = 0; i < steps; ++i) {
+    const rt::StepMetrics &a = meshRun.report.steps[i];
+    const rt::StepMetrics &b = singleRun.report.steps[i];
+    double loss = relativeDifference(a.loss, b.loss);
+    double norm = relativeDifference(a.gradNorm, b.gradNorm);
+    worstLoss = std::max(worstLoss, loss);
+    worstNorm = std::max(worstNorm, norm);
+    os << llvm::formatv("  {0,4}  {1,-12:f7}  {2,-15:f7}  {3,-10:e2}  {4:e2}\n",
+                        b.step, a.loss, b.loss, loss, norm);
+  }
+
+  // 8. Gradients (m1 after step 1) and parameters (after the last step),
+  // per tensor, gathered per model part in the program's parameter order.
+  rt::SafetensorsFile meshMoments, singleMoments, meshParams, singleParams;
+  if (int code = readCheckpointFile(meshRun.checkpoints, 1,
+                                    "optimizer.safetensors", meshMoments))
+    return code;
+  if (int code = readCheckpointFile(singleRun.checkpoints, 1,
+                                    "optimizer.safetensors", singleMoments))
+    return code;
+  if (int code = readCheckpointFile(meshRun.checkpoints, steps,
+                                    "model.safetensors", meshParams))
+    return code;
+  if (int code = readCheckpointFile(singleRun.checkpoints, steps,
+                                    "model.safetensors", singleParams))
+    return code;
+  std::vector<PartRow> rows;
+  llvm::StringMap<size_t> rowOf;
+  std::vector<std::string> keyBiases;
+  // Returns false (after a message) when a tensor is missing or unreadable.
+  auto compare = [&](const rt::SafetensorsFile &mesh,
+                     const rt::SafetensorsFile &single,
+                     const std::string &tensor, double &out) -> bool {
+    const rt::SafetensorsTensor *a = mesh.find(tensor);
+    const rt::SafetensorsTensor *b = single.find(tensor);
+    std::vector<double> x, y;
+    if (!a || !b || a->shape != b->shape || !toDoubles(*a, x) ||
+        !toDoubles(*b, y)) {
+      llvm::errs() << "llmc verify: tensor '" << tensor
+                   << "' is missing, of another shape or not a float tensor "
+                      "in one of the checkpoints\n";
+      return false;
+    }
+    size_t skipBegin = 0, skipEnd = 0;
+    if (isKeyBias(tensor) && y.size() % 3 == 0) {
+      skipBegin = y.size() / 3;
+      skipEnd = 2 * y.size() / 3;
+    }
+    out = relativeL2(x, y, skipBegin, skipEnd);
+    return true;
+  };
+  for (const rt::ArgumentInfo &arg : singleExe.arguments) {
+    if (arg.role != rt::ArgumentRole::Parameter)
+      continue;
+    std::string part = modelPart(arg.name);
+    auto [it, inserted] = rowOf.try_emplace(part, rows.size());
+    if (inserted)
+      rows.push_back(PartRow{part});
+    PartRow &row = rows[it->second];
+    ++row.tensors;
+    if (isKeyBias(arg.name))
+      keyBiases.push_back(arg.name);
+    double gradient = 0, parameter = 0;
+    if (!compare(meshMoments, singleMoments, "optimizer.m." + arg.name,
+                 gradient) ||
+        !compare(meshParams, singleParams, arg.name, parameter))
+      return kExitRejected;
+    // NaN compares false: std::max would drop it.
+    if (!(gradient <= row.gradient)) {
+      row.gradient = gradient;
+      row.worstGradient = arg.name;
+    }
+    if (!(parameter <= row.parameter)) {
+      row.parameter = parameter;
+      row.worstParameter = arg.name;
+    }
+  }
+
+  // 9. The table, then PASS or FAIL.
+  size_t width = std::string("part").size();
+  for (const PartRow &row : rows)
+    width = std::max(width, row.name.size());
+  os << "\n  " << llvm::left_justify("part", width)
+     << "  tensors  gradient (m1)  parameters\n";
+  double worstGradient = 0, worstParameter = 0;
+  for (const PartRow &row : rows) {
+    bool gradientOk = row.gradient <= tensorTolerance;
+    bool parameterOk = row.parameter <= tensorTolerance;
+    os << "  " << llvm::left_justify(row.name, width)
+       << llvm::formatv("  {0,7}  {1,13:e2}  {2,10:e2}", row.tensors,
+                        row.gradient, row.parameter)
+       << (gradientOk && parameterOk ? "" : "  FAIL") << "\n";
+    if (!gradientOk || !parameterOk)
+      failures.push_back(row.name);
+    if (!(row.gradient <= worstGradient))
+      worstGradient = row.gradient;
+    if (!(row.parameter <= worstParameter))
+      worstParameter = row.parameter;
+  }
+  os << "\n";
+  auto summary = [&](llvm::StringRef what, double worst, double tolerance,
+                     llvm::StringRef how) {
+    bool ok = worst <= tolerance;
+    os << llvm::formatv("  {0,-11} {1:e2} {2} (tolerance {3:e0})  {4}\n", what,
+                        worst, how, tolerance, ok ? "ok" : "FAIL");
+    return ok;
+  };
+  std::vector<std::string> scalarFailures;
+  if (!summary("losses", worstLoss, lossTolerance, "relative, worst step"))
+    scalarFailures.push_back("losses");
+  if (!summary("grad norms", worstNorm, lossTolerance, "relative, worst step"))
+    scalarFailures.push_back("grad norms");
+  failures.insert(failures.begin(), scalarFailures.begin(),
+                  scalarFailures.end());
+  summary("gradients", worstGradient, tensorTolerance,
+          "relative L2, worst tensor");
+  summary("parameters", worstParameter, tensorTolerance,
+          "relative L2, worst tensor");
+  os << "  gradients: AdamW's first moment after step 1, m1 = (1 - beta1) * "
+        "clipped g1 (the same relative difference as the gradient's); "
+        "parameters: after step "
+     << steps << "\n";
+  for (const PartRow &row : rows) {
+    if (row.gradient <= tensorTolerance && row.parameter <= tensorTolerance)
+      continue;
+    os << "  " << row.name << ": worst";
+    if (!(row.gradient <= tensorTolerance))
+      os << llvm::formatv(" gradient {0} ({1:e2})", row.worstGradient,
+                          row.gradient);
+    if (!(row.parameter <= tensorTolerance))
+      os << llvm::formatv(" parameter {0} ({1:e2})", row.worstParameter,
+                          row.parameter);
+    os << "\n";
+  }
+  if (!keyBiases.empty())
+    os << "  note: the key third of " << keyBiases.size()
+       << " attn.c_attn.bias tensor(s) is left out (its gradient is zero in "
+          "exact arithmetic: AdamW moves it on rounding noise)\n";
+  if (!options.keep.empty())
+    os << "  kept the checkpoints and metrics of both runs in " << work
+       << "\n";
+  if (failures.empty()) {
+    os << "PASS: mesh " << mesh << " (" << ranks
+       << " ranks) matches one device over " << steps << " step"
+       << (steps == 1 ? "" : "s") << "\n";
+    return kExitOk;
+  }
+  os << "FAIL: mesh " << mesh << " differs from one device beyond tolerance "
+     << "in: " << llvm::join(failures, ", ") << "\n";
+  return kExitRejected;
+}
+
+} // namespace llmc::driver
