@@ -10,7 +10,8 @@
 // 3. Prints every line of every child prefixed with "[rank r] " (llmc-run
 //    prints step lines on rank 0 only, errors on every rank).
 // 4. Waits. When a child fails, the others get SIGTERM (SIGKILL 5 s later)
-//    and llmc launch exits 1 naming the rank that failed first.
+//    and llmc launch exits 1 naming the rank that failed first. When llmc
+//    launch itself dies, its children get SIGTERM (PR_SET_PDEATHSIG).
 //
 // See docs/distributed.md.
 //
@@ -23,6 +24,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -190,12 +192,18 @@ int runLaunch(const LaunchCommand &options) {
       llvm::errs() << "llmc launch: pipe: " << std::strerror(errno) << "\n";
       return kExitRejected;
     }
+    pid_t parent = ::getpid();
     pid_t pid = ::fork();
     if (pid < 0) {
       llvm::errs() << "llmc launch: fork: " << std::strerror(errno) << "\n";
       return kExitRejected;
     }
     if (pid == 0) {
+      // A launcher that dies (killed, out of time) takes its ranks with it
+      // instead of leaving them waiting at a collective.
+      ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+      if (::getppid() != parent)
+        ::_exit(1);
       ::dup2(fds[1], STDOUT_FILENO);
       ::dup2(fds[1], STDERR_FILENO);
       ::setenv("RANK", std::to_string(rank).c_str(), 1);
