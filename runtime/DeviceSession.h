@@ -16,6 +16,7 @@
 #include "runtime/Status.h"
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -60,8 +61,9 @@ public:
 };
 
 /// Makes the session a training run uses on a device other than the CPU.
-using DeviceSessionFactory = Status (*)(
-    const Executable &executable, std::unique_ptr<DeviceSession> &session);
+/// A std::function so that a multi-process run can carry its LaunchEnv.
+using DeviceSessionFactory = std::function<Status(
+    const Executable &executable, std::unique_ptr<DeviceSession> &session)>;
 /// How many devices of that kind this machine has (0 when none, or when the
 /// driver is missing).
 using DeviceCountFn = int (*)();

@@ -18,6 +18,7 @@
 #include "frontend/models/Models.h"
 #include "ir/Registration.h"
 #include "passes/Passes.h"
+#include "runtime/train/Launched.h"
 #include "runtime/train/Trainer.h"
 #ifdef LLMC_HAVE_CUDA
 #include "runtime/cuda/CudaSession.h"
@@ -199,6 +200,69 @@ struct TrainCommand {
       cl::sub(command), cl::cat(llmcCategory())};
 };
 
+/// Options of `llmc launch` (tools/LlmcLaunch.cpp, docs/distributed.md).
+struct LaunchCommand {
+  cl::SubCommand command{
+      "launch",
+      "Compile a run description once and train it with N local llmc-run\n"
+      "  processes, one per GPU (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR,\n"
+      "  MASTER_PORT set for each). Lines are prefixed with [rank r]; only\n"
+      "  rank 0 prints step lines, every rank prints its errors. If one\n"
+      "  process fails the others are stopped."};
+  cl::opt<std::string> input{cl::Positional, cl::desc("<run.toml|config.json>"),
+                             cl::Required, cl::sub(command),
+                             cl::cat(llmcCategory())};
+  cl::opt<int> processes{"n", cl::desc("Processes (GPUs) to start: the "
+                                       "number of ranks of the run's mesh"),
+                         cl::value_desc("N"), cl::init(0), cl::sub(command),
+                         cl::cat(llmcCategory())};
+  cl::opt<std::string> output{
+      "o", cl::desc("Keep the compiled artifact here (default: a temporary "
+                    "directory, removed at the end)"),
+      cl::value_desc("file.llmcx"), cl::sub(command), cl::cat(llmcCategory())};
+  cl::opt<int> port{"master-port",
+                    cl::desc("Rank 0's rendezvous port (default: a free one)"),
+                    cl::init(0), cl::sub(command), cl::cat(llmcCategory())};
+  // Passed to every llmc-run as they are.
+  cl::opt<std::string> metrics{"metrics",
+                               cl::desc("Write one JSON line per step here "
+                                        "(rank 0)"),
+                               cl::value_desc("file"), cl::sub(command),
+                               cl::cat(llmcCategory())};
+  cl::opt<std::string> resume{"resume", cl::desc("Continue from a checkpoint"),
+                              cl::value_desc("dir"), cl::sub(command),
+                              cl::cat(llmcCategory())};
+  cl::opt<std::string> weights{"weights",
+                               cl::desc("Start from these parameters"),
+                               cl::value_desc("file"), cl::sub(command),
+                               cl::cat(llmcCategory())};
+  cl::opt<std::string> data{"data", cl::desc("Train on this file"),
+                            cl::value_desc("file"), cl::sub(command),
+                            cl::cat(llmcCategory())};
+  cl::opt<std::string> checkpointDir{
+      "checkpoint-dir", cl::desc("Save checkpoints here (rank 0 writes)"),
+      cl::value_desc("dir"), cl::sub(command), cl::cat(llmcCategory())};
+  cl::opt<int64_t> steps{"steps", cl::desc("Stop after this step"),
+                         cl::init(0), cl::sub(command),
+                         cl::cat(llmcCategory())};
+  cl::opt<int64_t> sampleTokens{"sample-tokens",
+                                cl::desc("Tokens of the sample printed at "
+                                         "the end"),
+                                cl::init(-1), cl::sub(command),
+                                cl::cat(llmcCategory())};
+  cl::opt<unsigned> threads{"threads", cl::desc("CPU threads per process"),
+                            cl::init(0), cl::sub(command),
+                            cl::cat(llmcCategory())};
+  cl::opt<std::string> device{
+      "device", cl::desc("Passed to llmc-run: cpu, cuda or auto"),
+      cl::value_desc("cpu|cuda|auto"), cl::sub(command),
+      cl::cat(llmcCategory())};
+  cl::opt<bool> nccl{"nccl",
+                     cl::desc("The NCCL session even for -n 1 (llmc-run "
+                              "--nccl)"),
+                     cl::sub(command), cl::cat(llmcCategory())};
+};
+
 /// Options of `llmc plan`.
 struct PlanCommand {
   cl::SubCommand command{
@@ -352,6 +416,7 @@ int runInspect(const InspectCommand &options);
 int runTrain(const TrainCommand &options);
 int runPlan(const PlanCommand &options);
 int runVerify(const VerifyCommand &options);
+int runLaunch(const LaunchCommand &options);
 
 } // namespace llmc::driver
 

@@ -93,10 +93,22 @@ int runTrain(const TrainCommand &options) {
     }
     train.settings.devices = options.device;
   }
+  llmc::rt::MultiProcessSessionFn multiProcessSession = nullptr;
 #ifdef LLMC_HAVE_CUDA
   train.cudaSession = llmc::rt::cuda::createCudaDeviceSession;
   train.cudaDeviceCount = llmc::rt::cuda::cudaDeviceCount;
+  multiProcessSession = llmc::rt::cuda::createMultiProcessSession;
 #endif
+  // Under a launcher (torchrun, srun): this process's rank only, through
+  // NCCL (docs/distributed.md). `llmc launch` starts llmc-run instead, so
+  // that the run is compiled once.
+  if (llmc::rt::Status status = llmc::rt::prepareLaunchedTraining(
+          exe, /*forceNccl=*/false, multiProcessSession,
+          train.cudaDeviceCount, train);
+      !status) {
+    llvm::errs() << "llmc train: " << status.message() << "\n";
+    return kExitRejected;
+  }
   llmc::rt::TrainReport report;
   if (llmc::rt::Status status = llmc::rt::train(exe, train, report);
       !status) {

@@ -8,6 +8,9 @@
 //   llmc plan FILE      the memory of the training step by kind, remat and
 //                       kernel counts (communication and time: #8, #11)
 //   llmc verify FILE    a few steps of the run's mesh against one device
+//   llmc launch -n N FILE
+//                       compile once, train with N llmc-run processes
+//                       (one per GPU, NCCL; tools/LlmcLaunch.cpp)
 //
 // FILE is a run description (.toml), a Hugging Face config.json, or llmc IR
 // (.mlir). Exit codes: 0 success, 1 the input was rejected (diagnostics
@@ -194,12 +197,13 @@ int main(int argc, char **argv) {
   TrainCommand train;
   PlanCommand plan;
   VerifyCommand verify;
+  LaunchCommand launch;
 
   // Show only llmc's options in --help, not those libLLVM registers.
   cl::HideUnrelatedOptions(llmcCategory());
   for (cl::SubCommand *sub :
        {&compile.command, &inspect.command, &train.command, &plan.command,
-        &verify.command})
+        &verify.command, &launch.command})
     cl::HideUnrelatedOptions(llmcCategory(), *sub);
   if (!cl::ParseCommandLineOptions(
           argc, argv,
@@ -210,7 +214,8 @@ int main(int argc, char **argv) {
           "  llmc train [FILE]   (no FILE: the built-in demo run)\n"
           "  llmc plan FILE      the memory of the training step, by kind\n"
           "  llmc verify FILE    the run's mesh against one device, a few "
-          "steps\n\n"
+          "steps\n"
+          "  llmc launch -n N FILE  train with N processes (GPUs, NCCL)\n\n"
           "  FILE: a run description (.toml), a Hugging Face config.json, or\n"
           "  llmc IR (.mlir). llmc SUBCOMMAND --help shows the options of one "
           "subcommand.\n",
@@ -227,8 +232,10 @@ int main(int argc, char **argv) {
     return runPlan(plan);
   if (verify.command)
     return runVerify(verify);
+  if (launch.command)
+    return runLaunch(launch);
 
   llvm::errs() << "llmc: expected a subcommand (compile, inspect, train, "
-                  "plan, verify); see llmc --help\n";
+                  "plan, verify, launch); see llmc --help\n";
   return kExitUsage;
 }

@@ -204,8 +204,11 @@ void RunParser::parseParallel() {
   // tp, sp and zero run on CPU virtual devices (llmc-partition, #8); several
   // GPUs need the multi-process runtime (#9), automatic meshes the search
   // (#11). The mesh checks above reject what cannot work at all.
+  // A mesh of several ranks on "cuda:N" runs under `llmc launch`; "cuda:N"
+  // for a one-rank program asks for data parallelism nobody set up.
   StringRef devices = p.devices;
-  if (devices.starts_with("cuda:") && deviceCount.value_or(0) > 1)
+  if (devices.starts_with("cuda:") && deviceCount.value_or(0) > 1 &&
+      p.dp * p.tp * p.pp * p.cp * p.ep == 1)
     s.recordPending(run.pending, "devices", "#9");
   if (p.autoMesh)
     s.recordPending(run.pending, "mesh", "#11");
@@ -292,7 +295,7 @@ void RunParser::checkMesh(SectionReader &s,
                         "the dp ranks)");
 
   // 3. One rank per device: "cpu:N" has exactly N, "cpu" as many as the mesh
-  // needs; more than one GPU is `llmc launch`'s.
+  // needs; more than one GPU is `llmc launch`'s, one process per rank.
   if (s.failed("devices") || p.autoMesh)
     return;
   for (StringRef key : {"dp", "tp", "pp", "cp", "ep"})
@@ -313,12 +316,21 @@ void RunParser::checkMesh(SectionReader &s,
                              "devices as the mesh needs");
     return;
   }
+  std::string launch = "`llmc launch -n " + std::to_string(ranks) +
+                       " RUN.toml` (one process per GPU, docs/distributed.md)";
+  if (kind == "cuda" && ranks > 1) {
+    if (deviceCount.value_or(0) > 0 && *deviceCount != ranks)
+      s.error("devices", "expected devices \"cuda:N\" with N the mesh's " +
+                             mesh + ", got " + given + "; set devices = "
+                             "\"cuda:" + std::to_string(ranks) +
+                             "\" and train with " + launch);
+    return;
+  }
   if (ranks > 1)
     s.error("devices", "expected one rank on devices " + given + ", got " +
-                           mesh +
-                           "; multi-GPU runs need `llmc launch` (issue #9): "
-                           "set " +
-                           onCpu + " to run this mesh on CPU devices");
+                           mesh + "; for GPUs set devices = \"cuda\" and "
+                           "train with " + launch + ", or set " + onCpu +
+                           " to run this mesh on CPU devices");
 }
 
 void RunParser::parseMemory() {

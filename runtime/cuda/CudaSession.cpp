@@ -1,10 +1,15 @@
 //===- CudaSession.cpp - run a loaded Executable on one GPU ---------------===//
 #include "runtime/cuda/CudaSession.h"
+#include "runtime/Sharding.h"
 
 #include "runtime/cuda/CudaModule.h"
 #include "runtime/cuda/DeviceKernels.h"
 #include "runtime/cuda/FusedKernels.h"
 #include "runtime/cuda/KernelSelection.h"
+#include "runtime/cuda/Nccl.h"
+
+#include <chrono>
+#include <cstdlib>
 
 #include <algorithm>
 #include <cstdio>
@@ -24,6 +29,12 @@ CudaSession::~CudaSession() {
     printProfile();
   for (cudaEvent_t event : events_)
     (void)cudaEventDestroy(event);
+  world_.reset(); // waits for its stream, destroys the communicators
+  for (cudaEvent_t event : collectiveDone_)
+    if (event)
+      (void)cudaEventDestroy(event);
+  if (runDone_)
+    (void)cudaEventDestroy(runDone_);
   kernels_.reset();
   if (arena_)
     (void)cudaFree(arena_);
@@ -42,14 +53,22 @@ Status CudaSession::create(const Executable &executable,
                            const CudaSessionOptions &options,
                            std::unique_ptr<CudaSession> &session) {
   LLMC_RETURN_IF_ERROR(validateExecutable(executable));
-  LLMC_RETURN_IF_ERROR(checkOneRank(executable));
+  // One process runs one rank; several ranks are one process each.
+  if (!options.multiProcess)
+    LLMC_RETURN_IF_ERROR(checkOneRank(executable));
+  if (options.rank < 0 ||
+      static_cast<size_t>(options.rank) >= executable.ranks.size())
+    return Status::error(StatusCode::InvalidArgument,
+                         "rank " + std::to_string(options.rank) +
+                             " is not a rank of the program (it has " +
+                             std::to_string(executable.ranks.size()) + ")");
   std::unique_ptr<CudaSession> created(new CudaSession(executable, options));
   LLMC_CUDA_CHECK(cudaSetDevice(options.device),
                   "cudaSetDevice(" + std::to_string(options.device) + ")");
   LLMC_CUDA_CHECK(
       cudaStreamCreateWithFlags(&created->stream_, cudaStreamNonBlocking),
       "cudaStreamCreate");
-  const RankProgram &program = executable.ranks.front();
+  const RankProgram &program = executable.ranks[options.rank];
   // 1. The arena, as the buffer plan lays it out (cudaMalloc aligns to 256
   //    bytes, more than the plan's 64).
   size_t bytes = program.arenaBytes ? program.arenaBytes : 64;
@@ -65,8 +84,21 @@ Status CudaSession::create(const Executable &executable,
         "uploading a constant");
   // 3. Every kernel, compiled now so that run() only launches.
   LLMC_RETURN_IF_ERROR(CudaKernels::create(created->kernels_));
-  //    The choice is selectCommand's, as checkCudaCoverage makes it.
-  for (const Command &command : program.commands) {
+  created->collectiveDone_.assign(program.commands.size(), nullptr);
+  LLMC_CUDA_CHECK(cudaEventCreateWithFlags(&created->runDone_,
+                                           cudaEventDisableTiming),
+                  "cudaEventCreate");
+  //    The choice is selectCommand's, as checkCudaCoverage makes it; in a
+  //    multi-process run the collectives go to NCCL instead (an event each
+  //    marks its end for the compute stream).
+  for (size_t i = 0; i < program.commands.size(); ++i) {
+    const Command &command = program.commands[i];
+    if (command.kind == CommandKind::Collective && options.multiProcess) {
+      LLMC_CUDA_CHECK(cudaEventCreateWithFlags(&created->collectiveDone_[i],
+                                               cudaEventDisableTiming),
+                      "cudaEventCreate");
+      continue;
+    }
     KernelChoice choice;
     LLMC_RETURN_IF_ERROR(selectCommand(program, command, choice));
     if (command.kind != CommandKind::Kernel &&
@@ -106,13 +138,19 @@ Status CudaSession::create(const Executable &executable,
   return Status::ok();
 }
 
+const RankProgram &CudaSession::program() const {
+  return executable_.ranks[options_.rank];
+}
+
 TensorRef CudaSession::slot(int32_t value) const {
-  const ValueInfo &info = executable_.ranks.front().values[value];
+  const ValueInfo &info = program().values[value];
   return TensorRef{arena_ + info.offset, info.dtype, info.shape};
 }
 
-uint64_t CudaSession::arenaBytes() const {
-  return executable_.ranks.front().arenaBytes;
+uint64_t CudaSession::arenaBytes() const { return program().arenaBytes; }
+
+void CudaSession::attachCollectives(std::unique_ptr<NcclWorld> world) {
+  world_ = std::move(world);
 }
 
 size_t CudaSession::loadedUnits() const { return kernels_->loadedUnits(); }
@@ -129,8 +167,22 @@ Status CudaSession::setArgument(const std::string &name, DType dtype,
                                 size_t bytes) {
   int index = findArgument(name);
   LLMC_RETURN_IF_ERROR(checkArgumentFound(name, index));
-  TensorRef target = slot(executable_.arguments[index].value);
-  LLMC_RETURN_IF_ERROR(checkBinding(name, target, dtype, shape, bytes));
+  const ArgumentInfo &info = executable_.arguments[index];
+  TensorRef target = slot(info.value);
+  // The caller binds the GLOBAL tensor; this rank keeps its block.
+  TensorRef global = target;
+  LLMC_RETURN_IF_ERROR(
+      argumentGlobalShape(executable_, static_cast<size_t>(index),
+                          global.shape));
+  LLMC_RETURN_IF_ERROR(checkBinding(name, global, dtype, shape, bytes));
+  if (!info.sharding.replicated()) {
+    staging_.resize(target.bytes());
+    LLMC_RETURN_IF_ERROR(extractShard(data, dtypeSize(dtype), global.shape,
+                                      info.sharding, executable_.mesh,
+                                      options_.rank, staging_.data()));
+    data = staging_.data();
+    bytes = staging_.size();
+  }
   // Ordered after the previous run's kernels on the same stream; the host
   // buffer may be reused as soon as this returns.
   LLMC_CUDA_CHECK(cudaMemcpyAsync(target.data, data, bytes,
@@ -164,9 +216,48 @@ Status CudaSession::setArgumentFromOutput(const std::string &name,
   return Status::ok();
 }
 
+Status CudaSession::joinCollectives(const Command *command) {
+  const std::vector<ValueInfo> &values = program().values;
+  auto overlaps = [&](const InFlight &flight) {
+    if (!command)
+      return true;
+    for (const std::vector<int32_t> *slots :
+         {&command->inputs, &command->outputs})
+      for (int32_t value : *slots) {
+        uint64_t begin = values[value].offset;
+        uint64_t end = begin + values[value].bytes();
+        for (auto [b, e] : flight.ranges)
+          if (begin < e && b < end)
+            return true;
+      }
+    return false;
+  };
+  for (size_t i = 0; i < inFlight_.size();) {
+    if (!overlaps(inFlight_[i])) {
+      ++i;
+      continue;
+    }
+    LLMC_CUDA_CHECK(cudaStreamWaitEvent(stream_, inFlight_[i].done, 0),
+                    "cudaStreamWaitEvent(a collective's end)");
+    inFlight_.erase(inFlight_.begin() + static_cast<std::ptrdiff_t>(i));
+  }
+  return Status::ok();
+}
+
 Status CudaSession::run() {
   LLMC_RETURN_IF_ERROR(checkAllBound(executable_, bound_));
-  const std::vector<Command> &commands = executable_.ranks.front().commands;
+  const RankProgram &rankProgram = program();
+  const std::vector<Command> &commands = rankProgram.commands;
+  bool hasCollectives = false;
+  for (cudaEvent_t event : collectiveDone_)
+    hasCollectives = hasCollectives || event;
+  if (hasCollectives && !world_)
+    return Status::error(StatusCode::Internal,
+                         "the program has collectives and the session no "
+                         "communicators (attachCollectives was not called)");
+  if (world_)
+    world_->beginRun();
+  inFlight_.clear();
   if (const char *env = std::getenv("LLMC_PROFILE"); env && *env && *env != '0')
     profile_ = true;
   if (profile_ && events_.empty()) {
@@ -177,9 +268,12 @@ Status CudaSession::run() {
   if (profile_)
     LLMC_CUDA_CHECK(cudaEventRecord(events_[0], stream_), "profile event");
   std::vector<TensorRef> inputs, outputs;
-  size_t index = 0;
-  for (size_t c = 0; c < commands.size(); ++c) {
-    const Command &command = commands[c];
+  size_t event = 0;
+  for (size_t index = 0; index < commands.size(); ++index) {
+    const Command &command = commands[index];
+    // A later command that touches a collective's bytes waits for it; the
+    // others overlap with it.
+    LLMC_RETURN_IF_ERROR(wrap(command, joinCollectives(&command)));
     inputs.clear();
     outputs.clear();
     for (int32_t value : command.inputs)
@@ -187,7 +281,23 @@ Status CudaSession::run() {
     for (int32_t value : command.outputs)
       outputs.push_back(slot(value));
     Status status = Status::ok();
-    if (command.kind == CommandKind::Copy) {
+    if (command.kind == CommandKind::Collective) {
+      cudaEvent_t done = collectiveDone_[index];
+      status = world_->enqueue(command, inputs, outputs, stream_, done);
+      if (status) {
+        InFlight flight{done, {}};
+        for (const std::vector<int32_t> *slots :
+             {&command.inputs, &command.outputs})
+          for (int32_t value : *slots) {
+            const ValueInfo &info = rankProgram.values[value];
+            flight.ranges.push_back({info.offset, info.offset + info.bytes()});
+          }
+        inFlight_.push_back(std::move(flight));
+      }
+      // Errors name the rank and collective; wrap adds the model part.
+      if (!status)
+        return status;
+    } else if (command.kind == CommandKind::Copy) {
       if (inputs.size() != 1 || outputs.size() != 1 ||
           inputs[0].bytes() != outputs[0].bytes())
         status = Status::error(StatusCode::InvalidArgument,
@@ -198,16 +308,16 @@ Status CudaSession::run() {
                                             inputs[0].bytes(),
                                             cudaMemcpyDeviceToDevice, stream_),
                             "cudaMemcpyAsync(copy)");
-    } else if (auto fused = fused_.find(c); fused != fused_.end()) {
+    } else if (auto fused = fused_.find(index); fused != fused_.end()) {
       // The region as one kernel; its commands are skipped (their profile
       // events are recorded with no work between them).
       status = kernels_->launchFused(fused->second.kernel,
                                      fused->second.elements, inputs, outputs,
                                      stream_);
       for (size_t skip = 0; status && skip < fused->second.commands; ++skip) {
-        ++c;
+        ++index;
         if (profile_)
-          status = cudaStatus(cudaEventRecord(events_[++index], stream_),
+          status = cudaStatus(cudaEventRecord(events_[++event], stream_),
                               "profile event");
       }
     } else {
@@ -218,9 +328,20 @@ Status CudaSession::run() {
       status = cudaStatus(cudaStreamSynchronize(stream_),
                           std::string(kernelName(command.kernel)));
     if (status && profile_)
-      status = cudaStatus(cudaEventRecord(events_[++index], stream_),
+      status = cudaStatus(cudaEventRecord(events_[++event], stream_),
                           "profile event");
     LLMC_RETURN_IF_ERROR(wrap(command, status));
+  }
+  if (world_) {
+    // The step ends when its last collective has; the watchdog names a
+    // collective that never completes instead of hanging.
+    LLMC_RETURN_IF_ERROR(joinCollectives(nullptr));
+    LLMC_CUDA_CHECK(cudaEventRecord(runDone_, stream_),
+                    "cudaEventRecord(the end of the run)");
+    LLMC_RETURN_IF_ERROR(world_->synchronize(runDone_));
+    if (profile_ && runs_++ > 0)
+      recordProfile();
+    return Status::ok();
   }
   LLMC_CUDA_CHECK(cudaStreamSynchronize(stream_),
                   "running the program (a kernel failed; "
@@ -231,8 +352,8 @@ Status CudaSession::run() {
 }
 
 void CudaSession::recordProfile() {
-  const std::vector<Command> &commands = executable_.ranks.front().commands;
-  const RankProgram &program = executable_.ranks.front();
+  const std::vector<Command> &commands = program().commands;
+  const RankProgram &rankProgram = program();
   for (size_t i = 0; i < commands.size(); ++i) {
     float ms = 0;
     if (cudaEventElapsedTime(&ms, events_[i], events_[i + 1]) != cudaSuccess)
@@ -243,7 +364,7 @@ void CudaSession::recordProfile() {
                            : std::string(kernelName(command.kernel));
     if (!command.outputs.empty())
       kind += " -> " +
-              std::string(dtypeName(program.values[command.outputs[0]].dtype));
+              std::string(dtypeName(rankProgram.values[command.outputs[0]].dtype));
     ProfileRow &row = profileRows_[kind];
     row.ms += ms;
     ++row.launches;
@@ -312,7 +433,11 @@ Status CudaSession::copyToHost(const TensorRef &tensor,
 }
 
 std::string CudaSession::deviceName() const {
-  return "cuda:" + std::to_string(options_.device);
+  std::string name = "cuda:" + std::to_string(options_.device);
+  if (options_.multiProcess)
+    name += " (rank " + std::to_string(options_.rank) + " of " +
+            std::to_string(executable_.ranks.size()) + ", NCCL)";
+  return name;
 }
 
 Status CudaSession::toHost(TensorRef device, HostTensor &tensor) const {
@@ -322,16 +447,47 @@ Status CudaSession::toHost(TensorRef device, HostTensor &tensor) const {
   return Status::ok();
 }
 
+Status CudaSession::globalToHost(TensorRef device,
+                                 const TensorSharding &sharding,
+                                 HostTensor &tensor) const {
+  if (sharding.replicated() || executable_.ranks.size() == 1)
+    return toHost(device, tensor); // every rank holds the whole tensor
+  if (!world_)
+    return Status::error(StatusCode::Internal,
+                         "a sharded tensor needs the other ranks, and the "
+                         "session has no communicators");
+  // Every rank's block (the same local shape on every rank), then the
+  // global tensor assembled from them as the CPU session does.
+  std::vector<uint8_t> gathered;
+  size_t bytes = device.bytes();
+  LLMC_RETURN_IF_ERROR(
+      world_->gatherToHost(device.data, bytes, stream_, gathered));
+  std::vector<const void *> locals(executable_.ranks.size());
+  for (size_t r = 0; r < locals.size(); ++r)
+    locals[r] = gathered.data() + r * bytes;
+  Shape global;
+  LLMC_RETURN_IF_ERROR(globalShape(device.shape, sharding, executable_.mesh,
+                                   global));
+  tensor.view = device;
+  tensor.view.shape = global;
+  tensor.storage.resize(tensor.view.bytes());
+  LLMC_RETURN_IF_ERROR(assembleShards(locals, dtypeSize(device.dtype), global,
+                                      sharding, executable_.mesh,
+                                      tensor.storage.data()));
+  tensor.view.data = tensor.storage.data();
+  return Status::ok();
+}
+
 Status CudaSession::outputToHost(size_t index, HostTensor &tensor) const {
   TensorRef device;
   LLMC_RETURN_IF_ERROR(output(index, device));
-  return toHost(device, tensor);
+  return globalToHost(device, executable_.outputs[index].sharding, tensor);
 }
 
 Status CudaSession::argumentToHost(size_t index, HostTensor &tensor) const {
   TensorRef device;
   LLMC_RETURN_IF_ERROR(argument(index, device));
-  return toHost(device, tensor);
+  return globalToHost(device, executable_.arguments[index].sharding, tensor);
 }
 
 int cudaDeviceCount() {
@@ -350,6 +506,62 @@ Status createCudaDeviceSession(const Executable &executable,
   std::unique_ptr<CudaSession> created;
   LLMC_RETURN_IF_ERROR(
       CudaSession::create(executable, CudaSessionOptions(), created));
+  session = std::move(created);
+  return Status::ok();
+}
+
+Status createMultiProcessSession(const Executable &executable,
+                                 const LaunchEnv &env,
+                                 std::unique_ptr<DeviceSession> &session) {
+  const std::string who = "rank " + std::to_string(env.rank) + ": ";
+  if (executable.ranks.size() != static_cast<size_t>(env.worldSize))
+    return Status::error(
+        StatusCode::InvalidArgument,
+        who + "the program has " + std::to_string(executable.ranks.size()) +
+            " ranks (mesh " + formatMesh(executable.mesh) + ") and the world " +
+            std::to_string(env.worldSize) + " processes; launch it with -n " +
+            std::to_string(executable.ranks.size()));
+  int devices = cudaDeviceCount();
+  if (env.localRank >= devices)
+    return Status::error(StatusCode::NotFound,
+                         who + "LOCAL_RANK=" + std::to_string(env.localRank) +
+                             " but this node has " + std::to_string(devices) +
+                             " CUDA device(s)");
+  // 1. This rank's session, kernels compiled: the slow part, done before
+  //    the others are waited for.
+  CudaSessionOptions options;
+  options.device = env.localRank;
+  options.rank = env.rank;
+  options.multiProcess = true;
+  std::unique_ptr<CudaSession> created;
+  if (Status status = CudaSession::create(executable, options, created);
+      !status)
+    return Status::error(status.code(), who + status.message());
+  // 2. The rendezvous: rank 0's NCCL unique id to everyone.
+  RendezvousOptions rendezvousOptions;
+  std::unique_ptr<Rendezvous> rendezvous;
+  LLMC_RETURN_IF_ERROR(Rendezvous::create(env, rendezvousOptions, rendezvous));
+  std::vector<uint8_t> id;
+  if (env.rank == 0)
+    LLMC_RETURN_IF_ERROR(ncclNewUniqueId(id));
+  LLMC_RETURN_IF_ERROR(rendezvous->broadcast(id));
+  // 3. The communicators (collective over the world).
+  NcclWorldOptions worldOptions;
+  if (const char *text = std::getenv("LLMC_COLLECTIVE_TIMEOUT_S")) {
+    char *end = nullptr;
+    long seconds = std::strtol(text, &end, 10);
+    if (!end || *end || seconds <= 0)
+      return Status::error(StatusCode::InvalidArgument,
+                           std::string("LLMC_COLLECTIVE_TIMEOUT_S='") + text +
+                               "' is not a positive number of seconds");
+    worldOptions.timeout = std::chrono::seconds(seconds);
+  }
+  std::unique_ptr<NcclWorld> world;
+  LLMC_RETURN_IF_ERROR(NcclWorld::create(executable, env.rank, env.worldSize,
+                                         id, worldOptions, world));
+  created->attachCollectives(std::move(world));
+  // 4. Everyone has its communicators before anyone runs.
+  LLMC_RETURN_IF_ERROR(rendezvous->barrier());
   session = std::move(created);
   return Status::ok();
 }

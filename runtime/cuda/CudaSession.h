@@ -20,6 +20,7 @@
 #include "runtime/Executable.h"
 #include "runtime/Kernel.h"
 #include "runtime/Status.h"
+#include "runtime/dist/Rendezvous.h"
 
 #include <cuda_runtime.h>
 
@@ -31,6 +32,7 @@
 namespace llmc::rt::cuda {
 
 class CudaKernels;
+class NcclWorld;
 
 struct CudaSessionOptions {
   /// The CUDA device to run on.
@@ -38,6 +40,11 @@ struct CudaSessionOptions {
   /// Wait for every command and check it (slow; for locating a failing
   /// kernel by its model part).
   bool syncEachCommand = false;
+  /// The rank of the program this session runs. A program of several ranks
+  /// runs only with `multiProcess`: one process per rank, its Collective
+  /// commands through the NcclWorld given to attachCollectives().
+  int rank = 0;
+  bool multiProcess = false;
 };
 
 class CudaSession : public DeviceSession {
@@ -49,6 +56,11 @@ public:
                        const CudaSessionOptions &options,
                        std::unique_ptr<CudaSession> &session);
   ~CudaSession() override;
+
+  /// Gives a multiProcess session its communicators (after the rendezvous;
+  /// see createMultiProcessSession). Arguments bind and run() runs only
+  /// with them, since both may need the other ranks.
+  void attachCollectives(std::unique_ptr<NcclWorld> world);
   CudaSession(const CudaSession &) = delete;
   CudaSession &operator=(const CudaSession &) = delete;
 
@@ -59,7 +71,8 @@ public:
   int findArgument(const std::string &name) const;
 
   /// Copies host `data` into argument `name`; its dtype and shape must be
-  /// the argument's (the message says which differs).
+  /// the argument's GLOBAL ones (the message says which differs). A rank of
+  /// a multi-process run keeps its block of a sharded argument.
   Status setArgument(const std::string &name, DType dtype, const Shape &shape,
                      const void *data, size_t bytes) override;
 
@@ -80,7 +93,9 @@ public:
   /// Copies device `tensor` (a view from output() or argument()) to the
   /// host; `bytes` becomes tensor.bytes() long.
   Status copyToHost(const TensorRef &tensor, std::vector<uint8_t> &bytes) const;
-  /// DeviceSession: output()/argument() copied with copyToHost.
+  /// DeviceSession: output()/argument() copied with copyToHost. In a
+  /// multi-process run a sharded tensor is all-gathered from every rank
+  /// (NCCL) and assembled: every rank must make the same calls.
   Status outputToHost(size_t index, HostTensor &tensor) const override;
   Status argumentToHost(size_t index, HostTensor &tensor) const override;
 
@@ -98,7 +113,22 @@ private:
   Status toHost(TensorRef device, HostTensor &tensor) const;
   CudaSession(const Executable &executable, const CudaSessionOptions &options);
   TensorRef slot(int32_t value) const;
+  const RankProgram &program() const;
   Status wrap(const Command &command, Status status) const;
+  /// Makes the compute stream wait for the unfinished collectives whose
+  /// bytes overlap those `command` touches (all of them when null).
+  Status joinCollectives(const Command *command);
+  /// The GLOBAL tensor of `device` with `sharding` (a gather when sharded
+  /// over several processes).
+  Status globalToHost(TensorRef device, const TensorSharding &sharding,
+                      HostTensor &tensor) const;
+
+  /// A collective on the communication stream that compute has not yet
+  /// waited for: its done event and the arena bytes it reads and writes.
+  struct InFlight {
+    cudaEvent_t done;
+    std::vector<std::pair<uint64_t, uint64_t>> ranges; ///< [begin, end)
+  };
 
   /// LLMC_PROFILE=1: the GPU time of every command of every run after the
   /// first (cudaEvents around each), summed by kernel kind and output type;
@@ -131,6 +161,11 @@ private:
   std::vector<cudaEvent_t> events_;
   std::map<std::string, ProfileRow> profileRows_;
   std::map<std::string, ProfileRow> profileCommands_;
+  std::unique_ptr<NcclWorld> world_;
+  std::vector<cudaEvent_t> collectiveDone_; ///< per command; null if none
+  cudaEvent_t runDone_ = nullptr;
+  std::vector<InFlight> inFlight_;
+  std::vector<uint8_t> staging_; ///< a rank's block on its way in
 };
 
 /// The number of CUDA devices; 0 when there is none or no driver.
@@ -140,6 +175,16 @@ int cudaDeviceCount();
 /// puts in TrainOptions::cudaSession.
 Status createCudaDeviceSession(const Executable &executable,
                                std::unique_ptr<DeviceSession> &session);
+
+/// Process `env.rank` of a multi-process run (docs/distributed.md): a
+/// CudaSession of rank env.rank of `executable` on GPU env.localRank (its
+/// kernels compiled first), then the rendezvous at env.masterAddr:
+/// masterPort, NCCL's unique id from rank 0, and the communicators
+/// (NcclWorld). The executable must have env.worldSize ranks. A world of
+/// one goes through the same path (the NCCL check of issue #9).
+Status createMultiProcessSession(const Executable &executable,
+                                 const LaunchEnv &env,
+                                 std::unique_ptr<DeviceSession> &session);
 
 } // namespace llmc::rt::cuda
 

@@ -424,16 +424,19 @@ Status selectCommand(const RankProgram &program, const Command &command,
 
 Status checkOneRank(const Executable &executable) {
   // Validation makes the mesh's device count the number of ranks, so this
-  // also refuses every mesh of more than one device.
+  // also refuses every mesh of more than one device in one process
+  // (several GPUs run one process each: createMultiProcessSession).
   if (executable.ranks.size() != 1)
     return Status::error(StatusCode::Unimplemented,
-                         "the CUDA session runs one-rank programs; this one "
-                         "has " +
+                         "the CUDA session of one process runs one-rank "
+                         "programs; this one has " +
                              std::to_string(executable.ranks.size()) +
                              " ranks on the mesh " +
                              formatMesh(executable.mesh) +
-                             " (multi-GPU with NCCL is issue #9); run it on "
-                             "the CPU with --device cpu");
+                             ": run one process per GPU with `llmc launch -n " +
+                             std::to_string(executable.ranks.size()) +
+                             " RUN.toml` (docs/distributed.md), or on the "
+                             "CPU with --device cpu");
   return Status::ok();
 }
 

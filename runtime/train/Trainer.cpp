@@ -299,13 +299,15 @@ void writeTrainSettings(const TrainSettings &settings,
 Status resolveDevice(const TrainOptions &options, size_t ranks,
                      std::string &device) {
   const std::string &wanted = options.settings.devices;
-  // A program of several ranks runs on virtual CPU devices until NCCL (#9).
+  // A program of several ranks in one process runs on virtual CPU devices;
+  // several GPUs are one process each (llmc launch, docs/distributed.md).
   if (wanted == "auto" && ranks > 1) {
     device = "cpu";
     return Status::ok();
   }
   // "cuda:N": the program decides how many ranks; a one-rank one runs on
-  // the first GPU (CudaSession refuses more, #9).
+  // the first GPU (one process's CudaSession refuses more ranks; under a
+  // launcher the tool's factory is the multi-process session).
   bool gpu = wanted.rfind("cuda", 0) == 0;
   if (!gpu && wanted != "auto") {
     device = "cpu";
@@ -391,7 +393,7 @@ Status train(const Executable &exe, const TrainOptions &options,
   }
 
   std::FILE *metrics = nullptr;
-  if (!options.metricsPath.empty()) {
+  if (!options.metricsPath.empty() && options.primary) {
     metrics = std::fopen(options.metricsPath.c_str(),
                          options.resume.empty() ? "w" : "a");
     if (!metrics)
@@ -519,7 +521,17 @@ Status train(const Executable &exe, const TrainOptions &options,
                step % settings.checkpointEvery == 0;
     // Also at the last step of this call: a run stopped early (--steps)
     // can be resumed from where it stopped.
-    if (!settings.checkpointDir.empty() && (due || step == last)) {
+    if (!settings.checkpointDir.empty() && (due || step == last) &&
+        !options.primary) {
+      // Another rank saves; this one takes part in its gathers, in the
+      // order saveCheckpoint reads the arguments.
+      for (size_t i = 0; i < exe.arguments.size(); ++i) {
+        if (exe.arguments[i].role == ArgumentRole::Input)
+          continue;
+        HostTensor ignored;
+        LLMC_RETURN_IF_ERROR(session->argumentToHost(i, ignored));
+      }
+    } else if (!settings.checkpointDir.empty() && (due || step == last)) {
       CheckpointState state;
       state.step = step;
       state.dataPosition = loader.position();

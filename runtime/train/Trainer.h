@@ -65,6 +65,11 @@ struct TrainOptions {
   DeviceSessionFactory cudaSession = nullptr;
   DeviceCountFn cudaDeviceCount = nullptr;
   std::FILE *log = stdout; ///< step lines and the sample; null: silent
+  /// Whether this process writes the run's files (metrics, checkpoints).
+  /// False on ranks other than 0 of a multi-process run
+  /// (docs/distributed.md): they still make every call that gathers a
+  /// sharded tensor, since rank 0 cannot gather alone.
+  bool primary = true;
   /// Stop after this step even if the run has more (an interruption, for
   /// tests of --resume); 0: run to the end.
   int64_t stopAfterStep = 0;
@@ -90,7 +95,7 @@ struct TrainReport {
 /// Resolves settings.devices to "cpu" or "cuda" with the backend `options`
 /// carries: "cuda" fails (exit-worthy) without a GPU, "auto" falls back to
 /// the CPU and says so on options.log (as it does, silently, for a program
-/// of `ranks` > 1, until NCCL: #9).
+/// of `ranks` > 1 in one process; several GPUs are `llmc launch`'s).
 Status resolveDevice(const TrainOptions &options, size_t ranks,
                      std::string &device);
 

@@ -532,17 +532,26 @@ TEST(MeshErrors, CpuWithoutACountTakesTheMesh) {
 }
 
 TEST(MeshErrors, SeveralGpusNeedLlmcLaunch) {
-  EXPECT_EQ(tomlErrors(kGpt2 + "[parallel]\ndevices = \"cuda:8\"\ndp = 8\n"),
-            Messages{"run.toml:9:11: error: expected one rank on devices "
-                     "\"cuda:8\", got 8 ranks (dp 8); multi-GPU runs need "
-                     "`llmc launch` (issue #9): set devices = \"cpu:8\" to "
-                     "run this mesh on CPU devices"});
+  // One process per GPU (llmc launch): "cuda" or "cuda:N" with N the ranks.
+  EXPECT_EQ(parseClean(kGpt2 + "[parallel]\ndevices = \"cuda:8\"\ndp = 8\n")
+                .parallel.dp,
+            8);
+  EXPECT_EQ(parseClean(kGpt2 + "[parallel]\ndevices = \"cuda\"\ndp = 2\n")
+                .parallel.dp,
+            2);
+  EXPECT_EQ(tomlErrors(kGpt2 + "[parallel]\ndevices = \"cuda:4\"\ndp = 8\n"),
+            Messages{"run.toml:9:11: error: expected devices \"cuda:N\" with "
+                     "N the mesh's 8 ranks (dp 8), got \"cuda:4\"; set "
+                     "devices = \"cuda:8\" and train with `llmc launch -n 8 "
+                     "RUN.toml` (one process per GPU, docs/distributed.md)"});
   // devices left at "auto" may mean GPUs: the message points at [parallel].
   EXPECT_EQ(tomlErrors(kGpt2 + "[parallel]\ntp = 2\n"),
             Messages{"run.toml:8:1: error: expected one rank on devices "
-                     "\"auto\" (the default), got 2 ranks (tp 2); multi-GPU "
-                     "runs need `llmc launch` (issue #9): set devices = "
-                     "\"cpu:2\" to run this mesh on CPU devices"});
+                     "\"auto\" (the default), got 2 ranks (tp 2); for GPUs "
+                     "set devices = \"cuda\" and train with `llmc launch -n 2 "
+                     "RUN.toml` (one process per GPU, docs/distributed.md), "
+                     "or set devices = \"cpu:2\" to run this mesh on CPU "
+                     "devices"});
 }
 
 TEST(RunDescriptionErrors, SeveralErrorsReportedTogether) {

@@ -29,7 +29,7 @@
 // More than one rank on the default devices ("auto", which may be GPUs).
 // RUN: printf '[model]\nfamily = "gpt2"\nvocab_size = 64\nlayers = 1\nwidth = 32\nheads = 4\nmax_positions = 64\n[parallel]\ndp = 2\n' > %t.dp.toml
 // RUN: not llmc compile %t.dp.toml --quiet 2>&1 | FileCheck %s --check-prefix=LAUNCH
-// LAUNCH: dp.toml:8:1: error: expected one rank on devices "auto" (the default), got 2 ranks (dp 2); multi-GPU runs need `llmc launch` (issue #9): set devices = "cpu:2" to run this mesh on CPU devices
+// LAUNCH: dp.toml:8:1: error: expected one rank on devices "auto" (the default), got 2 ranks (dp 2); for GPUs set devices = "cuda" and train with `llmc launch -n 2 RUN.toml` (one process per GPU, docs/distributed.md), or set devices = "cpu:2" to run this mesh on CPU devices
 
 // RUN: not llmc compile %s.txt 2>&1 | FileCheck %s --check-prefix=EXT
 // EXT: error: cannot tell what '{{.*}}.txt' holds from its extension
@@ -57,4 +57,4 @@ func.func @bad(%a: tensor<4x8xf32>, %b: tensor<4x16xf32>) -> tensor<4x16xf32> {
 // EXT2: a.bin: error: cannot tell what 'a.bin' holds from its extension
 
 // RUN: not llmc 2>&1 | FileCheck %s --check-prefix=NOSUB
-// NOSUB: llmc: expected a subcommand (compile, inspect, train, plan, verify)
+// NOSUB: llmc: expected a subcommand (compile, inspect, train, plan, verify, launch)

@@ -7,6 +7,7 @@
 // TOP-DAG: plan    - Compile a model and print the memory
 // TOP-DAG: inspect - Print a model's parameters
 // TOP-DAG: verify  - Check a parallel configuration against one device
+// TOP-DAG: launch  - Compile a run description once and train it with N
 // TOP-NOT: --x86-
 
 // RUN: llmc compile --help | FileCheck %s --check-prefix=COMPILE
@@ -26,6 +27,12 @@
 // TRAIN-DAG: --sample-tokens=<long>
 // RUN: llmc plan --help | FileCheck %s --check-prefix=PLAN
 // PLAN: USAGE: llmc plan [options] <input.toml|.json|.mlir>
+// RUN: llmc launch --help | FileCheck %s --check-prefix=LAUNCH
+// LAUNCH: USAGE: llmc launch [options] <run.toml|config.json>
+// LAUNCH-DAG: -n <N>
+// LAUNCH-DAG: --master-port=<int>
+// LAUNCH-DAG: --nccl
+// LAUNCH-DAG: --steps=<long>
 // RUN: llmc inspect --help | FileCheck %s --check-prefix=INSPECT
 // INSPECT: USAGE: llmc inspect [options] <input.toml|.json|.mlir>
 // RUN: llmc verify --help | FileCheck %s --check-prefix=VERIFY

@@ -13,6 +13,14 @@
 // written to a safetensors file. Links only the runtime: no MLIR, no LLVM
 // (checked by CMake).
 //
+// Started by a launcher (`llmc launch -n N`, torchrun, srun: RANK,
+// WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT or the SLURM variables,
+// docs/distributed.md), it trains only its own rank of the artifact's mesh
+// on GPU LOCAL_RANK, its collectives through NCCL; only rank 0 prints step
+// lines and writes files. A world of one meets itself at the rendezvous and
+// trains as usual, unless --nccl forces the NCCL session. Without those
+// variables nothing changes.
+//
 // Exit codes: 0 success, 1 the run failed (message printed), 2 bad usage.
 //
 //===----------------------------------------------------------------------===//
@@ -21,6 +29,8 @@
 #include "runtime/Executable.h"
 #include "runtime/Session.h"
 #include "runtime/Sharding.h"
+#include "runtime/dist/Rendezvous.h"
+#include "runtime/train/Launched.h"
 #include "runtime/io/Safetensors.h"
 #include "runtime/train/Init.h"
 #include "runtime/train/Trainer.h"
@@ -34,6 +44,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -57,6 +68,7 @@ struct Options {
   std::string device; ///< empty: the artifact's train.devices
   int64_t steps = 0;
   int64_t sampleTokens = -1;
+  bool nccl = false; ///< the NCCL session even for a world of one
 };
 
 void printUsage(FILE *out) {
@@ -78,6 +90,9 @@ void printUsage(FILE *out) {
       "  --sample-tokens N      tokens of the sample printed at the end\n"
       "  --device cpu|cuda|auto where to train (default: the artifact's\n"
       "                         [parallel] devices); auto: the GPU if any\n"
+      "  --nccl                 train through the multi-process NCCL session\n"
+      "                         even in a world of one (GPU; without a\n"
+      "                         launcher: rank 0 of 1 on 127.0.0.1)\n"
       "Running once (any program, or a training step given --inputs):\n"
       "  --weights FILE         parameters by name (Hugging Face names)\n"
       "  --inputs FILE          data inputs by name (tokens, targets)\n"
@@ -112,6 +127,10 @@ int parseArguments(int argc, char **argv, Options &options) {
     if (arg == "--help" || arg == "-h") {
       printUsage(stdout);
       return -1;
+    }
+    if (arg == "--nccl") {
+      options.nccl = true;
+      continue;
     }
     std::string *text = arg == "--weights"          ? &options.weights
                         : arg == "--inputs"         ? &options.inputs
@@ -231,6 +250,16 @@ int train(const rt::Executable &exe, const Options &options) {
   train.metricsPath = options.metrics;
   train.threads = options.threads;
   train.stopAfterStep = options.steps;
+
+  rt::MultiProcessSessionFn multiProcessSession = nullptr;
+#ifdef LLMC_HAVE_CUDA
+  multiProcessSession = rt::cuda::createMultiProcessSession;
+#endif
+  if (rt::Status status = rt::prepareLaunchedTraining(
+          exe, options.nccl, multiProcessSession, train.cudaDeviceCount,
+          train);
+      !status)
+    return failed(status);
   rt::TrainReport report;
   if (rt::Status status = rt::train(exe, train, report); !status)
     return failed(status);
@@ -250,6 +279,21 @@ int main(int argc, char **argv) {
   bool training = rt::checkTrainable(exe).isOk() && options.inputs.empty();
   if (training)
     return train(exe, options);
+  {
+    rt::LaunchEnv env;
+    bool launched = false;
+    if (rt::Status status = rt::readLaunchEnv(rt::processEnv(), env, launched);
+        !status)
+      return failed(status);
+    if (options.nccl || (launched && env.worldSize > 1)) {
+      std::fprintf(stderr,
+                   "llmc-run: rank %d: a multi-process run (or --nccl) "
+                   "trains a training artifact; running a program once is "
+                   "for one process\n",
+                   env.rank);
+      return kExitUsage;
+    }
+  }
   if (!options.metrics.empty() || !options.resume.empty() ||
       !options.data.empty() || !options.checkpointDir.empty() ||
       !options.device.empty() || options.steps || options.sampleTokens >= 0) {
