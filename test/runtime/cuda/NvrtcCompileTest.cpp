@@ -176,6 +176,16 @@ TEST(CudaNvrtcCompile, DeviceUnitHasEveryFlashAttentionKernel) {
                   std::string::npos)
             << entry;
       }
+  // The tensor-core kernels of bf16 D = 64 and 128.
+  for (const char *kernel : {"forward", "grad_rows", "grad_keys"})
+    for (int headDim : {64, 128}) {
+      std::string entry = std::string("llmc_flash_attention_tc_") + kernel +
+                          "_bf16_d" + std::to_string(headDim);
+      EXPECT_NE(compiled.ptx.find(".entry " + entry + "("), std::string::npos)
+          << entry;
+    }
+  EXPECT_NE(compiled.ptx.find("mma.sync.aligned.m16n8k16.row.col.f32.bf16"),
+            std::string::npos);
   // The naive kernel it replaces is gone.
   EXPECT_EQ(compiled.ptx.find(".entry llmc_attention_f32("), std::string::npos);
   std::printf("NVRTC, sm_90, the device unit with flash attention: %.2f s\n",
