@@ -12,7 +12,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstring>
+#include <initializer_list>
 
 namespace llmc::rt::cuda {
 
@@ -70,6 +72,15 @@ AxisView viewAround(const Shape &shape, int64_t dim) {
 
 constexpr unsigned kFlashThreads = 128;
 
+/// Whether every pointer is aligned to 16 bytes: the tensor-core kernels
+/// move tiles with 16-byte loads.
+bool aligned16(std::initializer_list<const void *> pointers) {
+  for (const void *pointer : pointers)
+    if (reinterpret_cast<uintptr_t>(pointer) % 16 != 0)
+      return false;
+  return true;
+}
+
 } // namespace
 
 CudaKernels::~CudaKernels() {
@@ -91,6 +102,7 @@ Status CudaKernels::create(std::unique_ptr<CudaKernels> &kernels) {
                       &multiprocessors, cudaDevAttrMultiProcessorCount, device),
                   "cudaDeviceGetAttribute(multiprocessors)");
   created->multiprocessors_ = static_cast<unsigned>(multiprocessors);
+  created->bf16TensorCores_ = major >= 8;
   created->nvrtc_.arch = "sm_" + std::to_string(major) + std::to_string(minor);
 
   auto begin = std::chrono::steady_clock::now();
@@ -487,12 +499,25 @@ Status CudaKernels::launch(KernelKind kind, const KernelAttrs &attrs,
       return refuse(why);
     const void *qp = inputs[0].data, *kp = inputs[1].data, *vp = inputs[2].data;
     void *result = out->data;
+    // The tensor-core kernel (entries[0]) where the device has bf16 MMA and
+    // the operands allow 16-byte loads; else the scalar one after it.
+    if (flash.tensorCores && bf16TensorCores_ &&
+        aligned16({qp, kp, vp, result})) {
+      if (flash.tensorCoreQueryBlocks == 0)
+        return Status::ok();
+      std::vector<void *> args = {&qp,          &kp,           &vp,
+                                  &result,      &flash.heads,  &flash.kvHeads,
+                                  &flash.seq,   &flash.kvSeq,  &flash.causal,
+                                  &flash.scale};
+      return launchPrimitive(entries[0], flash.tensorCoreQueryBlocks,
+                             kFlashThreads, 0, args, stream);
+    }
     std::vector<void *> args = {&qp,    &kp,          &vp,
                                 &result, &flash.heads, &flash.kvHeads,
                                 &flash.seq, &flash.kvSeq, &flash.headDim,
                                 &flash.causal, &flash.scale};
-    return launchPrimitive(entries[0], flash.queryBlocks, kFlashThreads, 0,
-                           args, stream);
+    return launchPrimitive(entries[flash.tensorCores ? 1 : 0],
+                           flash.queryBlocks, kFlashThreads, 0, args, stream);
   }
   case KernelKind::AttentionGrad: {
     FlashLaunch flash;
@@ -505,6 +530,37 @@ Status CudaKernels::launch(KernelKind kind, const KernelAttrs &attrs,
     // lse and delta of every query row, in the scratch prepare() reserved.
     float *lse = static_cast<float *>(scratch_);
     float *delta = lse + flashRows(inputs[0]);
+    // The tensor-core pair (entries[0..1]) where the device has bf16 MMA
+    // and the operands allow 16-byte loads; else the scalar pair.
+    if (flash.tensorCores && bf16TensorCores_ &&
+        aligned16({qp, kp, vp, op, dop, dq, dk, dv})) {
+      // 1. Per 64-query tile: the row statistics, then dq.
+      if (flash.tensorCoreQueryBlocks > 0) {
+        std::vector<void *> rowArgs = {
+            &qp,         &kp,          &vp,           &op,
+            &dop,        &dq,          &lse,          &delta,
+            &flash.heads, &flash.kvHeads, &flash.seq, &flash.kvSeq,
+            &flash.causal, &flash.scale};
+        LLMC_RETURN_IF_ERROR(launchPrimitive(entries[0],
+                                             flash.tensorCoreQueryBlocks,
+                                             kFlashThreads, 0, rowArgs,
+                                             stream));
+      }
+      // 2. Per 64-key tile of each key/value head: dk and dv (after 1).
+      if (flash.tensorCoreKeyBlocks > 0) {
+        std::vector<void *> keyArgs = {
+            &qp,         &kp,            &vp,         &dop,
+            &lse,        &delta,         &dk,         &dv,
+            &flash.heads, &flash.kvHeads, &flash.seq, &flash.kvSeq,
+            &flash.causal, &flash.scale};
+        LLMC_RETURN_IF_ERROR(launchPrimitive(entries[1],
+                                             flash.tensorCoreKeyBlocks,
+                                             kFlashThreads, 0, keyArgs,
+                                             stream));
+      }
+      return Status::ok();
+    }
+    size_t scalar = flash.tensorCores ? 2 : 0;
     // 1. Per query tile: the row statistics, then dq.
     if (flash.queryBlocks > 0) {
       std::vector<void *> rowArgs = {
@@ -512,7 +568,7 @@ Status CudaKernels::launch(KernelKind kind, const KernelAttrs &attrs,
           &dop,         &dq,           &lse,         &delta,
           &flash.heads, &flash.kvHeads, &flash.seq,  &flash.kvSeq,
           &flash.headDim, &flash.causal, &flash.scale};
-      LLMC_RETURN_IF_ERROR(launchPrimitive(entries[0], flash.queryBlocks,
+      LLMC_RETURN_IF_ERROR(launchPrimitive(entries[scalar], flash.queryBlocks,
                                            kFlashThreads, 0, rowArgs, stream));
     }
     // 2. Per key tile of each key/value head: dk and dv over its group's
@@ -523,8 +579,9 @@ Status CudaKernels::launch(KernelKind kind, const KernelAttrs &attrs,
           &lse,         &delta,         &dk,          &dv,
           &flash.heads, &flash.kvHeads, &flash.seq,   &flash.kvSeq,
           &flash.headDim, &flash.causal, &flash.scale};
-      LLMC_RETURN_IF_ERROR(launchPrimitive(entries[1], flash.keyBlocks,
-                                           kFlashThreads, 0, keyArgs, stream));
+      LLMC_RETURN_IF_ERROR(launchPrimitive(entries[scalar + 1],
+                                           flash.keyBlocks, kFlashThreads, 0,
+                                           keyArgs, stream));
     }
     return Status::ok();
   }

@@ -39,8 +39,12 @@ const char *deviceKernelSource();
 /// The CUDA C++ of flash attention forward and backward
 /// (FlashAttentionSource.cpp); it uses helpers of deviceKernelSource().
 const char *flashAttentionSource();
+/// The CUDA C++ of the bf16 tensor-core flash attention, head dimensions 64
+/// and 128 (FlashAttentionTensorCoreSource.cpp); it uses helpers of the two
+/// sources above.
+const char *flashAttentionTensorCoreSource();
 /// The one NVRTC unit of the non-elementwise kernels: deviceKernelSource()
-/// followed by flashAttentionSource().
+/// followed by flashAttentionSource() and flashAttentionTensorCoreSource().
 std::string deviceKernelUnit();
 
 class CudaKernels {
@@ -107,6 +111,9 @@ private:
   void *scratch_ = nullptr;
   size_t scratchBytes_ = 0;
   unsigned multiprocessors_ = 1;
+  /// Compute capability 8.0 or later: mma.sync on bf16, so the tensor-core
+  /// flash attention runs.
+  bool bf16TensorCores_ = false;
   double compileSeconds_ = 0.0;
 };
 

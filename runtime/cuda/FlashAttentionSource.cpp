@@ -485,7 +485,8 @@ LLMC_FLASH_HEAD_DIMS(Bf16, bf16)
 }
 
 std::string deviceKernelUnit() {
-  return std::string(deviceKernelSource()) + flashAttentionSource();
+  return std::string(deviceKernelSource()) + flashAttentionSource() +
+         flashAttentionTensorCoreSource();
 }
 
 } // namespace llmc::rt::cuda

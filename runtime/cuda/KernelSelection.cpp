@@ -55,6 +55,9 @@ bool isElementwiseOnly(KernelKind kind) {
 }
 
 constexpr long long kFlashForwardTile = 32;
+// The tensor-core kernels' 64-row tiles: queries of forward and grad_rows,
+// keys of grad_keys.
+constexpr long long kFlashTensorCoreTile = 64;
 long long flashBackwardTile(int capacity) { return capacity <= 64 ? 32 : 16; }
 
 /// Checks Kernels.def's operand and attribute counts of `kind`.
@@ -135,6 +138,17 @@ std::string flashLaunch(const std::vector<TensorRef> &inputs,
     return "more than 2^31 - 1 attention blocks";
   launch.queryBlocks = static_cast<unsigned>(queryBlocks);
   launch.keyBlocks = static_cast<unsigned>(keyBlocks);
+  // The tensor-core kernels take bf16 with D exactly 64 or 128 (no padded
+  // columns); their grids have fewer blocks than the scalar ones.
+  launch.tensorCores =
+      q.dtype == DType::BF16 && (headDim == 64 || headDim == 128);
+  if (launch.tensorCores) {
+    const long long tile = kFlashTensorCoreTile;
+    launch.tensorCoreQueryBlocks = static_cast<unsigned>(
+        q.shape[0] * q.shape[1] * ((launch.seq + tile - 1) / tile));
+    launch.tensorCoreKeyBlocks = static_cast<unsigned>(
+        k.shape[0] * k.shape[1] * ((launch.kvSeq + tile - 1) / tile));
+  }
   return "";
 }
 
@@ -313,6 +327,9 @@ Status selectKernel(KernelKind kind, const KernelAttrs &attrs,
       return refuse(why);
     if (outputs[0].dtype != inputs[0].dtype)
       return refuse("attention expects one element type throughout");
+    if (flash.tensorCores)
+      return runs({"llmc_flash_attention_tc_forward_" + flash.suffix,
+                   "llmc_flash_attention_forward_" + flash.suffix});
     return runs({"llmc_flash_attention_forward_" + flash.suffix});
   }
   case KernelKind::AttentionGrad: {
@@ -335,6 +352,11 @@ Status selectKernel(KernelKind kind, const KernelAttrs &attrs,
     // The log-sum-exp and delta of every query row (f32 each).
     choice.scratchBytes =
         static_cast<size_t>(flashRows(inputs[0])) * 2 * sizeof(float);
+    if (flash.tensorCores)
+      return runs({"llmc_flash_attention_tc_grad_rows_" + flash.suffix,
+                   "llmc_flash_attention_tc_grad_keys_" + flash.suffix,
+                   "llmc_flash_attention_grad_rows_" + flash.suffix,
+                   "llmc_flash_attention_grad_keys_" + flash.suffix});
     return runs({"llmc_flash_attention_grad_rows_" + flash.suffix,
                  "llmc_flash_attention_grad_keys_" + flash.suffix});
   }

@@ -79,6 +79,12 @@ struct FlashLaunch {
   float scale = 0.0f;
   unsigned queryBlocks = 0; ///< forward or grad_rows
   unsigned keyBlocks = 0;   ///< grad_keys
+  /// bf16 with D = 64 or 128: the tensor-core kernels
+  /// (FlashAttentionTensorCoreSource.cpp) apply, with these grids; the
+  /// selection lists their entries first and the scalar ones after.
+  bool tensorCores = false;
+  unsigned tensorCoreQueryBlocks = 0; ///< forward or grad_rows
+  unsigned tensorCoreKeyBlocks = 0;   ///< grad_keys
 };
 /// Fills `launch` from q [B, Hq, T, D], k [B, Hkv, S, D] and the
 /// attributes; returns why not when the kernels do not cover them ("" when

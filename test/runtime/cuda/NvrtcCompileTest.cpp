@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/cuda/DeviceKernels.h"
 #include "runtime/cuda/ElementwiseKernels.h"
+#include "runtime/cuda/KernelSelection.h"
 #include "runtime/cuda/Nvrtc.h"
 
 #include <gtest/gtest.h>
@@ -176,10 +177,54 @@ TEST(CudaNvrtcCompile, DeviceUnitHasEveryFlashAttentionKernel) {
                   std::string::npos)
             << entry;
       }
+  // The tensor-core kernels of bf16 D = 64 and 128.
+  for (const char *kernel : {"forward", "grad_rows", "grad_keys"})
+    for (int headDim : {64, 128}) {
+      std::string entry = std::string("llmc_flash_attention_tc_") + kernel +
+                          "_bf16_d" + std::to_string(headDim);
+      EXPECT_NE(compiled.ptx.find(".entry " + entry + "("), std::string::npos)
+          << entry;
+    }
+  EXPECT_NE(compiled.ptx.find("mma.sync.aligned.m16n8k16.row.col.f32.bf16"),
+            std::string::npos);
   // The naive kernel it replaces is gone.
   EXPECT_EQ(compiled.ptx.find(".entry llmc_attention_f32("), std::string::npos);
   std::printf("NVRTC, sm_90, the device unit with flash attention: %.2f s\n",
               secondsSince(start));
+}
+
+/// bf16 attention with D = 64 or 128 lists the tensor-core entries first
+/// (the launcher falls back to the scalar ones after them); f32 and other
+/// head dimensions list only the scalar ones.
+TEST(CudaNvrtcCompile, FlashAttentionSelectsTensorCoresForBf16) {
+  auto entriesOf = [](KernelKind kind, DType dtype, int64_t headDim) {
+    TensorRef q{nullptr, dtype, {2, 4, 100, headDim}};
+    TensorRef kv{nullptr, dtype, {2, 2, 100, headDim}};
+    KernelAttrs attrs{{1}, {0.125}};
+    std::vector<TensorRef> inputs = {q, kv, kv};
+    std::vector<TensorRef> outputs = {q};
+    if (kind == KernelKind::AttentionGrad) {
+      inputs = {q, kv, kv, q, q};
+      outputs = {q, kv, kv};
+    }
+    KernelChoice choice;
+    Status status = selectKernel(kind, attrs, inputs, outputs, choice);
+    EXPECT_TRUE(status.isOk()) << status.toString();
+    return choice.entries;
+  };
+  using Entries = std::vector<std::string>;
+  EXPECT_EQ(entriesOf(KernelKind::Attention, DType::BF16, 64),
+            (Entries{"llmc_flash_attention_tc_forward_bf16_d64",
+                     "llmc_flash_attention_forward_bf16_d64"}));
+  EXPECT_EQ(entriesOf(KernelKind::AttentionGrad, DType::BF16, 128),
+            (Entries{"llmc_flash_attention_tc_grad_rows_bf16_d128",
+                     "llmc_flash_attention_tc_grad_keys_bf16_d128",
+                     "llmc_flash_attention_grad_rows_bf16_d128",
+                     "llmc_flash_attention_grad_keys_bf16_d128"}));
+  EXPECT_EQ(entriesOf(KernelKind::Attention, DType::F32, 64),
+            (Entries{"llmc_flash_attention_forward_f32_d64"}));
+  EXPECT_EQ(entriesOf(KernelKind::Attention, DType::BF16, 48),
+            (Entries{"llmc_flash_attention_forward_bf16_d64"}));
 }
 
 /// A dump of one kernel is readable: one statement per line, named values.
