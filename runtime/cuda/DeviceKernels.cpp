@@ -249,6 +249,10 @@ Status CudaKernels::launch(KernelKind kind, const KernelAttrs &attrs,
                              why);
   };
   const std::vector<std::string> &entries = choice.entries;
+  // A fused region's marker launches nothing: the session runs the region's
+  // kernel or, where the generator refused it, the commands that follow.
+  if (kind == KernelKind::FusedElementwise)
+    return Status::ok();
   const TensorRef *out = outputs.empty() ? nullptr : &outputs[0];
   if (out && std::all_of(outputs.begin(), outputs.end(),
                          [](const TensorRef &t) { return t.numElements() == 0; }))
