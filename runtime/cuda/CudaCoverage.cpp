@@ -134,9 +134,11 @@ Status checkCudaCoverage(const Executable &executable,
                                  entry);
   }
   for (const auto &[entry, text] : fusedSources) {
+    NvrtcOptions fusedOptions = options.nvrtc;
+    fusedOptions.extraOptions.push_back("--fmad=false"); // as the session
     CompiledCuda compiled;
     LLMC_RETURN_IF_ERROR(
-        compileCuda(text, entry + ".cu", options.nvrtc, compiled));
+        compileCuda(text, entry + ".cu", fusedOptions, compiled));
     ++report.units;
     if (!definesEntry(compiled.ptx, entry))
       return Status::error(StatusCode::Internal,

@@ -359,6 +359,19 @@ void CudaSession::recordProfile() {
     if (cudaEventElapsedTime(&ms, events_[i], events_[i + 1]) != cudaSuccess)
       continue;
     const Command &command = commands[i];
+    // A region run as one kernel: its time is the marker's, and its own
+    // commands did not run.
+    if (auto fused = fused_.find(i); fused != fused_.end()) {
+      ProfileRow &row = profileRows_["FusedElementwise (one kernel)"];
+      row.ms += ms;
+      ++row.launches;
+      ProfileRow &one =
+          profileCommands_["FusedElementwise at " + command.origin];
+      one.ms += ms;
+      ++one.launches;
+      i += fused->second.commands;
+      continue;
+    }
     std::string kind = command.kind == CommandKind::Copy
                            ? std::string("Copy")
                            : std::string(kernelName(command.kernel));

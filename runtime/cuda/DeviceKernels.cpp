@@ -167,8 +167,12 @@ Status CudaKernels::fused(const std::string &source, const std::string &entry,
   auto found = fused_.find(entry);
   if (found == fused_.end()) {
     auto begin = std::chrono::steady_clock::now();
+    // No contraction of a*b+c into one FMA across the region's ops: each op
+    // rounds as its own kernel does, so the region computes the same bits.
+    NvrtcOptions options = nvrtc_;
+    options.extraOptions.push_back("--fmad=false");
     CompiledCuda compiled;
-    LLMC_RETURN_IF_ERROR(compileCuda(source, entry + ".cu", nvrtc_, compiled));
+    LLMC_RETURN_IF_ERROR(compileCuda(source, entry + ".cu", options, compiled));
     std::unique_ptr<CudaLibrary> library;
     LLMC_RETURN_IF_ERROR(CudaLibrary::load(compiled.cubin, library));
     compileSeconds_ +=

@@ -170,24 +170,28 @@ TEST_F(NcclTest, WorldOfOneTrainsLikeThePlainSession) {
         return createMultiProcessSession(executable, env, session);
       },
       nccl);
-  bool deterministic = true;
-  for (size_t i = 0; i < 5; ++i)
-    deterministic = deterministic && plain.steps[i].loss == again.steps[i].loss;
+  // The embedding's backward (scatter_add) adds with f32 atomics, so two
+  // runs of the same session may differ in the last bits at any step; two
+  // plain runs agreeing does not prove the next one will (measured on the
+  // H200: plain == again, and the NCCL run differed in one step's loss).
+  // So: within 1e-6 relative, and say whether it was bitwise.
+  bool bitwise = true;
   for (size_t i = 0; i < 5; ++i) {
-    if (deterministic) {
-      EXPECT_EQ(nccl.steps[i].loss, plain.steps[i].loss) << "step " << i + 1;
-      EXPECT_EQ(nccl.steps[i].gradNorm, plain.steps[i].gradNorm)
-          << "step " << i + 1;
-    } else {
-      EXPECT_LT(std::fabs(nccl.steps[i].loss - plain.steps[i].loss) /
-                    std::fabs(plain.steps[i].loss),
-                1e-6)
-          << "step " << i + 1;
-    }
+    bitwise = bitwise && nccl.steps[i].loss == plain.steps[i].loss &&
+              nccl.steps[i].gradNorm == plain.steps[i].gradNorm;
+    EXPECT_LT(std::fabs(nccl.steps[i].loss - plain.steps[i].loss) /
+                  std::fabs(plain.steps[i].loss),
+              1e-6)
+        << "step " << i + 1;
+    EXPECT_LT(std::fabs(nccl.steps[i].gradNorm - plain.steps[i].gradNorm) /
+                  std::fabs(plain.steps[i].gradNorm),
+              1e-6)
+        << "step " << i + 1;
   }
-  if (!deterministic)
-    std::printf("note: two plain CUDA runs differ in the last bits (f32 "
-                "atomics); compared within 1e-6 instead of bitwise\n");
+  std::printf("[nccl] world of one vs the plain session, 5 steps: %s; plain "
+              "vs plain %s\n",
+              bitwise ? "bitwise equal" : "within 1e-6",
+              plain.steps[4].loss == again.steps[4].loss ? "equal" : "differ");
 }
 
 /// Starts `argv` with `env` added to this process's environment (RANK & co
