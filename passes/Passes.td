@@ -225,6 +225,9 @@ def PartitionPass : Pass<"llmc-partition", "mlir::ModuleOp"> {
     Option<"microbatches", "microbatches", "int64_t", /*default=*/"1",
            "Microbatches of llmc-autodiff: the batch is split over dp within "
            "each microbatch">,
+    Option<"bucketBytes", "bucket-bytes", "int64_t", /*default=*/"26214400",
+           "Merge consecutive all-reduces of one kind into buckets of at "
+           "most this many bytes (0: one all-reduce per value)">,
   ];
   let dependentDialects = ["mlir::shard::ShardDialect"];
 }

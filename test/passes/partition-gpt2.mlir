@@ -3,17 +3,20 @@
 // the partition (`--emit=llmc-partition`). Each collective names what it
 // finishes, the axis, and the model part that needs it.
 
-// Data parallelism: one all-reduce per gradient and one for the loss; no
-// gathers (weights are whole on every rank).
+// Data parallelism: the gradients' all-reduces and the loss's go in one
+// bucket (one all-reduce of their concatenation, at the first of them); wpe's
+// gradient is summed in the backward, before the bucket opens, so it stays
+// alone: 2 all-reduces. No gathers (weights are whole on every rank).
 // RUN: printf '%%s\n[parallel]\ndevices = "cpu"\ndp = 2\n' "$(cat %S/../frontend/Inputs/gpt2-1layer.toml)" > %t.dp.toml
 // RUN: llmc compile %t.dp.toml --emit=llmc-partition | FileCheck %s --check-prefix=DP
 // RUN: llmc compile %t.dp.toml --emit=llmc-partition | grep -c "shard.all_reduce" | FileCheck %s --check-prefix=DPCOUNT
 // DP:      module attributes {llmc.mesh_axes = ["dp"]}
 // DP-NEXT:   shard.grid @mesh(shape = 2)
 // DP:      %arg{{[0-9]+}}: tensor<1x8xi32> {{.*}}llmc.name = "tokens"
-// DP:      shard.all_reduce {{.*}}"pending transformer.h.0.mlp.c_fc (backward): sum over dp, for {{.*}}"
+// DP:      shard.all_reduce {{.*}}"pending transformer.wpe (backward): sum over dp, for transformer.wpe (backward)"
+// DP:      shard.all_reduce {{.*}}"bucket of 16 all-reduces: pending transformer.wte (backward): sum over dp{{.*}}"} : tensor<14817xf32>
 // DP-NOT:  shard.all_gather
-// DPCOUNT: 17
+// DPCOUNT: 2
 
 // ZeRO-1: the moments are split over dp; each gradient is reduce-scattered
 // onto its moment's half and each new weight all-gathered.

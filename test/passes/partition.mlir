@@ -1,7 +1,10 @@
-// RUN: llmc-opt %s --split-input-file --llmc-partition="dp=2" | FileCheck %s --check-prefix=DP
-// RUN: llmc-opt %s --split-input-file --llmc-partition="tp=2" | FileCheck %s --check-prefix=TP
-// RUN: llmc-opt %s --split-input-file --llmc-partition="dp=2 zero=1" | FileCheck %s --check-prefix=ZERO1
-// RUN: llmc-opt %s --split-input-file --llmc-partition="dp=2 zero=3" | FileCheck %s --check-prefix=ZERO3
+// RUN: llmc-opt %s --split-input-file --llmc-partition="dp=2 bucket-bytes=0" | FileCheck %s --check-prefix=DP
+// RUN: llmc-opt %s --split-input-file --llmc-partition="tp=2 bucket-bytes=0" | FileCheck %s --check-prefix=TP
+// RUN: llmc-opt %s --split-input-file --llmc-partition="dp=2 zero=1 bucket-bytes=0" | FileCheck %s --check-prefix=ZERO1
+// RUN: llmc-opt %s --split-input-file --llmc-partition="dp=2 zero=3 bucket-bytes=0" | FileCheck %s --check-prefix=ZERO3
+// With buckets (the default, 25 MiB): the gradient's and the loss's
+// all-reduces become one, of their concatenation, where the first was.
+// RUN: llmc-opt %s --split-input-file --llmc-partition="dp=2" | FileCheck %s --check-prefix=BUCKET
 
 // One linear layer and its SGD update: y = x W, loss = sum(y), the weight
 // gradient x^T dy, and W' = W - 0.1 dW. W is column-parallel under tp.
@@ -21,6 +24,13 @@
 // DP:            llmc.sub %[[W]], %{{.+}} : tensor<8x16xf32>
 // DP:            shard.all_reduce %[[L]] on @mesh grid_axes = [0]
 // DP:            return
+
+// BUCKET-LABEL: func.func @train_step
+// BUCKET:        %[[FLAT:.+]] = llmc.concat %{{.+}}, %{{.+}} dim 0 : (tensor<128xf32>, tensor<1xf32>) -> tensor<129xf32>
+// BUCKET-NEXT:   %[[SUM:.+]] = shard.all_reduce %[[FLAT]] on @mesh grid_axes = [0] {llmc.bytes_per_rank = 516 : i64, llmc.reason = "bucket of 2 all-reduces: {{.*}}"} : tensor<129xf32> -> tensor<129xf32>
+// BUCKET:        llmc.slice %[[SUM]] starts [0] limits [128]
+// BUCKET:        llmc.slice %[[SUM]] starts [128] limits [129]
+// BUCKET-NOT:    shard.all_reduce
 
 // TP:          shard.grid @mesh(shape = 2)
 // TP-LABEL:    func.func @train_step

@@ -8,9 +8,11 @@
 // Data parallelism replicates the weights and the moments (as one device).
 // DP4:        weights                                441,344 bytes
 // DP4-NEXT:   optimizer state                        882,688 bytes
-// One all-reduce per gradient (28) and one for the loss:
+// The 28 gradients and the loss in one bucket, wpe's gradient (summed in the
+// backward) alone: 2 all-reduces of 437,252 bytes in all (the weights' bytes
+// without wpe's, plus wpe's [16, 64] positions used, plus the loss).
 // DP4:        axes    kind               ops     payload bytes        sent bytes
-// DP4-NEXT:   dp      all-reduce          29
+// DP4-NEXT:   dp      all-reduce           2           437,252
 // DP4-NOT:    all-gather
 // DP4-NOT:    reduce-scatter
 
