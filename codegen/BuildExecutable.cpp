@@ -22,8 +22,6 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "llvm/ADT/DenseMap.h"
-#include "llvm/ADT/DenseSet.h"
-#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <algorithm>
@@ -213,9 +211,6 @@ private:
   LogicalResult placeValues();
 
   LogicalResult lowerShardOp(Operation *op);
-  /// A FusedElementwise marker before commands [at, at + count).
-  void insertMarker(size_t at, size_t count, ArrayRef<int32_t> inputs,
-                    ArrayRef<int32_t> outputs, Location loc);
   void addCollective(Operation *op, rt::CollectiveKind kind,
                      shard::ReductionKind reduction, ArrayRef<int64_t> axes);
   FailureOr<rt::TensorSharding> shardingAttr(DictionaryAttr attrs,
@@ -269,8 +264,6 @@ LogicalResult Lowering::lowerFused(FusedOp fused) {
   for (auto [arg, input] : llvm::zip(body.getArguments(), fused.getInputs()))
     slots[arg] = slotOf(input);
   size_t first = rank.commands.size();
-  // Which commands each body op became (for the elementwise runs below).
-  SmallVector<std::tuple<Operation *, size_t, size_t>> lowered;
   for (Operation &inner : body) {
     if (auto yield = dyn_cast<YieldOp>(inner)) {
       for (auto [result, value] :
@@ -278,96 +271,25 @@ LogicalResult Lowering::lowerFused(FusedOp fused) {
         slots[result] = slotOf(value);
       continue;
     }
-    size_t begin = rank.commands.size();
     if (failed(lowerOp(&inner)))
       return failure();
-    lowered.push_back({&inner, begin, rank.commands.size()});
   }
+  // An elementwise region is announced by a FusedElementwise marker before
+  // its commands, so that a backend can run them as one kernel.
   size_t count = rank.commands.size() - first;
-  if (fused.getKind() == FusionKind::elementwise) {
-    // An elementwise region is announced by a FusedElementwise marker
-    // before its commands, so that a backend can run them as one kernel.
-    if (count < 2)
-      return success();
-    SmallVector<int32_t> inputs, outputs;
-    for (Value input : fused.getInputs())
-      inputs.push_back(slotOf(input));
-    for (Value result : fused.getResults())
-      outputs.push_back(slotOf(result));
-    insertMarker(first, count, inputs, outputs, fused.getLoc());
+  if (fused.getKind() != FusionKind::elementwise || count < 2)
     return success();
-  }
-  // In the other regions (row reductions, matmul epilogues, the
-  // classifier), each run of two or more elementwise ops and broadcasts of
-  // one shape gets its own marker. A run ends at any other op, and at a
-  // reshape (a view: a later op could read an intermediate through it).
-  struct Run {
-    size_t begin = 0, end = 0;
-    SmallVector<Operation *> ops;
-    ArrayRef<int64_t> shape;
-  };
-  SmallVector<Run> runs;
-  Run current;
-  auto close = [&]() {
-    if (current.end - current.begin >= 2)
-      runs.push_back(current);
-    current = Run();
-  };
-  for (auto [op, begin, end] : lowered) {
-    bool fusable = (op->hasTrait<OpTrait::Elementwise>() || isa<BroadcastOp>(op)) &&
-                   end - begin == 1 && op->getNumResults() == 1;
-    if (!fusable) {
-      if (!isa<ConstantOp>(op))
-        close();
-      continue;
-    }
-    ArrayRef<int64_t> shape =
-        cast<RankedTensorType>(op->getResult(0).getType()).getShape();
-    if (!current.ops.empty() && (shape != current.shape || begin != current.end))
-      close();
-    if (current.ops.empty()) {
-      current.begin = begin;
-      current.shape = shape;
-    }
-    current.ops.push_back(op);
-    current.end = end;
-  }
-  close();
-  // Last run first: each insertion shifts the commands after it.
-  for (Run &run : llvm::reverse(runs)) {
-    llvm::SmallPtrSet<Operation *, 16> inRun(run.ops.begin(), run.ops.end());
-    SmallVector<int32_t> inputs, outputs;
-    llvm::DenseSet<int32_t> produced;
-    for (size_t c = run.begin; c < run.end; ++c)
-      for (int32_t slot : rank.commands[c].outputs)
-        produced.insert(slot);
-    for (size_t c = run.begin; c < run.end; ++c)
-      for (int32_t slot : rank.commands[c].inputs)
-        if (!produced.contains(slot) && !llvm::is_contained(inputs, slot))
-          inputs.push_back(slot);
-    for (Operation *op : run.ops)
-      if (llvm::any_of(op->getResult(0).getUsers(), [&](Operation *user) {
-            return !inRun.contains(user);
-          }))
-        outputs.push_back(slotOf(op->getResult(0)));
-    if (outputs.empty())
-      continue;
-    insertMarker(run.begin, run.end - run.begin, inputs, outputs,
-                 fused.getLoc());
-  }
-  return success();
-}
-
-void Lowering::insertMarker(size_t at, size_t count, ArrayRef<int32_t> inputs,
-                            ArrayRef<int32_t> outputs, Location loc) {
   rt::Command marker;
   marker.kind = rt::CommandKind::Kernel;
   marker.kernel = rt::KernelKind::FusedElementwise;
   marker.attrs.ints = {static_cast<int64_t>(count)};
-  marker.origin = locationText(loc);
-  marker.inputs.assign(inputs.begin(), inputs.end());
-  marker.outputs.assign(outputs.begin(), outputs.end());
-  rank.commands.insert(rank.commands.begin() + at, std::move(marker));
+  marker.origin = locationText(fused.getLoc());
+  for (Value input : fused.getInputs())
+    marker.inputs.push_back(slotOf(input));
+  for (Value result : fused.getResults())
+    marker.outputs.push_back(slotOf(result));
+  rank.commands.insert(rank.commands.begin() + first, std::move(marker));
+  return success();
 }
 
 LogicalResult Lowering::lowerOp(Operation *op) {
