@@ -305,21 +305,30 @@ LogicalResult partitionSoftmax(SoftmaxOp op, PartitionContext &context) {
   return success();
 }
 
+/// The shardings attention and its derivative take: the query's batch and
+/// head splits (sequence and head dimension whole); key and value heads
+/// split the same way when the split divides them, else the heads are whole.
+void attentionShardings(PartitionContext &context, Value query, Value key,
+                        Sharding &q, Sharding &kv) {
+  q = context.resolvedSharding(query);
+  q.dims[2] = q.dims[3] = DimSplit{};
+  if (q.dims[1].groups != 1)
+    q.dims[1] = DimSplit{};
+  int64_t kvHeads = shapeOf(key)[1];
+  if (q.dims[1].isSplit() &&
+      kvHeads % context.mesh().ways(q.dims[1].axes) != 0)
+    q.dims[1] = DimSplit{};
+  kv = Sharding::replicated(4);
+  kv.dims[0] = q.dims[0];
+  kv.dims[1] = q.dims[1];
+}
+
 /// attention: batch and heads split, sequence and head dimension whole. Key
 /// and value heads follow the query heads when the split divides them, so
 /// that each rank keeps whole groups of grouped-query attention.
 LogicalResult partitionAttention(AttentionOp op, PartitionContext &context) {
-  const Mesh &mesh = context.mesh();
-  Sharding q = context.resolvedSharding(op.getQuery());
-  q.dims[2] = q.dims[3] = DimSplit{};
-  if (q.dims[1].groups != 1)
-    q.dims[1] = DimSplit{};
-  int64_t kvHeads = shapeOf(op.getKey())[1];
-  if (q.dims[1].isSplit() && kvHeads % mesh.ways(q.dims[1].axes) != 0)
-    q.dims[1] = DimSplit{};
-  Sharding kv = Sharding::replicated(4);
-  kv.dims[0] = q.dims[0];
-  kv.dims[1] = q.dims[1];
+  Sharding q, kv;
+  attentionShardings(context, op.getQuery(), op.getKey(), q, kv);
   FailureOr<Value> lq = reshardTo(context, op.getQuery(), q, op);
   FailureOr<Value> lk = reshardTo(context, op.getKey(), kv, op);
   FailureOr<Value> lv = reshardTo(context, op.getValue(), kv, op);
@@ -427,17 +436,8 @@ LogicalResult partitionVocabParallelLoss(CrossEntropyOp op,
 /// the query's, k, v, dk and dv the key/value heads'.
 LogicalResult partitionAttentionGrad(AttentionGradOp op,
                                      PartitionContext &context) {
-  const Mesh &mesh = context.mesh();
-  Sharding q = context.resolvedSharding(op.getQuery());
-  q.dims[2] = q.dims[3] = DimSplit{};
-  if (q.dims[1].groups != 1)
-    q.dims[1] = DimSplit{};
-  int64_t kvHeads = shapeOf(op.getKey())[1];
-  if (q.dims[1].isSplit() && kvHeads % mesh.ways(q.dims[1].axes) != 0)
-    q.dims[1] = DimSplit{};
-  Sharding kv = Sharding::replicated(4);
-  kv.dims[0] = q.dims[0];
-  kv.dims[1] = q.dims[1];
+  Sharding q, kv;
+  attentionShardings(context, op.getQuery(), op.getKey(), q, kv);
   SmallVector<Value> locals;
   for (auto [value, want] :
        llvm::zip(SmallVector<Value>{op.getQuery(), op.getKey(), op.getValue(),
