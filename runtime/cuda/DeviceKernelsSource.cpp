@@ -281,6 +281,24 @@ __device__ __forceinline__ long long decompose(long long index, int rank,
 }
 
 // kind: 0 sum, 1 max, 2 mean. Max keeps NaN (the CPU's maxPropagatingNan).
+__device__ __forceinline__ double combine(double a, double b, int kind) {
+  return kind == 1 ? ((isnan(a) || a >= b) ? a : b) : a + b;
+}
+
+// Folds the block's `acc` values in a fixed tree order (so a result is the
+// same from run to run); every thread must call it. Returns thread 0's total.
+__device__ double blockCombine(double *shares, double acc, int kind) {
+  shares[threadIdx.x] = acc;
+  __syncthreads();
+  for (int half = blockDim.x / 2; half > 0; half /= 2) {
+    if (threadIdx.x < half)
+      shares[threadIdx.x] =
+          combine(shares[threadIdx.x], shares[threadIdx.x + half], kind);
+    __syncthreads();
+  }
+  return shares[0];
+}
+
 template <typename In, typename Out>
 __device__ void reduce(const In *in, Out *out, ReducePlan plan, int kind) {
   __shared__ double shares[256];
@@ -292,27 +310,11 @@ __device__ void reduce(const In *in, Out *out, ReducePlan plan, int kind) {
       long long offset = base + decompose(r, plan.reducedRank,
                                           plan.reducedSizes,
                                           plan.reducedStrides);
-      double value = (double)loadValue(in[offset]);
-      if (kind == 1)
-        acc = (isnan(acc) || acc >= value) ? acc : value;
-      else
-        acc += value;
+      acc = combine(acc, (double)loadValue(in[offset]), kind);
     }
-    shares[threadIdx.x] = acc;
-    __syncthreads();
-    for (int half = blockDim.x / 2; half > 0; half /= 2) {
-      if (threadIdx.x < half) {
-        double a = shares[threadIdx.x];
-        double b = shares[threadIdx.x + half];
-        if (kind == 1)
-          shares[threadIdx.x] = (isnan(a) || a >= b) ? a : b;
-        else
-          shares[threadIdx.x] = a + b;
-      }
-      __syncthreads();
-    }
+    double total = blockCombine(shares, acc, kind);
     if (threadIdx.x == 0) {
-      double result = shares[0];
+      double result = total;
       if (kind == 2)
         result /= (double)plan.reduceCount;
       out[o] = storeValue<Out>(result);
@@ -340,23 +342,11 @@ __device__ void reducePartial(const In *in, double *partials, ReducePlan plan,
     long long offset =
         base + decompose(r, plan.reducedRank, plan.reducedSizes,
                          plan.reducedStrides);
-    double value = (double)loadValue(in[offset]);
-    if (kind == 1)
-      acc = (isnan(acc) || acc >= value) ? acc : value;
-    else
-      acc += value;
+    acc = combine(acc, (double)loadValue(in[offset]), kind);
   }
-  shares[threadIdx.x] = acc;
-  __syncthreads();
-  for (int half = blockDim.x / 2; half > 0; half /= 2) {
-    if (threadIdx.x < half) {
-      double a = shares[threadIdx.x], b = shares[threadIdx.x + half];
-      shares[threadIdx.x] = kind == 1 ? ((isnan(a) || a >= b) ? a : b) : a + b;
-    }
-    __syncthreads();
-  }
+  double total = blockCombine(shares, acc, kind);
   if (threadIdx.x == 0)
-    partials[blockIdx.x] = shares[0];
+    partials[blockIdx.x] = total;
 }
 
 template <typename Out>
@@ -365,21 +355,11 @@ __device__ void reduceFinish(const double *partials, Out *out,
   __shared__ double shares[256];
   const double *mine = partials + blockIdx.x * chunks;
   double acc = kind == 1 ? negativeInfinity() : 0.0;
-  for (long long c = threadIdx.x; c < chunks; c += blockDim.x) {
-    double value = mine[c];
-    acc = kind == 1 ? ((isnan(acc) || acc >= value) ? acc : value) : acc + value;
-  }
-  shares[threadIdx.x] = acc;
-  __syncthreads();
-  for (int half = blockDim.x / 2; half > 0; half /= 2) {
-    if (threadIdx.x < half) {
-      double a = shares[threadIdx.x], b = shares[threadIdx.x + half];
-      shares[threadIdx.x] = kind == 1 ? ((isnan(a) || a >= b) ? a : b) : a + b;
-    }
-    __syncthreads();
-  }
+  for (long long c = threadIdx.x; c < chunks; c += blockDim.x)
+    acc = combine(acc, mine[c], kind);
+  double total = blockCombine(shares, acc, kind);
   if (threadIdx.x == 0) {
-    double result = shares[0];
+    double result = total;
     if (kind == 2)
       result /= (double)count;
     out[blockIdx.x] = storeValue<Out>(result);
