@@ -50,51 +50,63 @@ Status checkCudaCoverage(const Executable &executable,
                          CoverageReport &report) {
   report = CoverageReport();
   LLMC_RETURN_IF_ERROR(validateExecutable(executable));
-  if (Status status = checkOneRank(executable); !status) {
-    report.gaps.push_back({static_cast<size_t>(-1), "", status.message(),
-                           "more than one rank"});
-    return Status::ok();
-  }
-  const RankProgram &program = executable.ranks.front();
+  // A program of several ranks runs as one process per GPU
+  // (createMultiProcessSession); every rank's commands are checked, and its
+  // collectives go through NCCL, which runs every collective kind.
+  bool manyRanks = executable.ranks.size() > 1;
 
   // 1. The choice per command, as CudaSession makes it.
   std::map<std::string, ElementwiseSignature> elementwise; // by describe()
-  std::map<std::string, std::vector<size_t>> unitEntries;  // entry -> commands
+  // entry -> (rank, command)
+  std::map<std::string, std::vector<std::pair<size_t, size_t>>> unitEntries;
   std::set<std::tuple<DType, DType>> gemmTypes;
-  for (size_t i = 0; i < program.commands.size(); ++i) {
-    const Command &command = program.commands[i];
-    ++report.commands;
-    if (command.kind == CommandKind::Kernel || command.kind == CommandKind::Gemm)
-      ++report.kernels;
-    KernelChoice choice;
-    if (Status status = selectCommand(program, command, choice); !status) {
-      report.gaps.push_back(
-          {i, command.origin, status.message(), kindOf(program, command)});
-      continue;
-    }
-    switch (choice.route) {
-    case KernelChoice::Route::Elementwise:
-      elementwise.emplace(describe(choice.elementwise), choice.elementwise);
-      ++report.choices["elementwise " + describe(choice.elementwise)];
-      break;
-    case KernelChoice::Route::DeviceUnit:
-      for (const std::string &entry : choice.entries) {
-        unitEntries[entry].push_back(i);
-        ++report.choices[entry];
+  auto where = [&](size_t rank, const std::string &message) {
+    return manyRanks ? "rank " + std::to_string(rank) + ": " + message
+                     : message;
+  };
+  for (size_t r = 0; r < executable.ranks.size(); ++r) {
+    const RankProgram &program = executable.ranks[r];
+    for (size_t i = 0; i < program.commands.size(); ++i) {
+      const Command &command = program.commands[i];
+      ++report.commands;
+      if (command.kind == CommandKind::Kernel ||
+          command.kind == CommandKind::Gemm)
+        ++report.kernels;
+      if (command.kind == CommandKind::Collective && manyRanks) {
+        ++report.choices["NCCL collective"];
+        continue;
       }
-      break;
-    case KernelChoice::Route::Gemm:
-      gemmTypes.insert({choice.matmul.operands, choice.matmul.result});
-      ++report.choices[std::string("cuBLASLt ") +
-                       dtypeName(choice.matmul.operands) + " x " +
-                       dtypeName(choice.matmul.operands) + " -> " +
-                       dtypeName(choice.matmul.result)];
-      break;
-    case KernelChoice::Route::Copy:
-      ++report.choices["copy"];
-      break;
-    default:
-      break;
+      KernelChoice choice;
+      if (Status status = selectCommand(program, command, choice); !status) {
+        report.gaps.push_back({i, command.origin,
+                               where(r, status.message()),
+                               kindOf(program, command)});
+        continue;
+      }
+      switch (choice.route) {
+      case KernelChoice::Route::Elementwise:
+        elementwise.emplace(describe(choice.elementwise), choice.elementwise);
+        ++report.choices["elementwise " + describe(choice.elementwise)];
+        break;
+      case KernelChoice::Route::DeviceUnit:
+        for (const std::string &entry : choice.entries) {
+          unitEntries[entry].push_back({r, i});
+          ++report.choices[entry];
+        }
+        break;
+      case KernelChoice::Route::Gemm:
+        gemmTypes.insert({choice.matmul.operands, choice.matmul.result});
+        ++report.choices[std::string("cuBLASLt ") +
+                         dtypeName(choice.matmul.operands) + " x " +
+                         dtypeName(choice.matmul.operands) + " -> " +
+                         dtypeName(choice.matmul.result)];
+        break;
+      case KernelChoice::Route::Copy:
+        ++report.choices["copy"];
+        break;
+      default:
+        break;
+      }
     }
   }
   report.entries = unitEntries.size();
@@ -102,19 +114,20 @@ Status checkCudaCoverage(const Executable &executable,
   // Fused regions: the kernel the session would generate for each (a region
   // the generator refuses is not a gap: its commands run one by one).
   std::map<std::string, std::string> fusedSources; // entry -> source
-  for (size_t i = 0; i < program.commands.size(); ++i) {
-    const Command &command = program.commands[i];
-    if (command.kind != CommandKind::Kernel ||
-        command.kernel != KernelKind::FusedElementwise)
-      continue;
-    FusedSource source;
-    if (generateFusedKernel(program, i, source)) {
-      ++report.fusedRegions;
-      fusedSources.emplace(source.entry, source.source);
-    } else {
-      ++report.unfusedRegions;
+  for (const RankProgram &program : executable.ranks)
+    for (size_t i = 0; i < program.commands.size(); ++i) {
+      const Command &command = program.commands[i];
+      if (command.kind != CommandKind::Kernel ||
+          command.kernel != KernelKind::FusedElementwise)
+        continue;
+      FusedSource source;
+      if (generateFusedKernel(program, i, source)) {
+        ++report.fusedRegions;
+        fusedSources.emplace(source.entry, source.source);
+      } else {
+        ++report.unfusedRegions;
+      }
     }
-  }
   if (!options.compile)
     return Status::ok();
 
@@ -153,13 +166,14 @@ Status checkCudaCoverage(const Executable &executable,
     for (const auto &[entry, commands] : unitEntries) {
       if (definesEntry(compiled.ptx, entry))
         continue;
-      for (size_t i : commands) {
+      for (auto [r, i] : commands) {
+        const RankProgram &program = executable.ranks[r];
         const Command &command = program.commands[i];
         report.gaps.push_back(
             {i, command.origin,
-             "at " + command.origin + ": the CUDA kernel " + entry +
-                 " chosen for " + kindOf(program, command) +
-                 " is not in the device unit",
+             where(r, "at " + command.origin + ": the CUDA kernel " + entry +
+                          " chosen for " + kindOf(program, command) +
+                          " is not in the device unit"),
              kindOf(program, command)});
       }
     }

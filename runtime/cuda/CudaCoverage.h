@@ -37,7 +37,7 @@ struct CoverageGap {
 };
 
 struct CoverageReport {
-  size_t commands = 0;     ///< commands checked
+  size_t commands = 0;     ///< commands checked (of every rank)
   size_t kernels = 0;      ///< of which launch a kernel (Kernel or Gemm)
   size_t units = 0;        ///< distinct NVRTC units compiled
   size_t entries = 0;      ///< distinct entries of the non-elementwise unit
