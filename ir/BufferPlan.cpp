@@ -89,6 +89,9 @@ private:
   /// Values that stand for another: region block arguments (their
   /// operand) and region results (their yielded value).
   DenseMap<Value, Value> aliases;
+  /// Inputs of elementwise regions, read (as one kernel reads them) until
+  /// the region's last step.
+  std::vector<std::pair<Value, int64_t>> regionReads;
   /// The last step reading each (resolved) value, and the op there (null:
   /// the return).
   DenseMap<Value, std::pair<int64_t, Operation *>> valueLast;
@@ -118,7 +121,20 @@ void Planner::collectSteps(Block &block) {
       for (auto [result, yielded] :
            llvm::zip(op.getResults(), body.getTerminator()->getOperands()))
         aliases[result] = yielded;
+      int64_t firstStep = static_cast<int64_t>(steps.size());
       collectSteps(body);
+      // A backend may run an elementwise region as one kernel (the CUDA
+      // session does), reading every input while it writes the results:
+      // its inputs stay live to its last step, so that no value of the
+      // region is placed over one (runtime/cuda/FusedKernels.cpp refuses
+      // such a layout; measured on GPT-2 124M at B=16, it cost the region
+      // of h.0.ln_1's backward its kernel).
+      auto fused = dyn_cast<FusedOp>(op);
+      int64_t lastStep = static_cast<int64_t>(steps.size()) - 1;
+      if (fused && fused.getKind() == FusionKind::elementwise &&
+          lastStep > firstStep)
+        for (Value operand : op.getOperands())
+          regionReads.push_back({operand, lastStep});
       continue;
     }
     steps.push_back(&op);
@@ -144,6 +160,8 @@ FailureOr<BufferPlan> Planner::run() {
       read(operand, static_cast<int64_t>(step), op);
   for (Value operand : ret.getOperands())
     read(operand, end, nullptr);
+  for (auto [operand, step] : regionReads)
+    read(operand, step, steps[step]);
 
   // The names of the returned values, for donation.
   llvm::StringSet<> returnedNames;

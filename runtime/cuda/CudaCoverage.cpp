@@ -121,11 +121,12 @@ Status checkCudaCoverage(const Executable &executable,
           command.kernel != KernelKind::FusedElementwise)
         continue;
       FusedSource source;
-      if (generateFusedKernel(program, i, source)) {
+      if (Status status = generateFusedKernel(program, i, source)) {
         ++report.fusedRegions;
         fusedSources.emplace(source.entry, source.source);
       } else {
         ++report.unfusedRegions;
+        report.unfusedReasons.push_back(status.message());
       }
     }
   if (!options.compile)

@@ -44,6 +44,7 @@ struct CoverageReport {
   size_t gemmTypes = 0;    ///< distinct cuBLASLt type combinations
   size_t fusedRegions = 0; ///< elementwise regions run as one kernel
   size_t unfusedRegions = 0; ///< regions whose commands run one by one
+  std::vector<std::string> unfusedReasons; ///< why, one per such region
   double compileSeconds = 0.0;
   std::vector<CoverageGap> gaps;
   /// What runs, with the number of commands: "elementwise Add(f32, f32) ->

@@ -9,6 +9,7 @@
 #include "runtime/cuda/Nccl.h"
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 
 #include <algorithm>
@@ -267,6 +268,9 @@ Status CudaSession::run() {
   }
   if (profile_)
     LLMC_CUDA_CHECK(cudaEventRecord(events_[0], stream_), "profile event");
+  if (const char *env = std::getenv("LLMC_CHECK_CPU");
+      env && *env && *env != '0' && !check_)
+    check_ = std::make_unique<CpuCheck>();
   std::vector<TensorRef> inputs, outputs;
   size_t event = 0;
   for (size_t index = 0; index < commands.size(); ++index) {
@@ -308,7 +312,8 @@ Status CudaSession::run() {
                                             inputs[0].bytes(),
                                             cudaMemcpyDeviceToDevice, stream_),
                             "cudaMemcpyAsync(copy)");
-    } else if (auto fused = fused_.find(index); fused != fused_.end()) {
+    } else if (auto fused = fused_.find(index);
+               fused != fused_.end() && !check_) {
       // The region as one kernel; its commands are skipped (their profile
       // events are recorded with no work between them).
       status = kernels_->launchFused(fused->second.kernel,
@@ -320,6 +325,13 @@ Status CudaSession::run() {
           status = cudaStatus(cudaEventRecord(events_[++event], stream_),
                               "profile event");
       }
+    } else if (check_ && command.kernel != KernelKind::FusedElementwise) {
+      status = check_->before(inputs, outputs, stream_);
+      if (status)
+        status = kernels_->launch(command.kernel, command.attrs, inputs,
+                                  outputs, stream_);
+      if (status)
+        status = check_->after(index, command, inputs, outputs, stream_);
     } else {
       status = kernels_->launch(command.kernel, command.attrs, inputs, outputs,
                                 stream_);
@@ -348,6 +360,11 @@ Status CudaSession::run() {
                   "CudaSessionOptions::syncEachCommand names which)");
   if (profile_ && runs_++ > 0)
     recordProfile();
+  if (check_) {
+    std::fprintf(stderr, "LLMC_CHECK_CPU: %zu commands checked\n",
+                 check_->checked());
+    return check_->result();
+  }
   return Status::ok();
 }
 

@@ -21,6 +21,7 @@
 #include "runtime/Kernel.h"
 #include "runtime/Status.h"
 #include "runtime/dist/Rendezvous.h"
+#include "runtime/cuda/CpuCheck.h"
 
 #include <cuda_runtime.h>
 
@@ -166,6 +167,8 @@ private:
   cudaEvent_t runDone_ = nullptr;
   std::vector<InFlight> inFlight_;
   std::vector<uint8_t> staging_; ///< a rank's block on its way in
+  /// LLMC_CHECK_CPU=1: every kernel against the CPU's (CpuCheck.h).
+  std::unique_ptr<CpuCheck> check_;
 };
 
 /// The number of CUDA devices; 0 when there is none or no driver.

@@ -52,9 +52,12 @@ int main(int argc, char **argv) {
                 report.compileSeconds, report.entries, report.gemmTypes,
                 report.fusedRegions, report.unfusedRegions,
                 report.gaps.size(), perKind.size());
-    if (list)
+    if (list) {
       for (const auto &[choice, count] : report.choices)
         std::printf("  runs %s (%zu)\n", choice.c_str(), count);
+      for (const std::string &why : report.unfusedReasons)
+        std::printf("  %s\n", why.c_str());
+    }
     for (const std::string &kind : report.uncoveredKinds())
       std::printf("  uncovered: %s (%zu commands)\n", kind.c_str(),
                   perKind[kind]);
