@@ -125,10 +125,12 @@ void Planner::collectSteps(Block &block) {
       collectSteps(body);
       // A backend may run an elementwise region as one kernel (the CUDA
       // session does), reading every input while it writes the results:
-      // its inputs stay live to its last step, so that no value of the
-      // region is placed over one (runtime/cuda/FusedKernels.cpp refuses
-      // such a layout; measured on GPT-2 124M at B=16, it cost the region
-      // of h.0.ln_1's backward its kernel).
+      // the storage of each input stays reserved to the region's last step
+      // (step 2 below), so that no value of the region is placed over part
+      // of one. Writing in place over an input (the same bytes, element i
+      // over element i) stays allowed. runtime/cuda/FusedKernels.cpp
+      // refuses any other overlap; before this, GPT-2 124M at B=16 had one
+      // (h.0.ln_1's backward) and wrong embedding gradients.
       auto fused = dyn_cast<FusedOp>(op);
       int64_t lastStep = static_cast<int64_t>(steps.size()) - 1;
       if (fused && fused.getKind() == FusionKind::elementwise &&
@@ -160,8 +162,6 @@ FailureOr<BufferPlan> Planner::run() {
       read(operand, static_cast<int64_t>(step), op);
   for (Value operand : ret.getOperands())
     read(operand, end, nullptr);
-  for (auto [operand, step] : regionReads)
-    read(operand, step, steps[step]);
 
   // The names of the returned values, for donation.
   llvm::StringSet<> returnedNames;
@@ -250,6 +250,10 @@ FailureOr<BufferPlan> Planner::run() {
       s.lastUser = op;
       assign(result, addStorage(s));
     }
+  }
+  for (auto [operand, step] : regionReads) {
+    Storage &s = storages[storageOf(operand)];
+    s.last = std::max(s.last, step);
   }
   for (Value operand : ret.getOperands()) {
     Storage &s = storages[storageOf(operand)];
