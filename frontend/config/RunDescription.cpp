@@ -290,12 +290,12 @@ void RunParser::checkMesh(SectionReader &s,
   // chunks r and 2·cp-1-r: docs/sharding.md).
   if (p.cp > 1 && !s.failed("cp") && seqLenUsable &&
       run.train.seqLen % (2 * p.cp) != 0)
-    s.error("cp", "expected seq_len to be a multiple of 2·cp = " +
+    s.error("cp", "expected seq_len to be a multiple of 2*cp = " +
                       std::to_string(2 * p.cp) + ", got seq_len " +
                       std::to_string(run.train.seqLen) + "; set seq_len to " +
                       std::to_string((run.train.seqLen + 2 * p.cp - 1) /
                                      (2 * p.cp) * (2 * p.cp)) +
-                      " or choose cp so that 2·cp divides it (context "
+                      " or choose cp so that 2*cp divides it (context "
                       "parallelism gives each rank an early and a late chunk "
                       "of the sequence)");
   if (p.zero > 0 && !s.failed("zero") && !s.failed("dp") && p.dp <= 1)
