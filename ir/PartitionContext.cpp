@@ -486,6 +486,18 @@ FailureOr<Value> PartitionContext::reshard(Value original,
                                         dense.resizeSplat(*type));
       }
     }
+    // An iota along a dimension the target keeps whole is the same iota at
+    // the local shape (the class ids of a loss under dp or cp): built, not
+    // computed whole and sliced.
+    if (auto iota = dyn_cast_or_null<IotaOp>(producer);
+        iota && !current.isPartial() &&
+        !target.dims[iota.getDim()].isSplit()) {
+      FailureOr<RankedTensorType> type =
+          localType(original.getType(), target, user);
+      if (failed(type))
+        return failure();
+      return IotaOp::create(builder_, loc, *type, iota.getDim()).getResult();
+    }
     if (auto broadcast = dyn_cast_or_null<BroadcastOp>(producer);
         broadcast && !current.isPartial()) {
       Value input = broadcast.getInput();

@@ -2,7 +2,8 @@
 """Context parallelism (ring attention) against one device, on CPU virtual devices.
 
 LLaMA tiny (8 query heads, 4 key/value heads) with sequences of 256 tokens
-trains 10 AdamW steps on one device and under cp2, cp4 and dp2 x cp2
+trains 10 AdamW steps on one device and under cp2, cp4, dp2 x cp2 and
+cp2 x tp2
 (`[parallel] cp`, one CPU virtual device per rank), from the same initial
 parameters and the same data; GPT-2 tiny (learned positions, wpe) under cp2.
 The sequence is cut into 2·cp chunks and rank r holds chunks r and
@@ -72,16 +73,17 @@ warmup_steps = 2
 log_every = 1
 """
 
-# (model, name, dp, cp)
+# (model, name, dp, cp, tp)
 MESHES = [
-    ("llama", "cp2", 1, 2),
-    ("llama", "cp4", 1, 4),
-    ("llama", "dp2xcp2", 2, 2),
-    ("gpt2", "cp2", 1, 2),
+    ("llama", "cp2", 1, 2, 1),
+    ("llama", "cp4", 1, 4, 1),
+    ("llama", "dp2xcp2", 2, 2, 1),
+    ("llama", "cp2xtp2", 1, 2, 2),
+    ("gpt2", "cp2", 1, 2, 1),
 ]
 
 
-def run(llmc, workdir, model, name, dp, cp):
+def run(llmc, workdir, model, name, dp, cp, tp):
     toml = os.path.join(workdir, f"{model}-{name}.toml")
     ckpt = os.path.join(workdir, f"{model}-{name}-ckpt")
     metrics = os.path.join(workdir, f"{model}-{name}.jsonl")
@@ -92,6 +94,7 @@ def run(llmc, workdir, model, name, dp, cp):
 devices = "cpu"
 dp = {dp}
 cp = {cp}
+tp = {tp}
 
 [checkpoint]
 dir = "{ckpt}"
@@ -107,7 +110,8 @@ dir = "{ckpt}"
         raise RuntimeError(f"llmc train {toml} failed")
     shown = subprocess.run([llmc, "inspect", artifact], capture_output=True,
                            text=True, check=True).stdout
-    axes = [f"{a}={n}" for a, n in (("dp", dp), ("cp", cp)) if n > 1]
+    axes = [f"{a}={n}" for a, n in (("dp", dp), ("cp", cp), ("tp", tp))
+            if n > 1]
     if axes and f"mesh {{{', '.join(axes)}}}" not in shown:
         raise RuntimeError(f"{artifact} does not run on mesh {axes}:\n{shown}")
     with open(metrics) as f:
@@ -134,14 +138,14 @@ def main():
     print(f"{'model':6} {'mesh':10} {'loss':>9} {'grad_norm':>9} "
           f"{'params':>9} {'moments':>9}  worst tensor  (tolerances: losses "
           f"{LOSS_TOL:g}, tensors {PARAM_TOL:g})")
-    for model, name, dp, cp in MESHES:
+    for model, name, dp, cp, tp in MESHES:
         if wanted and f"{model}:{name}" not in wanted:
             continue
         if model not in bases:
-            bases[model] = run(args.llmc, args.workdir, model, "single", 1, 1)
+            bases[model] = run(args.llmc, args.workdir, model, "single", 1, 1, 1)
         base = bases[model]
         steps, params, moments, seconds = run(args.llmc, args.workdir, model,
-                                              name, dp, cp)
+                                              name, dp, cp, tp)
         loss = worst_step(base[0], steps, "loss")
         norm = worst_step(base[0], steps, "grad_norm")
         p, pname = worst_tensor(base[1], params)
