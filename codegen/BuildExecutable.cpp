@@ -181,6 +181,7 @@ rt::TensorSharding runtimeSharding(const Sharding &sharding) {
     for (int64_t axis : dim.axes)
       d.axes.push_back(static_cast<int32_t>(axis));
     d.groups = dim.isSplit() ? dim.groups : 1;
+    d.zigzag = dim.isSplit() && dim.zigzag;
     out.dims.push_back(std::move(d));
   }
   return out;
@@ -222,6 +223,7 @@ private:
   int rankIndex;
   rt::RankProgram &rank;
   llvm::DenseMap<Value, int32_t> slots;
+  int64_t shiftTags = 0;
 };
 
 FailureOr<int32_t> Lowering::addValue(Value value) {
@@ -532,6 +534,46 @@ LogicalResult Lowering::lowerShardOp(Operation *op) {
                       axesOf(o.getGridAxes()));
         return success();
       })
+      .Case([&](shard::ShiftOp o) -> LogicalResult {
+        // A rotation along one axis (ring attention): a send to the rank
+        // `offset` ahead and a receive from the one `offset` behind. Sends
+        // are synchronous (runtime/cpu/Collectives.h), so even positions
+        // send first and odd ones receive first: no cycle of waiting sends.
+        if (!o.getRotate())
+          return o.emitOpError() << "codegen: only rotating shifts are "
+                                    "supported";
+        int position = 0;
+        std::vector<int> group =
+            groupOf(mesh, rankIndex, axesOf(o.getGridAxes()), position);
+        int64_t n = static_cast<int64_t>(group.size());
+        int64_t offset = static_cast<int64_t>(o.getOffset()) % n;
+        int to = group[(position + offset) % n];
+        int from = group[(position - offset + n) % n];
+        // One tag per shift op, the same on every rank (SPMD order).
+        int64_t tag = shiftTags++;
+        auto command = [&](rt::CollectiveKind kind, int peer) {
+          rt::Command c;
+          c.kind = rt::CommandKind::Collective;
+          c.kernel = rt::KernelKind::Count;
+          c.attrs.ints = {static_cast<int64_t>(kind), 0, peer, tag, 0};
+          c.origin = locationText(op->getLoc());
+          if (kind == rt::CollectiveKind::Send)
+            c.inputs.push_back(slotOf(o.getInput()));
+          else
+            c.outputs.push_back(slotOf(o.getResult()));
+          return c;
+        };
+        rt::Command send = command(rt::CollectiveKind::Send, to);
+        rt::Command recv = command(rt::CollectiveKind::Recv, from);
+        if (position % 2 == 0) {
+          rank.commands.push_back(std::move(send));
+          rank.commands.push_back(std::move(recv));
+        } else {
+          rank.commands.push_back(std::move(recv));
+          rank.commands.push_back(std::move(send));
+        }
+        return success();
+      })
       .Case([&](shard::AllSliceOp o) {
         // No communication: this rank's chunk, as a slice.
         int position = 0;
@@ -561,7 +603,8 @@ Lowering::shardingAttr(DictionaryAttr attrs, int64_t valueRank, Location loc) {
     return rt::TensorSharding{};
   FailureOr<Sharding> sharding =
       Sharding::fromAttrs(attrs.get("llmc.sharding"),
-                          attrs.get("llmc.shard_groups"), mesh, valueRank);
+                          attrs.get("llmc.shard_groups"), mesh, valueRank,
+                          attrs.get("llmc.shard_zigzag"));
   if (failed(sharding))
     return emitError(loc) << "codegen: malformed llmc.sharding " << attrs;
   return runtimeSharding(*sharding);

@@ -35,6 +35,13 @@ std::optional<CollectiveTraffic> collectiveTraffic(Operation *op,
         return make("reduce-scatter", o.getGridAxes(), o.getInput().getType(),
                     1);
       })
+      .Case([&](shard::ShiftOp o) {
+        // Point to point: every rank sends its whole tensor to one peer.
+        CollectiveTraffic t = make("shift", o.getGridAxes(),
+                                   o.getInput().getType(), 0);
+        t.sentBytesPerRank = t.payloadBytes;
+        return t;
+      })
       .Case([&](shard::AllSliceOp o) {
         return make("slice (local)", o.getGridAxes(), o.getType(), 0);
       })

@@ -205,6 +205,17 @@ LogicalResult LlmcDialect::verifyRegionArgAttribute(Operation *op, unsigned,
                      << attr.getValue();
     return success();
   }
+  if (name == "llmc.shard_zigzag") {
+    auto values = dyn_cast<DenseI64ArrayAttr>(attr.getValue());
+    bool ok = values && llvm::all_of(values.asArrayRef(), [](int64_t v) {
+                return v == 0 || v == 1;
+              });
+    if (!ok)
+      return error() << "expected " << name
+                     << " to be an array<i64> of 0 or 1 per dimension, got "
+                     << attr.getValue();
+    return success();
+  }
   if (name == "llmc.tp_split") {
     // array<i64: dim, groups>: dim a dimension of the argument, cut into
     // `groups` equal blocks (frontend/Trace.h, TensorParallelSplit).
@@ -227,8 +238,8 @@ LogicalResult LlmcDialect::verifyRegionArgAttribute(Operation *op, unsigned,
   }
   return error() << "unknown argument attribute '" << name
                  << "'; expected llmc.name, llmc.role, llmc.init, "
-                    "llmc.offset, llmc.sharding, llmc.shard_groups or "
-                    "llmc.tp_split";
+                    "llmc.offset, llmc.sharding, llmc.shard_groups, "
+                    "llmc.shard_zigzag or llmc.tp_split";
 }
 
 //===----------------------------------------------------------------------===//

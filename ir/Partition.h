@@ -98,6 +98,23 @@ public:
                         PartialKind kind, mlir::Operation *user,
                         llvm::StringRef what);
 
+  /// Point to point around the ring of `axis` (context parallelism): rank p
+  /// of each group along `axis` sends `local` to rank p + 1 (mod n) and
+  /// returns what rank p - 1 sent (upstream `shard.shift ... offset = 1
+  /// rotate`); the reason names `what` and the model part of `user`.
+  mlir::Value ringShift(mlir::Value local, int64_t axis, mlir::Operation *user,
+                        llvm::StringRef what);
+
+  /// Values one op's rule leaves for a later op's rule, keyed by the global
+  /// op that made them: ring attention's forward leaves the log-sum-exp of
+  /// its rows for the backward (llmc.attention_grad of the same operands).
+  void setCarried(mlir::Operation *original, mlir::Value local) {
+    carried_[original] = local;
+  }
+  mlir::Value carried(mlir::Operation *original) const {
+    return carried_.lookup(original);
+  }
+
   /// The dimension ZeRO splits over the data-parallel axis for a value of
   /// global `shape` that already has `sharding`: the first dimension whose
   /// local size the axis divides (-1 when none does).
@@ -111,11 +128,12 @@ private:
   mlir::Value gather(mlir::Value local, int64_t dim, const DimSplit &split,
                      mlir::Operation *user, llvm::StringRef what);
   mlir::Value slice(mlir::Value local, int64_t dim,
-                    llvm::ArrayRef<int64_t> axes, int64_t groups);
+                    llvm::ArrayRef<int64_t> axes, int64_t groups,
+                    bool zigzag);
   mlir::Value reduceScatter(mlir::Value local, int64_t dim,
                             llvm::ArrayRef<int64_t> axes, int64_t groups,
-                            PartialKind kind, mlir::Operation *user,
-                            llvm::StringRef what);
+                            bool zigzag, PartialKind kind,
+                            mlir::Operation *user, llvm::StringRef what);
   void tag(mlir::Operation *collective, mlir::Operation *user,
            llvm::StringRef what, int64_t bytesPerRank);
 
@@ -128,6 +146,7 @@ private:
   mlir::OpBuilder &builder_;
   llvm::DenseMap<mlir::Value, Entry> values_;
   llvm::DenseMap<mlir::Value, Entry> resolved_;
+  llvm::DenseMap<mlir::Operation *, mlir::Value> carried_;
 };
 
 /// Partitions one op of the global program: the sharding rule of its

@@ -60,6 +60,9 @@ bool isPrefix(const DimSplit &current, const DimSplit &target) {
   if (current.groups != target.groups ||
       current.axes.size() > target.axes.size())
     return false;
+  // A zigzag split is reached from nothing or from itself only.
+  if (current.zigzag || target.zigzag)
+    return current == target;
   return llvm::equal(current.axes,
                      ArrayRef<int64_t>(target.axes).take_front(
                          current.axes.size()));
@@ -165,6 +168,18 @@ Value PartitionContext::allReduce(Value local, ArrayRef<int64_t> axes,
   return op.getResult();
 }
 
+Value PartitionContext::ringShift(Value local, int64_t axis, Operation *user,
+                                  StringRef what) {
+  auto op = shard::ShiftOp::create(
+      builder_, user->getLoc(), local.getType(), kGrid,
+      gridAxes({axis}), local, APInt(64, axis), /*offset=*/1,
+      /*rotate=*/true);
+  tag(op, user,
+      llvm::formatv("{0}: ring shift over {1}", what, mesh_.names[axis]).str(),
+      tensorBytes(local.getType()));
+  return op.getResult();
+}
+
 namespace {
 /// A view of `local` in which dimension `dim` (of `groups` blocks) is split
 /// into [groups, chunk]; `axis` is the chunk's dimension in the view.
@@ -239,6 +254,33 @@ Value onLeadingAxis(OpBuilder &b, Location loc, Value local, int64_t dim,
   shape[dim] = groups * resultChunk;
   return reshapeIfNeeded(b, loc, result, shape);
 }
+
+/// Reverses the order of the `n` chunks inside every odd-numbered block of
+/// dimension `dim` (of `groups` blocks) of a value that holds the whole
+/// dimension: the static permutation between a zigzag split's rank order
+/// and the natural order (its own inverse). Slices and one concat, no
+/// communication.
+Value mirrorOddBlocks(OpBuilder &b, Location loc, Value value, int64_t dim,
+                      int64_t groups, int64_t n) {
+  SmallVector<int64_t> shape(shapeOf(value));
+  int64_t chunk = shape[dim] / (groups * n);
+  SmallVector<Value> pieces;
+  for (int64_t g = 0; g < groups; ++g)
+    for (int64_t i = 0; i < n; ++i) {
+      int64_t source = g % 2 == 1 ? n - 1 - i : i;
+      SmallVector<int64_t> starts(shape.size(), 0), limits(shape);
+      starts[dim] = (g * n + source) * chunk;
+      limits[dim] = starts[dim] + chunk;
+      SmallVector<int64_t> pieceShape(shape);
+      pieceShape[dim] = chunk;
+      pieces.push_back(SliceOp::create(b, loc, withShape(value, pieceShape),
+                                       value, b.getDenseI64ArrayAttr(starts),
+                                       b.getDenseI64ArrayAttr(limits),
+                                       nullptr));
+    }
+  return ConcatOp::create(b, loc, value.getType(), pieces,
+                          b.getI64IntegerAttr(dim));
+}
 } // namespace
 
 Value PartitionContext::gather(Value local, int64_t dim, const DimSplit &split,
@@ -246,7 +288,7 @@ Value PartitionContext::gather(Value local, int64_t dim, const DimSplit &split,
   int64_t n = mesh_.ways(split.axes);
   int64_t chunk = shapeOf(local)[dim] / split.groups;
   Location loc = user->getLoc();
-  return onLeadingAxis(
+  Value gathered = onLeadingAxis(
       builder_, loc, local, dim, split.groups,
       [&](Value input, int64_t axis) {
         SmallVector<int64_t> out(shapeOf(input));
@@ -263,15 +305,21 @@ Value PartitionContext::gather(Value local, int64_t dim, const DimSplit &split,
         return op.getResult();
       },
       chunk * n);
+  // Rank order to natural order (context parallelism's sequence split).
+  if (split.zigzag)
+    gathered = mirrorOddBlocks(builder_, loc, gathered, dim, split.groups, n);
+  return gathered;
 }
 
 Value PartitionContext::reduceScatter(Value local, int64_t dim,
                                       ArrayRef<int64_t> axes, int64_t groups,
-                                      PartialKind kind, Operation *user,
-                                      StringRef what) {
+                                      bool zigzag, PartialKind kind,
+                                      Operation *user, StringRef what) {
   int64_t n = mesh_.ways(axes);
   int64_t chunk = shapeOf(local)[dim] / groups;
   Location loc = user->getLoc();
+  if (zigzag)
+    local = mirrorOddBlocks(builder_, loc, local, dim, groups, n);
   return onLeadingAxis(
       builder_, loc, local, dim, groups,
       [&](Value input, int64_t axis) {
@@ -293,8 +341,10 @@ Value PartitionContext::reduceScatter(Value local, int64_t dim,
 }
 
 Value PartitionContext::slice(Value local, int64_t dim, ArrayRef<int64_t> axes,
-                              int64_t groups) {
+                              int64_t groups, bool zigzag) {
   Location loc = local.getLoc();
+  if (zigzag)
+    local = mirrorOddBlocks(builder_, loc, local, dim, groups, mesh_.ways(axes));
   SmallVector<int64_t> shape(shapeOf(local));
   BlockView view = blockView(shape, dim, groups);
   Value viewed = reshapeIfNeeded(builder_, loc, local, view.shape);
@@ -338,9 +388,13 @@ FailureOr<Value> PartitionContext::reshardLocal(Value local, Sharding current,
   for (int64_t axis : scatter) {
     int64_t d = target.dimOfAxis(axis);
     int64_t groups = target.dims[d].groups;
-    if (!current.dims[d].isSplit())
+    bool zigzag = target.dims[d].zigzag;
+    if (!current.dims[d].isSplit()) {
       current.dims[d].groups = groups;
-    local = reduceScatter(local, d, {axis}, groups, current.kind, user, what);
+      current.dims[d].zigzag = zigzag;
+    }
+    local = reduceScatter(local, d, {axis}, groups, zigzag, current.kind, user,
+                          what);
     current.dims[d].axes.push_back(axis);
   }
   current.partial = target.partial;
@@ -364,7 +418,8 @@ FailureOr<Value> PartitionContext::reshardLocal(Value local, Sharding current,
              << " cannot be split " << want.groups << " x "
              << mesh_.ways(want.axes) << " ways (" << target.text(mesh_)
              << ")";
-    local = slice(local, static_cast<int64_t>(d), extra, want.groups);
+    local = slice(local, static_cast<int64_t>(d), extra, want.groups,
+                  want.zigzag);
     split = want;
   }
   return local;
@@ -430,6 +485,18 @@ FailureOr<Value> PartitionContext::reshard(Value original,
         return shardrules::makeConstant(builder_, loc,
                                         dense.resizeSplat(*type));
       }
+    }
+    // An iota along a dimension the target keeps whole is the same iota at
+    // the local shape (the class ids of a loss under dp or cp): built, not
+    // computed whole and sliced.
+    if (auto iota = dyn_cast_or_null<IotaOp>(producer);
+        iota && !current.isPartial() &&
+        !target.dims[iota.getDim()].isSplit()) {
+      FailureOr<RankedTensorType> type =
+          localType(original.getType(), target, user);
+      if (failed(type))
+        return failure();
+      return IotaOp::create(builder_, loc, *type, iota.getDim()).getResult();
     }
     if (auto broadcast = dyn_cast_or_null<BroadcastOp>(producer);
         broadcast && !current.isPartial()) {

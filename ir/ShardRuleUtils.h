@@ -6,6 +6,7 @@
 #ifndef LLMC_IR_SHARDRULEUTILS_H
 #define LLMC_IR_SHARDRULEUTILS_H
 
+#include "ir/LlmcOps.h"
 #include "ir/Partition.h"
 
 #include "mlir/IR/BuiltinTypes.h"
@@ -51,6 +52,25 @@ llvm::LogicalResult partitionReplicated(mlir::Operation *op,
 llvm::LogicalResult partitionComposite(mlir::Operation *op,
                                        PartitionContext &context,
                                        bool &handled);
+
+// Context parallelism (ir/ShardRulesRing.cpp).
+
+/// The split of dimension `dim` of `sequenceOf` (resolved) when it is over
+/// the context-parallel axis `cp` alone; else an unsplit DimSplit.
+DimSplit contextParallelSplit(PartitionContext &context, mlir::Value sequenceOf,
+                              int64_t dim);
+/// This rank's global positions ([local size], i32) along a dimension of
+/// `global` positions split as `split` (zigzag or not).
+mlir::Value localPositions(PartitionContext &context, mlir::Location loc,
+                           int64_t global, const DimSplit &split);
+llvm::LogicalResult partitionRingAttention(AttentionOp op,
+                                           PartitionContext &context,
+                                           const DimSplit &seq);
+llvm::LogicalResult partitionRingAttentionGrad(AttentionGradOp op,
+                                               PartitionContext &context,
+                                               const DimSplit &seq);
+llvm::LogicalResult partitionRingRope(RopeOp op, PartitionContext &context,
+                                      const DimSplit &seq);
 
 } // namespace llmc::shardrules
 

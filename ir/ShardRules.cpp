@@ -249,7 +249,13 @@ LogicalResult partitionReshape(ReshapeOp op, PartitionContext &context) {
       int64_t inside = top / std::max(low, q);
       if (inside % n != 0 || qTop % top != 0 || result.dims[j].isSplit())
         break;
-      result.dims[j] = DimSplit{split.axes, qTop / top};
+      // A zigzag split stays one when its blocks' digit is inside dimension
+      // j: the new block index then has the old one as its lowest digit,
+      // and with an even block count the same parity.
+      if (split.zigzag &&
+          (qTop % inTop[d] != 0 || split.groups % 2 != 0))
+        break;
+      result.dims[j] = DimSplit{split.axes, qTop / top, split.zigzag};
       placed = true;
     }
     if (!placed)
@@ -279,7 +285,9 @@ LogicalResult partitionSlice(SliceOp op, PartitionContext &context) {
     if (whole)
       continue;
     int64_t block = in[d] / split.groups;
-    if (stride == 1 && starts[d] % block == 0 && limits[d] % block == 0) {
+    // A zigzag split's parts of a slice are not a zigzag split: gather.
+    if (stride == 1 && !split.zigzag && starts[d] % block == 0 &&
+        limits[d] % block == 0) {
       result.dims[d].groups = (limits[d] - starts[d]) / block;
       continue;
     }
@@ -348,6 +356,8 @@ LogicalResult partitionConcat(ConcatOp op, PartitionContext &context) {
     block = shapeOf(input)[k] / along.groups;
     break;
   }
+  if (along.zigzag)
+    along = DimSplit{}; // Pieces of a zigzag split are gathered first.
   if (along.isSplit())
     for (Value input : op.getInputs())
       if (shapeOf(input)[k] % block != 0) {

@@ -327,6 +327,9 @@ void attentionShardings(PartitionContext &context, Value query, Value key,
 /// and value heads follow the query heads when the split divides them, so
 /// that each rank keeps whole groups of grouped-query attention.
 LogicalResult partitionAttention(AttentionOp op, PartitionContext &context) {
+  if (DimSplit seq = contextParallelSplit(context, op.getQuery(), 2);
+      seq.isSplit())
+    return partitionRingAttention(op, context, seq);
   Sharding q, kv;
   attentionShardings(context, op.getQuery(), op.getKey(), q, kv);
   FailureOr<Value> lq = reshardTo(context, op.getQuery(), q, op);
@@ -436,6 +439,9 @@ LogicalResult partitionVocabParallelLoss(CrossEntropyOp op,
 /// the query's, k, v, dk and dv the key/value heads'.
 LogicalResult partitionAttentionGrad(AttentionGradOp op,
                                      PartitionContext &context) {
+  if (DimSplit seq = contextParallelSplit(context, op.getQuery(), 2);
+      seq.isSplit())
+    return partitionRingAttentionGrad(op, context, seq);
   Sharding q, kv;
   attentionShardings(context, op.getQuery(), op.getKey(), q, kv);
   SmallVector<Value> locals;
@@ -551,6 +557,9 @@ LogicalResult partitionComposite(Operation *op, PartitionContext &context,
       .Case([&](SoftmaxOp o) { return partitionSoftmax(o, context); })
       .Case([&](RopeOp o) {
         int64_t r = rankOf(o.getInput());
+        if (DimSplit seq = contextParallelSplit(context, o.getInput(), r - 2);
+            seq.isSplit())
+          return partitionRingRope(o, context, seq);
         return partitionNormalized(o, context, {r - 2, r - 1});
       })
       .Case([&](AttentionOp o) { return partitionAttention(o, context); })

@@ -117,6 +117,8 @@ std::string Sharding::text(const Mesh &mesh) const {
     out += mesh.axesText(dim.axes);
     if (dim.isSplit() && dim.groups != 1)
       out += " x" + std::to_string(dim.groups);
+    if (dim.isSplit() && dim.zigzag)
+      out += " zigzag";
     out += "]";
   }
   out += "]";
@@ -148,8 +150,18 @@ Attribute Sharding::groupsAttr(MLIRContext *context) const {
   return DenseI64ArrayAttr::get(context, groups);
 }
 
+Attribute Sharding::zigzagAttr(MLIRContext *context) const {
+  if (llvm::none_of(dims, [](const DimSplit &d) { return d.zigzag; }))
+    return {};
+  SmallVector<int64_t> flags;
+  for (const DimSplit &dim : dims)
+    flags.push_back(dim.zigzag ? 1 : 0);
+  return DenseI64ArrayAttr::get(context, flags);
+}
+
 FailureOr<Sharding> Sharding::fromAttrs(Attribute axes, Attribute groups,
-                                        const Mesh &mesh, int64_t rank) {
+                                        const Mesh &mesh, int64_t rank,
+                                        Attribute zigzag) {
   Sharding s = replicated(rank);
   if (!axes)
     return s;
@@ -173,6 +185,12 @@ FailureOr<Sharding> Sharding::fromAttrs(Attribute axes, Attribute groups,
       return failure();
     for (auto [i, value] : llvm::enumerate(g.asArrayRef()))
       s.dims[i].groups = value;
+  }
+  if (auto z = dyn_cast_or_null<DenseI64ArrayAttr>(zigzag)) {
+    if (static_cast<int64_t>(z.size()) != rank)
+      return failure();
+    for (auto [i, value] : llvm::enumerate(z.asArrayRef()))
+      s.dims[i].zigzag = value != 0;
   }
   return s;
 }

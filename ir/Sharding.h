@@ -47,13 +47,21 @@ struct Mesh {
 /// sizes of `axes` (major to minor). `groups` is 1 for a plain split; GPT-2's
 /// fused QKV projection [C, 3C] splits its last dimension with groups = 3 so
 /// that each rank holds its heads of q, k and v.
+///
+/// `zigzag` (context parallelism's load-balanced sequence split): in the
+/// odd-numbered blocks the chunks go to the ranks in reverse order, so that
+/// with groups = 2 over n ranks, rank p holds chunks p and 2n-1-p of the 2n
+/// chunks (an early and a late part of a causal sequence: equal work).
 struct DimSplit {
   llvm::SmallVector<int64_t> axes;
   int64_t groups = 1;
+  bool zigzag = false;
 
   bool isSplit() const { return !axes.empty(); }
   bool operator==(const DimSplit &other) const {
-    return axes == other.axes && (axes.empty() || groups == other.groups);
+    return axes == other.axes &&
+           (axes.empty() ||
+            (groups == other.groups && zigzag == other.zigzag));
   }
   bool operator!=(const DimSplit &other) const { return !(*this == other); }
 };
@@ -86,7 +94,7 @@ struct Sharding {
   }
   bool operator!=(const Sharding &other) const { return !(*this == other); }
 
-  /// "[[dp], [], [tp x3]]", then " partial(sum over tp)" when partial.
+  /// "[[dp], [], [tp x3]]" ("[cp x2 zigzag]" for a zigzag split), then " partial(sum over tp)" when partial.
   std::string text(const Mesh &mesh) const;
 
   /// As function argument/result attributes: `llmc.sharding` is an array
@@ -94,9 +102,13 @@ struct Sharding {
   /// groups when any is not 1. Partial shardings are never stored.
   mlir::Attribute toAttr(mlir::MLIRContext *context, const Mesh &mesh) const;
   mlir::Attribute groupsAttr(mlir::MLIRContext *context) const;
+  /// `llmc.shard_zigzag`: 1 per zigzag dimension, 0 for the others; null
+  /// when no dimension is zigzag.
+  mlir::Attribute zigzagAttr(mlir::MLIRContext *context) const;
   static llvm::FailureOr<Sharding> fromAttrs(mlir::Attribute axes,
                                             mlir::Attribute groups,
-                                            const Mesh &mesh, int64_t rank);
+                                            const Mesh &mesh, int64_t rank,
+                                            mlir::Attribute zigzag = {});
 };
 
 } // namespace llmc

@@ -1,8 +1,9 @@
 //===- Partition.cpp - the training step as one SPMD program on a mesh ----===//
 //
-// 1. Build the mesh from the strategy (axes of size > 1, in the order dp,
-//    tp) and check it against the function's shapes.
-// 2. Give every argument its sharding: tokens by batch over dp, parameters
+// 1. Build the mesh from the strategy (axes of size > 1, in the order
+//    pp, dp, ep, cp, tp) and check it against the function's shapes.
+// 2. Give every argument its sharding: tokens by batch over dp and by
+//    sequence over cp (zigzag: an early and a late chunk each), parameters
 //    by their llmc.tp_split over tp, ZeRO's dp split on moments (stage >= 1)
 //    and parameters (stage 3).
 // 3. Walk the ops in program order; each op's sharding rule
@@ -47,9 +48,9 @@ struct PartitionPass : public impl::PartitionPassBase<PartitionPass> {
     auto step = module.lookupSymbol<func::FuncOp>(function);
     if (!step)
       return; // Nothing to partition (a forward-only compile).
-    if (dp < 1 || tp < 1 || zero < 0 || zero > 3) {
-      step.emitError() << "invalid strategy: dp = " << dp << ", tp = " << tp
-                       << ", zero = " << zero;
+    if (dp < 1 || tp < 1 || cp < 1 || zero < 0 || zero > 3) {
+      step.emitError() << "invalid strategy: dp = " << dp << ", cp = " << cp
+                       << ", tp = " << tp << ", zero = " << zero;
       return signalPassFailure();
     }
     // 1. The mesh.
@@ -57,6 +58,10 @@ struct PartitionPass : public impl::PartitionPassBase<PartitionPass> {
     if (dp > 1) {
       mesh.names.push_back("dp");
       mesh.sizes.push_back(dp);
+    }
+    if (cp > 1) {
+      mesh.names.push_back("cp");
+      mesh.sizes.push_back(cp);
     }
     if (tp > 1) {
       mesh.names.push_back("tp");
@@ -84,11 +89,17 @@ struct PartitionPass : public impl::PartitionPassBase<PartitionPass> {
     auto role = step.getArgAttrOfType<StringAttr>(index, "llmc.role");
     StringRef kind = role ? role.getValue() : "input";
     int64_t dpAxis = mesh.axisIndex("dp"), tpAxis = mesh.axisIndex("tp");
+    int64_t cpAxis = mesh.axisIndex("cp");
     if (kind == "input") {
       // Microbatch m is rows [m·B/M, (m+1)·B/M): each is split over dp, so
       // the batch is M blocks of dp chunks.
       if (dpAxis >= 0 && type.getRank() >= 1)
         s.dims[0] = DimSplit{{dpAxis}, std::max<int64_t>(microbatches, 1)};
+      // Context parallelism: the sequence [B, T] in 2·cp chunks, rank r
+      // holding chunks r and 2·cp-1-r, so that causal attention costs every
+      // rank the same (docs/sharding.md).
+      if (cpAxis >= 0 && type.getRank() >= 2)
+        s.dims[1] = DimSplit{{cpAxis}, 2, /*zigzag=*/true};
       return s;
     }
     if (tpAxis >= 0)
@@ -169,12 +180,16 @@ struct PartitionPass : public impl::PartitionPassBase<PartitionPass> {
       local.setArgAttr(i, "llmc.sharding", argShardings[i].toAttr(ctx, mesh));
       if (Attribute groups = argShardings[i].groupsAttr(ctx))
         local.setArgAttr(i, "llmc.shard_groups", groups);
+      if (Attribute zigzag = argShardings[i].zigzagAttr(ctx))
+        local.setArgAttr(i, "llmc.shard_zigzag", zigzag);
     }
     for (unsigned i = 0; i < results.size(); ++i) {
       local.setResultAttr(i, "llmc.sharding",
                           resultShardings[i].toAttr(ctx, mesh));
       if (Attribute groups = resultShardings[i].groupsAttr(ctx))
         local.setResultAttr(i, "llmc.shard_groups", groups);
+      if (Attribute zigzag = resultShardings[i].zigzagAttr(ctx))
+        local.setResultAttr(i, "llmc.shard_zigzag", zigzag);
     }
 
     // 3. Ops.

@@ -42,11 +42,12 @@ struct PrecisionSettings {
 
 /// Options of the default compile pipeline. Later stages (precision,
 /// sharding, ...) add their fields here.
-/// The mesh of `[parallel]` that llmc-partition applies (dp x tp; sequence
+/// The mesh of `[parallel]` that llmc-partition applies (dp x cp x tp; sequence
 /// parallelism over tp; ZeRO stage).
 struct ParallelSettings {
   int64_t dp = 1;
   int64_t tp = 1;
+  int64_t cp = 1;
   bool sp = false;
   int64_t zero = 0;
 };

@@ -206,7 +206,10 @@ def PartitionPass : Pass<"llmc-partition", "mlir::ModuleOp"> {
     move between shardings through upstream `shard` collectives, each with
     `llmc.reason` (what, which model part, which axis) and
     `llmc.bytes_per_rank`. Results leave in their argument's sharding (new
-    parameters, moments) or replicated (loss, grad_norm, lr).
+    parameters, moments) or replicated (loss, grad_norm, lr). With `cp`,
+    inputs are also split along the sequence (zigzag: rank r holds chunks r
+    and 2cp-1-r) and attention becomes ring attention, K/V moving by
+    `shard.shift` (ir/ShardRulesRing.cpp).
     ```mlir
     // dp = 2: the weight gradient of a layer ends in
     %g = shard.all_reduce %partial on @mesh grid_axes = [0]
@@ -219,6 +222,8 @@ def PartitionPass : Pass<"llmc-partition", "mlir::ModuleOp"> {
            "The function to partition">,
     Option<"dp", "dp", "int64_t", /*default=*/"1", "Data-parallel ranks">,
     Option<"tp", "tp", "int64_t", /*default=*/"1", "Tensor-parallel ranks">,
+    Option<"cp", "cp", "int64_t", /*default=*/"1",
+           "Context-parallel ranks: the sequence split zigzag, ring attention">,
     Option<"sp", "sp", "bool", /*default=*/"false",
            "Sequence parallelism over the tp axis">,
     Option<"zero", "zero", "int64_t", /*default=*/"0", "ZeRO stage (0-3)">,

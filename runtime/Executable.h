@@ -51,11 +51,16 @@ struct MeshAxisInfo {
 /// whose mixed-radix position over `axes` is p maps to the global index
 ///   (j / c) * (S / groups) + p * c + (j % c), with c = S / (groups * n).
 /// Empty `axes`: not split (groups is then 1).
+/// `zigzag` (context parallelism): in odd-numbered blocks p is replaced by
+/// n - 1 - p, so that with 2 groups rank p holds chunks p and 2n - 1 - p.
+/// The file stores it as a negative `groups` (docs/executable.md).
 struct DimSharding {
   std::vector<int32_t> axes;
   int64_t groups = 1;
+  bool zigzag = false;
   bool operator==(const DimSharding &other) const {
-    return axes == other.axes && groups == other.groups;
+    return axes == other.axes && groups == other.groups &&
+           zigzag == other.zigzag;
   }
   bool operator!=(const DimSharding &other) const { return !(*this == other); }
 };

@@ -281,7 +281,9 @@ void writeSharding(Writer &w, const TensorSharding &sharding) {
   w.pod<uint32_t>(static_cast<uint32_t>(sharding.dims.size()));
   for (const DimSharding &dim : sharding.dims) {
     w.podVector<int32_t>(dim.axes);
-    w.pod<int64_t>(dim.groups);
+    // A zigzag split is written as its negated block count (format 3 has
+    // no field for it, and a count is never negative otherwise).
+    w.pod<int64_t>(dim.zigzag ? -dim.groups : dim.groups);
   }
 }
 
@@ -294,6 +296,11 @@ bool readSharding(Reader &r, TensorSharding &sharding) {
     if (!r.podVector(dim.axes, "a sharding's mesh axes") ||
         !r.pod(dim.groups, "a sharding's groups"))
       return false;
+  for (DimSharding &dim : sharding.dims)
+    if (dim.groups < 0) {
+      dim.groups = -dim.groups;
+      dim.zigzag = true;
+    }
   return true;
 }
 

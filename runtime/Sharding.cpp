@@ -16,7 +16,13 @@ struct DimPlan {
   int64_t chunk = 0;  ///< c = S / (groups * n)
   int64_t block = 0;  ///< S / groups
   int64_t offset = 0; ///< p * c
+  /// Zigzag: the offset in odd-numbered blocks, (n - 1 - p) * c.
+  int64_t oddOffset = 0;
   bool split = false;
+
+  int64_t offsetOf(int64_t block) const {
+    return block % 2 == 1 ? oddOffset : offset;
+  }
 };
 
 Status invalidSharding(const std::string &message) {
@@ -95,6 +101,7 @@ Status planShard(const Shape &globalShape, const TensorSharding &sharding,
     p.chunk = p.global / (dim.groups * n);
     p.block = p.global / dim.groups;
     p.offset = position * p.chunk;
+    p.oddOffset = dim.zigzag ? (n - 1 - position) * p.chunk : p.offset;
   }
   return Status::ok();
 }
@@ -145,12 +152,13 @@ private:
       // One run per group: `chunk` rows of the unsplit dimensions inside.
       size_t run = static_cast<size_t>(p.chunk) * localStride_[d];
       for (int64_t q = 0; q < p.local / p.chunk; ++q)
-        move(global + (q * p.block + p.offset) * globalStride_[d],
+        move(global + (q * p.block + p.offsetOf(q)) * globalStride_[d],
              local + q * p.chunk * localStride_[d], run, toLocal);
       return;
     }
     for (int64_t j = 0; j < p.local; ++j) {
-      int64_t g = (j / p.chunk) * p.block + p.offset + j % p.chunk;
+      int64_t g =
+          (j / p.chunk) * p.block + p.offsetOf(j / p.chunk) + j % p.chunk;
       walk(d + 1, global + g * globalStride_[d], local + j * localStride_[d],
            toLocal);
     }
@@ -273,6 +281,8 @@ std::string formatSharding(const TensorSharding &sharding,
     }
     if (dim.groups > 1)
       text += " x" + std::to_string(dim.groups);
+    if (dim.zigzag)
+      text += " zigzag";
     text += "]";
   }
   return text + "]";

@@ -249,9 +249,8 @@ void RunParser::checkMesh(SectionReader &s,
   const ParallelConfig &p = run.parallel;
   // 1. Axes that are not built yet.
   for (auto [key, what] : {std::pair<StringRef, StringRef>{"pp", "pipeline"},
-                           {"cp", "context"},
                            {"ep", "expert"}}) {
-    int64_t size = key == "pp" ? p.pp : key == "cp" ? p.cp : p.ep;
+    int64_t size = key == "pp" ? p.pp : p.ep;
     if (size > 1)
       s.error(key, "expected " + key.str() + " = 1, got " +
                        std::to_string(size) + "; " + what.str() +
@@ -287,6 +286,18 @@ void RunParser::checkMesh(SectionReader &s,
                                      p.tp) +
                       " or remove sp (sequence parallelism splits the "
                       "sequence over the tp ranks)");
+  // Context parallelism cuts the sequence into 2·cp chunks (rank r holds
+  // chunks r and 2·cp-1-r: docs/sharding.md).
+  if (p.cp > 1 && !s.failed("cp") && seqLenUsable &&
+      run.train.seqLen % (2 * p.cp) != 0)
+    s.error("cp", "expected seq_len to be a multiple of 2*cp = " +
+                      std::to_string(2 * p.cp) + ", got seq_len " +
+                      std::to_string(run.train.seqLen) + "; set seq_len to " +
+                      std::to_string((run.train.seqLen + 2 * p.cp - 1) /
+                                     (2 * p.cp) * (2 * p.cp)) +
+                      " or choose cp so that 2*cp divides it (context "
+                      "parallelism gives each rank an early and a late chunk "
+                      "of the sequence)");
   if (p.zero > 0 && !s.failed("zero") && !s.failed("dp") && p.dp <= 1)
     s.error("zero", "expected dp > 1 with zero = " + std::to_string(p.zero) +
                         ", got dp = " + std::to_string(p.dp) +

@@ -497,18 +497,37 @@ TEST(MeshErrors, ZeroNeedsDataParallelism) {
                      "dp ranks)"});
 }
 
-TEST(MeshErrors, PipelineContextAndExpertParallelismAreIssue10) {
+TEST(MeshErrors, PipelineAndExpertParallelismAreIssue10) {
   EXPECT_EQ(tomlErrors(kGpt2 + "[parallel]\ndevices = \"cpu\"\npp = 2\n"
                                "cp = 2\nep = 2\n"),
             (Messages{"run.toml:10:6: error: expected pp = 1, got 2; pipeline "
                       "parallelism is not implemented yet (issue #10): remove "
                       "pp",
-                      "run.toml:11:6: error: expected cp = 1, got 2; context "
-                      "parallelism is not implemented yet (issue #10): remove "
-                      "cp",
                       "run.toml:12:6: error: expected ep = 1, got 2; expert "
                       "parallelism is not implemented yet (issue #10): remove "
                       "ep"}));
+}
+
+TEST(MeshErrors, ContextParallelismNeedsSeqLenDividedByTwiceCp) {
+  EXPECT_EQ(tomlErrors(kGpt2 + "[train]\nseq_len = 60\n[parallel]\n"
+                               "devices = \"cpu\"\ncp = 4\n"),
+            Messages{"run.toml:12:6: error: expected seq_len to be a multiple "
+                     "of 2*cp = 8, got seq_len 60; set seq_len to 64 or choose "
+                     "cp so that 2*cp divides it (context parallelism gives "
+                     "each rank an early and a late chunk of the sequence)"});
+}
+
+TEST(MeshErrors, ContextParallelismIsAMeshAxis) {
+  RunDescription run =
+      parseClean(kGpt2 + "[parallel]\ndevices = \"cpu\"\ndp = 2\ncp = 2\n");
+  EXPECT_EQ(run.parallel.dp * run.parallel.cp, 4);
+  EXPECT_TRUE(run.pending.empty());
+  EXPECT_EQ(
+      tomlErrors(kGpt2 + "[parallel]\ndevices = \"cpu:2\"\ncp = 4\n"),
+      Messages{"run.toml:9:11: error: expected devices \"cpu:N\" with N the "
+               "mesh's 4 ranks (cp 4), got \"cpu:2\"; set devices = "
+               "\"cpu:4\", or devices = \"cpu\" for as many CPU devices as "
+               "the mesh needs"});
 }
 
 TEST(MeshErrors, CpuDevicesThatDoNotMatchTheRanks) {

@@ -203,6 +203,22 @@ TEST(Executable, MeshAndShardingsRoundTrip) {
   EXPECT_EQ(serializeExecutable(back), bytes);
 }
 
+TEST(Executable, ZigzagShardingsRoundTrip) {
+  // A zigzag split (context parallelism) is stored as a negative block
+  // count and read back as the flag.
+  Executable exe = shardedSample();
+  exe.arguments[0].sharding.dims[1].zigzag = true;
+  std::vector<uint8_t> bytes = serializeExecutable(exe);
+  Executable back;
+  Status status = parseExecutable(bytes.data(), bytes.size(), "mem", back);
+  ASSERT_TRUE(status) << status.message();
+  EXPECT_TRUE(back.arguments[0].sharding.dims[1].zigzag);
+  EXPECT_EQ(back.arguments[0].sharding.dims[1].groups, 3);
+  EXPECT_FALSE(back.arguments[0].sharding.dims[0].zigzag);
+  EXPECT_EQ(back.arguments[0].sharding, exe.arguments[0].sharding);
+  EXPECT_EQ(serializeExecutable(back), bytes);
+}
+
 TEST(Executable, VersionTwoFilesStillLoad) {
   // Version 2 has no mesh and no shardings: one device, all replicated.
   Executable exe = sample();

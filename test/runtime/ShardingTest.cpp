@@ -195,6 +195,42 @@ TEST(Sharding, RandomShardingsMatchTheFormulaAndRoundTrip) {
   }
 }
 
+TEST(Sharding, ZigzagSplitGivesEachRankAnEarlyAndALateChunk) {
+  // Context parallelism: S = 8 in 2 groups over n ranks; in the odd block
+  // the chunks go to the ranks in reverse order, so rank p holds chunks p
+  // and 2n - 1 - p.
+  std::vector<int32_t> global = iota(8);
+  TensorSharding zigzag = oneDim({0}, 2);
+  zigzag.dims[0].zigzag = true;
+  std::vector<MeshAxisInfo> cp2 = {{"cp", 2}}, cp4 = {{"cp", 4}};
+  EXPECT_EQ(extract(global, {8}, zigzag, cp2, 0, 4),
+            (std::vector<int32_t>{0, 1, 6, 7}));
+  EXPECT_EQ(extract(global, {8}, zigzag, cp2, 1, 4),
+            (std::vector<int32_t>{2, 3, 4, 5}));
+  for (int rank = 0; rank < 4; ++rank)
+    EXPECT_EQ(extract(global, {8}, zigzag, cp4, rank, 2),
+              (std::vector<int32_t>{rank, 7 - rank}))
+        << "rank " << rank;
+  EXPECT_EQ(formatSharding(zigzag, cp2), "[[cp x2 zigzag]]");
+
+  // [B, T] tokens on {dp=2, cp=2}: the batch over dp, the sequence zigzag
+  // over cp; assembling the four blocks gives the tensor back.
+  std::vector<MeshAxisInfo> mesh = {{"dp", 2}, {"cp", 2}};
+  TensorSharding tokens;
+  tokens.dims = {{{0}, 1}, {{1}, 2, true}};
+  global = iota(16);
+  std::vector<std::vector<int32_t>> blocks;
+  for (int rank = 0; rank < 4; ++rank)
+    blocks.push_back(extract(global, {2, 8}, tokens, mesh, rank, 4));
+  EXPECT_EQ(blocks[1], (std::vector<int32_t>{2, 3, 4, 5}));    // dp 0, cp 1
+  EXPECT_EQ(blocks[2], (std::vector<int32_t>{8, 9, 14, 15}));  // dp 1, cp 0
+  std::vector<int32_t> back(16, -1);
+  ASSERT_TRUE(assembleShards({blocks[0].data(), blocks[1].data(),
+                              blocks[2].data(), blocks[3].data()},
+                             4, {2, 8}, tokens, mesh, back.data()));
+  EXPECT_EQ(back, global);
+}
+
 TEST(Sharding, ReplicatedTensorsCopyWhole) {
   std::vector<int32_t> global = iota(6), local(6, -1);
   ASSERT_TRUE(extractShard(global.data(), 4, {2, 3}, TensorSharding(), {}, 3,

@@ -1,0 +1,104 @@
+// RUN: llmc-opt %s --split-input-file --llmc-partition="cp=2 bucket-bytes=0" | FileCheck %s --check-prefix=CP
+// RUN: llmc-opt %s --split-input-file --llmc-partition="cp=4 bucket-bytes=0" | FileCheck %s --check-prefix=CP4
+// cp = 1 is no mesh at all: the program must not change.
+// RUN: llmc-opt %s --split-input-file --llmc-partition="cp=1" | FileCheck %s --check-prefix=ONE
+
+// Causal attention of a sequence of 8 and its derivative, with the
+// sequence split over cp: inputs are cut into 2·cp chunks, rank r holding
+// chunks r and 2·cp-1-r (llmc.shard_zigzag), and attention becomes ring
+// attention: K, V and their positions shift around the ring, the causal
+// mask compares GLOBAL positions, and in the backward the key and value
+// gradients travel with their block and take one more step home.
+
+// CP:          shard.grid @mesh(shape = 2)
+// CP-LABEL:    func.func @train_step
+// CP-SAME:       tensor<2x4x4xf32> {{\{[^}]*}}llmc.shard_groups = array<i64: 1, 2, 1>, llmc.shard_zigzag = array<i64: 0, 1, 0>, llmc.sharding = {{\[\[\],\ \["cp"\],\ \[\]\]}}
+// Rank p's positions: [0, 1, 6, 7] + [1, 1, -1, -1] · 2p (chunks p and 3 - p).
+// CP:            %[[OFF:.+]] = llmc.axis_offset axes [0] stride 2 : tensor<i32>
+// CP:            %[[SPREAD:.+]] = llmc.broadcast %[[OFF]] dims [] : tensor<i32> -> tensor<4xi32>
+// CP:            %[[SIGN:.+]] = llmc.constant dense<[1, 1, -1, -1]> : tensor<4xi32>
+// CP:            %[[BASE:.+]] = llmc.constant dense<[0, 1, 6, 7]> : tensor<4xi32>
+// CP:            %[[MUL:.+]] = llmc.mul %[[SIGN]], %[[SPREAD]]
+// CP:            %[[POS:.+]] = llmc.add %[[BASE]], %[[MUL]]
+// CP:            llmc.compare le
+// CP-NOT:        llmc.attention
+// The own block first, then the visiting one: one shift of each (cp - 1).
+// CP:            shard.shift %{{.+}} on @mesh grid_axes = [0] shift_axis = 0 offset = 1 rotate {llmc.bytes_per_rank = 128 : i64, llmc.reason = "keys, ring attention forward step 1 of 1: ring shift over cp{{.*}}"} : tensor<2x1x4x4xf32>
+// CP-NEXT:       shard.shift {{.*}}llmc.reason = "values, ring attention forward step 1 of 1{{.*}}"
+// CP-NEXT:       %[[KPOS:.+]] = shard.shift %[[POS]] {{.*}}llmc.bytes_per_rank = 16 : i64, llmc.reason = "key positions, ring attention forward step 1 of 1{{.*}}"} : tensor<4xi32> -> tensor<4xi32>
+// CP-NEXT:       llmc.broadcast %[[KPOS]] dims [1] : tensor<4xi32> -> tensor<4x4xi32>
+// Online softmax: the running max and the rescaled sums.
+// CP:            llmc.max
+// CP:            llmc.log
+// CP-NOT:        llmc.attention_grad
+// CP:            shard.shift {{.*}}"keys, ring attention backward step 1 of 1{{.*}}"
+// CP:            shard.shift {{.*}}"partial key gradients, ring attention backward step 1 of 1{{.*}}"
+// CP:            shard.shift {{.*}}"partial value gradients, ring attention backward step 1 of 1{{.*}}"
+// CP:            shard.shift {{.*}}"key gradients, ring attention backward: return to the owner{{.*}}"
+// CP:            shard.shift {{.*}}"value gradients, ring attention backward: return to the owner{{.*}}"
+// The sums over tokens end partial over cp and are finished by all-reduce.
+// CP:            shard.all_reduce {{.*}} grid_axes = [0] {{.*}}sum over cp{{.*}} : tensor<f32>
+// CP:            shard.all_reduce {{.*}} grid_axes = [0] {{.*}}sum over cp{{.*}} : tensor<f32>
+// CP-NEXT:       return
+
+// cp = 4: 8 chunks of 1, rank p holds chunks p and 7 - p; 3 ring steps
+// forward, and in the backward 3 steps plus the way home.
+// CP4:           shard.grid @mesh(shape = 4)
+// CP4-LABEL:     func.func @train_step
+// CP4-SAME:        tensor<2x2x4xf32>
+// CP4:           llmc.axis_offset axes [0] stride 1 : tensor<i32>
+// CP4:           llmc.constant dense<[0, 7]> : tensor<2xi32>
+// CP4-COUNT-3:   "keys, ring attention forward step
+// CP4-NOT:       "keys, ring attention forward step
+// CP4-COUNT-3:   "partial key gradients, ring attention backward step
+// CP4:           "key gradients, ring attention backward: return to the owner
+
+// ONE-LABEL:   func.func @train_step
+// ONE-SAME:      tensor<2x8x4xf32> {llmc.name = "x", llmc.role = "input"}
+// ONE-NOT:       shard.
+// ONE:           llmc.attention %{{.+}}, %{{.+}}, %{{.+}} causal
+// ONE:           llmc.attention_grad
+// ONE-NOT:       shard.
+module {
+  func.func @train_step(%x: tensor<2x8x4xf32> {llmc.name = "x", llmc.role = "input"})
+      -> (tensor<f32> {llmc.name = "loss"}, tensor<f32> {llmc.name = "g"}) {
+    %r = llmc.reshape %x : tensor<2x8x4xf32> -> tensor<2x8x1x4xf32>
+    %q = llmc.transpose %r perm [0, 2, 1, 3] : tensor<2x8x1x4xf32> -> tensor<2x1x8x4xf32>
+    %o = llmc.attention %q, %q, %q causal : (tensor<2x1x8x4xf32>, tensor<2x1x8x4xf32>, tensor<2x1x8x4xf32>) -> tensor<2x1x8x4xf32>
+    %loss = llmc.reduce_sum %o dims [0, 1, 2, 3] : tensor<2x1x8x4xf32> -> tensor<f32>
+    %one = llmc.constant dense<1.0> : tensor<f32>
+    %do = llmc.broadcast %one dims [] : tensor<f32> -> tensor<2x1x8x4xf32>
+    %dq, %dk, %dv = llmc.attention_grad %q, %q, %q, %o, %do causal : (tensor<2x1x8x4xf32>, tensor<2x1x8x4xf32>, tensor<2x1x8x4xf32>, tensor<2x1x8x4xf32>, tensor<2x1x8x4xf32>) -> (tensor<2x1x8x4xf32>, tensor<2x1x8x4xf32>, tensor<2x1x8x4xf32>)
+    %s1 = llmc.add %dq, %dk : tensor<2x1x8x4xf32>
+    %s2 = llmc.add %s1, %dv : tensor<2x1x8x4xf32>
+    %g = llmc.reduce_sum %s2 dims [0, 1, 2, 3] : tensor<2x1x8x4xf32> -> tensor<f32>
+    return %loss, %g : tensor<f32>, tensor<f32>
+  }
+}
+
+// -----
+
+// Rotary embedding of a split sequence: the rank's global positions become
+// the op's `positions` operand (no gather of the sequence).
+// CP-LABEL:    func.func @train_step
+// CP:            %[[OFF:.+]] = llmc.axis_offset axes [0] stride 2 : tensor<i32>
+// CP:            %[[POS:.+]] = llmc.add
+// CP-NEXT:       llmc.rope %{{.+}} positions %[[POS]] theta 1.000000e+04 : (tensor<1x1x4x4xf32>, tensor<4xi32>) -> tensor<1x1x4x4xf32>
+// CP-NOT:        shard.all_gather
+
+// CP4-LABEL:   func.func @train_step
+// CP4:           llmc.rope {{.*}} : (tensor<1x1x2x4xf32>, tensor<2xi32>) -> tensor<1x1x2x4xf32>
+
+// ONE-LABEL:   func.func @train_step
+// ONE:           llmc.rope %{{.+}} theta 1.000000e+04 : (tensor<1x1x8x4xf32>) -> tensor<1x1x8x4xf32>
+// ONE-NOT:       shard.
+module {
+  func.func @train_step(%x: tensor<1x8x4xf32> {llmc.name = "x", llmc.role = "input"})
+      -> (tensor<f32> {llmc.name = "loss"}) {
+    %r = llmc.reshape %x : tensor<1x8x4xf32> -> tensor<1x8x1x4xf32>
+    %q = llmc.transpose %r perm [0, 2, 1, 3] : tensor<1x8x1x4xf32> -> tensor<1x1x8x4xf32>
+    %y = llmc.rope %q theta 1.0e+04 : (tensor<1x1x8x4xf32>) -> tensor<1x1x8x4xf32>
+    %loss = llmc.reduce_sum %y dims [0, 1, 2, 3] : tensor<1x1x8x4xf32> -> tensor<f32>
+    return %loss : tensor<f32>
+  }
+}
