@@ -4,7 +4,8 @@
 // sharding rule (ShardingRuleOpInterface::partition): for every value of the
 // global program, its local value and its Sharding; and the resharding that
 // moves a value from one sharding to another with upstream `shard`
-// collectives (all_reduce, all_gather, reduce_scatter, all_slice), each
+// collectives (all_reduce, all_gather, reduce_scatter, all_slice; all_to_all
+// for expert parallelism), each
 // tagged with why it exists (`llmc.reason`) and the bytes it sends per rank.
 //
 //===----------------------------------------------------------------------===//
@@ -97,6 +98,18 @@ public:
   mlir::Value allReduce(mlir::Value local, llvm::ArrayRef<int64_t> axes,
                         PartialKind kind, mlir::Operation *user,
                         llvm::StringRef what);
+
+  /// All-to-all over mesh axis `axis` (N ranks) on a local value: dimension
+  /// `splitDim` is cut into N chunks, chunk j goes to the j-th rank along
+  /// the axis, and the chunks received are concatenated along `concatDim`
+  /// in rank order (`local` [.., S, .., C, ..] -> [.., S/N, .., N·C, ..]).
+  /// As a sharding: `axis` moves from the minor end of `concatDim`'s split
+  /// to the minor end of `splitDim`'s. The runtime exchanges leading-
+  /// dimension chunks, so the IR transposes around the collective when
+  /// `splitDim` is not leading. Expert parallelism's dispatch and combine.
+  mlir::Value allToAll(mlir::Value local, int64_t splitDim, int64_t concatDim,
+                       int64_t axis, mlir::Operation *user,
+                       llvm::StringRef what);
 
   /// The dimension ZeRO splits over the data-parallel axis for a value of
   /// global `shape` that already has `sharding`: the first dimension whose

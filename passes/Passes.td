@@ -219,6 +219,9 @@ def PartitionPass : Pass<"llmc-partition", "mlir::ModuleOp"> {
            "The function to partition">,
     Option<"dp", "dp", "int64_t", /*default=*/"1", "Data-parallel ranks">,
     Option<"tp", "tp", "int64_t", /*default=*/"1", "Tensor-parallel ranks">,
+    Option<"ep", "ep", "int64_t", /*default=*/"1",
+           "Expert-parallel ranks: they split the experts (llmc.ep_split) "
+           "and, like dp, the tokens">,
     Option<"sp", "sp", "bool", /*default=*/"false",
            "Sequence parallelism over the tp axis">,
     Option<"zero", "zero", "int64_t", /*default=*/"0", "ZeRO stage (0-3)">,

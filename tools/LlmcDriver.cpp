@@ -58,6 +58,7 @@ pipelineOptionsFor(const std::optional<llmc::RunDescription> &description) {
   const llmc::ParallelConfig &par = description->parallel;
   options.parallel.dp = par.dp;
   options.parallel.tp = par.tp;
+  options.parallel.ep = par.ep;
   options.parallel.sp = par.sequenceParallel;
   options.parallel.zero = par.zero;
   return options;
