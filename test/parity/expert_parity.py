@@ -3,7 +3,8 @@
 
 A tiny mixture of experts (8 experts, top-2, 2 layers, balancing loss on)
 trains 10 AdamW steps on one device and under each mesh of MESHES (ep2, ep4,
-dp2 x ep2, ep2 x tp2), from the same initial parameters and the same data.
+dp2 x ep2, ep2 x tp2, and ep2 with 2 microbatches against one device
+accumulating the same 2), from the same initial parameters and data.
 Checked per mesh, with sharding_parity.py's measures and tolerances:
 
   losses      |loss_mesh(t) - loss_1(t)| / |loss_1(t)|   <= 1e-5 at every step
@@ -54,30 +55,34 @@ capacity_factor = 4.0
 aux_loss_weight = 0.01
 """
 
-TRAIN = f"""
+TRAIN = """
 [train]
 batch_size = 8
 seq_len = 16
-steps = {STEPS}
+steps = {steps}
+microbatches = {microbatches}
 learning_rate = 1e-3
 warmup_steps = 2
 log_every = 1
 """
 
-# (name, dp, ep, tp)
+# (name, dp, ep, tp, microbatches); a mesh with microbatches is compared
+# with one device accumulating the same microbatches.
 MESHES = [
-    ("ep2", 1, 2, 1),
-    ("ep4", 1, 4, 1),
-    ("dp2xep2", 2, 2, 1),
-    ("ep2xtp2", 1, 2, 2),
+    ("ep2", 1, 2, 1, 1),
+    ("ep4", 1, 4, 1, 1),
+    ("dp2xep2", 2, 2, 1, 1),
+    ("ep2xtp2", 1, 2, 2, 1),
+    ("ep2 mb=2", 1, 2, 1, 2),
 ]
 
 
-def write_toml(workdir, tag, dp, ep, tp):
+def write_toml(workdir, tag, dp, ep, tp, microbatches):
+    tag = tag.replace(" ", "_").replace("=", "")
     toml = os.path.join(workdir, f"moe-{tag}.toml")
     ckpt = os.path.join(workdir, f"moe-{tag}-ckpt")
     with open(toml, "w") as f:
-        f.write(MODEL + TRAIN + f"""
+        f.write(MODEL + TRAIN.format(steps=STEPS, microbatches=microbatches) + f"""
 [parallel]
 devices = "cpu"
 dp = {dp}
@@ -102,9 +107,9 @@ def all_to_alls(llmc, toml):
     return reasons
 
 
-def run(llmc, workdir, tag, dp, ep, tp):
-    toml, ckpt = write_toml(workdir, tag, dp, ep, tp)
-    metrics = os.path.join(workdir, f"moe-{tag}.jsonl")
+def run(llmc, workdir, tag, dp, ep, tp, microbatches):
+    toml, ckpt = write_toml(workdir, tag, dp, ep, tp, microbatches)
+    metrics = toml[:-len(".toml")] + ".jsonl"
     subprocess.run(["rm", "-rf", ckpt, metrics], check=True)
     start = time.time()
     done = subprocess.run([llmc, "train", toml, f"--metrics={metrics}"],
@@ -131,25 +136,29 @@ def main():
     args = parser.parse_args()
     os.makedirs(args.workdir, exist_ok=True)
     wanted = [m for m in args.meshes.split(",") if m]
-    _, *base = run(args.llmc, args.workdir, "single", 1, 1, 1)
+    bases = {}
     failures = 0
     print(f"{'mesh':10} {'loss':>9} {'grad_norm':>9} {'params':>9} "
           f"{'moments':>9} {'a2a':>4}  worst tensor  (tolerances: losses "
           f"{LOSS_TOL:g}, tensors {PARAM_TOL:g})")
-    for name, dp, ep, tp in MESHES:
+    for name, dp, ep, tp, micro in MESHES:
         if wanted and name not in wanted:
             continue
+        if micro not in bases:
+            bases[micro] = run(args.llmc, args.workdir, f"single{micro}",
+                               1, 1, 1, micro)[1:]
+        base = bases[micro]
         toml, steps, params, moments, seconds = run(
-            args.llmc, args.workdir, name, dp, ep, tp)
+            args.llmc, args.workdir, name, dp, ep, tp, micro)
         loss = worst_step(base[0], steps, "loss")
         norm = worst_step(base[0], steps, "grad_norm")
         p, pname = worst_tensor(base[1], params)
         m, mname = worst_tensor(base[2], moments)
         reasons = all_to_alls(args.llmc, toml)
-        # 2 layers: dispatch and combine forward, per layer.
+        # 2 layers: dispatch and combine forward, per layer and microbatch.
         forward = [r for r in reasons if r.endswith("(forward)")]
-        routed = (len(forward) == 4 and
-                  sum("moe dispatch" in r for r in forward) == 2 and
+        routed = (len(forward) == 4 * micro and
+                  sum("moe dispatch" in r for r in forward) == 2 * micro and
                   all("over ep" in r for r in reasons))
         ok = (len(steps) == STEPS and loss <= LOSS_TOL and
               norm <= LOSS_TOL and p <= PARAM_TOL and m <= PARAM_TOL and
