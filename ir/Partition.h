@@ -111,6 +111,16 @@ public:
                        int64_t axis, mlir::Operation *user,
                        llvm::StringRef what);
 
+  /// Expert outputs already moved back to their tokens by a combine's
+  /// all-to-all: the backward's second combine of the same values (the
+  /// router weights' gradient) reads them instead of exchanging them again.
+  mlir::Value movedToTokens(mlir::Value original) const {
+    return movedToTokens_.lookup(original);
+  }
+  void setMovedToTokens(mlir::Value original, mlir::Value local) {
+    movedToTokens_[original] = local;
+  }
+
   /// The dimension ZeRO splits over the data-parallel axis for a value of
   /// global `shape` that already has `sharding`: the first dimension whose
   /// local size the axis divides (-1 when none does).
@@ -141,6 +151,7 @@ private:
   mlir::OpBuilder &builder_;
   llvm::DenseMap<mlir::Value, Entry> values_;
   llvm::DenseMap<mlir::Value, Entry> resolved_;
+  llvm::DenseMap<mlir::Value, mlir::Value> movedToTokens_;
 };
 
 /// Partitions one op of the global program: the sharding rule of its

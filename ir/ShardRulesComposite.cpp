@@ -648,12 +648,17 @@ LogicalResult partitionMoeCombine(MoeCombineOp op, PartitionContext &context) {
     byExpert.dims[0] = DimSplit{{ep}, 1};
   }
   if (ep >= 0 && context.resolvedSharding(expertOut) == byExpert) {
-    FailureOr<Value> done = context.resolve(expertOut, op);
-    if (failed(done))
-      return failure();
-    locals.push_back(context.allToAll(
-        *done, /*splitDim=*/1, /*concatDim=*/0, ep, op,
-        "moe combine: expert outputs back to their tokens"));
+    Value moved = context.movedToTokens(expertOut);
+    if (!moved) {
+      FailureOr<Value> done = context.resolve(expertOut, op);
+      if (failed(done))
+        return failure();
+      moved = context.allToAll(
+          *done, /*splitDim=*/1, /*concatDim=*/0, ep, op,
+          "moe combine: expert outputs back to their tokens");
+      context.setMovedToTokens(expertOut, moved);
+    }
+    locals.push_back(moved);
   } else {
     FailureOr<Value> local = reshardTo(context, expertOut, slots, op);
     if (failed(local))
