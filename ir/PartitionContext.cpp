@@ -4,7 +4,8 @@
 //   1. finish pending sums: reduce-scatter where the target splits a
 //      dimension over the summed axis next, all-reduce for the others;
 //   2. gather every dimension whose current split is not a prefix of the
-//      target's (same groups, target axes start with the current ones);
+//      target's (same groups, target axes start with the current ones) --
+//      only its minor axes when the target's split is a prefix of it;
 //   3. slice (no communication) the axes the target adds.
 // Collectives that upstream defines on a leading dimension only in our
 // runtime (all_gather, reduce_scatter) are applied to a view in which the
@@ -393,10 +394,22 @@ FailureOr<Value> PartitionContext::reshardLocal(Value local, Sharding current,
     current.dims[d].axes.push_back(axis);
   }
   current.partial = target.partial;
-  // 2. Gathers.
+  // 2. Gathers. When the target keeps the major axes of a split, only the
+  // minor ones are gathered: [ep, dp] -> [ep] is a gather over dp (a ZeRO
+  // shard of an expert-parallel weight), each ep chunk being its dp chunks
+  // in order.
   for (auto [d, split] : llvm::enumerate(current.dims)) {
-    if (isPrefix(split, target.dims[d]))
+    const DimSplit &want = target.dims[d];
+    if (isPrefix(split, want))
       continue;
+    if (want.isSplit() && isPrefix(want, split)) {
+      DimSplit minor{SmallVector<int64_t>(ArrayRef<int64_t>(split.axes)
+                                              .drop_front(want.axes.size())),
+                     split.groups};
+      local = gather(local, static_cast<int64_t>(d), minor, user, what);
+      split = want;
+      continue;
+    }
     local = gather(local, static_cast<int64_t>(d), split, user, what);
     split = DimSplit{};
   }

@@ -3,8 +3,9 @@
 
 A tiny mixture of experts (8 experts, top-2, 2 layers, balancing loss on)
 trains 10 AdamW steps on one device and under each mesh of MESHES (ep2, ep4,
-dp2 x ep2, ep2 x tp2, and ep2 with 2 microbatches against one device
-accumulating the same 2), from the same initial parameters and data.
+dp2 x ep2, ep2 x tp2, ep2 with 2 microbatches against one device
+accumulating the same 2, and dp2 x ep2 with ZeRO-3), from the same initial
+parameters and data.
 Checked per mesh, with sharding_parity.py's measures and tolerances:
 
   losses      |loss_mesh(t) - loss_1(t)| / |loss_1(t)|   <= 1e-5 at every step
@@ -66,19 +67,20 @@ warmup_steps = 2
 log_every = 1
 """
 
-# (name, dp, ep, tp, microbatches); a mesh with microbatches is compared
-# with one device accumulating the same microbatches.
+# (name, dp, ep, tp, zero, microbatches); a mesh with microbatches is
+# compared with one device accumulating the same microbatches.
 MESHES = [
-    ("ep2", 1, 2, 1, 1),
-    ("ep4", 1, 4, 1, 1),
-    ("dp2xep2", 2, 2, 1, 1),
-    ("ep2xtp2", 1, 2, 2, 1),
-    ("ep2 mb=2", 1, 2, 1, 2),
+    ("ep2", 1, 2, 1, 0, 1),
+    ("ep4", 1, 4, 1, 0, 1),
+    ("dp2xep2", 2, 2, 1, 0, 1),
+    ("ep2xtp2", 1, 2, 2, 0, 1),
+    ("ep2 mb=2", 1, 2, 1, 0, 2),
+    ("dp2xep2+zero3", 2, 2, 1, 3, 1),
 ]
 
 
-def write_toml(workdir, tag, dp, ep, tp, microbatches):
-    tag = tag.replace(" ", "_").replace("=", "")
+def write_toml(workdir, tag, dp, ep, tp, zero, microbatches):
+    tag = tag.replace(" ", "_").replace("=", "").replace("+", "_")
     toml = os.path.join(workdir, f"moe-{tag}.toml")
     ckpt = os.path.join(workdir, f"moe-{tag}-ckpt")
     with open(toml, "w") as f:
@@ -88,6 +90,7 @@ devices = "cpu"
 dp = {dp}
 ep = {ep}
 tp = {tp}
+zero = {zero}
 
 [checkpoint]
 dir = "{ckpt}"
@@ -107,8 +110,8 @@ def all_to_alls(llmc, toml):
     return reasons
 
 
-def run(llmc, workdir, tag, dp, ep, tp, microbatches):
-    toml, ckpt = write_toml(workdir, tag, dp, ep, tp, microbatches)
+def run(llmc, workdir, tag, dp, ep, tp, zero, microbatches):
+    toml, ckpt = write_toml(workdir, tag, dp, ep, tp, zero, microbatches)
     metrics = toml[:-len(".toml")] + ".jsonl"
     subprocess.run(["rm", "-rf", ckpt, metrics], check=True)
     start = time.time()
@@ -138,18 +141,18 @@ def main():
     wanted = [m for m in args.meshes.split(",") if m]
     bases = {}
     failures = 0
-    print(f"{'mesh':10} {'loss':>9} {'grad_norm':>9} {'params':>9} "
+    print(f"{'mesh':14} {'loss':>9} {'grad_norm':>9} {'params':>9} "
           f"{'moments':>9} {'a2a':>4}  worst tensor  (tolerances: losses "
           f"{LOSS_TOL:g}, tensors {PARAM_TOL:g})")
-    for name, dp, ep, tp, micro in MESHES:
+    for name, dp, ep, tp, zero, micro in MESHES:
         if wanted and name not in wanted:
             continue
         if micro not in bases:
             bases[micro] = run(args.llmc, args.workdir, f"single{micro}",
-                               1, 1, 1, micro)[1:]
+                               1, 1, 1, 0, micro)[1:]
         base = bases[micro]
         toml, steps, params, moments, seconds = run(
-            args.llmc, args.workdir, name, dp, ep, tp, micro)
+            args.llmc, args.workdir, name, dp, ep, tp, zero, micro)
         loss = worst_step(base[0], steps, "loss")
         norm = worst_step(base[0], steps, "grad_norm")
         p, pname = worst_tensor(base[1], params)
@@ -164,7 +167,7 @@ def main():
               norm <= LOSS_TOL and p <= PARAM_TOL and m <= PARAM_TOL and
               routed)
         failures += not ok
-        print(f"{name:10} {loss:9.2e} {norm:9.2e} {p:9.2e} {m:9.2e} "
+        print(f"{name:14} {loss:9.2e} {norm:9.2e} {p:9.2e} {m:9.2e} "
               f"{len(reasons):4}  {pname if p >= m else mname}  "
               f"{'ok' if ok else 'FAIL'} ({seconds:.1f} s)", flush=True)
         if not routed:
