@@ -590,8 +590,8 @@ LogicalResult partitionMoeTopK(MoeTopKOp op, PartitionContext &context) {
 /// tokens, so the slot dimension holds each token group's own slots (the
 /// same values as one device whenever no expert overflows). Under ep, an
 /// all-to-all then sends each expert's slots to the rank that owns it:
-/// [E, C/n, D] split (dp, ep) on the slots -> [E/ep, C/dp... , D] split ep
-/// on the experts and dp on the slots.
+/// locally [E, C/(dp·ep), D], the slots split (dp, ep), becomes
+/// [E/ep, C/dp, D], the experts split over ep and the slots over dp.
 LogicalResult partitionMoeDispatch(MoeDispatchOp op,
                                    PartitionContext &context) {
   DimSplit tokens = moeTokenSplit(context, op->getOperands());
