@@ -574,6 +574,21 @@ LogicalResult Lowering::lowerShardOp(Operation *op) {
         }
         return success();
       })
+      .Case([&](shard::AllToAllOp o) -> LogicalResult {
+        // The runtime sends leading-dimension chunk j to the j-th rank of
+        // the group and concatenates what it receives in group order; the
+        // partitioner transposes around it (PartitionContext::allToAll).
+        if (o.getSplitAxis().getSExtValue() != 0 ||
+            o.getConcatAxis().getSExtValue() != 0)
+          return o.emitOpError()
+                 << "codegen: all_to_all needs split_axis = concat_axis = 0, "
+                    "got "
+                 << o.getSplitAxis().getSExtValue() << " and "
+                 << o.getConcatAxis().getSExtValue();
+        addCollective(op, rt::CollectiveKind::AllToAll,
+                      shard::ReductionKind::Sum, axesOf(o.getGridAxes()));
+        return success();
+      })
       .Case([&](shard::AllSliceOp o) {
         // No communication: this rank's chunk, as a slice.
         int position = 0;

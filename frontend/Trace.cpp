@@ -281,6 +281,9 @@ OwningOpRef<ModuleOp> Tracer::finish(ArrayRef<Tensor> results) {
       attrs.push_back(builder_.getNamedAttr(
           "llmc.tp_split",
           builder_.getDenseI64ArrayAttr({arg.split.dim, arg.split.groups})));
+    if (arg.split.expertDim >= 0)
+      attrs.push_back(builder_.getNamedAttr(
+          "llmc.ep_split", builder_.getI64IntegerAttr(arg.split.expertDim)));
     function.setArgAttrs(i, attrs);
   }
 

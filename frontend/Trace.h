@@ -72,12 +72,20 @@ struct Init {
 struct TensorParallelSplit {
   int64_t dim = -1;
   int64_t groups = 1;
+  /// Stacked experts [E, ...]: the dimension of the experts, which expert
+  /// parallelism splits over the ep ranks (llmc.ep_split = dim); -1: none.
+  int64_t expertDim = -1;
 
   static TensorParallelSplit replicated() { return {}; }
   static TensorParallelSplit along(int64_t dim, int64_t groups = 1) {
     return {dim, groups};
   }
   bool isSplit() const { return dim >= 0; }
+  TensorParallelSplit withExperts(int64_t d) const {
+    TensorParallelSplit out = *this;
+    out.expertDim = d;
+    return out;
+  }
 };
 
 /// A traced value: a handle on an SSA value of the program being built.

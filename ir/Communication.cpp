@@ -42,6 +42,10 @@ std::optional<CollectiveTraffic> collectiveTraffic(Operation *op,
         t.sentBytesPerRank = t.payloadBytes;
         return t;
       })
+      .Case([&](shard::AllToAllOp o) {
+        // Each rank keeps 1/N of its S bytes and sends the rest.
+        return make("all-to-all", o.getGridAxes(), o.getInput().getType(), 1);
+      })
       .Case([&](shard::AllSliceOp o) {
         return make("slice (local)", o.getGridAxes(), o.getType(), 0);
       })

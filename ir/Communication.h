@@ -6,6 +6,7 @@
 //   all-reduce of S bytes over N ranks:      2 (N - 1) / N · S
 //   all-gather to S bytes, reduce-scatter of S bytes: (N - 1) / N · S
 //   shift (ring attention's point to point) of S bytes: S
+//   all-to-all of S bytes (each rank keeps 1/N):      (N - 1) / N · S
 // The partitioner tags each collective with it (llmc.bytes_per_rank) and
 // `llmc plan` sums it per mesh axis and kind.
 //

@@ -119,7 +119,7 @@ Operation *LlmcDialect::materializeConstant(OpBuilder &builder,
 
 //===----------------------------------------------------------------------===//
 // Argument attributes: llmc.name, llmc.role, llmc.init, llmc.tp_split,
-// llmc.offset
+// llmc.ep_split, llmc.offset
 //===----------------------------------------------------------------------===//
 
 // optimizer_state: the AdamW moments that --llmc-optimizer adds to
@@ -236,10 +236,25 @@ LogicalResult LlmcDialect::verifyRegionArgAttribute(Operation *op, unsigned,
                      << " groups divide, got dim " << value[0];
     return success();
   }
+  if (name == "llmc.ep_split") {
+    // i64: the stacked-experts dimension that expert parallelism splits.
+    auto value = dyn_cast<IntegerAttr>(attr.getValue());
+    auto function = dyn_cast<FunctionOpInterface>(op);
+    auto type = function && argIndex < function.getNumArguments()
+                    ? dyn_cast<RankedTensorType>(
+                          function.getArgumentTypes()[argIndex])
+                    : RankedTensorType();
+    if (!value || value.getInt() < 0 ||
+        (type && value.getInt() >= type.getRank()))
+      return error() << "expected llmc.ep_split to be an i64 dimension of "
+                        "the argument, got "
+                     << attr.getValue();
+    return success();
+  }
   return error() << "unknown argument attribute '" << name
                  << "'; expected llmc.name, llmc.role, llmc.init, "
                     "llmc.offset, llmc.sharding, llmc.shard_groups, "
-                    "llmc.shard_zigzag or llmc.tp_split";
+                    "llmc.shard_zigzag, llmc.tp_split or llmc.ep_split";
 }
 
 //===----------------------------------------------------------------------===//

@@ -4,7 +4,8 @@
 // sharding rule (ShardingRuleOpInterface::partition): for every value of the
 // global program, its local value and its Sharding; and the resharding that
 // moves a value from one sharding to another with upstream `shard`
-// collectives (all_reduce, all_gather, reduce_scatter, all_slice), each
+// collectives (all_reduce, all_gather, reduce_scatter, all_slice; all_to_all
+// for expert parallelism), each
 // tagged with why it exists (`llmc.reason`) and the bytes it sends per rank.
 //
 //===----------------------------------------------------------------------===//
@@ -113,6 +114,26 @@ public:
   }
   mlir::Value carried(mlir::Operation *original) const {
     return carried_.lookup(original);
+  /// All-to-all over mesh axis `axis` (N ranks) on a local value: dimension
+  /// `splitDim` is cut into N chunks, chunk j goes to the j-th rank along
+  /// the axis, and the chunks received are concatenated along `concatDim`
+  /// in rank order (`local` [.., S, .., C, ..] -> [.., S/N, .., N·C, ..]).
+  /// As a sharding: `axis` moves from the minor end of `concatDim`'s split
+  /// to the minor end of `splitDim`'s. The runtime exchanges leading-
+  /// dimension chunks, so the IR transposes around the collective when
+  /// `splitDim` is not leading. Expert parallelism's dispatch and combine.
+  mlir::Value allToAll(mlir::Value local, int64_t splitDim, int64_t concatDim,
+                       int64_t axis, mlir::Operation *user,
+                       llvm::StringRef what);
+
+  /// Expert outputs already moved back to their tokens by a combine's
+  /// all-to-all: the backward's second combine of the same values (the
+  /// router weights' gradient) reads them instead of exchanging them again.
+  mlir::Value movedToTokens(mlir::Value original) const {
+    return movedToTokens_.lookup(original);
+  }
+  void setMovedToTokens(mlir::Value original, mlir::Value local) {
+    movedToTokens_[original] = local;
   }
 
   /// The dimension ZeRO splits over the data-parallel axis for a value of
@@ -147,6 +168,7 @@ private:
   llvm::DenseMap<mlir::Value, Entry> values_;
   llvm::DenseMap<mlir::Value, Entry> resolved_;
   llvm::DenseMap<mlir::Operation *, mlir::Value> carried_;
+  llvm::DenseMap<mlir::Value, mlir::Value> movedToTokens_;
 };
 
 /// Partitions one op of the global program: the sharding rule of its

@@ -4,7 +4,8 @@
 //   1. finish pending sums: reduce-scatter where the target splits a
 //      dimension over the summed axis next, all-reduce for the others;
 //   2. gather every dimension whose current split is not a prefix of the
-//      target's (same groups, target axes start with the current ones);
+//      target's (same groups, target axes start with the current ones) --
+//      only its minor axes when the target's split is a prefix of it;
 //   3. slice (no communication) the axes the target adds.
 // Collectives that upstream defines on a leading dimension only in our
 // runtime (all_gather, reduce_scatter) are applied to a view in which the
@@ -340,6 +341,55 @@ Value PartitionContext::reduceScatter(Value local, int64_t dim,
       chunk / n);
 }
 
+Value PartitionContext::allToAll(Value local, int64_t splitDim,
+                                 int64_t concatDim, int64_t axis,
+                                 Operation *user, StringRef what) {
+  OpBuilder &b = builder_;
+  Location loc = user->getLoc();
+  int64_t n = mesh_.sizes[axis];
+  SmallVector<int64_t> shape(shapeOf(local));
+  int64_t rank = static_cast<int64_t>(shape.size());
+  // 1. splitDim first: the runtime sends leading-dimension chunk j to rank j.
+  Value front =
+      product(ArrayRef<int64_t>(shape).take_front(splitDim)) == 1
+          ? local
+          : moveAxis(b, loc, local, splitDim, /*inverse=*/false);
+  auto op = shard::AllToAllOp::create(b, loc, front.getType(), kGrid,
+                                      gridAxes({axis}), front, APInt(64, 0),
+                                      APInt(64, 0));
+  tag(op, user,
+      llvm::formatv("{0}: all-to-all over {1}, split dim {2}, concat dim {3}",
+                    what, mesh_.axesText({axis}), splitDim, concatDim)
+          .str(),
+      (n - 1) * tensorBytes(local.getType()) / n);
+  // 2. The received [N (source), S/N, rest...] laid out as the result:
+  // dimension d of `local` is view dimension 1 (d = splitDim) or 2 + its
+  // position among the others; the source axis goes just before concatDim.
+  SmallVector<int64_t> view = {n, shape[splitDim] / n};
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != splitDim)
+      view.push_back(shape[d]);
+  Value received = reshapeIfNeeded(b, loc, op.getResult(), view);
+  SmallVector<int64_t> perm, permuted;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (d == concatDim)
+      perm.push_back(0);
+    perm.push_back(d == splitDim ? 1 : 2 + (d < splitDim ? d : d - 1));
+  }
+  bool identity = true;
+  for (auto [i, p] : llvm::enumerate(perm)) {
+    identity &= static_cast<int64_t>(i) == p;
+    permuted.push_back(view[p]);
+  }
+  if (!identity)
+    received = TransposeOp::create(b, loc, withShape(received, permuted),
+                                   received, b.getDenseI64ArrayAttr(perm));
+  SmallVector<int64_t> out(shape);
+  out[splitDim] /= n;
+  out[concatDim] *= n;
+  return reshapeIfNeeded(b, loc, received, out);
+}
+
 Value PartitionContext::slice(Value local, int64_t dim, ArrayRef<int64_t> axes,
                               int64_t groups, bool zigzag) {
   Location loc = local.getLoc();
@@ -398,10 +448,22 @@ FailureOr<Value> PartitionContext::reshardLocal(Value local, Sharding current,
     current.dims[d].axes.push_back(axis);
   }
   current.partial = target.partial;
-  // 2. Gathers.
+  // 2. Gathers. When the target keeps the major axes of a split, only the
+  // minor ones are gathered: [ep, dp] -> [ep] is a gather over dp (a ZeRO
+  // shard of an expert-parallel weight), each ep chunk being its dp chunks
+  // in order.
   for (auto [d, split] : llvm::enumerate(current.dims)) {
-    if (isPrefix(split, target.dims[d]))
+    const DimSplit &want = target.dims[d];
+    if (isPrefix(split, want))
       continue;
+    if (want.isSplit() && isPrefix(want, split)) {
+      DimSplit minor{SmallVector<int64_t>(ArrayRef<int64_t>(split.axes)
+                                              .drop_front(want.axes.size())),
+                     split.groups};
+      local = gather(local, static_cast<int64_t>(d), minor, user, what);
+      split = want;
+      continue;
+    }
     local = gather(local, static_cast<int64_t>(d), split, user, what);
     split = DimSplit{};
   }

@@ -5,8 +5,9 @@
 // leaves a pending sum), embedding (vocabulary parallel: shifted ids, zero
 // rows outside the rank's range, pending sum), scatter_add, gather, the
 // norms and softmax (normalized dimension whole), attention (batch and
-// heads), rope, and cross-entropy (positions split; the mean is finished
-// with the global count).
+// heads), rope, cross-entropy (positions split; the mean is finished
+// with the global count), and the MoE routing ops (tokens split; dispatch
+// and combine exchange expert slots by all-to-all over ep).
 //
 //===----------------------------------------------------------------------===//
 
@@ -541,6 +542,143 @@ LogicalResult partitionCrossEntropy(CrossEntropyOp op,
   return success();
 }
 
+/// The split of the tokens (dimension 0) of an MoE op's token operands: a
+/// plain split (groups 1) taken from the first split operand, or none.
+DimSplit moeTokenSplit(PartitionContext &context, ValueRange tokenOperands) {
+  for (Value v : tokenOperands) {
+    Sharding s = context.resolvedSharding(v);
+    if (s.dims[0].isSplit())
+      return s.dims[0].groups == 1 ? s.dims[0] : DimSplit{};
+  }
+  return DimSplit{};
+}
+
+/// Token operands split as `tokens` on dimension 0, everything else whole.
+LogicalResult reshardTokens(PartitionContext &context, Operation *op,
+                            ValueRange values, const DimSplit &tokens,
+                            SmallVectorImpl<Value> &locals) {
+  for (Value v : values) {
+    Sharding want = Sharding::replicated(rankOf(v));
+    want.dims[0] = tokens;
+    FailureOr<Value> local = reshardTo(context, v, want, op);
+    if (failed(local))
+      return failure();
+    locals.push_back(*local);
+  }
+  return success();
+}
+
+/// The ep axis when it is the minor-most axis of the token split `tokens`
+/// and divides the experts, else -1: then dispatch sends each expert's slots
+/// to the rank that owns the expert.
+int64_t expertAxis(PartitionContext &context, const DimSplit &tokens,
+                   int64_t experts) {
+  int64_t ep = context.mesh().axisIndex("ep");
+  if (ep < 0 || tokens.axes.empty() || tokens.axes.back() != ep ||
+      experts % context.mesh().sizes[ep] != 0)
+    return -1;
+  return ep;
+}
+
+/// moe_topk: row-wise over the tokens; the experts' dimension whole.
+LogicalResult partitionMoeTopK(MoeTopKOp op, PartitionContext &context) {
+  DimSplit tokens = moeTokenSplit(context, op->getOperands());
+  SmallVector<Value> locals;
+  if (failed(reshardTokens(context, op, op->getOperands(), tokens, locals)))
+    return failure();
+  Sharding out = Sharding::replicated(2);
+  out.dims[0] = tokens;
+  return context.cloneLocal(op, locals, {out, out});
+}
+
+/// moe_dispatch (expert parallelism, docs/sharding.md): each rank
+/// dispatches its own tokens into [E, C / n, D], n the ranks that split the
+/// tokens, so the slot dimension holds each token group's own slots (the
+/// same values as one device whenever no expert overflows). Under ep, an
+/// all-to-all then sends each expert's slots to the rank that owns it:
+/// locally [E, C/(dp·ep), D], the slots split (dp, ep), becomes
+/// [E/ep, C/dp, D], the experts split over ep and the slots over dp.
+LogicalResult partitionMoeDispatch(MoeDispatchOp op,
+                                   PartitionContext &context) {
+  DimSplit tokens = moeTokenSplit(context, op->getOperands());
+  ArrayRef<int64_t> shape = shapeOf(op.getResult());
+  int64_t ways = context.mesh().ways(tokens.axes);
+  if (shape[1] % ways != 0) {
+    op->emitWarning() << "expert capacity " << shape[1]
+                      << " is not a multiple of the " << ways
+                      << " ranks that split the tokens: every rank "
+                         "dispatches all tokens";
+    tokens = DimSplit{};
+  }
+  SmallVector<Value> locals;
+  if (failed(reshardTokens(context, op, op->getOperands(), tokens, locals)))
+    return failure();
+  Sharding slots = Sharding::replicated(3);
+  slots.dims[1] = tokens;
+  int64_t ep = expertAxis(context, tokens, shape[0]);
+  if (ep < 0)
+    return context.cloneLocal(op, locals, {slots});
+  FailureOr<RankedTensorType> type =
+      context.localType(op.getResult().getType(), slots, op);
+  if (failed(type))
+    return failure();
+  OpBuilder &b = context.builder();
+  Value local = MoeDispatchOp::create(b, op.getLoc(), *type, locals[0],
+                                      locals[1]);
+  Value moved = context.allToAll(local, /*splitDim=*/0, /*concatDim=*/1, ep,
+                                 op, "moe dispatch: tokens to their experts");
+  Sharding byExpert = slots;
+  byExpert.dims[1].axes.pop_back();
+  byExpert.dims[0] = DimSplit{{ep}, 1};
+  context.map(op.getResult(), moved, byExpert);
+  return success();
+}
+
+/// moe_combine: the expert outputs come back to the ranks of their tokens
+/// (an all-to-all under ep, the inverse of dispatch's) and each rank
+/// combines its own tokens.
+LogicalResult partitionMoeCombine(MoeCombineOp op, PartitionContext &context) {
+  Value expertOut = op.getExpertOut();
+  DimSplit tokens =
+      moeTokenSplit(context, {op.getWeights(), op.getIndices()});
+  ArrayRef<int64_t> shape = shapeOf(expertOut);
+  if (shape[1] % context.mesh().ways(tokens.axes) != 0)
+    tokens = DimSplit{};
+  SmallVector<Value> locals;
+  Sharding slots = Sharding::replicated(3);
+  slots.dims[1] = tokens;
+  int64_t ep = expertAxis(context, tokens, shape[0]);
+  Sharding byExpert = slots;
+  if (ep >= 0) {
+    byExpert.dims[1].axes.pop_back();
+    byExpert.dims[0] = DimSplit{{ep}, 1};
+  }
+  if (ep >= 0 && context.resolvedSharding(expertOut) == byExpert) {
+    Value moved = context.movedToTokens(expertOut);
+    if (!moved) {
+      FailureOr<Value> done = context.resolve(expertOut, op);
+      if (failed(done))
+        return failure();
+      moved = context.allToAll(
+          *done, /*splitDim=*/1, /*concatDim=*/0, ep, op,
+          "moe combine: expert outputs back to their tokens");
+      context.setMovedToTokens(expertOut, moved);
+    }
+    locals.push_back(moved);
+  } else {
+    FailureOr<Value> local = reshardTo(context, expertOut, slots, op);
+    if (failed(local))
+      return failure();
+    locals.push_back(*local);
+  }
+  if (failed(reshardTokens(context, op, {op.getWeights(), op.getIndices()},
+                           tokens, locals)))
+    return failure();
+  Sharding out = Sharding::replicated(2);
+  out.dims[0] = tokens;
+  return context.cloneLocal(op, locals, {out});
+}
+
 } // namespace
 
 LogicalResult partitionComposite(Operation *op, PartitionContext &context,
@@ -567,8 +705,9 @@ LogicalResult partitionComposite(Operation *op, PartitionContext &context,
         return partitionAttentionGrad(o, context);
       })
       .Case([&](CrossEntropyOp o) { return partitionCrossEntropy(o, context); })
-      .Case<MoeTopKOp, MoeDispatchOp, MoeCombineOp>(
-          [&](Operation *o) { return partitionReplicated(o, context); })
+      .Case([&](MoeTopKOp o) { return partitionMoeTopK(o, context); })
+      .Case([&](MoeDispatchOp o) { return partitionMoeDispatch(o, context); })
+      .Case([&](MoeCombineOp o) { return partitionMoeCombine(o, context); })
       .Default([&](Operation *) {
         handled = false;
         return success();

@@ -226,7 +226,8 @@ void OptimizerPass::runOnOperation() {
   SmallVector<DictionaryAttr> attrs;
   SmallVector<Location> locs;
   auto append = [&](Type type, const std::string &name, StringRef role,
-                    Location loc, Attribute tpSplit = {}) {
+                    Location loc, Attribute tpSplit = {},
+                    Attribute epSplit = {}) {
     indices.push_back(end);
     types.push_back(type);
     SmallVector<NamedAttribute, 3> named = {
@@ -237,20 +238,24 @@ void OptimizerPass::runOnOperation() {
     if (tpSplit)
       named.push_back(
           NamedAttribute(StringAttr::get(context, "llmc.tp_split"), tpSplit));
+    if (epSplit)
+      named.push_back(
+          NamedAttribute(StringAttr::get(context, "llmc.ep_split"), epSplit));
     attrs.push_back(DictionaryAttr::get(context, named));
     locs.push_back(loc);
   };
   // The state is interleaved (m, v per parameter) in the arguments and in
   // the results alike, so a training loop feeds results back in order. A
   // moment has its parameter's shape, so tensor parallelism splits it the
-  // same way (llmc.tp_split).
+  // same way (llmc.tp_split), and expert parallelism (llmc.ep_split).
   for (BlockArgument param : params)
     for (const char *moment : {"m", "v"})
       append(param.getType(),
              std::string("optimizer.") + moment + "." +
                  nameOf(step, param.getArgNumber()),
              "optimizer_state", param.getLoc(),
-             step.getArgAttr(param.getArgNumber(), "llmc.tp_split"));
+             step.getArgAttr(param.getArgNumber(), "llmc.tp_split"),
+             step.getArgAttr(param.getArgNumber(), "llmc.ep_split"));
   auto scalarType = RankedTensorType::get({}, f32);
   append(scalarType, "optimizer.step", "input", step.getLoc());
   if (lossScaling)

@@ -2,10 +2,11 @@
 //
 // 1. Build the mesh from the strategy (axes of size > 1, in the order
 //    pp, dp, ep, cp, tp) and check it against the function's shapes.
-// 2. Give every argument its sharding: tokens by batch over dp and by
-//    sequence over cp (zigzag: an early and a late chunk each), parameters
-//    by their llmc.tp_split over tp, ZeRO's dp split on moments (stage >= 1)
-//    and parameters (stage 3).
+// 2. Give every argument its sharding: tokens by batch over dp and ep and
+//    by sequence over cp (zigzag: an early and a late chunk each),
+//    parameters by their llmc.tp_split over tp and their llmc.ep_split
+//    (stacked experts) over ep, ZeRO's dp split on moments (stage >= 1) and
+//    parameters (stage 3).
 // 3. Walk the ops in program order; each op's sharding rule
 //    (ShardingRuleOpInterface, ir/ShardRules*.cpp) builds its local form in
 //    the new function, resharding operands through ir/Partition.h.
@@ -48,9 +49,10 @@ struct PartitionPass : public impl::PartitionPassBase<PartitionPass> {
     auto step = module.lookupSymbol<func::FuncOp>(function);
     if (!step)
       return; // Nothing to partition (a forward-only compile).
-    if (dp < 1 || tp < 1 || cp < 1 || zero < 0 || zero > 3) {
-      step.emitError() << "invalid strategy: dp = " << dp << ", cp = " << cp
-                       << ", tp = " << tp << ", zero = " << zero;
+    if (dp < 1 || tp < 1 || cp < 1 || ep < 1 || zero < 0 || zero > 3) {
+      step.emitError() << "invalid strategy: dp = " << dp << ", ep = " << ep
+                       << ", cp = " << cp << ", tp = " << tp
+                       << ", zero = " << zero;
       return signalPassFailure();
     }
     // 1. The mesh.
@@ -58,6 +60,10 @@ struct PartitionPass : public impl::PartitionPassBase<PartitionPass> {
     if (dp > 1) {
       mesh.names.push_back("dp");
       mesh.sizes.push_back(dp);
+    }
+    if (ep > 1) {
+      mesh.names.push_back("ep");
+      mesh.sizes.push_back(ep);
     }
     if (cp > 1) {
       mesh.names.push_back("cp");
@@ -90,11 +96,17 @@ struct PartitionPass : public impl::PartitionPassBase<PartitionPass> {
     StringRef kind = role ? role.getValue() : "input";
     int64_t dpAxis = mesh.axisIndex("dp"), tpAxis = mesh.axisIndex("tp");
     int64_t cpAxis = mesh.axisIndex("cp");
+    int64_t epAxis = mesh.axisIndex("ep");
     if (kind == "input") {
-      // Microbatch m is rows [m·B/M, (m+1)·B/M): each is split over dp, so
-      // the batch is M blocks of dp chunks.
-      if (dpAxis >= 0 && type.getRank() >= 1)
-        s.dims[0] = DimSplit{{dpAxis}, std::max<int64_t>(microbatches, 1)};
+      // Microbatch m is rows [m·B/M, (m+1)·B/M): each is split over dp (and
+      // ep, which splits the tokens like dp), so the batch is M blocks of
+      // dp·ep chunks.
+      SmallVector<int64_t> batchAxes;
+      for (int64_t axis : {dpAxis, epAxis})
+        if (axis >= 0)
+          batchAxes.push_back(axis);
+      if (!batchAxes.empty() && type.getRank() >= 1)
+        s.dims[0] = DimSplit{batchAxes, std::max<int64_t>(microbatches, 1)};
       // Context parallelism: the sequence [B, T] in 2·cp chunks, rank r
       // holding chunks r and 2·cp-1-r, so that causal attention costs every
       // rank the same (docs/sharding.md).
@@ -102,6 +114,12 @@ struct PartitionPass : public impl::PartitionPassBase<PartitionPass> {
         s.dims[1] = DimSplit{{cpAxis}, 2, /*zigzag=*/true};
       return s;
     }
+    // Stacked experts [E, ...]: expert e on ep rank e / (E / ep).
+    if (epAxis >= 0)
+      if (auto hint =
+              step.getArgAttrOfType<IntegerAttr>(index, "llmc.ep_split");
+          hint && hint.getInt() >= 0 && hint.getInt() < type.getRank())
+        s.dims[hint.getInt()] = DimSplit{{epAxis}, 1};
     if (tpAxis >= 0)
       if (auto hint =
               step.getArgAttrOfType<DenseI64ArrayAttr>(index, "llmc.tp_split");

@@ -48,6 +48,7 @@ struct ParallelSettings {
   int64_t dp = 1;
   int64_t tp = 1;
   int64_t cp = 1;
+  int64_t ep = 1; ///< expert parallelism (moe models)
   bool sp = false;
   int64_t zero = 0;
 };

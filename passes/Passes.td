@@ -224,6 +224,9 @@ def PartitionPass : Pass<"llmc-partition", "mlir::ModuleOp"> {
     Option<"tp", "tp", "int64_t", /*default=*/"1", "Tensor-parallel ranks">,
     Option<"cp", "cp", "int64_t", /*default=*/"1",
            "Context-parallel ranks: the sequence split zigzag, ring attention">,
+    Option<"ep", "ep", "int64_t", /*default=*/"1",
+           "Expert-parallel ranks: they split the experts (llmc.ep_split) "
+           "and, like dp, the tokens">,
     Option<"sp", "sp", "bool", /*default=*/"false",
            "Sequence parallelism over the tp axis">,
     Option<"zero", "zero", "int64_t", /*default=*/"0", "ZeRO stage (0-3)">,

@@ -84,13 +84,14 @@ std::vector<Stage> stages(const llmc::CompilePipelineOptions &options) {
   //    collectives each parallelism needs (docs/sharding.md); then drop
   //    what the local program no longer reads. 6. pipeline (#10): not yet.
   const llmc::ParallelSettings &parallel = options.parallel;
-  if (options.training && parallel.dp * parallel.tp * parallel.cp > 1) {
+  if (options.training && parallel.dp * parallel.tp * parallel.cp * parallel.ep > 1) {
     int64_t microbatches = options.microbatches;
     list.push_back({"llmc-partition", [parallel, microbatches] {
                       llmc::PartitionPassOptions partition;
                       partition.dp = parallel.dp;
                       partition.tp = parallel.tp;
                       partition.cp = parallel.cp;
+                      partition.ep = parallel.ep;
                       partition.sp = parallel.sp;
                       partition.zero = parallel.zero;
                       partition.microbatches = microbatches;

@@ -59,6 +59,7 @@ pipelineOptionsFor(const std::optional<llmc::RunDescription> &description) {
   options.parallel.dp = par.dp;
   options.parallel.tp = par.tp;
   options.parallel.cp = par.cp;
+  options.parallel.ep = par.ep;
   options.parallel.sp = par.sequenceParallel;
   options.parallel.zero = par.zero;
   return options;

@@ -234,8 +234,8 @@ int runPlan(const PlanCommand &options) {
     r.sent += t->sentBytesPerRank;
   }
   os << "  communication per step and rank (ring algorithms: an all-reduce "
-        "of S bytes over N ranks sends 2(N-1)/N*S, all-gather and "
-        "reduce-scatter (N-1)/N*S, a ring shift S):\n";
+        "of S bytes over N ranks sends 2(N-1)/N*S, all-gather, "
+        "reduce-scatter and all-to-all (N-1)/N*S, a ring shift S):\n";
   os << "  " << llvm::left_justify("axes", 8) << llvm::left_justify("kind", 16)
      << llvm::right_justify("ops", 6) << llvm::right_justify("payload bytes", 18)
      << llvm::right_justify("sent bytes", 18) << "\n";

@@ -243,14 +243,14 @@ int runVerify(const VerifyCommand &options) {
                  << options.steps << "\n";
     return kExitUsage;
   }
-  // 1. The mesh: one device (dp = cp = tp = 1) has nothing to compare.
+  // 1. The mesh: one device (dp = cp = tp = ep = 1) has nothing to compare.
   // Errors in the file are reported by the compile below.
   llmc::ParseOutcome parsed = llmc::parseRunDescription(input);
   if (parsed.ok()) {
     const llmc::ParallelConfig &p = parsed.description->parallel;
-    if (p.dp * p.cp * p.tp <= 1) {
+    if (p.dp * p.cp * p.tp * p.ep <= 1) {
       os << input << ": [parallel] asks for one device (dp = " << p.dp
-         << ", cp = " << p.cp << ", tp = " << p.tp
+         << ", cp = " << p.cp << ", tp = " << p.tp << ", ep = " << p.ep
          << "): nothing to verify\n";
       return kExitOk;
     }

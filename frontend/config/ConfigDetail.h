@@ -105,6 +105,16 @@ std::string tensorParallelError(const ModelConfig &model, int64_t tp);
 /// batch_size / microbatches sequences are split over the dp ranks.
 std::string dataParallelError(const TrainConfig &train, int64_t dp);
 
+/// Why `ep` cannot split `model` and `train` with `dp` data-parallel ranks,
+/// or "" when it can: expert parallelism needs a moe model whose experts ep
+/// divides (expert e lives on rank e / (E / ep)), a microbatch whose
+/// sequences dp x ep divides (the ep ranks split the tokens like dp), and an
+/// expert capacity that dp x ep divides (each rank's tokens get an equal
+/// share of every expert's slots; docs/sharding.md).
+std::string expertParallelError(const ModelConfig &model,
+                                const TrainConfig &train, int64_t dp,
+                                int64_t ep);
+
 } // namespace config_detail
 } // namespace llmc
 

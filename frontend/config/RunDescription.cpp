@@ -201,7 +201,7 @@ void RunParser::parseParallel() {
   checkMesh(s, deviceCount);
 
   // Pending: what asks for more than one device's behaviour of today. dp,
-  // tp, sp and zero run on CPU virtual devices (llmc-partition, #8); several
+  // tp, ep, sp and zero run on CPU virtual devices (llmc-partition, #8); several
   // GPUs need the multi-process runtime (#9), automatic meshes the search
   // (#11). The mesh checks above reject what cannot work at all.
   // A mesh of several ranks on "cuda:N" runs under `llmc launch`; "cuda:N"
@@ -249,8 +249,8 @@ void RunParser::checkMesh(SectionReader &s,
   const ParallelConfig &p = run.parallel;
   // 1. Axes that are not built yet.
   for (auto [key, what] : {std::pair<StringRef, StringRef>{"pp", "pipeline"},
-                           {"ep", "expert"}}) {
-    int64_t size = key == "pp" ? p.pp : p.ep;
+                           {"cp", "context"}, {"ep", "expert"}}) {
+    int64_t size = key == "pp" ? p.pp : key == "cp" ? p.cp : p.ep;
     if (size > 1)
       s.error(key, "expected " + key.str() + " = 1, got " +
                        std::to_string(size) + "; " + what.str() +
@@ -271,6 +271,15 @@ void RunParser::checkMesh(SectionReader &s,
     std::string message = dataParallelError(run.train, p.dp);
     if (!message.empty())
       s.error("dp", message);
+  }
+  // Expert parallelism (docs/sharding.md): the ep ranks split the experts
+  // and, like dp, the tokens of a microbatch.
+  if (p.ep > 1 && !s.failed("ep") && !s.failed("dp") && modelUsable() &&
+      !diagnostics.hasMessage("train.batch_size") &&
+      !diagnostics.hasMessage("train.microbatches")) {
+    std::string message = expertParallelError(run.model, run.train, p.dp, p.ep);
+    if (!message.empty())
+      s.error("ep", message);
   }
   if (p.sequenceParallel && !s.failed("tp") && p.tp <= 1)
     s.error("sp",

@@ -405,6 +405,51 @@ std::string dataParallelError(const TrainConfig &train, int64_t dp) {
          listDivisors(batch, [](int64_t) { return true; });
 }
 
+std::string expertParallelError(const ModelConfig &model,
+                                const TrainConfig &train, int64_t dp,
+                                int64_t ep) {
+  if (model.family != ModelFamily::Moe)
+    return "expected ep = 1 for a " + std::string(modelFamilyName(model.family)) +
+           " model, got " + std::to_string(ep) +
+           "; expert parallelism splits the experts of a moe model: remove "
+           "ep, or use dp for data parallelism";
+  if (model.numExperts > 0 && model.numExperts % ep != 0)
+    return "expected ep to divide experts " +
+           std::to_string(model.numExperts) + ", got " + std::to_string(ep) +
+           " (expert parallelism gives each ep rank experts / ep experts); "
+           "valid ep: " +
+           listDivisors(model.numExperts, [](int64_t) { return true; });
+  if (train.microbatches <= 0 || train.batchSize % train.microbatches != 0)
+    return ""; // microbatches has its own message
+  int64_t batch = train.batchSize / train.microbatches;
+  int64_t ways = dp * ep;
+  if (batch % ways != 0)
+    return "expected dp x ep to divide the batch of a microbatch " +
+           std::to_string(batch) + ", got " + std::to_string(dp) + " x " +
+           std::to_string(ep) + " = " + std::to_string(ways) +
+           " (the ep ranks split the tokens like dp); valid dp x ep: " +
+           listDivisors(batch, [](int64_t) { return true; });
+  // The capacity Moe.cpp gives each expert, per microbatch.
+  int64_t tokens = batch * train.seqLen;
+  if (model.numExperts <= 0 || model.expertsPerToken <= 0 || tokens <= 0)
+    return "";
+  auto capacity = std::min<int64_t>(
+      tokens, static_cast<int64_t>(std::ceil(
+                  model.capacityFactor *
+                  static_cast<double>(tokens * model.expertsPerToken) /
+                  static_cast<double>(model.numExperts))));
+  if (capacity % ways != 0)
+    return "expected dp x ep = " + std::to_string(ways) +
+           " to divide the expert capacity " + std::to_string(capacity) +
+           " (min(tokens, ceil(capacity_factor * tokens * k / experts)) for " +
+           std::to_string(tokens) +
+           " tokens per microbatch), got a remainder of " +
+           std::to_string(capacity % ways) +
+           "; each rank's tokens get capacity / (dp x ep) slots per expert: "
+           "change capacity_factor or the batch";
+  return "";
+}
+
 } // namespace config_detail
 
 std::vector<ConfigDiagnostic> validateModel(const ModelConfig &model,

@@ -48,8 +48,8 @@ Tensor mergeHeads(Tensor x);
 /// up(x)), three bias-free [out, in] projections with the given scope names
 /// (LLaMA: gate_proj, up_proj, down_proj; Mixtral experts: w1, w3, w2).
 /// With TensorParallelLayout::Megatron, gate and up are column-parallel and
-/// down row-parallel; MoE experts stay replicated (expert parallelism is
-/// issue #10).
+/// down row-parallel. (MoE experts are a batched form of this over stacked
+/// weights, built in Moe.cpp.)
 struct SwigluNames {
   llvm::StringRef gate, up, down;
 };

@@ -1,8 +1,11 @@
 //===- Moe.cpp - Mixtral-style MoE: top-k routed SwiGLU experts -----------===//
 //
 // LLaMA's trunk with every MLP replaced by a sparse mixture of experts, with
-// Hugging Face's MixtralForCausalLM names (block_sparse_moe.gate,
-// block_sparse_moe.experts.{j}.w1/w2/w3). Each token goes to its top-k
+// Hugging Face's MixtralForCausalLM names (block_sparse_moe.gate) except that
+// the experts' weights are stacked: block_sparse_moe.experts.w1.weight is
+// [E, ffn, C] where Mixtral has experts.{j}.w1.weight [ffn, C] (same for w3;
+// w2 is [E, C, ffn]), so that expert parallelism splits one dimension of
+// one tensor (docs/sharding.md). Each token goes to its top-k
 // experts (softmax, top-k, renormalized weights); each expert holds at most
 // `capacity` tokens, later tokens are dropped (docs/ir.md, moe_dispatch).
 //
@@ -66,17 +69,28 @@ Tensor sparseMoe(Tracer &t, Tensor h, const ModelConfig &m,
         stats->routerProbs ? stats->routerProbs + probs : probs;
   }
 
+  // The experts as one batched SwiGLU MLP over [E, capacity, C]: stacked
+  // weights [E, ...] (expert parallelism splits their first dimension over
+  // the ep ranks, llmc.ep_split; tensor parallelism each expert's MLP width,
+  // gate and up column-parallel and down row-parallel).
   Tensor dispatched = moeDispatch(flat, choices, experts, capacity);
-  std::vector<Tensor> outputs;
-  for (int64_t e = 0; e < experts; ++e) {
-    auto x = t.scope("experts." + std::to_string(e));
-    Tensor slots = reshape(sliceDim(dispatched, 0, e, 1), {capacity, width});
-    // Replicated for now: expert parallelism is issue #10.
-    Tensor out = swigluMlp(t, slots, width, m.intermediateSize,
-                           {"w1", "w3", "w2"}, TensorParallelLayout::Replicated);
-    outputs.push_back(reshape(out, {1, capacity, width}));
+  Tensor expertOut;
+  {
+    auto x = t.scope("experts");
+    int64_t ffn = m.intermediateSize;
+    auto project = [&](llvm::StringRef name, Tensor input,
+                       llvm::ArrayRef<int64_t> shape, int64_t tpDim) {
+      auto p = t.scope(name);
+      Tensor weight = t.parameter(
+          "weight", shape, DType::F32, Init::normal(0.02),
+          TensorParallelSplit::along(tpDim).withExperts(0));
+      return matmul(input, weight, Transpose::B);
+    };
+    Tensor gate = project("w1", dispatched, {experts, ffn, width}, 1);
+    Tensor up = project("w3", dispatched, {experts, ffn, width}, 1);
+    expertOut = project("w2", swiglu(gate, up), {experts, width, ffn}, 2);
   }
-  Tensor combined = moeCombine(concat(outputs, 0), weights, choices);
+  Tensor combined = moeCombine(expertOut, weights, choices);
   return reshape(combined, {batch, seq, width});
 }
 

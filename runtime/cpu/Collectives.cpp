@@ -157,23 +157,43 @@ static Status checkOwnArguments(CollectiveKind kind, const TensorRef &input,
   if (input.rank() == 0)
     return fail("needs a tensor of rank at least 1 to split or concatenate "
                 "along its leading dimension, got a scalar");
-  Shape expected = input.shape;
-  if (kind == CollectiveKind::AllGather) {
-    expected[0] *= groupSize;
-  } else {
-    if (input.shape[0] % groupSize != 0)
-      return fail("the leading dimension " + std::to_string(input.shape[0]) +
-                  " of input " + formatShape(input.shape) +
-                  " is not divisible by the group size " +
-                  std::to_string(groupSize));
-    if (kind == CollectiveKind::ReduceScatter)
-      expected[0] /= groupSize;
-  }
-  if (output.shape != expected)
-    return fail("expected an output of shape " + formatShape(expected) +
-                " for input " + formatShape(input.shape) + ", got " +
-                formatShape(output.shape));
-  return Status::ok();
+  // The leading dimension of `in`; "" when `out` is what the collective
+  // makes of it, else why not.
+  auto mismatch = [&](const Shape &in, const Shape &out) -> std::string {
+    Shape expected = in;
+    if (kind == CollectiveKind::AllGather) {
+      expected[0] *= groupSize;
+    } else {
+      if (in[0] % groupSize != 0)
+        return "the leading dimension " + std::to_string(in[0]) +
+               " of input " + formatShape(in) +
+               " is not divisible by the group size " +
+               std::to_string(groupSize);
+      if (kind == CollectiveKind::ReduceScatter)
+        expected[0] /= groupSize;
+    }
+    if (out != expected)
+      return "expected an output of shape " + formatShape(expected) +
+             " for input " + formatShape(in) + ", got " + formatShape(out);
+    return "";
+  };
+  std::string message = mismatch(input.shape, output.shape);
+  if (message.empty())
+    return Status::ok();
+  // Leading dimensions of size 1 hold no data: a [1, 4] -> [1, 8] gather
+  // concatenates along the 4 (the partitioner emits such collectives on a
+  // dimension that only size-1 dimensions precede; BuildExecutable.cpp).
+  auto strip = [](const Shape &shape) {
+    size_t first = 0;
+    while (first + 1 < shape.size() && shape[first] == 1)
+      ++first;
+    return Shape(shape.begin() + static_cast<std::ptrdiff_t>(first),
+                 shape.end());
+  };
+  Shape in = strip(input.shape), out = strip(output.shape);
+  if ((in != input.shape || out != output.shape) && mismatch(in, out).empty())
+    return Status::ok();
+  return fail(message);
 }
 
 /// Run by the last member to arrive: do the calls of all members agree?

@@ -497,15 +497,49 @@ TEST(MeshErrors, ZeroNeedsDataParallelism) {
                      "dp ranks)"});
 }
 
-TEST(MeshErrors, PipelineAndExpertParallelismAreIssue10) {
-  EXPECT_EQ(tomlErrors(kGpt2 + "[parallel]\ndevices = \"cpu\"\npp = 2\n"
-                               "cp = 2\nep = 2\n"),
+TEST(MeshErrors, PipelineParallelismIsIssue10) {
+  EXPECT_EQ(tomlErrors(kGpt2 + "[parallel]\ndevices = \"cpu\"\npp = 2\n"),
             (Messages{"run.toml:10:6: error: expected pp = 1, got 2; pipeline "
                       "parallelism is not implemented yet (issue #10): remove "
-                      "pp",
-                      "run.toml:12:6: error: expected ep = 1, got 2; expert "
-                      "parallelism is not implemented yet (issue #10): remove "
-                      "ep"}));
+                      "pp"}));
+}
+
+TEST(MeshErrors, ExpertParallelismNeedsAMoeModel) {
+  EXPECT_EQ(tomlErrors(kGpt2 + "[parallel]\ndevices = \"cpu\"\nep = 2\n"),
+            Messages{"run.toml:10:6: error: expected ep = 1 for a gpt2 model, "
+                     "got 2; expert parallelism splits the experts of a moe "
+                     "model: remove ep, or use dp for data parallelism"});
+}
+
+TEST(MeshErrors, ExpertParallelismSplitsExpertsTokensAndCapacity) {
+  const std::string moe = "[model]\nfamily = \"moe\"\nvocab_size = 256\n"
+                          "layers = 2\nwidth = 64\nheads = 4\nkv_heads = 2\n"
+                          "ffn_width = 128\nexperts = 8\n"
+                          "experts_per_token = 2\n"
+                          "[train]\nbatch_size = 4\nseq_len = 32\n";
+  // Lines: [parallel] is line 14, devices 15, ep 16.
+  EXPECT_EQ(tomlErrors(moe + "[parallel]\ndevices = \"cpu\"\nep = 3\n"),
+            Messages{"run.toml:16:6: error: expected ep to divide experts 8, "
+                     "got 3 (expert parallelism gives each ep rank experts / "
+                     "ep experts); valid ep: 1, 2, 4, 8"});
+  EXPECT_EQ(tomlErrors(moe + "[parallel]\ndevices = \"cpu\"\nep = 8\n"),
+            Messages{"run.toml:16:6: error: expected dp x ep to divide the "
+                     "batch of a microbatch 4, got 1 x 8 = 8 (the ep ranks "
+                     "split the tokens like dp); valid dp x ep: 1, 2, 4"});
+  // 128 tokens: capacity ceil(1.25 * 128 * 2 / 8) = 40, which 2 x 2 = 4
+  // divides; capacity_factor 1.05 gives ceil(33.6) = 34, which it does not.
+  RunDescription ok =
+      parseClean(moe + "[parallel]\ndevices = \"cpu\"\ndp = 2\nep = 2\n");
+  EXPECT_EQ(ok.parallel.ep, 2);
+  std::string tight = moe;
+  tight.insert(tight.find("[train]"), "capacity_factor = 1.05\n");
+  EXPECT_EQ(
+      tomlErrors(tight + "[parallel]\ndevices = \"cpu\"\ndp = 2\nep = 2\n"),
+      Messages{"run.toml:18:6: error: expected dp x ep = 4 to divide the "
+               "expert capacity 34 (min(tokens, ceil(capacity_factor * tokens "
+               "* k / experts)) for 128 tokens per microbatch), got a "
+               "remainder of 2; each rank's tokens get capacity / (dp x ep) "
+               "slots per expert: change capacity_factor or the batch"});
 }
 
 TEST(MeshErrors, ContextParallelismNeedsSeqLenDividedByTwiceCp) {

@@ -182,9 +182,10 @@ TEST_F(ModelTest, NamesFollowHuggingFace) {
         "model.layers.0.self_attn.k_proj.weight",
         "model.layers.0.post_attention_layernorm.weight",
         "model.layers.0.block_sparse_moe.gate.weight",
-        "model.layers.0.block_sparse_moe.experts.3.w1.weight",
-        "model.layers.0.block_sparse_moe.experts.3.w2.weight",
-        "model.layers.0.block_sparse_moe.experts.3.w3.weight",
+        // Mixtral's experts.{j}.w1.weight ... stacked over j (Moe.cpp).
+        "model.layers.0.block_sparse_moe.experts.w1.weight",
+        "model.layers.0.block_sparse_moe.experts.w2.weight",
+        "model.layers.0.block_sparse_moe.experts.w3.weight",
         "model.norm.weight", "lm_head.weight"})
     EXPECT_EQ(moeNames.count(name), 1u) << name;
 }

@@ -34,14 +34,16 @@
 // LLAMA-SAME:    {llmc.init = {kind = "ones"}, llmc.name = "model.norm.weight", llmc.role = "parameter"}
 // LLAMA-SAME:    tensor<64x32xf32> {{{[^}]*}}}, llmc.name = "lm_head.weight", llmc.role = "parameter", llmc.tp_split = array<i64: 0, 1>}
 
-// MoE: attention as LLaMA's; the router and the experts are replicated.
+// MoE: attention as LLaMA's; the router replicated; the stacked experts
+// split per expert as LLaMA's MLP (w1/w3 column-, w2 row-parallel), and over
+// ep by their first dimension.
 // RUN: llmc compile %S/Inputs/moe-1layer.toml --emit=loss | FileCheck %s --check-prefix=MOE
 // MOE-LABEL: func.func @loss(
 // MOE-SAME:    llmc.name = "model.layers.0.self_attn.q_proj.weight", llmc.role = "parameter", llmc.tp_split = array<i64: 0, 1>}
 // MOE-SAME:    llmc.name = "model.layers.0.self_attn.o_proj.weight", llmc.role = "parameter", llmc.tp_split = array<i64: 1, 1>}
 // MOE-SAME:    llmc.name = "model.layers.0.block_sparse_moe.gate.weight", llmc.role = "parameter"}
-// MOE-SAME:    llmc.name = "model.layers.0.block_sparse_moe.experts.0.w1.weight", llmc.role = "parameter"}
-// MOE-SAME:    llmc.name = "model.layers.0.block_sparse_moe.experts.0.w2.weight", llmc.role = "parameter"}
+// MOE-SAME:    llmc.name = "model.layers.0.block_sparse_moe.experts.w1.weight", llmc.role = "parameter", llmc.tp_split = array<i64: 1, 1>}
+// MOE-SAME:    llmc.name = "model.layers.0.block_sparse_moe.experts.w2.weight", llmc.role = "parameter", llmc.tp_split = array<i64: 2, 1>}
 
 // After the optimizer: the parameter and both moments carry the split.
 // RUN: llmc compile %S/Inputs/gpt2-1layer.toml --emit=llmc-optimizer | FileCheck %s --check-prefix=STEP

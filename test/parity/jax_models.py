@@ -152,12 +152,12 @@ def parameter_shapes(cfg):
         else:
             m = p + "block_sparse_moe."
             shapes[m + "gate.weight"] = (cfg.experts, C)
-            for e in range(cfg.experts):
-                shapes |= {
-                    m + f"experts.{e}.w1.weight": (F, C),
-                    m + f"experts.{e}.w2.weight": (C, F),
-                    m + f"experts.{e}.w3.weight": (F, C),
-                }
+            # llmc stacks the experts' weights (Mixtral: experts.{e}.w1 ...).
+            shapes |= {
+                m + "experts.w1.weight": (cfg.experts, F, C),
+                m + "experts.w2.weight": (cfg.experts, C, F),
+                m + "experts.w3.weight": (cfg.experts, F, C),
+            }
     shapes["model.norm.weight"] = (C,)
     if not cfg.tie_embeddings:
         shapes["lm_head.weight"] = (V, C)
@@ -297,8 +297,8 @@ def sparse_moe(x, p, n, cfg, mutation):
     # Every expert on every token (dense; the model is tiny), then each
     # token's kept choices, weighted.
     expert_out = jnp.stack([
-        swiglu_mlp(x, p[n + f"experts.{e}.w1.weight"], p[n + f"experts.{e}.w3.weight"],
-                   p[n + f"experts.{e}.w2.weight"])
+        swiglu_mlp(x, p[n + "experts.w1.weight"][e], p[n + "experts.w3.weight"][e],
+                   p[n + "experts.w2.weight"][e])
         for e in range(E)
     ])  # [E, N, C]
     picked = expert_out[choice, jnp.arange(N)[:, None]]  # [N, k, C]

@@ -597,6 +597,32 @@ TEST(CollectiveErrors, DTypeOpAndCollectiveMismatchesFailEveryMember) {
   }
 }
 
+// Leading size-1 dimensions hold no data: the partitioner gathers a [1, 4]
+// ZeRO shard along its second dimension into [1, 8] (a layer's router
+// statistics under dp x ep with ZeRO), which is the [4] -> [8] gather.
+TEST(Collectives, LeadingSizeOneDimensionsAreSkipped) {
+  CpuWorld world(2);
+  std::vector<std::vector<float>> in = {{0, 1, 2, 3}, {4, 5, 6, 7}};
+  std::vector<std::vector<float>> out(2, std::vector<float>(8, -1.0f));
+  auto statuses = statusesOf(2, [&](int rank) {
+    return world.allGather(rank, firstRanks(2),
+                           {in[rank].data(), DType::F32, {1, 4}},
+                           {out[rank].data(), DType::F32, {1, 8}});
+  });
+  for (const Status &status : statuses)
+    EXPECT_TRUE(status.isOk()) << status.message();
+  for (const std::vector<float> &o : out)
+    EXPECT_EQ(o, (std::vector<float>{0, 1, 2, 3, 4, 5, 6, 7}));
+  // Other shapes of the same size are still wrong.
+  auto misshapen = statusesOf(2, [&](int rank) {
+    return world.allGather(rank, firstRanks(2),
+                           {in[rank].data(), DType::F32, {1, 4}},
+                           {out[rank].data(), DType::F32, {4, 2}});
+  });
+  for (const Status &status : misshapen)
+    EXPECT_EQ(status.code(), StatusCode::InvalidArgument);
+}
+
 // One member's bad shape fails every member at once, not after the timeout.
 TEST(CollectiveErrors, IndivisibleAndMisshapenBuffersFailEveryMember) {
   CpuWorld world(3, CpuWorldOptions{std::chrono::milliseconds(20000)});

@@ -33,3 +33,15 @@
 // RUN: llmc plan %t.dp4.toml | tr -d , | awk '$2 == "all-reduce" { n++; if ($5 != int(2*3*$4/4)) bad++ } END { print n " rows, " bad+0 " wrong" }' | FileCheck %s --check-prefix=FORMS1
 // FORMS: 3 rows, 0 wrong
 // FORMS1: 1 rows, 0 wrong
+
+// Expert parallelism: MoE tiny (2 layers, 8 experts, top-2) under ep = 4.
+// Each layer's dispatch and combine exchange [E, C/4, D] slot buffers by an
+// all-to-all over ep, forward (2 per layer) and backward (2 per layer: the
+// expert outputs' gradient out, the slots' gradient back; the router
+// weights' gradient reads the forward's combined outputs again): 8
+// all-to-alls, each rank sending (N-1)/N of each.
+// RUN: printf '[model]\nfamily = "moe"\nvocab_size = 256\nlayers = 2\nwidth = 64\nheads = 4\nkv_heads = 2\nffn_width = 96\nexperts = 8\nexperts_per_token = 2\ncapacity_factor = 4.0\n[train]\nbatch_size = 8\nseq_len = 16\n[parallel]\ndevices = "cpu"\nep = 4\n' > %t.ep4.toml
+// RUN: llmc plan %t.ep4.toml | FileCheck %s --check-prefix=EP4
+// EP4:      on each of 4 ranks of mesh {ep=4}:
+// EP4:      ep      all-to-all           8
+// RUN: llmc plan %t.ep4.toml | tr -d , | awk '$2 == "all-to-all" { n++; if ($5 != int(3*$4/4)) bad++ } END { print n " rows, " bad+0 " wrong" }' | FileCheck %s --check-prefix=FORMS1

@@ -57,10 +57,18 @@
 // One device: nothing to verify, exit 0.
 // RUN: sed 's/dp = 2/dp = 1/; s/tp = 2/tp = 1/' %t/dp2tp2.toml > %t/one.toml
 // RUN: llmc verify %t/one.toml | FileCheck %s --check-prefix=ONE
-// ONE: one.toml: [parallel] asks for one device (dp = 1, cp = 1, tp = 1): nothing to verify
+// ONE: one.toml: [parallel] asks for one device (dp = 1, cp = 1, tp = 1, ep = 1): nothing to verify
 
 // Usage errors.
 // RUN: not llmc verify %t/dp2tp2.toml --steps 0 2>&1 | FileCheck %s --check-prefix=STEPS
 // STEPS: llmc verify: --steps expects at least 1, got 0
 // RUN: not llmc verify %S/Inputs/does-not-matter.mlir 2>&1 | FileCheck %s --check-prefix=MLIR
 // MLIR: llmc verify: expected a run description (.toml) with a [parallel] mesh
+
+// An expert-parallel mesh (MoE tiny, dp 2 x ep 2): the same check passes.
+// RUN: printf '[model]\nfamily = "moe"\nvocab_size = 256\nlayers = 2\nwidth = 64\nheads = 4\nkv_heads = 2\nffn_width = 96\nexperts = 8\nexperts_per_token = 2\ncapacity_factor = 4.0\n[train]\nbatch_size = 8\nseq_len = 16\nsteps = 10\nlearning_rate = 1e-3\nwarmup_steps = 2\n[parallel]\ndevices = "cpu"\ndp = 2\nep = 2\n' > %t/ep.toml
+// RUN: llmc verify %t/ep.toml --threads 2 | FileCheck %s --check-prefix=EP
+// EP:      training 3 steps on 4 CPU devices (mesh {dp=2, ep=2})
+// EP:      model.layers.0.block_sparse_moe{{ +}}4  {{[0-9.e+-]+  +[0-9.e+-]+$}}
+// EP:      losses{{ +}}{{[0-9.e+-]+}} relative, worst step (tolerance 1e-05)  ok
+// EP:      mesh {dp=2, ep=2} (4 ranks) matches one device over 3 steps
