@@ -20,7 +20,9 @@ set(runs
   llama-dp2-zero1:llama-1b:dp=2,zero=1:-
   llama-dp2-zero3:llama-1b:dp=2,zero=3:-
   llama-tp2:llama-1b:tp=2:-
-  llama-dp2-weak:llama-1b:dp=2:16)
+  llama-dp2-weak:llama-1b:dp=2:16
+  long-1gpu:llama-long:-:-
+  long-cp2:llama-long:cp=2:-)
 file(MAKE_DIRECTORY "${DEST}")
 foreach(run ${runs})
   string(REPLACE ":" ";" parts ${run})

@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Sharded training on several GPUs against one GPU (issue #9, point 4):
 # GPT-2 124M and a 1B LLaMA (bench/llama-1b.toml), bf16, under dp, dp+ZeRO-1,
-# ZeRO-3 and tp over 2 GPUs, each from the same initial parameters and data
-# as the one-GPU run of the same global batch.
+# ZeRO-3 and tp over 2 GPUs, and a 0.1B LLaMA on 8192-token sequences
+# (bench/llama-long.toml) under cp (ring attention: NCCL send and receive)
+# over 2 GPUs, each from the same initial parameters and data as the
+# one-GPU run of the same global batch.
 #
 #   bench/meshes.sh DEPLOY [STEPS] [MODELS]
 #
 # DEPLOY: what `ninja -C build scaling-deploy` fills (build/deploy-scaling).
-# STEPS: 20 by default. MODELS: "gpt2 llama" by default.
+# STEPS: 20 by default. MODELS: "gpt2 llama long" by default.
 #
 # Check: at every step, |loss_mesh - loss_1gpu| / loss_1gpu <= 1e-2.
 # Why 1e-2: the runs keep bf16 activations and gradients; a sharded run
@@ -20,7 +22,14 @@
 set -euo pipefail
 deploy=$(cd "$1" && pwd)
 steps=${2:-20}
-models=${3:-gpt2 llama}
+models=${3:-gpt2 llama long}
+# The meshes of each model (the artifacts MODEL-RUN.llmcx of scaling-deploy).
+runs_of() {
+  case $1 in
+    long) echo "1gpu cp2" ;;
+    *) echo "1gpu dp2 dp2-zero1 dp2-zero3 tp2" ;;
+  esac
+}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$here/launch.sh"
 export LD_LIBRARY_PATH="$deploy:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
@@ -34,7 +43,7 @@ if [ "$gpus" -lt 2 ]; then
   exit 1
 fi
 for model in $models; do
-  for run in 1gpu dp2 dp2-zero1 dp2-zero3 tp2; do
+  for run in $(runs_of "$model"); do
     n=2
     [ "$run" = 1gpu ] && n=1
     start=$(date +%s%N)
@@ -46,6 +55,7 @@ done
 python3 - "$out" "$steps" $models <<'PY'
 import json, statistics, sys
 out, steps, models = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+RUNS = {"long": ("1gpu", "cp2")}
 TOL = 1e-2
 def rows(name):
     return [json.loads(l) for l in open(f"{out}/{name}.jsonl")]
@@ -54,7 +64,7 @@ print(f"| run | GPUs | steps | first loss | last loss | worst rel. loss diff vs 
 print("|---|---|---|---|---|---|---|---|---|")
 for model in models:
     ref = rows(f"{model}-1gpu")
-    for run in ("1gpu", "dp2", "dp2-zero1", "dp2-zero3", "tp2"):
+    for run in RUNS.get(model, ("1gpu", "dp2", "dp2-zero1", "dp2-zero3", "tp2")):
         r = rows(f"{model}-{run}")
         ms = statistics.median(x["ms_per_step"] for x in r[3:]) if len(r) > 3 else float("nan")
         diffs = [abs(a["loss"] - b["loss"]) / abs(b["loss"]) for a, b in zip(r, ref)]

@@ -114,6 +114,8 @@ public:
   }
   mlir::Value carried(mlir::Operation *original) const {
     return carried_.lookup(original);
+  }
+
   /// All-to-all over mesh axis `axis` (N ranks) on a local value: dimension
   /// `splitDim` is cut into N chunks, chunk j goes to the j-th rank along
   /// the axis, and the chunks received are concatenated along `concatDim`

@@ -248,16 +248,10 @@ void RunParser::checkMesh(SectionReader &s,
                           std::optional<int64_t> deviceCount) {
   const ParallelConfig &p = run.parallel;
   // 1. Axes that are not built yet.
-  for (auto [key, what] : {std::pair<StringRef, StringRef>{"pp", "pipeline"},
-                           {"cp", "context"}, {"ep", "expert"}}) {
-    int64_t size = key == "pp" ? p.pp : key == "cp" ? p.cp : p.ep;
-    if (size > 1)
-      s.error(key, "expected " + key.str() + " = 1, got " +
-                       std::to_string(size) + "; " + what.str() +
-                       " parallelism is not implemented yet (issue #10): "
-                       "remove " +
-                       key.str());
-  }
+  if (p.pp > 1)
+    s.error("pp", "expected pp = 1, got " + std::to_string(p.pp) +
+                      "; pipeline parallelism is not implemented yet (issue "
+                      "#10): remove pp");
 
   // 2. The model and the batch must split evenly.
   if (p.tp > 1 && !s.failed("tp") && modelUsable()) {
