@@ -63,7 +63,17 @@ int main(int argc, char **argv) {
                   perKind[kind]);
     for (const CoverageGap &gap : report.gaps)
       std::printf("    #%zu %s\n", gap.command, gap.message.c_str());
-    uncovered += report.gaps.empty() ? 0 : 1;
+    // The buffer plan must never place a region's value over part of one of
+    // its inputs (docs/buffers.md): the generator refuses such a region, and
+    // here it is a failure of the plan, not a gap of the backend. GPT-2 124M
+    // at B=16 had one before the plan's rule.
+    size_t overlaps = 0;
+    for (const std::string &why : report.unfusedReasons)
+      if (why.find("shares bytes with an input") != std::string::npos) {
+        std::printf("  buffer plan: %s\n", why.c_str());
+        ++overlaps;
+      }
+    uncovered += report.gaps.empty() && overlaps == 0 ? 0 : 1;
   }
   if (uncovered) {
     std::printf("FAILED: %d of %d programs have commands the CUDA backend "
