@@ -5,6 +5,7 @@
 #include "ir/Phase.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringSet.h"
 
 #include <algorithm>
@@ -54,7 +55,8 @@ bool sameLayout(Value operand, Value result) {
 
 class Planner {
 public:
-  explicit Planner(func::FuncOp function) : function(function) {}
+  Planner(func::FuncOp function, int64_t stage)
+      : function(function), stage(stage) {}
   FailureOr<BufferPlan> run();
 
 private:
@@ -83,7 +85,20 @@ private:
   void placeFirstFit();
   void findPeak(BufferPlan &plan);
 
+  /// Whether `op` runs on the planned stage (every op when not pipelined).
+  bool onStage(Operation *op) const {
+    if (stage < 0)
+      return true;
+    auto attr = op->getAttrOfType<IntegerAttr>("llmc.stage");
+    return !attr || attr.getInt() == stage;
+  }
+
   func::FuncOp function;
+  /// The pipeline stage planned (llmc.stage of the ops), or -1: all ops.
+  int64_t stage = -1;
+  /// Returned values that another stage computes: this stage holds a
+  /// placeholder (runtime reads the value from the stage that holds it).
+  llvm::DenseSet<Value> elsewhere;
   std::vector<Operation *> steps;
   int64_t end = 0; ///< the step of the return
   /// Values that stand for another: region block arguments (their
@@ -106,7 +121,7 @@ Value Planner::resolve(Value value) const {
 
 void Planner::collectSteps(Block &block) {
   for (Operation &op : block) {
-    if (op.hasTrait<mlir::OpTrait::IsTerminator>())
+    if (op.hasTrait<mlir::OpTrait::IsTerminator>() || !onStage(&op))
       continue;
     if (op.getNumRegions() == 1 && op.getRegion(0).hasOneBlock()) {
       // A region stands for its body, inlined: its arguments are the op's
@@ -233,7 +248,31 @@ FailureOr<BufferPlan> Planner::run() {
       assign(result, addStorage(s));
     }
   }
+  // A value another stage returns: the argument of its name lends its
+  // buffer (never written here), else a placeholder at the end.
+  for (auto [index, operand] : llvm::enumerate(ret.getOperands())) {
+    Operation *def = operand.getDefiningOp();
+    if (!def || onStage(def) || storageIds.count(operand))
+      continue;
+    elsewhere.insert(operand);
+    auto name = function.getResultAttrOfType<StringAttr>(
+        static_cast<unsigned>(index), "llmc.name");
+    for (BlockArgument arg : body.getArguments())
+      if (name && function.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                                        "llmc.name") == name) {
+        storageIds[operand] = storageIds.lookup(arg);
+        break;
+      }
+    if (storageIds.count(operand))
+      continue;
+    Storage s;
+    s.bytes = alignedBytes(operand.getType());
+    s.first = s.last = end;
+    storageIds[operand] = addStorage(s);
+  }
   for (Value operand : ret.getOperands()) {
+    if (elsewhere.contains(operand))
+      continue;
     Storage &s = storages[storageOf(operand)];
     s.returned = true;
     s.last = end;
@@ -250,13 +289,21 @@ FailureOr<BufferPlan> Planner::run() {
   };
   for (BlockArgument arg : body.getArguments())
     record(arg);
-  function.walk([&](Operation *op) {
+  function.walk<WalkOrder::PreOrder>([&](Operation *op) {
+    if (op->getParentOp() == function.getOperation() && !onStage(op) &&
+        !isa<func::ReturnOp>(op)) {
+      for (Value result : op->getResults())
+        if (elsewhere.contains(result))
+          record(result);
+      return WalkResult::skip();
+    }
     for (Value result : op->getResults())
       record(result);
     for (Region &region : op->getRegions())
       for (Block &block : region)
         for (BlockArgument arg : block.getArguments())
           record(arg);
+    return WalkResult::advance();
   });
   return std::move(plan);
 }
@@ -272,7 +319,7 @@ void Planner::donate(func::ReturnOp ret) {
   for (auto [index, operand] : llvm::enumerate(ret.getOperands())) {
     auto name = function.getResultAttrOfType<StringAttr>(
         static_cast<unsigned>(index), "llmc.name");
-    if (!name)
+    if (!name || elsewhere.contains(operand))
       continue;
     for (BlockArgument arg : body.getArguments()) {
       auto argName = function.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
@@ -401,10 +448,10 @@ void Planner::findPeak(BufferPlan &result) {
 
 } // namespace
 
-FailureOr<BufferPlan> planBuffers(func::FuncOp function) {
+FailureOr<BufferPlan> planBuffers(func::FuncOp function, int64_t stage) {
   if (!function.getBody().hasOneBlock())
     return function.emitError() << "buffer plan: expected one block";
-  return Planner(function).run();
+  return Planner(function, stage).run();
 }
 
 } // namespace llmc

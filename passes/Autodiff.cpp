@@ -193,6 +193,10 @@ LogicalResult AutodiffPass::buildStep(func::FuncOp loss, func::FuncOp step) {
   Value lossSum;
   SmallVector<Value> gradSums(params.size());
   for (int64_t i = 0; i < count; ++i) {
+    // Every op built for microbatch i says so (llmc.microbatch), so that a
+    // pipeline schedule (llmc-split-pipeline) can order the microbatches;
+    // the later passes carry the attribute to what they build from it.
+    size_t firstCreated = created.ops.size();
     IRMapping mapping;
     for (auto [from, to] :
          llvm::zip(source.getArguments(), entry->getArguments())) {
@@ -231,6 +235,11 @@ LogicalResult AutodiffPass::buildStep(func::FuncOp loss, func::FuncOp step) {
       if (grad)
         sum = sum ? llmc::AddOp::create(b, grad.getLoc(), sum, grad).getResult()
                   : grad;
+    if (count > 1) {
+      auto tag = b.getI64IntegerAttr(i);
+      for (size_t k = firstCreated; k < created.ops.size(); ++k)
+        created.ops[k]->setAttr("llmc.microbatch", tag);
+    }
   }
 
   // Return the mean loss and one gradient per parameter (zeros for one the

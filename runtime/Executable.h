@@ -21,9 +21,9 @@
 
 namespace llmc::rt {
 
-/// The format version this runtime writes. It also reads version 2 (no
-/// mesh, no shardings: one device).
-constexpr uint32_t kExecutableVersion = 3;
+/// The format version this runtime writes. It also reads version 3 (no
+/// output stages) and version 2 (no mesh, no shardings: one device).
+constexpr uint32_t kExecutableVersion = 4;
 constexpr uint32_t kOldestExecutableVersion = 2;
 
 /// How a parameter is initialized (llmc.init), for training from scratch.
@@ -90,6 +90,10 @@ struct OutputInfo {
   std::string name;   ///< "loss", or "output<i>"
   int32_t value = -1; ///< the value slot holding it
   TensorSharding sharding; ///< as ArgumentInfo::sharding
+  /// A pipelined program: the position along the mesh axis "pp" of the
+  /// ranks that compute it; the other ranks' slot is never written, and
+  /// the runtime reads the output there. -1: every rank holds it.
+  int32_t pipelineStage = -1;
 };
 
 /// One value of a rank's program: its type and its place in the arena.

@@ -429,6 +429,9 @@ std::vector<uint8_t> serializeExecutable(const Executable &exe) {
     w.pod<int32_t>(out.value);
     if (sharded)
       writeSharding(w, out.sharding);
+    // Version 4: the pipeline stage that holds it.
+    if (exe.version >= 4)
+      w.pod<int32_t>(out.pipelineStage);
   }
   w.pod<uint32_t>(static_cast<uint32_t>(exe.ranks.size()));
   for (const RankProgram &rank : exe.ranks)
@@ -551,7 +554,8 @@ Status parseExecutable(const uint8_t *data, size_t size,
     for (OutputInfo &out : exe.outputs)
       ok = ok && r.str(out.name, "an output's name") &&
            r.pod(out.value, "an output's value slot") &&
-           (!sharded || readSharding(r, out.sharding));
+           (!sharded || readSharding(r, out.sharding)) &&
+           (version < 4 || r.pod(out.pipelineStage, "an output's stage"));
   }
   ok = ok && r.count(n, 20, "rank programs");
   if (ok) {

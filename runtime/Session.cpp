@@ -215,6 +215,23 @@ Status Session::run() {
   return runOnDevices(numRanks(), [this](int rank) { return runRank(rank); });
 }
 
+int Session::holderOf(int32_t stage, int rank) const {
+  if (stage < 0)
+    return rank;
+  // Row-major over the mesh axes (last fastest): replace the pp coordinate.
+  int stride = 1, result = rank;
+  for (size_t a = executable_.mesh.size(); a-- > 0;) {
+    const MeshAxisInfo &axis = executable_.mesh[a];
+    if (axis.name == "pp") {
+      int coordinate = (rank / stride) % axis.size;
+      result += (stage - coordinate) * stride;
+      break;
+    }
+    stride *= axis.size;
+  }
+  return result;
+}
+
 Status Session::output(size_t index, TensorRef &tensor, int rank) const {
   if (index >= executable_.outputs.size() || rank < 0 || rank >= numRanks())
     return Status::error(StatusCode::NotFound,
@@ -223,7 +240,9 @@ Status Session::output(size_t index, TensorRef &tensor, int rank) const {
                              " outputs on " + std::to_string(numRanks()) +
                              " ranks, asked for #" + std::to_string(index) +
                              " on rank " + std::to_string(rank));
-  tensor = slot(rank, executable_.outputs[index].value);
+  // A pipelined program computes an output on one stage's ranks only.
+  const OutputInfo &out = executable_.outputs[index];
+  tensor = slot(holderOf(out.pipelineStage, rank), out.value);
   return Status::ok();
 }
 
@@ -280,20 +299,20 @@ Status Session::setArgumentFromOutput(const std::string &name, size_t output) {
 }
 
 Status Session::globalToHost(int32_t value, const TensorSharding &sharding,
-                             HostTensor &tensor) const {
+                             HostTensor &tensor, int32_t stage) const {
   tensor.storage.clear();
-  // Replicated: rank 0's copy, without copying it.
+  // Replicated: rank 0's copy (its stage's), without copying it.
   if (sharding.replicated()) {
-    tensor.view = slot(0, value);
+    tensor.view = slot(holderOf(stage, 0), value);
     return Status::ok();
   }
-  TensorRef first = slot(0, value);
+  TensorRef first = slot(holderOf(stage, 0), value);
   Shape global;
   LLMC_RETURN_IF_ERROR(
       globalShape(first.shape, sharding, executable_.mesh, global));
   std::vector<const void *> locals;
   for (int rank = 0; rank < numRanks(); ++rank)
-    locals.push_back(slot(rank, value).data);
+    locals.push_back(slot(holderOf(stage, rank), value).data);
   tensor.storage.resize(static_cast<size_t>(numElements(global)) *
                         dtypeSize(first.dtype));
   LLMC_RETURN_IF_ERROR(assembleShards(locals, dtypeSize(first.dtype), global,
@@ -307,7 +326,7 @@ Status Session::outputToHost(size_t index, HostTensor &tensor) const {
   TensorRef local;
   LLMC_RETURN_IF_ERROR(output(index, local));
   const OutputInfo &out = executable_.outputs[index];
-  return globalToHost(out.value, out.sharding, tensor);
+  return globalToHost(out.value, out.sharding, tensor, out.pipelineStage);
 }
 
 Status Session::argumentToHost(size_t index, HostTensor &tensor) const {

@@ -58,6 +58,14 @@ pipelineOptionsFor(const std::optional<llmc::RunDescription> &description) {
   const llmc::ParallelConfig &par = description->parallel;
   options.parallel.dp = par.dp;
   options.parallel.tp = par.tp;
+  options.parallel.pp = par.pp;
+  options.parallel.pipelineSchedule =
+      par.pipelineSchedule == llmc::PipelineSchedule::GPipe ? "gpipe"
+      : par.pipelineSchedule == llmc::PipelineSchedule::Interleaved
+          ? "interleaved"
+          : "1f1b";
+  options.parallel.virtualStages = par.virtualStages;
+  options.parallel.pipelineBoundaries = par.pipelineBoundaries;
   options.parallel.sp = par.sequenceParallel;
   options.parallel.zero = par.zero;
   return options;

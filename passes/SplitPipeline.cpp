@@ -1,0 +1,617 @@
+//===- SplitPipeline.cpp - pipeline stages and their schedule -------------===//
+//
+// DESIGN.md step 6, on the program llmc-partition built for a mesh with a
+// `pp` axis (nothing is split over it: every pp position runs the same SPMD
+// program until this pass gives each its part). One function stays one
+// function; codegen emits for each rank only the ops of its stage.
+//
+// 1. Layers: every op whose model part names a layer ("transformer.h.3.mlp",
+//    "model.layers.3...") belongs to it; the others follow their operands:
+//    forward and optimizer ops the latest layer they read (the head and the
+//    loss join the last layer), backward ops the earliest (a gradient flows
+//    from the last layer to the first; the tied embedding's two gradient
+//    contributions are summed where the embedding is). The embedding, which
+//    reads no layer, goes with layer 0. Cheap ops that read only arguments
+//    (constants, input slices, scalar step arithmetic) are replicated: each
+//    stage that reads one gets its own copy.
+// 2. Chunks: the layers are cut into stages x virtual-stages contiguous
+//    chunks, balanced by the ops' CostOpInterface flops (the least maximum
+//    chunk cost) or where `boundaries` pins them. Chunk k runs on stage
+//    k mod stages (interleaved: a stage holds every stages-th chunk).
+// 3. Units: a forward op of microbatch m (llmc.microbatch, from
+//    llmc-autodiff) in chunk k is unit F(k, m), a backward op B(k, m);
+//    what reads no microbatch comes first, the optimizer last.
+// 4. The schedule: each stage's order of units (GPipe, 1F1B, interleaved
+//    1F1B), simulated with each unit taking its cost to find one global
+//    order (the order the units start in) and the bubble fraction.
+// 5. The body is reordered to that global order, and every value read on
+//    another stage is sent right after it is made (llmc.send + llmc.recv,
+//    adjacent). Every rank meets its transfers in the same global order, so
+//    blocking send/recv cannot deadlock.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ir/LlmcOps.h"
+#include "ir/Phase.h"
+#include "ir/Sharding.h"
+#include "passes/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/StringExtras.h"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <optional>
+#include <set>
+#include <tuple>
+
+namespace llmc {
+#define GEN_PASS_DEF_SPLITPIPELINEPASS
+#include "passes/Passes.h.inc"
+} // namespace llmc
+
+using namespace mlir;
+
+namespace llmc {
+namespace {
+
+constexpr int64_t kNoLayer = std::numeric_limits<int64_t>::min();
+
+/// The layer a model part names: its first dot-separated component that is
+/// a number ("transformer.h.3.attn" -> 3), or -1.
+int64_t layerOf(StringRef part) {
+  SmallVector<StringRef> pieces;
+  part.split(pieces, '.');
+  for (StringRef piece : pieces) {
+    int64_t n = 0;
+    if (!piece.getAsInteger(10, n))
+      return n;
+  }
+  return -1;
+}
+
+/// Where an op's unit sits in a stage's program.
+enum class Part : uint8_t { Head, Forward, Backward, Tail };
+
+struct Unit {
+  int64_t chunk = 0;
+  bool backward = false;
+  int64_t microbatch = 0;
+  bool operator<(const Unit &other) const {
+    return std::tie(chunk, backward, microbatch) <
+           std::tie(other.chunk, other.backward, other.microbatch);
+  }
+};
+
+struct Placement {
+  int64_t chunk = 0;
+  Part part = Part::Head;
+  int64_t microbatch = -1;
+};
+
+struct SplitPipelinePass
+    : public impl::SplitPipelinePassBase<SplitPipelinePass> {
+  using Base::Base;
+
+  void runOnOperation() override;
+
+private:
+  int64_t stageOf(int64_t chunk) const { return chunk % stages; }
+  bool isReplicable(Operation *op) const;
+  LogicalResult checkOptions(func::FuncOp step);
+  FailureOr<SmallVector<int64_t>> chunkStarts(func::FuncOp step,
+                                              ArrayRef<double> layerCost);
+  std::vector<std::vector<Unit>> stageOrders() const;
+
+  llvm::DenseSet<Operation *> replicable;
+};
+
+/// Ops that are cheap and read only arguments (or other such ops): every
+/// stage that reads one computes its own copy instead of receiving it.
+bool SplitPipelinePass::isReplicable(Operation *op) const {
+  bool fromArguments = llvm::all_of(op->getOperands(), [&](Value v) {
+    Operation *def = v.getDefiningOp();
+    return !def || replicable.contains(def);
+  });
+  if (!fromArguments || op->getNumResults() != 1)
+    return false;
+  if (isa<ConstantOp, IotaOp, LrScheduleOp, AxisOffsetOp, SliceOp, ReshapeOp,
+          BroadcastOp, TransposeOp, CastOp>(op))
+    return true;
+  // Scalar arithmetic on the step counter (bias corrections and the like).
+  return cast<RankedTensorType>(op->getResult(0).getType()).getRank() == 0;
+}
+
+LogicalResult SplitPipelinePass::checkOptions(func::FuncOp step) {
+  if (schedule != "gpipe" && schedule != "1f1b" && schedule != "interleaved")
+    return step.emitError() << "expected schedule gpipe, 1f1b or interleaved, "
+                               "got '"
+                            << schedule << "'";
+  if (virtualStages < 1 || microbatches < 1)
+    return step.emitError() << "expected virtual-stages >= 1 and "
+                               "microbatches >= 1, got "
+                            << virtualStages << " and " << microbatches;
+  if (schedule != "interleaved" && virtualStages != 1)
+    return step.emitError()
+           << "expected virtual-stages = 1 with schedule " << schedule
+           << ", got " << virtualStages
+           << "; model chunks per stage need schedule interleaved";
+  if (schedule == "interleaved" && microbatches % stages != 0)
+    return step.emitError()
+           << "expected the interleaved schedule's microbatches to be a "
+              "multiple of the "
+           << stages << " stages, got " << microbatches;
+  return success();
+}
+
+/// The first layer of every chunk (step 2): pinned, or the contiguous split
+/// with the least maximum chunk cost (dynamic programming over the cuts).
+FailureOr<SmallVector<int64_t>>
+SplitPipelinePass::chunkStarts(func::FuncOp step, ArrayRef<double> layerCost) {
+  int64_t layers = static_cast<int64_t>(layerCost.size());
+  int64_t chunks = stages * virtualStages;
+  if (layers < chunks)
+    return step.emitError() << "expected at least " << chunks
+                            << " layers for " << stages << " stages x "
+                            << virtualStages
+                            << " virtual stages (one layer per chunk), the "
+                               "model has "
+                            << layers;
+  SmallVector<int64_t> starts = {0};
+  if (!boundaries.empty()) {
+    if (static_cast<int64_t>(boundaries.size()) != chunks - 1)
+      return step.emitError()
+             << "expected " << chunks - 1
+             << " pipeline boundaries (the first layer of every chunk after "
+                "the first), got "
+             << boundaries.size();
+    for (int64_t b : boundaries) {
+      if (b <= starts.back() || b >= layers)
+        return step.emitError()
+               << "expected increasing pipeline boundaries in [1, " << layers
+               << "), got " << b << " after " << starts.back();
+      starts.push_back(b);
+    }
+    return starts;
+  }
+  // best[c][l]: the least maximum cost of the first l layers in c chunks.
+  SmallVector<double> prefix(layers + 1, 0.0);
+  for (int64_t l = 0; l < layers; ++l)
+    prefix[l + 1] = prefix[l] + layerCost[l];
+  const double inf = std::numeric_limits<double>::infinity();
+  std::vector<std::vector<double>> best(
+      chunks + 1, std::vector<double>(layers + 1, inf));
+  std::vector<std::vector<int64_t>> cut(chunks + 1,
+                                        std::vector<int64_t>(layers + 1, 0));
+  best[0][0] = 0.0;
+  for (int64_t c = 1; c <= chunks; ++c)
+    for (int64_t l = c; l <= layers; ++l)
+      for (int64_t k = c - 1; k < l; ++k) {
+        double cost = std::max(best[c - 1][k], prefix[l] - prefix[k]);
+        if (cost < best[c][l]) {
+          best[c][l] = cost;
+          cut[c][l] = k;
+        }
+      }
+  SmallVector<int64_t> reversed;
+  for (int64_t c = chunks, l = layers; c > 1; --c) {
+    l = cut[c][l];
+    reversed.push_back(l);
+  }
+  starts.append(reversed.rbegin(), reversed.rend());
+  return starts;
+}
+
+/// Each stage's units in the order it runs them (step 4).
+std::vector<std::vector<Unit>> SplitPipelinePass::stageOrders() const {
+  std::vector<std::vector<Unit>> orders(stages);
+  int64_t m = microbatches, p = stages, v = virtualStages;
+  for (int64_t s = 0; s < p; ++s) {
+    std::vector<Unit> &order = orders[s];
+    if (schedule == "gpipe") {
+      // Every forward, then every backward (in microbatch order, the order
+      // gradient accumulation adds them in).
+      for (int64_t i = 0; i < m; ++i)
+        order.push_back({s, false, i});
+      for (int64_t i = 0; i < m; ++i)
+        order.push_back({s, true, i});
+      continue;
+    }
+    // 1F1B and its interleaved form (Megatron-LM): warm-up forwards, then
+    // one forward and one backward in turn, then the remaining backwards.
+    // The n-th forward (backward) unit of a stage: microbatches in groups of
+    // p, each group through every chunk (backward: the chunks reversed).
+    int64_t units = m * v;
+    auto nth = [&](int64_t n, bool backward) {
+      int64_t group = n / (p * v), within = n % (p * v);
+      int64_t local = within / p;
+      if (backward)
+        local = v - 1 - local;
+      return Unit{local * p + s, backward, group * p + within % p};
+    };
+    int64_t warmup = v == 1 ? std::min(p - s - 1, m)
+                            : std::min((p - s - 1) * 2 + (v - 1) * p, units);
+    for (int64_t n = 0; n < warmup; ++n)
+      order.push_back(nth(n, false));
+    for (int64_t n = 0; n < units; ++n) {
+      if (warmup + n < units)
+        order.push_back(nth(warmup + n, false));
+      order.push_back(nth(n, true));
+    }
+  }
+  return orders;
+}
+
+void SplitPipelinePass::runOnOperation() {
+  ModuleOp module = getOperation();
+  auto step = module.lookupSymbol<func::FuncOp>(function);
+  if (!step || stages <= 1)
+    return;
+  if (failed(checkOptions(step)))
+    return signalPassFailure();
+  FailureOr<Mesh> mesh = Mesh::fromModule(module);
+  int64_t ppAxis = succeeded(mesh) ? mesh->axisIndex("pp") : -1;
+  if (ppAxis < 0 || mesh->sizes[ppAxis] != stages) {
+    step.emitError() << "expected the module's mesh to have a pp axis of "
+                     << stages << " (run llmc-partition with pp = " << stages
+                     << " first)";
+    return signalPassFailure();
+  }
+  MLIRContext *ctx = module.getContext();
+  Block &body = step.getBody().front();
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  SmallVector<Operation *> ops;
+  for (Operation &op : body.without_terminator())
+    ops.push_back(&op);
+
+  // 1. Layers.
+  llvm::DenseMap<Operation *, int64_t> layer;
+  int64_t layers = 0;
+  for (Operation *op : ops) {
+    if (isReplicable(op)) {
+      replicable.insert(op);
+      continue;
+    }
+    int64_t l = layerOf(modelPartOf(op->getLoc()));
+    if (l < 0) {
+      bool backward = phaseOf(op->getLoc()) == Phase::Backward;
+      l = kNoLayer;
+      for (Value v : op->getOperands()) {
+        auto it = layer.find(v.getDefiningOp());
+        if (it == layer.end() || it->second == kNoLayer)
+          continue;
+        l = l == kNoLayer ? it->second
+            : backward    ? std::min(l, it->second)
+                          : std::max(l, it->second);
+      }
+      // Reads no layer: the embedding (forward) or what starts the
+      // backward (a seed), or the optimizer's own bookkeeping.
+      if (l == kNoLayer)
+        l = backward ? std::numeric_limits<int64_t>::max() : -1;
+    }
+    layer[op] = l;
+    if (l >= 0 && l != std::numeric_limits<int64_t>::max())
+      layers = std::max(layers, l + 1);
+  }
+  // The embedding (-1) joins layer 0, a backward seed (max) the last.
+  SmallVector<double> layerCost(layers, 0.0);
+  for (Operation *op : ops) {
+    auto it = layer.find(op);
+    if (it == layer.end())
+      continue;
+    int64_t &l = it->second;
+    l = std::clamp<int64_t>(l, 0, std::max<int64_t>(layers - 1, 0));
+    if (auto cost = dyn_cast<CostOpInterface>(op); cost && layers > 0)
+      layerCost[l] += cost.getFlops();
+  }
+
+  // 2. Chunks.
+  FailureOr<SmallVector<int64_t>> starts = chunkStarts(step, layerCost);
+  if (failed(starts))
+    return signalPassFailure();
+  auto chunkOfLayer = [&](int64_t l) {
+    return static_cast<int64_t>(
+               std::upper_bound(starts->begin(), starts->end(), l) -
+               starts->begin()) -
+           1;
+  };
+
+  // 3. Units.
+  llvm::DenseMap<Operation *, Placement> place;
+  llvm::DenseMap<Operation *, int64_t> microbatchOf;
+  std::map<Unit, double> unitCost;
+  for (Operation *op : ops) {
+    if (replicable.contains(op))
+      continue;
+    // Its own microbatch (llmc-autodiff's tag), else the latest it reads.
+    int64_t mb = -1, read = -1;
+    if (auto attr = op->getAttrOfType<IntegerAttr>("llmc.microbatch"))
+      mb = attr.getInt();
+    Part part = Part::Head;
+    for (Value v : op->getOperands())
+      if (auto it = place.find(v.getDefiningOp()); it != place.end()) {
+        read = std::max(read, it->second.microbatch);
+        part = std::max(part, it->second.part);
+      }
+    if (mb < 0)
+      mb = read;
+    if (microbatches == 1 && mb < 0)
+      mb = 0;
+    Phase phase = phaseOf(op->getLoc());
+    Part own = phase == Phase::Optimizer ? Part::Tail
+               : mb < 0                  ? Part::Head
+               : phase == Phase::Backward ? Part::Backward
+                                          : Part::Forward;
+    // A forward-tagged op that reads a backward value runs in the backward.
+    part = std::max(part, own);
+    Placement p{chunkOfLayer(layer[op]), part, mb};
+    place[op] = p;
+    if (part == Part::Forward || part == Part::Backward)
+      if (auto cost = dyn_cast<CostOpInterface>(op))
+        unitCost[Unit{p.chunk, part == Part::Backward, mb}] += cost.getFlops();
+  }
+
+  // 4. The schedule, simulated: a unit starts when its stage is free and
+  // the unit it needs (the previous chunk's forward, the next chunk's
+  // backward) has finished.
+  int64_t chunks = stages * virtualStages;
+  std::vector<std::vector<Unit>> orders = stageOrders();
+  std::map<Unit, double> finish;
+  std::vector<size_t> next(stages, 0);
+  std::vector<double> freeAt(stages, 0.0);
+  std::vector<Unit> global;
+  double busy = 0.0;
+  auto costOf = [&](const Unit &u) {
+    auto it = unitCost.find(u);
+    return it == unitCost.end() ? 0.0 : it->second;
+  };
+  for (;;) {
+    int64_t chosen = -1;
+    double chosenStart = 0.0;
+    for (int64_t s = 0; s < stages; ++s) {
+      if (next[s] == orders[s].size())
+        continue;
+      const Unit &u = orders[s][next[s]];
+      std::optional<Unit> need;
+      if (!u.backward && u.chunk > 0)
+        need = Unit{u.chunk - 1, false, u.microbatch};
+      else if (u.backward)
+        need = u.chunk == chunks - 1 ? Unit{u.chunk, false, u.microbatch}
+                                     : Unit{u.chunk + 1, true, u.microbatch};
+      double start = freeAt[s];
+      if (need) {
+        auto it = finish.find(*need);
+        if (it == finish.end())
+          continue;
+        start = std::max(start, it->second);
+      }
+      if (chosen < 0 || start < chosenStart) {
+        chosen = s;
+        chosenStart = start;
+      }
+    }
+    if (chosen < 0)
+      break;
+    const Unit u = orders[chosen][next[chosen]++];
+    double cost = costOf(u);
+    busy += cost;
+    freeAt[chosen] = chosenStart + cost;
+    finish[u] = freeAt[chosen];
+    global.push_back(u);
+  }
+  for (int64_t s = 0; s < stages; ++s)
+    if (next[s] != orders[s].size()) {
+      step.emitError() << "pipeline schedule " << schedule
+                       << " cannot proceed on stage " << s;
+      return signalPassFailure();
+    }
+  double makespan = *std::max_element(freeAt.begin(), freeAt.end());
+  double bubble = makespan > 0 ? 1.0 - busy / (stages * makespan) : 0.0;
+  // Forward units whose backward has not run yet, per stage: the
+  // activations a stage keeps at once (in microbatch-chunks).
+  SmallVector<int64_t> inFlight(stages, 0);
+  for (int64_t s = 0; s < stages; ++s) {
+    int64_t live = 0;
+    for (const Unit &u : orders[s]) {
+      live += u.backward ? -1 : 1;
+      inFlight[s] = std::max(inFlight[s], live);
+    }
+  }
+
+  // 5a. Replicated ops: one copy per stage that reads it (users first, so a
+  // copy's readers are known before the copy is made).
+  llvm::DenseMap<Operation *, std::set<int64_t>> readers;
+  for (Operation *op : llvm::reverse(ops)) {
+    if (!replicable.contains(op))
+      continue;
+    std::set<int64_t> &stagesOf = readers[op];
+    for (Operation *user : op->getUsers()) {
+      if (isa<func::ReturnOp>(user))
+        stagesOf.insert(0);
+      else if (replicable.contains(user))
+        stagesOf.insert(readers[user].begin(), readers[user].end());
+      else
+        stagesOf.insert(stageOf(place[user].chunk));
+    }
+  }
+  std::map<std::pair<Operation *, int64_t>, Operation *> copyOf;
+  SmallVector<Operation *> order;
+  OpBuilder builder(ctx);
+  auto stageAttr = [&](int64_t s) { return builder.getI64IntegerAttr(s); };
+  for (Operation *op : ops) {
+    if (!replicable.contains(op))
+      continue;
+    for (int64_t s : readers[op]) {
+      builder.setInsertionPoint(op);
+      Operation *copy = builder.clone(*op);
+      for (OpOperand &operand : copy->getOpOperands())
+        if (Operation *def = operand.get().getDefiningOp())
+          operand.set(copyOf.at({def, s})->getResult(0));
+      copy->setAttr("llmc.stage", stageAttr(s));
+      copyOf[{op, s}] = copy;
+      order.push_back(copy);
+    }
+  }
+  auto stageOfUser = [&](Operation *user) -> int64_t {
+    if (isa<func::ReturnOp>(user))
+      return 0;
+    return stageOf(place.lookup(user).chunk);
+  };
+  for (Operation *op : ops) {
+    if (replicable.contains(op))
+      continue;
+    for (OpOperand &operand : op->getOpOperands())
+      if (Operation *def = operand.get().getDefiningOp();
+          def && replicable.contains(def))
+        operand.set(copyOf.at({def, stageOfUser(op)})->getResult(0));
+  }
+  for (OpOperand &operand : ret->getOpOperands())
+    if (Operation *def = operand.get().getDefiningOp();
+        def && replicable.contains(def))
+      operand.set(copyOf.at({def, 0})->getResult(0));
+  for (Operation *op : llvm::reverse(ops))
+    if (replicable.contains(op)) {
+      op->dropAllUses();
+      op->erase();
+    }
+
+  // 5b. The global order: what reads no microbatch, the units as the
+  // simulation started them, the optimizer.
+  std::map<Unit, SmallVector<Operation *>> unitOps;
+  SmallVector<Operation *> tail;
+  for (Operation *op : ops) {
+    auto it = place.find(op);
+    if (it == place.end())
+      continue;
+    const Placement &p = it->second;
+    op->setAttr("llmc.stage", stageAttr(stageOf(p.chunk)));
+    if (virtualStages > 1)
+      op->setAttr("llmc.chunk", builder.getI64IntegerAttr(p.chunk));
+    if (p.part == Part::Head)
+      order.push_back(op);
+    else if (p.part == Part::Tail)
+      tail.push_back(op);
+    else
+      unitOps[Unit{p.chunk, p.part == Part::Backward, p.microbatch}]
+          .push_back(op);
+  }
+  for (const Unit &u : global)
+    llvm::append_range(order, unitOps[u]);
+  for (const Unit &u : global)
+    unitOps.erase(u);
+  if (!unitOps.empty()) {
+    const Unit &u = unitOps.begin()->first;
+    step.emitError() << "pipeline split: microbatch " << u.microbatch
+                     << " of chunk " << u.chunk
+                     << " is not in the schedule (microbatches = "
+                     << microbatches << ")";
+    return signalPassFailure();
+  }
+  llvm::append_range(order, tail);
+  for (Operation *op : order)
+    op->moveBefore(ret);
+
+  // The order must respect every dependence (the schedule's per-stage
+  // orders and the microbatch chains are assumed; this checks them).
+  llvm::DenseSet<Operation *> seen;
+  bool ok = true;
+  for (Operation *op : order) {
+    for (Value v : op->getOperands())
+      if (Operation *def = v.getDefiningOp(); def && !seen.contains(def)) {
+        InFlightDiagnostic diag =
+            op->emitOpError() << "pipeline schedule " << schedule
+                              << " runs this op before a value it reads";
+        diag.attachNote(def->getLoc()) << "the value is made here";
+        ok = false;
+        break;
+      }
+    seen.insert(op);
+    if (!ok)
+      break;
+  }
+  if (!ok)
+    return signalPassFailure();
+
+  // 5c. Transfers: a value read on another stage is sent right after it is
+  // made, once per reading stage.
+  std::map<std::pair<Operation *, int64_t>, Value> received;
+  llvm::DenseMap<Operation *, Operation *> lastAfter;
+  auto stageAt = [](Operation *op) {
+    auto attr = op->getAttrOfType<IntegerAttr>("llmc.stage");
+    return attr ? attr.getInt() : -1;
+  };
+  auto transfer = [&](Value value, int64_t to, Operation *reader) -> Value {
+    Operation *def = value.getDefiningOp();
+    int64_t from = stageAt(def);
+    auto key = std::make_pair(def, to);
+    if (auto it = received.find(key); it != received.end())
+      return it->second;
+    Operation *after = lastAfter.lookup(def);
+    builder.setInsertionPointAfter(after ? after : def);
+    Location loc = def->getLoc();
+    std::string part = modelPartOf(loc);
+    Phase phase = phaseOf(loc);
+    std::string what = phase == Phase::Forward    ? "activation"
+                       : phase == Phase::Backward ? "gradient"
+                                                  : "value";
+    auto mb = def->getAttrOfType<IntegerAttr>("llmc.microbatch");
+    std::string reason =
+        what + " " + (part.empty() ? std::string("(no model part)") : part) +
+        " (" + phaseName(phase).str() +
+        (mb ? ", microbatch " + std::to_string(mb.getInt()) : "") +
+        "): stage " + std::to_string(from) + " -> " + std::to_string(to) +
+        ", for " + modelPartOf(reader->getLoc());
+    auto send = SendOp::create(builder, loc, value, ppAxis, from, to);
+    auto recv = RecvOp::create(builder, loc, value.getType(), ppAxis, from, to);
+    int64_t bytes = tensorBytes(value.getType());
+    for (auto [op, s] : {std::pair<Operation *, int64_t>{send, from},
+                         {recv, to}}) {
+      op->setAttr("llmc.stage", stageAttr(s));
+      op->setAttr("llmc.reason", builder.getStringAttr(reason));
+      op->setAttr("llmc.bytes_per_rank", builder.getI64IntegerAttr(bytes));
+      if (mb)
+        op->setAttr("llmc.microbatch", mb);
+      if (auto chunk = def->getAttr("llmc.chunk"))
+        op->setAttr("llmc.chunk", chunk);
+    }
+    lastAfter[def] = recv;
+    received[key] = recv.getResult();
+    return recv.getResult();
+  };
+  for (Operation *op : order) {
+    int64_t here = stageAt(op);
+    for (OpOperand &operand : op->getOpOperands()) {
+      Operation *def = operand.get().getDefiningOp();
+      if (def && stageAt(def) != here)
+        operand.set(transfer(operand.get(), here, op));
+    }
+  }
+
+  // Results: the stage that holds each (the runtime reads it there).
+  for (OpOperand &operand : ret->getOpOperands())
+    if (Operation *def = operand.get().getDefiningOp())
+      step.setResultAttr(operand.getOperandNumber(), "llmc.stage",
+                         stageAttr(stageAt(def)));
+  SmallVector<int64_t> pinned(starts->begin() + 1, starts->end());
+  SmallVector<NamedAttribute> info = {
+      builder.getNamedAttr("stages", builder.getI64IntegerAttr(stages)),
+      builder.getNamedAttr("schedule", builder.getStringAttr(schedule)),
+      builder.getNamedAttr("virtual_stages",
+                           builder.getI64IntegerAttr(virtualStages)),
+      builder.getNamedAttr("microbatches",
+                           builder.getI64IntegerAttr(microbatches)),
+      builder.getNamedAttr("layers", builder.getI64IntegerAttr(layers)),
+      builder.getNamedAttr("boundaries", builder.getDenseI64ArrayAttr(pinned)),
+      builder.getNamedAttr("bubble", builder.getF64FloatAttr(bubble)),
+      builder.getNamedAttr("in_flight", builder.getDenseI64ArrayAttr(inFlight)),
+  };
+  step->setAttr("llmc.pipeline", builder.getDictionaryAttr(info));
+}
+
+} // namespace
+} // namespace llmc
