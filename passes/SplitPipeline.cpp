@@ -128,6 +128,9 @@ bool SplitPipelinePass::isReplicable(Operation *op) const {
 }
 
 LogicalResult SplitPipelinePass::checkOptions(func::FuncOp step) {
+  const int64_t stages = this->stages, microbatches = this->microbatches,
+                virtualStages = this->virtualStages;
+  const std::string schedule = this->schedule;
   if (schedule != "gpipe" && schedule != "1f1b" && schedule != "interleaved")
     return step.emitError() << "expected schedule gpipe, 1f1b or interleaved, "
                                "got '"
@@ -153,6 +156,7 @@ LogicalResult SplitPipelinePass::checkOptions(func::FuncOp step) {
 /// with the least maximum chunk cost (dynamic programming over the cuts).
 FailureOr<SmallVector<int64_t>>
 SplitPipelinePass::chunkStarts(func::FuncOp step, ArrayRef<double> layerCost) {
+  const int64_t stages = this->stages, virtualStages = this->virtualStages;
   int64_t layers = static_cast<int64_t>(layerCost.size());
   int64_t chunks = stages * virtualStages;
   if (layers < chunks)
@@ -249,6 +253,9 @@ std::vector<std::vector<Unit>> SplitPipelinePass::stageOrders() const {
 
 void SplitPipelinePass::runOnOperation() {
   ModuleOp module = getOperation();
+  // The options as plain values (a pass option does not print as one).
+  const int64_t stages = this->stages, microbatches = this->microbatches;
+  const std::string schedule = this->schedule;
   auto step = module.lookupSymbol<func::FuncOp>(function);
   if (!step || stages <= 1)
     return;

@@ -153,6 +153,23 @@ int runPlan(const PlanCommand &options) {
   mlir::FailureOr<llmc::BufferPlan> plan = llmc::planBuffers(function);
   if (mlir::failed(plan))
     return kExitRejected;
+  // A pipelined step: the rows below are the stage with the largest arena
+  // (each stage's ranks run only their ops; the per-stage table follows).
+  int64_t largestStage = -1;
+  if (auto pipeline =
+          function->getAttrOfType<mlir::DictionaryAttr>("llmc.pipeline"))
+    for (int64_t s = 0,
+                 n = pipeline.getAs<mlir::IntegerAttr>("stages").getInt();
+         s < n; ++s) {
+      mlir::FailureOr<llmc::BufferPlan> stagePlan =
+          llmc::planBuffers(function, s);
+      if (mlir::failed(stagePlan))
+        return kExitRejected;
+      if (largestStage < 0 || stagePlan->arenaBytes > plan->arenaBytes) {
+        plan = std::move(stagePlan);
+        largestStage = s;
+      }
+    }
   const llmc::MemoryBreakdown &m = plan->memory;
   llvm::raw_ostream &os = llvm::outs();
   os << "memory plan of @" << function.getSymName() << " (" << options.input;
@@ -176,6 +193,9 @@ int runPlan(const PlanCommand &options) {
        << llvm::right_justify(withThousands(static_cast<int64_t>(bytes)), 15)
        << " bytes  " << llvm::right_justify(mebibytes(bytes), 12) << "\n";
   };
+  if (largestStage >= 0)
+    os << "  pipeline stage " << largestStage
+       << " (the largest arena of the stages):\n";
   os << "  at the peak (step " << m.peakStep << " of the program):\n";
   row("weights", m.weights);
   row("optimizer state", m.optimizerState);

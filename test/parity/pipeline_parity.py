@@ -2,10 +2,12 @@
 """Pipeline-parallel training against the single-device run, on CPU devices.
 
 GPT-2 tiny with 4 layers (so that pp = 4 gives every stage one layer; its
-embedding is tied to the head, so the first and the last stage both use it)
-trains 10 AdamW steps with 4 microbatches on one device (gradient
-accumulation over the 4 microbatches: the reference) and under each
-pipeline of RUNS, from the same initial parameters and the same data.
+embedding is tied to the head, so the first and the last stage both use
+it), GPT-2 tiny with 8 layers (pp = 4 interleaved with 2 model chunks per
+stage needs 8) and LLaMA tiny with 4 layers (untied head, RMSNorm, RoPE,
+grouped-query attention) train 10 AdamW steps with 4 microbatches on one
+device (gradient accumulation over the 4 microbatches: the reference) and
+under each pipeline of RUNS, from the same initial parameters and data.
 Checked per run, as test/parity/sharding_parity.py does (its helpers):
 
   losses      |loss_pp(t) - loss_1(t)| / |loss_1(t)|   <= 1e-5 at every step
@@ -36,15 +38,34 @@ from sharding_parity import (LOSS_TOL, PARAM_TOL, STEPS, load_safetensors,
 
 MICROBATCHES = 4
 
-MODEL = """
+GPT2 = """
 [model]
 family = "gpt2"
 vocab_size = 128
-layers = 4
+layers = {layers}
 width = 64
 heads = 4
 max_positions = 32
 """
+
+LLAMA = """
+[model]
+family = "llama"
+vocab_size = 256
+layers = {layers}
+width = 64
+heads = 8
+kv_heads = 4
+ffn_width = 176
+norm_eps = 1e-6
+rope_theta = 10000.0
+"""
+
+MODELS = {
+    "gpt2-4": GPT2.format(layers=4),
+    "gpt2-8": GPT2.format(layers=8),
+    "llama-4": LLAMA.format(layers=4),
+}
 
 TRAIN = """
 [train]
@@ -58,23 +79,27 @@ microbatches = {microbatches}
 log_every = 1
 """
 
-# (name, pp, dp, tp, schedule, virtual stages)
+# (model, name, pp, dp, tp, schedule, virtual stages)
 RUNS = [
-    ("pp2 1f1b", 2, 1, 1, "1f1b", 1),
-    ("pp2 gpipe", 2, 1, 1, "gpipe", 1),
-    ("pp4 1f1b", 4, 1, 1, "1f1b", 1),
-    ("pp2 interleaved v2", 2, 1, 1, "interleaved", 2),
-    ("pp4 gpipe", 4, 1, 1, "gpipe", 1),
-    ("dp2xtp2xpp2 1f1b", 2, 2, 2, "1f1b", 1),
+    ("gpt2-4", "pp2 1f1b", 2, 1, 1, "1f1b", 1),
+    ("gpt2-4", "pp2 gpipe", 2, 1, 1, "gpipe", 1),
+    ("gpt2-4", "pp4 1f1b", 4, 1, 1, "1f1b", 1),
+    ("gpt2-4", "pp4 gpipe", 4, 1, 1, "gpipe", 1),
+    ("gpt2-4", "pp2 interleaved v2", 2, 1, 1, "interleaved", 2),
+    ("gpt2-4", "dp2xtp2xpp2 1f1b", 2, 2, 2, "1f1b", 1),
+    ("gpt2-8", "pp4 interleaved v2", 4, 1, 1, "interleaved", 2),
+    ("llama-4", "pp2 1f1b", 2, 1, 1, "1f1b", 1),
+    ("llama-4", "pp4 1f1b", 4, 1, 1, "1f1b", 1),
+    ("llama-4", "dp2xtp2xpp2 gpipe", 2, 2, 2, "gpipe", 1),
 ]
 
 
-def run(llmc, workdir, name, pp, dp, tp, schedule, virtual):
-    tag = name.replace(" ", "_")
+def run(llmc, workdir, model, name, pp, dp, tp, schedule, virtual):
+    tag = model + "-" + name.replace(" ", "_")
     toml = os.path.join(workdir, f"{tag}.toml")
     ckpt = os.path.join(workdir, f"{tag}-ckpt")
     metrics = os.path.join(workdir, f"{tag}.jsonl")
-    text = MODEL + TRAIN.format(steps=STEPS, microbatches=MICROBATCHES)
+    text = MODELS[model] + TRAIN.format(steps=STEPS, microbatches=MICROBATCHES)
     text += f'\n[parallel]\ndevices = "cpu"\ndp = {dp}\ntp = {tp}\npp = {pp}\n'
     if pp > 1:
         text += f'pipeline_schedule = "{schedule}"\nvirtual_stages = {virtual}\n'
@@ -113,17 +138,22 @@ def main():
     args = parser.parse_args()
     os.makedirs(args.workdir, exist_ok=True)
     wanted = [r for r in args.runs.split(",") if r]
-    base = run(args.llmc, args.workdir, "single", 1, 1, 1, "1f1b", 1)
+    bases = {}
     failures = 0
-    print(f"{'run':22} {'loss':>9} {'grad_norm':>9} {'params':>9} "
+    print(f"{'model':8} {'run':22} {'loss':>9} {'grad_norm':>9} {'params':>9} "
           f"{'moments':>9}  worst tensor  (tolerances: losses {LOSS_TOL:g}, "
           f"tensors {PARAM_TOL:g}; reference: one device, {MICROBATCHES} "
           f"microbatches)")
-    for name, pp, dp, tp, schedule, virtual in RUNS:
+    for model, name, pp, dp, tp, schedule, virtual in RUNS:
         if wanted and name not in wanted:
             continue
-        steps, params, moments, seconds = run(args.llmc, args.workdir, name,
-                                              pp, dp, tp, schedule, virtual)
+        if model not in bases:
+            bases[model] = run(args.llmc, args.workdir, model, "single", 1, 1,
+                               1, "1f1b", 1)
+        base = bases[model]
+        steps, params, moments, seconds = run(args.llmc, args.workdir, model,
+                                              name, pp, dp, tp, schedule,
+                                              virtual)
         loss = worst_step(base[0], steps, "loss")
         norm = worst_step(base[0], steps, "grad_norm")
         p, pname = worst_tensor(base[1], params)
@@ -131,7 +161,7 @@ def main():
         ok = (len(steps) == STEPS and loss <= LOSS_TOL and
               norm <= LOSS_TOL and p <= PARAM_TOL and m <= PARAM_TOL)
         failures += not ok
-        print(f"{name:22} {loss:9.2e} {norm:9.2e} {p:9.2e} {m:9.2e}  "
+        print(f"{model:8} {name:22} {loss:9.2e} {norm:9.2e} {p:9.2e} {m:9.2e}  "
               f"{pname if p >= m else mname}  {'ok' if ok else 'FAIL'} "
               f"({seconds:.1f} s)", flush=True)
     if failures:
