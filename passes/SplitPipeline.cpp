@@ -7,10 +7,12 @@
 //
 // 1. Layers: every op whose model part names a layer ("transformer.h.3.mlp",
 //    "model.layers.3...") belongs to it; the others follow their operands:
-//    forward and optimizer ops the latest layer they read (the head and the
-//    loss join the last layer), backward ops the earliest (a gradient flows
-//    from the last layer to the first; the tied embedding's two gradient
-//    contributions are summed where the embedding is). The embedding, which
+//    forward ops the latest layer they read (the head and the loss join the
+//    last layer), backward ops the earliest (a gradient flows from the last
+//    layer to the first; the tied embedding's two gradient contributions
+//    are summed where the embedding is), optimizer ops the layer of their
+//    largest operand (the update of a gradient runs where it is, and the
+//    clipping scalar comes to it). The embedding, which
 //    reads no layer, goes with layer 0. Cheap ops that read only arguments
 //    (constants, input slices, scalar step arithmetic) are replicated: each
 //    stage that reads one gets its own copy.
@@ -286,12 +288,24 @@ void SplitPipelinePass::runOnOperation() {
     }
     int64_t l = layerOf(modelPartOf(op->getLoc()));
     if (l < 0) {
-      bool backward = phaseOf(op->getLoc()) == Phase::Backward;
+      Phase phase = phaseOf(op->getLoc());
+      bool backward = phase == Phase::Backward;
       l = kNoLayer;
+      int64_t largest = -1;
       for (Value v : op->getOperands()) {
         auto it = layer.find(v.getDefiningOp());
         if (it == layer.end() || it->second == kNoLayer)
           continue;
+        // The optimizer follows its largest operand (a gradient, not the
+        // clipping scalar): scalars move between stages, tensors stay.
+        if (phase == Phase::Optimizer) {
+          int64_t bytes = tensorBytes(v.getType());
+          if (bytes > largest || (bytes == largest && it->second > l)) {
+            largest = bytes;
+            l = it->second;
+          }
+          continue;
+        }
         l = l == kNoLayer ? it->second
             : backward    ? std::min(l, it->second)
                           : std::max(l, it->second);

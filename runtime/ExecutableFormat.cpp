@@ -271,9 +271,21 @@ Status validateMeshAndShardings(const Executable &exe,
   for (const ArgumentInfo &arg : exe.arguments)
     LLMC_RETURN_IF_ERROR(
         check("argument '" + arg.name + "'", arg.value, arg.sharding));
-  for (const OutputInfo &out : exe.outputs)
+  for (const OutputInfo &out : exe.outputs) {
     LLMC_RETURN_IF_ERROR(
         check("output '" + out.name + "'", out.value, out.sharding));
+    if (out.pipelineStage < 0)
+      continue;
+    int32_t stages = 0;
+    for (const MeshAxisInfo &axis : exe.mesh)
+      if (axis.name == "pp")
+        stages = axis.size;
+    if (out.pipelineStage >= stages)
+      return invalid(what, "output '" + out.name + "' is held by pipeline "
+                           "stage " + std::to_string(out.pipelineStage) +
+                           ", but the mesh has " + std::to_string(stages) +
+                           " pp positions");
+  }
   return Status::ok();
 }
 

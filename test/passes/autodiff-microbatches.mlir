@@ -14,8 +14,10 @@
 // CHECK-NEXT:    %[[X1:.+]] = llmc.slice %[[X]] starts [2, 0] limits [4, 3]
 // CHECK:         %[[L1:.+]] = llmc.reduce_mean
 // CHECK:         %[[G1:.+]] = llmc.reshape %{{.+}} : tensor<1x3xf32> -> tensor<3xf32>
-// CHECK-NEXT:    %[[LS:.+]] = llmc.add %[[L0]], %[[L1]] : tensor<f32>
-// CHECK-NEXT:    %[[GS:.+]] = llmc.add %[[G0]], %[[G1]] : tensor<3xf32>
+// Every op built for microbatch i says so (a pipeline orders by it); the
+// sums of the losses and gradients belong to the last microbatch they add.
+// CHECK-NEXT:    %[[LS:.+]] = llmc.add %[[L0]], %[[L1]] {llmc.microbatch = 1 : i64} : tensor<f32>
+// CHECK-NEXT:    %[[GS:.+]] = llmc.add %[[G0]], %[[G1]] {llmc.microbatch = 1 : i64} : tensor<3xf32>
 // CHECK-NEXT:    %[[HALF:.+]] = llmc.constant dense<5.000000e-01> : tensor<f32>
 // CHECK-NEXT:    %[[L:.+]] = llmc.mul %[[LS]], %[[HALF]] : tensor<f32>
 // CHECK-NEXT:    return %[[L]], %[[GS]]
