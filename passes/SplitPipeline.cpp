@@ -113,6 +113,15 @@ private:
   llvm::DenseSet<Operation *> replicable;
 };
 
+/// The bytes that moving `value` to another stage would really need: a
+/// broadcast is rebuilt from its input there.
+int64_t movedBytes(Value value) {
+  Operation *def = value.getDefiningOp();
+  if (isa_and_nonnull<BroadcastOp, ReshapeOp>(def))
+    return movedBytes(def->getOperand(0));
+  return tensorBytes(value.getType());
+}
+
 /// Ops that are cheap and read only arguments (or other such ops): every
 /// stage that reads one computes its own copy instead of receiving it.
 bool SplitPipelinePass::isReplicable(Operation *op) const {
@@ -299,7 +308,7 @@ void SplitPipelinePass::runOnOperation() {
         // The optimizer follows its largest operand (a gradient, not the
         // clipping scalar): scalars move between stages, tensors stay.
         if (phase == Phase::Optimizer) {
-          int64_t bytes = tensorBytes(v.getType());
+          int64_t bytes = movedBytes(v);
           if (bytes > largest || (bytes == largest && it->second > l)) {
             largest = bytes;
             l = it->second;
@@ -320,6 +329,25 @@ void SplitPipelinePass::runOnOperation() {
       layers = std::max(layers, l + 1);
   }
   // The embedding (-1) joins layer 0, a backward seed (max) the last.
+  // A broadcast (or reshape) in the update goes where it is read, so that
+  // its small input travels instead of its expansion.
+  for (Operation *op : llvm::reverse(ops)) {
+    auto it = layer.find(op);
+    if (it == layer.end() || !isa<BroadcastOp, ReshapeOp>(op) ||
+        phaseOf(op->getLoc()) != Phase::Optimizer || op->use_empty())
+      continue;
+    std::optional<int64_t> common;
+    for (Operation *user : op->getUsers()) {
+      auto u = layer.find(user);
+      if (u == layer.end() || (common && *common != u->second)) {
+        common.reset();
+        break;
+      }
+      common = u->second;
+    }
+    if (common)
+      it->second = *common;
+  }
   SmallVector<double> layerCost(layers, 0.0);
   for (Operation *op : ops) {
     auto it = layer.find(op);

@@ -18,9 +18,11 @@
 // GPIPE:        stage    in flight     activations     peak (live)           arena  bytes
 // GPIPE-NEXT:   0                4       1,114,880
 // GPIPE-NEXT:   1                4       1,212,800
-// The activations and gradients of 4 microbatches each way, plus what the
-// loss, the tied embedding and the gradient norm need across stages.
-// GPIPE:        pp      send/recv           31           519,176
+// 393,216 bytes: per microbatch a [2, 16, 64] f32 activation forward, its
+// gradient back, and the head's [128, 64] contribution to the tied
+// embedding's gradient back; the rest are scalars (the loss, the global
+// gradient norm's partial sums and its clipping factor).
+// GPIPE:        pp      send/recv           25           396,296
 
 // 1F1B: stage 0 keeps 2 (pp - stage), stage 1 one: about half and a third
 // of GPipe's activation bytes (the same bubble).
