@@ -636,6 +636,9 @@ LogicalResult Lowering::run() {
     if (failed(sharding))
       return failure();
     info.sharding = std::move(*sharding);
+    if (auto holder = function.getArgAttrOfType<IntegerAttr>(i, "llmc.stage");
+        holder && stage >= 0)
+      info.pipelineStage = static_cast<int32_t>(holder.getInt());
     if (rankIndex == 0)
       exe.arguments.push_back(std::move(info));
   }

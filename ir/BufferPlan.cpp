@@ -31,6 +31,9 @@ struct Storage {
   /// A parameter or moment the program returns a new value of (same
   /// llmc.name): its buffer is free after its last read, for that value.
   bool donor = false;
+  /// A pipelined program's argument that only another stage reads: the
+  /// runtime never binds it on this stage, so it takes no memory (offset 0).
+  bool unbound = false;
 };
 
 uint64_t alignedBytes(Type type) {
@@ -160,12 +163,17 @@ FailureOr<BufferPlan> Planner::run() {
   for (Value operand : ret.getOperands())
     read(operand, end, nullptr);
 
-  // The names of the returned values, for donation.
-  llvm::StringSet<> returnedNames;
+  // The names of the returned values, for donation (and those another
+  // pipeline stage computes).
+  llvm::StringSet<> returnedNames, madeByOtherStages;
   for (unsigned index = 0; index < ret.getNumOperands(); ++index)
     if (auto name =
-            function.getResultAttrOfType<StringAttr>(index, "llmc.name"))
+            function.getResultAttrOfType<StringAttr>(index, "llmc.name")) {
       returnedNames.insert(name.getValue());
+      Operation *def = ret.getOperand(index).getDefiningOp();
+      if (def && !onStage(def))
+        madeByOtherStages.insert(name.getValue());
+    }
 
   // 2. Storages, in program order.
   for (BlockArgument arg : body.getArguments()) {
@@ -181,8 +189,23 @@ FailureOr<BufferPlan> Planner::run() {
                                                     : StorageKind::Input;
     auto name =
         function.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "llmc.name");
+    auto argStage =
+        function.getArgAttrOfType<IntegerAttr>(arg.getArgNumber(), "llmc.stage");
+    if (stage >= 0 && argStage && argStage.getInt() != stage) {
+      s.unbound = true;
+      storageIds[arg] = addStorage(s);
+      continue;
+    }
+    // A pipelined program's argument that no op of this stage reads but
+    // that the runtime binds here (several stages read it): it keeps its
+    // buffer, which nothing else may use.
+    // Nor is an argument donated whose new value another stage computes:
+    // feeding that value back writes this buffer.
+    bool unread = stage >= 0 && valueLast[arg].first < 0;
+    bool madeElsewhere = name && madeByOtherStages.contains(name.getValue());
     if ((s.kind == StorageKind::Parameter || s.kind == StorageKind::State) &&
-        name && returnedNames.contains(name.getValue())) {
+        name && returnedNames.contains(name.getValue()) && !unread &&
+        !madeElsewhere) {
       // Donated: its buffer holds it until its last read, then whatever
       // is written over it in place (ideally, its new value). The caller
       // feeds the new values back, so nothing is lost.
@@ -360,9 +383,16 @@ void Planner::donate(func::ReturnOp ret) {
 
 void Planner::placeFirstFit() {
   std::vector<int> order;
-  for (int s = 0; s < static_cast<int>(storages.size()); ++s)
+  for (int s = 0; s < static_cast<int>(storages.size()); ++s) {
+    if (storages[s].unbound) {
+      // Never read or written: at offset 0, inside the arena.
+      storages[s].offset = 0;
+      plan.arenaBytes = std::max(plan.arenaBytes, storages[s].bytes);
+      continue;
+    }
     if (storages[s].mergedInto < 0)
       order.push_back(s);
+  }
   // Largest first: fewer holes. Ties in program order, for a stable plan.
   std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
     return storages[a].bytes > storages[b].bytes;
@@ -396,7 +426,7 @@ void Planner::findPeak(BufferPlan &result) {
   // Sweep: +bytes at first, -bytes after last.
   std::vector<std::pair<int64_t, int64_t>> events;
   for (const Storage &s : storages)
-    if (s.mergedInto < 0) {
+    if (s.mergedInto < 0 && !s.unbound) {
       events.push_back({s.first, static_cast<int64_t>(s.bytes)});
       events.push_back({s.last + 1, -static_cast<int64_t>(s.bytes)});
     }
@@ -414,7 +444,8 @@ void Planner::findPeak(BufferPlan &result) {
   MemoryBreakdown &m = result.memory;
   m.peakStep = bestStep;
   for (const Storage &s : storages) {
-    if (s.mergedInto >= 0 || s.first > bestStep || s.last < bestStep)
+    if (s.mergedInto >= 0 || s.unbound || s.first > bestStep ||
+        s.last < bestStep)
       continue;
     uint64_t *bucket = &m.temporaries;
     switch (s.kind) {

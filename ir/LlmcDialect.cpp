@@ -180,6 +180,16 @@ LogicalResult LlmcDialect::verifyRegionArgAttribute(Operation *op, unsigned,
                      << attr.getValue();
     return success();
   }
+  if (name == "llmc.stage") {
+    // The pipeline stage that alone reads the argument
+    // (passes/SplitPipeline.cpp).
+    auto value = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!value || value.getInt() < 0)
+      return error() << "expected llmc.stage (a pipeline stage) to be a "
+                        "non-negative integer, got "
+                     << attr.getValue();
+    return success();
+  }
   if (name == "llmc.sharding") {
     // One array of mesh axis names per dimension (passes/Partition.cpp).
     auto dims = dyn_cast<ArrayAttr>(attr.getValue());
@@ -227,8 +237,8 @@ LogicalResult LlmcDialect::verifyRegionArgAttribute(Operation *op, unsigned,
   }
   return error() << "unknown argument attribute '" << name
                  << "'; expected llmc.name, llmc.role, llmc.init, "
-                    "llmc.offset, llmc.sharding, llmc.shard_groups or "
-                    "llmc.tp_split";
+                    "llmc.offset, llmc.sharding, llmc.shard_groups, "
+                    "llmc.stage or llmc.tp_split";
 }
 
 //===----------------------------------------------------------------------===//

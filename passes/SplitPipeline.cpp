@@ -641,6 +641,16 @@ void SplitPipelinePass::runOnOperation() {
     }
   }
 
+  // Arguments read on one stage only live there: the runtime binds them on
+  // that stage's ranks and the other stages' plans give them no memory.
+  for (BlockArgument arg : body.getArguments()) {
+    std::set<int64_t> readers;
+    for (Operation *user : arg.getUsers())
+      readers.insert(isa<func::ReturnOp>(user) ? -1 : stageAt(user));
+    if (readers.size() == 1 && *readers.begin() >= 0)
+      step.setArgAttr(arg.getArgNumber(), "llmc.stage",
+                      stageAttr(*readers.begin()));
+  }
   // Results: the stage that holds each (the runtime reads it there).
   for (OpOperand &operand : ret->getOpOperands())
     if (Operation *def = operand.get().getDefiningOp())

@@ -83,6 +83,10 @@ struct ArgumentInfo {
   /// How the global tensor the caller binds is split over the ranks; the
   /// value slot's shape is one rank's (local) block.
   TensorSharding sharding;
+  /// A pipelined program: the position along the mesh axis "pp" of the
+  /// only ranks that read it (the runtime binds it there and nowhere else;
+  /// the other ranks' slot may share its bytes). -1: every rank.
+  int32_t pipelineStage = -1;
 };
 
 /// A program result, read by the caller after running.

@@ -271,20 +271,25 @@ Status validateMeshAndShardings(const Executable &exe,
   for (const ArgumentInfo &arg : exe.arguments)
     LLMC_RETURN_IF_ERROR(
         check("argument '" + arg.name + "'", arg.value, arg.sharding));
+  int32_t stages = 0;
+  for (const MeshAxisInfo &axis : exe.mesh)
+    if (axis.name == "pp")
+      stages = axis.size;
+  auto checkStage = [&](const std::string &who, int32_t stage) -> Status {
+    if (stage >= stages)
+      return invalid(what, who + " is held by pipeline stage " +
+                               std::to_string(stage) + ", but the mesh has " +
+                               std::to_string(stages) + " pp positions");
+    return Status::ok();
+  };
+  for (const ArgumentInfo &arg : exe.arguments)
+    LLMC_RETURN_IF_ERROR(
+        checkStage("argument '" + arg.name + "'", arg.pipelineStage));
   for (const OutputInfo &out : exe.outputs) {
     LLMC_RETURN_IF_ERROR(
         check("output '" + out.name + "'", out.value, out.sharding));
-    if (out.pipelineStage < 0)
-      continue;
-    int32_t stages = 0;
-    for (const MeshAxisInfo &axis : exe.mesh)
-      if (axis.name == "pp")
-        stages = axis.size;
-    if (out.pipelineStage >= stages)
-      return invalid(what, "output '" + out.name + "' is held by pipeline "
-                           "stage " + std::to_string(out.pipelineStage) +
-                           ", but the mesh has " + std::to_string(stages) +
-                           " pp positions");
+    LLMC_RETURN_IF_ERROR(
+        checkStage("output '" + out.name + "'", out.pipelineStage));
   }
   return Status::ok();
 }
@@ -434,6 +439,8 @@ std::vector<uint8_t> serializeExecutable(const Executable &exe) {
     w.pod<double>(arg.init.scale);
     if (sharded)
       writeSharding(w, arg.sharding);
+    if (exe.version >= 4)
+      w.pod<int32_t>(arg.pipelineStage);
   }
   w.pod<uint32_t>(static_cast<uint32_t>(exe.outputs.size()));
   for (const OutputInfo &out : exe.outputs) {
@@ -555,7 +562,8 @@ Status parseExecutable(const uint8_t *data, size_t size,
            r.pod(arg.value, "an argument's value slot") &&
            r.pod(init, "an argument's initializer") &&
            r.pod(arg.init.scale, "an argument's initializer scale") &&
-           (!sharded || readSharding(r, arg.sharding));
+           (!sharded || readSharding(r, arg.sharding)) &&
+           (version < 4 || r.pod(arg.pipelineStage, "an argument's stage"));
       arg.role = static_cast<ArgumentRole>(role);
       arg.init.kind = static_cast<InitSpec::Kind>(init);
     }

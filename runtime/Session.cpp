@@ -144,6 +144,10 @@ Status Session::setArgument(const std::string &name, DType dtype,
   LLMC_RETURN_IF_ERROR(checkBinding(name, expected, dtype, shape, bytes));
   bool replicated = arg.sharding.replicated();
   for (int rank = 0; rank < numRanks(); ++rank) {
+    // A pipelined program binds an argument only where it is read (the
+    // other ranks' slot may hold another value).
+    if (holderOf(arg.pipelineStage, rank) != rank)
+      continue;
     TensorRef target = slot(rank, arg.value);
     if (!replicated) {
       LLMC_RETURN_IF_ERROR(extractShard(data, dtypeSize(dtype), shape,
@@ -253,7 +257,8 @@ Status Session::argument(size_t index, TensorRef &tensor, int rank) const {
                              std::to_string(executable_.arguments.size()) +
                              " arguments, asked for #" +
                              std::to_string(index));
-  tensor = slot(rank, executable_.arguments[index].value);
+  const ArgumentInfo &arg = executable_.arguments[index];
+  tensor = slot(holderOf(arg.pipelineStage, rank), arg.value);
   return Status::ok();
 }
 
@@ -280,6 +285,8 @@ Status Session::setArgumentFromOutput(const std::string &name, size_t output) {
             formatSharding(arg.sharding, executable_.mesh) +
             "; feeding it back needs the same sharding");
   for (int rank = 0; rank < numRanks(); ++rank) {
+    if (holderOf(arg.pipelineStage, rank) != rank)
+      continue; // not bound on this rank (a pipeline stage that never reads it)
     TensorRef from, to;
     LLMC_RETURN_IF_ERROR(this->output(output, from, rank));
     LLMC_RETURN_IF_ERROR(argument(index, to, rank));
@@ -333,7 +340,7 @@ Status Session::argumentToHost(size_t index, HostTensor &tensor) const {
   TensorRef local;
   LLMC_RETURN_IF_ERROR(argument(index, local));
   const ArgumentInfo &arg = executable_.arguments[index];
-  return globalToHost(arg.value, arg.sharding, tensor);
+  return globalToHost(arg.value, arg.sharding, tensor, arg.pipelineStage);
 }
 
 } // namespace llmc::rt

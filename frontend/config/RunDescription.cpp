@@ -234,9 +234,11 @@ void RunParser::checkPipeline(SectionReader &s) {
                 std::to_string(p.virtualStages) +
                 "; set pipeline_schedule = \"interleaved\" (model chunks per "
                 "stage) or remove virtual_stages");
-  // A schedule alone is harmless with one stage (it orders nothing).
+  // A schedule alone (or virtual_stages = 1) is harmless with one stage.
   for (StringRef key : {"virtual_stages", "pipeline_boundaries"})
-    if (s.given(key) && !s.failed(key) && p.pp <= 1)
+    if (s.given(key) && !s.failed(key) && p.pp <= 1 &&
+        (key == "virtual_stages" ? p.virtualStages != 1
+                                 : !p.pipelineBoundaries.empty()))
       s.error(key, "expected pp > 1 with " + key.str() + ", got pp = " +
                        std::to_string(p.pp) +
                        "; set pp to 2 or more, or remove " + key.str());

@@ -35,7 +35,7 @@ func.func @normal_without_scale(%w: tensor<4xf32> {llmc.init = {kind = "normal"}
 
 // -----
 
-// expected-error @+1 {{'func.func' op argument #0: unknown argument attribute 'llmc.shard'; expected llmc.name, llmc.role, llmc.init, llmc.offset, llmc.sharding, llmc.shard_groups or llmc.tp_split}}
+// expected-error @+1 {{'func.func' op argument #0: unknown argument attribute 'llmc.shard'; expected llmc.name, llmc.role, llmc.init, llmc.offset, llmc.sharding, llmc.shard_groups, llmc.stage or llmc.tp_split}}
 func.func @unknown(%w: tensor<4xf32> {llmc.shard = "dp"}) {
   return
 }
