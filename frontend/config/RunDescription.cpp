@@ -272,11 +272,15 @@ void RunParser::checkPipeline(SectionReader &s) {
                   " pipeline_boundaries (the first layer of every chunk "
                   "after the first, pp x virtual_stages - 1), got " +
                   std::to_string(b.size()));
-    else if (!increasing || (layers > 0 && b.back() >= layers))
+    else if (!increasing || (layers > 0 && b.back() >= layers)) {
+      std::string given;
+      for (int64_t layer : b)
+        given += (given.empty() ? "[" : ", ") + std::to_string(layer);
       s.error("pipeline_boundaries",
               "expected increasing layer indices in [1, " +
                   std::to_string(layers) + ") in pipeline_boundaries, got " +
-                  s.literal("pipeline_boundaries"));
+                  given + "]");
+    }
   }
 }
 

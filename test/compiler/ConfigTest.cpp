@@ -511,31 +511,32 @@ TEST(MeshErrors, ContextAndExpertParallelismAreIssue10) {
 
 TEST(MeshErrors, PipelineKeys) {
   // Two layers: pp = 4 cannot give every stage one.
-  EXPECT_EQ(tomlErrors(kGpt2 + "[parallel]\npp = 4\n"),
-            Messages{"run.toml:9:6: error: expected at most 2 pipeline chunks "
+  EXPECT_EQ(tomlErrors(kGpt2 + "[parallel]\ndevices = \"cpu\"\npp = 4\n"),
+            Messages{"run.toml:10:6: error: expected at most 2 pipeline chunks "
                      "(pp x virtual_stages, one layer each at least) for 2 "
                      "layers, got 4; lower pp or virtual_stages"});
-  EXPECT_EQ(tomlErrors(kGpt2 + "[parallel]\npp = 2\nvirtual_stages = 2\n"),
-            Messages{"run.toml:10:18: error: expected virtual_stages = 1 "
+  EXPECT_EQ(tomlErrors(kGpt2 + "[parallel]\ndevices = \"cpu\"\npp = 2\n"
+                               "virtual_stages = 2\n"),
+            Messages{"run.toml:11:18: error: expected virtual_stages = 1 "
                      "without pipeline_schedule = \"interleaved\", got 2; set "
                      "pipeline_schedule = \"interleaved\" (model chunks per "
                      "stage) or remove virtual_stages"});
-  EXPECT_EQ(tomlErrors(kGpt2 + "[parallel]\npp = 2\n"
+  EXPECT_EQ(tomlErrors(kGpt2 + "[parallel]\ndevices = \"cpu\"\npp = 2\n"
                                "pipeline_boundaries = [1, 2]\n"),
-            Messages{"run.toml:10:23: error: expected 1 pipeline_boundaries "
+            Messages{"run.toml:11:23: error: expected 1 pipeline_boundaries "
                      "(the first layer of every chunk after the first, pp x "
                      "virtual_stages - 1), got 2"});
-  EXPECT_EQ(tomlErrors(kGpt2 + "[parallel]\npp = 2\n"
+  EXPECT_EQ(tomlErrors(kGpt2 + "[parallel]\ndevices = \"cpu\"\npp = 2\n"
                                "pipeline_boundaries = [2]\n"),
-            Messages{"run.toml:10:23: error: expected increasing layer "
-                     "indices in [1, 2) in pipeline_boundaries, got [ 2 ]"});
+            Messages{"run.toml:11:23: error: expected increasing layer "
+                     "indices in [1, 2) in pipeline_boundaries, got [2]"});
   EXPECT_EQ(tomlErrors(kGpt2 + "[parallel]\npipeline_boundaries = [1]\n"),
             Messages{"run.toml:9:23: error: expected pp > 1 with "
                      "pipeline_boundaries, got pp = 1; set pp to 2 or more, "
                      "or remove pipeline_boundaries"});
-  EXPECT_EQ(tomlErrors(kGpt2 + "[parallel]\npp = 2\n"
+  EXPECT_EQ(tomlErrors(kGpt2 + "[parallel]\ndevices = \"cpu\"\npp = 2\n"
                                "pipeline_schedule = \"interleaved\"\n"),
-            Messages{"run.toml:10:21: error: expected [train] microbatches "
+            Messages{"run.toml:11:21: error: expected [train] microbatches "
                      "to be a multiple of pp 2 with pipeline_schedule = "
                      "\"interleaved\", got 1; set microbatches = 2"});
 }
