@@ -443,6 +443,24 @@ void Planner::findPeak(BufferPlan &result) {
   }
   MemoryBreakdown &m = result.memory;
   m.peakStep = bestStep;
+  // The activations kept for backward alone, swept the same way.
+  std::vector<std::pair<int64_t, int64_t>> kept;
+  for (const Storage &s : storages) {
+    if (s.mergedInto >= 0 || s.unbound || s.kind != StorageKind::Op ||
+        s.returned || !s.def || !s.lastUser ||
+        phaseOf(s.def->getLoc()) != Phase::Forward ||
+        phaseOf(s.lastUser->getLoc()) != Phase::Backward)
+      continue;
+    kept.push_back({s.first, static_cast<int64_t>(s.bytes)});
+    kept.push_back({s.last + 1, -static_cast<int64_t>(s.bytes)});
+  }
+  std::sort(kept.begin(), kept.end());
+  int64_t keptLive = 0;
+  for (auto [step, bytes] : kept) {
+    keptLive += bytes;
+    m.mostActivations =
+        std::max<uint64_t>(m.mostActivations, static_cast<uint64_t>(keptLive));
+  }
   for (const Storage &s : storages) {
     if (s.mergedInto >= 0 || s.unbound || s.first > bestStep ||
         s.last < bestStep)

@@ -57,6 +57,9 @@ struct MemoryBreakdown {
   uint64_t peakLive = 0;
   /// The op (index in program order, -1: before the first) at the peak.
   int64_t peakStep = -1;
+  /// The most bytes of activations kept for backward live at once, at any
+  /// op (not only at the peak): what a pipeline schedule changes.
+  uint64_t mostActivations = 0;
 };
 
 struct BufferPlan {

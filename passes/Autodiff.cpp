@@ -193,10 +193,6 @@ LogicalResult AutodiffPass::buildStep(func::FuncOp loss, func::FuncOp step) {
   Value lossSum;
   SmallVector<Value> gradSums(params.size());
   for (int64_t i = 0; i < count; ++i) {
-    // Every op built for microbatch i says so (llmc.microbatch), so that a
-    // pipeline schedule (llmc-split-pipeline) can order the microbatches;
-    // the later passes carry the attribute to what they build from it.
-    size_t firstCreated = created.ops.size();
     IRMapping mapping;
     for (auto [from, to] :
          llvm::zip(source.getArguments(), entry->getArguments())) {
@@ -212,6 +208,11 @@ LogicalResult AutodiffPass::buildStep(func::FuncOp loss, func::FuncOp step) {
       limits[0] = starts[0] + type.getDimSize(0);
       Value slice = llmc::SliceOp::create(b, from.getLoc(), type, to, starts,
                                           limits, DenseI64ArrayAttr());
+      // The slice says which microbatch it is (llmc.microbatch), so that a
+      // pipeline schedule (llmc-split-pipeline) can tell the microbatches
+      // apart by what reads them. Only the slices: ops that read no input
+      // (a weight's cast) stay untagged, and CSE still merges their copies.
+      slice.getDefiningOp()->setAttr("llmc.microbatch", b.getI64IntegerAttr(i));
       forwardOps.insert(slice.getDefiningOp());
       mapping.map(from, slice);
     }
@@ -235,11 +236,6 @@ LogicalResult AutodiffPass::buildStep(func::FuncOp loss, func::FuncOp step) {
       if (grad)
         sum = sum ? llmc::AddOp::create(b, grad.getLoc(), sum, grad).getResult()
                   : grad;
-    if (count > 1) {
-      auto tag = b.getI64IntegerAttr(i);
-      for (size_t k = firstCreated; k < created.ops.size(); ++k)
-        created.ops[k]->setAttr("llmc.microbatch", tag);
-    }
   }
 
   // Return the mean loss and one gradient per parameter (zeros for one the

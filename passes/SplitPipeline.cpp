@@ -20,8 +20,9 @@
 //    chunks, balanced by the ops' CostOpInterface flops (the least maximum
 //    chunk cost) or where `boundaries` pins them. Chunk k runs on stage
 //    k mod stages (interleaved: a stage holds every stages-th chunk).
-// 3. Units: a forward op of microbatch m (llmc.microbatch, from
-//    llmc-autodiff) in chunk k is unit F(k, m), a backward op B(k, m);
+// 3. Units: an op's microbatch is the latest one it reads (llmc-autodiff
+//    tags each microbatch's input slices with llmc.microbatch); a forward
+//    op of microbatch m in chunk k is unit F(k, m), a backward op B(k, m);
 //    what reads no microbatch comes first, the optimizer last.
 // 4. The schedule: each stage's order of units (GPipe, 1F1B, interleaved
 //    1F1B), simulated with each unit taking its cost to find one global
@@ -370,23 +371,41 @@ void SplitPipelinePass::runOnOperation() {
            1;
   };
 
-  // 3. Units.
+  // 3. Units. A replicated op's microbatch (an input slice's tag) reaches
+  // its readers too.
+  llvm::DenseMap<Operation *, int64_t> replicatedMicrobatch;
+  for (Operation *op : ops) {
+    if (!replicable.contains(op))
+      continue;
+    int64_t mb = -1;
+    if (auto attr = op->getAttrOfType<IntegerAttr>("llmc.microbatch"))
+      mb = attr.getInt();
+    for (Value v : op->getOperands())
+      if (auto it = replicatedMicrobatch.find(v.getDefiningOp());
+          it != replicatedMicrobatch.end())
+        mb = std::max(mb, it->second);
+    replicatedMicrobatch[op] = mb;
+  }
   llvm::DenseMap<Operation *, Placement> place;
   llvm::DenseMap<Operation *, int64_t> microbatchOf;
   std::map<Unit, double> unitCost;
   for (Operation *op : ops) {
     if (replicable.contains(op))
       continue;
-    // Its own microbatch (llmc-autodiff's tag), else the latest it reads.
+    // Its own microbatch (a tag), else the latest it reads.
     int64_t mb = -1, read = -1;
     if (auto attr = op->getAttrOfType<IntegerAttr>("llmc.microbatch"))
       mb = attr.getInt();
     Part part = Part::Head;
-    for (Value v : op->getOperands())
+    for (Value v : op->getOperands()) {
       if (auto it = place.find(v.getDefiningOp()); it != place.end()) {
         read = std::max(read, it->second.microbatch);
         part = std::max(part, it->second.part);
       }
+      if (auto it = replicatedMicrobatch.find(v.getDefiningOp());
+          it != replicatedMicrobatch.end())
+        read = std::max(read, it->second);
+    }
     if (mb < 0)
       mb = read;
     if (microbatches == 1 && mb < 0)
@@ -539,6 +558,8 @@ void SplitPipelinePass::runOnOperation() {
       continue;
     const Placement &p = it->second;
     op->setAttr("llmc.stage", stageAttr(stageOf(p.chunk)));
+    if (p.part == Part::Forward || p.part == Part::Backward)
+      op->setAttr("llmc.microbatch", builder.getI64IntegerAttr(p.microbatch));
     if (virtualStages > 1)
       op->setAttr("llmc.chunk", builder.getI64IntegerAttr(p.chunk));
     if (p.part == Part::Head)

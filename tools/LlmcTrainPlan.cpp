@@ -261,7 +261,7 @@ int runPlan(const PlanCommand &options) {
           "each unit's flops)\n";
     os << "  " << llvm::left_justify("stage", 8)
        << llvm::right_justify("in flight", 10)
-       << llvm::right_justify("activations", 16)
+       << llvm::right_justify("activations*", 16)
        << llvm::right_justify("peak (live)", 16)
        << llvm::right_justify("arena", 16) << "  bytes\n";
     for (int64_t s = 0; s < stages; ++s) {
@@ -273,7 +273,7 @@ int runPlan(const PlanCommand &options) {
       os << "  " << llvm::left_justify(std::to_string(s), 8)
          << llvm::right_justify(std::to_string(inFlight[s]), 10)
          << llvm::right_justify(
-                withThousands(static_cast<int64_t>(sm.activations)), 16)
+                withThousands(static_cast<int64_t>(sm.mostActivations)), 16)
          << llvm::right_justify(
                 withThousands(static_cast<int64_t>(sm.peakLive)), 16)
          << llvm::right_justify(
@@ -281,7 +281,8 @@ int runPlan(const PlanCommand &options) {
          << "\n";
     }
     os << "  (in flight: forward units whose backward has not run, the "
-          "microbatches whose activations a stage keeps at once)\n";
+          "microbatches whose activations a stage keeps at once; "
+          "activations*: the most bytes of them live at once)\n";
   }
   // Communication per step and rank, by mesh axes and collective kind.
   struct Row {
