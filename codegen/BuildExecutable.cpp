@@ -642,6 +642,16 @@ LogicalResult Lowering::run() {
     if (rankIndex == 0)
       exe.arguments.push_back(std::move(info));
   }
+  // A stage that runs its own copy of a tied parameter's update returns
+  // the copy (llmc.returns names the results it stands for).
+  std::map<unsigned, Value> replicaOf;
+  if (stage >= 0)
+    function.walk([&](Operation *op) {
+      auto indices = op->getAttrOfType<DenseI64ArrayAttr>("llmc.returns");
+      if (indices && onStage(op))
+        for (int64_t i : indices.asArrayRef())
+          replicaOf[static_cast<unsigned>(i)] = op->getResult(0);
+    });
   // 2. Ops.
   for (Operation &op : function.getBody().front()) {
     if (auto ret = dyn_cast<func::ReturnOp>(op)) {
@@ -649,7 +659,10 @@ LogicalResult Lowering::run() {
       // name "loss", "grad.<param>", the new parameters and state); else
       // the single result of @loss is "loss" and others "output<i>".
       bool named = ret.getNumOperands() == 1 && function.getSymName() == "loss";
-      for (auto [i, operand] : llvm::enumerate(ret.getOperands())) {
+      for (auto [i, returnedValue] : llvm::enumerate(ret.getOperands())) {
+        auto replica = replicaOf.find(static_cast<unsigned>(i));
+        Value operand =
+            replica != replicaOf.end() ? replica->second : returnedValue;
         // Made on another stage: a slot here that nothing writes (the
         // runtime reads the output on the stage that holds it).
         if (!slots.count(operand) && failed(addValue(operand)))
@@ -671,6 +684,11 @@ LogicalResult Lowering::run() {
                 static_cast<unsigned>(i), "llmc.stage");
             holder && stage >= 0)
           out.pipelineStage = static_cast<int32_t>(holder.getInt());
+        if (auto replicas = function.getResultAttrOfType<DenseI64ArrayAttr>(
+                static_cast<unsigned>(i), "llmc.replicas");
+            replicas && stage >= 0)
+          for (int64_t r : replicas.asArrayRef())
+            out.replicaStages.push_back(static_cast<int32_t>(r));
         outputs.push_back(std::move(out));
       }
       continue;

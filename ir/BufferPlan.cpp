@@ -102,6 +102,10 @@ private:
   /// Returned values that another stage computes: this stage holds a
   /// placeholder (runtime reads the value from the stage that holds it).
   llvm::DenseSet<Value> elsewhere;
+  /// What this stage returns as each result: the returned value, or on a
+  /// stage that runs its own copy of a tied parameter's update, the copy
+  /// (the op carrying llmc.returns).
+  SmallVector<Value> returned;
   std::vector<Operation *> steps;
   int64_t end = 0; ///< the step of the return
   /// Values that stand for another: region block arguments (their
@@ -148,6 +152,12 @@ FailureOr<BufferPlan> Planner::run() {
   collectSteps(body);
   auto ret = cast<func::ReturnOp>(body.getTerminator());
   end = static_cast<int64_t>(steps.size());
+  returned.assign(ret.getOperands().begin(), ret.getOperands().end());
+  for (Operation *op : steps)
+    if (auto indices = op->getAttrOfType<DenseI64ArrayAttr>("llmc.returns"))
+      for (int64_t i : indices.asArrayRef())
+        if (stage >= 0 && i < static_cast<int64_t>(returned.size()))
+          returned[i] = op->getResult(0);
 
   // 1. The last read of every value.
   auto read = [&](Value value, int64_t step, Operation *user) {
@@ -160,7 +170,7 @@ FailureOr<BufferPlan> Planner::run() {
   for (auto [step, op] : llvm::enumerate(steps))
     for (Value operand : op->getOperands())
       read(operand, static_cast<int64_t>(step), op);
-  for (Value operand : ret.getOperands())
+  for (Value operand : returned)
     read(operand, end, nullptr);
 
   // The names of the returned values, for donation (and those another
@@ -170,7 +180,7 @@ FailureOr<BufferPlan> Planner::run() {
     if (auto name =
             function.getResultAttrOfType<StringAttr>(index, "llmc.name")) {
       returnedNames.insert(name.getValue());
-      Operation *def = ret.getOperand(index).getDefiningOp();
+      Operation *def = returned[index].getDefiningOp();
       if (def && !onStage(def))
         madeByOtherStages.insert(name.getValue());
     }
@@ -273,7 +283,7 @@ FailureOr<BufferPlan> Planner::run() {
   }
   // A value another stage returns: the argument of its name lends its
   // buffer (never written here), else a placeholder at the end.
-  for (auto [index, operand] : llvm::enumerate(ret.getOperands())) {
+  for (auto [index, operand] : llvm::enumerate(returned)) {
     Operation *def = operand.getDefiningOp();
     if (!def || onStage(def) || storageIds.count(operand))
       continue;
@@ -293,7 +303,7 @@ FailureOr<BufferPlan> Planner::run() {
     s.first = s.last = end;
     storageIds[operand] = addStorage(s);
   }
-  for (Value operand : ret.getOperands()) {
+  for (Value operand : returned) {
     if (elsewhere.contains(operand))
       continue;
     Storage &s = storages[storageOf(operand)];
@@ -339,7 +349,7 @@ FailureOr<BufferPlan> Planner::run() {
 /// buffer starts at b1 m).
 void Planner::donate(func::ReturnOp ret) {
   Block &body = function.getBody().front();
-  for (auto [index, operand] : llvm::enumerate(ret.getOperands())) {
+  for (auto [index, operand] : llvm::enumerate(returned)) {
     auto name = function.getResultAttrOfType<StringAttr>(
         static_cast<unsigned>(index), "llmc.name");
     if (!name || elsewhere.contains(operand))
@@ -366,7 +376,7 @@ void Planner::donate(func::ReturnOp ret) {
         break;
       // One value per buffer at a time: the storage may hold only the
       // returned chain.
-      bool shared = llvm::any_of(ret.getOperands(), [&](Value other) {
+      bool shared = llvm::any_of(returned, [&](Value other) {
         return other != operand && storageOf(other) == r;
       });
       int64_t lastRead = valueLast[arg].first;

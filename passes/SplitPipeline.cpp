@@ -44,9 +44,12 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SetVector.h"
+#include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/StringExtras.h"
 
 #include <algorithm>
+#include <functional>
 #include <limits>
 #include <map>
 #include <optional>
@@ -508,6 +511,7 @@ void SplitPipelinePass::runOnOperation() {
     }
   }
   std::map<std::pair<Operation *, int64_t>, Operation *> copyOf;
+  std::map<Operation *, Operation *> originalOf; // copy -> replicated op
   SmallVector<Operation *> order;
   OpBuilder builder(ctx);
   auto stageAttr = [&](int64_t s) { return builder.getI64IntegerAttr(s); };
@@ -522,6 +526,7 @@ void SplitPipelinePass::runOnOperation() {
           operand.set(copyOf.at({def, s})->getResult(0));
       copy->setAttr("llmc.stage", stageAttr(s));
       copyOf[{op, s}] = copy;
+      originalOf[copy] = op;
       order.push_back(copy);
     }
   }
@@ -607,7 +612,113 @@ void SplitPipelinePass::runOnOperation() {
   if (!ok)
     return signalPassFailure();
 
-  // 5c. Transfers: a value read on another stage is sent right after it is
+  // 5c. Tied parameters (GPT-2's wte: the embedding on the first stage,
+  // the head on the last): every other stage that reads the parameter runs
+  // the same update as the stage that returns it, on the same summed
+  // gradient, so that each keeps its own copy current. The clones carry
+  // `llmc.returns` (the result indices they stand for on their stage).
+  auto stageAt0 = [](Operation *op) {
+    auto attr = op->getAttrOfType<IntegerAttr>("llmc.stage");
+    return attr ? attr.getInt() : -1;
+  };
+  std::map<int64_t, SmallVector<int64_t>> replicasOf; // result -> stages
+  // The copy of replicated op `original` for stage `s`, made (before the
+  // builder's insertion point) from `some` copy of it when missing.
+  std::function<Value(Operation *, Operation *, int64_t)> copyFor =
+      [&](Operation *original, Operation *some, int64_t s) -> Value {
+    if (auto it = copyOf.find({original, s}); it != copyOf.end())
+      return it->second->getResult(0);
+    IRMapping inputs;
+    for (Value v : some->getOperands())
+      if (auto it = originalOf.find(v.getDefiningOp()); it != originalOf.end())
+        inputs.map(v, copyFor(it->second, v.getDefiningOp(), s));
+    Operation *copy = builder.clone(*some, inputs);
+    copy->setAttr("llmc.stage", stageAttr(s));
+    copyOf[{original, s}] = copy;
+    originalOf[copy] = original;
+    return copy->getResult(0);
+  };
+  for (BlockArgument arg : body.getArguments()) {
+    auto role = step.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                                  "llmc.role");
+    auto name = step.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                                  "llmc.name");
+    if (!role || role.getValue() != "parameter" || !name)
+      continue;
+    std::string param = name.getValue().str();
+    // The results that are its new value and its moments' ("optimizer.m.").
+    SmallVector<unsigned> results;
+    int64_t holder = -1;
+    for (OpOperand &operand : ret->getOpOperands()) {
+      auto result = step.getResultAttrOfType<StringAttr>(
+          operand.getOperandNumber(), "llmc.name");
+      Operation *def = operand.get().getDefiningOp();
+      if (!result || !def)
+        continue;
+      StringRef r = result.getValue();
+      if (r == param || r.ends_with("." + param)) {
+        results.push_back(operand.getOperandNumber());
+        if (r == param)
+          holder = stageAt0(def);
+      }
+    }
+    std::set<int64_t> readers;
+    for (Operation *user : arg.getUsers())
+      if (!isa<func::ReturnOp>(user))
+        readers.insert(stageAt0(user));
+    readers.erase(holder);
+    if (holder < 0 || readers.empty())
+      continue;
+    // The update: the optimizer ops of this parameter (its model part) on
+    // the holder that the returned values are made of.
+    llvm::SetVector<Operation *> update;
+    SmallVector<Value> work;
+    for (unsigned i : results)
+      work.push_back(ret.getOperand(i));
+    while (!work.empty()) {
+      Operation *def = work.pop_back_val().getDefiningOp();
+      if (!def || update.contains(def) || stageAt0(def) != holder ||
+          phaseOf(def->getLoc()) != Phase::Optimizer ||
+          modelPartOf(def->getLoc()) != param)
+        continue;
+      update.insert(def);
+      llvm::append_range(work, def->getOperands());
+    }
+    SmallVector<Operation *> inOrder(update.begin(), update.end());
+    llvm::sort(inOrder, [](Operation *a, Operation *b) {
+      return a->isBeforeInBlock(b);
+    });
+    for (int64_t s : readers) {
+      IRMapping mapping;
+      for (Operation *op : inOrder) {
+        builder.setInsertionPoint(ret);
+        // Replicated inputs (constants, step arithmetic): this stage's copy.
+        for (Value v : op->getOperands())
+          if (auto it = originalOf.find(v.getDefiningOp());
+              it != originalOf.end())
+            mapping.map(v, copyFor(it->second, v.getDefiningOp(), s));
+        Operation *copy = builder.clone(*op, mapping);
+        copy->setAttr("llmc.stage", stageAttr(s));
+      }
+      for (unsigned i : results) {
+        Value copy = mapping.lookupOrNull(ret.getOperand(i));
+        if (!copy)
+          continue;
+        Operation *def = copy.getDefiningOp();
+        SmallVector<int64_t> indices;
+        if (auto old = def->getAttrOfType<DenseI64ArrayAttr>("llmc.returns"))
+          llvm::append_range(indices, old.asArrayRef());
+        indices.push_back(i);
+        def->setAttr("llmc.returns", builder.getDenseI64ArrayAttr(indices));
+        replicasOf[i].push_back(s);
+      }
+    }
+  }
+  order.clear();
+  for (Operation &op : body.without_terminator())
+    order.push_back(&op);
+
+  // 5d. Transfers: a value read on another stage is sent right after it is
   // made, once per reading stage.
   std::map<std::pair<Operation *, int64_t>, Value> received;
   llvm::DenseMap<Operation *, Operation *> lastAfter;
@@ -677,6 +788,9 @@ void SplitPipelinePass::runOnOperation() {
     if (Operation *def = operand.get().getDefiningOp())
       step.setResultAttr(operand.getOperandNumber(), "llmc.stage",
                          stageAttr(stageAt(def)));
+  for (auto &[i, stagesOf] : replicasOf)
+    step.setResultAttr(static_cast<unsigned>(i), "llmc.replicas",
+                       builder.getDenseI64ArrayAttr(stagesOf));
   SmallVector<int64_t> pinned(starts->begin() + 1, starts->end());
   SmallVector<NamedAttribute> info = {
       builder.getNamedAttr("stages", builder.getI64IntegerAttr(stages)),

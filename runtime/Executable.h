@@ -98,6 +98,10 @@ struct OutputInfo {
   /// ranks that compute it; the other ranks' slot is never written, and
   /// the runtime reads the output there. -1: every rank holds it.
   int32_t pipelineStage = -1;
+  /// Other stages that compute the same value themselves (a tied
+  /// parameter's update runs on every stage that reads it): their ranks
+  /// hold it too.
+  std::vector<int32_t> replicaStages;
 };
 
 /// One value of a rank's program: its type and its place in the arena.

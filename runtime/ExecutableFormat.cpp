@@ -290,6 +290,8 @@ Status validateMeshAndShardings(const Executable &exe,
         check("output '" + out.name + "'", out.value, out.sharding));
     LLMC_RETURN_IF_ERROR(
         checkStage("output '" + out.name + "'", out.pipelineStage));
+    for (int32_t replica : out.replicaStages)
+      LLMC_RETURN_IF_ERROR(checkStage("output '" + out.name + "'", replica));
   }
   return Status::ok();
 }
@@ -449,8 +451,10 @@ std::vector<uint8_t> serializeExecutable(const Executable &exe) {
     if (sharded)
       writeSharding(w, out.sharding);
     // Version 4: the pipeline stage that holds it.
-    if (exe.version >= 4)
+    if (exe.version >= 4) {
       w.pod<int32_t>(out.pipelineStage);
+      w.podVector(out.replicaStages);
+    }
   }
   w.pod<uint32_t>(static_cast<uint32_t>(exe.ranks.size()));
   for (const RankProgram &rank : exe.ranks)
@@ -575,7 +579,9 @@ Status parseExecutable(const uint8_t *data, size_t size,
       ok = ok && r.str(out.name, "an output's name") &&
            r.pod(out.value, "an output's value slot") &&
            (!sharded || readSharding(r, out.sharding)) &&
-           (version < 4 || r.pod(out.pipelineStage, "an output's stage"));
+           (version < 4 ||
+            (r.pod(out.pipelineStage, "an output's stage") &&
+             r.podVector(out.replicaStages, "an output's replica stages")));
   }
   ok = ok && r.count(n, 20, "rank programs");
   if (ok) {

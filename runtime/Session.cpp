@@ -244,9 +244,14 @@ Status Session::output(size_t index, TensorRef &tensor, int rank) const {
                              " outputs on " + std::to_string(numRanks()) +
                              " ranks, asked for #" + std::to_string(index) +
                              " on rank " + std::to_string(rank));
-  // A pipelined program computes an output on one stage's ranks only.
+  // A pipelined program computes an output on one stage's ranks (and on
+  // the stages that run their own copy of a tied parameter's update).
   const OutputInfo &out = executable_.outputs[index];
-  tensor = slot(holderOf(out.pipelineStage, rank), out.value);
+  int holder = holderOf(out.pipelineStage, rank);
+  for (int32_t replica : out.replicaStages)
+    if (holderOf(replica, rank) == rank)
+      holder = rank;
+  tensor = slot(holder, out.value);
   return Status::ok();
 }
 

@@ -230,12 +230,14 @@ TEST(Executable, PipelineStagesOfOutputsRoundTrip) {
   exe.arguments[0].sharding.dims = {{}, {{1}, 3}};
   exe.outputs[0].sharding.dims = {};
   exe.outputs[0].pipelineStage = 1;
+  exe.outputs[0].replicaStages = {0}; // a tied parameter's update, twice
   ASSERT_TRUE(validateExecutable(exe)) << validateExecutable(exe).message();
   std::vector<uint8_t> bytes = serializeExecutable(exe);
   Executable back;
   Status status = parseExecutable(bytes.data(), bytes.size(), "mem", back);
   ASSERT_TRUE(status) << status.message();
   EXPECT_EQ(back.outputs[0].pipelineStage, 1);
+  EXPECT_EQ(back.outputs[0].replicaStages, std::vector<int32_t>{0});
   // Version 3 has no stages: every output is on every rank.
   exe.version = 3;
   bytes = serializeExecutable(exe);

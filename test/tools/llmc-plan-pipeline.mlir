@@ -19,11 +19,13 @@
 // GPIPE:        stage    in flight    activations*     peak (live)           arena  bytes
 // GPIPE-NEXT:   0                4       1,114,688
 // GPIPE-NEXT:   1                4       1,245,696
-// 393,216 bytes: per microbatch a [2, 16, 64] f32 activation forward, its
+// 425,984 bytes: per microbatch a [2, 16, 64] f32 activation forward, its
 // gradient back, and the head's [128, 64] contribution to the tied
-// embedding's gradient back; the rest are scalars (the loss, the global
-// gradient norm's partial sums and its clipping factor).
-// GPIPE:        pp      send/recv           25           396,296
+// embedding's gradient back, and once the summed [128, 64] gradient forward
+// (the last stage runs the tied embedding's update too); the rest are
+// scalars (the loss, the global gradient norm's partial sums and its
+// clipping factor).
+// GPIPE:        pp      send/recv           26           429,064
 
 // 1F1B: stage 0 keeps 2 (pp - stage), stage 1 one: about half and a third
 // of GPipe's activation bytes (the same bubble). On this tiny model the
