@@ -12,8 +12,8 @@
 //    layer to the first; the tied embedding's two gradient contributions
 //    are summed where the embedding is), optimizer ops the layer of their
 //    largest operand (the update of a gradient runs where it is, and the
-//    clipping scalar comes to it). The embedding, which
-//    reads no layer, goes with layer 0. Cheap ops that read only arguments
+//    clipping scalar comes to it). The embedding, which reads no layer,
+//    goes with layer 0. Cheap ops that read only arguments
 //    (constants, input slices, scalar step arithmetic) are replicated: each
 //    stage that reads one gets its own copy.
 // 2. Chunks: the layers are cut into stages x virtual-stages contiguous
@@ -27,10 +27,11 @@
 // 4. The schedule: each stage's order of units (GPipe, 1F1B, interleaved
 //    1F1B), simulated with each unit taking its cost to find one global
 //    order (the order the units start in) and the bubble fraction.
-// 5. The body is reordered to that global order, and every value read on
-//    another stage is sent right after it is made (llmc.send + llmc.recv,
-//    adjacent). Every rank meets its transfers in the same global order, so
-//    blocking send/recv cannot deadlock.
+// 5. The body is reordered to that global order; a tied parameter's update
+//    is copied to every other stage that reads the parameter; and every
+//    value read on another stage is sent right after it is made (llmc.send
+//    + llmc.recv, adjacent). Every rank meets its transfers in the same
+//    global order, so blocking send/recv cannot deadlock.
 //
 //===----------------------------------------------------------------------===//
 
