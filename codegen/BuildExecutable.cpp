@@ -196,7 +196,16 @@ public:
   Lowering(func::FuncOp function, rt::Executable &exe, const Mesh &mesh,
            int rankIndex)
       : function(function), exe(exe), mesh(mesh), rankIndex(rankIndex),
-        rank(exe.ranks.emplace_back()) {}
+        rank(exe.ranks.emplace_back()) {
+    // A pipelined program (llmc-split-pipeline): this rank runs the ops of
+    // its position along the pp axis.
+    if (function->hasAttr("llmc.pipeline"))
+      if (int64_t pp = mesh.axisIndex("pp"); pp >= 0) {
+        int position = 0;
+        (void)groupOf(mesh, rankIndex, {pp}, position);
+        stage = position;
+      }
+  }
 
   LogicalResult run();
 
@@ -210,8 +219,14 @@ private:
                   rt::KernelAttrs attrs = {},
                   rt::CommandKind kind = rt::CommandKind::Kernel);
   LogicalResult placeValues();
+  void numberOutputsAlike();
 
   LogicalResult lowerShardOp(Operation *op);
+  LogicalResult lowerTransfer(Operation *op);
+  bool onStage(Operation *op) const {
+    auto attr = op->getAttrOfType<IntegerAttr>("llmc.stage");
+    return stage < 0 || !attr || attr.getInt() == stage;
+  }
   void addCollective(Operation *op, rt::CollectiveKind kind,
                      shard::ReductionKind reduction, ArrayRef<int64_t> axes);
   FailureOr<rt::TensorSharding> shardingAttr(DictionaryAttr attrs,
@@ -221,9 +236,12 @@ private:
   rt::Executable &exe;
   const Mesh &mesh;
   int rankIndex;
+  /// This rank's pipeline stage, or -1 (every op runs on every rank).
+  int64_t stage = -1;
   rt::RankProgram &rank;
   llvm::DenseMap<Value, int32_t> slots;
   int64_t shiftTags = 0;
+  std::vector<rt::OutputInfo> outputs;
 };
 
 FailureOr<int32_t> Lowering::addValue(Value value) {
@@ -303,6 +321,8 @@ LogicalResult Lowering::lowerOp(Operation *op) {
       return failure();
   if (isa<shard::ShardDialect>(op->getDialect()))
     return lowerShardOp(op);
+  if (isa<SendOp, RecvOp>(op))
+    return lowerTransfer(op);
   auto elementwise = [&](K kernel) {
     addCommand(op, kernel);
     return success();
@@ -497,6 +517,31 @@ void Lowering::addCollective(Operation *op, rt::CollectiveKind kind,
              rt::CommandKind::Collective);
 }
 
+/// llmc.send / llmc.recv: the peer is the rank at the other end's position
+/// along the axis, with this rank's coordinates on every other axis.
+LogicalResult Lowering::lowerTransfer(Operation *op) {
+  if (mesh.names.empty())
+    return op->emitOpError() << "needs a mesh (shard.grid @mesh)";
+  bool isSend = isa<SendOp>(op);
+  int64_t axis = isSend ? cast<SendOp>(op).getAxis() : cast<RecvOp>(op).getAxis();
+  int64_t peerPosition = isSend ? cast<SendOp>(op).getDestination()
+                                : cast<RecvOp>(op).getSource();
+  if (axis >= static_cast<int64_t>(mesh.sizes.size()) ||
+      peerPosition >= mesh.sizes[axis])
+    return op->emitOpError() << "codegen: position " << peerPosition
+                             << " on mesh axis " << axis
+                             << " is outside the mesh";
+  int position = 0;
+  std::vector<int> group = groupOf(mesh, rankIndex, {axis}, position);
+  std::vector<int64_t> ints = {
+      static_cast<int64_t>(isSend ? rt::CollectiveKind::Send
+                                  : rt::CollectiveKind::Recv),
+      0, /*peer=*/group[peerPosition], /*tag=*/0, /*n=*/0};
+  addCommand(op, rt::KernelKind::Count, {ints, {}},
+             rt::CommandKind::Collective);
+  return success();
+}
+
 /// Upstream `shard` collectives. The runtime gathers and scatters along the
 /// leading dimension, so a gather/scatter axis must have only size-1
 /// dimensions before it (the partitioner arranges that).
@@ -649,9 +694,22 @@ LogicalResult Lowering::run() {
     if (failed(sharding))
       return failure();
     info.sharding = std::move(*sharding);
+    if (auto holder = function.getArgAttrOfType<IntegerAttr>(i, "llmc.stage");
+        holder && stage >= 0)
+      info.pipelineStage = static_cast<int32_t>(holder.getInt());
     if (rankIndex == 0)
       exe.arguments.push_back(std::move(info));
   }
+  // A stage that runs its own copy of a tied parameter's update returns
+  // the copy (llmc.returns names the results it stands for).
+  std::map<unsigned, Value> replicaOf;
+  if (stage >= 0)
+    function.walk([&](Operation *op) {
+      auto indices = op->getAttrOfType<DenseI64ArrayAttr>("llmc.returns");
+      if (indices && onStage(op))
+        for (int64_t i : indices.asArrayRef())
+          replicaOf[static_cast<unsigned>(i)] = op->getResult(0);
+    });
   // 2. Ops.
   for (Operation &op : function.getBody().front()) {
     if (auto ret = dyn_cast<func::ReturnOp>(op)) {
@@ -659,7 +717,14 @@ LogicalResult Lowering::run() {
       // name "loss", "grad.<param>", the new parameters and state); else
       // the single result of @loss is "loss" and others "output<i>".
       bool named = ret.getNumOperands() == 1 && function.getSymName() == "loss";
-      for (auto [i, operand] : llvm::enumerate(ret.getOperands())) {
+      for (auto [i, returnedValue] : llvm::enumerate(ret.getOperands())) {
+        auto replica = replicaOf.find(static_cast<unsigned>(i));
+        Value operand =
+            replica != replicaOf.end() ? replica->second : returnedValue;
+        // Made on another stage: a slot here that nothing writes (the
+        // runtime reads the output on the stage that holds it).
+        if (!slots.count(operand) && failed(addValue(operand)))
+          return failure();
         int32_t slot = slotOf(operand);
         auto name = function.getResultAttrOfType<StringAttr>(
             static_cast<unsigned>(i), "llmc.name");
@@ -669,31 +734,85 @@ LogicalResult Lowering::run() {
             ret.getLoc());
         if (failed(sharding))
           return failure();
-        if (rankIndex == 0)
-          exe.outputs.push_back(rt::OutputInfo{
-              name    ? name.getValue().str()
-              : named ? "loss"
-                      : "output" + std::to_string(i),
-              slot, std::move(*sharding)});
+        rt::OutputInfo out{name    ? name.getValue().str()
+                           : named ? "loss"
+                                   : "output" + std::to_string(i),
+                           slot, std::move(*sharding)};
+        if (auto holder = function.getResultAttrOfType<IntegerAttr>(
+                static_cast<unsigned>(i), "llmc.stage");
+            holder && stage >= 0)
+          out.pipelineStage = static_cast<int32_t>(holder.getInt());
+        if (auto replicas = function.getResultAttrOfType<DenseI64ArrayAttr>(
+                static_cast<unsigned>(i), "llmc.replicas");
+            replicas && stage >= 0)
+          for (int64_t r : replicas.asArrayRef())
+            out.replicaStages.push_back(static_cast<int32_t>(r));
+        outputs.push_back(std::move(out));
       }
       continue;
     }
+    if (!onStage(&op))
+      continue;
     if (failed(lowerOp(&op)))
       return failure();
   }
   // 3. Buffers.
-  return placeValues();
+  if (failed(placeValues()))
+    return failure();
+  if (stage >= 0)
+    numberOutputsAlike();
+  if (rankIndex == 0)
+    exe.outputs = std::move(outputs);
+  return success();
+}
+
+/// Ranks of different pipeline stages lower different ops, so their value
+/// slots differ; the Executable's output table names one slot for every
+/// rank. Renumbers this rank's slots so that the outputs' slots come right
+/// after the arguments', in output order.
+void Lowering::numberOutputsAlike() {
+  int32_t count = static_cast<int32_t>(rank.values.size());
+  std::vector<int32_t> newIndex(count, -1);
+  int32_t next = static_cast<int32_t>(function.getNumArguments());
+  for (int32_t a = 0; a < next; ++a)
+    newIndex[a] = a;
+  for (const rt::OutputInfo &out : outputs)
+    if (newIndex[out.value] < 0)
+      newIndex[out.value] = next++;
+  for (int32_t v = 0; v < count; ++v)
+    if (newIndex[v] < 0)
+      newIndex[v] = next++;
+  std::vector<rt::ValueInfo> values(count);
+  for (int32_t v = 0; v < count; ++v)
+    values[newIndex[v]] = rank.values[v];
+  rank.values = std::move(values);
+  for (rt::Command &command : rank.commands) {
+    for (int32_t &v : command.inputs)
+      v = newIndex[v];
+    for (int32_t &v : command.outputs)
+      v = newIndex[v];
+  }
+  for (rt::ConstantData &constant : rank.constants)
+    constant.value = newIndex[constant.value];
+  for (rt::OutputInfo &out : outputs)
+    out.value = newIndex[out.value];
 }
 
 /// Lays every value out with the buffer planner (ir/BufferPlan.h), the one
 /// that llmc-plan-buffers recorded in the IR; a recorded arena that differs
 /// means the IR changed after planning.
 LogicalResult Lowering::placeValues() {
-  FailureOr<llmc::BufferPlan> plan = llmc::planBuffers(function);
+  FailureOr<llmc::BufferPlan> plan = llmc::planBuffers(function, stage);
   if (failed(plan))
     return failure();
-  if (auto recorded =
-          function->getAttrOfType<IntegerAttr>("llmc.arena_bytes"))
+  IntegerAttr recorded =
+      function->getAttrOfType<IntegerAttr>("llmc.arena_bytes");
+  if (auto stages = function->getAttrOfType<DenseI64ArrayAttr>(
+          "llmc.stage_arena_bytes");
+      stages && stage >= 0 && stage < stages.size())
+    recorded = IntegerAttr::get(IntegerType::get(function.getContext(), 64),
+                                stages[stage]);
+  if (recorded)
     if (static_cast<uint64_t>(recorded.getInt()) != plan->arenaBytes)
       return function.emitError()
              << "codegen: the recorded buffer plan (llmc.arena_bytes = "

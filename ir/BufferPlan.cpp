@@ -5,6 +5,7 @@
 #include "ir/Phase.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringSet.h"
 
 #include <algorithm>
@@ -30,6 +31,9 @@ struct Storage {
   /// A parameter or moment the program returns a new value of (same
   /// llmc.name): its buffer is free after its last read, for that value.
   bool donor = false;
+  /// A pipelined program's argument that only another stage reads: the
+  /// runtime never binds it on this stage, so it takes no memory (offset 0).
+  bool unbound = false;
 };
 
 uint64_t alignedBytes(Type type) {
@@ -54,7 +58,8 @@ bool sameLayout(Value operand, Value result) {
 
 class Planner {
 public:
-  explicit Planner(func::FuncOp function) : function(function) {}
+  Planner(func::FuncOp function, int64_t stage)
+      : function(function), stage(stage) {}
   FailureOr<BufferPlan> run();
 
 private:
@@ -83,7 +88,24 @@ private:
   void placeFirstFit();
   void findPeak(BufferPlan &plan);
 
+  /// Whether `op` runs on the planned stage (every op when not pipelined).
+  bool onStage(Operation *op) const {
+    if (stage < 0)
+      return true;
+    auto attr = op->getAttrOfType<IntegerAttr>("llmc.stage");
+    return !attr || attr.getInt() == stage;
+  }
+
   func::FuncOp function;
+  /// The pipeline stage planned (llmc.stage of the ops), or -1: all ops.
+  int64_t stage = -1;
+  /// Returned values that another stage computes: this stage holds a
+  /// placeholder (runtime reads the value from the stage that holds it).
+  llvm::DenseSet<Value> elsewhere;
+  /// What this stage returns as each result: the returned value, or on a
+  /// stage that runs its own copy of a tied parameter's update, the copy
+  /// (the op carrying llmc.returns).
+  SmallVector<Value> returned;
   std::vector<Operation *> steps;
   int64_t end = 0; ///< the step of the return
   /// Values that stand for another: region block arguments (their
@@ -109,7 +131,7 @@ Value Planner::resolve(Value value) const {
 
 void Planner::collectSteps(Block &block) {
   for (Operation &op : block) {
-    if (op.hasTrait<mlir::OpTrait::IsTerminator>())
+    if (op.hasTrait<mlir::OpTrait::IsTerminator>() || !onStage(&op))
       continue;
     if (op.getNumRegions() == 1 && op.getRegion(0).hasOneBlock()) {
       // A region stands for its body, inlined: its arguments are the op's
@@ -148,6 +170,12 @@ FailureOr<BufferPlan> Planner::run() {
   collectSteps(body);
   auto ret = cast<func::ReturnOp>(body.getTerminator());
   end = static_cast<int64_t>(steps.size());
+  returned.assign(ret.getOperands().begin(), ret.getOperands().end());
+  for (Operation *op : steps)
+    if (auto indices = op->getAttrOfType<DenseI64ArrayAttr>("llmc.returns"))
+      for (int64_t i : indices.asArrayRef())
+        if (stage >= 0 && i < static_cast<int64_t>(returned.size()))
+          returned[i] = op->getResult(0);
 
   // 1. The last read of every value.
   auto read = [&](Value value, int64_t step, Operation *user) {
@@ -160,15 +188,20 @@ FailureOr<BufferPlan> Planner::run() {
   for (auto [step, op] : llvm::enumerate(steps))
     for (Value operand : op->getOperands())
       read(operand, static_cast<int64_t>(step), op);
-  for (Value operand : ret.getOperands())
+  for (Value operand : returned)
     read(operand, end, nullptr);
 
-  // The names of the returned values, for donation.
-  llvm::StringSet<> returnedNames;
+  // The names of the returned values, for donation (and those another
+  // pipeline stage computes).
+  llvm::StringSet<> returnedNames, madeByOtherStages;
   for (unsigned index = 0; index < ret.getNumOperands(); ++index)
     if (auto name =
-            function.getResultAttrOfType<StringAttr>(index, "llmc.name"))
+            function.getResultAttrOfType<StringAttr>(index, "llmc.name")) {
       returnedNames.insert(name.getValue());
+      Operation *def = returned[index].getDefiningOp();
+      if (def && !onStage(def))
+        madeByOtherStages.insert(name.getValue());
+    }
 
   // 2. Storages, in program order.
   for (BlockArgument arg : body.getArguments()) {
@@ -184,8 +217,23 @@ FailureOr<BufferPlan> Planner::run() {
                                                     : StorageKind::Input;
     auto name =
         function.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "llmc.name");
+    auto argStage =
+        function.getArgAttrOfType<IntegerAttr>(arg.getArgNumber(), "llmc.stage");
+    if (stage >= 0 && argStage && argStage.getInt() != stage) {
+      s.unbound = true;
+      storageIds[arg] = addStorage(s);
+      continue;
+    }
+    // A pipelined program's argument that no op of this stage reads but
+    // that the runtime binds here (several stages read it): it keeps its
+    // buffer, which nothing else may use.
+    // Nor is an argument donated whose new value another stage computes:
+    // feeding that value back writes this buffer.
+    bool unread = stage >= 0 && valueLast[arg].first < 0;
+    bool madeElsewhere = name && madeByOtherStages.contains(name.getValue());
     if ((s.kind == StorageKind::Parameter || s.kind == StorageKind::State) &&
-        name && returnedNames.contains(name.getValue())) {
+        name && returnedNames.contains(name.getValue()) && !unread &&
+        !madeElsewhere) {
       // Donated: its buffer holds it until its last read, then whatever
       // is written over it in place (ideally, its new value). The caller
       // feeds the new values back, so nothing is lost.
@@ -255,7 +303,31 @@ FailureOr<BufferPlan> Planner::run() {
     Storage &s = storages[storageOf(operand)];
     s.last = std::max(s.last, step);
   }
-  for (Value operand : ret.getOperands()) {
+  // A value another stage returns: the argument of its name lends its
+  // buffer (never written here), else a placeholder at the end.
+  for (auto [index, operand] : llvm::enumerate(returned)) {
+    Operation *def = operand.getDefiningOp();
+    if (!def || onStage(def) || storageIds.count(operand))
+      continue;
+    elsewhere.insert(operand);
+    auto name = function.getResultAttrOfType<StringAttr>(
+        static_cast<unsigned>(index), "llmc.name");
+    for (BlockArgument arg : body.getArguments())
+      if (name && function.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                                        "llmc.name") == name) {
+        storageIds[operand] = storageIds.lookup(arg);
+        break;
+      }
+    if (storageIds.count(operand))
+      continue;
+    Storage s;
+    s.bytes = alignedBytes(operand.getType());
+    s.first = s.last = end;
+    storageIds[operand] = addStorage(s);
+  }
+  for (Value operand : returned) {
+    if (elsewhere.contains(operand))
+      continue;
     Storage &s = storages[storageOf(operand)];
     s.returned = true;
     s.last = end;
@@ -272,13 +344,21 @@ FailureOr<BufferPlan> Planner::run() {
   };
   for (BlockArgument arg : body.getArguments())
     record(arg);
-  function.walk([&](Operation *op) {
+  function.walk<WalkOrder::PreOrder>([&](Operation *op) {
+    if (op->getParentOp() == function.getOperation() && !onStage(op) &&
+        !isa<func::ReturnOp>(op)) {
+      for (Value result : op->getResults())
+        if (elsewhere.contains(result))
+          record(result);
+      return WalkResult::skip();
+    }
     for (Value result : op->getResults())
       record(result);
     for (Region &region : op->getRegions())
       for (Block &block : region)
         for (BlockArgument arg : block.getArguments())
           record(arg);
+    return WalkResult::advance();
   });
   return std::move(plan);
 }
@@ -291,10 +371,10 @@ FailureOr<BufferPlan> Planner::run() {
 /// buffer starts at b1 m).
 void Planner::donate(func::ReturnOp ret) {
   Block &body = function.getBody().front();
-  for (auto [index, operand] : llvm::enumerate(ret.getOperands())) {
+  for (auto [index, operand] : llvm::enumerate(returned)) {
     auto name = function.getResultAttrOfType<StringAttr>(
         static_cast<unsigned>(index), "llmc.name");
-    if (!name)
+    if (!name || elsewhere.contains(operand))
       continue;
     for (BlockArgument arg : body.getArguments()) {
       auto argName = function.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
@@ -318,7 +398,7 @@ void Planner::donate(func::ReturnOp ret) {
         break;
       // One value per buffer at a time: the storage may hold only the
       // returned chain.
-      bool shared = llvm::any_of(ret.getOperands(), [&](Value other) {
+      bool shared = llvm::any_of(returned, [&](Value other) {
         return other != operand && storageOf(other) == r;
       });
       int64_t lastRead = valueLast[arg].first;
@@ -335,9 +415,16 @@ void Planner::donate(func::ReturnOp ret) {
 
 void Planner::placeFirstFit() {
   std::vector<int> order;
-  for (int s = 0; s < static_cast<int>(storages.size()); ++s)
+  for (int s = 0; s < static_cast<int>(storages.size()); ++s) {
+    if (storages[s].unbound) {
+      // Never read or written: at offset 0, inside the arena.
+      storages[s].offset = 0;
+      plan.arenaBytes = std::max(plan.arenaBytes, storages[s].bytes);
+      continue;
+    }
     if (storages[s].mergedInto < 0)
       order.push_back(s);
+  }
   // Largest first: fewer holes. Ties in program order, for a stable plan.
   std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
     return storages[a].bytes > storages[b].bytes;
@@ -371,7 +458,7 @@ void Planner::findPeak(BufferPlan &result) {
   // Sweep: +bytes at first, -bytes after last.
   std::vector<std::pair<int64_t, int64_t>> events;
   for (const Storage &s : storages)
-    if (s.mergedInto < 0) {
+    if (s.mergedInto < 0 && !s.unbound) {
       events.push_back({s.first, static_cast<int64_t>(s.bytes)});
       events.push_back({s.last + 1, -static_cast<int64_t>(s.bytes)});
     }
@@ -388,8 +475,27 @@ void Planner::findPeak(BufferPlan &result) {
   }
   MemoryBreakdown &m = result.memory;
   m.peakStep = bestStep;
+  // The activations kept for backward alone, swept the same way.
+  std::vector<std::pair<int64_t, int64_t>> kept;
   for (const Storage &s : storages) {
-    if (s.mergedInto >= 0 || s.first > bestStep || s.last < bestStep)
+    if (s.mergedInto >= 0 || s.unbound || s.kind != StorageKind::Op ||
+        s.returned || !s.def || !s.lastUser ||
+        phaseOf(s.def->getLoc()) != Phase::Forward ||
+        phaseOf(s.lastUser->getLoc()) != Phase::Backward)
+      continue;
+    kept.push_back({s.first, static_cast<int64_t>(s.bytes)});
+    kept.push_back({s.last + 1, -static_cast<int64_t>(s.bytes)});
+  }
+  std::sort(kept.begin(), kept.end());
+  int64_t keptLive = 0;
+  for (auto [step, bytes] : kept) {
+    keptLive += bytes;
+    m.mostActivations =
+        std::max<uint64_t>(m.mostActivations, static_cast<uint64_t>(keptLive));
+  }
+  for (const Storage &s : storages) {
+    if (s.mergedInto >= 0 || s.unbound || s.first > bestStep ||
+        s.last < bestStep)
       continue;
     uint64_t *bucket = &m.temporaries;
     switch (s.kind) {
@@ -423,10 +529,10 @@ void Planner::findPeak(BufferPlan &result) {
 
 } // namespace
 
-FailureOr<BufferPlan> planBuffers(func::FuncOp function) {
+FailureOr<BufferPlan> planBuffers(func::FuncOp function, int64_t stage) {
   if (!function.getBody().hasOneBlock())
     return function.emitError() << "buffer plan: expected one block";
-  return Planner(function).run();
+  return Planner(function, stage).run();
 }
 
 } // namespace llmc

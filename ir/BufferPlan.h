@@ -57,6 +57,9 @@ struct MemoryBreakdown {
   uint64_t peakLive = 0;
   /// The op (index in program order, -1: before the first) at the peak.
   int64_t peakStep = -1;
+  /// The most bytes of activations kept for backward live at once, at any
+  /// op (not only at the peak): what a pipeline schedule changes.
+  uint64_t mostActivations = 0;
 };
 
 struct BufferPlan {
@@ -78,8 +81,13 @@ struct BufferPlan {
 
 /// Plans `function` (one block; ops with one-block regions, such as fused
 /// regions, are planned as if their body were inlined). Fails, with an error
-/// at the value, on a tensor without a static shape.
-mlir::FailureOr<BufferPlan> planBuffers(mlir::func::FuncOp function);
+/// at the value, on a tensor without a static shape. With `stage` >= 0 (a
+/// pipelined program, llmc-split-pipeline) it plans one pipeline stage's
+/// ranks: only the ops whose llmc.stage is `stage` (and ops without one),
+/// in program order; a returned value another stage computes gets the
+/// buffer of the argument of its name (never written) or a placeholder.
+mlir::FailureOr<BufferPlan> planBuffers(mlir::func::FuncOp function,
+                                        int64_t stage = -1);
 
 } // namespace llmc
 

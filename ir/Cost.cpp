@@ -54,6 +54,8 @@ double ConcatOp::getFlops() { return 0; }
 double GatherOp::getFlops() { return 0; }
 double IotaOp::getFlops() { return 0; }
 double AxisOffsetOp::getFlops() { return 0; }
+double SendOp::getFlops() { return 0; }
+double RecvOp::getFlops() { return 0; }
 double ConstantOp::getFlops() { return 0; }
 double MoeDispatchOp::getFlops() { return 0; }
 double EmbeddingOp::getFlops() { return 0; }
@@ -65,6 +67,10 @@ int64_t ReshapeOp::getBytesWritten() { return 0; }
 
 int64_t IotaOp::getBytesRead() { return 0; }
 int64_t AxisOffsetOp::getBytesRead() { return 0; }
+// A transfer moves bytes over a link, not through this device's memory
+// twice: the send reads its input, the receive writes its result.
+int64_t SendOp::getBytesWritten() { return 0; }
+int64_t RecvOp::getBytesRead() { return 0; }
 int64_t ConstantOp::getBytesRead() { return 0; }
 
 // Only the looked-up rows of the table are read, not the whole table.

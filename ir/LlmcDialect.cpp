@@ -180,6 +180,16 @@ LogicalResult LlmcDialect::verifyRegionArgAttribute(Operation *op, unsigned,
                      << attr.getValue();
     return success();
   }
+  if (name == "llmc.stage") {
+    // The pipeline stage that alone reads the argument
+    // (passes/SplitPipeline.cpp).
+    auto value = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!value || value.getInt() < 0)
+      return error() << "expected llmc.stage (a pipeline stage) to be a "
+                        "non-negative integer, got "
+                     << attr.getValue();
+    return success();
+  }
   if (name == "llmc.sharding") {
     // One array of mesh axis names per dimension (passes/Partition.cpp).
     auto dims = dyn_cast<ArrayAttr>(attr.getValue());
@@ -254,7 +264,8 @@ LogicalResult LlmcDialect::verifyRegionArgAttribute(Operation *op, unsigned,
   return error() << "unknown argument attribute '" << name
                  << "'; expected llmc.name, llmc.role, llmc.init, "
                     "llmc.offset, llmc.sharding, llmc.shard_groups, "
-                    "llmc.shard_zigzag, llmc.tp_split or llmc.ep_split";
+                    "llmc.shard_zigzag, llmc.stage, llmc.tp_split or "
+                    "llmc.ep_split";
 }
 
 //===----------------------------------------------------------------------===//

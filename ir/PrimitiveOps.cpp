@@ -407,3 +407,26 @@ LogicalResult IotaOp::verify() {
   return expectDimInRange(*this, "dim", static_cast<int64_t>(getDim()),
                           getType().getRank());
 }
+
+//===----------------------------------------------------------------------===//
+// Point-to-point transfers
+//===----------------------------------------------------------------------===//
+
+template <typename Op>
+static LogicalResult verifyTransfer(Op op) {
+  if (op.getAxis() < 0)
+    return op.emitOpError() << "expected a non-negative mesh axis, got "
+                            << op.getAxis();
+  if (op.getSource() < 0 || op.getDestination() < 0)
+    return op.emitOpError() << "expected non-negative positions, got from "
+                            << op.getSource() << " to "
+                            << op.getDestination();
+  if (op.getSource() == op.getDestination())
+    return op.emitOpError() << "expected different source and destination, "
+                               "got "
+                            << op.getSource() << " for both";
+  return success();
+}
+
+LogicalResult SendOp::verify() { return verifyTransfer(*this); }
+LogicalResult RecvOp::verify() { return verifyTransfer(*this); }

@@ -540,4 +540,44 @@ def Llmc_AxisOffsetOp : Llmc_Op<"axis_offset", [Pure,
   let hasVerifier = 1;
 }
 
+
+//===----------------------------------------------------------------------===//
+// Point-to-point transfers of a pipelined program (llmc-split-pipeline)
+//===----------------------------------------------------------------------===//
+
+def Llmc_SendOp : Llmc_Op<"send", [
+    DeclareOpInterfaceMethods<Llmc_CostOpInterface, ["getFlops", "getBytesWritten"]>]> {
+  let summary = "send a value to the rank one pipeline stage further along an axis";
+  let description = [{
+    Appears only after pipeline splitting: the ranks at position `source`
+    of mesh axis `axis` send `input` to the ranks at position `destination`
+    of that axis with the same coordinates on every other axis. It is
+    always followed by its `llmc.recv`, so that every rank meets its
+    transfers in one global order (which makes blocking transfers
+    deadlock-free). Not pure: it must not be erased or merged.
+    ```mlir
+    llmc.send %h axis 0 from 0 to 1 : tensor<4x16x64xf32>
+    %r = llmc.recv axis 0 from 0 to 1 : tensor<4x16x64xf32>
+    ```
+  }];
+  let arguments = (ins Llmc_Tensor:$input, I64Attr:$axis, I64Attr:$source,
+                       I64Attr:$destination);
+  let assemblyFormat = "$input `axis` $axis `from` $source `to` $destination attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+def Llmc_RecvOp : Llmc_Op<"recv", [
+    DeclareOpInterfaceMethods<Llmc_CostOpInterface, ["getFlops", "getBytesRead"]>]> {
+  let summary = "receive the value its llmc.send sends";
+  let description = [{
+    The ranks at position `destination` of mesh axis `axis` receive the
+    value that the ranks at `source` send (see `llmc.send`). Not pure: two
+    receives of equal type are different messages.
+  }];
+  let arguments = (ins I64Attr:$axis, I64Attr:$source, I64Attr:$destination);
+  let results = (outs Llmc_Tensor:$result);
+  let assemblyFormat = "`axis` $axis `from` $source `to` $destination attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
 #endif // LLMC_PRIMITIVE_OPS_TD

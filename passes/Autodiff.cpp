@@ -208,6 +208,11 @@ LogicalResult AutodiffPass::buildStep(func::FuncOp loss, func::FuncOp step) {
       limits[0] = starts[0] + type.getDimSize(0);
       Value slice = llmc::SliceOp::create(b, from.getLoc(), type, to, starts,
                                           limits, DenseI64ArrayAttr());
+      // The slice says which microbatch it is (llmc.microbatch), so that a
+      // pipeline schedule (llmc-split-pipeline) can tell the microbatches
+      // apart by what reads them. Only the slices: ops that read no input
+      // (a weight's cast) stay untagged, and CSE still merges their copies.
+      slice.getDefiningOp()->setAttr("llmc.microbatch", b.getI64IntegerAttr(i));
       forwardOps.insert(slice.getDefiningOp());
       mapping.map(from, slice);
     }

@@ -128,6 +128,9 @@ private:
 bool Fuser::accepts(const Group &g, Operation *op, Role role) const {
   if (role == Role::None || role == Role::Matmul)
     return false;
+  // A pipelined program (llmc-split-pipeline): a region runs on one stage.
+  if (g.anchor->getAttr("llmc.stage") != op->getAttr("llmc.stage"))
+    return false;
   if (domainOf(op, role) != ArrayRef<int64_t>(g.domain))
     return false;
   if (g.matmul) {
@@ -318,6 +321,9 @@ void Fuser::materialize(Group &g) {
     resultTypes.push_back(v.getType());
   auto fused = FusedOp::create(builder, g.anchor->getLoc(), resultTypes,
                                inputs.getArrayRef(), kind);
+  for (StringRef name : {"llmc.stage", "llmc.chunk", "llmc.microbatch"})
+    if (Attribute attr = g.anchor->getAttr(name))
+      fused->setAttr(name, attr);
   Block *body = builder.createBlock(&fused.getBody());
   IRMapping mapping;
   for (Value input : inputs)

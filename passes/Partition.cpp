@@ -2,6 +2,8 @@
 //
 // 1. Build the mesh from the strategy (axes of size > 1, in the order
 //    pp, dp, ep, cp, tp) and check it against the function's shapes.
+//    Nothing is split over pp: llmc-split-pipeline later gives each pp
+//    position its stage.
 // 2. Give every argument its sharding: tokens by batch over dp and ep and
 //    by sequence over cp (zigzag: an early and a late chunk each),
 //    parameters by their llmc.tp_split over tp and their llmc.ep_split
@@ -41,6 +43,17 @@ using namespace mlir;
 namespace llmc {
 namespace {
 
+/// Copies llmc.microbatch from the op being partitioned to every op its
+/// rule builds.
+struct CarryMicrobatch : public OpBuilder::Listener {
+  void notifyOperationInserted(Operation *op, OpBuilder::InsertPoint) override {
+    if (Attribute mb = from ? from->getAttr("llmc.microbatch") : Attribute())
+      if (!op->hasAttr("llmc.microbatch"))
+        op->setAttr("llmc.microbatch", mb);
+  }
+  Operation *from = nullptr;
+};
+
 struct PartitionPass : public impl::PartitionPassBase<PartitionPass> {
   using Base::Base;
 
@@ -49,14 +62,19 @@ struct PartitionPass : public impl::PartitionPassBase<PartitionPass> {
     auto step = module.lookupSymbol<func::FuncOp>(function);
     if (!step)
       return; // Nothing to partition (a forward-only compile).
-    if (dp < 1 || tp < 1 || cp < 1 || ep < 1 || zero < 0 || zero > 3) {
-      step.emitError() << "invalid strategy: dp = " << dp << ", ep = " << ep
-                       << ", cp = " << cp << ", tp = " << tp
+    if (dp < 1 || tp < 1 || cp < 1 || ep < 1 || pp < 1 || zero < 0 ||
+        zero > 3) {
+      step.emitError() << "invalid strategy: pp = " << pp << ", dp = " << dp
+                       << ", ep = " << ep << ", cp = " << cp << ", tp = " << tp
                        << ", zero = " << zero;
       return signalPassFailure();
     }
     // 1. The mesh.
     Mesh mesh;
+    if (pp > 1) {
+      mesh.names.push_back("pp");
+      mesh.sizes.push_back(pp);
+    }
     if (dp > 1) {
       mesh.names.push_back("dp");
       mesh.sizes.push_back(dp);
@@ -210,10 +228,14 @@ struct PartitionPass : public impl::PartitionPassBase<PartitionPass> {
         local.setResultAttr(i, "llmc.shard_zigzag", zigzag);
     }
 
-    // 3. Ops.
+    // 3. Ops. What a rule builds for an op of microbatch m belongs to
+    // microbatch m too (the pipeline schedule orders by it).
     builder.setInsertionPointToStart(entry);
+    CarryMicrobatch carry;
+    builder.setListener(&carry);
     bool ok = true;
     for (Operation &op : step.getBody().front()) {
+      carry.from = &op;
       if (auto ret = dyn_cast<func::ReturnOp>(op)) {
         // 4. Results.
         SmallVector<Value> values;
@@ -238,6 +260,7 @@ struct PartitionPass : public impl::PartitionPassBase<PartitionPass> {
         break;
       }
     }
+    builder.setListener(nullptr);
     if (!ok) {
       local.erase();
       return failure();

@@ -49,6 +49,13 @@ struct ParallelSettings {
   int64_t tp = 1;
   int64_t cp = 1;
   int64_t ep = 1; ///< expert parallelism (moe models)
+  /// Pipeline stages (llmc-split-pipeline), its schedule ("gpipe", "1f1b",
+  /// "interleaved"), model chunks per stage and pinned chunk boundaries
+  /// (first layer of each chunk after the first; empty: balanced by cost).
+  int64_t pp = 1;
+  std::string pipelineSchedule = "1f1b";
+  int64_t virtualStages = 1;
+  std::vector<int64_t> pipelineBoundaries;
   bool sp = false;
   int64_t zero = 0;
 };

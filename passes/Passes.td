@@ -227,6 +227,9 @@ def PartitionPass : Pass<"llmc-partition", "mlir::ModuleOp"> {
     Option<"ep", "ep", "int64_t", /*default=*/"1",
            "Expert-parallel ranks: they split the experts (llmc.ep_split) "
            "and, like dp, the tokens">,
+    Option<"pp", "pp", "int64_t", /*default=*/"1",
+           "Pipeline stages: an outermost mesh axis nothing is split over "
+           "(llmc-split-pipeline splits the program along it)">,
     Option<"sp", "sp", "bool", /*default=*/"false",
            "Sequence parallelism over the tp axis">,
     Option<"zero", "zero", "int64_t", /*default=*/"0", "ZeRO stage (0-3)">,
@@ -264,6 +267,51 @@ def RematPass : Pass<"llmc-remat", "mlir::ModuleOp"> {
     Option<"fuseAfter", "fuse-after", "bool", /*default=*/"true",
            "auto measures each candidate after llmc-fuse, as the pipeline "
            "runs it">,
+  ];
+}
+
+def SplitPipelinePass : Pass<"llmc-split-pipeline", "mlir::ModuleOp"> {
+  let summary = "Split the partitioned training step into pipeline stages and order it by a schedule";
+  let description = [{
+    Runs after llmc-partition (with `pp` > 1, whose mesh has the `pp` axis).
+    Gives every op a stage (`llmc.stage`, the rank position along `pp`) and,
+    with virtual stages, a model chunk (`llmc.chunk`): layer `i` of the
+    model parts (`transformer.h.3...`) goes to the chunk whose layers hold
+    it, the layers split into contiguous chunks balanced by the ops' cost
+    (CostOpInterface flops) or pinned by `boundaries`; the embedding joins
+    the first chunk, the head and loss the last. Where a value crosses
+    stages it inserts an `llmc.send`/`llmc.recv` pair with its reason, and
+    reorders the body so that each stage runs its forward and backward
+    units in the order of `schedule` (gpipe, 1f1b, interleaved).
+
+    Before (pp = 2):
+    ```mlir
+    %h0 = llmc.add ... loc("transformer.h.0.mlp")
+    %h1 = llmc.matmul %h0, ... loc("transformer.h.1.attn")
+    ```
+    After:
+    ```mlir
+    %h0 = llmc.add ... {llmc.stage = 0} loc("transformer.h.0.mlp")
+    llmc.send %h0 axis 0 from 0 to 1 {llmc.reason = "activation ...", llmc.stage = 0}
+    %r = llmc.recv axis 0 from 0 to 1 {llmc.stage = 1, ...}
+    %h1 = llmc.matmul %r, ... {llmc.stage = 1}
+    ```
+    With `stages` = 1 nothing changes. See docs/sharding.md.
+  }];
+  let options = [
+    Option<"function", "function", "std::string", /*default=*/"\"train_step\"",
+           "The function to split">,
+    Option<"stages", "stages", "int64_t", /*default=*/"1",
+           "Pipeline stages (the size of the mesh's pp axis)">,
+    Option<"schedule", "schedule", "std::string", /*default=*/"\"1f1b\"",
+           "gpipe, 1f1b or interleaved">,
+    Option<"virtualStages", "virtual-stages", "int64_t", /*default=*/"1",
+           "Model chunks per stage (interleaved 1F1B)">,
+    Option<"microbatches", "microbatches", "int64_t", /*default=*/"1",
+           "Microbatches of the step (llmc-autodiff's)">,
+    ListOption<"boundaries", "boundaries", "int64_t",
+               "First layer of every chunk after the first (empty: balance "
+               "by cost)">,
   ];
 }
 

@@ -82,9 +82,9 @@ std::vector<Stage> stages(const llmc::CompilePipelineOptions &options) {
   }
   // 4.-5. The strategy's mesh: one SPMD program per rank, with the
   //    collectives each parallelism needs (docs/sharding.md); then drop
-  //    what the local program no longer reads. 6. pipeline (#10): not yet.
+  //    what the local program no longer reads.
   const llmc::ParallelSettings &parallel = options.parallel;
-  if (options.training && parallel.dp * parallel.tp * parallel.cp * parallel.ep > 1) {
+  if (options.training && parallel.dp * parallel.tp * parallel.cp * parallel.ep * parallel.pp > 1) {
     int64_t microbatches = options.microbatches;
     list.push_back({"llmc-partition", [parallel, microbatches] {
                       llmc::PartitionPassOptions partition;
@@ -92,6 +92,7 @@ std::vector<Stage> stages(const llmc::CompilePipelineOptions &options) {
                       partition.tp = parallel.tp;
                       partition.cp = parallel.cp;
                       partition.ep = parallel.ep;
+                      partition.pp = parallel.pp;
                       partition.sp = parallel.sp;
                       partition.zero = parallel.zero;
                       partition.microbatches = microbatches;
@@ -108,6 +109,23 @@ std::vector<Stage> stages(const llmc::CompilePipelineOptions &options) {
                       remat.fuseAfter = options.fuse;
                       return llmc::createRematPass(remat);
                     }});
+  // 6. Pipeline stages and their schedule (docs/sharding.md): after remat
+  //    (which sees the whole step), before fusion (which keeps each region
+  //    on one stage).
+  if (options.training && parallel.pp > 1) {
+    int64_t microbatches = options.microbatches;
+    list.push_back({"llmc-split-pipeline", [parallel, microbatches] {
+                      llmc::SplitPipelinePassOptions split;
+                      split.stages = parallel.pp;
+                      split.schedule = parallel.pipelineSchedule;
+                      split.virtualStages = parallel.virtualStages;
+                      split.microbatches = microbatches;
+                      split.boundaries.assign(
+                          parallel.pipelineBoundaries.begin(),
+                          parallel.pipelineBoundaries.end());
+                      return llmc::createSplitPipelinePass(split);
+                    }});
+  }
   // 8. Fusion: the groups of ops that become one kernel (docs/fusion.md).
   if (options.fuse)
     list.push_back({"llmc-fuse", [options] {

@@ -21,9 +21,9 @@
 
 namespace llmc::rt {
 
-/// The format version this runtime writes. It also reads version 2 (no
-/// mesh, no shardings: one device).
-constexpr uint32_t kExecutableVersion = 3;
+/// The format version this runtime writes. It also reads version 3 (no
+/// output stages) and version 2 (no mesh, no shardings: one device).
+constexpr uint32_t kExecutableVersion = 4;
 constexpr uint32_t kOldestExecutableVersion = 2;
 
 /// How a parameter is initialized (llmc.init), for training from scratch.
@@ -88,6 +88,10 @@ struct ArgumentInfo {
   /// How the global tensor the caller binds is split over the ranks; the
   /// value slot's shape is one rank's (local) block.
   TensorSharding sharding;
+  /// A pipelined program: the position along the mesh axis "pp" of the
+  /// only ranks that read it (the runtime binds it there and nowhere else;
+  /// the other ranks' slot may share its bytes). -1: every rank.
+  int32_t pipelineStage = -1;
 };
 
 /// A program result, read by the caller after running.
@@ -95,6 +99,14 @@ struct OutputInfo {
   std::string name;   ///< "loss", or "output<i>"
   int32_t value = -1; ///< the value slot holding it
   TensorSharding sharding; ///< as ArgumentInfo::sharding
+  /// A pipelined program: the position along the mesh axis "pp" of the
+  /// ranks that compute it; the other ranks' slot is never written, and
+  /// the runtime reads the output there. -1: every rank holds it.
+  int32_t pipelineStage = -1;
+  /// Other stages that compute the same value themselves (a tied
+  /// parameter's update runs on every stage that reads it): their ranks
+  /// hold it too.
+  std::vector<int32_t> replicaStages;
 };
 
 /// One value of a rank's program: its type and its place in the arena.

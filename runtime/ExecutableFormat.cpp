@@ -271,9 +271,28 @@ Status validateMeshAndShardings(const Executable &exe,
   for (const ArgumentInfo &arg : exe.arguments)
     LLMC_RETURN_IF_ERROR(
         check("argument '" + arg.name + "'", arg.value, arg.sharding));
-  for (const OutputInfo &out : exe.outputs)
+  int32_t stages = 0;
+  for (const MeshAxisInfo &axis : exe.mesh)
+    if (axis.name == "pp")
+      stages = axis.size;
+  auto checkStage = [&](const std::string &who, int32_t stage) -> Status {
+    if (stage >= stages)
+      return invalid(what, who + " is held by pipeline stage " +
+                               std::to_string(stage) + ", but the mesh has " +
+                               std::to_string(stages) + " pp positions");
+    return Status::ok();
+  };
+  for (const ArgumentInfo &arg : exe.arguments)
+    LLMC_RETURN_IF_ERROR(
+        checkStage("argument '" + arg.name + "'", arg.pipelineStage));
+  for (const OutputInfo &out : exe.outputs) {
     LLMC_RETURN_IF_ERROR(
         check("output '" + out.name + "'", out.value, out.sharding));
+    LLMC_RETURN_IF_ERROR(
+        checkStage("output '" + out.name + "'", out.pipelineStage));
+    for (int32_t replica : out.replicaStages)
+      LLMC_RETURN_IF_ERROR(checkStage("output '" + out.name + "'", replica));
+  }
   return Status::ok();
 }
 
@@ -429,6 +448,8 @@ std::vector<uint8_t> serializeExecutable(const Executable &exe) {
     w.pod<double>(arg.init.scale);
     if (sharded)
       writeSharding(w, arg.sharding);
+    if (exe.version >= 4)
+      w.pod<int32_t>(arg.pipelineStage);
   }
   w.pod<uint32_t>(static_cast<uint32_t>(exe.outputs.size()));
   for (const OutputInfo &out : exe.outputs) {
@@ -436,6 +457,11 @@ std::vector<uint8_t> serializeExecutable(const Executable &exe) {
     w.pod<int32_t>(out.value);
     if (sharded)
       writeSharding(w, out.sharding);
+    // Version 4: the pipeline stage that holds it.
+    if (exe.version >= 4) {
+      w.pod<int32_t>(out.pipelineStage);
+      w.podVector(out.replicaStages);
+    }
   }
   w.pod<uint32_t>(static_cast<uint32_t>(exe.ranks.size()));
   for (const RankProgram &rank : exe.ranks)
@@ -547,7 +573,8 @@ Status parseExecutable(const uint8_t *data, size_t size,
            r.pod(arg.value, "an argument's value slot") &&
            r.pod(init, "an argument's initializer") &&
            r.pod(arg.init.scale, "an argument's initializer scale") &&
-           (!sharded || readSharding(r, arg.sharding));
+           (!sharded || readSharding(r, arg.sharding)) &&
+           (version < 4 || r.pod(arg.pipelineStage, "an argument's stage"));
       arg.role = static_cast<ArgumentRole>(role);
       arg.init.kind = static_cast<InitSpec::Kind>(init);
     }
@@ -558,7 +585,10 @@ Status parseExecutable(const uint8_t *data, size_t size,
     for (OutputInfo &out : exe.outputs)
       ok = ok && r.str(out.name, "an output's name") &&
            r.pod(out.value, "an output's value slot") &&
-           (!sharded || readSharding(r, out.sharding));
+           (!sharded || readSharding(r, out.sharding)) &&
+           (version < 4 ||
+            (r.pod(out.pipelineStage, "an output's stage") &&
+             r.podVector(out.replicaStages, "an output's replica stages")));
   }
   ok = ok && r.count(n, 20, "rank programs");
   if (ok) {

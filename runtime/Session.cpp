@@ -144,6 +144,10 @@ Status Session::setArgument(const std::string &name, DType dtype,
   LLMC_RETURN_IF_ERROR(checkBinding(name, expected, dtype, shape, bytes));
   bool replicated = arg.sharding.replicated();
   for (int rank = 0; rank < numRanks(); ++rank) {
+    // A pipelined program binds an argument only where it is read (the
+    // other ranks' slot may hold another value).
+    if (holderOf(arg.pipelineStage, rank) != rank)
+      continue;
     TensorRef target = slot(rank, arg.value);
     if (!replicated) {
       LLMC_RETURN_IF_ERROR(extractShard(data, dtypeSize(dtype), shape,
@@ -215,6 +219,23 @@ Status Session::run() {
   return runOnDevices(numRanks(), [this](int rank) { return runRank(rank); });
 }
 
+int Session::holderOf(int32_t stage, int rank) const {
+  if (stage < 0)
+    return rank;
+  // Row-major over the mesh axes (last fastest): replace the pp coordinate.
+  int stride = 1, result = rank;
+  for (size_t a = executable_.mesh.size(); a-- > 0;) {
+    const MeshAxisInfo &axis = executable_.mesh[a];
+    if (axis.name == "pp") {
+      int coordinate = (rank / stride) % axis.size;
+      result += (stage - coordinate) * stride;
+      break;
+    }
+    stride *= axis.size;
+  }
+  return result;
+}
+
 Status Session::output(size_t index, TensorRef &tensor, int rank) const {
   if (index >= executable_.outputs.size() || rank < 0 || rank >= numRanks())
     return Status::error(StatusCode::NotFound,
@@ -223,7 +244,14 @@ Status Session::output(size_t index, TensorRef &tensor, int rank) const {
                              " outputs on " + std::to_string(numRanks()) +
                              " ranks, asked for #" + std::to_string(index) +
                              " on rank " + std::to_string(rank));
-  tensor = slot(rank, executable_.outputs[index].value);
+  // A pipelined program computes an output on one stage's ranks (and on
+  // the stages that run their own copy of a tied parameter's update).
+  const OutputInfo &out = executable_.outputs[index];
+  int holder = holderOf(out.pipelineStage, rank);
+  for (int32_t replica : out.replicaStages)
+    if (holderOf(replica, rank) == rank)
+      holder = rank;
+  tensor = slot(holder, out.value);
   return Status::ok();
 }
 
@@ -234,7 +262,8 @@ Status Session::argument(size_t index, TensorRef &tensor, int rank) const {
                              std::to_string(executable_.arguments.size()) +
                              " arguments, asked for #" +
                              std::to_string(index));
-  tensor = slot(rank, executable_.arguments[index].value);
+  const ArgumentInfo &arg = executable_.arguments[index];
+  tensor = slot(holderOf(arg.pipelineStage, rank), arg.value);
   return Status::ok();
 }
 
@@ -261,6 +290,8 @@ Status Session::setArgumentFromOutput(const std::string &name, size_t output) {
             formatSharding(arg.sharding, executable_.mesh) +
             "; feeding it back needs the same sharding");
   for (int rank = 0; rank < numRanks(); ++rank) {
+    if (holderOf(arg.pipelineStage, rank) != rank)
+      continue; // not bound on this rank (a pipeline stage that never reads it)
     TensorRef from, to;
     LLMC_RETURN_IF_ERROR(this->output(output, from, rank));
     LLMC_RETURN_IF_ERROR(argument(index, to, rank));
@@ -280,20 +311,20 @@ Status Session::setArgumentFromOutput(const std::string &name, size_t output) {
 }
 
 Status Session::globalToHost(int32_t value, const TensorSharding &sharding,
-                             HostTensor &tensor) const {
+                             HostTensor &tensor, int32_t stage) const {
   tensor.storage.clear();
-  // Replicated: rank 0's copy, without copying it.
+  // Replicated: rank 0's copy (its stage's), without copying it.
   if (sharding.replicated()) {
-    tensor.view = slot(0, value);
+    tensor.view = slot(holderOf(stage, 0), value);
     return Status::ok();
   }
-  TensorRef first = slot(0, value);
+  TensorRef first = slot(holderOf(stage, 0), value);
   Shape global;
   LLMC_RETURN_IF_ERROR(
       globalShape(first.shape, sharding, executable_.mesh, global));
   std::vector<const void *> locals;
   for (int rank = 0; rank < numRanks(); ++rank)
-    locals.push_back(slot(rank, value).data);
+    locals.push_back(slot(holderOf(stage, rank), value).data);
   tensor.storage.resize(static_cast<size_t>(numElements(global)) *
                         dtypeSize(first.dtype));
   LLMC_RETURN_IF_ERROR(assembleShards(locals, dtypeSize(first.dtype), global,
@@ -307,14 +338,14 @@ Status Session::outputToHost(size_t index, HostTensor &tensor) const {
   TensorRef local;
   LLMC_RETURN_IF_ERROR(output(index, local));
   const OutputInfo &out = executable_.outputs[index];
-  return globalToHost(out.value, out.sharding, tensor);
+  return globalToHost(out.value, out.sharding, tensor, out.pipelineStage);
 }
 
 Status Session::argumentToHost(size_t index, HostTensor &tensor) const {
   TensorRef local;
   LLMC_RETURN_IF_ERROR(argument(index, local));
   const ArgumentInfo &arg = executable_.arguments[index];
-  return globalToHost(arg.value, arg.sharding, tensor);
+  return globalToHost(arg.value, arg.sharding, tensor, arg.pipelineStage);
 }
 
 } // namespace llmc::rt

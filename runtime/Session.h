@@ -89,8 +89,13 @@ private:
   TensorRef slot(int rank, int32_t value) const;
   void touch(int rank, int32_t value);
   Status runRank(int rank);
+  /// The global tensor of `value`; `stage` >= 0: read on the ranks of that
+  /// pipeline stage (a pipelined program's output).
   Status globalToHost(int32_t value, const TensorSharding &sharding,
-                      HostTensor &tensor) const;
+                      HostTensor &tensor, int32_t stage = -1) const;
+  /// The rank with `rank`'s coordinates but position `stage` along the
+  /// mesh axis "pp" (`rank` itself when `stage` < 0).
+  int holderOf(int32_t stage, int rank) const;
 
   const Executable &executable_;
   std::vector<std::unique_ptr<ThreadPool>> pools_;

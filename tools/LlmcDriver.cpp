@@ -60,6 +60,14 @@ pipelineOptionsFor(const std::optional<llmc::RunDescription> &description) {
   options.parallel.tp = par.tp;
   options.parallel.cp = par.cp;
   options.parallel.ep = par.ep;
+  options.parallel.pp = par.pp;
+  options.parallel.pipelineSchedule =
+      par.pipelineSchedule == llmc::PipelineSchedule::GPipe ? "gpipe"
+      : par.pipelineSchedule == llmc::PipelineSchedule::Interleaved
+          ? "interleaved"
+          : "1f1b";
+  options.parallel.virtualStages = par.virtualStages;
+  options.parallel.pipelineBoundaries = par.pipelineBoundaries;
   options.parallel.sp = par.sequenceParallel;
   options.parallel.zero = par.zero;
   return options;

@@ -153,6 +153,23 @@ int runPlan(const PlanCommand &options) {
   mlir::FailureOr<llmc::BufferPlan> plan = llmc::planBuffers(function);
   if (mlir::failed(plan))
     return kExitRejected;
+  // A pipelined step: the rows below are the stage with the largest arena
+  // (each stage's ranks run only their ops; the per-stage table follows).
+  int64_t largestStage = -1;
+  if (auto pipeline =
+          function->getAttrOfType<mlir::DictionaryAttr>("llmc.pipeline"))
+    for (int64_t s = 0,
+                 n = pipeline.getAs<mlir::IntegerAttr>("stages").getInt();
+         s < n; ++s) {
+      mlir::FailureOr<llmc::BufferPlan> stagePlan =
+          llmc::planBuffers(function, s);
+      if (mlir::failed(stagePlan))
+        return kExitRejected;
+      if (largestStage < 0 || stagePlan->arenaBytes > plan->arenaBytes) {
+        plan = std::move(stagePlan);
+        largestStage = s;
+      }
+    }
   const llmc::MemoryBreakdown &m = plan->memory;
   llvm::raw_ostream &os = llvm::outs();
   os << "memory plan of @" << function.getSymName() << " (" << options.input;
@@ -176,6 +193,9 @@ int runPlan(const PlanCommand &options) {
        << llvm::right_justify(withThousands(static_cast<int64_t>(bytes)), 15)
        << " bytes  " << llvm::right_justify(mebibytes(bytes), 12) << "\n";
   };
+  if (largestStage >= 0)
+    os << "  pipeline stage " << largestStage
+       << " (the largest arena of the stages):\n";
   os << "  at the peak (step " << m.peakStep << " of the program):\n";
   row("weights", m.weights);
   row("optimizer state", m.optimizerState);
@@ -218,12 +238,68 @@ int runPlan(const PlanCommand &options) {
           "#11)\n";
     return kExitOk;
   }
+  // A pipelined step: each stage's ranks run their own ops, so each stage
+  // has its own buffer plan (the rows above are the largest stage's).
+  if (auto pipeline =
+          function->getAttrOfType<mlir::DictionaryAttr>("llmc.pipeline")) {
+    int64_t stages = pipeline.getAs<mlir::IntegerAttr>("stages").getInt();
+    auto inFlight = pipeline.getAs<mlir::DenseI64ArrayAttr>("in_flight");
+    os << "  pipeline: " << stages << " stages, schedule "
+       << pipeline.getAs<mlir::StringAttr>("schedule").getValue() << ", "
+       << pipeline.getAs<mlir::IntegerAttr>("virtual_stages").getInt()
+       << " model chunk(s) per stage, "
+       << pipeline.getAs<mlir::IntegerAttr>("microbatches").getInt()
+       << " microbatches; chunks start at layers 0";
+    for (int64_t b :
+         pipeline.getAs<mlir::DenseI64ArrayAttr>("boundaries").asArrayRef())
+      os << ", " << b;
+    os << " of " << pipeline.getAs<mlir::IntegerAttr>("layers").getInt()
+       << "\n  bubble fraction "
+       << llvm::formatv("{0:f3}", pipeline.getAs<mlir::FloatAttr>("bubble")
+                                      .getValueAsDouble())
+       << " (idle share of stages x step time, the schedule simulated with "
+          "each unit's flops)\n";
+    os << "  " << llvm::left_justify("stage", 8)
+       << llvm::right_justify("in flight", 10)
+       << llvm::right_justify("activations*", 16)
+       << llvm::right_justify("peak (live)", 16)
+       << llvm::right_justify("arena", 16) << "  bytes\n";
+    for (int64_t s = 0; s < stages; ++s) {
+      mlir::FailureOr<llmc::BufferPlan> stagePlan =
+          llmc::planBuffers(function, s);
+      if (mlir::failed(stagePlan))
+        return kExitRejected;
+      const llmc::MemoryBreakdown &sm = stagePlan->memory;
+      os << "  " << llvm::left_justify(std::to_string(s), 8)
+         << llvm::right_justify(std::to_string(inFlight[s]), 10)
+         << llvm::right_justify(
+                withThousands(static_cast<int64_t>(sm.mostActivations)), 16)
+         << llvm::right_justify(
+                withThousands(static_cast<int64_t>(sm.peakLive)), 16)
+         << llvm::right_justify(
+                withThousands(static_cast<int64_t>(stagePlan->arenaBytes)), 16)
+         << "\n";
+    }
+    os << "  (in flight: forward units whose backward has not run, the "
+          "microbatches whose activations a stage keeps at once; "
+          "activations*: the most bytes of them live at once)\n";
+  }
   // Communication per step and rank, by mesh axes and collective kind.
   struct Row {
     int64_t ops = 0, payload = 0, sent = 0;
   };
   std::map<std::pair<std::string, std::string>, Row> rows;
   for (mlir::Operation &op : function.getBody().front()) {
+    if (auto send = llvm::dyn_cast<llmc::SendOp>(op)) {
+      // Point to point: the sending ranks send the whole tensor.
+      Row &r = rows[{mesh->axesText({static_cast<int64_t>(send.getAxis())}),
+                     "send/recv"}];
+      int64_t bytes = llmc::tensorBytes(send.getInput().getType());
+      ++r.ops;
+      r.payload += bytes;
+      r.sent += bytes;
+      continue;
+    }
     std::optional<llmc::CollectiveTraffic> t =
         llmc::collectiveTraffic(&op, *mesh);
     if (!t)

@@ -243,14 +243,17 @@ int runVerify(const VerifyCommand &options) {
                  << options.steps << "\n";
     return kExitUsage;
   }
-  // 1. The mesh: one device (dp = cp = tp = ep = 1) has nothing to compare.
-  // Errors in the file are reported by the compile below.
+  // 1. The mesh: one device (dp = cp = tp = ep = pp = 1) has nothing to
+  // compare. Errors in the file are reported by the compile below. A
+  // pipeline is compared with one device running the same microbatches
+  // (gradient accumulation).
   llmc::ParseOutcome parsed = llmc::parseRunDescription(input);
   if (parsed.ok()) {
     const llmc::ParallelConfig &p = parsed.description->parallel;
-    if (p.dp * p.cp * p.tp * p.ep <= 1) {
+    if (p.dp * p.cp * p.tp * p.ep * p.pp <= 1) {
       os << input << ": [parallel] asks for one device (dp = " << p.dp
          << ", cp = " << p.cp << ", tp = " << p.tp << ", ep = " << p.ep
+         << ", pp = " << p.pp
          << "): nothing to verify\n";
       return kExitOk;
     }

@@ -10,6 +10,8 @@
 //===----------------------------------------------------------------------===//
 #include "frontend/config/RunParser.h"
 
+#include <algorithm>
+
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -198,7 +200,10 @@ void RunParser::parseParallel() {
               {"1f1b", PipelineSchedule::OneFOneB},
               {"interleaved", PipelineSchedule::Interleaved}}));
   assign(p.virtualStages, s.integer("virtual_stages", kAtLeastOne));
+  assign(p.pipelineBoundaries,
+         s.integerList("pipeline_boundaries", kAtLeastOne));
   checkMesh(s, deviceCount);
+  checkPipeline(s);
 
   // Pending: what asks for more than one device's behaviour of today. dp,
   // tp, ep, sp and zero run on CPU virtual devices (llmc-partition, #8); several
@@ -212,10 +217,71 @@ void RunParser::parseParallel() {
     s.recordPending(run.pending, "devices", "#9");
   if (p.autoMesh)
     s.recordPending(run.pending, "mesh", "#11");
-  if (p.pipelineSchedule != PipelineSchedule::OneFOneB)
-    s.recordPending(run.pending, "pipeline_schedule", "#10");
-  if (p.virtualStages != 1)
-    s.recordPending(run.pending, "virtual_stages", "#10");
+}
+
+/// The pipeline keys against pp, the schedule and the model's layers
+/// (llmc-split-pipeline cuts the layers into pp x virtual_stages chunks).
+void RunParser::checkPipeline(SectionReader &s) {
+  const ParallelConfig &p = run.parallel;
+  if (s.failed("pp"))
+    return;
+  bool interleaved = p.pipelineSchedule == PipelineSchedule::Interleaved;
+  if (p.virtualStages != 1 && !s.failed("virtual_stages") &&
+      !s.failed("pipeline_schedule") && !interleaved)
+    s.error("virtual_stages",
+            "expected virtual_stages = 1 without pipeline_schedule = "
+            "\"interleaved\", got " +
+                std::to_string(p.virtualStages) +
+                "; set pipeline_schedule = \"interleaved\" (model chunks per "
+                "stage) or remove virtual_stages");
+  // A schedule alone (or virtual_stages = 1) is harmless with one stage.
+  for (StringRef key : {"virtual_stages", "pipeline_boundaries"})
+    if (s.given(key) && !s.failed(key) && p.pp <= 1 &&
+        (key == "virtual_stages" ? p.virtualStages != 1
+                                 : !p.pipelineBoundaries.empty()))
+      s.error(key, "expected pp > 1 with " + key.str() + ", got pp = " +
+                       std::to_string(p.pp) +
+                       "; set pp to 2 or more, or remove " + key.str());
+  if (p.pp <= 1)
+    return;
+  int64_t chunks = p.pp * p.virtualStages;
+  int64_t micro = run.train.microbatches;
+  if (interleaved && !s.failed("pipeline_schedule") &&
+      !diagnostics.hasMessage("train.microbatches") && micro % p.pp != 0)
+    s.error("pipeline_schedule",
+            "expected [train] microbatches to be a multiple of pp " +
+                std::to_string(p.pp) +
+                " with pipeline_schedule = \"interleaved\", got " +
+                std::to_string(micro) + "; set microbatches = " +
+                std::to_string((micro + p.pp - 1) / p.pp * p.pp));
+  int64_t layers = run.model.numLayers;
+  if (layers > 0 && !diagnostics.hasMessage("model.layers") &&
+      layers < chunks && !s.failed("virtual_stages"))
+    s.error("pp", "expected at most " + std::to_string(layers) +
+                      " pipeline chunks (pp x virtual_stages, one layer "
+                      "each at least) for " +
+                      std::to_string(layers) + " layers, got " +
+                      std::to_string(chunks) + "; lower pp or virtual_stages");
+  if (!p.pipelineBoundaries.empty() && !s.failed("pipeline_boundaries")) {
+    const std::vector<int64_t> &b = p.pipelineBoundaries;
+    bool increasing = std::is_sorted(b.begin(), b.end()) &&
+                      std::adjacent_find(b.begin(), b.end()) == b.end();
+    if (static_cast<int64_t>(b.size()) != chunks - 1)
+      s.error("pipeline_boundaries",
+              "expected " + std::to_string(chunks - 1) +
+                  " pipeline_boundaries (the first layer of every chunk "
+                  "after the first, pp x virtual_stages - 1), got " +
+                  std::to_string(b.size()));
+    else if (!increasing || (layers > 0 && b.back() >= layers)) {
+      std::string given;
+      for (int64_t layer : b)
+        given += (given.empty() ? "[" : ", ") + std::to_string(layer);
+      s.error("pipeline_boundaries",
+              "expected increasing layer indices in [1, " +
+                  std::to_string(layers) + ") in pipeline_boundaries, got " +
+                  given + "]");
+    }
+  }
 }
 
 bool RunParser::modelUsable() const {
@@ -247,13 +313,7 @@ static std::string meshText(const ParallelConfig &p) {
 void RunParser::checkMesh(SectionReader &s,
                           std::optional<int64_t> deviceCount) {
   const ParallelConfig &p = run.parallel;
-  // 1. Axes that are not built yet.
-  if (p.pp > 1)
-    s.error("pp", "expected pp = 1, got " + std::to_string(p.pp) +
-                      "; pipeline parallelism is not implemented yet (issue "
-                      "#10): remove pp");
-
-  // 2. The model and the batch must split evenly.
+  // The model and the batch must split evenly.
   if (p.tp > 1 && !s.failed("tp") && modelUsable()) {
     std::string message = tensorParallelError(run.model, p.tp);
     if (!message.empty())

@@ -87,6 +87,9 @@ struct ParallelConfig {
   int64_t zero = 0;
   PipelineSchedule pipelineSchedule = PipelineSchedule::OneFOneB;
   int64_t virtualStages = 1;
+  /// pipeline_boundaries: the first layer of every model chunk after the
+  /// first (pp x virtual_stages - 1 of them); empty: balanced by cost.
+  std::vector<int64_t> pipelineBoundaries;
 };
 
 struct MemoryConfig {

@@ -72,6 +72,7 @@ private:
   /// the batch, ranks that the devices provide. `deviceCount` is devices' N
   /// (0 when it has none), nothing when devices is invalid.
   void checkMesh(SectionReader &s, std::optional<int64_t> deviceCount);
+  void checkPipeline(SectionReader &s);
   /// Whether the model's sizes parsed and passed their checks.
   bool modelUsable() const;
   void parseMemory();

@@ -73,6 +73,7 @@ const KeySpec kParallelKeys[] = {
     {"zero", "1"},
     {"pipeline_schedule", "\"1f1b\""},
     {"virtual_stages", "2"},
+    {"pipeline_boundaries", "[2]"},
 };
 const KeySpec kMemoryKeys[] = {
     {"budget_gib", "80.0"},
@@ -309,6 +310,32 @@ std::optional<int64_t> SectionReader::integer(StringRef key, Bound bound) {
     return std::nullopt;
   }
   return number;
+}
+
+std::optional<std::vector<int64_t>>
+SectionReader::integerList(StringRef key, Bound bound) {
+  const toml::node *value = node(key);
+  if (!value || failed(key))
+    return std::nullopt;
+  const toml::array *array = value->as_array();
+  if (!array || !array->is_homogeneous<int64_t>()) {
+    if (!array || !array->empty()) {
+      wrongType(key, "an array of integers");
+      return std::nullopt;
+    }
+  }
+  std::vector<int64_t> numbers;
+  for (const toml::node &element : *array) {
+    int64_t number = *element.value<int64_t>();
+    if (!bound.contains(static_cast<double>(number))) {
+      error(key, "expected every element of " + key.str() + " " +
+                     bound.text() + ", got " + std::to_string(number) +
+                     "; write e.g. " + example(key));
+      return std::nullopt;
+    }
+    numbers.push_back(number);
+  }
+  return numbers;
 }
 
 std::optional<double> SectionReader::number(StringRef key, Bound bound) {

@@ -125,6 +125,9 @@ public:
                llvm::StringRef fix = "");
 
   std::optional<int64_t> integer(llvm::StringRef key, Bound bound = {});
+  /// An array of integers, each within `bound` ([1, 3]; [] is empty).
+  std::optional<std::vector<int64_t>> integerList(llvm::StringRef key,
+                                                  Bound bound = {});
   /// A float; an integer is accepted too (rope_theta = 10000).
   std::optional<double> number(llvm::StringRef key, Bound bound = {});
   std::optional<bool> boolean(llvm::StringRef key);

@@ -497,13 +497,6 @@ TEST(MeshErrors, ZeroNeedsDataParallelism) {
                      "dp ranks)"});
 }
 
-TEST(MeshErrors, PipelineParallelismIsIssue10) {
-  EXPECT_EQ(tomlErrors(kGpt2 + "[parallel]\ndevices = \"cpu\"\npp = 2\n"),
-            (Messages{"run.toml:10:6: error: expected pp = 1, got 2; pipeline "
-                      "parallelism is not implemented yet (issue #10): remove "
-                      "pp"}));
-}
-
 TEST(MeshErrors, ExpertParallelismNeedsAMoeModel) {
   EXPECT_EQ(tomlErrors(kGpt2 + "[parallel]\ndevices = \"cpu\"\nep = 2\n"),
             Messages{"run.toml:10:6: error: expected ep = 1 for a gpt2 model, "
@@ -562,6 +555,38 @@ TEST(MeshErrors, ContextParallelismIsAMeshAxis) {
                "mesh's 4 ranks (cp 4), got \"cpu:2\"; set devices = "
                "\"cpu:4\", or devices = \"cpu\" for as many CPU devices as "
                "the mesh needs"});
+}
+
+TEST(MeshErrors, PipelineKeys) {
+  // Two layers: pp = 4 cannot give every stage one.
+  EXPECT_EQ(tomlErrors(kGpt2 + "[parallel]\ndevices = \"cpu\"\npp = 4\n"),
+            Messages{"run.toml:10:6: error: expected at most 2 pipeline chunks "
+                     "(pp x virtual_stages, one layer each at least) for 2 "
+                     "layers, got 4; lower pp or virtual_stages"});
+  EXPECT_EQ(tomlErrors(kGpt2 + "[parallel]\ndevices = \"cpu\"\npp = 2\n"
+                               "virtual_stages = 2\n"),
+            Messages{"run.toml:11:18: error: expected virtual_stages = 1 "
+                     "without pipeline_schedule = \"interleaved\", got 2; set "
+                     "pipeline_schedule = \"interleaved\" (model chunks per "
+                     "stage) or remove virtual_stages"});
+  EXPECT_EQ(tomlErrors(kGpt2 + "[parallel]\ndevices = \"cpu\"\npp = 2\n"
+                               "pipeline_boundaries = [1, 2]\n"),
+            Messages{"run.toml:11:23: error: expected 1 pipeline_boundaries "
+                     "(the first layer of every chunk after the first, pp x "
+                     "virtual_stages - 1), got 2"});
+  EXPECT_EQ(tomlErrors(kGpt2 + "[parallel]\ndevices = \"cpu\"\npp = 2\n"
+                               "pipeline_boundaries = [2]\n"),
+            Messages{"run.toml:11:23: error: expected increasing layer "
+                     "indices in [1, 2) in pipeline_boundaries, got [2]"});
+  EXPECT_EQ(tomlErrors(kGpt2 + "[parallel]\npipeline_boundaries = [1]\n"),
+            Messages{"run.toml:9:23: error: expected pp > 1 with "
+                     "pipeline_boundaries, got pp = 1; set pp to 2 or more, "
+                     "or remove pipeline_boundaries"});
+  EXPECT_EQ(tomlErrors(kGpt2 + "[parallel]\ndevices = \"cpu\"\npp = 2\n"
+                               "pipeline_schedule = \"interleaved\"\n"),
+            Messages{"run.toml:11:21: error: expected [train] microbatches "
+                     "to be a multiple of pp 2 with pipeline_schedule = "
+                     "\"interleaved\", got 1; set microbatches = 2"});
 }
 
 TEST(MeshErrors, CpuDevicesThatDoNotMatchTheRanks) {
@@ -1049,9 +1074,9 @@ TEST(RunDescription, PendingFieldsRecordTheirIssue) {
   // Values that ask for today's behaviour (pp = 1, ep = 1, remat = "none")
   // are not pending.
   // dp, tp, sp and zero on CPU devices run today (llmc-partition, #8).
-  EXPECT_EQ(pendingOf(run), (PendingList{{"parallel.mesh", "#11"},
-                                         {"parallel.pipeline_schedule", "#10"}}));
-  ASSERT_EQ(run.pending.size(), 2u);
+  // pipeline_schedule runs with pp (llmc-split-pipeline, #10).
+  EXPECT_EQ(pendingOf(run), (PendingList{{"parallel.mesh", "#11"}}));
+  ASSERT_EQ(run.pending.size(), 1u);
   EXPECT_EQ(run.pending[0].location.line, 13);
   EXPECT_EQ(run.pending[0].location.column, 8);
   EXPECT_TRUE(run.parallel.autoMesh);

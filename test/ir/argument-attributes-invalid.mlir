@@ -35,7 +35,7 @@ func.func @normal_without_scale(%w: tensor<4xf32> {llmc.init = {kind = "normal"}
 
 // -----
 
-// expected-error @+1 {{'func.func' op argument #0: unknown argument attribute 'llmc.shard'; expected llmc.name, llmc.role, llmc.init, llmc.offset, llmc.sharding, llmc.shard_groups, llmc.shard_zigzag, llmc.tp_split or llmc.ep_split}}
+// expected-error @+1 {{'func.func' op argument #0: unknown argument attribute 'llmc.shard'; expected llmc.name, llmc.role, llmc.init, llmc.offset, llmc.sharding, llmc.shard_groups, llmc.shard_zigzag, llmc.stage, llmc.tp_split or llmc.ep_split}}
 func.func @unknown(%w: tensor<4xf32> {llmc.shard = "dp"}) {
   return
 }

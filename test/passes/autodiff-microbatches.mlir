@@ -7,11 +7,12 @@
 // halved. The parameter is not split.
 // CHECK-LABEL: func.func @train_step
 // CHECK-SAME:    (%[[W:.+]]: tensor<3xf32> {llmc.name = "w", llmc.role = "parameter"}, %[[X:.+]]: tensor<4x3xf32> {llmc.name = "x", llmc.role = "input"})
-// CHECK:         %[[X0:.+]] = llmc.slice %[[X]] starts [0, 0] limits [2, 3]
+// Each microbatch's slice says which it is (a pipeline orders by it).
+// CHECK:         %[[X0:.+]] = llmc.slice %[[X]] starts [0, 0] limits [2, 3] {llmc.microbatch = 0 : i64}
 // CHECK:         %[[L0:.+]] = llmc.reduce_mean
 // CHECK:         llmc.constant dense<5.000000e-01> : tensor<f32>
 // CHECK:         %[[G0:.+]] = llmc.reshape %{{.+}} : tensor<1x3xf32> -> tensor<3xf32>
-// CHECK-NEXT:    %[[X1:.+]] = llmc.slice %[[X]] starts [2, 0] limits [4, 3]
+// CHECK-NEXT:    %[[X1:.+]] = llmc.slice %[[X]] starts [2, 0] limits [4, 3] {llmc.microbatch = 1 : i64}
 // CHECK:         %[[L1:.+]] = llmc.reduce_mean
 // CHECK:         %[[G1:.+]] = llmc.reshape %{{.+}} : tensor<1x3xf32> -> tensor<3xf32>
 // CHECK-NEXT:    %[[LS:.+]] = llmc.add %[[L0]], %[[L1]] : tensor<f32>

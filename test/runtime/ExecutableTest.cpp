@@ -188,7 +188,7 @@ TEST(Executable, MeshAndShardingsRoundTrip) {
   std::vector<uint8_t> bytes = serializeExecutable(exe);
   uint32_t version;
   std::memcpy(&version, bytes.data() + 8, 4);
-  EXPECT_EQ(version, 3u);
+  EXPECT_EQ(version, 4u);
   Executable back;
   Status status = parseExecutable(bytes.data(), bytes.size(), "mem", back);
   ASSERT_TRUE(status) << status.message();
@@ -237,6 +237,36 @@ TEST(Executable, VersionTwoFilesStillLoad) {
   EXPECT_EQ(back.arguments[1].init.kind, InitSpec::Kind::Normal);
   EXPECT_EQ(back.outputs[0].name, "loss");
   EXPECT_EQ(serializeExecutable(back), bytes);
+}
+
+TEST(Executable, PipelineStagesOfOutputsRoundTrip) {
+  // A {pp=2, tp=2} mesh whose output is computed on pipeline stage 1.
+  Executable exe = shardedSample();
+  exe.mesh = {{"pp", 2}, {"tp", 2}};
+  exe.arguments[0].sharding.dims = {{}, {{1}, 3}};
+  exe.outputs[0].sharding.dims = {};
+  exe.outputs[0].pipelineStage = 1;
+  exe.outputs[0].replicaStages = {0}; // a tied parameter's update, twice
+  ASSERT_TRUE(validateExecutable(exe)) << validateExecutable(exe).message();
+  std::vector<uint8_t> bytes = serializeExecutable(exe);
+  Executable back;
+  Status status = parseExecutable(bytes.data(), bytes.size(), "mem", back);
+  ASSERT_TRUE(status) << status.message();
+  EXPECT_EQ(back.outputs[0].pipelineStage, 1);
+  EXPECT_EQ(back.outputs[0].replicaStages, std::vector<int32_t>{0});
+  // Version 3 has no stages: every output is on every rank.
+  exe.version = 3;
+  bytes = serializeExecutable(exe);
+  status = parseExecutable(bytes.data(), bytes.size(), "v3", back);
+  ASSERT_TRUE(status) << status.message();
+  EXPECT_EQ(back.outputs[0].pipelineStage, -1);
+  // A stage outside the mesh's pp axis is refused.
+  exe.version = kExecutableVersion;
+  exe.outputs[0].pipelineStage = 2;
+  status = validateExecutable(exe);
+  EXPECT_FALSE(status);
+  EXPECT_NE(status.message().find("pipeline stage 2"), std::string::npos)
+      << status.message();
 }
 
 TEST(Executable, EveryTruncationOfAShardedFileIsAnError) {

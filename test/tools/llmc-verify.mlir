@@ -57,7 +57,7 @@
 // One device: nothing to verify, exit 0.
 // RUN: sed 's/dp = 2/dp = 1/; s/tp = 2/tp = 1/' %t/dp2tp2.toml > %t/one.toml
 // RUN: llmc verify %t/one.toml | FileCheck %s --check-prefix=ONE
-// ONE: one.toml: [parallel] asks for one device (dp = 1, cp = 1, tp = 1, ep = 1): nothing to verify
+// ONE: one.toml: [parallel] asks for one device (dp = 1, cp = 1, tp = 1, ep = 1, pp = 1): nothing to verify
 
 // Usage errors.
 // RUN: not llmc verify %t/dp2tp2.toml --steps 0 2>&1 | FileCheck %s --check-prefix=STEPS

@@ -1,0 +1,747 @@
+//===- SplitPipeline.cpp - pipeline stages and their schedule -------------===//
+//
+// DESIGN.md step 6, on the program llmc-partition built for a mesh with a
+// `pp` axis (nothing is split over it: every pp position runs the same SPMD
+// program until this pass gives each its part). One function stays one
+// function; codegen emits for each rank only the ops of its stage.
+//
+// 1. Layers: every op whose model part names a layer ("transformer.h.3.mlp",
+//    "model.layers.3...") belongs to it; the others follow their operands:
+//    forward ops the latest layer they read (the head and the loss join the
+//    last layer), backward ops the earliest (a gradient flows from the last
+//    layer to the first; the tied embedding's two gradient contributions
+//    are summed where the embedding is), optimizer ops the layer of their
+//    largest operand (the update of a gradient runs where it is, and the
+//    clipping scalar comes to it). The embedding, which reads no layer,
+//    goes with layer 0. Cheap ops that read only arguments
+//    (constants, input slices, scalar step arithmetic) are replicated: each
+//    stage that reads one gets its own copy.
+// 2. Chunks: the layers are cut into stages x virtual-stages contiguous
+//    chunks, balanced by the ops' CostOpInterface flops (the least maximum
+//    chunk cost) or where `boundaries` pins them. Chunk k runs on stage
+//    k mod stages (interleaved: a stage holds every stages-th chunk).
+// 3. Units: an op's microbatch is the latest one it reads (llmc-autodiff
+//    tags each microbatch's input slices with llmc.microbatch); a forward
+//    op of microbatch m in chunk k is unit F(k, m), a backward op B(k, m);
+//    what reads no microbatch comes first, the optimizer last.
+// 4. The schedule: each stage's order of units (GPipe, 1F1B, interleaved
+//    1F1B), simulated with each unit taking its cost to find one global
+//    order (the order the units start in) and the bubble fraction.
+// 5. The body is reordered to that global order; a tied parameter's update
+//    is copied to every other stage that reads the parameter; and every
+//    value read on another stage is sent right after it is made (llmc.send
+//    + llmc.recv, adjacent). Every rank meets its transfers in the same
+//    global order, so blocking send/recv cannot deadlock.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ir/LlmcOps.h"
+#include "ir/Phase.h"
+#include "ir/Sharding.h"
+#include "passes/Passes.h"
+#include "passes/PipelineSchedule.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SetVector.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/StringExtras.h"
+
+#include <algorithm>
+#include <functional>
+#include <limits>
+#include <map>
+#include <optional>
+#include <set>
+#include <tuple>
+
+namespace llmc {
+#define GEN_PASS_DEF_SPLITPIPELINEPASS
+#include "passes/Passes.h.inc"
+} // namespace llmc
+
+using namespace mlir;
+
+namespace llmc {
+namespace {
+
+constexpr int64_t kNoLayer = std::numeric_limits<int64_t>::min();
+
+/// The layer a model part names: its first dot-separated component that is
+/// a number ("transformer.h.3.attn" -> 3), or -1.
+int64_t layerOf(StringRef part) {
+  SmallVector<StringRef> pieces;
+  part.split(pieces, '.');
+  for (StringRef piece : pieces) {
+    int64_t n = 0;
+    if (!piece.getAsInteger(10, n))
+      return n;
+  }
+  return -1;
+}
+
+/// Where an op's unit sits in a stage's program.
+enum class Part : uint8_t { Head, Forward, Backward, Tail };
+
+using pipeline::Unit;
+
+struct Placement {
+  int64_t chunk = 0;
+  Part part = Part::Head;
+  int64_t microbatch = -1;
+};
+
+struct SplitPipelinePass
+    : public impl::SplitPipelinePassBase<SplitPipelinePass> {
+  using Base::Base;
+
+  void runOnOperation() override;
+
+private:
+  int64_t stageOf(int64_t chunk) const { return chunk % stages; }
+  bool isReplicable(Operation *op) const;
+  LogicalResult checkOptions(func::FuncOp step);
+  FailureOr<SmallVector<int64_t>> chunkStarts(func::FuncOp step,
+                                              ArrayRef<double> layerCost);
+  std::vector<std::vector<Unit>> stageOrders() const;
+
+  llvm::DenseSet<Operation *> replicable;
+};
+
+/// The bytes that moving `value` to another stage would really need: a
+/// broadcast is rebuilt from its input there.
+int64_t movedBytes(Value value) {
+  Operation *def = value.getDefiningOp();
+  if (isa_and_nonnull<BroadcastOp, ReshapeOp>(def))
+    return movedBytes(def->getOperand(0));
+  return tensorBytes(value.getType());
+}
+
+/// Ops that are cheap and read only arguments (or other such ops): every
+/// stage that reads one computes its own copy instead of receiving it.
+bool SplitPipelinePass::isReplicable(Operation *op) const {
+  bool fromArguments = llvm::all_of(op->getOperands(), [&](Value v) {
+    Operation *def = v.getDefiningOp();
+    return !def || replicable.contains(def);
+  });
+  if (!fromArguments || op->getNumResults() != 1)
+    return false;
+  if (isa<ConstantOp, IotaOp, LrScheduleOp, AxisOffsetOp, SliceOp, ReshapeOp,
+          BroadcastOp, TransposeOp, CastOp>(op))
+    return true;
+  // Scalar arithmetic on the step counter (bias corrections and the like).
+  return cast<RankedTensorType>(op->getResult(0).getType()).getRank() == 0;
+}
+
+LogicalResult SplitPipelinePass::checkOptions(func::FuncOp step) {
+  const int64_t stages = this->stages, microbatches = this->microbatches,
+                virtualStages = this->virtualStages;
+  const std::string schedule = this->schedule;
+  if (schedule != "gpipe" && schedule != "1f1b" && schedule != "interleaved")
+    return step.emitError() << "expected schedule gpipe, 1f1b or interleaved, "
+                               "got '"
+                            << schedule << "'";
+  if (virtualStages < 1 || microbatches < 1)
+    return step.emitError() << "expected virtual-stages >= 1 and "
+                               "microbatches >= 1, got "
+                            << virtualStages << " and " << microbatches;
+  if (schedule != "interleaved" && virtualStages != 1)
+    return step.emitError()
+           << "expected virtual-stages = 1 with schedule " << schedule
+           << ", got " << virtualStages
+           << "; model chunks per stage need schedule interleaved";
+  if (schedule == "interleaved" && microbatches % stages != 0)
+    return step.emitError()
+           << "expected the interleaved schedule's microbatches to be a "
+              "multiple of the "
+           << stages << " stages, got " << microbatches;
+  return success();
+}
+
+/// The first layer of every chunk (step 2): pinned, or the contiguous split
+/// with the least maximum chunk cost (dynamic programming over the cuts).
+FailureOr<SmallVector<int64_t>>
+SplitPipelinePass::chunkStarts(func::FuncOp step, ArrayRef<double> layerCost) {
+  const int64_t stages = this->stages, virtualStages = this->virtualStages;
+  int64_t layers = static_cast<int64_t>(layerCost.size());
+  int64_t chunks = stages * virtualStages;
+  if (layers < chunks)
+    return step.emitError() << "expected at least " << chunks
+                            << " layers for " << stages << " stages x "
+                            << virtualStages
+                            << " virtual stages (one layer per chunk), the "
+                               "model has "
+                            << layers;
+  SmallVector<int64_t> starts = {0};
+  if (!boundaries.empty()) {
+    if (static_cast<int64_t>(boundaries.size()) != chunks - 1)
+      return step.emitError()
+             << "expected " << chunks - 1
+             << " pipeline boundaries (the first layer of every chunk after "
+                "the first), got "
+             << boundaries.size();
+    for (int64_t b : boundaries) {
+      if (b <= starts.back() || b >= layers)
+        return step.emitError()
+               << "expected increasing pipeline boundaries in [1, " << layers
+               << "), got " << b << " after " << starts.back();
+      starts.push_back(b);
+    }
+    return starts;
+  }
+  std::vector<int64_t> balanced =
+      pipeline::balancedChunkStarts(layerCost, chunks);
+  return SmallVector<int64_t>(balanced.begin(), balanced.end());
+}
+
+/// Each stage's units in the order it runs them (step 4).
+std::vector<std::vector<Unit>> SplitPipelinePass::stageOrders() const {
+  return pipeline::stageOrders(schedule, stages, virtualStages, microbatches);
+}
+
+void SplitPipelinePass::runOnOperation() {
+  ModuleOp module = getOperation();
+  // The options as plain values (a pass option does not print as one).
+  const int64_t stages = this->stages, microbatches = this->microbatches;
+  const std::string schedule = this->schedule;
+  auto step = module.lookupSymbol<func::FuncOp>(function);
+  if (!step || stages <= 1)
+    return;
+  if (failed(checkOptions(step)))
+    return signalPassFailure();
+  FailureOr<Mesh> mesh = Mesh::fromModule(module);
+  int64_t ppAxis = succeeded(mesh) ? mesh->axisIndex("pp") : -1;
+  if (ppAxis < 0 || mesh->sizes[ppAxis] != stages) {
+    step.emitError() << "expected the module's mesh to have a pp axis of "
+                     << stages << " (run llmc-partition with pp = " << stages
+                     << " first)";
+    return signalPassFailure();
+  }
+  MLIRContext *ctx = module.getContext();
+  Block &body = step.getBody().front();
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  SmallVector<Operation *> ops;
+  for (Operation &op : body.without_terminator())
+    ops.push_back(&op);
+
+  // 1. Layers.
+  llvm::DenseMap<Operation *, int64_t> layer;
+  int64_t layers = 0;
+  for (Operation *op : ops) {
+    if (isReplicable(op)) {
+      replicable.insert(op);
+      continue;
+    }
+    int64_t l = layerOf(modelPartOf(op->getLoc()));
+    if (l < 0) {
+      Phase phase = phaseOf(op->getLoc());
+      bool backward = phase == Phase::Backward;
+      l = kNoLayer;
+      int64_t largest = -1;
+      for (Value v : op->getOperands()) {
+        auto it = layer.find(v.getDefiningOp());
+        if (it == layer.end() || it->second == kNoLayer)
+          continue;
+        // The optimizer follows its largest operand (a gradient, not the
+        // clipping scalar): scalars move between stages, tensors stay.
+        if (phase == Phase::Optimizer) {
+          int64_t bytes = movedBytes(v);
+          if (bytes > largest || (bytes == largest && it->second > l)) {
+            largest = bytes;
+            l = it->second;
+          }
+          continue;
+        }
+        l = l == kNoLayer ? it->second
+            : backward    ? std::min(l, it->second)
+                          : std::max(l, it->second);
+      }
+      // Reads no layer: the embedding (forward) or what starts the
+      // backward (a seed), or the optimizer's own bookkeeping.
+      if (l == kNoLayer)
+        l = backward ? std::numeric_limits<int64_t>::max() : -1;
+    }
+    layer[op] = l;
+    if (l >= 0 && l != std::numeric_limits<int64_t>::max())
+      layers = std::max(layers, l + 1);
+  }
+  // The embedding (-1) joins layer 0, a backward seed (max) the last.
+  // A broadcast (or reshape) in the update goes where it is read, so that
+  // its small input travels instead of its expansion.
+  for (Operation *op : llvm::reverse(ops)) {
+    auto it = layer.find(op);
+    if (it == layer.end() || !isa<BroadcastOp, ReshapeOp>(op) ||
+        phaseOf(op->getLoc()) != Phase::Optimizer || op->use_empty())
+      continue;
+    std::optional<int64_t> common;
+    for (Operation *user : op->getUsers()) {
+      auto u = layer.find(user);
+      if (u == layer.end() || (common && *common != u->second)) {
+        common.reset();
+        break;
+      }
+      common = u->second;
+    }
+    if (common)
+      it->second = *common;
+  }
+  SmallVector<double> layerCost(layers, 0.0);
+  for (Operation *op : ops) {
+    auto it = layer.find(op);
+    if (it == layer.end())
+      continue;
+    int64_t &l = it->second;
+    l = std::clamp<int64_t>(l, 0, std::max<int64_t>(layers - 1, 0));
+    if (auto cost = dyn_cast<CostOpInterface>(op); cost && layers > 0)
+      layerCost[l] += cost.getFlops();
+  }
+
+  // 2. Chunks.
+  FailureOr<SmallVector<int64_t>> starts = chunkStarts(step, layerCost);
+  if (failed(starts))
+    return signalPassFailure();
+  auto chunkOfLayer = [&](int64_t l) {
+    return static_cast<int64_t>(
+               std::upper_bound(starts->begin(), starts->end(), l) -
+               starts->begin()) -
+           1;
+  };
+
+  // 3. Units. A replicated op's microbatch (an input slice's tag) reaches
+  // its readers too.
+  llvm::DenseMap<Operation *, int64_t> replicatedMicrobatch;
+  for (Operation *op : ops) {
+    if (!replicable.contains(op))
+      continue;
+    int64_t mb = -1;
+    if (auto attr = op->getAttrOfType<IntegerAttr>("llmc.microbatch"))
+      mb = attr.getInt();
+    for (Value v : op->getOperands())
+      if (auto it = replicatedMicrobatch.find(v.getDefiningOp());
+          it != replicatedMicrobatch.end())
+        mb = std::max(mb, it->second);
+    replicatedMicrobatch[op] = mb;
+  }
+  llvm::DenseMap<Operation *, Placement> place;
+  llvm::DenseMap<Operation *, int64_t> microbatchOf;
+  std::map<Unit, double> unitCost;
+  for (Operation *op : ops) {
+    if (replicable.contains(op))
+      continue;
+    // Its own microbatch (a tag), else the latest it reads.
+    int64_t mb = -1, read = -1;
+    if (auto attr = op->getAttrOfType<IntegerAttr>("llmc.microbatch"))
+      mb = attr.getInt();
+    Part part = Part::Head;
+    for (Value v : op->getOperands()) {
+      if (auto it = place.find(v.getDefiningOp()); it != place.end()) {
+        read = std::max(read, it->second.microbatch);
+        part = std::max(part, it->second.part);
+      }
+      if (auto it = replicatedMicrobatch.find(v.getDefiningOp());
+          it != replicatedMicrobatch.end())
+        read = std::max(read, it->second);
+    }
+    if (mb < 0)
+      mb = read;
+    if (microbatches == 1 && mb < 0)
+      mb = 0;
+    Phase phase = phaseOf(op->getLoc());
+    Part own = phase == Phase::Optimizer ? Part::Tail
+               : mb < 0                  ? Part::Head
+               : phase == Phase::Backward ? Part::Backward
+                                          : Part::Forward;
+    // A forward-tagged op that reads a backward value runs in the backward.
+    part = std::max(part, own);
+    Placement p{chunkOfLayer(layer[op]), part, mb};
+    place[op] = p;
+    if (part == Part::Forward || part == Part::Backward)
+      if (auto cost = dyn_cast<CostOpInterface>(op))
+        unitCost[Unit{p.chunk, part == Part::Backward, mb}] += cost.getFlops();
+  }
+
+  // 4. The schedule, simulated: a unit starts when its stage is free and
+  // the unit it needs (the previous chunk's forward, the next chunk's
+  // backward) has finished.
+  int64_t chunks = stages * virtualStages;
+  std::vector<std::vector<Unit>> orders = stageOrders();
+  std::map<Unit, double> finish;
+  std::vector<size_t> next(stages, 0);
+  std::vector<double> freeAt(stages, 0.0);
+  std::vector<Unit> global;
+  double busy = 0.0;
+  auto costOf = [&](const Unit &u) {
+    auto it = unitCost.find(u);
+    return it == unitCost.end() ? 0.0 : it->second;
+  };
+  for (;;) {
+    int64_t chosen = -1;
+    double chosenStart = 0.0;
+    for (int64_t s = 0; s < stages; ++s) {
+      if (next[s] == orders[s].size())
+        continue;
+      const Unit &u = orders[s][next[s]];
+      std::optional<Unit> need;
+      if (!u.backward && u.chunk > 0)
+        need = Unit{u.chunk - 1, false, u.microbatch};
+      else if (u.backward)
+        need = u.chunk == chunks - 1 ? Unit{u.chunk, false, u.microbatch}
+                                     : Unit{u.chunk + 1, true, u.microbatch};
+      double start = freeAt[s];
+      if (need) {
+        auto it = finish.find(*need);
+        if (it == finish.end())
+          continue;
+        start = std::max(start, it->second);
+      }
+      if (chosen < 0 || start < chosenStart) {
+        chosen = s;
+        chosenStart = start;
+      }
+    }
+    if (chosen < 0)
+      break;
+    const Unit u = orders[chosen][next[chosen]++];
+    double cost = costOf(u);
+    busy += cost;
+    freeAt[chosen] = chosenStart + cost;
+    finish[u] = freeAt[chosen];
+    global.push_back(u);
+  }
+  for (int64_t s = 0; s < stages; ++s)
+    if (next[s] != orders[s].size()) {
+      step.emitError() << "pipeline schedule " << schedule
+                       << " cannot proceed on stage " << s;
+      return signalPassFailure();
+    }
+  double makespan = *std::max_element(freeAt.begin(), freeAt.end());
+  double bubble = makespan > 0 ? 1.0 - busy / (stages * makespan) : 0.0;
+  // Forward units whose backward has not run yet, per stage: the
+  // activations a stage keeps at once (in microbatch-chunks).
+  SmallVector<int64_t> inFlight(stages, 0);
+  for (int64_t s = 0; s < stages; ++s) {
+    int64_t live = 0;
+    for (const Unit &u : orders[s]) {
+      live += u.backward ? -1 : 1;
+      inFlight[s] = std::max(inFlight[s], live);
+    }
+  }
+
+  // 5a. Replicated ops: one copy per stage that reads it (users first, so a
+  // copy's readers are known before the copy is made).
+  llvm::DenseMap<Operation *, std::set<int64_t>> readers;
+  for (Operation *op : llvm::reverse(ops)) {
+    if (!replicable.contains(op))
+      continue;
+    std::set<int64_t> &stagesOf = readers[op];
+    for (Operation *user : op->getUsers()) {
+      if (isa<func::ReturnOp>(user))
+        stagesOf.insert(0);
+      else if (replicable.contains(user))
+        stagesOf.insert(readers[user].begin(), readers[user].end());
+      else
+        stagesOf.insert(stageOf(place[user].chunk));
+    }
+  }
+  std::map<std::pair<Operation *, int64_t>, Operation *> copyOf;
+  std::map<Operation *, Operation *> originalOf; // copy -> replicated op
+  SmallVector<Operation *> order;
+  OpBuilder builder(ctx);
+  auto stageAttr = [&](int64_t s) { return builder.getI64IntegerAttr(s); };
+  for (Operation *op : ops) {
+    if (!replicable.contains(op))
+      continue;
+    for (int64_t s : readers[op]) {
+      builder.setInsertionPoint(op);
+      Operation *copy = builder.clone(*op);
+      for (OpOperand &operand : copy->getOpOperands())
+        if (Operation *def = operand.get().getDefiningOp())
+          operand.set(copyOf.at({def, s})->getResult(0));
+      copy->setAttr("llmc.stage", stageAttr(s));
+      copyOf[{op, s}] = copy;
+      originalOf[copy] = op;
+      order.push_back(copy);
+    }
+  }
+  auto stageOfUser = [&](Operation *user) -> int64_t {
+    if (isa<func::ReturnOp>(user))
+      return 0;
+    return stageOf(place.lookup(user).chunk);
+  };
+  for (Operation *op : ops) {
+    if (replicable.contains(op))
+      continue;
+    for (OpOperand &operand : op->getOpOperands())
+      if (Operation *def = operand.get().getDefiningOp();
+          def && replicable.contains(def))
+        operand.set(copyOf.at({def, stageOfUser(op)})->getResult(0));
+  }
+  for (OpOperand &operand : ret->getOpOperands())
+    if (Operation *def = operand.get().getDefiningOp();
+        def && replicable.contains(def))
+      operand.set(copyOf.at({def, 0})->getResult(0));
+  for (Operation *op : llvm::reverse(ops))
+    if (replicable.contains(op)) {
+      op->dropAllUses();
+      op->erase();
+    }
+
+  // 5b. The global order: what reads no microbatch, the units as the
+  // simulation started them, the optimizer.
+  std::map<Unit, SmallVector<Operation *>> unitOps;
+  SmallVector<Operation *> tail;
+  for (Operation *op : ops) {
+    auto it = place.find(op);
+    if (it == place.end())
+      continue;
+    const Placement &p = it->second;
+    op->setAttr("llmc.stage", stageAttr(stageOf(p.chunk)));
+    if (p.part == Part::Forward || p.part == Part::Backward)
+      op->setAttr("llmc.microbatch", builder.getI64IntegerAttr(p.microbatch));
+    if (virtualStages > 1)
+      op->setAttr("llmc.chunk", builder.getI64IntegerAttr(p.chunk));
+    if (p.part == Part::Head)
+      order.push_back(op);
+    else if (p.part == Part::Tail)
+      tail.push_back(op);
+    else
+      unitOps[Unit{p.chunk, p.part == Part::Backward, p.microbatch}]
+          .push_back(op);
+  }
+  for (const Unit &u : global)
+    llvm::append_range(order, unitOps[u]);
+  for (const Unit &u : global)
+    unitOps.erase(u);
+  if (!unitOps.empty()) {
+    const Unit &u = unitOps.begin()->first;
+    step.emitError() << "pipeline split: microbatch " << u.microbatch
+                     << " of chunk " << u.chunk
+                     << " is not in the schedule (microbatches = "
+                     << microbatches << ")";
+    return signalPassFailure();
+  }
+  llvm::append_range(order, tail);
+  for (Operation *op : order)
+    op->moveBefore(ret);
+
+  // The order must respect every dependence (the schedule's per-stage
+  // orders and the microbatch chains are assumed; this checks them).
+  llvm::DenseSet<Operation *> seen;
+  bool ok = true;
+  for (Operation *op : order) {
+    for (Value v : op->getOperands())
+      if (Operation *def = v.getDefiningOp(); def && !seen.contains(def)) {
+        InFlightDiagnostic diag =
+            op->emitOpError() << "pipeline schedule " << schedule
+                              << " runs this op before a value it reads";
+        diag.attachNote(def->getLoc()) << "the value is made here";
+        ok = false;
+        break;
+      }
+    seen.insert(op);
+    if (!ok)
+      break;
+  }
+  if (!ok)
+    return signalPassFailure();
+
+  // 5c. Tied parameters (GPT-2's wte: the embedding on the first stage,
+  // the head on the last): every other stage that reads the parameter runs
+  // the same update as the stage that returns it, on the same summed
+  // gradient, so that each keeps its own copy current. The clones carry
+  // `llmc.returns` (the result indices they stand for on their stage).
+  auto stageAt0 = [](Operation *op) {
+    auto attr = op->getAttrOfType<IntegerAttr>("llmc.stage");
+    return attr ? attr.getInt() : -1;
+  };
+  std::map<int64_t, SmallVector<int64_t>> replicasOf; // result -> stages
+  // The copy of replicated op `original` for stage `s`, made (before the
+  // builder's insertion point) from `some` copy of it when missing.
+  std::function<Value(Operation *, Operation *, int64_t)> copyFor =
+      [&](Operation *original, Operation *some, int64_t s) -> Value {
+    if (auto it = copyOf.find({original, s}); it != copyOf.end())
+      return it->second->getResult(0);
+    IRMapping inputs;
+    for (Value v : some->getOperands())
+      if (auto it = originalOf.find(v.getDefiningOp()); it != originalOf.end())
+        inputs.map(v, copyFor(it->second, v.getDefiningOp(), s));
+    Operation *copy = builder.clone(*some, inputs);
+    copy->setAttr("llmc.stage", stageAttr(s));
+    copyOf[{original, s}] = copy;
+    originalOf[copy] = original;
+    return copy->getResult(0);
+  };
+  for (BlockArgument arg : body.getArguments()) {
+    auto role = step.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                                  "llmc.role");
+    auto name = step.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                                  "llmc.name");
+    if (!role || role.getValue() != "parameter" || !name)
+      continue;
+    std::string param = name.getValue().str();
+    // The results that are its new value and its moments' ("optimizer.m.").
+    SmallVector<unsigned> results;
+    int64_t holder = -1;
+    for (OpOperand &operand : ret->getOpOperands()) {
+      auto result = step.getResultAttrOfType<StringAttr>(
+          operand.getOperandNumber(), "llmc.name");
+      Operation *def = operand.get().getDefiningOp();
+      if (!result || !def)
+        continue;
+      StringRef r = result.getValue();
+      if (r == param || r.ends_with("." + param)) {
+        results.push_back(operand.getOperandNumber());
+        if (r == param)
+          holder = stageAt0(def);
+      }
+    }
+    std::set<int64_t> readers;
+    for (Operation *user : arg.getUsers())
+      if (!isa<func::ReturnOp>(user))
+        readers.insert(stageAt0(user));
+    readers.erase(holder);
+    if (holder < 0 || readers.empty())
+      continue;
+    // The update: the optimizer ops of this parameter (its model part) on
+    // the holder that the returned values are made of.
+    llvm::SetVector<Operation *> update;
+    SmallVector<Value> work;
+    for (unsigned i : results)
+      work.push_back(ret.getOperand(i));
+    while (!work.empty()) {
+      Operation *def = work.pop_back_val().getDefiningOp();
+      if (!def || update.contains(def) || stageAt0(def) != holder ||
+          phaseOf(def->getLoc()) != Phase::Optimizer ||
+          modelPartOf(def->getLoc()) != param)
+        continue;
+      update.insert(def);
+      llvm::append_range(work, def->getOperands());
+    }
+    SmallVector<Operation *> inOrder(update.begin(), update.end());
+    llvm::sort(inOrder, [](Operation *a, Operation *b) {
+      return a->isBeforeInBlock(b);
+    });
+    for (int64_t s : readers) {
+      IRMapping mapping;
+      for (Operation *op : inOrder) {
+        builder.setInsertionPoint(ret);
+        // Replicated inputs (constants, step arithmetic): this stage's copy.
+        for (Value v : op->getOperands())
+          if (auto it = originalOf.find(v.getDefiningOp());
+              it != originalOf.end())
+            mapping.map(v, copyFor(it->second, v.getDefiningOp(), s));
+        Operation *copy = builder.clone(*op, mapping);
+        copy->setAttr("llmc.stage", stageAttr(s));
+      }
+      for (unsigned i : results) {
+        Value copy = mapping.lookupOrNull(ret.getOperand(i));
+        if (!copy)
+          continue;
+        Operation *def = copy.getDefiningOp();
+        SmallVector<int64_t> indices;
+        if (auto old = def->getAttrOfType<DenseI64ArrayAttr>("llmc.returns"))
+          llvm::append_range(indices, old.asArrayRef());
+        indices.push_back(i);
+        def->setAttr("llmc.returns", builder.getDenseI64ArrayAttr(indices));
+        replicasOf[i].push_back(s);
+      }
+    }
+  }
+  order.clear();
+  for (Operation &op : body.without_terminator())
+    order.push_back(&op);
+
+  // 5d. Transfers: a value read on another stage is sent right after it is
+  // made, once per reading stage.
+  std::map<std::pair<Operation *, int64_t>, Value> received;
+  llvm::DenseMap<Operation *, Operation *> lastAfter;
+  auto stageAt = [](Operation *op) {
+    auto attr = op->getAttrOfType<IntegerAttr>("llmc.stage");
+    return attr ? attr.getInt() : -1;
+  };
+  auto transfer = [&](Value value, int64_t to, Operation *reader) -> Value {
+    Operation *def = value.getDefiningOp();
+    int64_t from = stageAt(def);
+    auto key = std::make_pair(def, to);
+    if (auto it = received.find(key); it != received.end())
+      return it->second;
+    Operation *after = lastAfter.lookup(def);
+    builder.setInsertionPointAfter(after ? after : def);
+    Location loc = def->getLoc();
+    std::string part = modelPartOf(loc);
+    Phase phase = phaseOf(loc);
+    std::string what = phase == Phase::Forward    ? "activation"
+                       : phase == Phase::Backward ? "gradient"
+                                                  : "value";
+    auto mb = def->getAttrOfType<IntegerAttr>("llmc.microbatch");
+    std::string reason =
+        what + " " + (part.empty() ? std::string("(no model part)") : part) +
+        " (" + phaseName(phase).str() +
+        (mb ? ", microbatch " + std::to_string(mb.getInt()) : "") +
+        "): stage " + std::to_string(from) + " -> " + std::to_string(to) +
+        ", for " + modelPartOf(reader->getLoc());
+    auto send = SendOp::create(builder, loc, value, ppAxis, from, to);
+    auto recv = RecvOp::create(builder, loc, value.getType(), ppAxis, from, to);
+    int64_t bytes = tensorBytes(value.getType());
+    for (auto [op, s] : {std::pair<Operation *, int64_t>{send, from},
+                         {recv, to}}) {
+      op->setAttr("llmc.stage", stageAttr(s));
+      op->setAttr("llmc.reason", builder.getStringAttr(reason));
+      op->setAttr("llmc.bytes_per_rank", builder.getI64IntegerAttr(bytes));
+      if (mb)
+        op->setAttr("llmc.microbatch", mb);
+      if (auto chunk = def->getAttr("llmc.chunk"))
+        op->setAttr("llmc.chunk", chunk);
+    }
+    lastAfter[def] = recv;
+    received[key] = recv.getResult();
+    return recv.getResult();
+  };
+  for (Operation *op : order) {
+    int64_t here = stageAt(op);
+    for (OpOperand &operand : op->getOpOperands()) {
+      Operation *def = operand.get().getDefiningOp();
+      if (def && stageAt(def) != here)
+        operand.set(transfer(operand.get(), here, op));
+    }
+  }
+
+  // Arguments read on one stage only live there: the runtime binds them on
+  // that stage's ranks and the other stages' plans give them no memory.
+  for (BlockArgument arg : body.getArguments()) {
+    std::set<int64_t> readers;
+    for (Operation *user : arg.getUsers())
+      readers.insert(isa<func::ReturnOp>(user) ? -1 : stageAt(user));
+    if (readers.size() == 1 && *readers.begin() >= 0)
+      step.setArgAttr(arg.getArgNumber(), "llmc.stage",
+                      stageAttr(*readers.begin()));
+  }
+  // Results: the stage that holds each (the runtime reads it there).
+  for (OpOperand &operand : ret->getOpOperands())
+    if (Operation *def = operand.get().getDefiningOp())
+      step.setResultAttr(operand.getOperandNumber(), "llmc.stage",
+                         stageAttr(stageAt(def)));
+  for (auto &[i, stagesOf] : replicasOf)
+    step.setResultAttr(static_cast<unsigned>(i), "llmc.replicas",
+                       builder.getDenseI64ArrayAttr(stagesOf));
+  SmallVector<int64_t> pinned(starts->begin() + 1, starts->end());
+  SmallVector<NamedAttribute> info = {
+      builder.getNamedAttr("stages", builder.getI64IntegerAttr(stages)),
+      builder.getNamedAttr("schedule", builder.getStringAttr(schedule)),
+      builder.getNamedAttr("virtual_stages",
+                           builder.getI64IntegerAttr(virtualStages)),
+      builder.getNamedAttr("microbatches",
+                           builder.getI64IntegerAttr(microbatches)),
+      builder.getNamedAttr("layers", builder.getI64IntegerAttr(layers)),
+      builder.getNamedAttr("boundaries", builder.getDenseI64ArrayAttr(pinned)),
+      builder.getNamedAttr("bubble", builder.getF64FloatAttr(bubble)),
+      builder.getNamedAttr("in_flight", builder.getDenseI64ArrayAttr(inFlight)),
+  };
+  step->setAttr("llmc.pipeline", builder.getDictionaryAttr(info));
+}
+
+} // namespace
+} // namespace llmc
