@@ -34,6 +34,10 @@ struct Storage {
   /// A pipelined program's argument that only another stage reads: the
   /// runtime never binds it on this stage, so it takes no memory (offset 0).
   bool unbound = false;
+  /// A donor whose new value could not be placed in its buffer: the caller
+  /// copies the new value into it after the run, so no returned value may
+  /// share its bytes (it would be overwritten before it is read).
+  bool feedbackTarget = false;
 };
 
 uint64_t alignedBytes(Type type) {
@@ -335,6 +339,17 @@ FailureOr<BufferPlan> Planner::run() {
   }
 
   donate(ret);
+  // A returned value written in place into the buffer of an argument that
+  // then receives a copy of another output would be overwritten by that
+  // copy before the caller reads it.
+  for (auto [index, operand] : llvm::enumerate(returned))
+    if (!elsewhere.contains(operand) && storageIds.count(operand) &&
+        storages[storageOf(operand)].feedbackTarget)
+      return function.emitError()
+             << "buffer plan: result #" << index
+             << " is written in place into the buffer of an argument whose "
+                "new value goes elsewhere; the copy back after the run would "
+                "overwrite it";
   placeFirstFit();
   findPeak(plan);
 
@@ -411,6 +426,14 @@ void Planner::donate(func::ReturnOp ret) {
       break;
     }
   }
+  llvm::DenseSet<unsigned> donatedArgs;
+  for (auto [result, argNumber] : plan.donations)
+    donatedArgs.insert(argNumber);
+  for (BlockArgument arg : body.getArguments())
+    if (!donatedArgs.contains(arg.getArgNumber()) && storageIds.count(arg)) {
+      Storage &s = storages[storageOf(arg)];
+      s.feedbackTarget = s.donor && !s.unbound;
+    }
 }
 
 void Planner::placeFirstFit() {
@@ -432,6 +455,7 @@ void Planner::placeFirstFit() {
   struct Placed {
     uint64_t offset, size;
     int64_t first, last;
+    bool returned, feedbackTarget;
   };
   std::vector<Placed> placed;
   std::vector<std::pair<uint64_t, uint64_t>> busy;
@@ -439,7 +463,8 @@ void Planner::placeFirstFit() {
     Storage &s = storages[index];
     busy.clear();
     for (const Placed &p : placed)
-      if (p.first <= s.last && s.first <= p.last)
+      if ((p.first <= s.last && s.first <= p.last) ||
+          (p.returned && s.feedbackTarget) || (p.feedbackTarget && s.returned))
         busy.push_back({p.offset, p.offset + p.size});
     std::sort(busy.begin(), busy.end());
     uint64_t offset = 0;
@@ -449,7 +474,8 @@ void Planner::placeFirstFit() {
       offset = std::max(offset, finish);
     }
     s.offset = offset;
-    placed.push_back({offset, s.bytes, s.first, s.last});
+    placed.push_back(
+        {offset, s.bytes, s.first, s.last, s.returned, s.feedbackTarget});
     plan.arenaBytes = std::max(plan.arenaBytes, offset + s.bytes);
   }
 }
