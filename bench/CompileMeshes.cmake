@@ -21,6 +21,8 @@ set(runs
   llama-dp2-zero3:llama-1b:dp=2,zero=3:-
   llama-tp2:llama-1b:tp=2:-
   llama-dp2-weak:llama-1b:dp=2:16
+  moe-1gpu:moe-small:-:-
+  moe-ep2:moe-small:ep=2:-
   long-1gpu:llama-long:-:-
   long-cp2:llama-long:cp=2:-)
 file(MAKE_DIRECTORY "${DEST}")

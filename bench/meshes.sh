@@ -9,7 +9,9 @@
 #   bench/meshes.sh DEPLOY [STEPS] [MODELS]
 #
 # DEPLOY: what `ninja -C build scaling-deploy` fills (build/deploy-scaling).
-# STEPS: 20 by default. MODELS: "gpt2 llama long" by default.
+# STEPS: 20 by default. MODELS: "gpt2 llama long moe" by default (moe: a
+# small MoE under ep2, bench/moe-small.toml; its CUDA routing kernels were
+# written on 2026-11-29 without a GPU and have not run yet).
 #
 # Check: at every step, |loss_mesh - loss_1gpu| / loss_1gpu <= 1e-2.
 # Why 1e-2: the runs keep bf16 activations and gradients; a sharded run
@@ -22,11 +24,12 @@
 set -euo pipefail
 deploy=$(cd "$1" && pwd)
 steps=${2:-20}
-models=${3:-gpt2 llama long}
+models=${3:-gpt2 llama long moe}
 # The meshes of each model (the artifacts MODEL-RUN.llmcx of scaling-deploy).
 runs_of() {
   case $1 in
     long) echo "1gpu cp2" ;;
+    moe) echo "1gpu ep2" ;;
     *) echo "1gpu dp2 dp2-zero1 dp2-zero3 tp2" ;;
   esac
 }
@@ -55,7 +58,7 @@ done
 python3 - "$out" "$steps" $models <<'PY'
 import json, statistics, sys
 out, steps, models = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
-RUNS = {"long": ("1gpu", "cp2")}
+RUNS = {"long": ("1gpu", "cp2"), "moe": ("1gpu", "ep2")}
 TOL = 1e-2
 def rows(name):
     return [json.loads(l) for l in open(f"{out}/{name}.jsonl")]

@@ -421,6 +421,50 @@ Status CudaKernels::launch(KernelKind kind, const KernelAttrs &attrs,
     return launchPrimitive(entries[0], gridFor(outer * count * inner, 256),
                            256, 0, args, stream);
   }
+  case KernelKind::MoeTopK: {
+    const TensorRef &logits = inputs[0];
+    const void *source = logits.data;
+    void *weights = outputs[0].data, *ids = outputs[1].data;
+    long long tokens = logits.shape[0], experts = logits.shape[1],
+              k = attrs.ints[0];
+    int normalize = static_cast<int>(attrs.ints[1]);
+    std::vector<void *> args = {&source, &weights, &ids,  &tokens,
+                                &experts, &k,      &normalize};
+    return launchPrimitive(entries[0], gridFor(tokens, 128), 128, 0, args,
+                           stream);
+  }
+  case KernelKind::MoeDispatch:
+  case KernelKind::MoeCombine: {
+    bool dispatch = kind == KernelKind::MoeDispatch;
+    const TensorRef &indices = inputs[dispatch ? 1 : 2];
+    const TensorRef &slotsOf = dispatch ? *out : inputs[0]; // [E, C, D]
+    long long pairs = indices.numElements(), k = indices.shape[1],
+              experts = slotsOf.shape[0], capacity = slotsOf.shape[1],
+              dim = slotsOf.shape[2];
+    const void *ids = indices.data;
+    void *slots = scratch_;
+    // 1. The slots, one block (thread e scans the pairs for expert e).
+    std::vector<void *> slotArgs = {&ids, &pairs, &experts, &capacity, &slots};
+    LLMC_RETURN_IF_ERROR(
+        launchPrimitive(entries[0], 1, 256, 0, slotArgs, stream));
+    void *result = out->data;
+    if (dispatch) {
+      // 2. Unused slots stay zero, as on the CPU.
+      LLMC_CUDA_CHECK(cudaMemsetAsync(result, 0, out->bytes(), stream),
+                      "cudaMemsetAsync(moe_dispatch)");
+      const void *source = inputs[0].data;
+      std::vector<void *> args = {&source, &ids, &slots,    &result,
+                                  &pairs,  &k,   &dim,      &capacity};
+      return launchPrimitive(entries[1], gridFor(pairs * dim, 256), 256, 0,
+                             args, stream);
+    }
+    const void *expertOut = inputs[0].data, *weights = inputs[1].data;
+    long long tokens = out->shape[0];
+    std::vector<void *> args = {&expertOut, &weights, &ids, &slots, &result,
+                                &tokens,    &k,       &dim, &capacity};
+    return launchPrimitive(entries[1], gridFor(tokens * dim, 256), 256, 0,
+                           args, stream);
+  }
   case KernelKind::ScatterAdd: {
     const TensorRef &dest = inputs[0], &indices = inputs[1],
                     &updates = inputs[2];

@@ -231,6 +231,9 @@ Status checkSignature(const ElementwiseSignature &sig) {
   if (firstValue == 1 && sig.inputs[0] != DType::I1)
     return unsupported(sig, "expected an i1 condition");
   for (size_t i = firstValue; i < sig.inputs.size(); ++i) {
+    // A mask as numbers (1.0 or 0.0): the MoE router's expert counts.
+    if (sig.kind == KernelKind::Cast && sig.inputs[i] == DType::I1)
+      continue;
     if (isInteger(sig.inputs[i]) && !integerBody(sig).empty() &&
         sig.inputs[i] == sig.inputs[firstValue])
       continue;
@@ -482,6 +485,7 @@ std::vector<ElementwiseSignature> allElementwiseSignatures() {
       all.push_back({KernelKind::Gelu, {t}, t, {approximation}});
     for (DType to : kFloats)
       all.push_back({KernelKind::Cast, {t}, to, {}});
+    all.push_back({KernelKind::Cast, {DType::I1}, t, {}});
   }
   // Integer arithmetic (index computations: rope's backward negates its
   // positions).

@@ -393,10 +393,44 @@ Status selectKernel(KernelKind kind, const KernelAttrs &attrs,
       return refuse("lr_schedule covers f32 and bf16");
     return runs({"llmc_lr_schedule_" + suffix});
   }
-  case KernelKind::MoeTopK:
+  case KernelKind::MoeTopK: {
+    if (inputs.size() != 1 || outputs.size() != 2 || attrs.ints.size() < 2)
+      return Status::error(StatusCode::InvalidArgument,
+                           "MoeTopK: expected 1 input, 2 outputs and 2 ints");
+    std::string type = floatSuffix(inputs[0].dtype);
+    std::string index = indexSuffix(outputs[1].dtype);
+    if (type.empty() || index.empty() || outputs[0].dtype != inputs[0].dtype ||
+        inputs[0].rank() != 2)
+      return refuse("moe_top_k covers f32 and bf16 logits [N, E] (weights of "
+                    "their type) with i32 or i64 indices");
+    if (inputs[0].shape[1] > 256 || attrs.ints[0] > 256)
+      return refuse("moe_top_k covers at most 256 experts");
+    return runs({"llmc_moe_topk_" + type + "_" + index});
+  }
   case KernelKind::MoeDispatch:
-  case KernelKind::MoeCombine:
-    return refuse("MoE routing runs on the CPU backend only (#7)");
+  case KernelKind::MoeCombine: {
+    bool dispatch = kind == KernelKind::MoeDispatch;
+    LLMC_RETURN_IF_ERROR(expect(dispatch ? 2 : 3, dispatch ? 2 : 3, 0, 0));
+    const TensorRef &indices = inputs[dispatch ? 1 : 2];
+    std::string type = floatSuffix(inputs[0].dtype);
+    std::string index = indexSuffix(indices.dtype);
+    if (type.empty() || index.empty() || outputs[0].dtype != inputs[0].dtype ||
+        indices.rank() != 2)
+      return refuse("moe_dispatch and moe_combine cover f32 and bf16 with i32 "
+                    "or i64 indices [N, k]");
+    // The slot of every (token, choice) pair, in the scratch.
+    choice.scratchBytes =
+        static_cast<size_t>(indices.numElements()) * sizeof(long long);
+    if (dispatch)
+      return runs({"llmc_moe_slots_" + index,
+                   "llmc_moe_dispatch_" + type + "_" + index});
+    std::string weights = floatSuffix(inputs[1].dtype);
+    if (weights.empty() || (type == "f32" && weights != "f32"))
+      return refuse("moe_combine covers weights of the outputs' type, or f32 "
+                    "weights with bf16 outputs");
+    return runs({"llmc_moe_slots_" + index,
+                 "llmc_moe_combine_" + type + "_" + weights + "_" + index});
+  }
   default:
     return refuse("");
   }

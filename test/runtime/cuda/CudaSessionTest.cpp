@@ -547,14 +547,30 @@ TEST_F(CudaKernelCase, MixedPrecision) {
   }
 }
 
-TEST_F(CudaKernelCase, RefusesMoe) {
-  Tensor logits(DType::F32, {4, 8});
-  Status status = kernels_->prepare(KernelKind::MoeTopK, {{2, 1}, {}},
-                                    {logits.deviceRef()}, {});
-  ASSERT_FALSE(status.isOk());
-  EXPECT_NE(status.message().find("no CUDA kernel for MoeTopK"),
-            std::string::npos)
-      << status.message();
+// Mixture-of-experts routing against the CPU (runtime/cpu/CompositeMoe.cpp):
+// dispatch and combine share the slot assignment, with capacities that keep
+// every pair and that drop some; top-k's indices exactly, its weights in
+// double. Written without a GPU at hand (2026-11-29); first run pending.
+TEST_F(CudaKernelCase, Moe) {
+  for (DType type : {DType::F32, DType::BF16}) {
+    std::string suffix = type == DType::F32 ? " f32" : " bf16";
+    const int64_t tokens = 37, experts = 8, k = 2, dim = 24;
+    Tensor indices(DType::I32, {tokens, k});
+    fillInt(indices, 0, experts - 1);
+    for (int64_t capacity : {int64_t{10}, int64_t{3}}) {
+      std::string name = " capacity " + std::to_string(capacity) + suffix;
+      Tensor input(type, {tokens, dim}), out(type, {experts, capacity, dim});
+      fillFloat(input);
+      check("moe_dispatch" + name, KernelKind::MoeDispatch, {{}, {}},
+            {&input, &indices}, out, Tolerance::Exact);
+      Tensor expertOut(type, {experts, capacity, dim}),
+          weights(type, {tokens, k}), combined(type, {tokens, dim});
+      fillFloat(expertOut);
+      fillFloat(weights);
+      check("moe_combine" + name, KernelKind::MoeCombine, {{}, {}},
+            {&expertOut, &weights, &indices}, combined, Tolerance::Double);
+    }
+  }
 }
 
 // ---- 2. The GPT-2 tiny training step ---------------------------------------
@@ -740,14 +756,22 @@ TEST_F(CudaSessionTest, Gpt2TinyBf16TrainingMatchesCpu) {
   compareTraining("gpt2-tiny-bf16.llmcx", 2e-2, 3e-3, 1e-2);
 }
 
+// MoE tiny (examples/moe-tiny.toml: routing, dispatch, the experts,
+// combine, the balancing loss) with the tolerances of GPT-2 tiny in f32.
+// Written without a GPU at hand (2026-11-29); first run pending.
+TEST_F(CudaSessionTest, MoeTinyTrainingMatchesCpu) {
+  compareTraining("moe-tiny.llmcx", 1e-4, 1e-4, 1e-3);
+}
+
 TEST_F(CudaSessionTest, NamesTheModelPartOfAMissingKernel) {
   Executable exe;
   exe.name = "moe";
   RankProgram rank;
-  rank.values = {{DType::F32, {4, 8}, 0},
-                 {DType::F32, {4, 2}, 128},
-                 {DType::I32, {4, 2}, 192}};
-  rank.arenaBytes = 256;
+  // f64 router logits: moe_top_k covers f32 and bf16 only.
+  rank.values = {{DType::F64, {4, 8}, 0},
+                 {DType::F64, {4, 2}, 256},
+                 {DType::I32, {4, 2}, 320}};
+  rank.arenaBytes = 384;
   Command command;
   command.kind = CommandKind::Kernel;
   command.kernel = KernelKind::MoeTopK;
