@@ -8,6 +8,7 @@
 #include "tools/LlmcDriver.h"
 #include "ir/Communication.h"
 #include "ir/Sharding.h"
+#include "planner/CostModel.h"
 
 #include <map>
 
@@ -126,6 +127,55 @@ std::string mebibytes(uint64_t bytes) {
       .str();
 }
 
+/// The predicted step time of `function` on `profile` and its breakdown by
+/// kernel group (planner/CostModel.h, docs/planning.md).
+void printStepTime(llvm::raw_ostream &os, mlir::func::FuncOp function,
+                   const llmc::Mesh *mesh,
+                   const llmc::planner::DeviceProfile &profile,
+                   uint64_t arenaBytes, bool isDefault) {
+  llmc::planner::StepCost step =
+      llmc::planner::estimateStep(function, mesh, profile);
+  os << "  predicted step time on device profile '" << profile.name << "' ("
+     << profile.description << "; " << profile.origin
+     << (isDefault ? "; the default for these devices, --device-profile "
+                     "picks another"
+                   : "")
+     << "):\n";
+  os << llvm::formatv("    {0:f3} ms without overlap ({1:f3} ms kernels + "
+                      "{2:f3} ms communication), {3:f3} ms with the "
+                      "communication fully overlapped\n",
+                      step.noOverlap() * 1e3, step.compute * 1e3,
+                      step.communication * 1e3, step.overlapped() * 1e3);
+  if (function->hasAttr("llmc.pipeline"))
+    os << "    (pipelined: every stage's ops counted as if one rank ran "
+          "them; the schedule and its bubble are not modeled yet)\n";
+  os << "    " << llvm::left_justify("group", 32)
+     << llvm::right_justify("kernels", 8) << llvm::right_justify("flops", 12)
+     << llvm::right_justify("bytes", 12) << llvm::right_justify("ms", 11)
+     << llvm::right_justify("share", 8) << "\n";
+  for (const llmc::planner::GroupCost &g : step.groups)
+    os << "    " << llvm::left_justify(g.group, 32)
+       << llvm::right_justify(std::to_string(g.kernels), 8)
+       << llvm::right_justify(llvm::formatv("{0:e2}", g.flops).str(), 12)
+       << llvm::right_justify(llvm::formatv("{0:e2}", g.bytes).str(), 12)
+       << llvm::right_justify(llvm::formatv("{0:f3}", g.seconds * 1e3).str(),
+                              11)
+       << llvm::right_justify(
+              llvm::formatv("{0:f1}%", step.noOverlap() > 0
+                                           ? 100 * g.seconds / step.noOverlap()
+                                           : 0.0)
+                  .str(),
+              8)
+       << "\n";
+  os << llvm::formatv("    memory: arena {0:f2} GB of {1:f1} GB per device "
+                      "({2})\n",
+                      static_cast<double>(arenaBytes) / 1e9,
+                      profile.memoryBytes / 1e9,
+                      static_cast<double>(arenaBytes) <= profile.memoryBytes
+                          ? "fits"
+                          : "does not fit");
+}
+
 } // namespace
 
 int runPlan(const PlanCommand &options) {
@@ -170,6 +220,23 @@ int runPlan(const PlanCommand &options) {
         largestStage = s;
       }
     }
+  // The device profile of the step-time prediction: --device-profile, or
+  // from [parallel] devices (cuda: h200, the GPU we calibrated; else cpu).
+  std::string profileName = options.deviceProfile;
+  bool defaultProfile = profileName.empty();
+  if (defaultProfile)
+    profileName = compiled.description &&
+                          llvm::StringRef(compiled.description->parallel.devices)
+                              .starts_with("cuda")
+                      ? "h200"
+                      : "cpu";
+  llvm::Expected<llmc::planner::DeviceProfile> profile =
+      llmc::planner::lookupDeviceProfile(profileName);
+  if (!profile) {
+    llvm::errs() << "llmc plan: " << llvm::toString(profile.takeError())
+                 << "\n";
+    return kExitUsage;
+  }
   const llmc::MemoryBreakdown &m = plan->memory;
   llvm::raw_ostream &os = llvm::outs();
   os << "memory plan of @" << function.getSymName() << " (" << options.input;
@@ -234,8 +301,9 @@ int runPlan(const PlanCommand &options) {
      << " new parameters and moments are written into their own "
         "arguments' buffers\n";
   if (!partitioned) {
-    os << "  communication: none (one device); step time: not yet (planner "
-          "#11)\n";
+    os << "  communication: none (one device)\n";
+    printStepTime(os, function, nullptr, *profile, plan->arenaBytes,
+                  defaultProfile);
     return kExitOk;
   }
   // A pipelined step: each stage's ranks run their own ops, so each stage
@@ -326,7 +394,8 @@ int runPlan(const PlanCommand &options) {
   }
   os << "  " << llvm::left_justify("total", 30)
      << llvm::right_justify(withThousands(total), 36) << " bytes sent\n";
-  os << "  step time: not yet (planner #11)\n";
+  printStepTime(os, function, &*mesh, *profile, plan->arenaBytes,
+                defaultProfile);
   return kExitOk;
 }
 
