@@ -78,6 +78,37 @@ bool usesMatmulUnits(Operation *op) {
 }
 } // namespace
 
+std::string kernelGroup(Operation *op);
+
+namespace {
+/// Adds `op`, run as one kernel, to its group of `kernels`.
+void addKernel(Operation *op, std::map<std::string, GroupCost> &kernels,
+               std::map<std::string, GroupCost> &byOp,
+               const DeviceProfile &profile) {
+  std::string group = kernelGroup(op);
+  if (group.empty())
+    return;
+  auto cost = cast<CostOpInterface>(op);
+  double flops = cost.getFlops();
+  double bytes = static_cast<double>(cost.getBytesRead()) +
+                 static_cast<double>(cost.getBytesWritten());
+  double peak = usesMatmulUnits(op)
+                    ? profile.matmulPeak(dtypeName(op->getOperand(0).getType()))
+                    : profile.vectorFlops;
+  double seconds = kernelSeconds(flops, peak, bytes, profile);
+  llvm::StringRef name = op->getName().getStringRef();
+  name.consume_front("llmc.");
+  for (GroupCost *g : {&kernels[group], &byOp[name.str()]}) {
+    ++g->kernels;
+    g->flops += flops;
+    g->bytes += bytes;
+    g->seconds += seconds;
+  }
+  kernels[group].group = group;
+  byOp[name.str()].group = name.str();
+}
+} // namespace
+
 std::string kernelGroup(Operation *op) {
   if (op->hasTrait<mlir::OpTrait::IsTerminator>() ||
       isa<ReshapeOp, ConstantOp, RecvOp, SendOp>(op) ||
@@ -105,6 +136,7 @@ StepCost estimateStep(func::FuncOp function, const Mesh *mesh,
                       const DeviceProfile &profile) {
   std::map<std::string, GroupCost> kernels;
   std::map<std::string, GroupCost> collectives;
+  std::map<std::string, GroupCost> byOp;
   for (Operation &op : function.getBody().front()) {
     // Communication: the partitioner's collectives and pipeline sends.
     if (mesh) {
@@ -135,22 +167,23 @@ StepCost estimateStep(func::FuncOp function, const Mesh *mesh,
         continue;
       }
     }
-    std::string group = kernelGroup(&op);
-    if (group.empty())
-      continue;
-    auto cost = cast<CostOpInterface>(op);
-    double flops = cost.getFlops();
-    double bytes = static_cast<double>(cost.getBytesRead()) +
-                   static_cast<double>(cost.getBytesWritten());
-    double peak = usesMatmulUnits(&op)
-                      ? profile.matmulPeak(dtypeName(op.getOperand(0).getType()))
-                      : profile.vectorFlops;
-    GroupCost &g = kernels[group];
-    g.group = group;
-    ++g.kernels;
-    g.flops += flops;
-    g.bytes += bytes;
-    g.seconds += kernelSeconds(flops, peak, bytes, profile);
+    // A fused region is one kernel (its bytes read and written once) when
+    // the backend generates one: elementwise regions of two or more ops on
+    // a profile with fused_kernels (codegen/BuildExecutable.cpp marks just
+    // those). Every other region (matmul epilogues, row reductions) runs
+    // its ops one by one, each a kernel of its own group.
+    if (auto fused = dyn_cast<FusedOp>(op)) {
+      Block &body = fused.getBody().front();
+      bool oneKernel = profile.fusedKernels &&
+                       fused.getKind() == FusionKind::elementwise &&
+                       body.getOperations().size() > 2; // ops and the yield
+      if (!oneKernel) {
+        for (Operation &inner : body)
+          addKernel(&inner, kernels, byOp, profile);
+        continue;
+      }
+    }
+    addKernel(&op, kernels, byOp, profile);
   }
   StepCost step;
   for (const char *name : kGroups) {
@@ -160,6 +193,12 @@ StepCost estimateStep(func::FuncOp function, const Mesh *mesh,
     step.compute += it->second.seconds;
     step.groups.push_back(it->second);
   }
+  for (auto &[name, g] : byOp)
+    step.byOp.push_back(g);
+  std::stable_sort(step.byOp.begin(), step.byOp.end(),
+                   [](const GroupCost &a, const GroupCost &b) {
+                     return a.seconds > b.seconds;
+                   });
   for (auto &[axes, g] : collectives) {
     step.communication += g.seconds;
     step.groups.push_back(g);

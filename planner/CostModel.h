@@ -4,8 +4,10 @@
 //   kernel time     = max(flops / peak(dtype), bytes / memory bandwidth)
 //                     + launch cost
 //   collective time = steps * latency + sent bytes per rank / link bandwidth
-// with the op's flops and bytes from CostOpInterface (a fused region is one
-// kernel that reads its operands and writes its results once), the sent
+// with the op's flops and bytes from CostOpInterface (an elementwise fused
+// region is one kernel that reads its operands and writes its results once,
+// where the profile has fused_kernels; other regions run op by op, as the
+// backends run them today), the sent
 // bytes from ir/Communication.h (ring algorithms: all-reduce 2(N-1)/N S,
 // all-gather, reduce-scatter, all-to-all (N-1)/N S, shift and send S) and
 // the ring steps 2(N-1), N-1, N-1, N-1 and 1. The step is the sum of its
@@ -61,6 +63,10 @@ struct StepCost {
   /// regions, elementwise, reductions and norms, data movement, optimizer),
   /// then the collectives by mesh axes; empty groups are left out.
   std::vector<GroupCost> groups;
+  /// The kernels again, by op name ("matmul", "reduce_sum", "fused" for
+  /// a region run as one kernel), most time first: what a profiler such
+  /// as LLMC_PROFILE=1 reports, for calibration (docs/planning.md).
+  std::vector<GroupCost> byOp;
   double compute = 0;
   double communication = 0;
   double noOverlap() const { return compute + communication; }

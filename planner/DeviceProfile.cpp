@@ -27,7 +27,8 @@ namespace {
 constexpr const char *kProfileKeys[] = {
     "description",   "memory_gb",        "hbm_gbs",    "launch_us",
     "vector_tflops", "matmul_tflops",    "devices_per_node",
-    "intra_node",    "inter_node",       "calibration"};
+    "intra_node",    "inter_node",       "calibration",
+    "fused_kernels"};
 constexpr const char *kLinkKeys[] = {"name", "bandwidth_gbs", "nominal_gbs",
                                      "latency_us"};
 constexpr const char *kDtypes[] = {"bf16", "f16", "f32", "f64"};
@@ -146,6 +147,13 @@ llvm::Expected<DeviceProfile> readProfile(Reader &reader,
   if (llvm::Error e =
           reader.positive(table, prefix, "vector_tflops", 1e12, p.vectorFlops))
     return std::move(e);
+  if (const toml::node *f = table.get("fused_kernels")) {
+    if (!f->is_boolean())
+      return reader.error(f->source(), "key '" + prefix +
+                                           "fused_kernels' must be true or "
+                                           "false");
+    p.fusedKernels = f->value<bool>().value_or(true);
+  }
   double perNode = 0;
   if (llvm::Error e =
           reader.positive(table, prefix, "devices_per_node", 1, perNode))

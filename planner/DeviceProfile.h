@@ -51,6 +51,9 @@ struct DeviceProfile {
   /// f64 (always), tf32 (when given; not used by the model).
   std::map<std::string, double> matmulFlops;
   int64_t devicesPerNode = 1;
+  /// Whether an elementwise fused region runs as one kernel (the CUDA
+  /// backend's generated kernels) or op by op (the CPU backend).
+  bool fusedKernels = true;
   LinkClass intraNode, interNode;
   std::vector<CalibrationPoint> calibration;
 

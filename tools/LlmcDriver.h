@@ -306,6 +306,10 @@ struct PlanCommand {
                ".toml file with one profile (default: h200 for [parallel] "
                "devices cuda, cpu otherwise)"),
       cl::value_desc("name|path"), cl::sub(command), cl::cat(llmcCategory())};
+  cl::opt<bool> byOp{"by-op",
+                     cl::desc("Also break the predicted kernel time down by "
+                              "op name (to compare with a profiler)"),
+                     cl::sub(command), cl::cat(llmcCategory())};
 };
 
 /// Options of `llmc verify`.

@@ -132,7 +132,7 @@ std::string mebibytes(uint64_t bytes) {
 void printStepTime(llvm::raw_ostream &os, mlir::func::FuncOp function,
                    const llmc::Mesh *mesh,
                    const llmc::planner::DeviceProfile &profile,
-                   uint64_t arenaBytes, bool isDefault) {
+                   uint64_t arenaBytes, bool isDefault, bool byOp) {
   llmc::planner::StepCost step =
       llmc::planner::estimateStep(function, mesh, profile);
   os << "  predicted step time on device profile '" << profile.name << "' ("
@@ -167,9 +167,20 @@ void printStepTime(llvm::raw_ostream &os, mlir::func::FuncOp function,
                   .str(),
               8)
        << "\n";
-  os << llvm::formatv("    memory: arena {0:f2} GB of {1:f1} GB per device "
+  if (byOp) {
+    os << "    by op (a region run as one kernel is 'fused'):\n";
+    for (const llmc::planner::GroupCost &g : step.byOp)
+      os << "    " << llvm::left_justify(g.group, 32)
+         << llvm::right_justify(std::to_string(g.kernels), 8)
+         << llvm::right_justify(llvm::formatv("{0:e2}", g.flops).str(), 12)
+         << llvm::right_justify(llvm::formatv("{0:e2}", g.bytes).str(), 12)
+         << llvm::right_justify(
+                llvm::formatv("{0:f3}", g.seconds * 1e3).str(), 11)
+         << "\n";
+  }
+  os << llvm::formatv("    memory: arena {0} of {1:f1} GB per device "
                       "({2})\n",
-                      static_cast<double>(arenaBytes) / 1e9,
+                      mebibytes(arenaBytes),
                       profile.memoryBytes / 1e9,
                       static_cast<double>(arenaBytes) <= profile.memoryBytes
                           ? "fits"
@@ -303,7 +314,7 @@ int runPlan(const PlanCommand &options) {
   if (!partitioned) {
     os << "  communication: none (one device)\n";
     printStepTime(os, function, nullptr, *profile, plan->arenaBytes,
-                  defaultProfile);
+                  defaultProfile, options.byOp);
     return kExitOk;
   }
   // A pipelined step: each stage's ranks run their own ops, so each stage
@@ -395,7 +406,7 @@ int runPlan(const PlanCommand &options) {
   os << "  " << llvm::left_justify("total", 30)
      << llvm::right_justify(withThousands(total), 36) << " bytes sent\n";
   printStepTime(os, function, &*mesh, *profile, plan->arenaBytes,
-                defaultProfile);
+                defaultProfile, options.byOp);
   return kExitOk;
 }
 
