@@ -136,7 +136,8 @@ void printStepTime(llvm::raw_ostream &os, mlir::func::FuncOp function,
   llmc::planner::StepCost step =
       llmc::planner::estimateStep(function, mesh, profile);
   os << "  predicted step time on device profile '" << profile.name << "' ("
-     << profile.description << "; " << profile.origin
+     << profile.description << (profile.description.empty() ? "" : "; ")
+     << profile.origin
      << (isDefault ? "; the default for these devices, --device-profile "
                      "picks another"
                    : "")
