@@ -133,11 +133,15 @@ std::string kernelGroup(Operation *op) {
 }
 
 StepCost estimateStep(func::FuncOp function, const Mesh *mesh,
-                      const DeviceProfile &profile) {
+                      const DeviceProfile &profile, int64_t stage) {
   std::map<std::string, GroupCost> kernels;
   std::map<std::string, GroupCost> collectives;
   std::map<std::string, GroupCost> byOp;
   for (Operation &op : function.getBody().front()) {
+    if (stage >= 0)
+      if (auto attr = op.getAttrOfType<IntegerAttr>("llmc.stage"))
+        if (attr.getInt() != stage)
+          continue;
     // Communication: the partitioner's collectives and pipeline sends.
     if (mesh) {
       std::optional<CollectiveTraffic> t = collectiveTraffic(&op, *mesh);

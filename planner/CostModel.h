@@ -79,11 +79,13 @@ struct StepCost {
 /// reshapes, constants, the terminator, receives).
 std::string kernelGroup(mlir::Operation *op);
 
-/// Predicts one step of `function` on one rank: every top-level op once
-/// (for a pipelined program, every stage's ops as if one rank ran them:
-/// the schedule is not modeled). `mesh` is null for one device.
+/// Predicts one step of `function` on one rank: every top-level op once.
+/// `mesh` is null for one device. With `stage` >= 0 (a pipelined program,
+/// llmc-split-pipeline) only the ops of that stage (llmc.stage, and ops
+/// without one) count: the busy time of that stage's ranks; the schedule's
+/// idle time is not in it.
 StepCost estimateStep(mlir::func::FuncOp function, const Mesh *mesh,
-                      const DeviceProfile &profile);
+                      const DeviceProfile &profile, int64_t stage = -1);
 
 } // namespace llmc::planner
 

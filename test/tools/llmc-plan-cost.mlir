@@ -37,3 +37,13 @@
 // RUN: sed 's/hbm_gbs = 900/hbm_gbs = "fast"/' %t.mygpu.toml > %t.bad.toml
 // RUN: not llmc plan %t.dp4.toml --device-profile %t.bad.toml 2>&1 | FileCheck %s --check-prefix=BAD
 // BAD: llmc plan: {{.*}}bad.toml:3:11: error: key 'mygpu.hbm_gbs' must be a positive number; write e.g. hbm_gbs = 100
+
+// A pipeline (pp = 2, GPipe, 4 microbatches): each stage's busy time, and the
+// step as the busiest stage's time over 1 - bubble (awk recomputes it from
+// the printed numbers, to their rounding).
+// RUN: printf '[model]\nfamily = "gpt2"\nvocab_size = 128\nlayers = 4\nwidth = 64\nheads = 4\nmax_positions = 32\n[train]\nbatch_size = 8\nseq_len = 16\nmicrobatches = 4\n[parallel]\ndevices = "cpu"\npp = 2\npipeline_schedule = "gpipe"\n' > %t.pp2.toml
+// RUN: llmc plan %t.pp2.toml | FileCheck %s --check-prefix=PP
+// PP: pipeline: stages busy {{[0-9.]+}}, {{[0-9.]+}} ms without overlap; the step ~ stage {{[01]}}'s {{[0-9.]+}} ms / (1 - bubble 0.{{[0-9]+}}) = {{[0-9.]+}} ms (the rows: stage {{[01]}})
+// PP: collectives pp (memory)
+// RUN: llmc plan %t.pp2.toml | tr -d ',()' | awk '$1 == "pipeline:" && $3 == "busy" { for (i = 4; i <= NF && $i != "ms"; i++) if ($i > most) most = $i; for (; i <= NF; i++) { if ($i == "bubble") b = $(i + 1); if ($i == "=") step = $(i + 1) } want = most / (1 - b); d = want - step; if (d < 0) d = -d; print (d <= 0.001 * step + 0.001) ? "pipeline ok" : "pipeline wrong: " step " want " want }' | FileCheck %s --check-prefix=PPFORM
+// PPFORM: pipeline ok
