@@ -16,7 +16,6 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
-#include <set>
 
 namespace llmc::planner {
 

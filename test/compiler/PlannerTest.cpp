@@ -176,6 +176,46 @@ TEST_F(PlannerTest, LaunchCostFloor) {
   EXPECT_EQ(view.compute, 0.0);
 }
 
+TEST_F(PlannerTest, FusedRegions) {
+  // An elementwise region of two adds over 2^20 floats: one kernel that
+  // reads a and b and writes the result once (3 * 4 MiB), not the 6 * 4 MiB
+  // of its ops one by one; a row-reduction region runs op by op.
+  const char *region =
+      "%f = llmc.fused elementwise (%a, %b) : (tensor<1048576xf32>, "
+      "tensor<1048576xf32>) -> tensor<1048576xf32> {\n"
+      "^bb0(%x: tensor<1048576xf32>, %y: tensor<1048576xf32>):\n"
+      "  %s = llmc.add %x, %y : tensor<1048576xf32>\n"
+      "  %t = llmc.add %s, %y : tensor<1048576xf32>\n"
+      "  llmc.yield %t : tensor<1048576xf32>\n}";
+  const char *args = "%a: tensor<1048576xf32>, %b: tensor<1048576xf32>";
+  const double mib4 = 4.0 * 1048576;
+  StepCost fused = estimate(args, region);
+  const GroupCost *one = group(fused, "fused regions");
+  ASSERT_TRUE(one);
+  EXPECT_EQ(one->kernels, 1);
+  EXPECT_NEAR(fused.compute, 3 * mib4 / 100e9 + 5e-6, 1e-12);
+  // The same region on a backend without fused kernels (the CPU): two.
+  profile.fusedKernels = false;
+  StepCost opByOp = estimate(args, region);
+  const GroupCost *two = group(opByOp, "elementwise");
+  ASSERT_TRUE(two);
+  EXPECT_EQ(two->kernels, 2);
+  EXPECT_NEAR(opByOp.compute, 2 * (3 * mib4 / 100e9 + 5e-6), 1e-12);
+  profile.fusedKernels = true;
+  // A row-reduction region: its add and its reduce_sum, each a kernel.
+  StepCost rows = estimate(
+      "%a: tensor<8xf32>, %b: tensor<8xf32>",
+      "%f:2 = llmc.fused row_reduction (%a, %b) : (tensor<8xf32>, "
+      "tensor<8xf32>) -> (tensor<8xf32>, tensor<f32>) {\n"
+      "^bb0(%x: tensor<8xf32>, %y: tensor<8xf32>):\n"
+      "  %s = llmc.add %x, %y : tensor<8xf32>\n"
+      "  %r = llmc.reduce_sum %s dims [0] : tensor<8xf32> -> tensor<f32>\n"
+      "  llmc.yield %s, %r : tensor<8xf32>, tensor<f32>\n}");
+  ASSERT_TRUE(group(rows, "elementwise"));
+  ASSERT_TRUE(group(rows, "reductions"));
+  EXPECT_EQ(group(rows, "fused"), nullptr);
+}
+
 TEST_F(PlannerTest, RingAllReduce) {
   // 64 MiB of f32 over N ranks: 2(N-1) steps, 2(N-1)/N * S bytes sent.
   const double s = 64.0 * 1024 * 1024;
