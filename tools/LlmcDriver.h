@@ -269,8 +269,9 @@ struct PlanCommand {
       "plan",
       "Compile a model and print the memory of its training step by kind\n"
       "  (the buffer plan: weights, optimizer state, gradients, activations\n"
-      "  kept for backward, temporaries, the peak and the arena).\n"
-      "  Communication and step time per mesh arrive with issues #8 and #11."};
+      "  kept for backward, temporaries, the peak and the arena), the\n"
+      "  communication per mesh axis, and the predicted step time on a device\n"
+      "  profile (docs/planning.md)."};
   cl::opt<std::string> input{cl::Positional,
                              cl::desc("<input.toml|.json|.mlir>"),
                              cl::Required, cl::sub(command),
@@ -298,6 +299,17 @@ struct PlanCommand {
       cl::desc("Memory budget for --remat=auto instead of [memory] "
                "budget_gib"),
       cl::init(-1.0), cl::sub(command), cl::cat(llmcCategory())};
+  cl::opt<std::string> deviceProfile{
+      "device-profile",
+      cl::desc("Device profile of the step-time prediction: a built-in name "
+               "(h100, h200, a100, cpu; data/devices.toml) or the path of a "
+               ".toml file with one profile (default: h200 for [parallel] "
+               "devices cuda, cpu otherwise)"),
+      cl::value_desc("name|path"), cl::sub(command), cl::cat(llmcCategory())};
+  cl::opt<bool> byOp{"by-op",
+                     cl::desc("Also break the predicted kernel time down by "
+                              "op name (to compare with a profiler)"),
+                     cl::sub(command), cl::cat(llmcCategory())};
 };
 
 /// Options of `llmc verify`.

@@ -8,6 +8,7 @@
 #include "tools/LlmcDriver.h"
 #include "ir/Communication.h"
 #include "ir/Sharding.h"
+#include "planner/CostModel.h"
 
 #include <map>
 
@@ -126,6 +127,95 @@ std::string mebibytes(uint64_t bytes) {
       .str();
 }
 
+/// The predicted step time of `function` on `profile` and its breakdown by
+/// kernel group (planner/CostModel.h, docs/planning.md).
+void printStepTime(llvm::raw_ostream &os, mlir::func::FuncOp function,
+                   const llmc::Mesh *mesh,
+                   const llmc::planner::DeviceProfile &profile,
+                   uint64_t arenaBytes, bool isDefault, bool byOp) {
+  llmc::planner::StepCost step =
+      llmc::planner::estimateStep(function, mesh, profile);
+  // A pipelined step: each stage's ranks run their own ops. The rows below
+  // are the busiest stage's; the step is estimated as its busy time over
+  // the schedule's busy share, 1 - bubble (exact for equal stages).
+  std::string pipelineLine;
+  if (auto pipeline =
+          function->getAttrOfType<mlir::DictionaryAttr>("llmc.pipeline")) {
+    int64_t stages = pipeline.getAs<mlir::IntegerAttr>("stages").getInt();
+    double bubble =
+        pipeline.getAs<mlir::FloatAttr>("bubble").getValueAsDouble();
+    std::string perStage;
+    int64_t busiest = 0;
+    for (int64_t s = 0; s < stages; ++s) {
+      llmc::planner::StepCost stageCost =
+          llmc::planner::estimateStep(function, mesh, profile, s);
+      perStage += llvm::formatv("{0}{1:f3}", s ? ", " : "",
+                                stageCost.noOverlap() * 1e3)
+                      .str();
+      if (s == 0 || stageCost.noOverlap() > step.noOverlap()) {
+        step = std::move(stageCost);
+        busiest = s;
+      }
+    }
+    pipelineLine =
+        llvm::formatv("    pipeline: stages busy {0} ms without overlap; "
+                      "the step ~ stage {1}'s {2:f3} ms / (1 - bubble "
+                      "{3:f3}) = {4:f3} ms (the rows: stage {1})\n",
+                      perStage, busiest, step.noOverlap() * 1e3, bubble,
+                      step.noOverlap() * 1e3 / std::max(1e-9, 1.0 - bubble))
+            .str();
+  }
+  os << "  predicted step time on device profile '" << profile.name << "' ("
+     << profile.description << (profile.description.empty() ? "" : "; ")
+     << profile.origin
+     << (isDefault ? "; the default for these devices, --device-profile "
+                     "picks another"
+                   : "")
+     << "):\n";
+  os << llvm::formatv("    {0:f3} ms without overlap ({1:f3} ms kernels + "
+                      "{2:f3} ms communication), {3:f3} ms with the "
+                      "communication fully overlapped\n",
+                      step.noOverlap() * 1e3, step.compute * 1e3,
+                      step.communication * 1e3, step.overlapped() * 1e3);
+  os << pipelineLine;
+  os << "    " << llvm::left_justify("group", 32)
+     << llvm::right_justify("kernels", 8) << llvm::right_justify("flops", 12)
+     << llvm::right_justify("bytes", 12) << llvm::right_justify("ms", 11)
+     << llvm::right_justify("share", 8) << "\n";
+  for (const llmc::planner::GroupCost &g : step.groups)
+    os << "    " << llvm::left_justify(g.group, 32)
+       << llvm::right_justify(std::to_string(g.kernels), 8)
+       << llvm::right_justify(llvm::formatv("{0:e2}", g.flops).str(), 12)
+       << llvm::right_justify(llvm::formatv("{0:e2}", g.bytes).str(), 12)
+       << llvm::right_justify(llvm::formatv("{0:f3}", g.seconds * 1e3).str(),
+                              11)
+       << llvm::right_justify(
+              llvm::formatv("{0:f1}%", step.noOverlap() > 0
+                                           ? 100 * g.seconds / step.noOverlap()
+                                           : 0.0)
+                  .str(),
+              8)
+       << "\n";
+  if (byOp) {
+    os << "    by op (a region run as one kernel is 'fused'):\n";
+    for (const llmc::planner::GroupCost &g : step.byOp)
+      os << "    " << llvm::left_justify(g.group, 32)
+         << llvm::right_justify(std::to_string(g.kernels), 8)
+         << llvm::right_justify(llvm::formatv("{0:e2}", g.flops).str(), 12)
+         << llvm::right_justify(llvm::formatv("{0:e2}", g.bytes).str(), 12)
+         << llvm::right_justify(
+                llvm::formatv("{0:f3}", g.seconds * 1e3).str(), 11)
+         << "\n";
+  }
+  os << llvm::formatv("    memory: arena {0} of {1:f1} GB per device "
+                      "({2})\n",
+                      mebibytes(arenaBytes),
+                      profile.memoryBytes / 1e9,
+                      static_cast<double>(arenaBytes) <= profile.memoryBytes
+                          ? "fits"
+                          : "does not fit");
+}
+
 } // namespace
 
 int runPlan(const PlanCommand &options) {
@@ -170,6 +260,23 @@ int runPlan(const PlanCommand &options) {
         largestStage = s;
       }
     }
+  // The device profile of the step-time prediction: --device-profile, or
+  // from [parallel] devices (cuda: h200, the GPU we calibrated; else cpu).
+  std::string profileName = options.deviceProfile;
+  bool defaultProfile = profileName.empty();
+  if (defaultProfile)
+    profileName = compiled.description &&
+                          llvm::StringRef(compiled.description->parallel.devices)
+                              .starts_with("cuda")
+                      ? "h200"
+                      : "cpu";
+  llvm::Expected<llmc::planner::DeviceProfile> profile =
+      llmc::planner::lookupDeviceProfile(profileName);
+  if (!profile) {
+    llvm::errs() << "llmc plan: " << llvm::toString(profile.takeError())
+                 << "\n";
+    return kExitUsage;
+  }
   const llmc::MemoryBreakdown &m = plan->memory;
   llvm::raw_ostream &os = llvm::outs();
   os << "memory plan of @" << function.getSymName() << " (" << options.input;
@@ -234,8 +341,9 @@ int runPlan(const PlanCommand &options) {
      << " new parameters and moments are written into their own "
         "arguments' buffers\n";
   if (!partitioned) {
-    os << "  communication: none (one device); step time: not yet (planner "
-          "#11)\n";
+    os << "  communication: none (one device)\n";
+    printStepTime(os, function, nullptr, *profile, plan->arenaBytes,
+                  defaultProfile, options.byOp);
     return kExitOk;
   }
   // A pipelined step: each stage's ranks run their own ops, so each stage
@@ -326,7 +434,8 @@ int runPlan(const PlanCommand &options) {
   }
   os << "  " << llvm::left_justify("total", 30)
      << llvm::right_justify(withThousands(total), 36) << " bytes sent\n";
-  os << "  step time: not yet (planner #11)\n";
+  printStepTime(os, function, &*mesh, *profile, plan->arenaBytes,
+                defaultProfile, options.byOp);
   return kExitOk;
 }
 

@@ -5,8 +5,9 @@
 //   llmc inspect FILE   the model's parameters, by group and in total
 //   llmc train [FILE]   compile and train; with no FILE, a small model on the
 //                       built-in corpus (the README's main job)
-//   llmc plan FILE      the memory of the training step by kind, remat and
-//                       kernel counts (communication and time: #8, #11)
+//   llmc plan FILE      the memory of the training step by kind, remat,
+//                       kernel counts, communication and the predicted step
+//                       time on a device profile (docs/planning.md)
 //   llmc verify FILE    a few steps of the run's mesh against one device
 //   llmc launch -n N FILE
 //                       compile once, train with N llmc-run processes
@@ -212,7 +213,7 @@ int main(int argc, char **argv) {
           "[-o FILE.llmcx]\n"
           "  llmc inspect FILE\n"
           "  llmc train [FILE]   (no FILE: the built-in demo run)\n"
-          "  llmc plan FILE      the memory of the training step, by kind\n"
+          "  llmc plan FILE      the memory and predicted time of the training step\n"
           "  llmc verify FILE    the run's mesh against one device, a few "
           "steps\n"
           "  llmc launch -n N FILE  train with N processes (GPUs, NCCL)\n\n"

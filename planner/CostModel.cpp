@@ -1,0 +1,213 @@
+//===- CostModel.cpp - predicted step time of a compiled program ----------===//
+
+#include "planner/CostModel.h"
+
+#include "ir/Communication.h"
+#include "ir/LlmcOps.h"
+#include "ir/Phase.h"
+
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
+
+#include <algorithm>
+#include <map>
+
+using namespace mlir;
+
+namespace llmc::planner {
+
+double kernelSeconds(double flops, double peakFlops, double bytes,
+                     const DeviceProfile &profile) {
+  double compute = peakFlops > 0 ? flops / peakFlops : 0.0;
+  double memory = bytes / profile.memoryBandwidth;
+  return std::max(compute, memory) + profile.launchCost;
+}
+
+int64_t ringSteps(llvm::StringRef kind, int64_t ranks) {
+  if (ranks <= 1)
+    return 0;
+  if (kind == "all-reduce")
+    return 2 * (ranks - 1);
+  if (kind == "all-gather" || kind == "reduce-scatter" || kind == "all-to-all")
+    return ranks - 1;
+  if (kind == "shift" || kind == "send/recv")
+    return 1;
+  return 0; // a local slice
+}
+
+double collectiveSeconds(int64_t steps, double sentBytesPerRank,
+                         const LinkClass &link) {
+  if (steps == 0)
+    return 0.0;
+  return static_cast<double>(steps) * link.latency +
+         sentBytesPerRank / link.bandwidth;
+}
+
+const LinkClass &linkFor(const Mesh &mesh, llvm::ArrayRef<int64_t> axes,
+                         const DeviceProfile &profile) {
+  if (axes.empty())
+    return profile.intraNode;
+  int64_t outermost = *std::min_element(axes.begin(), axes.end());
+  int64_t span = 1;
+  for (size_t i = outermost; i < mesh.sizes.size(); ++i)
+    span *= mesh.sizes[i];
+  return span <= profile.devicesPerNode ? profile.intraNode
+                                        : profile.interNode;
+}
+
+namespace {
+// The kernel groups, in the order of the breakdown.
+const char *const kGroups[] = {"matmul",      "attention",
+                               "fused regions", "elementwise",
+                               "reductions and norms", "data movement",
+                               "optimizer"};
+
+std::string dtypeName(Type type) {
+  if (auto shaped = dyn_cast<ShapedType>(type))
+    type = shaped.getElementType();
+  if (type.isBF16())
+    return "bf16";
+  if (type.isF16())
+    return "f16";
+  if (type.isF64())
+    return "f64";
+  return "f32";
+}
+
+bool usesMatmulUnits(Operation *op) {
+  return isa<MatmulOp, AttentionOp, AttentionGradOp>(op);
+}
+} // namespace
+
+std::string kernelGroup(Operation *op);
+
+namespace {
+/// Adds `op`, run as one kernel, to its group of `kernels`.
+void addKernel(Operation *op, std::map<std::string, GroupCost> &kernels,
+               std::map<std::string, GroupCost> &byOp,
+               const DeviceProfile &profile) {
+  std::string group = kernelGroup(op);
+  if (group.empty())
+    return;
+  auto cost = cast<CostOpInterface>(op);
+  double flops = cost.getFlops();
+  double bytes = static_cast<double>(cost.getBytesRead()) +
+                 static_cast<double>(cost.getBytesWritten());
+  double peak = usesMatmulUnits(op)
+                    ? profile.matmulPeak(dtypeName(op->getOperand(0).getType()))
+                    : profile.vectorFlops;
+  double seconds = kernelSeconds(flops, peak, bytes, profile);
+  llvm::StringRef name = op->getName().getStringRef();
+  name.consume_front("llmc.");
+  for (GroupCost *g : {&kernels[group], &byOp[name.str()]}) {
+    ++g->kernels;
+    g->flops += flops;
+    g->bytes += bytes;
+    g->seconds += seconds;
+  }
+  kernels[group].group = group;
+  byOp[name.str()].group = name.str();
+}
+} // namespace
+
+std::string kernelGroup(Operation *op) {
+  if (op->hasTrait<mlir::OpTrait::IsTerminator>() ||
+      isa<ReshapeOp, ConstantOp, RecvOp, SendOp>(op) ||
+      op->getDialect()->getNamespace() == "shard" ||
+      !isa<CostOpInterface>(op))
+    return "";
+  if (phaseOf(op->getLoc()) == Phase::Optimizer)
+    return "optimizer";
+  if (isa<MatmulOp>(op))
+    return "matmul";
+  if (isa<AttentionOp, AttentionGradOp>(op))
+    return "attention";
+  if (isa<FusedOp>(op))
+    return "fused regions";
+  if (isa<ReduceSumOp, ReduceMaxOp, ReduceMeanOp, SoftmaxOp, LayerNormOp,
+          RmsNormOp, CrossEntropyOp, MoeTopKOp>(op))
+    return "reductions and norms";
+  if (isa<TransposeOp, SliceOp, ConcatOp, GatherOp, ScatterAddOp, EmbeddingOp,
+          BroadcastOp, IotaOp, AxisOffsetOp, MoeDispatchOp, MoeCombineOp>(op))
+    return "data movement";
+  return "elementwise";
+}
+
+StepCost estimateStep(func::FuncOp function, const Mesh *mesh,
+                      const DeviceProfile &profile, int64_t stage) {
+  std::map<std::string, GroupCost> kernels;
+  std::map<std::string, GroupCost> collectives;
+  std::map<std::string, GroupCost> byOp;
+  for (Operation &op : function.getBody().front()) {
+    if (stage >= 0)
+      if (auto attr = op.getAttrOfType<IntegerAttr>("llmc.stage"))
+        if (attr.getInt() != stage)
+          continue;
+    // Communication: the partitioner's collectives and pipeline sends.
+    if (mesh) {
+      std::optional<CollectiveTraffic> t = collectiveTraffic(&op, *mesh);
+      if (!t)
+        if (auto send = dyn_cast<SendOp>(op)) {
+          t = CollectiveTraffic();
+          t->kind = "send/recv";
+          t->axes.push_back(static_cast<int64_t>(send.getAxis()));
+          t->ranks = mesh->ways(t->axes);
+          t->payloadBytes = tensorBytes(send.getInput().getType());
+          t->sentBytesPerRank = t->payloadBytes;
+        }
+      if (t) {
+        int64_t steps = ringSteps(t->kind, t->ranks);
+        if (steps == 0)
+          continue;
+        std::string axes = mesh->axesText(t->axes);
+        GroupCost &g = collectives[axes];
+        g.group = "collectives " + axes + " (" +
+                  linkFor(*mesh, t->axes, profile).name + ")";
+        g.communication = true;
+        ++g.kernels;
+        g.bytes += static_cast<double>(t->sentBytesPerRank);
+        g.seconds +=
+            collectiveSeconds(steps, static_cast<double>(t->sentBytesPerRank),
+                              linkFor(*mesh, t->axes, profile));
+        continue;
+      }
+    }
+    // A fused region is one kernel (its bytes read and written once) when
+    // the backend generates one: elementwise regions of two or more ops on
+    // a profile with fused_kernels (codegen/BuildExecutable.cpp marks just
+    // those). Every other region (matmul epilogues, row reductions) runs
+    // its ops one by one, each a kernel of its own group.
+    if (auto fused = dyn_cast<FusedOp>(op)) {
+      Block &body = fused.getBody().front();
+      bool oneKernel = profile.fusedKernels &&
+                       fused.getKind() == FusionKind::elementwise &&
+                       body.getOperations().size() > 2; // ops and the yield
+      if (!oneKernel) {
+        for (Operation &inner : body)
+          addKernel(&inner, kernels, byOp, profile);
+        continue;
+      }
+    }
+    addKernel(&op, kernels, byOp, profile);
+  }
+  StepCost step;
+  for (const char *name : kGroups) {
+    auto it = kernels.find(name);
+    if (it == kernels.end())
+      continue;
+    step.compute += it->second.seconds;
+    step.groups.push_back(it->second);
+  }
+  for (auto &[name, g] : byOp)
+    step.byOp.push_back(g);
+  std::stable_sort(step.byOp.begin(), step.byOp.end(),
+                   [](const GroupCost &a, const GroupCost &b) {
+                     return a.seconds > b.seconds;
+                   });
+  for (auto &[axes, g] : collectives) {
+    step.communication += g.seconds;
+    step.groups.push_back(g);
+  }
+  return step;
+}
+
+} // namespace llmc::planner

@@ -1,0 +1,92 @@
+//===- CostModel.h - predicted step time of a compiled program ---*- C++ -*-===//
+//
+// The analytical cost model of issue #11 (docs/planning.md):
+//   kernel time     = max(flops / peak(dtype), bytes / memory bandwidth)
+//                     + launch cost
+//   collective time = steps * latency + sent bytes per rank / link bandwidth
+// with the op's flops and bytes from CostOpInterface (an elementwise fused
+// region is one kernel that reads its operands and writes its results once,
+// where the profile has fused_kernels; other regions run op by op, as the
+// backends run them today), the sent
+// bytes from ir/Communication.h (ring algorithms: all-reduce 2(N-1)/N S,
+// all-gather, reduce-scatter, all-to-all (N-1)/N S, shift and send S) and
+// the ring steps 2(N-1), N-1, N-1, N-1 and 1. The step is the sum of its
+// kernels and collectives (no overlap) or, as a lower bound, the larger of
+// the two (perfect overlap).
+//
+//===----------------------------------------------------------------------===//
+#ifndef LLMC_PLANNER_COSTMODEL_H
+#define LLMC_PLANNER_COSTMODEL_H
+
+#include "planner/DeviceProfile.h"
+
+#include "ir/Sharding.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+#include <string>
+#include <vector>
+
+namespace llmc::planner {
+
+/// Seconds of one kernel: the roofline plus the launch cost.
+double kernelSeconds(double flops, double peakFlops, double bytes,
+                     const DeviceProfile &profile);
+
+/// Ring steps of a collective over `ranks` ranks (0 when there is nothing
+/// to send).
+int64_t ringSteps(llvm::StringRef kind, int64_t ranks);
+
+/// Seconds of a collective that sends `sentBytesPerRank` in `steps` ring
+/// steps over `link`.
+double collectiveSeconds(int64_t steps, double sentBytesPerRank,
+                         const LinkClass &link);
+
+/// The link class a group over mesh `axes` uses: within a node when the
+/// ranks it spans (the product of the sizes of its outermost axis and every
+/// axis inside it, the ranks of a node being consecutive) fit in one node.
+const LinkClass &linkFor(const Mesh &mesh, llvm::ArrayRef<int64_t> axes,
+                         const DeviceProfile &profile);
+
+/// One row of the breakdown.
+struct GroupCost {
+  std::string group;
+  int64_t kernels = 0;   ///< kernels or collectives
+  double flops = 0;
+  double bytes = 0;      ///< memory bytes (kernels) or sent bytes (collectives)
+  double seconds = 0;
+  bool communication = false;
+};
+
+struct StepCost {
+  /// Kernel groups first, in a fixed order (matmul, attention, fused
+  /// regions, elementwise, reductions and norms, data movement, optimizer),
+  /// then the collectives by mesh axes; empty groups are left out.
+  std::vector<GroupCost> groups;
+  /// The kernels again, by op name ("matmul", "reduce_sum", "fused" for
+  /// a region run as one kernel), most time first: what a profiler such
+  /// as LLMC_PROFILE=1 reports, for calibration (docs/planning.md).
+  std::vector<GroupCost> byOp;
+  double compute = 0;
+  double communication = 0;
+  double noOverlap() const { return compute + communication; }
+  double overlapped() const {
+    return compute > communication ? compute : communication;
+  }
+};
+
+/// The kernel group of a top-level op ("" for ops that run no kernel:
+/// reshapes, constants, the terminator, receives).
+std::string kernelGroup(mlir::Operation *op);
+
+/// Predicts one step of `function` on one rank: every top-level op once.
+/// `mesh` is null for one device. With `stage` >= 0 (a pipelined program,
+/// llmc-split-pipeline) only the ops of that stage (llmc.stage, and ops
+/// without one) count: the busy time of that stage's ranks; the schedule's
+/// idle time is not in it.
+StepCost estimateStep(mlir::func::FuncOp function, const Mesh *mesh,
+                      const DeviceProfile &profile, int64_t stage = -1);
+
+} // namespace llmc::planner
+
+#endif // LLMC_PLANNER_COSTMODEL_H

@@ -1,0 +1,80 @@
+//===- DeviceProfile.h - what a device and its links can do ------*- C++ -*-===//
+//
+// A device profile of the cost model (docs/planning.md): peak flops per
+// element type, memory bandwidth and capacity, the fixed cost of a kernel,
+// and two link classes (within a node, between nodes) for the alpha-beta
+// model of collectives. The built-in profiles are data/devices.toml,
+// compiled into the library; a user profile is a file of the same form.
+// No MLIR here: only LLVM Support and toml++.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LLMC_PLANNER_DEVICEPROFILE_H
+#define LLMC_PLANNER_DEVICEPROFILE_H
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace llmc::planner {
+
+/// One link class: the alpha-beta model's beta (bandwidth) and alpha
+/// (latency per ring step). SI units.
+struct LinkClass {
+  std::string name;        ///< "nvlink", "infiniband", "memory"
+  double bandwidth = 0;    ///< bytes/s per rank and direction (model's)
+  double nominal = 0;      ///< datasheet bytes/s (0: not given)
+  double latency = 0;      ///< seconds per ring step
+};
+
+/// A measured collective (NCCL's bus bandwidth = payload * bus factor /
+/// time), kept to check the link class against.
+struct CalibrationPoint {
+  std::string collective;  ///< "all-reduce"
+  int64_t ranks = 0;
+  double bytes = 0;        ///< payload
+  double busBandwidth = 0; ///< bytes/s
+};
+
+struct DeviceProfile {
+  std::string name;        ///< the table name ("h200")
+  std::string description;
+  std::string origin;      ///< the file it came from
+  double memoryBytes = 0;
+  double memoryBandwidth = 0;  ///< bytes/s
+  double launchCost = 0;       ///< seconds per kernel
+  double vectorFlops = 0;      ///< flop/s of the non-matmul ops
+  /// Dense matmul/attention flop/s by element type name: bf16, f16, f32,
+  /// f64 (always), tf32 (when given; not used by the model).
+  std::map<std::string, double> matmulFlops;
+  int64_t devicesPerNode = 1;
+  /// Whether an elementwise fused region runs as one kernel (the CUDA
+  /// backend's generated kernels) or op by op (the CPU backend).
+  bool fusedKernels = true;
+  LinkClass intraNode, interNode;
+  std::vector<CalibrationPoint> calibration;
+
+  /// The matmul peak for inputs of `dtype` ("bf16", "f16", "f32", "f64");
+  /// other types (integers) use the f32 peak.
+  double matmulPeak(llvm::StringRef dtype) const;
+};
+
+/// Parses every profile (top-level table) of `text`; `path` names it in
+/// errors, which read "path:line:column: error: ..." with the key and the
+/// fix.
+llvm::Expected<std::vector<DeviceProfile>>
+parseDeviceProfiles(llvm::StringRef text, llvm::StringRef path);
+
+/// The text of data/devices.toml, as built into the library.
+llvm::StringRef builtinDeviceProfiles();
+
+/// A built-in profile by name ("h200"), or the one profile of a .toml file
+/// when `nameOrPath` contains '/' or ends in ".toml".
+llvm::Expected<DeviceProfile> lookupDeviceProfile(llvm::StringRef nameOrPath);
+
+} // namespace llmc::planner
+
+#endif // LLMC_PLANNER_DEVICEPROFILE_H

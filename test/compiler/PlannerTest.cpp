@@ -1,0 +1,331 @@
+// The cost model's closed forms on a made-up profile with round numbers
+// (planner/CostModel.h), the built-in profiles, the H200's link class
+// against its measured all-reduces, and the profile loader's errors.
+#include "planner/CostModel.h"
+#include "planner/DeviceProfile.h"
+
+#include "ir/LlmcOps.h"
+#include "ir/Registration.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+using namespace mlir;
+using namespace llmc::planner;
+
+namespace {
+
+// Round numbers so that every expectation below is a closed form:
+// 100 TFLOP/s bf16 matmuls, 1 TFLOP/s vector ops, 100 GB/s of memory,
+// 5 us per kernel; links of 100 GB/s and 2 us (4 ranks a node) and
+// 10 GB/s and 20 us between nodes.
+constexpr const char *kTestProfile = R"toml(
+[t]
+memory_gb = 1
+hbm_gbs = 100
+launch_us = 5
+vector_tflops = 1
+devices_per_node = 4
+matmul_tflops = { bf16 = 100, f16 = 100, f32 = 10, f64 = 5 }
+[t.intra_node]
+name = "nvlink"
+bandwidth_gbs = 100
+latency_us = 2
+[t.inter_node]
+name = "infiniband"
+bandwidth_gbs = 10
+latency_us = 20
+)toml";
+
+DeviceProfile testProfile() {
+  llvm::Expected<std::vector<DeviceProfile>> profiles =
+      parseDeviceProfiles(kTestProfile, "test.toml");
+  if (!profiles) {
+    ADD_FAILURE() << llvm::toString(profiles.takeError());
+    return {};
+  }
+  return profiles->front();
+}
+
+/// The loader's error for `text` ("" when it loads).
+std::string loadError(llvm::StringRef text) {
+  llvm::Expected<std::vector<DeviceProfile>> profiles =
+      parseDeviceProfiles(text, "bad.toml");
+  if (profiles)
+    return "";
+  return llvm::toString(profiles.takeError());
+}
+
+class PlannerTest : public ::testing::Test {
+protected:
+  PlannerTest() {
+    DialectRegistry registry;
+    llmc::registerLlmcDialects(registry);
+    context.appendDialectRegistry(registry);
+    context.loadAllAvailableDialects();
+  }
+
+  /// The step cost of `body` in a function of `args` (one device, or a
+  /// mesh of one axis "dp" of `ranks` when ranks > 1).
+  StepCost estimate(StringRef args, StringRef body, int64_t ranks = 1) {
+    std::string grid =
+        ranks > 1 ? "shard.grid @mesh(shape = " + std::to_string(ranks) + ")\n"
+                  : "";
+    std::string text =
+        ("module attributes {llmc.mesh_axes = [\"dp\"]} {\n" + grid +
+         "func.func @f(" + args + ") {\n" + body + "\n  return\n}\n}\n")
+            .str();
+    module = parseSourceString<ModuleOp>(text, &context);
+    EXPECT_TRUE(module) << text;
+    if (!module)
+      return {};
+    auto function = module->lookupSymbol<func::FuncOp>("f");
+    llmc::Mesh mesh;
+    mesh.names = {"dp"};
+    mesh.sizes = {ranks};
+    return estimateStep(function, ranks > 1 ? &mesh : nullptr, profile);
+  }
+
+  const GroupCost *group(const StepCost &step, StringRef name) {
+    for (const GroupCost &g : step.groups)
+      if (StringRef(g.group).starts_with(name))
+        return &g;
+    return nullptr;
+  }
+
+  MLIRContext context;
+  OwningOpRef<ModuleOp> module;
+  DeviceProfile profile = testProfile();
+};
+
+TEST_F(PlannerTest, BuiltinProfilesLoad) {
+  for (const char *name : {"h100", "h200", "a100", "cpu"}) {
+    llvm::Expected<DeviceProfile> p = lookupDeviceProfile(name);
+    ASSERT_TRUE(static_cast<bool>(p)) << llvm::toString(p.takeError());
+    EXPECT_EQ(p->name, name);
+  }
+  // The datasheet figures the brief of issue #11 names.
+  llvm::Expected<DeviceProfile> h200 = lookupDeviceProfile("h200");
+  ASSERT_TRUE(static_cast<bool>(h200));
+  EXPECT_DOUBLE_EQ(h200->matmulPeak("bf16"), 989e12);
+  EXPECT_DOUBLE_EQ(h200->memoryBandwidth, 4800e9);
+  EXPECT_DOUBLE_EQ(h200->memoryBytes, 141e9);
+  EXPECT_DOUBLE_EQ(h200->intraNode.nominal, 450e9);
+  llvm::Expected<DeviceProfile> a100 = lookupDeviceProfile("a100");
+  ASSERT_TRUE(static_cast<bool>(a100));
+  EXPECT_DOUBLE_EQ(a100->matmulPeak("bf16"), 312e12);
+  EXPECT_DOUBLE_EQ(a100->intraNode.bandwidth, 300e9);
+}
+
+TEST_F(PlannerTest, ComputeBoundMatmul) {
+  // 2 * 8192^3 flops at 100 TFLOP/s = 11.0 ms; its 8192^2 * (2 + 2 + 4)
+  // bytes at 100 GB/s = 5.4 ms: the flops bound it.
+  StepCost step = estimate(
+      "%a: tensor<8192x8192xbf16>, %b: tensor<8192x8192xbf16>",
+      "%c = llmc.matmul %a, %b : tensor<8192x8192xbf16>, "
+      "tensor<8192x8192xbf16> -> tensor<8192x8192xf32>");
+  const GroupCost *mm = group(step, "matmul");
+  ASSERT_TRUE(mm);
+  double n = 8192;
+  EXPECT_DOUBLE_EQ(mm->flops, 2 * n * n * n);
+  EXPECT_NEAR(mm->seconds, 2 * n * n * n / 100e12 + 5e-6, 1e-12);
+  EXPECT_NEAR(step.compute, mm->seconds, 1e-12);
+  EXPECT_EQ(step.communication, 0.0);
+}
+
+TEST_F(PlannerTest, F32MatmulUsesTheF32Peak) {
+  // 2 * 1024^3 flops at 10 TFLOP/s = 215 us; 12 MiB at 100 GB/s = 126 us.
+  StepCost step = estimate(
+      "%a: tensor<1024x1024xf32>, %b: tensor<1024x1024xf32>",
+      "%c = llmc.matmul %a, %b : tensor<1024x1024xf32>, "
+      "tensor<1024x1024xf32> -> tensor<1024x1024xf32>");
+  double n = 1024;
+  EXPECT_NEAR(step.compute, 2 * n * n * n / 10e12 + 5e-6, 1e-12);
+}
+
+TEST_F(PlannerTest, MemoryBoundElementwise) {
+  // 2^20 adds (1 us at 1 TFLOP/s) move 3 * 4 MiB (126 us at 100 GB/s).
+  StepCost step = estimate("%a: tensor<1048576xf32>, %b: tensor<1048576xf32>",
+                           "%c = llmc.add %a, %b : tensor<1048576xf32>");
+  const GroupCost *add = group(step, "elementwise");
+  ASSERT_TRUE(add);
+  EXPECT_DOUBLE_EQ(add->bytes, 3.0 * 4 * 1048576);
+  EXPECT_NEAR(add->seconds, 3.0 * 4 * 1048576 / 100e9 + 5e-6, 1e-12);
+}
+
+TEST_F(PlannerTest, LaunchCostFloor) {
+  // Four adds of 4 floats: 48 bytes each, 0.48 ns; the launch dominates.
+  StepCost step = estimate("%a: tensor<4xf32>",
+                           "%b = llmc.add %a, %a : tensor<4xf32>\n"
+                           "%c = llmc.add %b, %a : tensor<4xf32>\n"
+                           "%d = llmc.add %c, %b : tensor<4xf32>\n"
+                           "%e = llmc.add %d, %c : tensor<4xf32>");
+  EXPECT_EQ(step.groups.size(), 1u);
+  EXPECT_EQ(step.groups[0].kernels, 4);
+  EXPECT_NEAR(step.compute, 4 * (5e-6 + 48 / 100e9), 1e-15);
+  // A reshape is a view: no kernel, no launch.
+  StepCost view = estimate("%a: tensor<4xf32>",
+                           "%b = llmc.reshape %a : tensor<4xf32> -> "
+                           "tensor<2x2xf32>");
+  EXPECT_EQ(view.compute, 0.0);
+}
+
+TEST_F(PlannerTest, FusedRegions) {
+  // An elementwise region of two adds over 2^20 floats: one kernel that
+  // reads a and b and writes the result once (3 * 4 MiB), not the 6 * 4 MiB
+  // of its ops one by one; a row-reduction region runs op by op.
+  const char *region =
+      "%f = llmc.fused elementwise (%a, %b) : (tensor<1048576xf32>, "
+      "tensor<1048576xf32>) -> tensor<1048576xf32> {\n"
+      "^bb0(%x: tensor<1048576xf32>, %y: tensor<1048576xf32>):\n"
+      "  %s = llmc.add %x, %y : tensor<1048576xf32>\n"
+      "  %t = llmc.add %s, %y : tensor<1048576xf32>\n"
+      "  llmc.yield %t : tensor<1048576xf32>\n}";
+  const char *args = "%a: tensor<1048576xf32>, %b: tensor<1048576xf32>";
+  const double mib4 = 4.0 * 1048576;
+  StepCost fused = estimate(args, region);
+  const GroupCost *one = group(fused, "fused regions");
+  ASSERT_TRUE(one);
+  EXPECT_EQ(one->kernels, 1);
+  EXPECT_NEAR(fused.compute, 3 * mib4 / 100e9 + 5e-6, 1e-12);
+  // The same region on a backend without fused kernels (the CPU): two.
+  profile.fusedKernels = false;
+  StepCost opByOp = estimate(args, region);
+  const GroupCost *two = group(opByOp, "elementwise");
+  ASSERT_TRUE(two);
+  EXPECT_EQ(two->kernels, 2);
+  EXPECT_NEAR(opByOp.compute, 2 * (3 * mib4 / 100e9 + 5e-6), 1e-12);
+  profile.fusedKernels = true;
+  // A row-reduction region: its add and its reduce_sum, each a kernel.
+  StepCost rows = estimate(
+      "%a: tensor<8xf32>, %b: tensor<8xf32>",
+      "%f:2 = llmc.fused row_reduction (%a, %b) : (tensor<8xf32>, "
+      "tensor<8xf32>) -> (tensor<8xf32>, tensor<f32>) {\n"
+      "^bb0(%x: tensor<8xf32>, %y: tensor<8xf32>):\n"
+      "  %s = llmc.add %x, %y : tensor<8xf32>\n"
+      "  %r = llmc.reduce_sum %s dims [0] : tensor<8xf32> -> tensor<f32>\n"
+      "  llmc.yield %s, %r : tensor<8xf32>, tensor<f32>\n}");
+  ASSERT_TRUE(group(rows, "elementwise"));
+  ASSERT_TRUE(group(rows, "reductions"));
+  EXPECT_EQ(group(rows, "fused"), nullptr);
+}
+
+TEST_F(PlannerTest, RingAllReduce) {
+  // 64 MiB of f32 over N ranks: 2(N-1) steps, 2(N-1)/N * S bytes sent.
+  const double s = 64.0 * 1024 * 1024;
+  for (int64_t n : {2, 8}) {
+    StepCost step = estimate(
+        "%x: tensor<16777216xf32>",
+        "%y = shard.all_reduce %x on @mesh grid_axes = [0] : "
+        "tensor<16777216xf32> -> tensor<16777216xf32>",
+        n);
+    const GroupCost *ar = group(step, "collectives dp");
+    ASSERT_TRUE(ar) << n;
+    double sent = 2.0 * (n - 1) / n * s;
+    EXPECT_DOUBLE_EQ(ar->bytes, sent);
+    // N = 2 fits a node of 4 (100 GB/s, 2 us); N = 8 spans two (10 GB/s,
+    // 20 us).
+    double bandwidth = n <= 4 ? 100e9 : 10e9, latency = n <= 4 ? 2e-6 : 20e-6;
+    EXPECT_NEAR(ar->seconds, 2 * (n - 1) * latency + sent / bandwidth, 1e-12)
+        << n;
+    EXPECT_NEAR(step.communication, ar->seconds, 1e-12);
+    EXPECT_EQ(step.compute, 0.0);
+  }
+  EXPECT_EQ(ringSteps("all-gather", 8), 7);
+  EXPECT_EQ(ringSteps("reduce-scatter", 8), 7);
+  EXPECT_EQ(ringSteps("all-to-all", 8), 7);
+  EXPECT_EQ(ringSteps("shift", 8), 1);
+  EXPECT_EQ(ringSteps("all-reduce", 1), 0);
+}
+
+TEST_F(PlannerTest, LinkClassOfAnAxisGroup) {
+  // Mesh {dp=4, tp=2} with 4 ranks a node: tp (2 consecutive ranks) stays
+  // in a node, dp spans 8 ranks.
+  llmc::Mesh mesh;
+  mesh.names = {"dp", "tp"};
+  mesh.sizes = {4, 2};
+  EXPECT_EQ(linkFor(mesh, {1}, profile).name, "nvlink");
+  EXPECT_EQ(linkFor(mesh, {0}, profile).name, "infiniband");
+  mesh.sizes = {2, 2};
+  EXPECT_EQ(linkFor(mesh, {0, 1}, profile).name, "nvlink");
+}
+
+TEST_F(PlannerTest, OverlapIsALowerBound) {
+  StepCost step;
+  step.compute = 3.0;
+  step.communication = 1.0;
+  EXPECT_EQ(step.noOverlap(), 4.0);
+  EXPECT_EQ(step.overlapped(), 3.0);
+}
+
+// The H200's NVLink class (the alpha-beta fit in data/devices.toml) against
+// every measured 2-rank all-reduce it was fitted to: the predicted bus
+// bandwidth within 10% of the measured one: the minimax fit is within 5.7%
+// of every point, and 10% leaves room for a refit with more points while
+// still failing a wrong link class (the datasheet's 450 GB/s misses the
+// 64 MiB point by 48%).
+TEST_F(PlannerTest, H200LinkMatchesItsCalibration) {
+  llvm::Expected<DeviceProfile> h200 = lookupDeviceProfile("h200");
+  ASSERT_TRUE(static_cast<bool>(h200));
+  ASSERT_EQ(h200->calibration.size(), 5u);
+  for (const CalibrationPoint &c : h200->calibration) {
+    double busFactor = 2.0 * (c.ranks - 1) / c.ranks;
+    double t = collectiveSeconds(ringSteps("all-reduce", c.ranks),
+                                 busFactor * c.bytes, h200->intraNode);
+    double predictedBus = busFactor * c.bytes / t;
+    EXPECT_NEAR(predictedBus / c.busBandwidth, 1.0, 0.10) << c.bytes;
+  }
+}
+
+TEST(DeviceProfileTest, Errors) {
+  std::string good = kTestProfile;
+  EXPECT_EQ(loadError(good), "");
+  // A negative bandwidth: the key, its line and column, and the fix.
+  std::string negative = good;
+  negative.replace(negative.find("hbm_gbs = 100"), 13, "hbm_gbs = -1");
+  EXPECT_EQ(loadError(negative),
+            "bad.toml:4:11: error: key 't.hbm_gbs' must be a positive number; "
+            "write e.g. hbm_gbs = 100");
+  // A misspelt key names the valid ones.
+  std::string misspelt = good;
+  misspelt.replace(misspelt.find("launch_us"), 9, "launch_ms");
+  EXPECT_NE(loadError(misspelt).find("bad.toml:5:1: error: unknown key "
+                                     "'t.launch_ms'; the keys here are: "
+                                     "description, memory_gb"),
+            std::string::npos)
+      << loadError(misspelt);
+  // A missing dtype of the matmul peaks.
+  std::string noF64 = good;
+  noF64.replace(noF64.find(", f64 = 5"), 9, "");
+  EXPECT_NE(loadError(noF64).find("missing key 't.matmul_tflops.f64'"),
+            std::string::npos)
+      << loadError(noF64);
+  // A missing link class.
+  std::string noLink = good.substr(0, good.find("[t.inter_node]"));
+  EXPECT_NE(loadError(noLink).find("missing table 't.inter_node'"),
+            std::string::npos)
+      << loadError(noLink);
+  // Broken TOML.
+  EXPECT_NE(loadError("[t\n").find("bad.toml:1:"), std::string::npos);
+  // Unknown names and unreadable paths.
+  llvm::Expected<DeviceProfile> unknown = lookupDeviceProfile("h300");
+  ASSERT_FALSE(static_cast<bool>(unknown));
+  EXPECT_NE(llvm::toString(unknown.takeError())
+                .find("unknown device profile 'h300'; the built-in ones are "
+                      "a100, cpu, h100, h200"),
+            std::string::npos);
+  llvm::Expected<DeviceProfile> missing =
+      lookupDeviceProfile("/nonexistent/gpu.toml");
+  ASSERT_FALSE(static_cast<bool>(missing));
+  EXPECT_NE(llvm::toString(missing.takeError())
+                .find("cannot read the device profile"),
+            std::string::npos);
+}
+
+} // namespace
