@@ -138,30 +138,10 @@ struct PlanBuffersPass
         offsets.push_back(static_cast<int64_t>(plan.offsetOf(result)));
       op->setAttr("llmc.offsets", b.getDenseI64ArrayAttr(offsets));
     });
-    const llmc::MemoryBreakdown &m = plan.memory;
-    auto bytes = [&](uint64_t n) {
-      return b.getI64IntegerAttr(static_cast<int64_t>(n));
-    };
-    SmallVector<NamedAttribute> memory = {
-        b.getNamedAttr("weights", bytes(m.weights)),
-        b.getNamedAttr("optimizer_state", bytes(m.optimizerState)),
-        b.getNamedAttr("inputs", bytes(m.inputs)),
-        b.getNamedAttr("gradients", bytes(m.gradients)),
-        b.getNamedAttr("activations", bytes(m.activations)),
-        b.getNamedAttr("temporaries", bytes(m.temporaries)),
-        b.getNamedAttr("peak_live", bytes(m.peakLive)),
-        b.getNamedAttr("peak_step", b.getI64IntegerAttr(m.peakStep)),
-        b.getNamedAttr("in_place", b.getI64IntegerAttr(plan.inPlace)),
-    };
-    SmallVector<NamedAttribute> donations;
-    for (auto [result, argument] : plan.donations)
-      donations.push_back(b.getNamedAttr(
-          "result" + std::to_string(result),
-          b.getI64IntegerAttr(static_cast<int64_t>(argument))));
-    memory.push_back(
-        b.getNamedAttr("donations", b.getDictionaryAttr(donations)));
-    function->setAttr("llmc.memory", b.getDictionaryAttr(memory));
-    function->setAttr("llmc.arena_bytes", bytes(plan.arenaBytes));
+    function->setAttr("llmc.memory", memoryAttr(b, plan));
+    function->setAttr("llmc.arena_bytes",
+                      b.getI64IntegerAttr(
+                          static_cast<int64_t>(plan.arenaBytes)));
   }
 };
 

@@ -36,6 +36,9 @@ namespace llmc::rt::cuda {
 
 /// The CUDA C++ of the non-elementwise kernels (DeviceKernelsSource.cpp).
 const char *deviceKernelSource();
+/// The MoE routing kernels (MoeKernelsSource.cpp); they use helpers of
+/// deviceKernelSource().
+const char *moeKernelSource();
 /// The CUDA C++ of flash attention forward and backward
 /// (FlashAttentionSource.cpp); it uses helpers of deviceKernelSource().
 const char *flashAttentionSource();
@@ -44,7 +47,8 @@ const char *flashAttentionSource();
 /// sources above.
 const char *flashAttentionTensorCoreSource();
 /// The one NVRTC unit of the non-elementwise kernels: deviceKernelSource()
-/// followed by flashAttentionSource() and flashAttentionTensorCoreSource().
+/// followed by moeKernelSource(), flashAttentionSource() and
+/// flashAttentionTensorCoreSource().
 std::string deviceKernelUnit();
 
 class CudaKernels {

@@ -485,8 +485,8 @@ LLMC_FLASH_HEAD_DIMS(Bf16, bf16)
 }
 
 std::string deviceKernelUnit() {
-  return std::string(deviceKernelSource()) + flashAttentionSource() +
-         flashAttentionTensorCoreSource();
+  return std::string(deviceKernelSource()) + moeKernelSource() +
+         flashAttentionSource() + flashAttentionTensorCoreSource();
 }
 
 } // namespace llmc::rt::cuda
