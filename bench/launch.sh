@@ -1,4 +1,23 @@
-# Sourced by bench/scaling.sh and bench/meshes.sh: start an artifact as
+# Sourced by bench/scaling.sh and bench/meshes.sh.
+#
+#   bench_setup SCRIPT   the environment of a run from $deploy (libraries,
+#                        NCCL_NVLS_ENABLE=0, a kernel cache), the output
+#                        folder $out ($BENCH_OUT or a new one), and $gpus;
+#                        stops unless there are 2 GPUs or more.
+bench_setup() {
+  export LD_LIBRARY_PATH="$deploy:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
+  export NCCL_NVLS_ENABLE=0
+  export LLMC_KERNEL_CACHE=${LLMC_KERNEL_CACHE:-$(mktemp -d)/kernels}
+  out=${BENCH_OUT:-$(mktemp -d)}
+  mkdir -p "$out"
+  gpus=$(nvidia-smi -L | wc -l)
+  if [ "$gpus" -lt 2 ]; then
+    echo "$1: needs at least 2 GPUs, this machine has $gpus"
+    exit 1
+  fi
+}
+
+# Start an artifact as
 # `llmc launch -n N` would, on a GPU machine that has no compiler (so no
 # `llmc`): N `llmc-run` processes with the torchrun variables, one GPU each
 # (docs/distributed.md). Needs $deploy (llmc-run, the libraries).

@@ -35,16 +35,7 @@ runs_of() {
 }
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$here/launch.sh"
-export LD_LIBRARY_PATH="$deploy:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
-export NCCL_NVLS_ENABLE=0
-export LLMC_KERNEL_CACHE=${LLMC_KERNEL_CACHE:-$(mktemp -d)/kernels}
-out=${BENCH_OUT:-$(mktemp -d)}
-mkdir -p "$out"
-gpus=$(nvidia-smi -L | wc -l)
-if [ "$gpus" -lt 2 ]; then
-  echo "bench/meshes.sh: needs 2 GPUs, this machine has $gpus"
-  exit 1
-fi
+bench_setup "bench/meshes.sh"
 for model in $models; do
   for run in $(runs_of "$model"); do
     n=2

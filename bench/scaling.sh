@@ -27,16 +27,7 @@ steps=${2:-30}
 models=${3:-gpt2 llama}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$here/launch.sh"
-export LD_LIBRARY_PATH="$deploy:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
-export NCCL_NVLS_ENABLE=0
-export LLMC_KERNEL_CACHE=${LLMC_KERNEL_CACHE:-$(mktemp -d)/kernels}
-out=${BENCH_OUT:-$(mktemp -d)}
-mkdir -p "$out"
-gpus=$(nvidia-smi -L | wc -l)
-if [ "$gpus" -lt 2 ]; then
-  echo "bench/scaling.sh: needs at least 2 GPUs, this machine has $gpus"
-  exit 1
-fi
+bench_setup "bench/scaling.sh"
 n=2
 "$deploy/nccl-allreduce-bench" --gpus "$n" --dtype bf16 > "$out/allreduce.jsonl"
 for model in $models; do

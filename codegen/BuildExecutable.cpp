@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/BuildExecutable.h"
+#include "codegen/Lowering.h"
 #include "ir/BufferPlan.h"
 #include "ir/Phase.h"
 #include "ir/LlmcOps.h"
@@ -32,7 +33,7 @@ using namespace mlir;
 
 namespace llmc {
 
-namespace {
+namespace codegen {
 
 FailureOr<rt::DType> toDType(Type element, Location loc) {
   if (element.isF32())
@@ -137,8 +138,7 @@ std::vector<int64_t> toVector(ArrayRef<int64_t> values) {
   return std::vector<int64_t>(values.begin(), values.end());
 }
 
-/// The ranks that run a collective over mesh `axes` with `rank`, in group
-/// order (row-major over `axes` as listed), and `rank`'s position in it.
+
 std::vector<int> groupOf(const Mesh &mesh, int rank, ArrayRef<int64_t> axes,
                          int &position) {
   int64_t n = static_cast<int64_t>(mesh.sizes.size());
@@ -186,63 +186,6 @@ rt::TensorSharding runtimeSharding(const Sharding &sharding) {
   }
   return out;
 }
-
-/// Builds the command list and the value table of one function for one
-/// rank of the mesh (rank 0 of one device when there is no mesh). The
-/// program is SPMD: ranks differ only in their collectives' groups, their
-/// slices and their llmc.axis_offset constants.
-class Lowering {
-public:
-  Lowering(func::FuncOp function, rt::Executable &exe, const Mesh &mesh,
-           int rankIndex)
-      : function(function), exe(exe), mesh(mesh), rankIndex(rankIndex),
-        rank(exe.ranks.emplace_back()) {
-    // A pipelined program (llmc-split-pipeline): this rank runs the ops of
-    // its position along the pp axis.
-    if (function->hasAttr("llmc.pipeline"))
-      if (int64_t pp = mesh.axisIndex("pp"); pp >= 0) {
-        int position = 0;
-        (void)groupOf(mesh, rankIndex, {pp}, position);
-        stage = position;
-      }
-  }
-
-  LogicalResult run();
-
-private:
-  FailureOr<int32_t> addValue(Value value);
-  /// The slot of an operand, which must already exist.
-  int32_t slotOf(Value value) { return slots.lookup(value); }
-  LogicalResult lowerOp(Operation *op);
-  LogicalResult lowerFused(FusedOp fused);
-  void addCommand(Operation *op, rt::KernelKind kernel,
-                  rt::KernelAttrs attrs = {},
-                  rt::CommandKind kind = rt::CommandKind::Kernel);
-  LogicalResult placeValues();
-  void numberOutputsAlike();
-
-  LogicalResult lowerShardOp(Operation *op);
-  LogicalResult lowerTransfer(Operation *op);
-  bool onStage(Operation *op) const {
-    auto attr = op->getAttrOfType<IntegerAttr>("llmc.stage");
-    return stage < 0 || !attr || attr.getInt() == stage;
-  }
-  void addCollective(Operation *op, rt::CollectiveKind kind,
-                     shard::ReductionKind reduction, ArrayRef<int64_t> axes);
-  FailureOr<rt::TensorSharding> shardingAttr(DictionaryAttr attrs,
-                                             int64_t rank, Location loc);
-
-  func::FuncOp function;
-  rt::Executable &exe;
-  const Mesh &mesh;
-  int rankIndex;
-  /// This rank's pipeline stage, or -1 (every op runs on every rank).
-  int64_t stage = -1;
-  rt::RankProgram &rank;
-  llvm::DenseMap<Value, int32_t> slots;
-  int64_t shiftTags = 0;
-  std::vector<rt::OutputInfo> outputs;
-};
 
 FailureOr<int32_t> Lowering::addValue(Value value) {
   auto type = dyn_cast<RankedTensorType>(value.getType());
@@ -503,172 +446,6 @@ LogicalResult Lowering::lowerOp(Operation *op) {
       });
 }
 
-void Lowering::addCollective(Operation *op, rt::CollectiveKind kind,
-                             shard::ReductionKind reduction,
-                             ArrayRef<int64_t> axes) {
-  int position = 0;
-  std::vector<int> group = groupOf(mesh, rankIndex, axes, position);
-  std::vector<int64_t> ints = {
-      static_cast<int64_t>(kind),
-      reduction == shard::ReductionKind::Max ? 1 : 0, /*peer=*/0, /*tag=*/0,
-      static_cast<int64_t>(group.size())};
-  ints.insert(ints.end(), group.begin(), group.end());
-  addCommand(op, rt::KernelKind::Count, {ints, {}},
-             rt::CommandKind::Collective);
-}
-
-/// llmc.send / llmc.recv: the peer is the rank at the other end's position
-/// along the axis, with this rank's coordinates on every other axis.
-LogicalResult Lowering::lowerTransfer(Operation *op) {
-  if (mesh.names.empty())
-    return op->emitOpError() << "needs a mesh (shard.grid @mesh)";
-  bool isSend = isa<SendOp>(op);
-  int64_t axis = isSend ? cast<SendOp>(op).getAxis() : cast<RecvOp>(op).getAxis();
-  int64_t peerPosition = isSend ? cast<SendOp>(op).getDestination()
-                                : cast<RecvOp>(op).getSource();
-  if (axis >= static_cast<int64_t>(mesh.sizes.size()) ||
-      peerPosition >= mesh.sizes[axis])
-    return op->emitOpError() << "codegen: position " << peerPosition
-                             << " on mesh axis " << axis
-                             << " is outside the mesh";
-  int position = 0;
-  std::vector<int> group = groupOf(mesh, rankIndex, {axis}, position);
-  std::vector<int64_t> ints = {
-      static_cast<int64_t>(isSend ? rt::CollectiveKind::Send
-                                  : rt::CollectiveKind::Recv),
-      0, /*peer=*/group[peerPosition], /*tag=*/0, /*n=*/0};
-  addCommand(op, rt::KernelKind::Count, {ints, {}},
-             rt::CommandKind::Collective);
-  return success();
-}
-
-/// Upstream `shard` collectives. The runtime gathers and scatters along the
-/// leading dimension, so a gather/scatter axis must have only size-1
-/// dimensions before it (the partitioner arranges that).
-LogicalResult Lowering::lowerShardOp(Operation *op) {
-  if (mesh.names.empty())
-    return op->emitOpError() << "needs a mesh (shard.grid @mesh)";
-  auto leading = [&](Value value, int64_t axis) {
-    ArrayRef<int64_t> shape = cast<RankedTensorType>(value.getType()).getShape();
-    for (int64_t d = 0; d < axis; ++d)
-      if (shape[d] != 1)
-        return false;
-    return true;
-  };
-  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
-      .Case([&](shard::AllReduceOp o) {
-        addCollective(op, rt::CollectiveKind::AllReduce, o.getReduction(),
-                      axesOf(o.getGridAxes()));
-        return success();
-      })
-      .Case([&](shard::AllGatherOp o) -> LogicalResult {
-        int64_t axis = o.getGatherAxis().getSExtValue();
-        if (!leading(o.getInput(), axis))
-          return o.emitOpError() << "codegen: gather_axis " << axis
-                                 << " must follow only size-1 dimensions";
-        addCollective(op, rt::CollectiveKind::AllGather,
-                      shard::ReductionKind::Sum, axesOf(o.getGridAxes()));
-        return success();
-      })
-      .Case([&](shard::ReduceScatterOp o) -> LogicalResult {
-        int64_t axis = o.getScatterAxis().getSExtValue();
-        if (!leading(o.getInput(), axis))
-          return o.emitOpError() << "codegen: scatter_axis " << axis
-                                 << " must follow only size-1 dimensions";
-        addCollective(op, rt::CollectiveKind::ReduceScatter, o.getReduction(),
-                      axesOf(o.getGridAxes()));
-        return success();
-      })
-      .Case([&](shard::ShiftOp o) -> LogicalResult {
-        // A rotation along one axis (ring attention): a send to the rank
-        // `offset` ahead and a receive from the one `offset` behind. Sends
-        // are synchronous (runtime/cpu/Collectives.h), so even positions
-        // send first and odd ones receive first: no cycle of waiting sends.
-        if (!o.getRotate())
-          return o.emitOpError() << "codegen: only rotating shifts are "
-                                    "supported";
-        int position = 0;
-        std::vector<int> group =
-            groupOf(mesh, rankIndex, axesOf(o.getGridAxes()), position);
-        int64_t n = static_cast<int64_t>(group.size());
-        int64_t offset = static_cast<int64_t>(o.getOffset()) % n;
-        int to = group[(position + offset) % n];
-        int from = group[(position - offset + n) % n];
-        // One tag per shift op, the same on every rank (SPMD order).
-        int64_t tag = shiftTags++;
-        auto command = [&](rt::CollectiveKind kind, int peer) {
-          rt::Command c;
-          c.kind = rt::CommandKind::Collective;
-          c.kernel = rt::KernelKind::Count;
-          c.attrs.ints = {static_cast<int64_t>(kind), 0, peer, tag, 0};
-          c.origin = locationText(op->getLoc());
-          if (kind == rt::CollectiveKind::Send)
-            c.inputs.push_back(slotOf(o.getInput()));
-          else
-            c.outputs.push_back(slotOf(o.getResult()));
-          return c;
-        };
-        rt::Command send = command(rt::CollectiveKind::Send, to);
-        rt::Command recv = command(rt::CollectiveKind::Recv, from);
-        if (position % 2 == 0) {
-          rank.commands.push_back(std::move(send));
-          rank.commands.push_back(std::move(recv));
-        } else {
-          rank.commands.push_back(std::move(recv));
-          rank.commands.push_back(std::move(send));
-        }
-        return success();
-      })
-      .Case([&](shard::AllToAllOp o) -> LogicalResult {
-        // The runtime sends leading-dimension chunk j to the j-th rank of
-        // the group and concatenates what it receives in group order; the
-        // partitioner transposes around it (PartitionContext::allToAll).
-        if (o.getSplitAxis().getSExtValue() != 0 ||
-            o.getConcatAxis().getSExtValue() != 0)
-          return o.emitOpError()
-                 << "codegen: all_to_all needs split_axis = concat_axis = 0, "
-                    "got "
-                 << o.getSplitAxis().getSExtValue() << " and "
-                 << o.getConcatAxis().getSExtValue();
-        addCollective(op, rt::CollectiveKind::AllToAll,
-                      shard::ReductionKind::Sum, axesOf(o.getGridAxes()));
-        return success();
-      })
-      .Case([&](shard::AllSliceOp o) {
-        // No communication: this rank's chunk, as a slice.
-        int position = 0;
-        (void)groupOf(mesh, rankIndex, axesOf(o.getGridAxes()), position);
-        int64_t axis = o.getSliceAxis().getSExtValue();
-        ArrayRef<int64_t> in =
-            cast<RankedTensorType>(o.getInput().getType()).getShape();
-        ArrayRef<int64_t> out = o.getType().getShape();
-        std::vector<int64_t> ints(in.size(), 0);
-        std::vector<int64_t> limits(in.begin(), in.end());
-        ints[axis] = position * out[axis];
-        limits[axis] = ints[axis] + out[axis];
-        ints.insert(ints.end(), limits.begin(), limits.end());
-        ints.insert(ints.end(), in.size(), 1);
-        addCommand(op, rt::KernelKind::Slice, {ints, {}});
-        return success();
-      })
-      .Default([&](Operation *other) {
-        return other->emitOpError()
-               << "codegen: this shard op has no runtime command";
-      });
-}
-
-FailureOr<rt::TensorSharding>
-Lowering::shardingAttr(DictionaryAttr attrs, int64_t valueRank, Location loc) {
-  if (!attrs || mesh.names.empty())
-    return rt::TensorSharding{};
-  FailureOr<Sharding> sharding =
-      Sharding::fromAttrs(attrs.get("llmc.sharding"),
-                          attrs.get("llmc.shard_groups"), mesh, valueRank,
-                          attrs.get("llmc.shard_zigzag"));
-  if (failed(sharding))
-    return emitError(loc) << "codegen: malformed llmc.sharding " << attrs;
-  return runtimeSharding(*sharding);
-}
 
 LogicalResult Lowering::run() {
   // 1. Arguments.
@@ -826,7 +603,9 @@ LogicalResult Lowering::placeValues() {
   return success();
 }
 
-} // namespace
+} // namespace codegen
+
+using codegen::Lowering;
 
 FailureOr<rt::Executable> buildExecutable(ModuleOp module,
                                           const CodegenOptions &options) {
