@@ -275,8 +275,10 @@ Status CudaSession::run() {
   if (world_)
     world_->beginRun();
   inFlight_.clear();
-  if (const char *env = std::getenv("LLMC_PROFILE"); env && *env && *env != '0')
+  if (const char *env = std::getenv("LLMC_PROFILE"); env && *env && *env != '0') {
     profile_ = true;
+    profileShapes_ = std::string(env) == "shapes";
+  }
   if (profile_ && events_.empty()) {
     events_.resize(commands.size() + 1);
     for (cudaEvent_t &event : events_)
@@ -414,7 +416,25 @@ void CudaSession::recordProfile() {
     ProfileRow &row = profileRows_[kind];
     row.ms += ms;
     ++row.launches;
-    ProfileRow &one = profileCommands_[kind + " at " + command.origin];
+    std::string where = kind + " at " + command.origin;
+    if (profileShapes_) {
+      // LLMC_PROFILE=shapes: the operand shapes too, every row printed.
+      auto shapeText = [&](int32_t slot) {
+        const ValueInfo &v = rankProgram.values[slot];
+        std::string text = std::string(dtypeName(v.dtype)) + "[";
+        for (size_t d = 0; d < v.shape.size(); ++d)
+          text += (d ? "," : "") + std::to_string(v.shape[d]);
+        return text + "]";
+      };
+      where += " (";
+      for (size_t k = 0; k < command.inputs.size(); ++k)
+        where += (k ? ", " : "") + shapeText(command.inputs[k]);
+      where += " -> ";
+      for (size_t k = 0; k < command.outputs.size(); ++k)
+        where += (k ? ", " : "") + shapeText(command.outputs[k]);
+      where += ")";
+    }
+    ProfileRow &one = profileCommands_[where];
     one.ms += ms;
     ++one.launches;
   }
@@ -442,7 +462,8 @@ void CudaSession::printProfile() const {
                    order[i].second.c_str());
   };
   print(profileRows_, "GPU time by kernel", 40);
-  print(profileCommands_, "GPU time by kernel and model part", 25);
+  print(profileCommands_, "GPU time by kernel and model part",
+        profileShapes_ ? 400 : 25);
 }
 
 Status CudaSession::output(size_t index, TensorRef &tensor) const {

@@ -158,6 +158,7 @@ private:
   std::map<size_t, FusedLaunch> fused_;
   std::vector<std::string> unfused_; ///< why a region runs op by op
   bool profile_ = false;
+  bool profileShapes_ = false; ///< LLMC_PROFILE=shapes
   int64_t runs_ = 0;
   std::vector<cudaEvent_t> events_;
   std::map<std::string, ProfileRow> profileRows_;
