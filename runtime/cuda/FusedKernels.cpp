@@ -122,6 +122,24 @@ Status generateFusedKernel(const RankProgram &program, size_t markerIndex,
       values[result] = name;
       continue;
     }
+    if (command.kernel == KernelKind::Iota) {
+      // The index along `dim`, as the CPU's iota: exact in i32, i64 and f32
+      // (indices below 2^24); bf16 would need the CPU's rounding.
+      if (command.attrs.ints.size() != 1 || command.attrs.ints[0] < 0 ||
+          command.attrs.ints[0] >= static_cast<int64_t>(shape.size()))
+        return refuse(marker, "an iota without a valid dim");
+      int64_t dim = command.attrs.ints[0];
+      if ((info.dtype != DType::I32 && info.dtype != DType::I64 &&
+           info.dtype != DType::F32) ||
+          (info.dtype == DType::F32 && shape[dim] > (int64_t(1) << 24)))
+        return refuse(marker, "an iota of a type the generator does not "
+                              "round like the CPU");
+      body << "    const " << elementwiseStorageType(info.dtype) << " " << name
+           << " = (" << elementwiseStorageType(info.dtype) << ")((i / "
+           << stridesOf(shape)[dim] << "LL) % " << shape[dim] << "LL);\n";
+      values[result] = name;
+      continue;
+    }
     if (!isCudaElementwiseKernel(command.kernel))
       return refuse(marker, std::string("a ") + kernelName(command.kernel) +
                                 " inside the region");
