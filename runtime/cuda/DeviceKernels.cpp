@@ -240,6 +240,25 @@ Status CudaKernels::launchPrimitive(const std::string &entry, unsigned blocks,
 
 namespace {
 
+/// Threads of the long-row kernels (LongRowKernelsSource.cpp).
+constexpr unsigned kLongRowThreads = 256;
+
+/// The long-row variant of a softmax or cross-entropy row entry (a block
+/// per row) for contiguous rows (inner 1) of 1024 elements and more, with
+/// 16-byte loads ("_vec") when the row length and `pointers` allow; "" to
+/// keep the warp-per-row entry.
+std::string longRowEntry(const std::string &entry, long long inner,
+                         long long length, size_t bytes,
+                         std::initializer_list<const void *> pointers) {
+  if (inner != 1 || length < 1024 || (bytes != 4 && bytes != 2))
+    return "";
+  long long perLoad = 16 / static_cast<long long>(bytes);
+  bool vec = length % perLoad == 0;
+  for (const void *p : pointers)
+    vec = vec && reinterpret_cast<uintptr_t>(p) % 16 == 0;
+  return entry + "_long" + (vec ? "_vec" : "");
+}
+
 /// The suffix of the move entries for elements of `bytes`.
 std::string moveSuffix(size_t bytes) { return "b" + std::to_string(bytes); }
 
@@ -626,6 +645,13 @@ Status CudaKernels::launch(KernelKind kind, const KernelAttrs &attrs,
               inner = view.inner;
     const void *source = x.data;
     void *result = out->data;
+    if (std::string entry = longRowEntry(entries[0], inner, length,
+                                         dtypeSize(x.dtype), {source, result});
+        !entry.empty()) {
+      std::vector<void *> args = {&source, &result, &length};
+      return launchPrimitive(entry, static_cast<unsigned>(rows),
+                             kLongRowThreads, 0, args, stream);
+    }
     std::vector<void *> args = {&source, &result, &rows, &length, &inner};
     unsigned blocks =
         static_cast<unsigned>((rows * 32 + kRowThreads - 1) / kRowThreads);
@@ -744,7 +770,15 @@ Status CudaKernels::launch(KernelKind kind, const KernelAttrs &attrs,
     long long ignoreIndex = attrs.ints[2];
     const void *lp = logits.data, *tp = targets.data;
     void *losses = scratch_, *result = out->data;
-    if (count > 0) {
+    std::string longEntry =
+        longRowEntry(entries[0], 1, vocab, dtypeSize(logits.dtype), {lp});
+    if (count > 0 && !longEntry.empty()) {
+      std::vector<void *> rowArgs = {&lp,    &tp,        &losses,
+                                     &vocab, &hasIgnore, &ignoreIndex};
+      LLMC_RETURN_IF_ERROR(launchPrimitive(longEntry,
+                                           static_cast<unsigned>(count),
+                                           kLongRowThreads, 0, rowArgs, stream));
+    } else if (count > 0) {
       std::vector<void *> rowArgs = {&lp,    &tp,        &losses,     &count,
                                      &vocab, &hasIgnore, &ignoreIndex};
       unsigned blocks =

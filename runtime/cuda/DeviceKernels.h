@@ -39,6 +39,9 @@ const char *deviceKernelSource();
 /// The MoE routing kernels (MoeKernelsSource.cpp); they use helpers of
 /// deviceKernelSource().
 const char *moeKernelSource();
+/// Softmax and cross-entropy over long rows, a block per row
+/// (LongRowKernelsSource.cpp); it uses helpers of deviceKernelSource().
+const char *longRowKernelSource();
 /// The CUDA C++ of flash attention forward and backward
 /// (FlashAttentionSource.cpp); it uses helpers of deviceKernelSource().
 const char *flashAttentionSource();
@@ -47,7 +50,7 @@ const char *flashAttentionSource();
 /// sources above.
 const char *flashAttentionTensorCoreSource();
 /// The one NVRTC unit of the non-elementwise kernels: deviceKernelSource()
-/// followed by moeKernelSource(), flashAttentionSource() and
+/// followed by moeKernelSource(), longRowKernelSource(), flashAttentionSource() and
 /// flashAttentionTensorCoreSource().
 std::string deviceKernelUnit();
 

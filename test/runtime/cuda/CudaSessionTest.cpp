@@ -505,6 +505,24 @@ TEST_F(CudaKernelCase, Composites) {
       check("rope" + suffix, KernelKind::Rope, {{}, {500000.0}}, {&x}, out2,
             Tolerance::Double);
     }
+    // Rows of 1024 and more take a block per row with one online pass
+    // (LongRowKernelsSource.cpp): with 16-byte loads (lengths 2048, 4096)
+    // and without (1027, not a multiple of 4 or 8). Same tolerance as the
+    // warp kernels: double accumulation, one rounding.
+    for (int64_t length : {1027, 2048, 4096}) {
+      Tensor x(type, {3, length}), out(type, {3, length});
+      fillFloat(x, -30, 30);
+      check("softmax long rows " + std::to_string(length) + suffix,
+            KernelKind::Softmax, {{1}, {}}, {&x}, out, Tolerance::Double);
+      Tensor logits(type, {2, 3, length}), targets(DType::I32, {2, 3});
+      fillFloat(logits, -20, 20);
+      fillInt(targets, 0, length - 1);
+      std::memcpy(targets.host.data(), "\xff\xff\xff\xff", 4); // ignored
+      Tensor loss(DType::F32, {});
+      check("cross_entropy long rows " + std::to_string(length) + suffix,
+            KernelKind::CrossEntropy, {{0, 1, -1}, {}}, {&logits, &targets},
+            loss, Tolerance::Double);
+    }
     for (int64_t reduction : {0, 1, 2}) {
       Tensor logits(type, {4, 6, 30}), targets(DType::I32, {4, 6});
       fillFloat(logits, -5, 5);
