@@ -89,6 +89,9 @@ bool isPullable(Operation *op) {
   return isa<BroadcastOp, IotaOp>(op);
 }
 
+void expandSplatUses(ConstantOp constant,
+                     llvm::function_ref<bool(Operation *)> take);
+
 struct Group {
   SmallVector<Operation *> ops;
   SmallVector<int64_t> domain;
@@ -225,6 +228,34 @@ void Fuser::run() {
   };
   for (Operation &op : block)
     stats.kernelsBefore += launches(op);
+  // Elementwise readers of big splat constants read broadcasts of one
+  // element instead (expandSplatUses), and a broadcast several ops read
+  // (CSE merges the GELU backward's scalar broadcasts of all twelve
+  // layers of GPT-2) is copied for each elementwise reader: a broadcast
+  // joins a group only when that group is its only reader, and each
+  // reader's kernel then expands it itself instead of reading a stored
+  // tensor (five f32 [16, 1024, 3072] ones, 1 GB, read in every layer).
+  auto elementwiseReader = [](Operation *user) {
+    return user->hasTrait<llmc::OpTrait::Elementwise>();
+  };
+  for (Operation &op : llvm::make_early_inc_range(block)) {
+    if (auto constant = dyn_cast<ConstantOp>(&op)) {
+      expandSplatUses(constant, elementwiseReader);
+      continue;
+    }
+    auto broadcast = dyn_cast<BroadcastOp>(&op);
+    if (!broadcast || broadcast->hasOneUse())
+      continue;
+    for (OpOperand &use :
+         llvm::make_early_inc_range(broadcast.getResult().getUses())) {
+      if (!elementwiseReader(use.getOwner()))
+        continue;
+      OpBuilder b(use.getOwner());
+      use.set(b.clone(*broadcast)->getResult(0));
+    }
+    if (broadcast->use_empty())
+      broadcast->erase();
+  }
 
   // 1. Form groups in program order: an op joins the group of the first
   //    operand producer that accepts it, or starts its own.
@@ -346,6 +377,41 @@ FusedOp wrapOps(ArrayRef<Operation *> ops, FusionKind kind, Operation *anchor,
   return fused;
 }
 
+/// A splat constant of more than one element is a whole tensor in memory
+/// (GPT-2 124M's GELU backward read five f32 [16, 1024, 3072] splats, 200 MB
+/// each, and its loss gradient two of [16, 1024, V]). Each use `take`
+/// accepts reads instead a broadcast, placed just before the reader, of a
+/// one-element constant: a fused kernel expands it from 4 bytes, and the
+/// fusion pulls a broadcast with one reader into that reader's group. The
+/// constant goes when nothing reads it any more.
+void expandSplatUses(ConstantOp constant,
+                     llvm::function_ref<bool(Operation *)> take) {
+  auto type = dyn_cast<RankedTensorType>(constant.getResult().getType());
+  auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
+  if (!type || !dense || !dense.isSplat() || type.getNumElements() <= 1)
+    return;
+  auto scalarType = RankedTensorType::get({}, type.getElementType());
+  Value scalar;
+  for (OpOperand &use :
+       llvm::make_early_inc_range(constant.getResult().getUses())) {
+    Operation *user = use.getOwner();
+    if (!take(user))
+      continue;
+    if (!scalar) {
+      OpBuilder b(constant);
+      b.setInsertionPointAfter(constant);
+      scalar = ConstantOp::create(
+          b, constant.getLoc(), scalarType,
+          cast<ElementsAttr>(dense.resizeSplat(scalarType)));
+    }
+    OpBuilder b(user);
+    use.set(BroadcastOp::create(b, constant.getLoc(), type, scalar,
+                                ArrayRef<int64_t>{}));
+  }
+  if (constant.use_empty())
+    constant.erase();
+}
+
 /// Inside a row-reduction, epilogue or classifier region, each run of two
 /// or more elementwise ops, broadcasts and iotas of one shape becomes a
 /// nested `elementwise` region: one generated kernel on the GPU instead of
@@ -360,28 +426,42 @@ FusedOp wrapOps(ArrayRef<Operation *> ops, FusionKind kind, Operation *anchor,
 int64_t nestElementwiseRuns(FusedOp region) {
   Block &body = region.getBody().front();
   // A splat constant of many elements read by the region is a whole tensor
-  // in memory (GPT-2's loss gradient reads two of [B, T, V] f32, 3.3 GB
-  // each at B=16): it becomes a broadcast of a one-element constant, which
-  // the run's kernel expands from 4 bytes.
-  for (Operation &opRef : llvm::make_early_inc_range(body)) {
-    auto constant = dyn_cast<ConstantOp>(&opRef);
-    auto type = constant
-                    ? dyn_cast<RankedTensorType>(constant.getResult().getType())
-                    : RankedTensorType();
-    auto dense = constant ? dyn_cast<DenseElementsAttr>(constant.getValue())
-                          : DenseElementsAttr();
-    if (!dense || !dense.isSplat() || !type || type.getNumElements() <= 1)
-      continue;
-    OpBuilder b(constant);
-    auto scalarType = RankedTensorType::get({}, type.getElementType());
-    Value scalar = ConstantOp::create(
-        b, constant.getLoc(), scalarType,
-        cast<ElementsAttr>(dense.resizeSplat(scalarType)));
-    Value expanded = BroadcastOp::create(b, constant.getLoc(), type, scalar,
-                                         ArrayRef<int64_t>{});
-    constant.getResult().replaceAllUsesWith(expanded);
-    constant.erase();
+  // in memory: each reader gets a broadcast of a one-element constant,
+  // which the run's kernel expands from 4 bytes.
+  for (Operation &opRef : llvm::make_early_inc_range(body))
+    if (auto constant = dyn_cast<ConstantOp>(&opRef))
+      expandSplatUses(constant, [](Operation *) { return true; });
+  // Ops computed from the region's inputs and constants alone (the
+  // one-hot of the loss gradient: iota, broadcast targets, compare,
+  // select) move down to just before their first reader, so that they join
+  // the run that reads them instead of a run of their own that stores the
+  // whole tensor (GPT-2: a [B, T, V] f32 one-hot written and read back).
+  llvm::SmallPtrSet<Operation *, 16> fromInputs;
+  for (Operation &opRef : body.without_terminator()) {
+    Operation *op = &opRef;
+    bool candidate = isa<ConstantOp>(op) ||
+                     (op->getNumResults() == 1 &&
+                      (op->hasTrait<llmc::OpTrait::Elementwise>() ||
+                       isa<BroadcastOp, IotaOp>(op)));
+    if (candidate && llvm::all_of(op->getOperands(), [&](Value v) {
+          Operation *producer = v.getDefiningOp();
+          return !producer || fromInputs.count(producer);
+        }))
+      fromInputs.insert(op);
   }
+  SmallVector<Operation *> sinkable;
+  for (Operation &opRef : body.without_terminator())
+    if (fromInputs.count(&opRef) && !isa<ConstantOp>(&opRef))
+      sinkable.push_back(&opRef);
+  for (Operation *op : llvm::reverse(sinkable)) {
+    Operation *first = nullptr;
+    for (Operation *user : op->getUsers())
+      if (!first || user->isBeforeInBlock(first))
+        first = user;
+    if (first && first->getBlock() == &body && op->isBeforeInBlock(first))
+      op->moveBefore(first);
+  }
+
   SmallVector<SmallVector<Operation *>> runs;
   SmallVector<Operation *> run;
   llvm::SmallPtrSet<Operation *, 16> inRun;

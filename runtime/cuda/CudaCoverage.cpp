@@ -6,6 +6,7 @@
 #include "runtime/cuda/KernelSelection.h"
 
 #include <chrono>
+#include <fstream>
 #include <map>
 #include <set>
 
@@ -129,6 +130,21 @@ Status checkCudaCoverage(const Executable &executable,
         report.unfusedReasons.push_back(status.message());
       }
     }
+  if (!options.sourcesDir.empty()) {
+    auto write = [&](const std::string &name, const std::string &text) {
+      std::ofstream out(options.sourcesDir + "/" + name + ".cu");
+      out << text;
+      return static_cast<bool>(out);
+    };
+    bool written = write("llmc_device_unit", deviceKernelUnit());
+    for (const auto &[entry, text] : fusedSources)
+      written = write(entry, text) && written;
+    if (!written)
+      return Status::error(StatusCode::InvalidArgument,
+                           "cannot write the sources into " +
+                               options.sourcesDir +
+                               " (does the folder exist?)");
+  }
   if (!options.compile)
     return Status::ok();
 

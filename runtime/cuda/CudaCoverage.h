@@ -60,6 +60,10 @@ struct CoverageOptions {
   NvrtcOptions nvrtc;
   /// False: selection only, nothing compiled.
   bool compile = true;
+  /// Not empty: the generated fused-region units and the device unit are
+  /// also written there, one .cu file each (named by their entry), to be
+  /// read.
+  std::string sourcesDir;
 };
 
 /// Checks every command of `executable` (see above). Returns an error only

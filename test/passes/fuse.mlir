@@ -89,25 +89,27 @@ func.func @residual_norm(%x: tensor<8x64xf32>, %y: tensor<8x64xf32>, %g: tensor<
 // The classifier and its loss: the logits are read only inside the region
 // (the loss, and softmax - onehot of its gradient), so they are never
 // stored; the loss and the logits' gradient are the results. The iota, the
-// broadcast targets and the 0/1 splats of the one-hot are pulled in. The
-// splats become broadcasts of one-element constants, and the one-hot with
-// the subtraction one nested elementwise region (the softmax, placed before
-// it, reads nothing of it): one kernel that stores only the gradient.
+// broadcast targets and the one-hot's 0/1 splats (broadcasts of
+// one-element constants to each reader, since a splat of the whole shape
+// would be a tensor in memory) are pulled in. The one-hot, computed
+// from inputs and constants alone, moves down to its reader, and with the
+// subtraction makes one nested elementwise region after the softmax: one
+// kernel that stores only the gradient.
 // CHECK-LABEL: func.func @classifier
-// CHECK:         %[[F:.+]]:2 = llmc.fused classifier_loss
-// CHECK-NEXT:    ^bb0
+// CHECK:         %[[ONE:.+]] = llmc.constant dense<1.000000e+00> : tensor<f32>
+// CHECK-NEXT:    %[[ZERO:.+]] = llmc.constant dense<0.000000e+00> : tensor<f32>
+// CHECK-NEXT:    %[[F:.+]]:2 = llmc.fused classifier_loss (%{{.+}}, %{{.+}}, %{{.+}}, %[[ONE]], %[[ZERO]])
+// CHECK-NEXT:    ^bb0({{.*}}, %[[IONE:.+]]: tensor<f32>, %[[IZERO:.+]]: tensor<f32>)
 // CHECK-NEXT:      %[[L:.+]] = llmc.matmul
 // CHECK-NEXT:      %[[CE:.+]] = llmc.cross_entropy %[[L]]
-// CHECK-NEXT:      %[[ONE:.+]] = llmc.constant dense<1.000000e+00> : tensor<f32>
-// CHECK-NEXT:      %[[ZERO:.+]] = llmc.constant dense<0.000000e+00> : tensor<f32>
 // CHECK-NEXT:      %[[P:.+]] = llmc.softmax %[[L]]
-// CHECK-NEXT:      %[[D:.+]] = llmc.fused elementwise (%{{.+}}, %[[ONE]], %[[ZERO]], %[[P]])
+// CHECK-NEXT:      %[[D:.+]] = llmc.fused elementwise (%[[IZERO]], %[[IONE]], %{{.+}}, %[[P]])
 // CHECK-NEXT:      ^bb0
+// CHECK-NEXT:        llmc.broadcast
+// CHECK-NEXT:        llmc.broadcast
+// CHECK-NEXT:        llmc.broadcast
 // CHECK-NEXT:        llmc.iota
-// CHECK-NEXT:        llmc.broadcast
 // CHECK-NEXT:        llmc.compare
-// CHECK-NEXT:        llmc.broadcast
-// CHECK-NEXT:        llmc.broadcast
 // CHECK-NEXT:        llmc.select
 // CHECK-NEXT:        llmc.sub
 // CHECK-NEXT:        llmc.yield
@@ -237,4 +239,31 @@ func.func @runs_in_row_reduction(%x: tensor<8x64xf32>, %g: tensor<64xf32>) -> te
   %t = llmc.mul %sb, %x : tensor<8x64xf32>
   %r = llmc.sub %d, %t : tensor<8x64xf32>
   return %r : tensor<8x64xf32>
+}
+
+// -----
+
+// A broadcast two groups read (CSE shares one across layers) is copied for
+// each elementwise reader, so that each group expands it in its kernel
+// instead of reading a stored [8, 64] tensor; a splat constant of the whole
+// shape becomes a broadcast of one element for each reader.
+// CHECK-LABEL: func.func @shared_broadcast
+// CHECK-NOT:     llmc.broadcast
+// CHECK:         llmc.fused elementwise
+// CHECK:           llmc.broadcast
+// CHECK:           llmc.mul
+// CHECK:         llmc.reduce_sum
+// CHECK:         llmc.fused elementwise
+// CHECK:           llmc.broadcast
+// CHECK:           llmc.add
+// CHECK-NOT:     dense<2.000000e+00> : tensor<8x64xf32>
+func.func @shared_broadcast(%x: tensor<8x64xf32>, %s: tensor<f32>) -> (tensor<64xf32>, tensor<8x64xf32>) {
+  %b = llmc.broadcast %s dims [] : tensor<f32> -> tensor<8x64xf32>
+  %two = llmc.constant dense<2.0> : tensor<8x64xf32>
+  %m = llmc.mul %x, %b : tensor<8x64xf32>
+  %m2 = llmc.mul %m, %two : tensor<8x64xf32>
+  %r = llmc.reduce_sum %m2 dims [0] : tensor<8x64xf32> -> tensor<64xf32>
+  %a = llmc.add %x, %b : tensor<8x64xf32>
+  %a2 = llmc.add %a, %two : tensor<8x64xf32>
+  return %r, %a2 : tensor<64xf32>, tensor<8x64xf32>
 }

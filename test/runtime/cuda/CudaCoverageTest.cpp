@@ -21,10 +21,24 @@ using namespace llmc::rt::cuda;
 int main(int argc, char **argv) {
   // --list: also print what runs each command (kernel entry, elementwise
   // signature, cuBLASLt types) with its number of commands.
-  bool list = argc > 1 && std::string(argv[1]) == "--list";
-  int first = list ? 2 : 1;
+  // --sources DIR: also write the generated CUDA C++ (each fused region's
+  // unit and the device unit) into DIR, to read.
+  bool list = false;
+  CoverageOptions options;
+  int first = 1;
+  for (; first < argc; ++first) {
+    std::string flag = argv[first];
+    if (flag == "--list")
+      list = true;
+    else if (flag == "--sources" && first + 1 < argc)
+      options.sourcesDir = argv[++first];
+    else
+      break;
+  }
   if (argc <= first) {
-    std::fprintf(stderr, "usage: %s [--list] PROGRAM.llmcx...\n", argv[0]);
+    std::fprintf(stderr,
+                 "usage: %s [--list] [--sources DIR] PROGRAM.llmcx...\n",
+                 argv[0]);
     return 2;
   }
   int uncovered = 0;
@@ -34,7 +48,7 @@ int main(int argc, char **argv) {
     CoverageReport report;
     Status status = readExecutable(path, executable);
     if (status)
-      status = checkCudaCoverage(executable, CoverageOptions(), report);
+      status = checkCudaCoverage(executable, options, report);
     if (!status) {
       std::printf("%s: the check failed: %s\n", path.c_str(),
                   status.toString().c_str());
