@@ -485,8 +485,9 @@ LLMC_FLASH_HEAD_DIMS(Bf16, bf16)
 }
 
 std::string deviceKernelUnit() {
-  return std::string(deviceKernelSource()) + moeKernelSource() +
-         flashAttentionSource() + flashAttentionTensorCoreSource();
+  return std::string(deviceKernelSource()) + reduceKernelSource() +
+         moeKernelSource() + flashAttentionSource() +
+         flashAttentionTensorCoreSource();
 }
 
 } // namespace llmc::rt::cuda
