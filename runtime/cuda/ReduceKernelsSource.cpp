@@ -66,6 +66,9 @@ __device__ __forceinline__ Out reduceResult(double total, long long count,
 }
 
 constexpr int kReduceWarps = 8; // 256 threads per block
+// Independent loads each thread issues before folding them: enough bytes in
+// flight to cover the memory latency at full occupancy.
+constexpr int kReduceBatch = 4;
 
 // Rows: `rows` results, each the fold of `length` contiguous elements.
 // One warp per row: lane l folds elements l*VEC .. l*VEC+VEC-1, then every
@@ -78,15 +81,21 @@ __device__ void reduceRows(const In *in, Out *out, long long rows,
   int lane = threadIdx.x & 31;
   long long firstRow = (long long)blockIdx.x * kReduceWarps + (threadIdx.x >> 5);
   long long rowStep = (long long)gridDim.x * kReduceWarps;
+  constexpr long long kStride = 32 * VEC;
   for (long long row = firstRow; row < rows; row += rowStep) {
     const In *p = in + row * length;
     double acc = reduceIdentity(kind);
-#pragma unroll 4
-    for (long long i = (long long)lane * VEC; i < length; i += 32 * VEC) {
-      float v[VEC];
-      loadVector<VEC>(p + i, v);
-      for (int j = 0; j < VEC; ++j)
-        acc = combine(acc, (double)v[j], kind);
+    for (long long i = (long long)lane * VEC; i < length;
+         i += kReduceBatch * kStride) {
+      // kReduceBatch loads in flight, then folded in index order.
+      float v[kReduceBatch][VEC];
+      for (int b = 0; b < kReduceBatch; ++b)
+        if (i + b * kStride < length)
+          loadVector<VEC>(p + i + b * kStride, v[b]);
+      for (int b = 0; b < kReduceBatch; ++b)
+        if (i + b * kStride < length)
+          for (int j = 0; j < VEC; ++j)
+            acc = combine(acc, (double)v[b][j], kind);
     }
     for (int offset = 16; offset > 0; offset /= 2)
       acc = combine(acc, __shfl_xor_sync(0xffffffffu, acc, offset), kind);
@@ -128,12 +137,17 @@ __device__ void reduceColumns(const In *in, double *partials, Out *out,
   for (int j = 0; j < VEC; ++j)
     acc[j] = reduceIdentity(kind);
   if (column < inner) {
-#pragma unroll 4
-    for (long long r = rowBegin + warp; r < rowEnd; r += kReduceWarps) {
-      float v[VEC];
-      loadVector<VEC>(base + r * inner, v);
-      for (int j = 0; j < VEC; ++j)
-        acc[j] = combine(acc[j], (double)v[j], kind);
+    constexpr int kStep = kReduceWarps;
+    for (long long r = rowBegin + warp; r < rowEnd; r += kReduceBatch * kStep) {
+      // kReduceBatch loads in flight, then folded in row order.
+      float v[kReduceBatch][VEC];
+      for (int b = 0; b < kReduceBatch; ++b)
+        if (r + b * kStep < rowEnd)
+          loadVector<VEC>(base + (r + b * kStep) * inner, v[b]);
+      for (int b = 0; b < kReduceBatch; ++b)
+        if (r + b * kStep < rowEnd)
+          for (int j = 0; j < VEC; ++j)
+            acc[j] = combine(acc[j], (double)v[b][j], kind);
     }
   }
   for (int j = 0; j < VEC; ++j)
@@ -167,9 +181,16 @@ __device__ void reduceColumnsFinish(const double *partials, Out *out,
   long long o = (long long)blockIdx.x * 32 + lane;
   double acc = reduceIdentity(kind);
   if (o < count) {
-#pragma unroll 8
-    for (long long c = y; c < chunks; c += kReduceWarps)
-      acc = combine(acc, partials[c * count + o], kind);
+    constexpr int kStep = kReduceWarps;
+    for (long long c = y; c < chunks; c += kReduceBatch * kStep) {
+      double v[kReduceBatch];
+      for (int b = 0; b < kReduceBatch; ++b)
+        if (c + b * kStep < chunks)
+          v[b] = partials[(c + b * kStep) * count + o];
+      for (int b = 0; b < kReduceBatch; ++b)
+        if (c + b * kStep < chunks)
+          acc = combine(acc, v[b], kind);
+    }
   }
   shares[y][lane] = acc;
   __syncthreads();
