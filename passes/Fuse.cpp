@@ -110,6 +110,7 @@ public:
     int64_t kernelsBefore = 0, kernelsAfter = 0, bytesRemoved = 0;
     int64_t regions[4] = {0, 0, 0, 0};
     int64_t bytesByKind[4] = {0, 0, 0, 0};
+    int64_t nestedRuns = 0; ///< elementwise regions inside the others
   } stats;
 
 private:
@@ -284,16 +285,19 @@ void Fuser::run() {
     stats.kernelsAfter += launches(op);
 }
 
-void Fuser::materialize(Group &g) {
-  llvm::sort(g.ops, [](Operation *a, Operation *b) {
-    return a->isBeforeInBlock(b);
-  });
-  llvm::SmallPtrSet<Operation *, 16> members(g.ops.begin(), g.ops.end());
+/// Wraps `ops` (in program order, of one block) into one `llmc.fused`
+/// region of `kind` placed where the last of them was: values read from
+/// outside become its operands, values read outside its results. The
+/// caller has checked that every outside reader comes after the last op.
+/// `unfusedBytes` gets the bytes the ops would move one by one.
+FusedOp wrapOps(ArrayRef<Operation *> ops, FusionKind kind, Operation *anchor,
+                int64_t &unfusedBytes) {
+  llvm::SmallPtrSet<Operation *, 16> members(ops.begin(), ops.end());
   // 1. Inputs: values read from outside; outputs: values read outside.
   llvm::SetVector<Value> inputs;
   SmallVector<Value> outputs;
-  int64_t unfusedBytes = 0;
-  for (Operation *op : g.ops) {
+  unfusedBytes = 0;
+  for (Operation *op : ops) {
     for (Value operand : op->getOperands()) {
       Operation *producer = operand.getDefiningOp();
       if (!producer || !members.count(producer))
@@ -307,48 +311,141 @@ void Fuser::materialize(Group &g) {
     if (auto cost = dyn_cast<CostOpInterface>(op))
       unfusedBytes += cost.getBytesRead() + cost.getBytesWritten();
   }
-  FusionKind kind = g.matmul && g.hasLoss ? FusionKind::classifier_loss
-                    : g.matmul            ? FusionKind::matmul_epilogue
-                    : g.hasReduction || g.hasLoss ? FusionKind::row_reduction
-                                                  : FusionKind::elementwise;
 
   // 2. The region op sits where the last member was, so every input
-  //    dominates it and every outside reader comes after it (canAppend).
-  OpBuilder builder(g.ops.back()->getContext());
-  builder.setInsertionPointAfter(g.ops.back());
+  //    dominates it and every outside reader comes after it.
+  OpBuilder builder(ops.back()->getContext());
+  builder.setInsertionPointAfter(ops.back());
   SmallVector<Type> resultTypes;
   for (Value v : outputs)
     resultTypes.push_back(v.getType());
-  auto fused = FusedOp::create(builder, g.anchor->getLoc(), resultTypes,
+  auto fused = FusedOp::create(builder, anchor->getLoc(), resultTypes,
                                inputs.getArrayRef(), kind);
   for (StringRef name : {"llmc.stage", "llmc.chunk", "llmc.microbatch"})
-    if (Attribute attr = g.anchor->getAttr(name))
+    if (Attribute attr = anchor->getAttr(name))
       fused->setAttr(name, attr);
   Block *body = builder.createBlock(&fused.getBody());
   IRMapping mapping;
   for (Value input : inputs)
     mapping.map(input, body->addArgument(input.getType(), input.getLoc()));
   builder.setInsertionPointToEnd(body);
-  for (Operation *op : g.ops)
+  for (Operation *op : ops)
     builder.clone(*op, mapping);
   SmallVector<Value> yielded;
   for (Value v : outputs)
     yielded.push_back(mapping.lookup(v));
-  YieldOp::create(builder, g.anchor->getLoc(), yielded);
+  YieldOp::create(builder, anchor->getLoc(), yielded);
 
   // 3. Outside readers read the results; the originals go.
   for (auto [output, result] : llvm::zip(outputs, fused.getResults()))
     output.replaceUsesWithIf(result, [&](OpOperand &use) {
       return !members.count(use.getOwner());
     });
-  for (Operation *op : llvm::reverse(g.ops))
+  for (Operation *op : llvm::reverse(ops))
     op->erase();
+  return fused;
+}
 
+/// Inside a row-reduction, epilogue or classifier region, each run of two
+/// or more elementwise ops, broadcasts and iotas of one shape becomes a
+/// nested `elementwise` region: one generated kernel on the GPU instead of
+/// a launch per op and a stored tensor per intermediate (GPT-2's GELU
+/// backward, the loss gradient over [B, T, V], the norm backward around
+/// its reductions). The kernel generator (runtime/cuda/FusedKernels.cpp)
+/// expands a broadcast only from a value computed outside the kernel, so a
+/// broadcast of a run's own value starts a new run. An op between members
+/// that reads nothing of the run stays before the nested region (pure ops:
+/// only the order changes); one that reads the run ends it. Returns the
+/// number of nested regions.
+int64_t nestElementwiseRuns(FusedOp region) {
+  Block &body = region.getBody().front();
+  // A splat constant of many elements read by the region is a whole tensor
+  // in memory (GPT-2's loss gradient reads two of [B, T, V] f32, 3.3 GB
+  // each at B=16): it becomes a broadcast of a one-element constant, which
+  // the run's kernel expands from 4 bytes.
+  for (Operation &opRef : llvm::make_early_inc_range(body)) {
+    auto constant = dyn_cast<ConstantOp>(&opRef);
+    auto type = constant
+                    ? dyn_cast<RankedTensorType>(constant.getResult().getType())
+                    : RankedTensorType();
+    auto dense = constant ? dyn_cast<DenseElementsAttr>(constant.getValue())
+                          : DenseElementsAttr();
+    if (!dense || !dense.isSplat() || !type || type.getNumElements() <= 1)
+      continue;
+    OpBuilder b(constant);
+    auto scalarType = RankedTensorType::get({}, type.getElementType());
+    Value scalar = ConstantOp::create(
+        b, constant.getLoc(), scalarType,
+        cast<ElementsAttr>(dense.resizeSplat(scalarType)));
+    Value expanded = BroadcastOp::create(b, constant.getLoc(), type, scalar,
+                                         ArrayRef<int64_t>{});
+    constant.getResult().replaceAllUsesWith(expanded);
+    constant.erase();
+  }
+  SmallVector<SmallVector<Operation *>> runs;
+  SmallVector<Operation *> run;
+  llvm::SmallPtrSet<Operation *, 16> inRun;
+  ArrayRef<int64_t> runShape;
+  auto close = [&]() {
+    // Broadcasts and iotas alone would only be stored as before.
+    bool computes = llvm::any_of(run, [](Operation *op) {
+      return op->hasTrait<llmc::OpTrait::Elementwise>();
+    });
+    if (run.size() >= 2 && computes)
+      runs.push_back(run);
+    run.clear();
+    inRun.clear();
+  };
+  auto readsRun = [&](Operation *op) {
+    return llvm::any_of(op->getOperands(), [&](Value v) {
+      Operation *producer = v.getDefiningOp();
+      return producer && inRun.count(producer);
+    });
+  };
+  for (Operation &opRef : body.without_terminator()) {
+    Operation *op = &opRef;
+    bool member = op->getNumResults() == 1 &&
+                  (op->hasTrait<llmc::OpTrait::Elementwise>() ||
+                   isa<BroadcastOp, IotaOp>(op));
+    if (!member) {
+      if (readsRun(op))
+        close();
+      continue;
+    }
+    ArrayRef<int64_t> shape = shapeOf(op->getResult(0));
+    if (!run.empty() &&
+        (shape != runShape || (isa<BroadcastOp>(op) && readsRun(op))))
+      close();
+    if (run.empty())
+      runShape = shape;
+    run.push_back(op);
+    inRun.insert(op);
+  }
+  close();
+  for (ArrayRef<Operation *> ops : runs) {
+    int64_t unfused = 0;
+    wrapOps(ops, FusionKind::elementwise, ops.front(), unfused);
+  }
+  return static_cast<int64_t>(runs.size());
+}
+
+void Fuser::materialize(Group &g) {
+  llvm::sort(g.ops, [](Operation *a, Operation *b) {
+    return a->isBeforeInBlock(b);
+  });
+  FusionKind kind = g.matmul && g.hasLoss ? FusionKind::classifier_loss
+                    : g.matmul            ? FusionKind::matmul_epilogue
+                    : g.hasReduction || g.hasLoss ? FusionKind::row_reduction
+                                                  : FusionKind::elementwise;
+  int64_t unfusedBytes = 0;
+  FusedOp fused = wrapOps(g.ops, kind, g.anchor, unfusedBytes);
   auto cost = cast<CostOpInterface>(fused.getOperation());
   int64_t removed = unfusedBytes - cost.getBytesRead() - cost.getBytesWritten();
   stats.bytesRemoved += removed;
   stats.bytesByKind[static_cast<int>(kind)] += removed;
   ++stats.regions[static_cast<int>(kind)];
+  if (kind != FusionKind::elementwise)
+    stats.nestedRuns += nestElementwiseRuns(fused);
 }
 
 class FusePass : public llmc::impl::FusePassBase<FusePass> {
@@ -369,7 +466,9 @@ public:
                    << ", regions " << s.regions[0] << " elementwise, "
                    << s.regions[1] << " row_reduction, " << s.regions[2]
                    << " matmul_epilogue, " << s.regions[3]
-                   << " classifier_loss; device-memory bytes removed "
+                   << " classifier_loss (with " << s.nestedRuns
+                   << " elementwise runs nested in them); device-memory "
+                      "bytes removed "
                    << s.bytesRemoved << "\n";
       llvm::outs() << "  bytes removed by kind: elementwise "
                    << s.bytesByKind[0] << ", row_reduction "

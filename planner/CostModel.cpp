@@ -9,6 +9,7 @@
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 
 using namespace mlir;
@@ -176,18 +177,23 @@ StepCost estimateStep(func::FuncOp function, const Mesh *mesh,
     // a profile with fused_kernels (codegen/BuildExecutable.cpp marks just
     // those). Every other region (matmul epilogues, row reductions) runs
     // its ops one by one, each a kernel of its own group.
-    if (auto fused = dyn_cast<FusedOp>(op)) {
-      Block &body = fused.getBody().front();
-      bool oneKernel = profile.fusedKernels &&
-                       fused.getKind() == FusionKind::elementwise &&
-                       body.getOperations().size() > 2; // ops and the yield
-      if (!oneKernel) {
-        for (Operation &inner : body)
-          addKernel(&inner, kernels, byOp, profile);
-        continue;
+    // The elementwise runs nested in the other regions (llmc-fuse) are
+    // kernels of their own the same way.
+    std::function<void(Operation *)> visit = [&](Operation *op) {
+      if (auto fused = dyn_cast<FusedOp>(op)) {
+        Block &body = fused.getBody().front();
+        bool oneKernel = profile.fusedKernels &&
+                         fused.getKind() == FusionKind::elementwise &&
+                         body.getOperations().size() > 2; // ops and the yield
+        if (!oneKernel) {
+          for (Operation &inner : body)
+            visit(&inner);
+          return;
+        }
       }
-    }
-    addKernel(&op, kernels, byOp, profile);
+      addKernel(op, kernels, byOp, profile);
+    };
+    visit(&op);
   }
   StepCost step;
   for (const char *name : kGroups) {

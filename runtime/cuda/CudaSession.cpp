@@ -28,6 +28,8 @@ CudaSession::~CudaSession() {
     (void)cudaStreamSynchronize(stream_);
   if (profile_)
     printProfile();
+  if (graphExec_)
+    (void)cudaGraphExecDestroy(graphExec_);
   for (cudaEvent_t event : events_)
     (void)cudaEventDestroy(event);
   world_.reset(); // waits for its stream, destroys the communicators
@@ -261,34 +263,11 @@ Status CudaSession::joinCollectives(const Command *command) {
   return Status::ok();
 }
 
-Status CudaSession::run() {
-  LLMC_RETURN_IF_ERROR(checkAllBound(executable_, bound_));
+/// Enqueues every command of the program on the stream, in order (run()
+/// directly, or under a CUDA graph capture).
+Status CudaSession::enqueueCommands() {
   const RankProgram &rankProgram = program();
   const std::vector<Command> &commands = rankProgram.commands;
-  bool hasCollectives = false;
-  for (cudaEvent_t event : collectiveDone_)
-    hasCollectives = hasCollectives || event;
-  if (hasCollectives && !world_)
-    return Status::error(StatusCode::Internal,
-                         "the program has collectives and the session no "
-                         "communicators (attachCollectives was not called)");
-  if (world_)
-    world_->beginRun();
-  inFlight_.clear();
-  if (const char *env = std::getenv("LLMC_PROFILE"); env && *env && *env != '0') {
-    profile_ = true;
-    profileShapes_ = std::string(env) == "shapes";
-  }
-  if (profile_ && events_.empty()) {
-    events_.resize(commands.size() + 1);
-    for (cudaEvent_t &event : events_)
-      LLMC_CUDA_CHECK(cudaEventCreate(&event), "cudaEventCreate(profile)");
-  }
-  if (profile_)
-    LLMC_CUDA_CHECK(cudaEventRecord(events_[0], stream_), "profile event");
-  if (const char *env = std::getenv("LLMC_CHECK_CPU");
-      env && *env && *env != '0' && !check_)
-    check_ = std::make_unique<CpuCheck>();
   std::vector<TensorRef> inputs, outputs;
   size_t event = 0;
   for (size_t index = 0; index < commands.size(); ++index) {
@@ -362,6 +341,81 @@ Status CudaSession::run() {
                           "profile event");
     LLMC_RETURN_IF_ERROR(wrap(command, status));
   }
+  return Status::ok();
+}
+
+Status CudaSession::run() {
+  LLMC_RETURN_IF_ERROR(checkAllBound(executable_, bound_));
+  const RankProgram &rankProgram = program();
+  const std::vector<Command> &commands = rankProgram.commands;
+  bool hasCollectives = false;
+  for (cudaEvent_t event : collectiveDone_)
+    hasCollectives = hasCollectives || event;
+  if (hasCollectives && !world_)
+    return Status::error(StatusCode::Internal,
+                         "the program has collectives and the session no "
+                         "communicators (attachCollectives was not called)");
+  if (world_)
+    world_->beginRun();
+  inFlight_.clear();
+  if (const char *env = std::getenv("LLMC_PROFILE"); env && *env && *env != '0') {
+    profile_ = true;
+    profileShapes_ = std::string(env) == "shapes";
+  }
+  if (profile_ && events_.empty()) {
+    events_.resize(commands.size() + 1);
+    for (cudaEvent_t &event : events_)
+      LLMC_CUDA_CHECK(cudaEventCreate(&event), "cudaEventCreate(profile)");
+  }
+  if (profile_)
+    LLMC_CUDA_CHECK(cudaEventRecord(events_[0], stream_), "profile event");
+  if (const char *env = std::getenv("LLMC_CHECK_CPU");
+      env && *env && *env != '0' && !check_)
+    check_ = std::make_unique<CpuCheck>();
+  // The steady state of a plain one-GPU run replays one CUDA graph: the
+  // second run is captured (the first compiles, allocates scratch and picks
+  // the GEMM algorithms), every later one launches it. The addresses are
+  // the arena's, fixed since creation, and arguments are written into it
+  // before each run, so the graph stays valid. LLMC_CUDA_GRAPH=0 turns it
+  // off; profiling, the CPU check, syncEachCommand and NCCL runs do not
+  // capture.
+  const char *graphEnv = std::getenv("LLMC_CUDA_GRAPH");
+  bool graphs = !world_ && !profile_ && !check_ && !options_.syncEachCommand &&
+                !(graphEnv && std::string(graphEnv) == "0") && !graphFailed_;
+  if (graphs && graphExec_) {
+    LLMC_CUDA_CHECK(cudaGraphLaunch(graphExec_, stream_),
+                    "cudaGraphLaunch(the step)");
+  } else if (graphs && runs_ > 0) {
+    LLMC_CUDA_CHECK(
+        cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal),
+        "cudaStreamBeginCapture");
+    Status enqueued = enqueueCommands();
+    cudaGraph_t graph = nullptr;
+    cudaError_t ended = cudaStreamEndCapture(stream_, &graph);
+    cudaError_t made = cudaErrorUnknown;
+    if (enqueued && ended == cudaSuccess)
+      made = cudaGraphInstantiate(&graphExec_, graph, 0);
+    if (graph)
+      (void)cudaGraphDestroy(graph);
+    if (made == cudaSuccess) {
+      LLMC_CUDA_CHECK(cudaGraphLaunch(graphExec_, stream_),
+                      "cudaGraphLaunch(the step)");
+    } else {
+      // Said once, then every run enqueues its commands as before.
+      (void)cudaGetLastError();
+      graphExec_ = nullptr;
+      graphFailed_ = true;
+      std::fprintf(stderr,
+                   "[cuda] the step could not be captured as a CUDA graph "
+                   "(%s); running it command by command\n",
+                   !enqueued ? enqueued.message().c_str()
+                   : ended != cudaSuccess ? cudaGetErrorString(ended)
+                                          : cudaGetErrorString(made));
+      LLMC_RETURN_IF_ERROR(enqueueCommands());
+    }
+  } else {
+    LLMC_RETURN_IF_ERROR(enqueueCommands());
+  }
   if (world_) {
     // The step ends when its last collective has; the watchdog names a
     // collective that never completes instead of hanging.
@@ -369,15 +423,17 @@ Status CudaSession::run() {
     LLMC_CUDA_CHECK(cudaEventRecord(runDone_, stream_),
                     "cudaEventRecord(the end of the run)");
     LLMC_RETURN_IF_ERROR(world_->synchronize(runDone_));
-    if (profile_ && runs_++ > 0)
+    if (profile_ && runs_ > 0)
       recordProfile();
+    ++runs_;
     return Status::ok();
   }
   LLMC_CUDA_CHECK(cudaStreamSynchronize(stream_),
                   "running the program (a kernel failed; "
                   "CudaSessionOptions::syncEachCommand names which)");
-  if (profile_ && runs_++ > 0)
+  if (profile_ && runs_ > 0)
     recordProfile();
+  ++runs_;
   if (check_) {
     std::fprintf(stderr, "LLMC_CHECK_CPU: %zu commands checked\n",
                  check_->checked());

@@ -141,6 +141,7 @@ private:
   };
   void recordProfile();
   void printProfile() const;
+  Status enqueueCommands();
 
   const Executable &executable_;
   CudaSessionOptions options_;
@@ -159,7 +160,10 @@ private:
   std::vector<std::string> unfused_; ///< why a region runs op by op
   bool profile_ = false;
   bool profileShapes_ = false; ///< LLMC_PROFILE=shapes
-  int64_t runs_ = 0;
+  int64_t runs_ = 0; ///< completed runs
+  /// The captured step (null until the second run, or when off).
+  cudaGraphExec_t graphExec_ = nullptr;
+  bool graphFailed_ = false; ///< capture failed once: no more attempts
   std::vector<cudaEvent_t> events_;
   std::map<std::string, ProfileRow> profileRows_;
   std::map<std::string, ProfileRow> profileCommands_;

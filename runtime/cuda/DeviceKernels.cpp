@@ -227,6 +227,91 @@ Status CudaKernels::launchPrimitive(const std::string &entry, dim3 blocks,
   return Status::ok();
 }
 
+namespace {
+
+/// Threads of the long-row kernels (LongRowKernelsSource.cpp).
+constexpr unsigned kLongRowThreads = 256;
+
+/// The long-row variant of a softmax or cross-entropy row entry (a block
+/// per row) for contiguous rows (inner 1) of 1024 elements and more, with
+/// 16-byte loads ("_vec") when the row length and `pointers` allow; "" to
+/// keep the warp-per-row entry.
+std::string longRowEntry(const std::string &entry, long long inner,
+                         long long length, size_t bytes,
+                         std::initializer_list<const void *> pointers) {
+  if (inner != 1 || length < 1024 || (bytes != 4 && bytes != 2))
+    return "";
+  long long perLoad = 16 / static_cast<long long>(bytes);
+  bool vec = length % perLoad == 0;
+  for (const void *p : pointers)
+    vec = vec && reinterpret_cast<uintptr_t>(p) % 16 == 0;
+  return entry + "_long" + (vec ? "_vec" : "");
+}
+
+/// The suffix of the move entries for elements of `bytes`.
+std::string moveSuffix(size_t bytes) { return "b" + std::to_string(bytes); }
+
+/// Rewrites a strided move (element units, `bytes` per element) as an
+/// equal one with fewer dimensions and wider elements, and names its
+/// entry: size-1 dimensions go, dimensions contiguous in the input merge
+/// (the result is row-major), and when the innermost run is contiguous and
+/// sizes, strides, base and both pointers allow, elements of 16, 8 or 4
+/// bytes move at once (a bf16 transpose keeping the 64-element head rows
+/// moves 16 bytes per thread instead of 2). Indices are 32-bit when the
+/// result and every input offset fit.
+std::string simplifyMove(StridedMove &move, size_t bytes, const void *in,
+                         const void *out) {
+  int rank = 0;
+  for (int d = 0; d < move.rank; ++d) {
+    if (move.shape[d] == 1)
+      continue;
+    if (rank > 0 &&
+        move.inStrides[rank - 1] == move.inStrides[d] * move.shape[d]) {
+      move.shape[rank - 1] *= move.shape[d];
+      move.inStrides[rank - 1] = move.inStrides[d];
+      continue;
+    }
+    move.shape[rank] = move.shape[d];
+    move.inStrides[rank] = move.inStrides[d];
+    ++rank;
+  }
+  if (rank == 0) { // one element
+    move.shape[0] = 1;
+    move.inStrides[0] = 0;
+    rank = 1;
+  }
+  move.rank = rank;
+  size_t width = bytes;
+  if (move.inStrides[rank - 1] == 1)
+    for (long long w : {16LL, 8LL, 4LL}) {
+      long long f = w / static_cast<long long>(bytes);
+      if (f <= 1 || move.shape[rank - 1] % f || move.base % f ||
+          reinterpret_cast<uintptr_t>(in) % w ||
+          reinterpret_cast<uintptr_t>(out) % w)
+        continue;
+      bool strides = true;
+      for (int d = 0; d + 1 < rank; ++d)
+        strides = strides && move.inStrides[d] % f == 0;
+      if (!strides)
+        continue;
+      move.shape[rank - 1] /= f;
+      for (int d = 0; d + 1 < rank; ++d)
+        move.inStrides[d] /= f;
+      move.base /= f;
+      move.count /= f;
+      width = static_cast<size_t>(w);
+      break;
+    }
+  long long lastInput = move.base;
+  for (int d = 0; d < rank; ++d)
+    lastInput += (move.shape[d] - 1) * move.inStrides[d];
+  bool small = move.count < (1LL << 31) && lastInput < (1LL << 31);
+  return std::string("llmc_strided_copy") + (small ? "32_" : "_") +
+         moveSuffix(width);
+}
+
+} // namespace
+
 Status CudaKernels::launch(KernelKind kind, const KernelAttrs &attrs,
                            const std::vector<TensorRef> &inputs,
                            const std::vector<TensorRef> &outputs,
@@ -315,8 +400,9 @@ Status CudaKernels::launch(KernelKind kind, const KernelAttrs &attrs,
     }
     const void *source = in.data;
     void *result = out->data;
+    std::string entry = simplifyMove(move, dtypeSize(in.dtype), source, result);
     std::vector<void *> args = {&source, &result, &move};
-    return launchPrimitive(entries[0], gridFor(move.count, 256), 256, 0, args,
+    return launchPrimitive(entry, gridFor(move.count, 256), 256, 0, args,
                            stream);
   }
   case KernelKind::Concat: {
@@ -329,10 +415,29 @@ Status CudaKernels::launch(KernelKind kind, const KernelAttrs &attrs,
       if (inRow > 0 && outer > 0) {
         const void *source = in.data;
         void *result = out->data;
-        std::vector<void *> args = {&source, &result, &outer,
-                                    &inRow,  &outRow, &column};
+        // As a strided copy's: wider elements where every row and the
+        // column stay whole, 32-bit indices where they fit.
+        size_t bytes = dtypeSize(in.dtype);
+        long long wide = 1;
+        for (long long w : {16LL, 8LL, 4LL, 2LL}) {
+          long long f = w / static_cast<long long>(bytes);
+          if (f <= 1 || inRow % f || outRow % f || column % f ||
+              reinterpret_cast<uintptr_t>(source) % w ||
+              reinterpret_cast<uintptr_t>(result) % w)
+            continue;
+          wide = f;
+          break;
+        }
+        long long partRow = inRow / wide, partOutRow = outRow / wide,
+                  partColumn = column / wide;
+        bool small = outer * partOutRow < (1LL << 31);
+        std::string entry = std::string("llmc_concat_part") +
+                            (small ? "32_" : "_") +
+                            moveSuffix(bytes * static_cast<size_t>(wide));
+        std::vector<void *> args = {&source, &result,     &outer,
+                                    &partRow, &partOutRow, &partColumn};
         LLMC_RETURN_IF_ERROR(launchPrimitive(
-            entries[0], gridFor(outer * inRow, 256), 256, 0, args, stream));
+            entry, gridFor(outer * partRow, 256), 256, 0, args, stream));
       }
       column += inRow;
     }
@@ -476,6 +581,13 @@ Status CudaKernels::launch(KernelKind kind, const KernelAttrs &attrs,
               inner = view.inner;
     const void *source = x.data;
     void *result = out->data;
+    if (std::string entry = longRowEntry(entries[0], inner, length,
+                                         dtypeSize(x.dtype), {source, result});
+        !entry.empty()) {
+      std::vector<void *> args = {&source, &result, &length};
+      return launchPrimitive(entry, static_cast<unsigned>(rows),
+                             kLongRowThreads, 0, args, stream);
+    }
     std::vector<void *> args = {&source, &result, &rows, &length, &inner};
     unsigned blocks =
         static_cast<unsigned>((rows * 32 + kRowThreads - 1) / kRowThreads);
@@ -594,7 +706,15 @@ Status CudaKernels::launch(KernelKind kind, const KernelAttrs &attrs,
     long long ignoreIndex = attrs.ints[2];
     const void *lp = logits.data, *tp = targets.data;
     void *losses = scratch_, *result = out->data;
-    if (count > 0) {
+    std::string longEntry =
+        longRowEntry(entries[0], 1, vocab, dtypeSize(logits.dtype), {lp});
+    if (count > 0 && !longEntry.empty()) {
+      std::vector<void *> rowArgs = {&lp,    &tp,        &losses,
+                                     &vocab, &hasIgnore, &ignoreIndex};
+      LLMC_RETURN_IF_ERROR(launchPrimitive(longEntry,
+                                           static_cast<unsigned>(count),
+                                           kLongRowThreads, 0, rowArgs, stream));
+    } else if (count > 0) {
       std::vector<void *> rowArgs = {&lp,    &tp,        &losses,     &count,
                                      &vocab, &hasIgnore, &ignoreIndex};
       unsigned blocks =

@@ -39,6 +39,9 @@ const char *deviceKernelSource();
 /// The MoE routing kernels (MoeKernelsSource.cpp); they use helpers of
 /// deviceKernelSource().
 const char *moeKernelSource();
+/// Softmax and cross-entropy over long rows, a block per row
+/// (LongRowKernelsSource.cpp); it uses helpers of deviceKernelSource().
+const char *longRowKernelSource();
 /// The row and column reductions (ReduceKernelsSource.cpp); they use
 /// helpers of deviceKernelSource().
 const char *reduceKernelSource();
@@ -51,7 +54,8 @@ const char *flashAttentionSource();
 const char *flashAttentionTensorCoreSource();
 /// The one NVRTC unit of the non-elementwise kernels: deviceKernelSource()
 /// followed by reduceKernelSource(), moeKernelSource(),
-/// flashAttentionSource() and flashAttentionTensorCoreSource().
+/// longRowKernelSource(), flashAttentionSource() and
+/// flashAttentionTensorCoreSource().
 std::string deviceKernelUnit();
 
 class CudaKernels {

@@ -87,15 +87,19 @@ struct StridedMove {
   long long count;
 };
 
-template <typename T>
+// I is the index type: unsigned int when every index fits (the launch
+// checks), so the per-dimension divisions are 32-bit ones.
+template <typename T, typename I>
 __device__ void stridedCopy(const T *in, T *out, const StridedMove &move) {
-  for (long long i = globalThread(); i < move.count; i += gridThreads()) {
-    long long rest = i;
-    long long offset = move.base;
+  const I count = (I)move.count;
+  for (I i = (I)globalThread(); i < count; i += (I)gridThreads()) {
+    I rest = i;
+    I offset = (I)move.base;
     for (int d = move.rank - 1; d >= 0; --d) {
-      long long index = rest % move.shape[d];
-      rest /= move.shape[d];
-      offset += index * move.inStrides[d];
+      const I size = (I)move.shape[d];
+      const I next = rest / size;
+      offset += (rest - next * size) * (I)move.inStrides[d];
+      rest = next;
     }
     out[i] = in[offset];
   }
@@ -103,15 +107,14 @@ __device__ void stridedCopy(const T *in, T *out, const StridedMove &move) {
 
 // One input of a concat: rows of inRow elements land at column `column` of
 // the result's rows of outRow elements.
-template <typename T>
+template <typename T, typename I>
 __device__ void concatPart(const T *in, T *out, long long outer,
                            long long inRow, long long outRow,
                            long long column) {
-  long long count = outer * inRow;
-  for (long long i = globalThread(); i < count; i += gridThreads()) {
-    long long row = i / inRow;
-    long long j = i % inRow;
-    out[row * outRow + column + j] = in[i];
+  const I count = (I)(outer * inRow), row = (I)inRow;
+  for (I i = (I)globalThread(); i < count; i += (I)gridThreads()) {
+    const I r = i / row;
+    out[r * (I)outRow + (I)column + (i - r * row)] = in[i];
   }
 }
 
@@ -137,16 +140,31 @@ __device__ void gatherRows(const T *in, const I *indices, T *out,
   }
 }
 
-#define LLMC_MOVE_KERNELS(T, SUFFIX)                                           \
+// Moves by element size. The launch views a move of contiguous runs as one
+// of wider elements where sizes and alignment allow (b8, b16: 16 bytes per
+// thread), and takes the `32` entries when every index fits in 32 bits.
+#define LLMC_COPY_KERNELS(T, SUFFIX)                                           \
   extern "C" __global__ void llmc_strided_copy_##SUFFIX(                       \
       const T *in, T *out, StridedMove move) {                                 \
-    stridedCopy(in, out, move);                                                \
+    stridedCopy<T, long long>(in, out, move);                                  \
+  }                                                                            \
+  extern "C" __global__ void llmc_strided_copy32_##SUFFIX(                     \
+      const T *in, T *out, StridedMove move) {                                 \
+    stridedCopy<T, unsigned int>(in, out, move);                               \
   }                                                                            \
   extern "C" __global__ void llmc_concat_part_##SUFFIX(                        \
       const T *in, T *out, long long outer, long long inRow,                   \
       long long outRow, long long column) {                                    \
-    concatPart(in, out, outer, inRow, outRow, column);                         \
+    concatPart<T, long long>(in, out, outer, inRow, outRow, column);           \
   }                                                                            \
+  extern "C" __global__ void llmc_concat_part32_##SUFFIX(                      \
+      const T *in, T *out, long long outer, long long inRow,                   \
+      long long outRow, long long column) {                                    \
+    concatPart<T, unsigned int>(in, out, outer, inRow, outRow, column);        \
+  }
+
+#define LLMC_MOVE_KERNELS(T, SUFFIX)                                           \
+  LLMC_COPY_KERNELS(T, SUFFIX)                                                 \
   extern "C" __global__ void llmc_gather_##SUFFIX##_i32(                       \
       const T *in, const int *indices, T *out, long long outer,                \
       long long size, long long count, long long inner) {                      \
@@ -162,6 +180,7 @@ LLMC_MOVE_KERNELS(unsigned char, b1)
 LLMC_MOVE_KERNELS(unsigned short, b2)
 LLMC_MOVE_KERNELS(unsigned int, b4)
 LLMC_MOVE_KERNELS(unsigned long long, b8)
+LLMC_COPY_KERNELS(uint4, b16)
 
 // ---- Scatter-add, iota, integer compare -----------------------------------
 

@@ -234,13 +234,16 @@ Status checkSignature(const ElementwiseSignature &sig) {
     // A mask as numbers (1.0 or 0.0): the MoE router's expert counts.
     if (sig.kind == KernelKind::Cast && sig.inputs[i] == DType::I1)
       continue;
-    if (isInteger(sig.inputs[i]) && !integerBody(sig).empty() &&
+    // Integer compare (the one-hot of the loss gradient, inside fused
+    // regions; alone it runs the device unit's llmc_compare_i32/i64).
+    if (isInteger(sig.inputs[i]) &&
+        (!integerBody(sig).empty() || sig.kind == KernelKind::Compare) &&
         sig.inputs[i] == sig.inputs[firstValue])
       continue;
     if (!isF32OrBf16(sig.inputs[i]))
       return unsupported(sig, isInteger(sig.inputs[i])
                                   ? "i32 and i64 cover neg, abs, add, sub, "
-                                    "mul, max and min"
+                                    "mul, max, min and compare"
                                   : "only f32, bf16 (and i32, i64 for integer "
                                     "arithmetic) are generated so far");
     if (sig.kind != KernelKind::Cast && sig.inputs[i] != sig.inputs[firstValue])

@@ -486,7 +486,7 @@ LLMC_FLASH_HEAD_DIMS(Bf16, bf16)
 
 std::string deviceKernelUnit() {
   return std::string(deviceKernelSource()) + reduceKernelSource() +
-         moeKernelSource() + flashAttentionSource() +
+         moeKernelSource() + longRowKernelSource() + flashAttentionSource() +
          flashAttentionTensorCoreSource();
 }
 

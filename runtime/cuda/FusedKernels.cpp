@@ -27,17 +27,20 @@ std::vector<int64_t> stridesOf(const Shape &shape) {
 
 /// The index into a broadcast's input (shape `in`, input dimension k at
 /// result dimension dims[k]) of result element `i` of shape `out`.
+/// `suffix` is the literal suffix of the kernel's index type ("u" for
+/// 32-bit indices, "LL" for 64-bit).
 std::string broadcastIndex(const Shape &in, const Shape &out,
-                           const std::vector<int64_t> &dims) {
+                           const std::vector<int64_t> &dims,
+                           const char *suffix) {
   std::vector<int64_t> outStrides = stridesOf(out), inStrides = stridesOf(in);
   std::ostringstream e;
-  e << "(0LL";
+  e << "(0" << suffix;
   for (size_t k = 0; k < in.size(); ++k) {
     if (in[k] == 1)
       continue; // a size-1 dimension expanded: always index 0
     int64_t d = dims[k];
-    e << " + ((i / " << outStrides[d] << "LL) % " << out[d] << "LL) * "
-      << inStrides[k] << "LL";
+    e << " + ((i / " << outStrides[d] << suffix << ") % " << out[d] << suffix
+      << ") * " << inStrides[k] << suffix;
   }
   e << ")";
   return e.str();
@@ -84,6 +87,10 @@ Status generateFusedKernel(const RankProgram &program, size_t markerIndex,
   std::map<int32_t, size_t> inputIndex;
   for (size_t k = 0; k < marker.inputs.size(); ++k)
     inputIndex.emplace(marker.inputs[k], k);
+  // 32-bit indices when every index fits: the broadcast and iota index
+  // divisions (by constants) are then 32-bit multiply-shifts.
+  const bool small = n < (int64_t(1) << 31);
+  const char *suffix = small ? "u" : "LL";
   std::map<int32_t, std::string> values;
   std::ostringstream body, functions;
   bool anyBf16 = false;
@@ -118,7 +125,26 @@ Status generateFusedKernel(const RankProgram &program, size_t markerIndex,
       const Shape &in = program.values[source].shape;
       body << "    const " << elementwiseStorageType(info.dtype) << " " << name
            << " = in" << input->second << "["
-           << broadcastIndex(in, shape, command.attrs.ints) << "];\n";
+           << broadcastIndex(in, shape, command.attrs.ints, suffix) << "];\n";
+      values[result] = name;
+      continue;
+    }
+    if (command.kernel == KernelKind::Iota) {
+      // The index along `dim`, as the CPU's iota: exact in i32, i64 and f32
+      // (indices below 2^24); bf16 would need the CPU's rounding.
+      if (command.attrs.ints.size() != 1 || command.attrs.ints[0] < 0 ||
+          command.attrs.ints[0] >= static_cast<int64_t>(shape.size()))
+        return refuse(marker, "an iota without a valid dim");
+      int64_t dim = command.attrs.ints[0];
+      if ((info.dtype != DType::I32 && info.dtype != DType::I64 &&
+           info.dtype != DType::F32) ||
+          (info.dtype == DType::F32 && shape[dim] > (int64_t(1) << 24)))
+        return refuse(marker, "an iota of a type the generator does not "
+                              "round like the CPU");
+      body << "    const " << elementwiseStorageType(info.dtype) << " " << name
+           << " = (" << elementwiseStorageType(info.dtype) << ")((i / "
+           << stridesOf(shape)[dim] << suffix << ") % " << shape[dim] << suffix
+           << ");\n";
       values[result] = name;
       continue;
     }
@@ -181,10 +207,13 @@ Status generateFusedKernel(const RankProgram &program, size_t markerIndex,
   std::string text = head.str() + functions.str();
   std::string kernel = "(\n" + params.str() +
                        ") {\n"
-                       "  long long stride = (long long)gridDim.x * blockDim.x;\n"
-                       "  long long first = (long long)blockIdx.x * blockDim.x + "
+                       "  typedef " + std::string(small ? "unsigned int" : "long long") +
+                       " Index;\n"
+                       "  const Index count = (Index)n;\n"
+                       "  const Index stride = (Index)gridDim.x * blockDim.x;\n"
+                       "  const Index first = (Index)blockIdx.x * blockDim.x + "
                        "threadIdx.x;\n"
-                       "  for (long long i = first; i < n; i += stride) {\n" +
+                       "  for (Index i = first; i < count; i += stride) {\n" +
                        body.str() + stores.str() + "  }\n}\n";
   // The entry is named by the content, so equal regions share one unit.
   std::ostringstream entry;

@@ -22,7 +22,7 @@
 // 3 kernels become 1; the two intermediates (2 KiB each) are no longer
 // written and read back (4 * 2048 bytes), and %a is read once, not twice
 // (2048): 10240 bytes.
-// REPORT: fusion of @chain: kernels 3 -> 1, regions 1 elementwise, 0 row_reduction, 0 matmul_epilogue, 0 classifier_loss; device-memory bytes removed 10240
+// REPORT: fusion of @chain: kernels 3 -> 1, regions 1 elementwise, 0 row_reduction, 0 matmul_epilogue, 0 classifier_loss (with 0 elementwise runs nested in them); device-memory bytes removed 10240
 func.func @chain(%a: tensor<8x64xf32>, %b: tensor<8x64xf32>) -> tensor<8x64xf32> {
   %s = llmc.add %a, %b : tensor<8x64xf32> loc("h.0.act")
   %g = llmc.gelu %s tanh : tensor<8x64xf32> loc("h.0.act")
@@ -33,21 +33,27 @@ func.func @chain(%a: tensor<8x64xf32>, %b: tensor<8x64xf32>) -> tensor<8x64xf32>
 // -----
 
 // A matmul with a single reader takes its epilogue: the bias broadcast is
-// pulled in (it is read nowhere else), then the add and the gelu.
+// pulled in (it is read nowhere else), then the add and the gelu. The
+// epilogue's run of elementwise ops (and the broadcast) is a nested
+// elementwise region: one generated kernel after the GEMM.
 // CHECK-LABEL: func.func @matmul_epilogue
 // CHECK-SAME:    (%[[X:.+]]: tensor<8x64xf32>, %[[W:.+]]: tensor<64x256xf32>, %[[B:.+]]: tensor<256xf32>)
 // CHECK:         %[[F:.+]] = llmc.fused matmul_epilogue (%[[X]], %[[W]], %[[B]])
-// CHECK-NEXT:    ^bb0
-// CHECK-NEXT:      %[[MM:.+]] = llmc.matmul
-// CHECK-NEXT:      %[[BB:.+]] = llmc.broadcast
-// CHECK-NEXT:      %[[S:.+]] = llmc.add %[[MM]], %[[BB]]
-// CHECK-NEXT:      %[[G:.+]] = llmc.gelu %[[S]] tanh
-// CHECK-NEXT:      llmc.yield %[[G]]
+// CHECK-NEXT:    ^bb0(%[[BX:.+]]: tensor<8x64xf32>, %[[BW:.+]]: tensor<64x256xf32>, %[[BB:.+]]: tensor<256xf32>)
+// CHECK-NEXT:      %[[MM:.+]] = llmc.matmul %[[BX]], %[[BW]]
+// CHECK-NEXT:      %[[E:.+]] = llmc.fused elementwise (%[[BB]], %[[MM]])
+// CHECK-NEXT:      ^bb0(%[[EB:.+]]: tensor<256xf32>, %[[EM:.+]]: tensor<8x256xf32>)
+// CHECK-NEXT:        %[[BC:.+]] = llmc.broadcast %[[EB]]
+// CHECK-NEXT:        %[[S:.+]] = llmc.add %[[EM]], %[[BC]]
+// CHECK-NEXT:        %[[G:.+]] = llmc.gelu %[[S]] tanh
+// CHECK-NEXT:        llmc.yield %[[G]]
+// CHECK-NEXT:      }
+// CHECK-NEXT:      llmc.yield %[[E]]
 // CHECK-NEXT:    }
 // LOC-LABEL:   func.func @matmul_epilogue
 // LOC:           } loc("h.0.mlp.c_fc")
 // CHECK-NEXT:    return %[[F]]
-// REPORT: fusion of @matmul_epilogue: kernels 4 -> 1, regions 0 elementwise, 0 row_reduction, 1 matmul_epilogue, 0 classifier_loss
+// REPORT: fusion of @matmul_epilogue: kernels 4 -> 1, regions 0 elementwise, 0 row_reduction, 1 matmul_epilogue, 0 classifier_loss (with 1 elementwise runs nested in them)
 func.func @matmul_epilogue(%x: tensor<8x64xf32>, %w: tensor<64x256xf32>, %b: tensor<256xf32>) -> tensor<8x256xf32> {
   %m = llmc.matmul %x, %w : tensor<8x64xf32>, tensor<64x256xf32> -> tensor<8x256xf32> loc("h.0.mlp.c_fc")
   %bb = llmc.broadcast %b dims [1] : tensor<256xf32> -> tensor<8x256xf32> loc("h.0.mlp.c_fc.bias")
@@ -71,7 +77,7 @@ func.func @matmul_epilogue(%x: tensor<8x64xf32>, %w: tensor<64x256xf32>, %b: ten
 // LOC:           } loc("h.1.ln_1")
 // CHECK-NEXT:    return %[[F]]#0, %[[F]]#1
 // The residual is still written (it is returned) but not read back: 2048.
-// REPORT: fusion of @residual_norm: kernels 2 -> 1, regions 0 elementwise, 1 row_reduction, 0 matmul_epilogue, 0 classifier_loss; device-memory bytes removed 2048
+// REPORT: fusion of @residual_norm: kernels 2 -> 1, regions 0 elementwise, 1 row_reduction, 0 matmul_epilogue, 0 classifier_loss (with 0 elementwise runs nested in them); device-memory bytes removed 2048
 func.func @residual_norm(%x: tensor<8x64xf32>, %y: tensor<8x64xf32>, %g: tensor<64xf32>, %b: tensor<64xf32>) -> (tensor<8x64xf32>, tensor<8x64xf32>) {
   %r = llmc.add %x, %y : tensor<8x64xf32> loc("h.0.residual")
   %n = llmc.layer_norm %r, %g, %b epsilon 1.0e-05 : (tensor<8x64xf32>, tensor<64xf32>, tensor<64xf32>) -> tensor<8x64xf32> loc("h.1.ln_1")
@@ -83,26 +89,35 @@ func.func @residual_norm(%x: tensor<8x64xf32>, %y: tensor<8x64xf32>, %g: tensor<
 // The classifier and its loss: the logits are read only inside the region
 // (the loss, and softmax - onehot of its gradient), so they are never
 // stored; the loss and the logits' gradient are the results. The iota, the
-// broadcast targets and the 0/1 splats of the one-hot are pulled in.
+// broadcast targets and the 0/1 splats of the one-hot are pulled in. The
+// splats become broadcasts of one-element constants, and the one-hot with
+// the subtraction one nested elementwise region (the softmax, placed before
+// it, reads nothing of it): one kernel that stores only the gradient.
 // CHECK-LABEL: func.func @classifier
 // CHECK:         %[[F:.+]]:2 = llmc.fused classifier_loss
 // CHECK-NEXT:    ^bb0
 // CHECK-NEXT:      %[[L:.+]] = llmc.matmul
 // CHECK-NEXT:      %[[CE:.+]] = llmc.cross_entropy %[[L]]
-// CHECK-NEXT:      llmc.iota
-// CHECK-NEXT:      llmc.broadcast
-// CHECK-NEXT:      llmc.compare
-// CHECK-NEXT:      llmc.constant dense<1.000000e+00>
-// CHECK-NEXT:      llmc.constant dense<0.000000e+00>
-// CHECK-NEXT:      llmc.select
+// CHECK-NEXT:      %[[ONE:.+]] = llmc.constant dense<1.000000e+00> : tensor<f32>
+// CHECK-NEXT:      %[[ZERO:.+]] = llmc.constant dense<0.000000e+00> : tensor<f32>
 // CHECK-NEXT:      %[[P:.+]] = llmc.softmax %[[L]]
-// CHECK-NEXT:      %[[D:.+]] = llmc.sub %[[P]]
+// CHECK-NEXT:      %[[D:.+]] = llmc.fused elementwise (%{{.+}}, %[[ONE]], %[[ZERO]], %[[P]])
+// CHECK-NEXT:      ^bb0
+// CHECK-NEXT:        llmc.iota
+// CHECK-NEXT:        llmc.broadcast
+// CHECK-NEXT:        llmc.compare
+// CHECK-NEXT:        llmc.broadcast
+// CHECK-NEXT:        llmc.broadcast
+// CHECK-NEXT:        llmc.select
+// CHECK-NEXT:        llmc.sub
+// CHECK-NEXT:        llmc.yield
+// CHECK-NEXT:      }
 // CHECK-NEXT:      llmc.yield %[[CE]], %[[D]]
 // CHECK-NEXT:    }
 // LOC-LABEL:   func.func @classifier
 // LOC:           } loc("lm_head")
 // CHECK-NEXT:    return %[[F]]#0, %[[F]]#1
-// REPORT: fusion of @classifier: kernels 8 -> 1, regions 0 elementwise, 0 row_reduction, 0 matmul_epilogue, 1 classifier_loss
+// REPORT: fusion of @classifier: kernels 8 -> 1, regions 0 elementwise, 0 row_reduction, 0 matmul_epilogue, 1 classifier_loss (with 1 elementwise runs nested in them)
 func.func @classifier(%h: tensor<4x8x32xf32>, %wte: tensor<128x32xf32>, %t: tensor<4x8xi32>) -> (tensor<f32>, tensor<4x8x128xf32>) {
   %logits = llmc.matmul %h, %wte transpose_b : tensor<4x8x32xf32>, tensor<128x32xf32> -> tensor<4x8x128xf32> loc("lm_head")
   %loss = llmc.cross_entropy %logits, %t reduction mean : (tensor<4x8x128xf32>, tensor<4x8xi32>) -> tensor<f32> loc("loss")
@@ -123,7 +138,7 @@ func.func @classifier(%h: tensor<4x8x32xf32>, %wte: tensor<128x32xf32>, %t: tens
 // memory anyway, so it takes no epilogue; the lone add stays alone too.
 // CHECK-LABEL: func.func @matmul_two_users
 // CHECK-NOT:     llmc.fused
-// REPORT: fusion of @matmul_two_users: kernels 2 -> 2, regions 0 elementwise, 0 row_reduction, 0 matmul_epilogue, 0 classifier_loss; device-memory bytes removed 0
+// REPORT: fusion of @matmul_two_users: kernels 2 -> 2, regions 0 elementwise, 0 row_reduction, 0 matmul_epilogue, 0 classifier_loss (with 0 elementwise runs nested in them); device-memory bytes removed 0
 func.func @matmul_two_users(%x: tensor<8x64xf32>, %w: tensor<64x64xf32>) -> (tensor<8x64xf32>, tensor<8x64xf32>) {
   %m = llmc.matmul %x, %w : tensor<8x64xf32>, tensor<64x64xf32> -> tensor<8x64xf32>
   %s = llmc.add %m, %x : tensor<8x64xf32>
@@ -192,4 +207,34 @@ func.func @prologue_stays_apart(%x: tensor<8x8xf32>, %y: tensor<8x8xf32>, %w: te
   %b = llmc.add %a, %y : tensor<8x8xf32>
   %m = llmc.matmul %b, %w : tensor<8x8xf32>, tensor<8x8xf32> -> tensor<8x8xf32>
   return %m : tensor<8x8xf32>
+}
+
+// -----
+
+// A run inside a row reduction ends where an op reads it: the product
+// the reduce_sum reads is the nested region's result (stored once, read by
+// the reduction and by the region after it). The tail after the reduction
+// is an elementwise region of its own.
+// CHECK-LABEL: func.func @runs_in_row_reduction
+// CHECK:         %[[F:.+]]:2 = llmc.fused row_reduction
+// CHECK-NEXT:    ^bb0
+// CHECK-NEXT:      %[[R1:.+]] = llmc.fused elementwise
+// CHECK-NEXT:      ^bb0
+// CHECK-NEXT:        llmc.broadcast
+// CHECK-NEXT:        llmc.mul
+// CHECK-NEXT:        llmc.yield
+// CHECK-NEXT:      }
+// CHECK-NEXT:      %[[S:.+]] = llmc.reduce_sum %[[R1]]
+// CHECK-NEXT:      llmc.yield %[[R1]], %[[S]]
+// CHECK-NEXT:    }
+// CHECK-NEXT:    llmc.fused elementwise (%[[F]]#1, %{{.+}}, %[[F]]#0)
+// REPORT: fusion of @runs_in_row_reduction: kernels 6 -> 2, regions 1 elementwise, 1 row_reduction, 0 matmul_epilogue, 0 classifier_loss (with 1 elementwise runs nested in them)
+func.func @runs_in_row_reduction(%x: tensor<8x64xf32>, %g: tensor<64xf32>) -> tensor<8x64xf32> {
+  %gb = llmc.broadcast %g dims [1] : tensor<64xf32> -> tensor<8x64xf32>
+  %d = llmc.mul %x, %gb : tensor<8x64xf32>
+  %s = llmc.reduce_sum %d dims [1] : tensor<8x64xf32> -> tensor<8xf32>
+  %sb = llmc.broadcast %s dims [0] : tensor<8xf32> -> tensor<8x64xf32>
+  %t = llmc.mul %sb, %x : tensor<8x64xf32>
+  %r = llmc.sub %d, %t : tensor<8x64xf32>
+  return %r : tensor<8x64xf32>
 }

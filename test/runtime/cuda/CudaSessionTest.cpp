@@ -275,6 +275,56 @@ TEST_F(CudaKernelCase, Movement) {
     check("concat f32 dim 1", KernelKind::Concat, {{1}, {}}, {&a, &b, &c}, out,
           Tolerance::Exact);
   }
+  // The launch merges contiguous dimensions and moves 16, 8 or 4 bytes at
+  // once where sizes and offsets allow (DeviceKernels.cpp, simplifyMove):
+  // the attention's head transposes, the q/k/v slices, bias broadcasts and
+  // the concat of the q/k/v gradients, and shapes that allow none of it.
+  {
+    Tensor in(DType::BF16, {2, 5, 3, 64}), out(DType::BF16, {2, 3, 5, 64});
+    fillFloat(in);
+    check("transpose bf16 0213 (16-byte rows)", KernelKind::Transpose,
+          {{0, 2, 1, 3}, {}}, {&in}, out, Tolerance::Exact);
+  }
+  {
+    Tensor in(DType::BF16, {4, 6, 24}), out(DType::BF16, {4, 6, 8});
+    fillFloat(in);
+    check("slice bf16 columns 8..16 (16 bytes)", KernelKind::Slice,
+          {{0, 0, 8, 4, 6, 16, 1, 1, 1}, {}}, {&in}, out, Tolerance::Exact);
+  }
+  {
+    Tensor in(DType::BF16, {4, 6, 24}), out(DType::BF16, {4, 6, 5});
+    fillFloat(in);
+    check("slice bf16 columns 3..8 (2 bytes)", KernelKind::Slice,
+          {{0, 0, 3, 4, 6, 8, 1, 1, 1}, {}}, {&in}, out, Tolerance::Exact);
+  }
+  {
+    Tensor in(DType::BF16, {24}), out(DType::BF16, {5, 7, 24});
+    fillFloat(in);
+    check("broadcast bf16 bias (16 bytes)", KernelKind::Broadcast,
+          {{2}, {}}, {&in}, out, Tolerance::Exact);
+  }
+  {
+    Tensor in(DType::F32, {6}), out(DType::F32, {5, 6, 3});
+    fillFloat(in);
+    check("broadcast f32 middle dim", KernelKind::Broadcast, {{1}, {}}, {&in},
+          out, Tolerance::Exact);
+  }
+  {
+    Tensor a(DType::BF16, {3, 4, 8}), b(DType::BF16, {3, 4, 16}),
+        out(DType::BF16, {3, 4, 24});
+    fillFloat(a);
+    fillFloat(b);
+    check("concat bf16 dim 2 (16 bytes)", KernelKind::Concat, {{2}, {}},
+          {&a, &b}, out, Tolerance::Exact);
+  }
+  {
+    Tensor a(DType::BF16, {3, 4, 3}), b(DType::BF16, {3, 4, 5}),
+        out(DType::BF16, {3, 4, 8});
+    fillFloat(a);
+    fillFloat(b);
+    check("concat bf16 dim 2 (odd columns)", KernelKind::Concat, {{2}, {}},
+          {&a, &b}, out, Tolerance::Exact);
+  }
 }
 
 TEST_F(CudaKernelCase, Reductions) {
@@ -454,6 +504,24 @@ TEST_F(CudaKernelCase, Composites) {
       Tensor out2(type, {2, 3, 8, 16});
       check("rope" + suffix, KernelKind::Rope, {{}, {500000.0}}, {&x}, out2,
             Tolerance::Double);
+    }
+    // Rows of 1024 and more take a block per row with one online pass
+    // (LongRowKernelsSource.cpp): with 16-byte loads (lengths 2048, 4096)
+    // and without (1027, not a multiple of 4 or 8). Same tolerance as the
+    // warp kernels: double accumulation, one rounding.
+    for (int64_t length : {1027, 2048, 4096}) {
+      Tensor x(type, {3, length}), out(type, {3, length});
+      fillFloat(x, -30, 30);
+      check("softmax long rows " + std::to_string(length) + suffix,
+            KernelKind::Softmax, {{1}, {}}, {&x}, out, Tolerance::Double);
+      Tensor logits(type, {2, 3, length}), targets(DType::I32, {2, 3});
+      fillFloat(logits, -20, 20);
+      fillInt(targets, 0, length - 1);
+      std::memcpy(targets.host.data(), "\xff\xff\xff\xff", 4); // ignored
+      Tensor loss(DType::F32, {});
+      check("cross_entropy long rows " + std::to_string(length) + suffix,
+            KernelKind::CrossEntropy, {{0, 1, -1}, {}}, {&logits, &targets},
+            loss, Tolerance::Double);
     }
     for (int64_t reduction : {0, 1, 2}) {
       Tensor logits(type, {4, 6, 30}), targets(DType::I32, {4, 6});

@@ -1,0 +1,182 @@
+//===- LongRowKernelsSource.cpp - CUDA C++ of softmax and cross-entropy
+//                                over long rows ------------------------===//
+//
+// The classifier's rows are a vocabulary long (GPT-2: 50304 logits per
+// position, 16384 positions per step). The row composites of
+// deviceKernelSource() give a row one warp and read it three times; here a
+// row gets a block of 256 threads, is read with 16-byte loads where the
+// row length and the pointers allow, and its max and sum of exponentials
+// come from one online pass (the running sum is rescaled when the running
+// max grows, in double), so softmax reads a row twice and cross-entropy
+// once. Appended to the device unit after deviceKernelSource() (whose
+// helpers it uses: loadValue, storeValue, negativeInfinity). Chosen by
+// DeviceKernels.cpp for contiguous rows of 1024 elements and more.
+//
+// Numerics: everything in double and one rounding to the result type, as
+// the warp kernels and the CPU; only the order of the double operations
+// differs (the online rescaling), which the rounding to f32 or bf16 hides
+// but for rare last-bit ties (CudaKernelCase.LongRows states the bound).
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/cuda/DeviceKernels.h"
+
+namespace llmc::rt::cuda {
+
+const char *longRowKernelSource() {
+  return R"cuda(
+// ---- Long rows: a block per row, one online pass --------------------------
+
+#define LLMC_LONG_ROW_THREADS 256
+
+// V consecutive elements moved by one load (16 bytes when V * sizeof(T) is).
+template <typename T, int V> struct __align__(sizeof(T) * V) RowPack {
+  T v[V];
+};
+
+// The running (max, sum of exp(x - max)) of a row takes element x. An
+// element of -inf adds nothing (a masked logit), as exp(-inf - max) = 0.
+__device__ __forceinline__ void takeElement(double &m, double &s, double x) {
+  if (x == negativeInfinity())
+    return;
+  if (x > m) {
+    s = s * exp(m - x) + 1.0;
+    m = x;
+  } else {
+    s += exp(x - m);
+  }
+}
+
+// Two partial (max, sum) pairs as one.
+__device__ __forceinline__ void combineMaxSum(double &m, double &s, double m2,
+                                              double s2) {
+  double top = fmax(m, m2);
+  double a = m == negativeInfinity() ? 0.0 : s * exp(m - top);
+  double b = m2 == negativeInfinity() ? 0.0 : s2 * exp(m2 - top);
+  m = top;
+  s = a + b;
+}
+
+// The block's (max, sum), in every thread. The combination order is fixed
+// (the shuffle tree, then warp 0 over the warps), so results repeat.
+__device__ void blockMaxSum(double &m, double &s) {
+  __shared__ double maxes[LLMC_LONG_ROW_THREADS / 32];
+  __shared__ double sums[LLMC_LONG_ROW_THREADS / 32];
+  for (int offset = 16; offset > 0; offset /= 2) {
+    double m2 = __shfl_xor_sync(0xffffffffu, m, offset);
+    double s2 = __shfl_xor_sync(0xffffffffu, s, offset);
+    combineMaxSum(m, s, m2, s2);
+  }
+  int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  if (lane == 0) {
+    maxes[warp] = m;
+    sums[warp] = s;
+  }
+  __syncthreads();
+  if (warp == 0) {
+    int warps = blockDim.x / 32;
+    m = lane < warps ? maxes[lane] : negativeInfinity();
+    s = lane < warps ? sums[lane] : 0.0;
+    for (int offset = 16; offset > 0; offset /= 2) {
+      double m2 = __shfl_xor_sync(0xffffffffu, m, offset);
+      double s2 = __shfl_xor_sync(0xffffffffu, s, offset);
+      combineMaxSum(m, s, m2, s2);
+    }
+    if (lane == 0) {
+      maxes[0] = m;
+      sums[0] = s;
+    }
+  }
+  __syncthreads();
+  m = maxes[0];
+  s = sums[0];
+}
+
+// The (max, sum) of one row of `length` elements.
+template <typename T, int V>
+__device__ void rowMaxSum(const T *in, long long length, double &m, double &s) {
+  m = negativeInfinity();
+  s = 0.0;
+  const long long packs = length / V;
+  const RowPack<T, V> *inPacks = (const RowPack<T, V> *)in;
+  for (long long p = threadIdx.x; p < packs; p += blockDim.x) {
+    RowPack<T, V> pack = inPacks[p];
+#pragma unroll
+    for (int k = 0; k < V; ++k)
+      takeElement(m, s, (double)loadValue(pack.v[k]));
+  }
+  for (long long i = packs * V + threadIdx.x; i < length; i += blockDim.x)
+    takeElement(m, s, (double)loadValue(in[i]));
+  blockMaxSum(m, s);
+}
+
+// Softmax over contiguous rows: block r takes row r.
+template <typename T, int V>
+__device__ void softmaxLongRows(const T *x, T *y, long long length) {
+  const T *in = x + (long long)blockIdx.x * length;
+  T *out = y + (long long)blockIdx.x * length;
+  double m, s;
+  rowMaxSum<T, V>(in, length, m, s);
+  const long long packs = length / V;
+  const RowPack<T, V> *inPacks = (const RowPack<T, V> *)in;
+  RowPack<T, V> *outPacks = (RowPack<T, V> *)out;
+  for (long long p = threadIdx.x; p < packs; p += blockDim.x) {
+    RowPack<T, V> pack = inPacks[p], result;
+#pragma unroll
+    for (int k = 0; k < V; ++k)
+      result.v[k] = storeValue<T>(exp((double)loadValue(pack.v[k]) - m) / s);
+    outPacks[p] = result;
+  }
+  for (long long i = packs * V + threadIdx.x; i < length; i += blockDim.x)
+    out[i] = storeValue<T>(exp((double)loadValue(in[i]) - m) / s);
+}
+
+// Cross-entropy, pass 1 over long rows: the loss of each position into
+// `losses` (double), as crossEntropyRows.
+template <typename T, typename I, int V>
+__device__ void crossEntropyLongRows(const T *logits, const I *targets,
+                                     double *losses, long long vocab,
+                                     int hasIgnore, long long ignoreIndex) {
+  const long long row = blockIdx.x;
+  const long long target = (long long)targets[row];
+  if (hasIgnore && target == ignoreIndex) {
+    if (threadIdx.x == 0)
+      losses[row] = 0.0;
+    return;
+  }
+  const T *in = logits + row * vocab;
+  double m, s;
+  rowMaxSum<T, V>(in, vocab, m, s);
+  if (threadIdx.x == 0) {
+    if (target < 0 || target >= vocab)
+      losses[row] = __longlong_as_double(0x7ff8000000000000ll);
+    else
+      losses[row] = m + log(s) - (double)loadValue(in[target]);
+  }
+}
+
+#define LLMC_LONG_ROW_KERNELS(T, SUFFIX, V, VEC)                               \
+  extern "C" __global__ void llmc_softmax_##SUFFIX##_long##VEC(                \
+      const T *x, T *y, long long length) {                                    \
+    softmaxLongRows<T, V>(x, y, length);                                       \
+  }                                                                            \
+  extern "C" __global__ void llmc_cross_entropy_rows_##SUFFIX##_i32_long##VEC( \
+      const T *logits, const int *targets, double *losses, long long vocab,    \
+      int hasIgnore, long long ignoreIndex) {                                  \
+    crossEntropyLongRows<T, int, V>(logits, targets, losses, vocab,            \
+                                    hasIgnore, ignoreIndex);                   \
+  }                                                                            \
+  extern "C" __global__ void llmc_cross_entropy_rows_##SUFFIX##_i64_long##VEC( \
+      const T *logits, const long long *targets, double *losses,               \
+      long long vocab, int hasIgnore, long long ignoreIndex) {                 \
+    crossEntropyLongRows<T, long long, V>(logits, targets, losses, vocab,      \
+                                          hasIgnore, ignoreIndex);             \
+  }
+
+LLMC_LONG_ROW_KERNELS(float, f32, 1, )
+LLMC_LONG_ROW_KERNELS(float, f32, 4, _vec)
+LLMC_LONG_ROW_KERNELS(Bf16, bf16, 1, )
+LLMC_LONG_ROW_KERNELS(Bf16, bf16, 8, _vec)
+)cuda";
+}
+
+} // namespace llmc::rt::cuda
