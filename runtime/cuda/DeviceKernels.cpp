@@ -33,17 +33,6 @@ struct StridedMove {
   long long count;
 };
 
-struct ReducePlan {
-  int keptRank;
-  long long keptSizes[kMaxRank];
-  long long keptStrides[kMaxRank];
-  int reducedRank;
-  long long reducedSizes[kMaxRank];
-  long long reducedStrides[kMaxRank];
-  long long reduceCount;
-  long long outputCount;
-};
-
 Shape rowMajorStrides(const Shape &shape) {
   Shape strides(shape.size(), 1);
   for (size_t d = shape.size(); d-- > 1;)
@@ -224,14 +213,14 @@ Status CudaKernels::prepare(KernelKind kind, const KernelAttrs &attrs,
   return reserveScratch(choice.scratchBytes);
 }
 
-Status CudaKernels::launchPrimitive(const std::string &entry, unsigned blocks,
+Status CudaKernels::launchPrimitive(const std::string &entry, dim3 blocks,
                                     unsigned threads, size_t sharedBytes,
                                     std::vector<void *> &args,
                                     cudaStream_t stream) {
   cudaKernel_t kernel;
   LLMC_RETURN_IF_ERROR(primitives_->kernel(entry, kernel));
   LLMC_CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void *>(kernel),
-                                   dim3(blocks), dim3(threads), args.data(),
+                                   blocks, dim3(threads), args.data(),
                                    sharedBytes, stream),
                   "launching " + entry);
   LLMC_CUDA_CHECK(cudaGetLastError(), "launching " + entry);
@@ -456,61 +445,8 @@ Status CudaKernels::launch(KernelKind kind, const KernelAttrs &attrs,
   }
   case KernelKind::ReduceSum:
   case KernelKind::ReduceMax:
-  case KernelKind::ReduceMean: {
-    const TensorRef &in = inputs[0];
-    std::vector<bool> reduced(in.shape.size(), false);
-    for (int64_t d : attrs.ints)
-      reduced[d] = true;
-    ReducePlan plan{};
-    plan.reduceCount = 1;
-    plan.outputCount = 1;
-    Shape strides = rowMajorStrides(in.shape);
-    for (size_t d = 0; d < in.shape.size(); ++d) {
-      if (reduced[d]) {
-        plan.reducedSizes[plan.reducedRank] = in.shape[d];
-        plan.reducedStrides[plan.reducedRank++] = strides[d];
-        plan.reduceCount *= in.shape[d];
-      } else {
-        plan.keptSizes[plan.keptRank] = in.shape[d];
-        plan.keptStrides[plan.keptRank++] = strides[d];
-        plan.outputCount *= in.shape[d];
-      }
-    }
-    int reduceKind = kind == KernelKind::ReduceSum   ? 0
-                     : kind == KernelKind::ReduceMax ? 1
-                                                     : 2;
-    const void *source = in.data;
-    void *result = out->data;
-    // One block per output fills the GPU when there are many outputs; a
-    // few long reductions (a whole gradient's sum of squares: one output of
-    // 38M elements) are split over blocks in two passes instead. Measured on
-    // the H200, GPT-2 124M: the one-pass kernel spent 267 ms of a 668 ms step
-    // on the optimizer's 148 full reductions.
-    int64_t wanted = static_cast<int64_t>(multiprocessors_) * 4;
-    if (plan.outputCount < wanted && plan.reduceCount >= 16384) {
-      long long chunks = std::min<int64_t>(
-          {1024, (wanted + plan.outputCount - 1) / plan.outputCount,
-           (plan.reduceCount + 4095) / 4096});
-      LLMC_RETURN_IF_ERROR(reserveScratch(
-          static_cast<size_t>(plan.outputCount * chunks) * sizeof(double)));
-      void *partials = scratch_;
-      long long count = plan.reduceCount;
-      std::vector<void *> first = {&source, &partials, &plan, &reduceKind,
-                                   &chunks};
-      LLMC_RETURN_IF_ERROR(launchPrimitive(
-          entries[1], static_cast<unsigned>(plan.outputCount * chunks), 256, 0,
-          first, stream));
-      std::vector<void *> second = {&partials, &result, &chunks, &count,
-                                    &reduceKind};
-      return launchPrimitive(entries[2],
-                             static_cast<unsigned>(plan.outputCount), 256, 0,
-                             second, stream);
-    }
-    std::vector<void *> args = {&source, &result, &plan, &reduceKind};
-    unsigned blocks = static_cast<unsigned>(std::min<int64_t>(
-        plan.outputCount, static_cast<int64_t>(multiprocessors_) * 64));
-    return launchPrimitive(entries[0], blocks, 256, 0, args, stream);
-  }
+  case KernelKind::ReduceMean:
+    return launchReduction(kind, entries, attrs.ints, inputs[0], *out, stream);
   case KernelKind::Gather:
   case KernelKind::Embedding: {
     const TensorRef &in = inputs[0], &indices = inputs[1];

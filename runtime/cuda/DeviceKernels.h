@@ -42,6 +42,9 @@ const char *moeKernelSource();
 /// Softmax and cross-entropy over long rows, a block per row
 /// (LongRowKernelsSource.cpp); it uses helpers of deviceKernelSource().
 const char *longRowKernelSource();
+/// The row and column reductions (ReduceKernelsSource.cpp); they use
+/// helpers of deviceKernelSource().
+const char *reduceKernelSource();
 /// The CUDA C++ of flash attention forward and backward
 /// (FlashAttentionSource.cpp); it uses helpers of deviceKernelSource().
 const char *flashAttentionSource();
@@ -50,7 +53,8 @@ const char *flashAttentionSource();
 /// sources above.
 const char *flashAttentionTensorCoreSource();
 /// The one NVRTC unit of the non-elementwise kernels: deviceKernelSource()
-/// followed by moeKernelSource(), longRowKernelSource(), flashAttentionSource() and
+/// followed by reduceKernelSource(), moeKernelSource(),
+/// longRowKernelSource(), flashAttentionSource() and
 /// flashAttentionTensorCoreSource().
 std::string deviceKernelUnit();
 
@@ -105,10 +109,16 @@ private:
                  const std::vector<TensorRef> &outputs, KernelChoice &choice);
   Status elementwise(const ElementwiseSignature &signature, Elementwise *&unit);
   Status reserveScratch(size_t bytes);
-  Status launchPrimitive(const std::string &entry, unsigned blocks,
+  Status launchPrimitive(const std::string &entry, dim3 blocks,
                          unsigned threads, size_t sharedBytes,
                          std::vector<void *> &args, cudaStream_t stream);
   unsigned gridFor(int64_t items, unsigned threads) const;
+  /// ReduceSum/Max/Mean through `entries` of the selection, on the path
+  /// planReduceLaunch picks (ReduceKernels.cpp).
+  Status launchReduction(KernelKind kind,
+                         const std::vector<std::string> &entries,
+                         const std::vector<int64_t> &dims, const TensorRef &in,
+                         const TensorRef &out, cudaStream_t stream);
 
   NvrtcOptions nvrtc_;
   std::unique_ptr<CudaLibrary> primitives_;

@@ -485,8 +485,8 @@ LLMC_FLASH_HEAD_DIMS(Bf16, bf16)
 }
 
 std::string deviceKernelUnit() {
-  return std::string(deviceKernelSource()) + moeKernelSource() +
-         longRowKernelSource() + flashAttentionSource() +
+  return std::string(deviceKernelSource()) + reduceKernelSource() +
+         moeKernelSource() + longRowKernelSource() + flashAttentionSource() +
          flashAttentionTensorCoreSource();
 }
 

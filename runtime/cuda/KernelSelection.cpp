@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/cuda/KernelSelection.h"
+#include "runtime/cuda/ReduceKernels.h"
 
 #include "runtime/Sharding.h"
 
@@ -232,10 +233,32 @@ Status selectKernel(KernelKind kind, const KernelAttrs &attrs,
       return refuse("reductions cover f32 and bf16 inputs and results");
     if (inputs[0].rank() > kMaxRank)
       return refuse("ranks above 8 are not supported");
-    // The one-pass kernel, and the two passes of the split reduction
-    // (DeviceKernels.cpp decides which by the shape).
-    return runs({"llmc_reduce_" + in + "_" + out, "llmc_reduce_partial_" + in,
-                 "llmc_reduce_finish_" + out});
+    for (size_t i = 0; i < attrs.ints.size(); ++i)
+      if (attrs.ints[i] < 0 || attrs.ints[i] >= inputs[0].rank() ||
+          (i > 0 && attrs.ints[i] <= attrs.ints[i - 1]))
+        return refuse("expected strictly increasing dims in [0, " +
+                      std::to_string(inputs[0].rank()) + ")");
+    // The path from the shape (ReduceKernels.h); the vector and scalar
+    // entries of rows and columns both, the launch takes the vector one
+    // when the input is aligned.
+    ReduceLaunch launch =
+        planReduceLaunch(inputs[0].shape, attrs.ints, inputs[0].dtype);
+    choice.scratchBytes = launch.scratchBytes;
+    std::string types = in + "_" + out;
+    switch (launch.path) {
+    case ReduceLaunch::Path::Rows:
+      return runs(
+          {"llmc_reduce_rows_vec_" + types, "llmc_reduce_rows_" + types});
+    case ReduceLaunch::Path::Columns:
+      return runs({"llmc_reduce_columns_vec_" + types,
+                   "llmc_reduce_columns_" + types,
+                   "llmc_reduce_columns_finish_" + out});
+    case ReduceLaunch::Path::Split:
+      return runs({"llmc_reduce_partial_" + in, "llmc_reduce_finish_" + out});
+    case ReduceLaunch::Path::General:
+      break;
+    }
+    return runs({"llmc_reduce_" + types});
   }
   case KernelKind::Matmul: {
     LLMC_RETURN_IF_ERROR(expect(2, 2, 2, 0));

@@ -13,9 +13,11 @@
 #include "runtime/cuda/ElementwiseKernels.h"
 #include "runtime/cuda/KernelSelection.h"
 #include "runtime/cuda/Nvrtc.h"
+#include "runtime/cuda/ReduceKernels.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -225,6 +227,112 @@ TEST(CudaNvrtcCompile, FlashAttentionSelectsTensorCoresForBf16) {
             (Entries{"llmc_flash_attention_forward_f32_d64"}));
   EXPECT_EQ(entriesOf(KernelKind::Attention, DType::BF16, 48),
             (Entries{"llmc_flash_attention_forward_bf16_d64"}));
+}
+
+/// Reductions take their path from the shape alone: GPT-2 124M's per-row
+/// statistics the row kernel, its bias and norm-parameter gradients and the
+/// position-embedding gradient the column kernel (with the chunking, hence
+/// the order of the sums, fixed by the shape), the optimizer's whole-tensor
+/// sums the split kernel, anything else the general one.
+TEST(CudaNvrtcCompile, ReductionsTakeTheRowAndColumnPaths) {
+  using Path = ReduceLaunch::Path;
+  auto entriesOf = [](DType in, DType out, const Shape &shape,
+                      std::vector<int64_t> dims, size_t &scratch) {
+    Shape result;
+    for (size_t d = 0; d < shape.size(); ++d)
+      if (std::find(dims.begin(), dims.end(), static_cast<int64_t>(d)) ==
+          dims.end())
+        result.push_back(shape[d]);
+    KernelChoice choice;
+    Status status = selectKernel(KernelKind::ReduceSum, {dims, {}},
+                                 {{nullptr, in, shape}},
+                                 {{nullptr, out, result}}, choice);
+    EXPECT_TRUE(status.isOk()) << status.toString();
+    scratch = choice.scratchBytes;
+    return choice.entries;
+  };
+  using Entries = std::vector<std::string>;
+  size_t scratch = 0;
+
+  // Rows: [16, 1024, 768] over the last dimension.
+  ReduceLaunch rows = planReduceLaunch({16, 1024, 768}, {2}, DType::F32);
+  EXPECT_EQ(rows.path, Path::Rows);
+  EXPECT_EQ(rows.outer, 16 * 1024);
+  EXPECT_EQ(rows.length, 768);
+  EXPECT_EQ(rows.vector, 4);
+  EXPECT_EQ(entriesOf(DType::F32, DType::F32, {16, 1024, 768}, {2}, scratch),
+            (Entries{"llmc_reduce_rows_vec_f32_f32", "llmc_reduce_rows_f32_f32"}));
+  EXPECT_EQ(scratch, 0u);
+
+  // Columns: [16, 1024, 3072] bf16 over the first two dimensions: 12 tiles
+  // of 256 columns, 86 chunks of 191 rows, double partials.
+  ReduceLaunch columns =
+      planReduceLaunch({16, 1024, 3072}, {0, 1}, DType::BF16);
+  EXPECT_EQ(columns.path, Path::Columns);
+  EXPECT_EQ(columns.outer, 1);
+  EXPECT_EQ(columns.length, 16 * 1024);
+  EXPECT_EQ(columns.inner, 3072);
+  EXPECT_EQ(columns.vector, 8);
+  EXPECT_EQ(columns.rowsPerChunk, 191);
+  EXPECT_EQ(columns.chunks, 86);
+  EXPECT_EQ(entriesOf(DType::BF16, DType::BF16, {16, 1024, 3072}, {0, 1},
+                      scratch),
+            (Entries{"llmc_reduce_columns_vec_bf16_bf16",
+                     "llmc_reduce_columns_bf16_bf16",
+                     "llmc_reduce_columns_finish_bf16"}));
+  EXPECT_EQ(scratch, 86u * 3072u * sizeof(double));
+  // f32 [16, 1024, 768]: 6 tiles of 128 columns, 171 chunks of 96 rows.
+  columns = planReduceLaunch({16, 1024, 768}, {0, 1}, DType::F32);
+  EXPECT_EQ(columns.path, Path::Columns);
+  EXPECT_EQ(columns.rowsPerChunk, 96);
+  EXPECT_EQ(columns.chunks, 171);
+  // The position-embedding gradient, [16, 1024 * 768] over dim 0: 3072
+  // tiles already fill the GPU, one chunk, no partials.
+  columns = planReduceLaunch({16, 1024, 768}, {0}, DType::BF16);
+  EXPECT_EQ(columns.path, Path::Columns);
+  EXPECT_EQ(columns.length, 16);
+  EXPECT_EQ(columns.inner, 1024 * 768);
+  EXPECT_EQ(columns.chunks, 1);
+  EXPECT_EQ(columns.scratchBytes, 0u);
+  // A kept leading dimension: [3, 50, 40] over dim 1.
+  columns = planReduceLaunch({3, 50, 40}, {1}, DType::F32);
+  EXPECT_EQ(columns.path, Path::Columns);
+  EXPECT_EQ(columns.outer, 3);
+  EXPECT_EQ(columns.length, 50);
+  EXPECT_EQ(columns.inner, 40);
+
+  // Split: the optimizer's sum of squares of a whole weight; the chunks of
+  // before (528 blocks wanted on the H200's 132 multiprocessors).
+  ReduceLaunch split = planReduceLaunch({768, 3072}, {0, 1}, DType::F32);
+  EXPECT_EQ(split.path, Path::Split);
+  EXPECT_EQ(split.chunks, 528);
+  EXPECT_EQ(entriesOf(DType::F32, DType::F32, {768, 3072}, {0, 1}, scratch),
+            (Entries{"llmc_reduce_partial_f32", "llmc_reduce_finish_f32"}));
+  EXPECT_EQ(scratch, 528u * sizeof(double));
+
+  // General: reduced dimensions around a kept one, narrow columns, an
+  // empty reduction.
+  for (auto [shape, dims] :
+       {std::pair<Shape, std::vector<int64_t>>{{8, 3, 9}, {0, 2}},
+        {{100, 5}, {0}},
+        {{0, 40}, {0}}}) {
+    EXPECT_EQ(planReduceLaunch(shape, dims, DType::F32).path, Path::General)
+        << formatShape(shape);
+    EXPECT_EQ(entriesOf(DType::F32, DType::F32, shape, dims, scratch),
+              (Entries{"llmc_reduce_f32_f32"}));
+  }
+  // Size-1 dimensions drop out: [500, 1] over dim 0 is one row of 500.
+  EXPECT_EQ(planReduceLaunch({500, 1}, {0}, DType::F32).path, Path::Rows);
+
+  // Dims out of order or range are refused, not planned.
+  KernelChoice choice;
+  Status bad = selectKernel(KernelKind::ReduceSum, {{2}, {}},
+                            {{nullptr, DType::F32, {4, 5}}},
+                            {{nullptr, DType::F32, {4}}}, choice);
+  EXPECT_FALSE(bad.isOk());
+  EXPECT_NE(bad.toString().find("expected strictly increasing dims in [0, 2)"),
+            std::string::npos)
+      << bad.toString();
 }
 
 /// A dump of one kernel is readable: one statement per line, named values.
