@@ -47,7 +47,17 @@ LogicalResult RmsNormOp::verify() {
 }
 
 LogicalResult SoftmaxOp::verify() {
-  if (failed(expectType(*this, "result", getType(), getInput().getType())))
+  // The result has the input's type, or the input's shape in f32 when the
+  // input is bf16 or f16: llmc-fuse folds a widening cast into the softmax
+  // that reads it (the loss gradient's softmax of the bf16 logits), which
+  // changes nothing numerically (the softmax computes in double).
+  auto inType = cast<RankedTensorType>(getInput().getType());
+  bool widened = getType().getShape() == inType.getShape() &&
+                 getType().getElementType().isF32() &&
+                 (inType.getElementType().isBF16() ||
+                  inType.getElementType().isF16());
+  if (!widened &&
+      failed(expectType(*this, "result", getType(), getInput().getType())))
     return failure();
   return expectDimInRange(*this, "dim", static_cast<int64_t>(getDim()),
                           getType().getRank());

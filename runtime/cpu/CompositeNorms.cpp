@@ -118,7 +118,11 @@ Status cpuSoftmax(const KernelArgs &args) {
   LLMC_RETURN_IF_ERROR(args.expectAttrs(1, 0));
   const TensorRef &x = args.inputs[0], &y = args.outputs[0];
   LLMC_RETURN_IF_ERROR(expectFloat(args, "input", x));
-  LLMC_RETURN_IF_ERROR(expectSameType(args, "result", y, x));
+  // The result is x's type, or f32 of x's shape (a widening cast folded in).
+  if (y.dtype == DType::F32 && x.dtype != DType::F32)
+    LLMC_RETURN_IF_ERROR(expectShape(args, "result", y, x.shape));
+  else
+    LLMC_RETURN_IF_ERROR(expectSameType(args, "result", y, x));
   const int64_t dim = args.attrs.ints[0];
   if (dim < 0 || dim >= x.rank())
     return args.error("expected dim in [0, " + std::to_string(x.rank()) +

@@ -238,13 +238,14 @@ constexpr unsigned kLongRowThreads = 256;
 /// keep the warp-per-row entry.
 std::string longRowEntry(const std::string &entry, long long inner,
                          long long length, size_t bytes,
-                         std::initializer_list<const void *> pointers) {
+                         std::initializer_list<const void *> pointers,
+                         unsigned alignment = 16) {
   if (inner != 1 || length < 1024 || (bytes != 4 && bytes != 2))
     return "";
   long long perLoad = 16 / static_cast<long long>(bytes);
   bool vec = length % perLoad == 0;
   for (const void *p : pointers)
-    vec = vec && reinterpret_cast<uintptr_t>(p) % 16 == 0;
+    vec = vec && reinterpret_cast<uintptr_t>(p) % alignment == 0;
   return entry + "_long" + (vec ? "_vec" : "");
 }
 
@@ -581,8 +582,11 @@ Status CudaKernels::launch(KernelKind kind, const KernelAttrs &attrs,
               inner = view.inner;
     const void *source = x.data;
     void *result = out->data;
-    if (std::string entry = longRowEntry(entries[0], inner, length,
-                                         dtypeSize(x.dtype), {source, result});
+    // A widened result (bf16 in, f32 out) moves 32 bytes per vector store.
+    bool widened = out->dtype != x.dtype;
+    if (std::string entry = longRowEntry(
+            entries[0], inner, length, dtypeSize(x.dtype), {source, result},
+            widened ? 32u : 16u);
         !entry.empty()) {
       std::vector<void *> args = {&source, &result, &length};
       return launchPrimitive(entry, static_cast<unsigned>(rows),

@@ -469,8 +469,10 @@ __device__ void layerNorm(const T *x, const P *gamma, const P *beta, T *y,
 
 // Softmax along a dimension viewed as [outer, length, inner]: row r is
 // elements offset + s * inner.
-template <typename T>
-__device__ void softmax(const T *x, T *y, long long rows, long long length,
+// U is the result type: T, or f32 for bf16 input (a widening cast folded
+// into the softmax by llmc-fuse).
+template <typename T, typename U = T>
+__device__ void softmax(const T *x, U *y, long long rows, long long length,
                         long long inner) {
   long long row = warpRow();
   if (row >= rows)
@@ -486,7 +488,7 @@ __device__ void softmax(const T *x, T *y, long long rows, long long length,
   sum = warpSum(sum);
   for (long long s = lane(); s < length; s += 32)
     y[offset + s * inner] =
-        storeValue<T>(exp((double)loadValue(x[offset + s * inner]) - max) / sum);
+        storeValue<U>(exp((double)loadValue(x[offset + s * inner]) - max) / sum);
 }
 
 // Cross-entropy, pass 1: the loss of each position (max + log sum exp -
@@ -615,6 +617,12 @@ __device__ void rope(const T *x, const I *positions, T *out, long long rows,
 
 LLMC_COMPOSITE_KERNELS(float, f32)
 LLMC_COMPOSITE_KERNELS(Bf16, bf16)
+extern "C" __global__ void llmc_softmax_bf16_f32(const Bf16 *x, float *y,
+                                                 long long rows,
+                                                 long long length,
+                                                 long long inner) {
+  softmax<Bf16, float>(x, y, rows, length, inner);
+}
 
 // The norms per (input, gamma) type pair: llmc_layer_norm_<x>_<gamma>.
 #define LLMC_NORM_KERNELS(T, P, SUFFIX)                                        \

@@ -339,8 +339,10 @@ Status selectKernel(KernelKind kind, const KernelAttrs &attrs,
   case KernelKind::Softmax: {
     LLMC_RETURN_IF_ERROR(expect(1, 1, 1, 0));
     std::string suffix = floatSuffix(inputs[0].dtype);
+    if (inputs[0].dtype == DType::BF16 && outputs[0].dtype == DType::F32)
+      return runs({"llmc_softmax_bf16_f32"});
     if (suffix.empty() || outputs[0].dtype != inputs[0].dtype)
-      return refuse("softmax covers f32 and bf16");
+      return refuse("softmax covers f32 and bf16, and bf16 to f32");
     return runs({"llmc_softmax_" + suffix});
   }
   case KernelKind::Attention: {

@@ -109,25 +109,27 @@ __device__ void rowMaxSum(const T *in, long long length, double &m, double &s) {
   blockMaxSum(m, s);
 }
 
-// Softmax over contiguous rows: block r takes row r.
-template <typename T, int V>
-__device__ void softmaxLongRows(const T *x, T *y, long long length) {
+// Softmax over contiguous rows: block r takes row r. U is the result type
+// (T, or f32 for bf16 input).
+template <typename T, typename U, int V>
+__device__ void softmaxLongRows(const T *x, U *y, long long length) {
   const T *in = x + (long long)blockIdx.x * length;
-  T *out = y + (long long)blockIdx.x * length;
+  U *out = y + (long long)blockIdx.x * length;
   double m, s;
   rowMaxSum<T, V>(in, length, m, s);
   const long long packs = length / V;
   const RowPack<T, V> *inPacks = (const RowPack<T, V> *)in;
-  RowPack<T, V> *outPacks = (RowPack<T, V> *)out;
+  RowPack<U, V> *outPacks = (RowPack<U, V> *)out;
   for (long long p = threadIdx.x; p < packs; p += blockDim.x) {
-    RowPack<T, V> pack = inPacks[p], result;
+    RowPack<T, V> pack = inPacks[p];
+    RowPack<U, V> result;
 #pragma unroll
     for (int k = 0; k < V; ++k)
-      result.v[k] = storeValue<T>(exp((double)loadValue(pack.v[k]) - m) / s);
+      result.v[k] = storeValue<U>(exp((double)loadValue(pack.v[k]) - m) / s);
     outPacks[p] = result;
   }
   for (long long i = packs * V + threadIdx.x; i < length; i += blockDim.x)
-    out[i] = storeValue<T>(exp((double)loadValue(in[i]) - m) / s);
+    out[i] = storeValue<U>(exp((double)loadValue(in[i]) - m) / s);
 }
 
 // Cross-entropy, pass 1 over long rows: the loss of each position into
@@ -157,7 +159,7 @@ __device__ void crossEntropyLongRows(const T *logits, const I *targets,
 #define LLMC_LONG_ROW_KERNELS(T, SUFFIX, V, VEC)                               \
   extern "C" __global__ void llmc_softmax_##SUFFIX##_long##VEC(                \
       const T *x, T *y, long long length) {                                    \
-    softmaxLongRows<T, V>(x, y, length);                                       \
+    softmaxLongRows<T, T, V>(x, y, length);                                    \
   }                                                                            \
   extern "C" __global__ void llmc_cross_entropy_rows_##SUFFIX##_i32_long##VEC( \
       const T *logits, const int *targets, double *losses, long long vocab,    \
@@ -176,6 +178,17 @@ LLMC_LONG_ROW_KERNELS(float, f32, 1, )
 LLMC_LONG_ROW_KERNELS(float, f32, 4, _vec)
 LLMC_LONG_ROW_KERNELS(Bf16, bf16, 1, )
 LLMC_LONG_ROW_KERNELS(Bf16, bf16, 8, _vec)
+extern "C" __global__ void llmc_softmax_bf16_f32_long(const Bf16 *x, float *y,
+                                                      long long length) {
+  softmaxLongRows<Bf16, float, 1>(x, y, length);
+}
+// 8 bf16 in (16 bytes), 8 f32 out (32 bytes: the result needs 32-byte
+// alignment, which the launch checks).
+extern "C" __global__ void llmc_softmax_bf16_f32_long_vec(const Bf16 *x,
+                                                          float *y,
+                                                          long long length) {
+  softmaxLongRows<Bf16, float, 8>(x, y, length);
+}
 )cuda";
 }
 

@@ -267,3 +267,16 @@ func.func @shared_broadcast(%x: tensor<8x64xf32>, %s: tensor<f32>) -> (tensor<64
   %a2 = llmc.add %a, %two : tensor<8x64xf32>
   return %r, %a2 : tensor<64xf32>, tensor<8x64xf32>
 }
+
+// -----
+
+// A softmax of a widening cast reads the bf16 values itself (the result
+// stays f32): no f32 copy of the logits is stored.
+// CHECK-LABEL: func.func @softmax_of_cast
+// CHECK-NOT:     llmc.cast
+// CHECK:         llmc.softmax %{{.+}} dim 1 : tensor<4x64xbf16> -> tensor<4x64xf32>
+func.func @softmax_of_cast(%x: tensor<4x64xbf16>) -> tensor<4x64xf32> {
+  %w = llmc.cast %x : tensor<4x64xbf16> -> tensor<4x64xf32>
+  %p = llmc.softmax %w dim 1 : tensor<4x64xf32>
+  return %p : tensor<4x64xf32>
+}

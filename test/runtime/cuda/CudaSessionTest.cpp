@@ -509,6 +509,14 @@ TEST_F(CudaKernelCase, Composites) {
     // (LongRowKernelsSource.cpp): with 16-byte loads (lengths 2048, 4096)
     // and without (1027, not a multiple of 4 or 8). Same tolerance as the
     // warp kernels: double accumulation, one rounding.
+    if (type == DType::BF16)
+      for (int64_t length : {70, 1027, 4096}) {
+        // The widened form (bf16 in, f32 out) llmc-fuse folds a cast into.
+        Tensor x(type, {3, length}), out(DType::F32, {3, length});
+        fillFloat(x, -30, 30);
+        check("softmax bf16 -> f32 " + std::to_string(length),
+              KernelKind::Softmax, {{1}, {}}, {&x}, out, Tolerance::Double);
+      }
     for (int64_t length : {1027, 2048, 4096}) {
       Tensor x(type, {3, length}), out(type, {3, length});
       fillFloat(x, -30, 30);
