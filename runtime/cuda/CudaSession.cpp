@@ -8,6 +8,8 @@
 #include "runtime/cuda/KernelSelection.h"
 #include "runtime/cuda/Nccl.h"
 
+#include <nvtx3/nvToolsExt.h>
+
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -265,13 +267,45 @@ Status CudaSession::joinCollectives(const Command *command) {
 
 /// Enqueues every command of the program on the stream, in order (run()
 /// directly, or under a CUDA graph capture).
+namespace {
+
+/// NVTX ranges for Nsight Systems: one per run of consecutive commands of
+/// one model part ("transformer.h.3.mlp (backward)"), pushed as they are
+/// enqueued. NVTX is header-only and costs a branch when no tool is
+/// attached. A step replayed from a CUDA graph pushes none: profile with
+/// LLMC_CUDA_GRAPH=0 to see them on every step.
+class NvtxParts {
+public:
+  void enter(const std::string &part) {
+    if (open_ && part == part_)
+      return;
+    if (open_)
+      nvtxRangePop();
+    nvtxRangePushA(part.c_str());
+    part_ = part;
+    open_ = true;
+  }
+  ~NvtxParts() {
+    if (open_)
+      nvtxRangePop();
+  }
+
+private:
+  std::string part_;
+  bool open_ = false;
+};
+
+} // namespace
+
 Status CudaSession::enqueueCommands() {
   const RankProgram &rankProgram = program();
   const std::vector<Command> &commands = rankProgram.commands;
   std::vector<TensorRef> inputs, outputs;
   size_t event = 0;
+  NvtxParts nvtx;
   for (size_t index = 0; index < commands.size(); ++index) {
     const Command &command = commands[index];
+    nvtx.enter(command.origin);
     // A later command that touches a collective's bytes waits for it; the
     // others overlap with it.
     LLMC_RETURN_IF_ERROR(wrap(command, joinCollectives(&command)));
