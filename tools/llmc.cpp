@@ -69,6 +69,7 @@ int runCompile(const CompileCommand &options) {
   request.printCost = options.printCost;
   request.fuse = !options.noFuse;
   request.fusionReport = options.fusionReport;
+  request.fusedKernels = fusedKernelsOption(options.fusedKernels);
   request.dumpIr = options.dumpIr;
   Compiled compiled;
   if (int code = compileModule(session, request, compiled))

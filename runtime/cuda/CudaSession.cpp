@@ -107,9 +107,13 @@ Status CudaSession::create(const Executable &executable,
                   "cudaEventCreate");
   //    The choice is selectCommand's, as checkCudaCoverage makes it; in a
   //    multi-process run the collectives go to NCCL instead (an event each
-  //    marks its end for the compute stream).
+  //    marks its end for the compute stream). The commands of a region that
+  //    can only run as one kernel (step 4) never run on their own.
+  std::vector<bool> oneKernel = commandsOfOneKernelRegions(program);
   for (size_t i = 0; i < program.commands.size(); ++i) {
     const Command &command = program.commands[i];
+    if (oneKernel[i])
+      continue;
     if (command.kind == CommandKind::Collective && options.multiProcess) {
       LLMC_CUDA_CHECK(cudaEventCreateWithFlags(&created->collectiveDone_[i],
                                                cudaEventDisableTiming),
@@ -139,6 +143,17 @@ Status CudaSession::create(const Executable &executable,
       continue;
     FusedSource source;
     if (Status status = generateFusedKernel(program, c, source); !status) {
+      // A program compiled for fused kernels gave this region's
+      // intermediates no storage: its commands cannot run one by one.
+      if (regionNeedsOneKernel(program, c))
+        return Status::error(
+            StatusCode::Unimplemented,
+            status.message() +
+                "; but the program was compiled for fused kernels (devices "
+                "= \"cuda\"), so the region's intermediates have no storage "
+                "and it cannot run op by op; compile with --fused-kernels="
+                "false (or devices = \"auto\") until the generator covers "
+                "it");
       created->unfused_.push_back(status.message());
       continue;
     }
@@ -148,6 +163,7 @@ Status CudaSession::create(const Executable &executable,
         created->kernels_->fused(source.source, source.entry, launch.kernel)));
     launch.commands = static_cast<size_t>(command.attrs.ints[0]);
     launch.elements = source.elements;
+    launch.needsOneKernel = regionNeedsOneKernel(program, c);
     created->fused_[c] = launch;
   }
   LLMC_CUDA_CHECK(cudaDeviceSynchronize(), "creating the CUDA session");
@@ -161,6 +177,10 @@ const RankProgram &CudaSession::program() const {
 
 TensorRef CudaSession::slot(int32_t value) const {
   const ValueInfo &info = program().values[value];
+  // No storage (an intermediate of a region that runs as one kernel): no
+  // pointer, never launched on.
+  if (!info.stored())
+    return TensorRef{nullptr, info.dtype, info.shape};
   return TensorRef{arena_ + info.offset, info.dtype, info.shape};
 }
 
@@ -331,11 +351,20 @@ Status CudaSession::run() {
                                             cudaMemcpyDeviceToDevice, stream_),
                             "cudaMemcpyAsync(copy)");
     } else if (auto fused = fused_.find(index);
-               fused != fused_.end() && !check_) {
+               fused != fused_.end() &&
+               (!check_ || fused->second.needsOneKernel)) {
       // The region as one kernel; its commands are skipped (their profile
-      // events are recorded with no work between them).
-      status = kernels_->launchFused(fused->second.kernel,
-                                     fused->second.elements, inputs, outputs,
+      // events are recorded with no work between them). LLMC_CHECK_CPU runs
+      // a region op by op, unless its intermediates have no storage: then
+      // the kernel is checked against the region's commands on the host.
+      if (check_)
+        status = check_->before(inputs, outputs, stream_);
+      if (status)
+        status = kernels_->launchFused(fused->second.kernel,
+                                       fused->second.elements, inputs,
+                                       outputs, stream_);
+      if (status && check_)
+        status = check_->afterRegion(index, rankProgram, inputs, outputs,
                                      stream_);
       for (size_t skip = 0; status && skip < fused->second.commands; ++skip) {
         ++index;

@@ -234,13 +234,18 @@ Status checkSignature(const ElementwiseSignature &sig) {
     // A mask as numbers (1.0 or 0.0): the MoE router's expert counts.
     if (sig.kind == KernelKind::Cast && sig.inputs[i] == DType::I1)
       continue;
-    if (isInteger(sig.inputs[i]) && !integerBody(sig).empty() &&
+    // Integer arithmetic wraps (integerBody); an integer compare is exact.
+    // (A stand-alone integer compare runs the device unit's kernel,
+    // KernelSelection.cpp; this one serves fused regions: the one-hot of
+    // the loss gradient compares an iota with the labels.)
+    if (isInteger(sig.inputs[i]) &&
+        (!integerBody(sig).empty() || sig.kind == KernelKind::Compare) &&
         sig.inputs[i] == sig.inputs[firstValue])
       continue;
     if (!isF32OrBf16(sig.inputs[i]))
       return unsupported(sig, isInteger(sig.inputs[i])
                                   ? "i32 and i64 cover neg, abs, add, sub, "
-                                    "mul, max and min"
+                                    "mul, max, min and compare"
                                   : "only f32, bf16 (and i32, i64 for integer "
                                     "arithmetic) are generated so far");
     if (sig.kind != KernelKind::Cast && sig.inputs[i] != sig.inputs[firstValue])

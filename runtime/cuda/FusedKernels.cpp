@@ -122,6 +122,39 @@ Status generateFusedKernel(const RankProgram &program, size_t markerIndex,
       values[result] = name;
       continue;
     }
+    if (command.kernel == KernelKind::Iota) {
+      // The index along `dim`, as the device unit's iota computes it: exact
+      // in every type for positions below 2^8 (bf16) and 2^24 (f32).
+      if (command.attrs.ints.size() != 1 || command.attrs.ints[0] < 0 ||
+          command.attrs.ints[0] >= static_cast<int64_t>(shape.size()))
+        return refuse(marker, "an iota with a malformed dimension");
+      size_t dim = static_cast<size_t>(command.attrs.ints[0]);
+      std::string position = "((i / " +
+                             std::to_string(stridesOf(shape)[dim]) +
+                             "LL) % " + std::to_string(shape[dim]) + "LL)";
+      std::string value;
+      switch (info.dtype) {
+      case DType::I32:
+        value = "(int)" + position;
+        break;
+      case DType::I64:
+        value = position;
+        break;
+      case DType::F32:
+        value = "(float)" + position;
+        break;
+      case DType::BF16:
+        value = "llmc_float_to_bf16((float)" + position + ")";
+        break;
+      default:
+        return refuse(marker, std::string("an iota of ") +
+                                  dtypeName(info.dtype) + " inside the region");
+      }
+      body << "    const " << elementwiseStorageType(info.dtype) << " " << name
+           << " = " << value << ";\n";
+      values[result] = name;
+      continue;
+    }
     if (!isCudaElementwiseKernel(command.kernel))
       return refuse(marker, std::string("a ") + kernelName(command.kernel) +
                                 " inside the region");
