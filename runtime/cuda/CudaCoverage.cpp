@@ -136,9 +136,11 @@ Status checkCudaCoverage(const Executable &executable,
       } else if (regionNeedsOneKernel(program, i)) {
         report.gaps.push_back(
             {i, command.origin,
-             where(r, status.message() +
-                          "; its intermediates have no storage (compiled "
-                          "for fused kernels), so it cannot run op by op"),
+             where(r, "at " + command.origin +
+                          ": the region's intermediates have no storage "
+                          "(compiled for fused kernels), so it must run as "
+                          "one kernel, but the generator refuses it (" +
+                          status.message() + ")"),
              "FusedElementwise (no storage for its intermediates)"});
       } else {
         ++report.unfusedRegions;

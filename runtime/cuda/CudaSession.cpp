@@ -148,12 +148,14 @@ Status CudaSession::create(const Executable &executable,
       if (regionNeedsOneKernel(program, c))
         return Status::error(
             StatusCode::Unimplemented,
-            status.message() +
-                "; but the program was compiled for fused kernels (devices "
-                "= \"cuda\"), so the region's intermediates have no storage "
-                "and it cannot run op by op; compile with --fused-kernels="
-                "false (or devices = \"auto\") until the generator covers "
-                "it");
+            "at " + command.origin +
+                ": the program was compiled for fused kernels (devices = "
+                "\"cuda\"): this elementwise region's intermediates have no "
+                "storage, so it must run as one kernel, but the kernel "
+                "generator refuses it (" +
+                status.message() +
+                "); compile with --fused-kernels=false (or devices = "
+                "\"auto\") to run it op by op");
       created->unfused_.push_back(status.message());
       continue;
     }
