@@ -249,6 +249,10 @@ LogicalResult Lowering::lowerFused(FusedOp fused) {
   marker.origin = locationText(fused.getLoc());
   for (Value input : fused.getInputs())
     marker.inputs.push_back(slotOf(input));
+  // Constants inside the region (the splat scalars fusion pulls in) are
+  // data in the arena, loaded once: the kernel reads them as inputs.
+  for (ConstantOp constant : body.getOps<ConstantOp>())
+    marker.inputs.push_back(slotOf(constant.getResult()));
   for (Value result : fused.getResults())
     marker.outputs.push_back(slotOf(result));
   rank.commands.insert(rank.commands.begin() + first, std::move(marker));
@@ -597,9 +601,14 @@ LogicalResult Lowering::placeValues() {
              << plan->arenaBytes
              << " bytes); the IR changed after --llmc-plan-buffers: run it "
                 "last";
+  // A value without storage (an elementwise region's intermediate, planned
+  // for fused kernels) keeps the planner's kNoStorage: the same bits.
+  static_assert(llmc::kNoStorage == rt::kNoStorage);
   for (auto [value, slot] : slots)
     rank.values[slot].offset = plan->offsetOf(value);
   rank.arenaBytes = plan->arenaBytes;
+  exe.fusedKernels =
+      llmc::regionStorageOf(function) == llmc::RegionStorage::OneKernel;
   return success();
 }
 

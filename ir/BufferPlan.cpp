@@ -38,6 +38,9 @@ struct Storage {
   /// copies the new value into it after the run, so no returned value may
   /// share its bytes (it would be overwritten before it is read).
   bool feedbackTarget = false;
+  /// RegionStorage::OneKernel: only values that an elementwise region's
+  /// kernel keeps in registers use it, so it takes no memory (kNoStorage).
+  bool unstored = false;
 };
 
 uint64_t alignedBytes(Type type) {
@@ -63,12 +66,14 @@ bool sameLayout(Value operand, Value result) {
 class Planner {
 public:
   Planner(func::FuncOp function, int64_t stage)
-      : function(function), stage(stage) {}
+      : function(function), stage(stage),
+        regions(regionStorageOf(function)) {}
   FailureOr<BufferPlan> run();
 
 private:
   Value resolve(Value value) const;
   void collectSteps(Block &block);
+  void markKernelInternal(Operation &region, int64_t firstStep);
   int storageOf(Value value) const {
     int s = storageIds.lookup(resolve(value));
     while (storages[s].mergedInto >= 0)
@@ -89,6 +94,7 @@ private:
     }
   }
   void donate(func::ReturnOp ret);
+  void dropKernelIntermediates();
   void placeFirstFit();
   void findPeak(BufferPlan &plan);
 
@@ -103,6 +109,12 @@ private:
   func::FuncOp function;
   /// The pipeline stage planned (llmc.stage of the ops), or -1: all ops.
   int64_t stage = -1;
+  RegionStorage regions;
+  /// RegionStorage::OneKernel: the outermost elementwise region being
+  /// collected (null outside one), and the values computed inside such
+  /// regions that they do not yield: the kernel keeps them in registers.
+  Operation *kernelRegion = nullptr;
+  llvm::DenseSet<Value> kernelInternal;
   /// Returned values that another stage computes: this stage holds a
   /// placeholder (runtime reads the value from the stage that holds it).
   llvm::DenseSet<Value> elsewhere;
@@ -148,7 +160,17 @@ void Planner::collectSteps(Block &block) {
            llvm::zip(op.getResults(), body.getTerminator()->getOperands()))
         aliases[result] = yielded;
       int64_t firstStep = static_cast<int64_t>(steps.size());
+      auto fused = dyn_cast<FusedOp>(op);
+      bool oneKernel = fused && fused.getKind() == FusionKind::elementwise;
+      bool outermostKernel = regions == RegionStorage::OneKernel &&
+                             oneKernel && !kernelRegion;
+      if (outermostKernel)
+        kernelRegion = &op;
       collectSteps(body);
+      if (outermostKernel) {
+        kernelRegion = nullptr;
+        markKernelInternal(op, firstStep);
+      }
       // A backend may run an elementwise region as one kernel (the CUDA
       // session does), reading every input while it writes the results:
       // the storage of each input stays reserved to the region's last step
@@ -157,15 +179,31 @@ void Planner::collectSteps(Block &block) {
       // over element i) stays allowed. runtime/cuda/FusedKernels.cpp
       // refuses any other overlap; before this, GPT-2 124M at B=16 had one
       // (h.0.ln_1's backward) and wrong embedding gradients.
-      auto fused = dyn_cast<FusedOp>(op);
       int64_t lastStep = static_cast<int64_t>(steps.size()) - 1;
-      if (fused && fused.getKind() == FusionKind::elementwise &&
-          lastStep > firstStep)
+      if (oneKernel && lastStep > firstStep)
         for (Value operand : op.getOperands())
           regionReads.push_back({operand, lastStep});
       continue;
     }
     steps.push_back(&op);
+  }
+}
+
+/// The values that the steps of `region` (from `firstStep` on) compute and
+/// that it does not yield (through nested regions too) never leave the
+/// kernel. Constants are loaded data, so they keep their storage.
+void Planner::markKernelInternal(Operation &region, int64_t firstStep) {
+  llvm::DenseSet<Value> yielded;
+  for (Value result : region.getResults())
+    yielded.insert(resolve(result));
+  for (int64_t step = firstStep; step < static_cast<int64_t>(steps.size());
+       ++step) {
+    Operation *op = steps[step];
+    if (isa<ConstantOp, AxisOffsetOp>(op))
+      continue;
+    for (Value result : op->getResults())
+      if (!yielded.contains(result))
+        kernelInternal.insert(result);
   }
 }
 
@@ -350,6 +388,7 @@ FailureOr<BufferPlan> Planner::run() {
              << " is written in place into the buffer of an argument whose "
                 "new value goes elsewhere; the copy back after the run would "
                 "overwrite it";
+  dropKernelIntermediates();
   placeFirstFit();
   findPeak(plan);
 
@@ -436,9 +475,34 @@ void Planner::donate(func::ReturnOp ret) {
     }
 }
 
+/// RegionStorage::OneKernel: a storage that only kernel-internal values use
+/// takes no memory. One that such a value shares with a stored value (in
+/// place over a region input, or a result written in place over it) keeps
+/// its bytes.
+void Planner::dropKernelIntermediates() {
+  if (kernelInternal.empty())
+    return;
+  std::vector<bool> stored(storages.size(), false);
+  for (auto [value, id] : storageIds)
+    if (!kernelInternal.contains(value))
+      stored[storageOf(value)] = true;
+  for (int s = 0; s < static_cast<int>(storages.size()); ++s)
+    if (storages[s].mergedInto < 0 && !stored[s])
+      storages[s].unstored = true;
+  for (Value value : kernelInternal)
+    if (storages[storageOf(value)].unstored) {
+      ++plan.unstored;
+      plan.unstoredBytes += alignedBytes(value.getType());
+    }
+}
+
 void Planner::placeFirstFit() {
   std::vector<int> order;
   for (int s = 0; s < static_cast<int>(storages.size()); ++s) {
+    if (storages[s].unstored) {
+      storages[s].offset = kNoStorage;
+      continue;
+    }
     if (storages[s].unbound) {
       // Never read or written: at offset 0, inside the arena.
       storages[s].offset = 0;
@@ -484,7 +548,7 @@ void Planner::findPeak(BufferPlan &result) {
   // Sweep: +bytes at first, -bytes after last.
   std::vector<std::pair<int64_t, int64_t>> events;
   for (const Storage &s : storages)
-    if (s.mergedInto < 0 && !s.unbound) {
+    if (s.mergedInto < 0 && !s.unbound && !s.unstored) {
       events.push_back({s.first, static_cast<int64_t>(s.bytes)});
       events.push_back({s.last + 1, -static_cast<int64_t>(s.bytes)});
     }
@@ -504,7 +568,8 @@ void Planner::findPeak(BufferPlan &result) {
   // The activations kept for backward alone, swept the same way.
   std::vector<std::pair<int64_t, int64_t>> kept;
   for (const Storage &s : storages) {
-    if (s.mergedInto >= 0 || s.unbound || s.kind != StorageKind::Op ||
+    if (s.mergedInto >= 0 || s.unbound || s.unstored ||
+        s.kind != StorageKind::Op ||
         s.returned || !s.def || !s.lastUser ||
         phaseOf(s.def->getLoc()) != Phase::Forward ||
         phaseOf(s.lastUser->getLoc()) != Phase::Backward)
@@ -520,40 +585,64 @@ void Planner::findPeak(BufferPlan &result) {
         std::max<uint64_t>(m.mostActivations, static_cast<uint64_t>(keptLive));
   }
   for (const Storage &s : storages) {
-    if (s.mergedInto >= 0 || s.unbound || s.first > bestStep ||
+    if (s.mergedInto >= 0 || s.unbound || s.unstored || s.first > bestStep ||
         s.last < bestStep)
       continue;
     uint64_t *bucket = &m.temporaries;
+    const char *kind = "temporaries";
     switch (s.kind) {
     case StorageKind::Parameter:
       bucket = &m.weights;
+      kind = "weights";
       break;
     case StorageKind::State:
       bucket = &m.optimizerState;
+      kind = "optimizer state";
       break;
     case StorageKind::Input:
     case StorageKind::Constant:
       bucket = &m.inputs;
+      kind = "inputs and constants";
       break;
     case StorageKind::Op: {
       Phase made = s.def ? phaseOf(s.def->getLoc()) : Phase::Forward;
       std::optional<Phase> read;
       if (!s.returned && s.lastUser)
         read = phaseOf(s.lastUser->getLoc());
-      if (made == Phase::Forward && read == Phase::Backward)
+      if (made == Phase::Forward && read == Phase::Backward) {
         bucket = &m.activations;
-      else if (made == Phase::Backward &&
-               (s.returned || read == Phase::Optimizer))
+        kind = "activations";
+      } else if (made == Phase::Backward &&
+                 (s.returned || read == Phase::Optimizer)) {
         bucket = &m.gradients;
+        kind = "gradients";
+      }
       break;
     }
     }
     *bucket += s.bytes;
     m.peakLive += s.bytes;
+    PeakBuffer live;
+    live.bytes = s.bytes;
+    live.kind = kind;
+    live.def = s.def;
+    live.lastUser = s.lastUser;
+    live.first = s.first;
+    live.last = s.last;
+    result.peakBuffers.push_back(live);
   }
+  std::stable_sort(result.peakBuffers.begin(), result.peakBuffers.end(),
+                   [](const PeakBuffer &a, const PeakBuffer &b) {
+                     return a.bytes > b.bytes;
+                   });
 }
 
 } // namespace
+
+RegionStorage regionStorageOf(func::FuncOp function) {
+  return function->hasAttr(kFusedKernelsAttrName) ? RegionStorage::OneKernel
+                                                  : RegionStorage::Inlined;
+}
 
 FailureOr<BufferPlan> planBuffers(func::FuncOp function, int64_t stage) {
   if (!function.getBody().hasOneBlock())

@@ -17,7 +17,11 @@
 //     run such an argument's buffer holds the new value, or a temporary when
 //     the new value could not be placed there: the caller must feed the
 //     outputs back (the training loop does), as it would anyway;
-//   - first fit over live ranges, largest buffers first.
+//   - first fit over live ranges, largest buffers first;
+//   - for a backend that runs each elementwise llmc.fused region as one
+//     kernel (RegionStorage::OneKernel, the function attribute
+//     llmc.fused_kernels): the values such a region computes and does not
+//     yield live in registers and get no storage (kNoStorage).
 // The same plan is used by the llmc-plan-buffers pass (which writes it into
 // the IR) and by codegen (which lays the Executable out with it).
 //
@@ -62,6 +66,46 @@ struct MemoryBreakdown {
   uint64_t mostActivations = 0;
 };
 
+/// The offset of a value that has no storage: an intermediate of an
+/// elementwise region planned for one kernel (RegionStorage::OneKernel).
+/// llmc-plan-buffers records it as -1; the Executable keeps the same bits
+/// (rt::kNoStorage).
+constexpr uint64_t kNoStorage = ~uint64_t(0);
+
+/// How the values inside elementwise llmc.fused regions are stored.
+enum class RegionStorage {
+  /// As if the body were inlined: every value gets storage, so a backend
+  /// may run the region's ops one by one (the CPU does).
+  Inlined,
+  /// The backend runs each elementwise region (the outermost, at any depth
+  /// inside other regions) as one kernel: only what the region yields, and
+  /// constants, get storage. The CUDA backend does this (devices = cuda).
+  OneKernel,
+};
+
+/// The function attribute (a unit attribute) that records
+/// RegionStorage::OneKernel; llmc-plan-buffers sets it with
+/// `fused-kernels=true`, and codegen carries it into the Executable.
+constexpr const char *kFusedKernelsAttrName = "llmc.fused_kernels";
+
+/// The mode `function` is planned in: OneKernel when it carries
+/// llmc.fused_kernels.
+RegionStorage regionStorageOf(mlir::func::FuncOp function);
+
+/// One buffer live at the peak (BufferPlan::peakBuffers).
+struct PeakBuffer {
+  uint64_t bytes = 0;
+  /// Its MemoryBreakdown category: "weights", "optimizer state", "inputs
+  /// and constants", "gradients", "activations", "temporaries".
+  const char *kind = "";
+  /// The op that makes its first value (null for an argument), and its
+  /// last reader (null: returned, or read to the end).
+  mlir::Operation *def = nullptr;
+  mlir::Operation *lastUser = nullptr;
+  /// Its live range in steps (program order, regions inlined).
+  int64_t first = 0, last = 0;
+};
+
 struct BufferPlan {
   /// Bytes of the arena: the highest end of any buffer (peakLive plus the
   /// holes first fit leaves).
@@ -75,12 +119,21 @@ struct BufferPlan {
   std::vector<std::pair<unsigned, unsigned>> donations;
   /// Values whose op writes over an operand's buffer (in place).
   unsigned inPlace = 0;
+  /// RegionStorage::OneKernel: the values without storage (offset
+  /// kNoStorage) and the bytes they would have taken each on its own.
+  unsigned unstored = 0;
+  uint64_t unstoredBytes = 0;
+  /// Every buffer live at the peak step, largest first (`llmc plan
+  /// --peak-buffers`).
+  std::vector<PeakBuffer> peakBuffers;
 
   uint64_t offsetOf(mlir::Value value) const { return offsets.lookup(value); }
 };
 
 /// Plans `function` (one block; ops with one-block regions, such as fused
-/// regions, are planned as if their body were inlined). Fails, with an error
+/// regions, are planned as if their body were inlined, except that in
+/// regionStorageOf(function) == OneKernel the values an elementwise region
+/// does not yield get no storage). Fails, with an error
 /// at the value, on a tensor without a static shape. With `stage` >= 0 (a
 /// pipelined program, llmc-split-pipeline) it plans one pipeline stage's
 /// ranks: only the ops whose llmc.stage is `stage` (and ops without one),

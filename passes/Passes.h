@@ -82,6 +82,11 @@ struct CompilePipelineOptions {
   bool fuse = true;
   /// Print llmc-fuse's kernels before/after and bytes removed.
   bool fusionReport = false;
+  /// Plan buffers for a backend that runs each elementwise fused region as
+  /// one kernel (llmc-plan-buffers fused-kernels=true; the driver sets it
+  /// for `[parallel] devices = "cuda"`): those regions' intermediates get
+  /// no storage, and the CPU cannot run the program (docs/buffers.md).
+  bool fusedKernels = false;
 };
 
 /// The pass arguments of the pipeline, in order: the names of the IR dumps

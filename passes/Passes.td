@@ -320,6 +320,12 @@ def PlanBuffersPass : Pass<"llmc-plan-buffers", "mlir::ModuleOp"> {
   let options = [
     Option<"budgetBytes", "budget-bytes", "int64_t", /*default=*/"0",
            "Fail when an arena exceeds this many bytes (0: no budget)">,
+    Option<"fusedKernels", "fused-kernels", "bool", /*default=*/"false",
+           "Plan for a backend that runs each elementwise llmc.fused region "
+           "as one kernel (the CUDA backend): the values such a region does "
+           "not yield get no storage (offset -1), and each function is "
+           "marked llmc.fused_kernels. Such a program cannot run op by op "
+           "(the CPU refuses it)">,
   ];
   let description = [{
     The buffer planner (ir/BufferPlan.h) on every function: live ranges over
@@ -334,6 +340,13 @@ def PlanBuffersPass : Pass<"llmc-plan-buffers", "mlir::ModuleOp"> {
       at the peak by kind (weights, optimizer_state, inputs, gradients,
       activations kept for backward, temporaries), the peak's step, and the
       donations (`result index = argument index`).
+
+    With `fused-kernels=true` (set by the driver for `[parallel] devices =
+    "cuda"`), every function gets the unit attribute `llmc.fused_kernels`
+    and the values computed inside an elementwise `llmc.fused` region (the
+    outermost one, at any depth) that the region does not yield get no
+    storage: their `llmc.offsets` entry is -1. A backend must then run such
+    a region as one kernel, which keeps them in registers.
 
     ```mlir
     func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {

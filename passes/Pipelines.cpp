@@ -134,10 +134,13 @@ std::vector<Stage> stages(const llmc::CompilePipelineOptions &options) {
                       return llmc::createFusePass(fuse);
                     }});
   // 9. schedule (#6): not yet written.
-  // 10. The buffer plan, last: every tensor's offset in one arena.
+  // 10. The buffer plan, last: every tensor's offset in one arena (for a
+  //     backend of fused kernels, no storage for elementwise regions'
+  //     intermediates: docs/buffers.md).
   list.push_back({"llmc-plan-buffers", [options] {
                     llmc::PlanBuffersPassOptions plan;
                     plan.budgetBytes = options.memoryBudgetBytes;
+                    plan.fusedKernels = options.fusedKernels;
                     return llmc::createPlanBuffersPass(plan);
                   }});
   return list;
@@ -194,6 +197,11 @@ struct PipelineCliOptions
                             llvm::cl::desc("Print kernels before/after "
                                            "fusion and the bytes removed"),
                             llvm::cl::init(false)};
+  Option<bool> fusedKernels{*this, "fused-kernels",
+                            llvm::cl::desc("Plan buffers for a backend that "
+                                           "runs each elementwise region as "
+                                           "one kernel (CUDA)"),
+                            llvm::cl::init(false)};
 };
 } // namespace
 
@@ -209,6 +217,7 @@ void llmc::registerLlmcPassesAndPipelines() {
         options.precision.policy = cli.precision;
         options.fuse = cli.fuse;
         options.fusionReport = cli.fusionReport;
+        options.fusedKernels = cli.fusedKernels;
         buildCompilePipeline(pm, options);
       });
 }

@@ -34,6 +34,13 @@ struct PlanBuffersPass
     for (auto function : getOperation().getOps<func::FuncOp>()) {
       if (function.isExternal())
         continue;
+      // The option decides the mode; the attribute carries it to codegen
+      // and to every later planBuffers call (llmc plan).
+      if (fusedKernels)
+        function->setAttr(llmc::kFusedKernelsAttrName,
+                          UnitAttr::get(function.getContext()));
+      else
+        function->removeAttr(llmc::kFusedKernelsAttrName);
       FailureOr<llmc::BufferPlan> plan = llmc::planBuffers(function);
       if (failed(plan))
         return signalPassFailure();
@@ -114,6 +121,14 @@ struct PlanBuffersPass
         b.getNamedAttr("peak_step", b.getI64IntegerAttr(m.peakStep)),
         b.getNamedAttr("in_place", b.getI64IntegerAttr(plan.inPlace)),
     };
+    // RegionStorage::OneKernel: how many values of elementwise regions
+    // have no storage, and the bytes they would have taken.
+    if (plan.unstored) {
+      memory.push_back(b.getNamedAttr(
+          "no_storage", b.getI64IntegerAttr(plan.unstored)));
+      memory.push_back(
+          b.getNamedAttr("no_storage_bytes", bytes(plan.unstoredBytes)));
+    }
     SmallVector<NamedAttribute> donations;
     for (auto [result, argument] : plan.donations)
       donations.push_back(b.getNamedAttr(

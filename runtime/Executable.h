@@ -109,14 +109,22 @@ struct OutputInfo {
   std::vector<int32_t> replicaStages;
 };
 
+/// The offset of a value that has no place in the arena: an intermediate
+/// of an elementwise fused region in a program compiled for fused kernels
+/// (Executable::fusedKernels), which the region's one kernel keeps in
+/// registers. Only commands inside such a region's span read or write one
+/// (validateExecutable checks it).
+constexpr uint64_t kNoStorage = ~uint64_t(0);
+
 /// One value of a rank's program: its type and its place in the arena.
 struct ValueInfo {
   DType dtype = DType::F32;
   Shape shape;
-  uint64_t offset = 0; ///< bytes from the start of the arena
+  uint64_t offset = 0; ///< bytes from the start of the arena, or kNoStorage
   uint64_t bytes() const {
     return static_cast<uint64_t>(numElements(shape)) * dtypeSize(dtype);
   }
+  bool stored() const { return offset != kNoStorage; }
 };
 
 enum class CommandKind : uint8_t {
@@ -182,6 +190,13 @@ struct Executable {
   /// Programs shipped with this one, e.g. the "logits" program a training
   /// artifact uses to print a sample. Each is complete in itself.
   std::vector<Executable> companions;
+  /// Compiled for a backend that runs each elementwise fused region (a
+  /// FusedElementwise marker and its commands) as one kernel: the values
+  /// such a region does not yield may have no storage (kNoStorage), so its
+  /// commands cannot run one by one. The CPU session refuses such a
+  /// program; the CUDA session refuses to run such a region op by op. In
+  /// the file: bit 0 of the header's flags (docs/executable.md).
+  bool fusedKernels = false;
 
   /// The companion called `name`, or null.
   const Executable *companion(const std::string &name) const;
@@ -190,10 +205,22 @@ struct Executable {
   int findOutput(const std::string &name) const;
 };
 
+/// Whether a value that the commands of the FusedElementwise region whose
+/// marker is command `marker` read or write has no storage: then only one
+/// kernel for the whole region can run it.
+bool regionNeedsOneKernel(const RankProgram &program, size_t marker);
+
+/// For each command of `program`: whether it belongs to (follows the
+/// marker of) a region for which regionNeedsOneKernel holds. Such commands
+/// never run on their own.
+std::vector<bool> commandsOfOneKernelRegions(const RankProgram &program);
+
 /// Checks internal consistency: value slots in range, values inside the
 /// arena, kernel ids known, constants of the right size, a mesh of
 /// ranks.size() devices, shardings that fit the mesh and their value, and
-/// arguments and outputs of one dtype and local shape in every rank.
+/// arguments and outputs of one dtype and local shape in every rank, and
+/// values without storage only in a fusedKernels program, read and written
+/// only inside elementwise regions.
 /// Loading runs it.
 Status validateExecutable(const Executable &executable);
 

@@ -8,6 +8,7 @@
 
 #include "runtime/Executable.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -19,6 +20,9 @@ namespace {
 
 constexpr char kMagic[8] = {'L', 'L', 'M', 'C', 'E', 'X', 'E', '\0'};
 constexpr size_t kHeaderBytes = 32;
+/// Header flags: bit 0, Executable::fusedKernels. Other bits are refused.
+constexpr uint32_t kFlagFusedKernels = 1u << 0;
+constexpr uint32_t kKnownFlags = kFlagFusedKernels;
 
 /// FNV-1a, 64 bit: detects corruption (not tampering).
 uint64_t fnv1a(const uint8_t *data, size_t size) {
@@ -323,7 +327,89 @@ bool readSharding(Reader &r, TensorSharding &sharding) {
   return true;
 }
 
+/// A value without storage exists only inside an elementwise region's
+/// kernel: no argument, output or constant is one, and only commands
+/// inside a FusedElementwise marker's span read or write one.
+Status validateUnstored(const Executable &exe, const RankProgram &rank,
+                        const std::string &what, const std::string &where) {
+  auto unstored = [&](int32_t slot) { return !rank.values[slot].stored(); };
+  for (const ArgumentInfo &arg : exe.arguments)
+    if (unstored(arg.value))
+      return invalid(what, where + "argument '" + arg.name +
+                               "' has no storage");
+  for (const OutputInfo &out : exe.outputs)
+    if (unstored(out.value))
+      return invalid(what, where + "output '" + out.name +
+                               "' has no storage");
+  for (const ConstantData &constant : rank.constants)
+    if (unstored(constant.value))
+      return invalid(what, where + "the constant of value " +
+                               std::to_string(constant.value) +
+                               " has no storage");
+  // The commands inside some marker's span (markers may sit inside another
+  // region's span).
+  std::vector<bool> inside(rank.commands.size(), false);
+  for (size_t c = 0; c < rank.commands.size(); ++c) {
+    const Command &marker = rank.commands[c];
+    if (marker.kind != CommandKind::Kernel ||
+        marker.kernel != KernelKind::FusedElementwise ||
+        marker.attrs.ints.size() != 1 || marker.attrs.ints[0] < 0)
+      continue;
+    size_t end = std::min(rank.commands.size(),
+                          c + 1 + static_cast<size_t>(marker.attrs.ints[0]));
+    for (size_t i = c + 1; i < end; ++i)
+      inside[i] = true;
+  }
+  for (size_t c = 0; c < rank.commands.size(); ++c) {
+    const Command &command = rank.commands[c];
+    if (inside[c])
+      continue;
+    for (const std::vector<int32_t> *slots :
+         {&command.inputs, &command.outputs})
+      for (int32_t slot : *slots)
+        if (unstored(slot))
+          return invalid(what, where + "command " + std::to_string(c) + " (" +
+                                   command.origin + ") uses value " +
+                                   std::to_string(slot) +
+                                   ", which has no storage, outside an "
+                                   "elementwise fused region");
+  }
+  return Status::ok();
+}
+
 } // namespace
+
+bool regionNeedsOneKernel(const RankProgram &program, size_t marker) {
+  const Command &command = program.commands[marker];
+  if (command.attrs.ints.size() != 1 || command.attrs.ints[0] < 0)
+    return false;
+  size_t end = std::min(program.commands.size(),
+                        marker + 1 + static_cast<size_t>(command.attrs.ints[0]));
+  for (size_t c = marker + 1; c < end; ++c)
+    for (const std::vector<int32_t> *slots :
+         {&program.commands[c].inputs, &program.commands[c].outputs})
+      for (int32_t slot : *slots)
+        if (slot >= 0 && static_cast<size_t>(slot) < program.values.size() &&
+            !program.values[slot].stored())
+          return true;
+  return false;
+}
+
+std::vector<bool> commandsOfOneKernelRegions(const RankProgram &program) {
+  std::vector<bool> inside(program.commands.size(), false);
+  for (size_t c = 0; c < program.commands.size(); ++c) {
+    const Command &marker = program.commands[c];
+    if (marker.kind != CommandKind::Kernel ||
+        marker.kernel != KernelKind::FusedElementwise ||
+        !regionNeedsOneKernel(program, c))
+      continue;
+    size_t end = std::min(program.commands.size(),
+                          c + 1 + static_cast<size_t>(marker.attrs.ints[0]));
+    for (size_t i = c + 1; i < end; ++i)
+      inside[i] = true;
+  }
+  return inside;
+}
 
 bool TensorSharding::replicated() const {
   for (const DimSharding &dim : dims)
@@ -351,6 +437,13 @@ Status validateExecutable(const Executable &exe) {
         if (d < 0)
           return invalid(what, where + "value " + std::to_string(v) +
                                    " has a negative dimension");
+      if (!value.stored()) {
+        if (!exe.fusedKernels)
+          return invalid(what, where + "value " + std::to_string(v) +
+                                   " has no storage, but the program is not "
+                                   "compiled for fused kernels");
+        continue;
+      }
       if (value.offset > rank.arenaBytes ||
           value.bytes() > rank.arenaBytes - value.offset)
         return invalid(what, where + "value " + std::to_string(v) +
@@ -400,6 +493,8 @@ Status validateExecutable(const Executable &exe) {
       if (!slotOk(out.value))
         return invalid(what, where + "output '" + out.name +
                                  "' names a value slot that does not exist");
+    if (exe.fusedKernels)
+      LLMC_RETURN_IF_ERROR(validateUnstored(exe, rank, what, where));
   }
   return validateMeshAndShardings(exe, what);
 }
@@ -481,7 +576,8 @@ std::vector<uint8_t> serializeExecutable(const Executable &exe) {
 
   std::vector<uint8_t> file(kHeaderBytes);
   std::memcpy(file.data(), kMagic, 8);
-  uint32_t version = exe.version, flags = 0;
+  uint32_t version = exe.version;
+  uint32_t flags = exe.fusedKernels ? kFlagFusedKernels : 0;
   uint64_t payload = w.out.size(), hash = fnv1a(w.out.data(), w.out.size());
   std::memcpy(file.data() + 8, &version, 4);
   std::memcpy(file.data() + 12, &flags, 4);
@@ -523,9 +619,10 @@ Status parseExecutable(const uint8_t *data, size_t size,
                          what + ": not an llmc executable (no LLMCEXE magic); "
                                 "write one with `llmc compile FILE -o "
                                 "model.llmcx`");
-  uint32_t version;
+  uint32_t version, flags;
   uint64_t payload, hash;
   std::memcpy(&version, data + 8, 4);
+  std::memcpy(&flags, data + 12, 4);
   std::memcpy(&payload, data + 16, 8);
   std::memcpy(&hash, data + 24, 8);
   if (version < kOldestExecutableVersion || version > kExecutableVersion)
@@ -536,6 +633,12 @@ Status parseExecutable(const uint8_t *data, size_t size,
             std::to_string(kOldestExecutableVersion) + " to " +
             std::to_string(kExecutableVersion) +
             "; compile it again with the llmc that matches this runtime");
+  if (flags & ~kKnownFlags)
+    return Status::error(
+        StatusCode::InvalidArgument,
+        what + ": uses features this runtime does not know (header flags " +
+            std::to_string(flags) +
+            "); compile it again with the llmc that matches this runtime");
   if (payload != size - kHeaderBytes)
     return Status::error(
         StatusCode::DataLoss,
@@ -551,6 +654,7 @@ Status parseExecutable(const uint8_t *data, size_t size,
   Reader r(data + kHeaderBytes, payload, what);
   exe = Executable();
   exe.version = version;
+  exe.fusedKernels = (flags & kFlagFusedKernels) != 0;
   uint32_t n;
   const bool sharded = version >= 3;
   bool ok = r.str(exe.producer, "the producer") &&

@@ -83,6 +83,18 @@ Status Session::create(const Executable &executable,
                        std::unique_ptr<Session> &session) {
   if (Status status = validateExecutable(executable); !status)
     return status;
+  // The CPU runs a fused region's commands one by one, which needs every
+  // intermediate in the arena; a program planned for fused kernels gives
+  // them none.
+  if (executable.fusedKernels)
+    return Status::error(
+        StatusCode::InvalidArgument,
+        executable.source + ": @" + executable.name +
+            " was compiled for fused kernels (devices = \"cuda\": each "
+            "elementwise region runs as one GPU kernel, and its intermediates "
+            "have no storage), so the CPU cannot run it; compile it again "
+            "with devices = \"cpu\" (or \"auto\", or llmc compile "
+            "--fused-kernels=false) to run it on the CPU");
   std::unique_ptr<Session> created(new Session(executable, options));
   for (const RankProgram &rank : executable.ranks) {
     size_t bytes = (rank.arenaBytes + kArenaAlignment - 1) / kArenaAlignment *

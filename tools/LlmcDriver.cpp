@@ -95,6 +95,16 @@ llmc::rt::TrainSettings trainSettingsFor(const llmc::RunDescription &run) {
 
 } // namespace
 
+bool fusedKernelsFor(llvm::StringRef devices) {
+  return devices.starts_with("cuda");
+}
+
+std::optional<bool> fusedKernelsOption(cl::boolOrDefault option) {
+  if (option == cl::BOU_UNSET)
+    return std::nullopt;
+  return option == cl::BOU_TRUE;
+}
+
 int compileModule(Session &session, const CompileRequest &request,
                   Compiled &compiled) {
   llmc::LoadedSource loaded =
@@ -122,6 +132,11 @@ int compileModule(Session &session, const CompileRequest &request,
     stageOptions.memoryBudgetBytes =
         static_cast<int64_t>(request.budgetGiB * 1024.0 * 1024.0 * 1024.0);
   stageOptions.fuse = request.fuse;
+  std::string devices = request.devices;
+  if (devices.empty() && loaded.description)
+    devices = loaded.description->parallel.devices;
+  stageOptions.fusedKernels =
+      request.fusedKernels.value_or(fusedKernelsFor(devices));
   std::vector<std::string> stages = llmc::compilePipelineStages(stageOptions);
   int stopAfter = -1;
   llvm::StringRef emit = request.stopAfter;

@@ -102,6 +102,13 @@ struct CompileCommand {
       cl::desc("Print kernels before/after fusion and the device-memory "
                "bytes it removes"),
       cl::sub(command), cl::cat(llmcCategory())};
+  cl::opt<cl::boolOrDefault> fusedKernels{
+      "fused-kernels",
+      cl::desc("Plan buffers for a backend that runs each elementwise fused "
+               "region as one kernel: their intermediates get no storage "
+               "(default: when [parallel] devices is cuda); such a program "
+               "runs only on the GPU"),
+      cl::sub(command), cl::cat(llmcCategory())};
   cl::opt<bool> locations{
       "locations",
       cl::desc("Print each op's location (the model part it comes from)"),
@@ -306,6 +313,19 @@ struct PlanCommand {
                ".toml file with one profile (default: h200 for [parallel] "
                "devices cuda, cpu otherwise)"),
       cl::value_desc("name|path"), cl::sub(command), cl::cat(llmcCategory())};
+  cl::opt<cl::boolOrDefault> fusedKernels{
+      "fused-kernels",
+      cl::desc("Plan buffers for a backend that runs each elementwise fused "
+               "region as one kernel: their intermediates get no storage "
+               "(default: when [parallel] devices is cuda)"),
+      cl::sub(command), cl::cat(llmcCategory())};
+  cl::opt<int64_t> peakBuffers{
+      "peak-buffers",
+      cl::desc("Also list the N largest buffers live at the peak: bytes, "
+               "kind, the op that makes each, its model part and its last "
+               "reader"),
+      cl::value_desc("N"), cl::init(0), cl::sub(command),
+      cl::cat(llmcCategory())};
   cl::opt<bool> byOp{"by-op",
                      cl::desc("Also break the predicted kernel time down by "
                               "op name (to compare with a profiler)"),
@@ -404,7 +424,21 @@ struct CompileRequest {
   /// Compile for one device whatever [parallel] asks (dp = tp = 1, no sp,
   /// no ZeRO): the reference program of llmc verify.
   bool singleDevice = false;
+  /// Where the program will run, instead of [parallel] devices (llmc train
+  /// --device): "cuda..." plans buffers for fused kernels.
+  std::string devices;
+  /// Overrides the buffer plan's mode that `devices` implies (llmc compile
+  /// --fused-kernels; llmc verify, which runs on the CPU, sets false).
+  std::optional<bool> fusedKernels;
 };
+
+/// Whether a program for `devices` ([parallel] devices or --device) is
+/// planned for fused kernels: "cuda" and "cuda:N", whose backend runs each
+/// elementwise region as one kernel. "auto" may end on the CPU, so it keeps
+/// every value stored, as "cpu" does (docs/buffers.md).
+bool fusedKernelsFor(llvm::StringRef devices);
+/// The --fused-kernels option of compile and plan, as a request override.
+std::optional<bool> fusedKernelsOption(cl::boolOrDefault option);
 
 struct Compiled {
   mlir::OwningOpRef<mlir::ModuleOp> module;

@@ -110,6 +110,7 @@ int runLaunch(const LaunchCommand &options) {
   CompileRequest request;
   request.input = options.input;
   request.stopAfter = "final";
+  request.devices = options.device; // llmc-run's --device
   if (llmc::classifySource(options.input) == llmc::SourceKind::Mlir) {
     llvm::errs() << "llmc launch: expected a run description (.toml) or a "
                     "Hugging Face config.json, got '"

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "tools/LlmcDriver.h"
 #include "ir/Communication.h"
+#include "ir/Phase.h"
 #include "ir/Sharding.h"
 #include "planner/CostModel.h"
 
@@ -46,6 +47,8 @@ int runTrain(const TrainCommand &options) {
   request.stopAfter = "final";
   request.dumpIr = options.dumpIr;
   request.fuse = !options.noFuse;
+  // --device decides where it runs, so also how its buffers are planned.
+  request.devices = options.device;
   if (!options.input.empty() &&
       llmc::classifySource(options.input) == llmc::SourceKind::Mlir) {
     llvm::errs() << "llmc train: expected a run description (.toml) or a "
@@ -125,6 +128,39 @@ namespace {
 std::string mebibytes(uint64_t bytes) {
   return llvm::formatv("{0:f1} MiB", static_cast<double>(bytes) / (1 << 20))
       .str();
+}
+
+/// "transformer.h.0.mlp (backward)": the model part and phase of `op`.
+std::string partOf(mlir::Operation *op) {
+  if (!op)
+    return "-";
+  std::string part = llmc::modelPartOf(op->getLoc());
+  if (part.empty())
+    part = "?";
+  llmc::Phase phase = llmc::phaseOf(op->getLoc());
+  if (phase != llmc::Phase::Forward)
+    part += " (" + llmc::phaseName(phase).str() + ")";
+  return part;
+}
+
+/// The `count` largest buffers live at the peak: where the memory is.
+void printPeakBuffers(llvm::raw_ostream &os, const llmc::BufferPlan &plan,
+                      size_t count) {
+  os << "  the " << std::min(count, plan.peakBuffers.size()) << " largest of "
+     << plan.peakBuffers.size() << " buffers live at the peak:\n";
+  for (size_t i = 0; i < plan.peakBuffers.size() && i < count; ++i) {
+    const llmc::PeakBuffer &b = plan.peakBuffers[i];
+    std::string made =
+        b.def ? b.def->getName().stripDialect().str() + " at " + partOf(b.def)
+              : "an argument";
+    os << "    " << llvm::right_justify(mebibytes(b.bytes), 12) << "  "
+       << llvm::left_justify(b.kind, 20) << " " << made << ", steps "
+       << b.first << ".." << b.last << ", last read by "
+       << (b.lastUser ? b.lastUser->getName().stripDialect().str() + " at " +
+                            partOf(b.lastUser)
+                      : std::string("the end"))
+       << "\n";
+  }
 }
 
 /// The predicted step time of `function` on `profile` and its breakdown by
@@ -229,6 +265,7 @@ int runPlan(const PlanCommand &options) {
   request.forward = options.forward;
   request.remat = options.remat;
   request.budgetGiB = options.budgetGiB;
+  request.fusedKernels = fusedKernelsOption(options.fusedKernels);
   Compiled compiled;
   if (int code = compileModule(session, request, compiled))
     return code;
@@ -312,6 +349,12 @@ int runPlan(const PlanCommand &options) {
   row("temporaries", m.temporaries);
   row("peak (live)", m.peakLive);
   row("arena (with alignment holes)", plan->arenaBytes);
+  if (plan->unstored)
+    os << "  fused kernels: " << plan->unstored
+       << " values of elementwise regions have no storage ("
+       << mebibytes(plan->unstoredBytes) << " if each had its own)\n";
+  if (options.peakBuffers > 0)
+    printPeakBuffers(os, *plan, static_cast<size_t>(options.peakBuffers));
   // Kernels: every top-level op but views and constants; a fused region is
   // one (one kernel on the GPU; the CPU backend runs its body op by op).
   int64_t kernels = 0, regions = 0;

@@ -69,6 +69,7 @@ int runCompile(const CompileCommand &options) {
   request.printCost = options.printCost;
   request.fuse = !options.noFuse;
   request.fusionReport = options.fusionReport;
+  request.fusedKernels = fusedKernelsOption(options.fusedKernels);
   request.dumpIr = options.dumpIr;
   Compiled compiled;
   if (int code = compileModule(session, request, compiled))
@@ -127,6 +128,14 @@ int inspectExecutable(const std::string &path) {
      << " commands, " << rank.values.size() << " values, "
      << rank.constants.size() << " constants, " << withThousands(rank.arenaBytes)
      << " bytes of buffers\n";
+  if (exe.fusedKernels) {
+    size_t unstored = 0;
+    for (const llmc::rt::ValueInfo &value : rank.values)
+      unstored += !value.stored();
+    os << "  compiled for fused kernels: " << unstored
+       << " values of elementwise regions have no storage (runs on the GPU "
+          "only)\n";
+  }
   for (const auto &[key, value] : exe.metadata)
     os << "  setting " << key << " = " << value << "\n";
   for (const llmc::rt::Executable &companion : exe.companions)

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <sstream>
 
 namespace llmc::rt::cuda {
@@ -105,6 +106,49 @@ Status CpuCheck::after(size_t index, const Command &command,
     cpuOut[i].data = outputs_[i].data();
   LLMC_RETURN_IF_ERROR(
       runCpuKernel(command.kernel, command.attrs, cpuIn, cpuOut, *pool_));
+  return compare(index, command, inputs, outputs, outputs_);
+}
+
+Status CpuCheck::afterRegion(size_t index, const RankProgram &program,
+                             const std::vector<TensorRef> &inputs,
+                             const std::vector<TensorRef> &outputs,
+                             cudaStream_t stream) {
+  if (cudaStreamSynchronize(stream) != cudaSuccess)
+    return Status::error(StatusCode::Internal,
+                         "LLMC_CHECK_CPU: the fused kernel failed");
+  const Command &marker = program.commands[index];
+  // Host bytes per value slot: the region's inputs (copied before the
+  // launch), then every value its commands write.
+  std::map<int32_t, std::vector<uint8_t>> host;
+  for (size_t i = 0; i < marker.inputs.size(); ++i)
+    host[marker.inputs[i]] = inputs_[i];
+  auto ref = [&](int32_t slot) {
+    const ValueInfo &info = program.values[slot];
+    std::vector<uint8_t> &bytes = host[slot];
+    bytes.resize(info.bytes());
+    return TensorRef{bytes.data(), info.dtype, info.shape};
+  };
+  size_t count = static_cast<size_t>(marker.attrs.ints.at(0));
+  for (size_t c = index + 1; c <= index + count; ++c) {
+    const Command &command = program.commands[c];
+    std::vector<TensorRef> cpuIn, cpuOut;
+    for (int32_t slot : command.inputs)
+      cpuIn.push_back(ref(slot));
+    for (int32_t slot : command.outputs)
+      cpuOut.push_back(ref(slot));
+    LLMC_RETURN_IF_ERROR(
+        runCpuKernel(command.kernel, command.attrs, cpuIn, cpuOut, *pool_));
+  }
+  std::vector<std::vector<uint8_t>> results;
+  for (int32_t slot : marker.outputs)
+    results.push_back(host[slot]);
+  return compare(index, marker, inputs, outputs, results);
+}
+
+Status CpuCheck::compare(size_t index, const Command &command,
+                         const std::vector<TensorRef> &inputs,
+                         const std::vector<TensorRef> &outputs,
+                         const std::vector<std::vector<uint8_t>> &cpu) {
   ++checked_;
   std::vector<uint8_t> gpu;
   for (size_t o = 0; o < outputs.size(); ++o) {
@@ -118,7 +162,7 @@ Status CpuCheck::after(size_t index, const Command &command,
     double worstExcess = 0.0;
     for (int64_t i = 0; i < n; ++i) {
       double g = valueAt(gpu.data(), dtype, i);
-      double c = valueAt(outputs_[o].data(), dtype, i);
+      double c = valueAt(cpu[o].data(), dtype, i);
       if (std::isnan(g) && std::isnan(c))
         continue;
       double excess = std::fabs(g - c) - (atol + rtol * std::fabs(c));
@@ -138,7 +182,7 @@ Status CpuCheck::after(size_t index, const Command &command,
             << shapeText(outputs[o]) << ": " << bad << " of " << n
             << " elements differ from the CPU kernel; worst at element "
             << worst << ": GPU " << valueAt(gpu.data(), dtype, worst)
-            << ", CPU " << valueAt(outputs_[o].data(), dtype, worst)
+            << ", CPU " << valueAt(cpu[o].data(), dtype, worst)
             << "; inputs";
     for (const TensorRef &t : inputs)
       message << " " << shapeText(t);

@@ -6,7 +6,10 @@
 // inputs (and outputs, for kernels that accumulate into them) are copied to
 // the host; after it, runCpuKernel computes the command on those copies and
 // the GPU's outputs are compared element by element. Fused regions run op
-// by op in this mode, so every command of the program is checked.
+// by op in this mode, so every command of the program is checked, except a
+// region whose intermediates have no storage (a program compiled for fused
+// kernels): it runs as its one kernel and is checked as a whole against its
+// commands run one by one on the host (afterRegion).
 //
 // Tolerance per element, |gpu - cpu| <= atol + rtol * |cpu|: f32/f64 rtol
 // 1e-3, atol 1e-5 (cuBLASLt and OpenBLAS sum in other orders, the GPU's
@@ -58,11 +61,27 @@ public:
                const std::vector<TensorRef> &inputs,
                const std::vector<TensorRef> &outputs, cudaStream_t stream);
 
+  /// The same for the elementwise region whose FusedElementwise marker is
+  /// command `index` of `program`, launched as one kernel on the marker's
+  /// `inputs` and `outputs` (copied by `before`): the region's commands run
+  /// one by one on the host copies, their intermediates in host buffers.
+  Status afterRegion(size_t index, const RankProgram &program,
+                     const std::vector<TensorRef> &inputs,
+                     const std::vector<TensorRef> &outputs,
+                     cudaStream_t stream);
+
   /// Ok when every checked command agreed; else the first disagreement.
   Status result() const;
   size_t checked() const { return checked_; }
 
 private:
+  /// Compares the GPU's `outputs` with the CPU's results `cpu` (host
+  /// bytes, one per output); disagreements are printed and remembered.
+  Status compare(size_t index, const Command &command,
+                 const std::vector<TensorRef> &inputs,
+                 const std::vector<TensorRef> &outputs,
+                 const std::vector<std::vector<uint8_t>> &cpu);
+
   std::unique_ptr<ThreadPool> pool_;
   std::vector<std::vector<uint8_t>> inputs_, outputs_;
   size_t checked_ = 0, failed_ = 0;

@@ -67,12 +67,18 @@ Status checkCudaCoverage(const Executable &executable,
   };
   for (size_t r = 0; r < executable.ranks.size(); ++r) {
     const RankProgram &program = executable.ranks[r];
+    // The commands of a region whose intermediates have no storage never
+    // run on their own (the session skips them); the region's kernel is
+    // checked below.
+    std::vector<bool> oneKernel = commandsOfOneKernelRegions(program);
     for (size_t i = 0; i < program.commands.size(); ++i) {
       const Command &command = program.commands[i];
       ++report.commands;
       if (command.kind == CommandKind::Kernel ||
           command.kind == CommandKind::Gemm)
         ++report.kernels;
+      if (oneKernel[i])
+        continue;
       if (command.kind == CommandKind::Collective && manyRanks) {
         ++report.choices["NCCL collective"];
         continue;
@@ -112,10 +118,13 @@ Status checkCudaCoverage(const Executable &executable,
   }
   report.entries = unitEntries.size();
   report.gemmTypes = gemmTypes.size();
-  // Fused regions: the kernel the session would generate for each (a region
-  // the generator refuses is not a gap: its commands run one by one).
+  // Fused regions: the kernel the session would generate for each. A region
+  // the generator refuses is not a gap when its commands can run one by
+  // one; it is when its intermediates have no storage (a program compiled
+  // for fused kernels), as CudaSession::create then fails.
   std::map<std::string, std::string> fusedSources; // entry -> source
-  for (const RankProgram &program : executable.ranks)
+  for (size_t r = 0; r < executable.ranks.size(); ++r) {
+    const RankProgram &program = executable.ranks[r];
     for (size_t i = 0; i < program.commands.size(); ++i) {
       const Command &command = program.commands[i];
       if (command.kind != CommandKind::Kernel ||
@@ -125,11 +134,21 @@ Status checkCudaCoverage(const Executable &executable,
       if (Status status = generateFusedKernel(program, i, source)) {
         ++report.fusedRegions;
         fusedSources.emplace(source.entry, source.source);
+      } else if (regionNeedsOneKernel(program, i)) {
+        report.gaps.push_back(
+            {i, command.origin,
+             where(r, "at " + command.origin +
+                          ": the region's intermediates have no storage "
+                          "(compiled for fused kernels), so it must run as "
+                          "one kernel, but the generator refuses it (" +
+                          status.message() + ")"),
+             "FusedElementwise (no storage for its intermediates)"});
       } else {
         ++report.unfusedRegions;
         report.unfusedReasons.push_back(status.message());
       }
     }
+  }
   if (!options.sourcesDir.empty()) {
     auto write = [&](const std::string &name, const std::string &text) {
       std::ofstream out(options.sourcesDir + "/" + name + ".cu");

@@ -111,9 +111,13 @@ Status CudaSession::create(const Executable &executable,
                   "cudaEventCreate");
   //    The choice is selectCommand's, as checkCudaCoverage makes it; in a
   //    multi-process run the collectives go to NCCL instead (an event each
-  //    marks its end for the compute stream).
+  //    marks its end for the compute stream). The commands of a region that
+  //    can only run as one kernel (step 4) never run on their own.
+  std::vector<bool> oneKernel = commandsOfOneKernelRegions(program);
   for (size_t i = 0; i < program.commands.size(); ++i) {
     const Command &command = program.commands[i];
+    if (oneKernel[i])
+      continue;
     if (command.kind == CommandKind::Collective && options.multiProcess) {
       LLMC_CUDA_CHECK(cudaEventCreateWithFlags(&created->collectiveDone_[i],
                                                cudaEventDisableTiming),
@@ -143,6 +147,19 @@ Status CudaSession::create(const Executable &executable,
       continue;
     FusedSource source;
     if (Status status = generateFusedKernel(program, c, source); !status) {
+      // A program compiled for fused kernels gave this region's
+      // intermediates no storage: its commands cannot run one by one.
+      if (regionNeedsOneKernel(program, c))
+        return Status::error(
+            StatusCode::Unimplemented,
+            "at " + command.origin +
+                ": the program was compiled for fused kernels (devices = "
+                "\"cuda\"): this elementwise region's intermediates have no "
+                "storage, so it must run as one kernel, but the kernel "
+                "generator refuses it (" +
+                status.message() +
+                "); compile with --fused-kernels=false (or devices = "
+                "\"auto\") to run it op by op");
       created->unfused_.push_back(status.message());
       continue;
     }
@@ -152,6 +169,7 @@ Status CudaSession::create(const Executable &executable,
         created->kernels_->fused(source.source, source.entry, launch.kernel)));
     launch.commands = static_cast<size_t>(command.attrs.ints[0]);
     launch.elements = source.elements;
+    launch.needsOneKernel = regionNeedsOneKernel(program, c);
     created->fused_[c] = launch;
   }
   LLMC_CUDA_CHECK(cudaDeviceSynchronize(), "creating the CUDA session");
@@ -165,6 +183,10 @@ const RankProgram &CudaSession::program() const {
 
 TensorRef CudaSession::slot(int32_t value) const {
   const ValueInfo &info = program().values[value];
+  // No storage (an intermediate of a region that runs as one kernel): no
+  // pointer, never launched on.
+  if (!info.stored())
+    return TensorRef{nullptr, info.dtype, info.shape};
   return TensorRef{arena_ + info.offset, info.dtype, info.shape};
 }
 
@@ -344,11 +366,20 @@ Status CudaSession::enqueueCommands() {
                                             cudaMemcpyDeviceToDevice, stream_),
                             "cudaMemcpyAsync(copy)");
     } else if (auto fused = fused_.find(index);
-               fused != fused_.end() && !check_) {
+               fused != fused_.end() &&
+               (!check_ || fused->second.needsOneKernel)) {
       // The region as one kernel; its commands are skipped (their profile
-      // events are recorded with no work between them).
-      status = kernels_->launchFused(fused->second.kernel,
-                                     fused->second.elements, inputs, outputs,
+      // events are recorded with no work between them). LLMC_CHECK_CPU runs
+      // a region op by op, unless its intermediates have no storage: then
+      // the kernel is checked against the region's commands on the host.
+      if (check_)
+        status = check_->before(inputs, outputs, stream_);
+      if (status)
+        status = kernels_->launchFused(fused->second.kernel,
+                                       fused->second.elements, inputs,
+                                       outputs, stream_);
+      if (status && check_)
+        status = check_->afterRegion(index, rankProgram, inputs, outputs,
                                      stream_);
       for (size_t skip = 0; status && skip < fused->second.commands; ++skip) {
         ++index;

@@ -155,6 +155,9 @@ private:
     cudaKernel_t kernel = nullptr;
     size_t commands = 0;
     int64_t elements = 0;
+    /// Its intermediates have no storage (regionNeedsOneKernel): it runs
+    /// as this kernel even under LLMC_CHECK_CPU.
+    bool needsOneKernel = false;
   };
   std::map<size_t, FusedLaunch> fused_;
   std::vector<std::string> unfused_; ///< why a region runs op by op

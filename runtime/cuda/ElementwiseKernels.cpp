@@ -234,8 +234,10 @@ Status checkSignature(const ElementwiseSignature &sig) {
     // A mask as numbers (1.0 or 0.0): the MoE router's expert counts.
     if (sig.kind == KernelKind::Cast && sig.inputs[i] == DType::I1)
       continue;
-    // Integer compare (the one-hot of the loss gradient, inside fused
-    // regions; alone it runs the device unit's llmc_compare_i32/i64).
+    // Integer arithmetic wraps (integerBody); an integer compare is exact.
+    // (A stand-alone integer compare runs the device unit's kernel,
+    // KernelSelection.cpp; this one serves fused regions: the one-hot of
+    // the loss gradient compares an iota with the labels.)
     if (isInteger(sig.inputs[i]) &&
         (!integerBody(sig).empty() || sig.kind == KernelKind::Compare) &&
         sig.inputs[i] == sig.inputs[firstValue])

@@ -10,10 +10,13 @@
 // region's results are written; the intermediates never touch memory.
 //
 // Covered: the elementwise kinds of ElementwiseKernels.h on the region's
-// common shape, and broadcasts of region inputs into that shape. Anything
-// else (a reshape inside the region, a broadcast of an intermediate) is
-// refused with the reason, and the session runs the region's commands one
-// by one.
+// common shape (integer compares included), iotas, and broadcasts of region
+// inputs (constants inside the region are inputs too) into that shape.
+// Anything else (a reshape inside the region, a broadcast of an
+// intermediate) is refused with the reason, and the session runs the
+// region's commands one by one, unless the program was compiled for fused
+// kernels and the region's intermediates have no storage: then the session
+// refuses the program at creation (regionNeedsOneKernel).
 //
 //===----------------------------------------------------------------------===//
 #ifndef LLMC_RUNTIME_CUDA_FUSEDKERNELS_H

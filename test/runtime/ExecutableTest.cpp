@@ -2,10 +2,13 @@
 // error — never a crash — for a wrong magic, a newer version, a corrupt
 // payload, truncation at every byte, and inconsistent tables.
 #include "runtime/Executable.h"
+#include "runtime/Session.h"
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
+#include <memory>
 
 namespace {
 
@@ -339,6 +342,146 @@ TEST(Executable, MissingFileNamesTheFix) {
   EXPECT_EQ(status.message(),
             "cannot open '/nonexistent/model.llmcx': write it with `llmc "
             "compile FILE -o /nonexistent/model.llmcx`");
+}
+
+
+
+// ---- Programs compiled for fused kernels (docs/buffers.md) ----------------
+
+/// y = exp(x) * x as one elementwise region: a FusedElementwise marker and
+/// its two commands; the exp's result (value 1) lives in the kernel's
+/// registers (kNoStorage).
+Executable fusedSample() {
+  Executable exe;
+  exe.producer = "llmc test";
+  exe.source = "fused.toml";
+  exe.name = "step";
+  exe.fusedKernels = true;
+  RankProgram &rank = exe.ranks.emplace_back();
+  rank.values = {{DType::F32, {16}, 0},
+                 {DType::F32, {16}, kNoStorage},
+                 {DType::F32, {16}, 64}};
+  rank.arenaBytes = 128;
+  Command marker;
+  marker.kernel = KernelKind::FusedElementwise;
+  marker.inputs = {0};
+  marker.outputs = {2};
+  marker.attrs.ints = {2};
+  marker.origin = "h.0.act";
+  Command exp;
+  exp.kernel = KernelKind::Exp;
+  exp.inputs = {0};
+  exp.outputs = {1};
+  exp.origin = "h.0.act";
+  Command mul;
+  mul.kernel = KernelKind::Mul;
+  mul.inputs = {1, 0};
+  mul.outputs = {2};
+  mul.origin = "h.0.act";
+  rank.commands = {marker, exp, mul};
+  exe.arguments = {{"x", ArgumentRole::Input, 0, {}}};
+  exe.outputs = {{"y", 2}};
+  return exe;
+}
+
+TEST(Executable, FusedKernelsFlagRoundTripsInTheHeader) {
+  std::vector<uint8_t> bytes = serializeExecutable(fusedSample());
+  uint32_t flags;
+  std::memcpy(&flags, bytes.data() + 12, 4);
+  EXPECT_EQ(flags, 1u);
+  Executable back;
+  Status status = parseExecutable(bytes.data(), bytes.size(), "mem", back);
+  ASSERT_TRUE(status) << status.message();
+  EXPECT_TRUE(back.fusedKernels);
+  EXPECT_FALSE(back.ranks[0].values[1].stored());
+  EXPECT_TRUE(regionNeedsOneKernel(back.ranks[0], 0));
+  EXPECT_EQ(commandsOfOneKernelRegions(back.ranks[0]),
+            (std::vector<bool>{false, true, true}));
+  EXPECT_EQ(serializeExecutable(back), bytes);
+  // An ordinary program keeps flags 0 (files of older llmc read the same).
+  bytes = serializeExecutable(sample());
+  std::memcpy(&flags, bytes.data() + 12, 4);
+  EXPECT_EQ(flags, 0u);
+  ASSERT_TRUE(parseExecutable(bytes.data(), bytes.size(), "mem", back));
+  EXPECT_FALSE(back.fusedKernels);
+}
+
+TEST(Executable, UnknownHeaderFlagsAreRefused) {
+  std::vector<uint8_t> bytes = serializeExecutable(sample());
+  uint32_t flags = 1u << 5;
+  std::memcpy(bytes.data() + 12, &flags, 4);
+  Executable back;
+  Status status = parseExecutable(bytes.data(), bytes.size(), "m.llmcx", back);
+  ASSERT_FALSE(status);
+  EXPECT_EQ(status.message(),
+            "m.llmcx: uses features this runtime does not know (header flags "
+            "32); compile it again with the llmc that matches this runtime");
+}
+
+TEST(Executable, ValuesWithoutStorageOnlyInsideFusedRegions) {
+  EXPECT_TRUE(validateExecutable(fusedSample()));
+  // Without the flag, a value without storage is an error.
+  Executable exe = fusedSample();
+  exe.fusedKernels = false;
+  Status status = validateExecutable(exe);
+  ASSERT_FALSE(status);
+  EXPECT_NE(status.message().find("value 1 has no storage, but the program "
+                                  "is not compiled for fused kernels"),
+            std::string::npos)
+      << status.message();
+  // A command outside the region that reads it.
+  exe = fusedSample();
+  exe.ranks[0].commands[0].attrs.ints = {1}; // the mul leaves the region
+  status = validateExecutable(exe);
+  ASSERT_FALSE(status);
+  EXPECT_NE(status.message().find("command 2 (h.0.act) uses value 1, which "
+                                  "has no storage, outside an elementwise "
+                                  "fused region"),
+            std::string::npos)
+      << status.message();
+  // An output without storage.
+  exe = fusedSample();
+  exe.outputs = {{"y", 1}};
+  status = validateExecutable(exe);
+  ASSERT_FALSE(status);
+  EXPECT_NE(status.message().find("output 'y' has no storage"),
+            std::string::npos)
+      << status.message();
+  // A region whose values are all stored runs op by op if it must.
+  exe = fusedSample();
+  exe.ranks[0].values[1].offset = 64;
+  exe.ranks[0].values[2].offset = 0;
+  EXPECT_TRUE(validateExecutable(exe));
+  EXPECT_FALSE(regionNeedsOneKernel(exe.ranks[0], 0));
+}
+
+TEST(Executable, TheCpuSessionRefusesAProgramForFusedKernels) {
+  std::unique_ptr<Session> session;
+  Status status = Session::create(fusedSample(), SessionOptions(), session);
+  ASSERT_FALSE(status);
+  EXPECT_EQ(status.code(), StatusCode::InvalidArgument);
+  EXPECT_EQ(status.message(),
+            "fused.toml: @step was compiled for fused kernels (devices = "
+            "\"cuda\": each elementwise region runs as one GPU kernel, and "
+            "its intermediates have no storage), so the CPU cannot run it; "
+            "compile it again with devices = \"cpu\" (or \"auto\", or llmc "
+            "compile --fused-kernels=false) to run it on the CPU");
+  // The same program with every value stored runs (must not refuse).
+  Executable stored = fusedSample();
+  stored.fusedKernels = false;
+  stored.ranks[0].values[1].offset = 64;
+  stored.ranks[0].values[2].offset = 0;
+  ASSERT_TRUE(Session::create(stored, SessionOptions(), session));
+  std::vector<float> x(16);
+  for (int i = 0; i < 16; ++i)
+    x[i] = 0.25f * static_cast<float>(i) - 1.5f;
+  ASSERT_TRUE(session->setArgument("x", DType::F32, {16}, x.data(), 64));
+  ASSERT_TRUE(session->run());
+  TensorRef y;
+  ASSERT_TRUE(session->output(0, y));
+  for (int i = 0; i < 16; ++i)
+    EXPECT_FLOAT_EQ(static_cast<const float *>(y.data)[i],
+                    std::exp(x[i]) * x[i]);
 }
 
 } // namespace

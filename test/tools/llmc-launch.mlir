@@ -46,8 +46,12 @@
 // RUN: not env RANK=0 WORLD_SIZE=3 MASTER_ADDR=127.0.0.1 MASTER_PORT=29500 llmc-run %t/dp2.llmcx 2>&1 | FileCheck %s --check-prefix=WORLD
 // WORLD: llmc-run: rank 0: the artifact's mesh {dp=2} has 2 ranks and the world 3 processes; launch it with -n 2
 
-// On the CPU the same artifact runs all its ranks in one process.
-// RUN: llmc-run %t/dp2.llmcx --device cpu --steps 1 | FileCheck %s --check-prefix=ONEPROC
+// On the CPU the same mesh runs all its ranks in one process, compiled
+// without fused kernels: the artifact for devices = "cuda" gives elementwise
+// regions' intermediates no storage, and the CPU refuses it
+// (test/tools/llmc-fused-kernels.mlir).
+// RUN: llmc compile %S/Inputs/train-tiny-dp2.toml --fused-kernels=false -o %t/dp2-cpu.llmcx
+// RUN: llmc-run %t/dp2-cpu.llmcx --device cpu --steps 1 | FileCheck %s --check-prefix=ONEPROC
 // ONEPROC: step 1/8
 
 // llmc train under a launcher (torchrun --no-python llmc train) reads the

@@ -679,24 +679,41 @@ float floatAt(const void *data, int64_t i) {
 /// 5 training steps of `program` (beside this binary) on rt::Session and
 /// CudaSession from the same initial weights and batches: the loss of each
 /// step within `lossTolerance` relative, every parameter after the last
-/// within `paramAbsolute` + `paramRelative` |cpu|.
+/// within `paramAbsolute` + `paramRelative` |cpu|. With `gpuProgram`, the
+/// GPU runs that one instead (the same step compiled otherwise, e.g. for
+/// fused kernels, which the CPU cannot run): same arguments and outputs.
 void compareTraining(const std::string &program, double lossTolerance,
-                     double paramAbsolute, double paramRelative) {
-  Executable exe;
+                     double paramAbsolute, double paramRelative,
+                     const std::string &gpuProgram = "") {
+  Executable exe, gpuExe;
   std::string path = executableDir() + "/" + program;
   ASSERT_OK(readExecutable(path, exe));
+  gpuExe = exe;
+  if (!gpuProgram.empty()) {
+    ASSERT_OK(readExecutable(executableDir() + "/" + gpuProgram, gpuExe));
+    ASSERT_EQ(gpuExe.arguments.size(), exe.arguments.size());
+    for (size_t i = 0; i < exe.arguments.size(); ++i)
+      ASSERT_EQ(gpuExe.arguments[i].name, exe.arguments[i].name);
+    ASSERT_EQ(gpuExe.outputs.size(), exe.outputs.size());
+    for (size_t i = 0; i < exe.outputs.size(); ++i)
+      ASSERT_EQ(gpuExe.outputs[i].name, exe.outputs[i].name);
+  }
 
   std::unique_ptr<Session> cpu;
   SessionOptions cpuOptions;
   cpuOptions.threads = 4;
   ASSERT_OK(Session::create(exe, cpuOptions, cpu));
   std::unique_ptr<CudaSession> gpu;
-  ASSERT_OK(CudaSession::create(exe, CudaSessionOptions(), gpu));
-  std::printf("[session] %zu NVRTC units loaded in %.2f s, arena %llu bytes, "
-              "%zu commands\n",
+  ASSERT_OK(CudaSession::create(gpuExe, CudaSessionOptions(), gpu));
+  if (gpuExe.fusedKernels)
+    EXPECT_TRUE(gpu->unfusedRegions().empty())
+        << gpu->unfusedRegions().front();
+  std::printf("[session] %zu NVRTC units loaded in %.2f s, arena %llu bytes "
+              "(the CPU's %llu), %zu commands\n",
               gpu->loadedUnits(), gpu->compileSeconds(),
               static_cast<unsigned long long>(gpu->arenaBytes()),
-              exe.ranks[0].commands.size());
+              static_cast<unsigned long long>(exe.ranks[0].arenaBytes),
+              gpuExe.ranks[0].commands.size());
 
   // The same initial weights and optimizer state on both.
   const RankProgram &program = exe.ranks.front();
@@ -830,6 +847,23 @@ TEST_F(CudaSessionTest, Gpt2TinyTrainingMatchesCpu) {
 // sides, so 5 steps bound the difference by 2 * 5 * 3e-4.
 TEST_F(CudaSessionTest, Gpt2TinyBf16TrainingMatchesCpu) {
   compareTraining("gpt2-tiny-bf16.llmcx", 2e-2, 3e-3, 1e-2);
+}
+
+// The same steps compiled for fused kernels (gpt2-tiny[-bf16]-fused.llmcx,
+// --fused-kernels: elementwise regions' intermediates have no storage, so
+// every region must run as its one kernel) against the CPU running the
+// ordinary program. A region's kernel computes the bits of its commands
+// one by one (--fmad=false, docs/cuda.md), so the tolerances are those of
+// the tests above; the arena is smaller. Written without a GPU at hand
+// (2026-11-29); first run pending.
+TEST_F(CudaSessionTest, Gpt2TinyFusedKernelsTrainingMatchesCpu) {
+  compareTraining("gpt2-tiny.llmcx", 1e-4, 1e-4, 1e-3,
+                  "gpt2-tiny-fused.llmcx");
+}
+
+TEST_F(CudaSessionTest, Gpt2TinyBf16FusedKernelsTrainingMatchesCpu) {
+  compareTraining("gpt2-tiny-bf16.llmcx", 2e-2, 3e-3, 1e-2,
+                  "gpt2-tiny-bf16-fused.llmcx");
 }
 
 // MoE tiny (examples/moe-tiny.toml: routing, dispatch, the experts,

@@ -9,7 +9,9 @@
 // entry.
 //
 //===----------------------------------------------------------------------===//
+#include "runtime/cuda/CudaCoverage.h"
 #include "runtime/cuda/DeviceKernels.h"
+#include "runtime/cuda/FusedKernels.h"
 #include "runtime/cuda/ElementwiseKernels.h"
 #include "runtime/cuda/KernelSelection.h"
 #include "runtime/cuda/Nvrtc.h"
@@ -21,6 +23,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <unistd.h>
 
@@ -350,6 +353,108 @@ TEST(CudaNvrtcCompile, GeneratedSourceIsReadable) {
   EXPECT_NE(source.source.find("  return lhs + rhs;\n"), std::string::npos);
   EXPECT_NE(source.source.find("llmc_float_to_bf16(value)"), std::string::npos);
   EXPECT_NE(source.source.find("uint4"), std::string::npos);
+}
+
+/// A program compiled for fused kernels (docs/buffers.md): one region,
+/// onehot(labels) * 2 over [4, 8], whose five intermediates have no storage.
+/// It reads a constant (value 1, inside the region), an iota and an integer
+/// compare, which the generator covers.
+Executable oneHotProgram() {
+  Executable exe;
+  exe.source = "one-hot";
+  exe.name = "step";
+  exe.fusedKernels = true;
+  RankProgram &rank = exe.ranks.emplace_back();
+  rank.values = {{DType::I32, {4}, 0},          {DType::F32, {}, 64},
+                 {DType::I32, {4, 8}, kNoStorage}, {DType::I32, {4, 8}, kNoStorage},
+                 {DType::I1, {4, 8}, kNoStorage},  {DType::F32, {4, 8}, kNoStorage},
+                 {DType::F32, {4, 8}, kNoStorage}, {DType::F32, {4, 8}, 128}};
+  rank.arenaBytes = 256;
+  float two = 2.0f;
+  ConstantData constant{1, std::vector<uint8_t>(4)};
+  std::memcpy(constant.bytes.data(), &two, 4);
+  rank.constants.push_back(constant);
+  auto command = [](KernelKind kind, std::vector<int32_t> inputs, int32_t output,
+                    std::vector<int64_t> ints = {}) {
+    Command c;
+    c.kernel = kind;
+    c.inputs = std::move(inputs);
+    c.outputs = {output};
+    c.attrs.ints = std::move(ints);
+    c.origin = "loss (backward)";
+    return c;
+  };
+  rank.commands = {command(KernelKind::FusedElementwise, {0, 1}, 7, {6}),
+                   command(KernelKind::Iota, {}, 2, {1}),
+                   command(KernelKind::Broadcast, {0}, 3, {0}),
+                   command(KernelKind::Compare, {2, 3}, 4, {0}),
+                   command(KernelKind::Broadcast, {1}, 5, {}),
+                   command(KernelKind::Cast, {4}, 6),
+                   command(KernelKind::Mul, {6, 5}, 7)};
+  exe.arguments = {{"labels", ArgumentRole::Input, 0, {}}};
+  exe.outputs = {{"scaled", 7}};
+  return exe;
+}
+
+TEST(CudaNvrtcCompile, FusedKernelsProgramRunsEachRegionAsOneKernel) {
+  Executable exe = oneHotProgram();
+  ASSERT_TRUE(validateExecutable(exe).isOk());
+  FusedSource source;
+  Status status = generateFusedKernel(exe.ranks[0], 0, source);
+  ASSERT_TRUE(status.isOk()) << status.toString();
+  EXPECT_EQ(source.elements, 32);
+  // The iota along dimension 1 of [4, 8]; the labels broadcast over it.
+  EXPECT_NE(source.source.find("(int)((i / 1LL) % 8LL)"), std::string::npos)
+      << source.source;
+  EXPECT_NE(source.source.find("in0[(0LL + ((i / 8LL) % 4LL) * 1LL)]"),
+            std::string::npos)
+      << source.source;
+  NvrtcOptions options;
+  options.cacheDir = freshCacheDir();
+  options.extraOptions.push_back("--fmad=false");
+  CompiledCuda compiled;
+  status = compileCuda(source.source, source.entry + ".cu", options, compiled);
+  ASSERT_TRUE(status.isOk()) << status.toString() << "\n" << source.source;
+  EXPECT_NE(compiled.ptx.find(".entry " + source.entry + "("),
+            std::string::npos);
+
+  CoverageOptions coverageOptions;
+  coverageOptions.compile = false;
+  CoverageReport report;
+  ASSERT_TRUE(checkCudaCoverage(exe, coverageOptions, report).isOk());
+  EXPECT_EQ(report.fusedRegions, 1u);
+  EXPECT_TRUE(report.gaps.empty());
+}
+
+TEST(CudaNvrtcCompile, ARegionThatMustBeOneKernelButIsNotCoveredIsAGap) {
+  // A transpose inside the region: the generator refuses it.
+  Executable exe = oneHotProgram();
+  Command &mul = exe.ranks[0].commands[6];
+  mul.kernel = KernelKind::Transpose;
+  mul.inputs = {6};
+  mul.attrs.ints = {0, 1};
+  exe.ranks[0].values[7].shape = {4, 8};
+  CoverageOptions coverageOptions;
+  coverageOptions.compile = false;
+  CoverageReport report;
+  ASSERT_TRUE(checkCudaCoverage(exe, coverageOptions, report).isOk());
+  ASSERT_EQ(report.gaps.size(), 1u);
+  EXPECT_EQ(report.gaps[0].kind,
+            "FusedElementwise (no storage for its intermediates)");
+  EXPECT_EQ(report.gaps[0].message,
+            "at loss (backward): the region's intermediates have no storage "
+            "(compiled for fused kernels), so it must run as one kernel, but "
+            "the generator refuses it (the fused region at loss (backward) "
+            "runs op by op: a Transpose inside the region)");
+  // Must not be a gap: the same region with every value stored runs its
+  // commands one by one.
+  exe.fusedKernels = false;
+  for (size_t v = 2; v < 7; ++v)
+    exe.ranks[0].values[v].offset = 128; // op by op, each dead after use
+  report = CoverageReport();
+  ASSERT_TRUE(checkCudaCoverage(exe, coverageOptions, report).isOk());
+  EXPECT_TRUE(report.gaps.empty()) << report.gaps[0].message;
+  EXPECT_EQ(report.unfusedRegions, 1u);
 }
 
 } // namespace
