@@ -16,10 +16,10 @@ using namespace mlir;
 namespace llmc::planner {
 
 double kernelSeconds(double flops, double peakFlops, double bytes,
-                     const DeviceProfile &profile) {
+                     const DeviceProfile &profile, double efficiency) {
   double compute = peakFlops > 0 ? flops / peakFlops : 0.0;
   double memory = bytes / profile.memoryBandwidth;
-  return std::max(compute, memory) + profile.launchCost;
+  return std::max(compute, memory) / efficiency + profile.launchCost;
 }
 
 int64_t ringSteps(llvm::StringRef kind, int64_t ranks) {
@@ -38,7 +38,7 @@ double collectiveSeconds(int64_t steps, double sentBytesPerRank,
                          const LinkClass &link) {
   if (steps == 0)
     return 0.0;
-  return static_cast<double>(steps) * link.latency +
+  return link.callLatency + static_cast<double>(steps) * link.latency +
          sentBytesPerRank / link.bandwidth;
 }
 
@@ -95,9 +95,10 @@ void addKernel(Operation *op, std::map<std::string, GroupCost> &kernels,
   double peak = usesMatmulUnits(op)
                     ? profile.matmulPeak(dtypeName(op->getOperand(0).getType()))
                     : profile.vectorFlops;
-  double seconds = kernelSeconds(flops, peak, bytes, profile);
   llvm::StringRef name = op->getName().getStringRef();
   name.consume_front("llmc.");
+  double seconds =
+      kernelSeconds(flops, peak, bytes, profile, profile.efficiencyOf(name));
   for (GroupCost *g : {&kernels[group], &byOp[name.str()]}) {
     ++g->kernels;
     g->flops += flops;
@@ -207,6 +208,17 @@ StepCost estimateStep(func::FuncOp function, const Mesh *mesh,
     step.communication += g.seconds;
     step.groups.push_back(g);
   }
+  return step;
+}
+
+ProgramStep programStep(double busiest, double totalBusy, int64_t ranks,
+                        double bubble, const DeviceProfile &profile) {
+  ProgramStep step;
+  step.criticalPath = busiest / std::max(1e-9, 1.0 - bubble);
+  if (profile.hostCores > 0)
+    step.sharedCores =
+        totalBusy / static_cast<double>(std::min(
+                        std::max<int64_t>(ranks, 1), profile.hostCores));
   return step;
 }
 
