@@ -155,6 +155,20 @@ StepCost estimateStep(func::FuncOp function, const Mesh *mesh,
           t->payloadBytes = tensorBytes(send.getInput().getType());
           t->sentBytesPerRank = t->payloadBytes;
         }
+      // A pipeline receive costs its ranks what the send costs the
+      // sender's: both sides run the transfer (NCCL kernels on both GPUs;
+      // a copy and a rendezvous of two threads on the CPU, where the
+      // receiver's share was measured as large as the sender's,
+      // docs/planning.md "CPU meshes").
+      if (!t)
+        if (auto recv = dyn_cast<RecvOp>(op)) {
+          t = CollectiveTraffic();
+          t->kind = "send/recv";
+          t->axes.push_back(static_cast<int64_t>(recv.getAxis()));
+          t->ranks = mesh->ways(t->axes);
+          t->payloadBytes = tensorBytes(recv.getType());
+          t->sentBytesPerRank = t->payloadBytes;
+        }
       if (t) {
         int64_t steps = ringSteps(t->kind, t->ranks);
         if (steps == 0)
