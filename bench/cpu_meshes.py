@@ -16,10 +16,14 @@ Two uses (docs/planning.md, "CPU meshes" and "Quality of choice"):
 
 Measurement: every mesh is compiled once (llmc compile -o), then run
 --rounds times, the meshes interleaved round by round so that a slow
-period of a shared machine hits all of them alike; each run trains --steps
-steps and the first --warmup are dropped. A mesh's time is the median of
-all its kept steps (llmc-run's ms_per_step: the whole step as the training
-loop sees it, inputs bound and outputs fed back included).
+period of a shared machine hits all of them alike; each run trains
+--warmup + --steps steps and the warm-up is dropped. A mesh's times are the
+medians over its kept steps of llmc-run's ms_per_step (the wall clock of the
+whole step as the training loop sees it, inputs bound and outputs fed back
+included) and cpu_ms_per_step (the process's CPU time in the step: the
+ranks' summed work). On a host shared with other jobs the wall clock
+measures the neighbours as much as the mesh; --gate cpu makes the check
+use the CPU time (docs/planning.md, "CPU meshes").
 
 Only the Python standard library; run from anywhere. --llmc and --llmc-run
 default to build/bin/ of this checkout.
@@ -139,28 +143,14 @@ def auto_choice(model, candidates):
     return min(candidates, key=lambda c: c["predicted_ms"])
 
 
-def cpu_seconds(args, artifact, steps, metrics):
-    """Runs llmc-run for `steps` steps; returns the CPU seconds (user and
-    system, every thread) it took."""
-    with open(metrics + ".log", "w") as log:
-        nice = ["nice", "-n", str(args.nice)] if args.nice else []
-        proc = subprocess.Popen(nice + [args.llmc_run, artifact, "--steps",
-                                        str(steps), "--metrics", metrics],
-                                stdout=log, stderr=subprocess.STDOUT)
-        _, status, usage = os.wait4(proc.pid, 0)
-    if status:
-        sys.exit(f"llmc-run {artifact} failed:\n" + open(metrics + ".log").read())
-    return usage.ru_utime + usage.ru_stime
-
-
 def measure(args, work, runs):
     """Compiles each run once and times it args.rounds times, interleaved.
 
-    Wall time: llmc-run's ms_per_step of the steps after the warm-up.
-    CPU time per step: the CPU seconds (every thread, user and system) of a
-    run of warmup + steps steps less those of a run of warmup steps, over
-    steps: the ranks' summed work, which another process on the machine
-    slows much less than the wall time (docs/planning.md)."""
+    Per step, llmc-run's metrics give the wall-clock ms_per_step and the
+    process's cpu_ms_per_step (every thread: the ranks' summed work, which
+    another process on the host slows much less than the wall clock;
+    docs/planning.md). A mesh's figures are the medians over the steps
+    after the warm-up of every round."""
     for run in runs:
         proc = subprocess.run([args.llmc, "compile", run["toml"], "-o",
                                run["artifact"]], capture_output=True,
@@ -168,16 +158,19 @@ def measure(args, work, runs):
         if proc.returncode:
             sys.exit(f"llmc compile {run['toml']} failed:\n{proc.stderr}")
         run["steps_ms"], run["cpu_ms"] = [], []
+    nice = ["nice", "-n", str(args.nice)] if args.nice else []
     for round_index in range(args.rounds):
         for run in runs:
             metrics = os.path.join(work, f"{run['name']}-{round_index}.jsonl")
-            short = cpu_seconds(args, run["artifact"], args.warmup,
-                                metrics + ".short")
-            full = cpu_seconds(args, run["artifact"],
-                               args.warmup + args.steps, metrics)
-            steps = [json.loads(l)["ms_per_step"] for l in open(metrics)]
-            run["steps_ms"] += steps[args.warmup:]
-            run["cpu_ms"].append(1e3 * (full - short) / args.steps)
+            proc = subprocess.run(
+                nice + [args.llmc_run, run["artifact"], "--steps",
+                        str(args.warmup + args.steps), "--metrics", metrics],
+                capture_output=True, text=True)
+            if proc.returncode:
+                sys.exit(f"llmc-run {run['artifact']} failed:\n{proc.stderr}")
+            steps = [json.loads(l) for l in open(metrics)][args.warmup:]
+            run["steps_ms"] += [s["ms_per_step"] for s in steps]
+            run["cpu_ms"] += [s["cpu_ms_per_step"] for s in steps]
         print(f"  round {round_index + 1}/{args.rounds} done",
               file=sys.stderr)
     for run in runs:
