@@ -11,8 +11,14 @@ Two uses (docs/planning.md, "CPU meshes" and "Quality of choice"):
   bench/cpu_meshes.py choice [--models gpt2 llama] [--tolerance 0.05]
       every mesh of 8 devices that llmc accepts for the model (dp, tp, pp, cp,
       ZeRO 0-3), each measured in the same run; the auto choice
-      (auto_choice()) against the best measured. Exit status 1 when the
-      choice is more than --tolerance slower than the best.
+      (auto_choice()) against the best measured: a first pass over all of
+      them, then a second, fresh one of the auto choice against the first
+      pass's three best (--confirm-rounds). Exit status 1 when the choice is
+      more than --tolerance slower than the best of the second pass.
+  bench/cpu_meshes.py profile
+      per op, the one-device programs' LLMC_PROFILE against llmc plan
+      --by-op, and the efficiency of data/devices.toml [cpu.efficiency]
+      that would make them agree.
 
 Measurement: every mesh is compiled once (llmc compile -o), then run
 --rounds times, the meshes interleaved round by round so that a slow
@@ -152,11 +158,15 @@ def measure(args, work, runs):
     docs/planning.md). A mesh's figures are the medians over the steps
     after the warm-up of every round."""
     for run in runs:
+        if run.get("compiled"):  # a second pass
+            run["steps_ms"], run["cpu_ms"] = [], []
+            continue
         proc = subprocess.run([args.llmc, "compile", run["toml"], "-o",
                                run["artifact"]], capture_output=True,
                               text=True)
         if proc.returncode:
             sys.exit(f"llmc compile {run['toml']} failed:\n{proc.stderr}")
+        run["compiled"] = True
         run["steps_ms"], run["cpu_ms"] = [], []
     nice = ["nice", "-n", str(args.nice)] if args.nice else []
     for round_index in range(args.rounds):
@@ -288,17 +298,41 @@ def choice(args, work):
                        [r["measured_ms"] for r in runs])
         rho_cpu = spearman([r["predicted_ms"] for r in runs],
                            [r["measured_cpu_ms"] for r in runs])
-        ok = (slower if args.gate == "wall" else slower_cpu) <= args.tolerance
-        failed += not ok
-        print(f"{model}: auto choice {chosen['name']}: wall clock "
-              f"{chosen['measured_ms']:.1f} ms against the best "
+        print(f"{model}, first pass: auto choice {chosen['name']}: wall "
+              f"clock {chosen['measured_ms']:.1f} ms against the best "
               f"{best['name']} {best['measured_ms']:.1f} ms "
               f"({100 * slower:+.1f}%); CPU time {chosen['measured_cpu_ms']:.1f}"
               f" ms against the best {best_cpu['name']} "
               f"{best_cpu['measured_cpu_ms']:.1f} ms ({100 * slower_cpu:+.1f}%)"
-              f". {'Within' if ok else 'NOT within'} "
-              f"{100 * args.tolerance:g}% ({args.gate}). Spearman over the "
-              f"{len(runs)} meshes: wall {rho:.3f}, CPU {rho_cpu:.3f}")
+              f". Spearman over the {len(runs)} meshes: wall {rho:.3f}, CPU "
+              f"{rho_cpu:.3f}", flush=True)
+        # The best of many noisy measurements is biased low (the winner's
+        # curse), so the verdict comes from a second, fresh measurement of
+        # the auto choice against the first pass's three best (by the gated
+        # measure), interleaved over --confirm-rounds rounds.
+        key = "measured_ms" if args.gate == "wall" else "measured_cpu_ms"
+        finalists = sorted(runs, key=lambda r: r[key])[:3]
+        if chosen not in finalists:
+            finalists.append(chosen)
+        confirm = [dict(r, name=r["name"]) for r in finalists]
+        rounds, args.rounds = args.rounds, args.confirm_rounds
+        measure(args, work, confirm)
+        args.rounds = rounds
+        chosen2 = confirm[finalists.index(chosen)]
+        best2 = min(confirm, key=lambda r: r[key])
+        table(sorted(confirm, key=lambda r: r[key]),
+              ("", lambda r: " ".join(["auto"] * (r is chosen2) +
+                                      ["best"] * (r is best2))))
+        slower2 = chosen2[key] / best2[key] - 1
+        ok = slower2 <= args.tolerance
+        failed += not ok
+        what = "wall clock" if args.gate == "wall" else "CPU time"
+        print(f"{model}: auto choice {chosen2['name']} {chosen2[key]:.1f} ms "
+              f"of {what} per step against the best {best2['name']} "
+              f"{best2[key]:.1f} ms: {100 * slower2:+.1f}%, "
+              f"{'within' if ok else 'NOT within'} "
+              f"{100 * args.tolerance:g}% (second pass, {len(confirm)} "
+              f"meshes, {args.confirm_rounds} rounds)", flush=True)
     return 1 if failed else 0
 
 
@@ -396,6 +430,9 @@ def main():
     parser.add_argument("--models", nargs="+", default=["gpt2", "llama"],
                         choices=sorted(MODELS))
     parser.add_argument("--tolerance", type=float, default=0.05)
+    parser.add_argument("--confirm-rounds", type=int, default=5,
+                        help="choice: rounds of the second pass (the auto "
+                        "choice against the first pass's three best)")
     parser.add_argument("--work", help="keep the runs here (default: a "
                         "temporary directory)")
     args = parser.parse_args()

@@ -383,6 +383,30 @@ TEST_F(PlannerTest, RanksSharingCores) {
   EXPECT_DOUBLE_EQ(pipelined.seconds(), 4.0);
 }
 
+// A pipeline transfer costs both sides: the send its stage's ranks, the
+// receive the other stage's (1 step of 2 us and 1 MiB at 100 GB/s each);
+// the whole program counts both.
+TEST_F(PlannerTest, PipelineReceiveCostsLikeTheSend) {
+  StepCost both = estimate(
+      "%x: tensor<262144xf32>",
+      "llmc.send %x axis 0 from 0 to 1 {llmc.stage = 0 : i64} : "
+      "tensor<262144xf32>\n"
+      "%r = llmc.recv axis 0 from 0 to 1 {llmc.stage = 1 : i64} : "
+      "tensor<262144xf32>",
+      2);
+  double one = 2e-6 + 4.0 * 262144 / 100e9;
+  EXPECT_NEAR(both.communication, 2 * one, 1e-12);
+  ASSERT_TRUE(module);
+  auto function = module->lookupSymbol<func::FuncOp>("f");
+  llmc::Mesh mesh;
+  mesh.names = {"dp"};
+  mesh.sizes = {2};
+  for (int64_t stage : {0, 1})
+    EXPECT_NEAR(estimateStep(function, &mesh, profile, stage).communication,
+                one, 1e-12)
+        << stage;
+}
+
 // The built-in cpu profile is the calibrated one (data/devices.toml): the
 // virtual devices share 2 cores, its slow reference kernels carry an
 // efficiency below 1, and its collectives a call latency.
