@@ -39,10 +39,12 @@ import itertools
 import json
 import os
 import re
+import resource
 import statistics
 import subprocess
 import sys
 import tempfile
+import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -149,6 +151,18 @@ def auto_choice(model, candidates):
     return min(candidates, key=lambda c: c["predicted_ms"])
 
 
+def host_busy_seconds():
+    """CPU seconds every process of the host has used (/proc/stat), and
+    the seconds of this script's finished children."""
+    with open("/proc/stat") as f:
+        fields = [int(x) for x in f.readline().split()[1:]]
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)
+    ticks = os.sysconf("SC_CLK_TCK")
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ((sum(fields[:8]) - idle) / ticks,
+            children.ru_utime + children.ru_stime)
+
+
 def measure(args, work, runs):
     """Compiles each run once and times it args.rounds times, interleaved.
 
@@ -169,6 +183,8 @@ def measure(args, work, runs):
         run["compiled"] = True
         run["steps_ms"], run["cpu_ms"] = [], []
     nice = ["nice", "-n", str(args.nice)] if args.nice else []
+    host_before, ours_before = host_busy_seconds()
+    wall_before = time.monotonic()
     for round_index in range(args.rounds):
         for run in runs:
             metrics = os.path.join(work, f"{run['name']}-{round_index}.jsonl")
@@ -183,6 +199,14 @@ def measure(args, work, runs):
             run["cpu_ms"] += [s["cpu_ms_per_step"] for s in steps]
         print(f"  round {round_index + 1}/{args.rounds} done",
               file=sys.stderr)
+    host_after, ours_after = host_busy_seconds()
+    elapsed = time.monotonic() - wall_before
+    # What the other processes took of the host while we measured.
+    others = ((host_after - host_before) - (ours_after - ours_before)) / (
+        elapsed * os.cpu_count())
+    args.others_share = max(getattr(args, "others_share", 0.0), others)
+    print(f"  other processes used {100 * others:.0f}% of the host's "
+          f"{os.cpu_count()} cores during the measurement", file=sys.stderr)
     for run in runs:
         run["measured_ms"] = statistics.median(run["steps_ms"])
         run["measured_cpu_ms"] = statistics.median(run["cpu_ms"])
@@ -265,6 +289,13 @@ def calib(args, work):
           f"{len(runs)} meshes): {rho:.3f} (required >= "
           f"{args.min_spearman:g}); predicted vs CPU time per step: "
           f"{rho_cpu:.3f}")
+    print(f"other processes used up to {100 * args.others_share:.0f}% of the "
+          f"host's cores during the measurement")
+    if args.skip_if_busy and args.others_share > args.skip_if_busy:
+        print(f"SKIP: more than {100 * args.skip_if_busy:g}% of the host was "
+              f"busy with other processes; the measurement says more about "
+              f"them than about the meshes (docs/planning.md)")
+        return 77
     gated = rho if args.gate == "wall" else rho_cpu
     print(f"{'PASS' if gated >= args.min_spearman else 'FAIL'}: the "
           f"{'wall-clock' if args.gate == 'wall' else 'CPU time'} Spearman "
@@ -424,6 +455,10 @@ def main():
                         "the wall-clock step (default) or the CPU time per "
                         "step (robust on a shared host: another process on "
                         "a core slows the first, not the second)")
+    parser.add_argument("--skip-if-busy", type=float, default=0,
+                        help="calib: exit 77 (ctest's skip) when other "
+                        "processes used more than this share of the host's "
+                        "cores during the measurement (0: never)")
     parser.add_argument("--nice", type=int, default=0,
                         help="run llmc-run at this niceness (negative: "
                         "ahead of the host's other processes; needs root)")
