@@ -17,10 +17,10 @@ using namespace mlir;
 namespace llmc::planner {
 
 double kernelSeconds(double flops, double peakFlops, double bytes,
-                     const DeviceProfile &profile) {
+                     const DeviceProfile &profile, double efficiency) {
   double compute = peakFlops > 0 ? flops / peakFlops : 0.0;
   double memory = bytes / profile.memoryBandwidth;
-  return std::max(compute, memory) + profile.launchCost;
+  return std::max(compute, memory) / efficiency + profile.launchCost;
 }
 
 int64_t ringSteps(llvm::StringRef kind, int64_t ranks) {
@@ -39,7 +39,7 @@ double collectiveSeconds(int64_t steps, double sentBytesPerRank,
                          const LinkClass &link) {
   if (steps == 0)
     return 0.0;
-  return static_cast<double>(steps) * link.latency +
+  return link.callLatency + static_cast<double>(steps) * link.latency +
          sentBytesPerRank / link.bandwidth;
 }
 
@@ -96,9 +96,10 @@ void addKernel(Operation *op, std::map<std::string, GroupCost> &kernels,
   double peak = usesMatmulUnits(op)
                     ? profile.matmulPeak(dtypeName(op->getOperand(0).getType()))
                     : profile.vectorFlops;
-  double seconds = kernelSeconds(flops, peak, bytes, profile);
   llvm::StringRef name = op->getName().getStringRef();
   name.consume_front("llmc.");
+  double seconds =
+      kernelSeconds(flops, peak, bytes, profile, profile.efficiencyOf(name));
   for (GroupCost *g : {&kernels[group], &byOp[name.str()]}) {
     ++g->kernels;
     g->flops += flops;
@@ -153,6 +154,20 @@ StepCost estimateStep(func::FuncOp function, const Mesh *mesh,
           t->axes.push_back(static_cast<int64_t>(send.getAxis()));
           t->ranks = mesh->ways(t->axes);
           t->payloadBytes = tensorBytes(send.getInput().getType());
+          t->sentBytesPerRank = t->payloadBytes;
+        }
+      // A pipeline receive costs its ranks what the send costs the
+      // sender's: both sides run the transfer (NCCL kernels on both GPUs;
+      // a copy and a rendezvous of two threads on the CPU, where the
+      // receiver's share was measured as large as the sender's,
+      // docs/planning.md "CPU meshes").
+      if (!t)
+        if (auto recv = dyn_cast<RecvOp>(op)) {
+          t = CollectiveTraffic();
+          t->kind = "send/recv";
+          t->axes.push_back(static_cast<int64_t>(recv.getAxis()));
+          t->ranks = mesh->ways(t->axes);
+          t->payloadBytes = tensorBytes(recv.getType());
           t->sentBytesPerRank = t->payloadBytes;
         }
       if (t) {
@@ -213,6 +228,17 @@ StepCost estimateStep(func::FuncOp function, const Mesh *mesh,
     step.communication += g.seconds;
     step.groups.push_back(g);
   }
+  return step;
+}
+
+ProgramStep programStep(double busiest, double totalBusy, int64_t ranks,
+                        double bubble, const DeviceProfile &profile) {
+  ProgramStep step;
+  step.criticalPath = busiest / std::max(1e-9, 1.0 - bubble);
+  if (profile.hostCores > 0)
+    step.sharedCores =
+        totalBusy / static_cast<double>(std::min(
+                        std::max<int64_t>(ranks, 1), profile.hostCores));
   return step;
 }
 

@@ -29,16 +29,19 @@
 
 namespace llmc::planner {
 
-/// Seconds of one kernel: the roofline plus the launch cost.
+/// Seconds of one kernel: the roofline over the kernel's measured
+/// efficiency (DeviceProfile::efficiency, 1 by default) plus the launch
+/// cost.
 double kernelSeconds(double flops, double peakFlops, double bytes,
-                     const DeviceProfile &profile);
+                     const DeviceProfile &profile, double efficiency = 1.0);
 
 /// Ring steps of a collective over `ranks` ranks (0 when there is nothing
 /// to send).
 int64_t ringSteps(llvm::StringRef kind, int64_t ranks);
 
 /// Seconds of a collective that sends `sentBytesPerRank` in `steps` ring
-/// steps over `link`.
+/// steps over `link`: the link's call latency, steps x its latency, and
+/// the bytes over its bandwidth.
 double collectiveSeconds(int64_t steps, double sentBytesPerRank,
                          const LinkClass &link);
 
@@ -86,6 +89,24 @@ std::string kernelGroup(mlir::Operation *op);
 /// idle time is not in it.
 StepCost estimateStep(mlir::func::FuncOp function, const Mesh *mesh,
                       const DeviceProfile &profile, int64_t stage = -1);
+
+/// One step of a whole program of `ranks` ranks (docs/planning.md, "CPU
+/// meshes"): the critical path, the busiest rank's (or pipeline stage's)
+/// `busiest` seconds over the schedule's busy share 1 - `bubble`; and on a
+/// profile whose devices share host cores (hostCores > 0: the CPU
+/// backend's threads), at least the ranks' summed busy time `totalBusy`
+/// spread over min(ranks, hostCores) cores. A rank waiting for a peer (a
+/// collective, a pipeline receive, the bubble) leaves its core to the
+/// others, so that wait is not in `totalBusy`.
+struct ProgramStep {
+  double criticalPath = 0;
+  double sharedCores = 0; ///< 0 where the devices do not share cores
+  double seconds() const {
+    return criticalPath > sharedCores ? criticalPath : sharedCores;
+  }
+};
+ProgramStep programStep(double busiest, double totalBusy, int64_t ranks,
+                        double bubble, const DeviceProfile &profile);
 
 } // namespace llmc::planner
 

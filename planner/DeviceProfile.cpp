@@ -27,9 +27,9 @@ constexpr const char *kProfileKeys[] = {
     "description",   "memory_gb",        "hbm_gbs",    "launch_us",
     "vector_tflops", "matmul_tflops",    "devices_per_node",
     "intra_node",    "inter_node",       "calibration",
-    "fused_kernels"};
+    "fused_kernels", "host_cores", "efficiency"};
 constexpr const char *kLinkKeys[] = {"name", "bandwidth_gbs", "nominal_gbs",
-                                     "latency_us"};
+                                     "latency_us", "call_latency_us"};
 constexpr const char *kDtypes[] = {"bf16", "f16", "f32", "f64"};
 constexpr const char *kCalibrationKeys[] = {"collective", "ranks", "bytes",
                                             "bus_gbs"};
@@ -113,6 +113,9 @@ public:
     if (llvm::Error e = positive(*table, name + ".", "nominal_gbs", 1e9,
                                  out.nominal, /*required=*/false))
       return e;
+    if (llvm::Error e = positive(*table, name + ".", "call_latency_us", 1e-6,
+                                 out.callLatency, /*required=*/false))
+      return e;
     return positive(*table, name + ".", "latency_us", 1e-6, out.latency);
   }
 
@@ -158,6 +161,11 @@ llvm::Expected<DeviceProfile> readProfile(Reader &reader,
           reader.positive(table, prefix, "devices_per_node", 1, perNode))
     return std::move(e);
   p.devicesPerNode = static_cast<int64_t>(perNode);
+  double cores = 0;
+  if (llvm::Error e = reader.positive(table, prefix, "host_cores", 1, cores,
+                                      /*required=*/false))
+    return std::move(e);
+  p.hostCores = static_cast<int64_t>(cores);
 
   const toml::node *mm = table.get("matmul_tflops");
   const toml::table *mmTable = mm ? mm->as_table() : nullptr;
@@ -179,6 +187,22 @@ llvm::Expected<DeviceProfile> readProfile(Reader &reader,
       return std::move(e);
     if (peak > 0)
       p.matmulFlops[dtype] = peak;
+  }
+  if (const toml::node *eff = table.get("efficiency")) {
+    const toml::table *effTable = eff->as_table();
+    if (!effTable)
+      return reader.error(eff->source(),
+                          "'" + prefix +
+                              "efficiency' must be a table of op names and "
+                              "positive factors; write e.g. efficiency = { "
+                              "attention = 0.05 }");
+    for (const auto &[op, node] : *effTable) {
+      double factor = 0;
+      if (llvm::Error e = reader.positive(*effTable, prefix + "efficiency.",
+                                          std::string(op.str()), 1, factor))
+        return std::move(e);
+      p.efficiency[std::string(op.str())] = factor;
+    }
   }
   if (llvm::Error e = reader.link(table, prefix, "intra_node", p.intraNode))
     return std::move(e);
@@ -225,6 +249,11 @@ double DeviceProfile::matmulPeak(llvm::StringRef dtype) const {
   if (it != matmulFlops.end() && dtype != "tf32")
     return it->second;
   return matmulFlops.at("f32");
+}
+
+double DeviceProfile::efficiencyOf(llvm::StringRef name) const {
+  auto it = efficiency.find(name.str());
+  return it == efficiency.end() ? 1.0 : it->second;
 }
 
 llvm::Expected<std::vector<DeviceProfile>>

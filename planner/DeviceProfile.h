@@ -28,6 +28,10 @@ struct LinkClass {
   double bandwidth = 0;    ///< bytes/s per rank and direction (model's)
   double nominal = 0;      ///< datasheet bytes/s (0: not given)
   double latency = 0;      ///< seconds per ring step
+  /// Seconds per collective call on top of the ring steps (optional,
+  /// call_latency_us): the CPU backend's collectives are one rendezvous of
+  /// threads whatever the ring would do.
+  double callLatency = 0;
 };
 
 /// A measured collective (NCCL's bus bandwidth = payload * bus factor /
@@ -54,6 +58,18 @@ struct DeviceProfile {
   /// Whether an elementwise fused region runs as one kernel (the CUDA
   /// backend's generated kernels) or op by op (the CPU backend).
   bool fusedKernels = true;
+  /// Cores shared by all the devices (the CPU backend's virtual devices are
+  /// threads of one process: a step of R ranks does their summed work on
+  /// min(R, hostCores) cores); 0: every device has its own compute.
+  int64_t hostCores = 0;
+  /// Measured speed of a kernel against its roofline, by op name as
+  /// `llmc plan --by-op` prints it ("attention_grad"): the kernel takes
+  /// roofline / efficiency + launch. Ops not listed: 1. (The CPU
+  /// backend's reference kernels are far from its roofline: transcendental
+  /// functions in f64, attention as scalar loops; docs/planning.md.)
+  std::map<std::string, double> efficiency;
+  /// The efficiency of op `name` (1 when the profile does not give one).
+  double efficiencyOf(llvm::StringRef name) const;
   LinkClass intraNode, interNode;
   std::vector<CalibrationPoint> calibration;
 

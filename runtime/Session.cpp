@@ -4,6 +4,7 @@
 #include "runtime/Sharding.h"
 #include "runtime/cpu/Collectives.h"
 #include "runtime/cpu/CpuKernels.h"
+#include "runtime/cpu/CpuProfile.h"
 #include "runtime/cpu/ThreadPool.h"
 
 #include <cstdlib>
@@ -58,6 +59,37 @@ Status runCollective(CpuWorld &world, int rank, const Command &command,
                          "unknown collective " + std::to_string(ints[0]));
   }
 }
+/// The row of LLMC_PROFILE a command counts in.
+const char *profileRow(const Command &command) {
+  switch (command.kind) {
+  case CommandKind::Kernel:
+  case CommandKind::Gemm:
+    return kernelName(command.kernel);
+  case CommandKind::Copy:
+    return "copy";
+  case CommandKind::Collective:
+    switch (command.attrs.ints.empty()
+                ? CollectiveKind::AllReduce
+                : static_cast<CollectiveKind>(command.attrs.ints[0])) {
+    case CollectiveKind::AllReduce:
+      return "all_reduce";
+    case CollectiveKind::AllGather:
+      return "all_gather";
+    case CollectiveKind::ReduceScatter:
+      return "reduce_scatter";
+    case CollectiveKind::AllToAll:
+      return "all_to_all";
+    case CollectiveKind::Send:
+      return "send";
+    case CollectiveKind::Recv:
+      return "recv";
+    }
+    return "collective";
+  case CommandKind::HostStep:
+    return "host_step";
+  }
+  return "?";
+}
 } // namespace
 
 Session::Session(const Executable &executable, const SessionOptions &options)
@@ -68,12 +100,17 @@ Session::Session(const Executable &executable, const SessionOptions &options)
   for (size_t r = 0; r < ranks; ++r)
     pools_.push_back(
         std::make_unique<ThreadPool>(ranks == 1 ? options.threads : 1));
+  // OpenBLAS follows: its own threads would compete with the ranks'.
+  setBlasThreads(ranks == 1 ? options.threads : 1);
   CpuWorldOptions worldOptions;
   worldOptions.timeout = std::chrono::milliseconds(options.collectiveTimeoutMs);
   world_ = std::make_unique<CpuWorld>(static_cast<int>(ranks), worldOptions);
+  profile_ = CpuProfile::fromEnvironment(static_cast<int>(ranks));
 }
 
 Session::~Session() {
+  if (profile_)
+    profile_->print(stderr);
   for (uint8_t *arena : arenas_)
     std::free(arena);
 }
@@ -191,6 +228,7 @@ Status Session::runRank(int rank) {
       touch(rank, value);
     }
     Status status = Status::ok();
+    double started = profile_ ? CpuProfile::threadSeconds() : 0.0;
     switch (command.kind) {
     case CommandKind::Kernel:
     case CommandKind::Gemm:
@@ -214,6 +252,9 @@ Status Session::runRank(int rank) {
                              "host steps are not part of any program yet");
       break;
     }
+    if (profile_)
+      profile_->record(rank, profileRow(command),
+                       CpuProfile::threadSeconds() - started);
     if (!status) {
       std::string where = numRanks() > 1 ? "rank " + std::to_string(rank) + ": "
                                          : std::string();
@@ -226,6 +267,8 @@ Status Session::runRank(int rank) {
 
 Status Session::run() {
   LLMC_RETURN_IF_ERROR(checkAllBound(executable_, bound_));
+  if (profile_)
+    profile_->endRun();
   if (numRanks() == 1)
     return runRank(0);
   return runOnDevices(numRanks(), [this](int rank) { return runRank(rank); });

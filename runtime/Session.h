@@ -26,6 +26,7 @@
 
 namespace llmc::rt {
 
+class CpuProfile;
 class CpuWorld;
 class ThreadPool;
 
@@ -101,6 +102,8 @@ private:
   std::vector<std::unique_ptr<ThreadPool>> pools_;
   std::vector<uint8_t *> arenas_;
   std::unique_ptr<CpuWorld> world_;
+  /// LLMC_PROFILE: thread CPU time per command kind (runtime/cpu/CpuProfile.h).
+  std::unique_ptr<CpuProfile> profile_;
   std::vector<bool> bound_;
   std::vector<uint64_t> highWater_;
 };

@@ -175,16 +175,23 @@ void printStepTime(llvm::raw_ostream &os, mlir::func::FuncOp function,
   // are the busiest stage's; the step is estimated as its busy time over
   // the schedule's busy share, 1 - bubble (exact for equal stages).
   std::string pipelineLine;
+  // The whole program: every rank's busy time (each stage's ranks run its
+  // ops), for a profile whose devices share cores (planner::programStep).
+  int64_t ranks = mesh ? mesh->numDevices() : 1;
+  double totalBusy = step.noOverlap() * static_cast<double>(ranks);
+  double bubble = 0;
   if (auto pipeline =
           function->getAttrOfType<mlir::DictionaryAttr>("llmc.pipeline")) {
     int64_t stages = pipeline.getAs<mlir::IntegerAttr>("stages").getInt();
-    double bubble =
-        pipeline.getAs<mlir::FloatAttr>("bubble").getValueAsDouble();
+    bubble = pipeline.getAs<mlir::FloatAttr>("bubble").getValueAsDouble();
     std::string perStage;
     int64_t busiest = 0;
+    totalBusy = 0;
     for (int64_t s = 0; s < stages; ++s) {
       llmc::planner::StepCost stageCost =
           llmc::planner::estimateStep(function, mesh, profile, s);
+      totalBusy += stageCost.noOverlap() * static_cast<double>(ranks) /
+                   static_cast<double>(stages);
       perStage += llvm::formatv("{0}{1:f3}", s ? ", " : "",
                                 stageCost.noOverlap() * 1e3)
                       .str();
@@ -243,6 +250,17 @@ void printStepTime(llvm::raw_ostream &os, mlir::func::FuncOp function,
                 llvm::formatv("{0:f3}", g.seconds * 1e3).str(), 11)
          << "\n";
   }
+  llmc::planner::ProgramStep whole = llmc::planner::programStep(
+      step.noOverlap(), totalBusy, ranks, bubble, profile);
+  os << llvm::formatv("    predicted step: {0:f3} ms", whole.seconds() * 1e3);
+  if (whole.sharedCores > 0)
+    os << llvm::formatv(" (the larger of the critical path {0:f3} ms and "
+                        "{1} ranks' {2:f3} ms of work on {3} shared cores: "
+                        "{4:f3} ms)",
+                        whole.criticalPath * 1e3, ranks, totalBusy * 1e3,
+                        std::min(ranks, profile.hostCores),
+                        whole.sharedCores * 1e3);
+  os << "\n";
   os << llvm::formatv("    memory: arena {0} of {1:f1} GB per device "
                       "({2})\n",
                       mebibytes(arenaBytes),

@@ -30,6 +30,13 @@ Status runCpuKernel(KernelKind kind, const KernelAttrs &attrs,
                     const std::vector<TensorRef> &inputs,
                     const std::vector<TensorRef> &outputs, ThreadPool &pool);
 
+/// Sets the threads of OpenBLAS, a process-wide setting (0: every core).
+/// A session of several ranks runs each rank on one device thread and asks
+/// for 1: OpenBLAS 0.3's own threads spin while they wait, and 8 ranks
+/// calling sgemm at once on 2 cores each with 2 BLAS threads ran a GPT-2
+/// tiny step 3.8x slower than with 1 (docs/planning.md, "CPU meshes").
+void setBlasThreads(unsigned threads);
+
 } // namespace llmc::rt
 
 #endif // LLMC_RUNTIME_CPU_CPUKERNELS_H

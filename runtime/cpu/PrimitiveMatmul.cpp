@@ -18,6 +18,13 @@ namespace llmc::rt {
 
 using namespace primitive;
 
+void setBlasThreads(unsigned threads) {
+  // OpenBLAS keeps its count for 0, so "every core" is the count it chose
+  // at start-up (the cores, or OPENBLAS_NUM_THREADS).
+  static const int initial = openblas_get_num_threads();
+  openblas_set_num_threads(threads == 0 ? initial : static_cast<int>(threads));
+}
+
 namespace {
 
 /// The problem, from validated operands.

@@ -12,6 +12,7 @@
 #include <cinttypes>
 #include <cmath>
 #include <cstring>
+#include <ctime>
 #include <memory>
 
 namespace llmc::rt {
@@ -42,6 +43,13 @@ Status parseInt(const std::map<std::string, std::string> &metadata,
 }
 
 /// A rank-0 float tensor as a double.
+/// CPU seconds of this process so far, every thread.
+double processCpuSeconds() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
+
 double scalarOf(const TensorRef &tensor) {
   switch (tensor.dtype) {
   case DType::F64:
@@ -430,6 +438,7 @@ Status train(const Executable &exe, const TrainOptions &options,
   TokenBatch batch;
   for (int64_t step = first; step <= last; ++step) {
     Clock::time_point begin = Clock::now();
+    double cpuBegin = processCpuSeconds();
     LLMC_RETURN_IF_ERROR(loader.next(batch));
     Shape shape = {layout.batchSize, layout.seqLen};
     size_t bytes = batch.tokens.size() * sizeof(int32_t);
@@ -474,6 +483,7 @@ Status train(const Executable &exe, const TrainOptions &options,
     double seconds =
         std::chrono::duration<double>(Clock::now() - begin).count();
     m.msPerStep = 1e3 * seconds;
+    m.cpuMsPerStep = 1e3 * (processCpuSeconds() - cpuBegin);
     m.tokensPerSecond = seconds > 0 ? tokensPerStep / seconds : 0;
     report.steps.push_back(m);
 
@@ -485,10 +495,10 @@ Status train(const Executable &exe, const TrainOptions &options,
       std::fprintf(metrics,
                    "{\"step\": %lld, \"loss\": %.9g, \"lr\": %.9g, "
                    "\"grad_norm\": %s, \"tokens\": %lld, \"tokens_per_s\": "
-                   "%.1f, \"ms_per_step\": %.3f",
+                   "%.1f, \"ms_per_step\": %.3f, \"cpu_ms_per_step\": %.3f",
                    static_cast<long long>(step), m.loss, m.lr, norm,
                    static_cast<long long>(tokensPerStep), m.tokensPerSecond,
-                   m.msPerStep);
+                   m.msPerStep, m.cpuMsPerStep);
       if (layout.lossScale >= 0)
         std::fprintf(metrics, ", \"loss_scale\": %.9g, \"skipped\": %s",
                      m.lossScale, m.skipped ? "true" : "false");

@@ -79,6 +79,10 @@ struct StepMetrics {
   int64_t step = 0;
   double loss = 0, lr = 0, gradNorm = 0;
   double tokensPerSecond = 0, msPerStep = 0;
+  /// CPU time of the whole process during the step (every thread: the CPU
+  /// ranks' work; on a host shared with other jobs it varies far less than
+  /// msPerStep, docs/planning.md "CPU meshes").
+  double cpuMsPerStep = 0;
   /// fp16 dynamic loss scaling: the scale after the step, and whether the
   /// program skipped the step (inf/NaN gradients). 0/false without it.
   double lossScale = 0;

@@ -328,4 +328,132 @@ TEST(DeviceProfileTest, Errors) {
             std::string::npos);
 }
 
+// A profile's measured efficiency of an op divides its roofline time (the
+// launch cost stays): an add of 2^20 floats at efficiency 0.25 takes four
+// times its 126 us of memory traffic; an op without an efficiency keeps
+// its roofline.
+TEST_F(PlannerTest, EfficiencyDividesTheRoofline) {
+  profile.efficiency["add"] = 0.25;
+  StepCost step = estimate("%a: tensor<1048576xf32>, %b: tensor<1048576xf32>",
+                           "%c = llmc.add %a, %b : tensor<1048576xf32>\n"
+                           "%d = llmc.sub %c, %b : tensor<1048576xf32>");
+  double bytes = 3.0 * 4 * 1048576;
+  ASSERT_EQ(step.byOp.size(), 2u);
+  EXPECT_EQ(step.byOp[0].group, "add"); // most time first
+  EXPECT_NEAR(step.byOp[0].seconds, bytes / 100e9 / 0.25 + 5e-6, 1e-12);
+  EXPECT_NEAR(step.byOp[1].seconds, bytes / 100e9 + 5e-6, 1e-12);
+  EXPECT_DOUBLE_EQ(profile.efficiencyOf("sub"), 1.0);
+  EXPECT_NEAR(kernelSeconds(1e9, 1e12, 0, profile, 0.5), 2e-3 + 5e-6, 1e-15);
+}
+
+// A link's call latency is paid once per collective, on top of the ring
+// steps: an all-reduce of 4 MiB over 2 ranks with 7 us per call, 2 us per
+// step and 100 GB/s.
+TEST_F(PlannerTest, CallLatencyOncePerCollective) {
+  profile.intraNode.callLatency = 7e-6;
+  StepCost step = estimate("%x: tensor<1048576xf32>",
+                           "%y = shard.all_reduce %x on @mesh grid_axes = [0] "
+                           ": tensor<1048576xf32> -> tensor<1048576xf32>",
+                           2);
+  double sent = 4.0 * 1048576; // 2(N-1)/N * S for N = 2
+  EXPECT_NEAR(step.communication, 7e-6 + 2 * 2e-6 + sent / 100e9, 1e-12);
+  EXPECT_EQ(collectiveSeconds(0, 1e6, profile.intraNode), 0.0);
+}
+
+// Devices that share cores (the CPU backend's threads): a step is the
+// larger of the critical path (busiest / (1 - bubble)) and the ranks'
+// summed work over min(ranks, cores).
+TEST_F(PlannerTest, RanksSharingCores) {
+  // Own compute (hostCores = 0): the critical path only.
+  ProgramStep own = programStep(1.0, 8.0, 8, 0.0, profile);
+  EXPECT_EQ(own.sharedCores, 0.0);
+  EXPECT_DOUBLE_EQ(own.seconds(), 1.0);
+  profile.hostCores = 2;
+  // 8 ranks of 1 s on 2 cores: 4 s.
+  ProgramStep shared = programStep(1.0, 8.0, 8, 0.0, profile);
+  EXPECT_DOUBLE_EQ(shared.sharedCores, 4.0);
+  EXPECT_DOUBLE_EQ(shared.seconds(), 4.0);
+  // One rank uses one core: its own time.
+  EXPECT_DOUBLE_EQ(programStep(1.0, 1.0, 1, 0.0, profile).seconds(), 1.0);
+  // Two pipeline stages of 2 ranks, busiest 2 s, 6 s of work in all, half
+  // the schedule idle: the critical path 2 / 0.5 = 4 s beats 6 / 2 = 3 s.
+  ProgramStep pipelined = programStep(2.0, 6.0, 4, 0.5, profile);
+  EXPECT_DOUBLE_EQ(pipelined.criticalPath, 4.0);
+  EXPECT_DOUBLE_EQ(pipelined.sharedCores, 3.0);
+  EXPECT_DOUBLE_EQ(pipelined.seconds(), 4.0);
+}
+
+// A pipeline transfer costs both sides: the send its stage's ranks, the
+// receive the other stage's (1 step of 2 us and 1 MiB at 100 GB/s each);
+// the whole program counts both.
+TEST_F(PlannerTest, PipelineReceiveCostsLikeTheSend) {
+  StepCost both = estimate(
+      "%x: tensor<262144xf32>",
+      "llmc.send %x axis 0 from 0 to 1 {llmc.stage = 0 : i64} : "
+      "tensor<262144xf32>\n"
+      "%r = llmc.recv axis 0 from 0 to 1 {llmc.stage = 1 : i64} : "
+      "tensor<262144xf32>",
+      2);
+  double one = 2e-6 + 4.0 * 262144 / 100e9;
+  EXPECT_NEAR(both.communication, 2 * one, 1e-12);
+  ASSERT_TRUE(module);
+  auto function = module->lookupSymbol<func::FuncOp>("f");
+  llmc::Mesh mesh;
+  mesh.names = {"dp"};
+  mesh.sizes = {2};
+  for (int64_t stage : {0, 1})
+    EXPECT_NEAR(estimateStep(function, &mesh, profile, stage).communication,
+                one, 1e-12)
+        << stage;
+}
+
+// The built-in cpu profile is the calibrated one (data/devices.toml): the
+// virtual devices share 2 cores, its slow reference kernels carry an
+// efficiency below 1, and its collectives a call latency.
+TEST_F(PlannerTest, CpuProfileIsCalibrated) {
+  llvm::Expected<DeviceProfile> cpu = lookupDeviceProfile("cpu");
+  ASSERT_TRUE(static_cast<bool>(cpu)) << llvm::toString(cpu.takeError());
+  EXPECT_EQ(cpu->hostCores, 2);
+  EXPECT_FALSE(cpu->fusedKernels);
+  EXPECT_GT(cpu->intraNode.callLatency, 0.0);
+  for (const char *op : {"attention", "attention_grad", "gelu", "softmax"}) {
+    EXPECT_GT(cpu->efficiencyOf(op), 0.0) << op;
+    EXPECT_LT(cpu->efficiencyOf(op), 0.2) << op;
+  }
+}
+
+TEST(DeviceProfileTest, CpuKeysErrors) {
+  std::string good = kTestProfile;
+  std::string withCores = good;
+  withCores.replace(withCores.find("devices_per_node"), 0,
+                    "host_cores = 0\n");
+  EXPECT_EQ(loadError(withCores),
+            "bad.toml:7:14: error: key 't.host_cores' must be a positive "
+            "number; write e.g. host_cores = 100");
+  std::string effNotTable = good;
+  effNotTable.replace(effNotTable.find("devices_per_node"), 0,
+                      "efficiency = 0.5\n");
+  EXPECT_NE(loadError(effNotTable)
+                .find("bad.toml:7:14: error: 't.efficiency' must be a table of "
+                      "op names and positive factors"),
+            std::string::npos)
+      << loadError(effNotTable);
+  std::string effNegative =
+      good.substr(0, good.find("[t.intra_node]")) +
+      "[t.efficiency]\nattention = -1\n" +
+      good.substr(good.find("[t.intra_node]"));
+  EXPECT_NE(loadError(effNegative)
+                .find("error: key 't.efficiency.attention' must be a positive "
+                      "number"),
+            std::string::npos)
+      << loadError(effNegative);
+  std::string callLatency = good;
+  callLatency.replace(callLatency.find("latency_us = 2"), 14,
+                      "latency_us = 2\ncall_latency_us = 7");
+  llvm::Expected<std::vector<DeviceProfile>> parsed =
+      parseDeviceProfiles(callLatency, "ok.toml");
+  ASSERT_TRUE(static_cast<bool>(parsed)) << llvm::toString(parsed.takeError());
+  EXPECT_DOUBLE_EQ(parsed->front().intraNode.callLatency, 7e-6);
+}
+
 } // namespace

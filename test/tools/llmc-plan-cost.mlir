@@ -9,17 +9,20 @@
 // CHECK-NEXT: group kernels flops bytes ms share
 // CHECK-NEXT: matmul
 // CHECK: collectives dp (memory) 2
+// The 4 ranks are threads that share the host's 2 cores (host_cores).
+// CHECK-NEXT: predicted step: {{[0-9.]+}} ms (the larger of the critical path {{[0-9.]+}} ms and 4 ranks' {{[0-9.]+}} ms of work on 2 shared cores: {{[0-9.]+}} ms)
 // CHECK-NEXT: memory: arena {{[0-9.]+}} MiB of 16.0 GB per device (fits)
 
-// The collectives of the cpu profile (5 us per ring step, 10 GB/s): each of
-// the 2 all-reduces over N = 4 ranks takes 2(N-1) steps, and the bytes sent
-// are the communication table's, so the dp row is
-// ops * 6 * 5e-6 s + sent / 1e10 s. The kernel rows add up to the kernels'
+// The collectives of the cpu profile (26 us per call, 0.2 us per ring step,
+// 4 GB/s; data/devices.toml): each of the 2 all-reduces over N = 4 ranks
+// takes 2(N-1) steps, and the bytes sent are the communication table's, so
+// the dp row is ops * (26e-6 + 6 * 0.2e-6) s + sent / 4e9 s. The kernel rows add up to the kernels'
 // time, kernels + communication is the no-overlap total, and the overlapped
-// bound is the larger of the two. awk recomputes each (to the printed
-// rounding of 0.001 ms per row).
+// bound is the larger of the two; the predicted step is the larger of one
+// rank's time and the 4 ranks' work over the 2 shared cores. awk recomputes
+// each (to the printed rounding of 0.001 ms per row).
 // RUN: llmc plan %t.dp4.toml | tr -d ',()' | awk -f %S/Inputs/plan-cost-forms.awk | FileCheck %s --check-prefix=FORMS
-// FORMS: collectives ok, kernels ok, totals ok
+// FORMS: collectives ok, kernels ok, totals ok, shared cores ok
 
 // Another built-in profile by name, and a user profile by path.
 // RUN: llmc plan %t.dp4.toml --device-profile h100 | FileCheck %s --check-prefix=H100

@@ -17,7 +17,7 @@
 // TRAIN-NEXT:  {{.+}}
 
 // RUN: FileCheck %s --check-prefix=METRICS < %t/full.jsonl
-// METRICS:      {"step": 1, "loss": {{[0-9.]+}}, "lr": 0.00499999989, "grad_norm": {{[0-9.]+}}, "tokens": 64, "tokens_per_s": {{[0-9.]+}}, "ms_per_step": {{[0-9.]+}}}
+// METRICS:      {"step": 1, "loss": {{[0-9.]+}}, "lr": 0.00499999989, "grad_norm": {{[0-9.]+}}, "tokens": 64, "tokens_per_s": {{[0-9.]+}}, "ms_per_step": {{[0-9.]+}}, "cpu_ms_per_step": {{[0-9.]+}}}
 // METRICS-COUNT-7: {"step": {{[2-8]}},
 // METRICS-NOT:  "step"
 
