@@ -11,6 +11,8 @@
 #include "runtime/cuda/DeviceKernels.h"
 
 #include <algorithm>
+#include <thread>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstring>
@@ -75,6 +77,46 @@ bool aligned16(std::initializer_list<const void *> pointers) {
 CudaKernels::~CudaKernels() {
   if (scratch_)
     (void)cudaFree(scratch_);
+}
+
+void compileInParallel(const std::vector<ParallelUnit> &units) {
+  if (units.empty())
+    return;
+  int device = 0, major = 0, minor = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor,
+                             device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor,
+                             device) != cudaSuccess)
+    return; // the sequential compiles report it
+  std::string arch = "sm_" + std::to_string(major) + std::to_string(minor);
+  // The largest units first (the device unit), so that no thread starts it
+  // last.
+  std::vector<size_t> order(units.size());
+  for (size_t i = 0; i < order.size(); ++i)
+    order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return units[a].source.size() > units[b].source.size();
+  });
+  std::atomic<size_t> next{0};
+  unsigned threads = std::max(1u, std::min<unsigned>(
+                                      std::thread::hardware_concurrency(),
+                                      static_cast<unsigned>(units.size())));
+  std::vector<std::thread> pool;
+  for (unsigned t = 0; t < threads; ++t)
+    pool.emplace_back([&]() {
+      for (size_t i = next++; i < order.size(); i = next++) {
+        const ParallelUnit &unit = units[order[i]];
+        NvrtcOptions options;
+        options.arch = arch;
+        if (unit.noContraction)
+          options.extraOptions.push_back("--fmad=false");
+        CompiledCuda compiled;
+        (void)compileCuda(unit.source, unit.name, options, compiled);
+      }
+    });
+  for (std::thread &thread : pool)
+    thread.join();
 }
 
 Status CudaKernels::create(std::unique_ptr<CudaKernels> &kernels) {

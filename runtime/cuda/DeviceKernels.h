@@ -58,6 +58,20 @@ const char *flashAttentionTensorCoreSource();
 /// flashAttentionTensorCoreSource().
 std::string deviceKernelUnit();
 
+/// One NVRTC unit to compile ahead: its source, its name, and whether it
+/// is a fused region's (compiled with --fmad=false, as CudaKernels::fused).
+struct ParallelUnit {
+  std::string source;
+  std::string name;
+  bool noContraction = false;
+};
+
+/// Compiles `units` for the current device on a thread each (up to the
+/// hardware's threads) into the kernel cache, so that the sequential
+/// compiles of a session's creation find them there. Errors are left to
+/// those compiles, which report them with their context.
+void compileInParallel(const std::vector<ParallelUnit> &units);
+
 class CudaKernels {
 public:
   /// Compiles (or finds in the kernel cache) the non-elementwise unit for
