@@ -138,6 +138,35 @@ private:
   BufferPlan plan;
 };
 
+/// Whether the CUDA kernel generator (runtime/cuda/FusedKernels.cpp) makes
+/// one kernel of an elementwise region, from the IR: every op computes the
+/// region's shape (the shape of its first result) and is elementwise, an
+/// iota, a constant, or a broadcast of a value from outside the region or
+/// of a constant (the generator expands broadcasts only from its inputs;
+/// MoE's aux-loss backward broadcasts an intermediate).
+static bool isGeneratedAsOneKernel(FusedOp region) {
+  if (region.getNumResults() == 0)
+    return false;
+  ArrayRef<int64_t> shape =
+      cast<RankedTensorType>(region.getResult(0).getType()).getShape();
+  for (Operation &op : region.getBody().front().without_terminator()) {
+    if (isa<ConstantOp>(op))
+      continue;
+    if (op.getNumResults() != 1 ||
+        cast<RankedTensorType>(op.getResult(0).getType()).getShape() != shape)
+      return false;
+    if (auto broadcast = dyn_cast<BroadcastOp>(op)) {
+      Operation *source = broadcast.getInput().getDefiningOp();
+      if (source && !isa<ConstantOp>(source))
+        return false;
+      continue;
+    }
+    if (!isa<IotaOp>(op) && !op.hasTrait<llmc::OpTrait::Elementwise>())
+      return false;
+  }
+  return true;
+}
+
 Value Planner::resolve(Value value) const {
   for (auto it = aliases.find(value); it != aliases.end();
        it = aliases.find(value))
@@ -162,8 +191,12 @@ void Planner::collectSteps(Block &block) {
       int64_t firstStep = static_cast<int64_t>(steps.size());
       auto fused = dyn_cast<FusedOp>(op);
       bool oneKernel = fused && fused.getKind() == FusionKind::elementwise;
+      // Intermediates go without storage only where the CUDA kernel
+      // generator makes one kernel of the region (runtime/cuda/
+      // FusedKernels.cpp); another region keeps them and runs op by op.
       bool outermostKernel = regions == RegionStorage::OneKernel &&
-                             oneKernel && !kernelRegion;
+                             oneKernel && !kernelRegion &&
+                             isGeneratedAsOneKernel(fused);
       if (outermostKernel)
         kernelRegion = &op;
       collectSteps(body);
