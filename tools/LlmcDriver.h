@@ -310,6 +310,26 @@ struct PlanCommand {
                      cl::desc("Also break the predicted kernel time down by "
                               "op name (to compare with a profiler)"),
                      cl::sub(command), cl::cat(llmcCategory())};
+  cl::opt<int64_t> gpus{
+      "gpus",
+      cl::desc("Search the mesh for N devices (as [parallel] mesh = "
+               "\"auto\" does): every dp x tp x pp x cp x ep = N, ZeRO "
+               "stage, remat policy and microbatch count, pruned with "
+               "reasons, evaluated on probe compiles with fewer layers; "
+               "prints the top five, the pruned candidates by reason and why "
+               "the winner wins, then the winner's plan "
+               "(docs/planning.md, \"The search\"). The budget per rank is "
+               "--memory-budget-gib, else [memory] budget_gib, else the "
+               "profile's memory"),
+      cl::value_desc("N"), cl::init(0), cl::sub(command),
+      cl::cat(llmcCategory())};
+  cl::opt<int64_t> nodes{
+      "nodes",
+      cl::desc("With --gpus: the devices are M nodes of N / M (collectives "
+               "that span nodes use the profile's inter-node link; default: "
+               "nodes of the profile's devices_per_node)"),
+      cl::value_desc("M"), cl::init(0), cl::sub(command),
+      cl::cat(llmcCategory())};
 };
 
 /// Options of `llmc verify`.
@@ -404,6 +424,15 @@ struct CompileRequest {
   /// Compile for one device whatever [parallel] asks (dp = tp = 1, no sp,
   /// no ZeRO): the reference program of llmc verify.
   bool singleDevice = false;
+  /// The mesh search (issue #11): run it for this many devices whatever
+  /// [parallel] says (llmc plan --gpus); 0: only for mesh = "auto", on
+  /// [parallel] devices' count.
+  int64_t searchDevices = 0;
+  int64_t searchNodes = 0;   ///< 0: nodes of the profile's size
+  std::string deviceProfile; ///< "": h200 for cuda devices, else cpu
+  /// Print the search's whole report (top five, pruned by reason, why) on
+  /// standard output; otherwise one line on standard error.
+  bool printSearch = false;
 };
 
 struct Compiled {
@@ -422,6 +451,15 @@ int buildArtifact(const Compiled &compiled, const std::string &source,
 int writeArtifact(const llmc::rt::Executable &exe, const std::string &path);
 /// 124439808 -> "124,439,808".
 std::string withThousands(int64_t value);
+
+/// The mesh search of `mesh = "auto"` or `llmc plan --gpus`
+/// (tools/LlmcPlanSearch.cpp): searches, reports, and rewrites `run` (its
+/// mesh, ZeRO stage, remat, microbatches) and `module` (traced again when
+/// the microbatches change; llmc.auto_mesh records the choice) for the
+/// winner. Returns an exit code.
+int chooseMesh(Session &session, const CompileRequest &request,
+               llmc::RunDescription &run,
+               mlir::OwningOpRef<mlir::ModuleOp> &module);
 
 int runCompile(const CompileCommand &options);
 int runInspect(const InspectCommand &options);

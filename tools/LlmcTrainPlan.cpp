@@ -229,6 +229,17 @@ int runPlan(const PlanCommand &options) {
   request.forward = options.forward;
   request.remat = options.remat;
   request.budgetGiB = options.budgetGiB;
+  // The mesh search (--gpus, or mesh = "auto"): its report first, then the
+  // winner's plan below.
+  request.searchDevices = options.gpus;
+  request.searchNodes = options.nodes;
+  request.deviceProfile = options.deviceProfile;
+  request.printSearch = true;
+  if (options.nodes > 0 && options.gpus <= 0) {
+    llvm::errs() << "llmc plan: error: --nodes needs --gpus N (the devices "
+                    "to search a mesh for)\n";
+    return kExitUsage;
+  }
   Compiled compiled;
   if (int code = compileModule(session, request, compiled))
     return code;
@@ -265,9 +276,10 @@ int runPlan(const PlanCommand &options) {
   std::string profileName = options.deviceProfile;
   bool defaultProfile = profileName.empty();
   if (defaultProfile)
-    profileName = compiled.description &&
-                          llvm::StringRef(compiled.description->parallel.devices)
-                              .starts_with("cuda")
+    profileName = options.gpus > 0 ||
+                          (compiled.description &&
+                           llvm::StringRef(compiled.description->parallel.devices)
+                               .starts_with("cuda"))
                       ? "h200"
                       : "cpu";
   llvm::Expected<llmc::planner::DeviceProfile> profile =
