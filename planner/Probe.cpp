@@ -16,6 +16,7 @@
 
 #include "frontend/models/Models.h"
 #include "ir/BufferPlan.h"
+#include "ir/Communication.h"
 #include "ir/LlmcOps.h"
 #include "ir/Phase.h"
 #include "ir/Sharding.h"
@@ -176,6 +177,38 @@ mlir::FailureOr<Measure> measureProgram(mlir::ModuleOp module,
       if (auto cost = llvm::dyn_cast<CostOpInterface>(op))
         (phase == Phase::Forward ? m.forwardFlops : m.backwardFlops) +=
             cost.getFlops();
+      if (meshPtr) {
+        std::optional<CollectiveTraffic> t = collectiveTraffic(&op, *meshPtr);
+        int64_t steps = 0;
+        if (t)
+          steps = ringSteps(t->kind, t->ranks);
+        else if (auto send = llvm::dyn_cast<SendOp>(op)) {
+          t = CollectiveTraffic();
+          t->axes.push_back(static_cast<int64_t>(send.getAxis()));
+          steps = 1;
+        }
+        if (t) {
+          if (steps > 0 && !llvm::is_contained(t->axes, meshPtr->axisIndex("dp")))
+            m.microbatchLatency +=
+                static_cast<double>(steps) *
+                linkFor(*meshPtr, t->axes, profile).latency;
+          continue;
+        }
+      }
+      // Kernels as the cost model counts them: a region the backend does
+      // not run as one kernel is its ops.
+      if (auto fused = llvm::dyn_cast<FusedOp>(op)) {
+        mlir::Block &body = fused.getBody().front();
+        bool oneKernel = profile.fusedKernels &&
+                         fused.getKind() == FusionKind::elementwise &&
+                         body.getOperations().size() > 2;
+        if (!oneKernel) {
+          for (mlir::Operation &inner : body)
+            if (!kernelGroup(&inner).empty())
+              m.forwardBackwardKernels += 1;
+          continue;
+        }
+      }
       if (!kernelGroup(&op).empty())
         m.forwardBackwardKernels += 1;
     }
@@ -214,6 +247,7 @@ Measure extrapolate(const Measure &a, double xa, const Measure &b, double xb,
     m.backwardFlops = line(sa.backwardFlops, sb.backwardFlops);
     m.forwardBackwardKernels =
         line(sa.forwardBackwardKernels, sb.forwardBackwardKernels);
+    m.microbatchLatency = line(sa.microbatchLatency, sb.microbatchLatency);
     out.stages.push_back(std::move(m));
   }
   out.busiest = busiestOf(out.stages);
@@ -318,11 +352,14 @@ compileAndMeasure(mlir::MLIRContext &context, const RunDescription &run,
 }
 
 std::pair<int64_t, int64_t> probeLayers(const Candidate &c) {
-  // Two layers at least per stage without a pipeline: llmc-optimizer's
-  // program for one layer is not yet the per-layer pattern (it adds 86
-  // kernels from one to two layers of GPT-2, then 36 per layer).
+  // Three layers at least without a pipeline: the smallest programs are
+  // not yet the per-layer pattern. llmc-optimizer adds 86 kernels from one
+  // to two layers of GPT-2, then 36 per layer; and with two layers the
+  // peak of the buffer plan can sit elsewhere (for GPT-2 of width 128,
+  // 16 x 64 tokens: the activations kept grow by 1.7 MiB from two to three
+  // layers, then by 4.6 MiB per layer, measured).
   if (c.pp <= 1)
-    return {2, 3};
+    return {3, 4};
   return {c.pp, 2 * c.pp};
 }
 
@@ -331,17 +368,18 @@ mlir::FailureOr<Measure> evaluateCandidate(mlir::MLIRContext &context,
                                            const Candidate &candidate,
                                            const DeviceProfile &profile,
                                            std::string &error,
-                                           int64_t *compiles) {
+                                           int64_t *compiles, bool exact) {
   // A pipeline is probed with one microbatch (its microbatches applied
-  // below); without one the microbatches are compiled.
+  // below) unless `exact`; without one the microbatches are compiled.
+  bool derive = candidate.pp > 1 && !exact;
   Candidate probe = candidate;
-  if (candidate.pp > 1)
+  if (derive)
     probe.microbatches = 1;
   mlir::FailureOr<Measure> measure =
       probeAndExtrapolate(context, run, probe, profile, error, compiles);
   if (mlir::failed(measure))
     return mlir::failure();
-  if (candidate.pp > 1)
+  if (derive)
     return withMicrobatches(*measure, candidate, profile);
   return measure;
 }
@@ -389,19 +427,19 @@ Measure withMicrobatches(Measure measure, const Candidate &candidate,
   for (int64_t s = 0; s < stages; ++s) {
     StageMeasure &m = measure.stages[s];
     // The same work in `micro` pieces: every forward and backward kernel
-    // is launched `micro` times.
-    m.compute += static_cast<double>(micro - 1) * m.forwardBackwardKernels *
-                 profile.launchCost;
+    // is launched `micro` times, and so is every collective of the tp, cp,
+    // ep and pp axes (their bytes are split, their latency is not).
+    double extra = static_cast<double>(micro - 1);
+    m.compute += extra * m.forwardBackwardKernels * profile.launchCost;
+    m.communication += extra * m.microbatchLatency;
     // 1F1B: stage s holds the activations of min(stages - s, micro)
-    // microbatches of 1/micro of the batch at once; its other transient
-    // bytes (temporaries, the logits of the head) are one microbatch's.
-    // Weights, optimizer state and gradients (accumulated) do not shrink.
-    double transient = std::max(0.0, m.arena - m.persistent - m.activations);
+    // microbatches of 1/micro of the batch at once. The other bytes are
+    // kept as they are (conservative: the temporaries shrink too, but a
+    // gradient accumulated over microbatches is whole).
     double held = m.activations *
                   static_cast<double>(std::min(stages - s, micro)) /
                   static_cast<double>(micro);
-    m.arena = m.arena - m.activations - transient + held +
-              transient / static_cast<double>(micro);
+    m.arena += held - m.activations;
     m.activations = held;
   }
   measure.busiest = busiestOf(measure.stages);

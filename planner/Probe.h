@@ -2,7 +2,7 @@
 //
 // Compiling a 48-layer model for every candidate of the mesh search is too
 // slow, so a candidate is compiled on probes: the same run with n1 and n2
-// layers (2 and 3; with a pipeline 1 and 2 layers per stage). A
+// layers (3 and 4; with a pipeline 1 and 2 layers per stage). A
 // transformer's layers are identical, so everything the cost model and the
 // buffer planner report per stage (kernel and collective time, bytes sent
 // per axis, the arena) grows by the same amount per added layer, and the
@@ -51,6 +51,9 @@ struct StageMeasure {
   double persistent = 0;    ///< weights + optimizer state + gradients
   double forwardFlops = 0, backwardFlops = 0; ///< for the bubble
   double forwardBackwardKernels = 0; ///< kernels run once per microbatch
+  /// Latency (ring steps x link latency) of the collectives that run once
+  /// per microbatch: those over axes other than dp (tp, cp, ep, pp).
+  double microbatchLatency = 0;
 
   double busy() const { return compute + communication; }
 };
@@ -99,13 +102,16 @@ mlir::FailureOr<Measure> compileAndMeasure(mlir::MLIRContext &context,
 /// microbatches applied afterwards (the same work in smaller pieces: the
 /// per-microbatch kernels' launch costs are added, the activations kept
 /// are those of the microbatches a 1F1B stage holds at once, and the
-/// bubble is simulated). `compiles` counts the probe compiles.
+/// bubble is simulated) unless `exact`, which compiles the microbatches
+/// too (slower: the probes hold every microbatch's program). `compiles`
+/// counts the probe compiles.
 mlir::FailureOr<Measure> evaluateCandidate(mlir::MLIRContext &context,
                                            const RunDescription &run,
                                            const Candidate &candidate,
                                            const DeviceProfile &profile,
                                            std::string &error,
-                                           int64_t *compiles = nullptr);
+                                           int64_t *compiles = nullptr,
+                                           bool exact = false);
 
 /// The probes of `probe` (its microbatches compiled as they are) and the
 /// extrapolation to the run's layers; a model no larger than the second
@@ -122,8 +128,8 @@ mlir::FailureOr<Measure> probeAndExtrapolate(mlir::MLIRContext &context,
 Measure withMicrobatches(Measure measure, const Candidate &candidate,
                          const DeviceProfile &profile);
 
-/// The two probe layer counts of a candidate (2 and 3; with pp stages, pp
-/// and 2 pp) and whether probes are smaller than the model at all.
+/// The two probe layer counts of a candidate (3 and 4; with pp stages, pp
+/// and 2 pp).
 std::pair<int64_t, int64_t> probeLayers(const Candidate &candidate);
 
 } // namespace llmc::planner

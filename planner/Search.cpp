@@ -7,9 +7,10 @@
 //    first): more recomputation or (without a pipeline) more microbatches
 //    only add time, and ZeRO-3 (or ZeRO-2) only adds communication to
 //    ZeRO-1, so a candidate is skipped when a lighter one of the same mesh
-//    fits; and when a candidate's weights, gradients and optimizer state
+//    fits; when a candidate's weights, gradients and optimizer state
 //    alone do not fit, no remat or microbatch count of that mesh and stage
-//    will.
+//    will; and when its bytes other than the activations kept for backward
+//    do not fit, no remat policy will.
 // 4. Evaluation on probes (Probe.cpp); a pipeline's probes are shared by
 //    its microbatch counts.
 // 5. Rank what fits by predicted step time.
@@ -21,12 +22,18 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <map>
 
 namespace llmc::planner {
 
 std::string gibText(double bytes) {
-  return llvm::formatv("{0:f2} GiB", bytes / (1024.0 * 1024.0 * 1024.0)).str();
+  double gib = 1024.0 * 1024.0 * 1024.0;
+  if (std::abs(bytes) >= 0.1 * gib)
+    return llvm::formatv("{0:f2} GiB", bytes / gib).str();
+  if (std::abs(bytes) >= 1024.0 * 1024.0)
+    return llvm::formatv("{0:f2} MiB", bytes / (1024.0 * 1024.0)).str();
+  return llvm::formatv("{0:f1} KiB", bytes / 1024.0).str();
 }
 
 namespace {
@@ -98,6 +105,9 @@ SearchResult searchMeshes(mlir::MLIRContext &context,
   // (mesh, zero) whose weights, gradients and optimizer state alone do not
   // fit, with the bytes they need.
   std::map<std::string, double> hopeless;
+  // (mesh, zero, microbatches) whose bytes other than the activations kept
+  // for backward do not fit: no remat policy helps.
+  std::map<std::string, double> rematHopeless;
 
   std::vector<int64_t> microOptions;
   for (int64_t m = 1; m <= run.train.batchSize; m *= 2)
@@ -152,6 +162,20 @@ SearchResult searchMeshes(mlir::MLIRContext &context,
           }
           Candidate key = mesh;
           key.zero = zero;
+          Candidate rematKey = key;
+          rematKey.microbatches = micro;
+          auto r = rematHopeless.find(rematKey.text());
+          if (r != rematHopeless.end()) {
+            result.pruned.push_back(
+                {c,
+                 {"does not fit",
+                  "does not fit with any remat: without the activations kept "
+                  "for backward (all remat can save) " +
+                      rematKey.text() + " still needs " +
+                      gibText(r->second) + " per rank, has " +
+                      gibText(options.budgetBytes)}});
+            continue;
+          }
           auto h = hopeless.find(key.text());
           if (h != hopeless.end()) {
             result.pruned.push_back(
@@ -194,7 +218,12 @@ SearchResult searchMeshes(mlir::MLIRContext &context,
                 {c, {"compile error", "the compiler rejects it: " + error}});
             continue;
           }
-          Evaluated e{c, *measure, false};
+          Evaluated e{c, *measure, false, c.pp == 1};
+          if (std::getenv("LLMC_SEARCH_TRACE"))
+            llvm::errs() << llvm::formatv(
+                "search trace {0:f2} s: {1}: {2:f2} ms, {3}\n",
+                secondsSince(start), c.text(), e.measure.stepSeconds() * 1e3,
+                gibText(e.measure.memoryBytes()));
           e.fits = e.measure.memoryBytes() <= options.budgetBytes;
           done.push_back(e);
           if (e.fits) {
@@ -212,11 +241,51 @@ SearchResult searchMeshes(mlir::MLIRContext &context,
           double persistent = largestPersistent(e.measure);
           if (persistent > options.budgetBytes)
             hopeless[key.text()] = persistent;
+          // Remat only removes activations kept for backward.
+          double floor = 0;
+          for (const StageMeasure &stage : e.measure.stages)
+            floor = std::max(floor, stage.arena - stage.activations);
+          if (floor > options.budgetBytes)
+            rematHopeless[rematKey.text()] = floor;
         }
-  std::stable_sort(result.ranked.begin(), result.ranked.end(),
-                   [](const Evaluated &a, const Evaluated &b) {
-                     return a.measure.stepSeconds() < b.measure.stepSeconds();
-                   });
+  auto faster = [](const Evaluated &a, const Evaluated &b) {
+    return a.measure.stepSeconds() < b.measure.stepSeconds();
+  };
+  std::stable_sort(result.ranked.begin(), result.ranked.end(), faster);
+  // 5. The winner from exact probes: a pipeline ranked on derived
+  //    microbatches is compiled with them before it may win (a few rounds
+  //    at most: each is two probe compiles of every microbatch).
+  for (int round = 0; round < 6 && !result.ranked.empty() &&
+                      !result.ranked.front().exact;
+       ++round) {
+    Evaluated top = result.ranked.front();
+    result.ranked.erase(result.ranked.begin());
+    std::string error;
+    mlir::FailureOr<Measure> exact =
+        evaluateCandidate(context, run, top.candidate, options.profile, error,
+                          &result.compiles, /*exact=*/true);
+    if (failed(exact)) {
+      result.pruned.push_back({top.candidate,
+                               {"compile error",
+                                "the compiler rejects it: " + error}});
+      continue;
+    }
+    top.measure = *exact;
+    top.exact = true;
+    top.fits = top.measure.memoryBytes() <= options.budgetBytes;
+    if (top.fits) {
+      result.ranked.insert(std::upper_bound(result.ranked.begin(),
+                                            result.ranked.end(), top, faster),
+                           top);
+      continue;
+    }
+    result.tooLarge.push_back(top);
+    result.pruned.push_back(
+        {top.candidate,
+         {"does not fit",
+          "does not fit: needs " + gibText(top.measure.memoryBytes()) +
+              " per rank, has " + gibText(options.budgetBytes)}});
+  }
   std::stable_sort(result.tooLarge.begin(), result.tooLarge.end(),
                    [](const Evaluated &a, const Evaluated &b) {
                      return a.measure.stepSeconds() < b.measure.stepSeconds();
@@ -267,7 +336,7 @@ std::vector<std::string> explainWinner(const SearchResult &result,
     const Measure &n = next.measure;
     const StageMeasure &ns = n.busiestStage();
     auto signedMs = [](double s) {
-      return llvm::formatv("{0}{1:f1} ms", s >= 0 ? "+" : "", s * 1e3).str();
+      return llvm::formatv("{0}{1:f2} ms", s >= 0 ? "+" : "", s * 1e3).str();
     };
     std::string terms = "kernels " + signedMs(ns.compute - ws.compute);
     std::map<std::string, double> axes = ns.commSeconds;

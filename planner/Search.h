@@ -36,6 +36,9 @@ struct Evaluated {
   Candidate candidate;
   Measure measure;
   bool fits = false;
+  /// False for a pipeline whose microbatches were derived from a probe of
+  /// one microbatch (Probe.h); the winner is always compiled exactly.
+  bool exact = true;
 };
 
 struct Pruned {
@@ -70,7 +73,7 @@ SearchResult searchMeshes(mlir::MLIRContext &context,
 std::vector<std::string> explainWinner(const SearchResult &result,
                                        double budgetBytes);
 
-/// 5.3e9 -> "4.94 GiB".
+/// 5.3e9 -> "4.94 GiB"; below 0.1 GiB in MiB, below 1 MiB in KiB.
 std::string gibText(double bytes);
 
 } // namespace llmc::planner

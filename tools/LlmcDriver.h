@@ -118,6 +118,12 @@ struct CompileCommand {
       cl::desc("Tokens per sequence (default: [train] seq_len; 64 for "
                ".json)"),
       cl::init(0), cl::sub(command), cl::cat(llmcCategory())};
+  cl::opt<std::string> deviceProfile{
+      "device-profile",
+      cl::desc("With [parallel] mesh = \"auto\": the device profile the "
+               "mesh search predicts with (a built-in name or a .toml path; "
+               "default: h200 for cuda devices, cpu otherwise)"),
+      cl::value_desc("name|path"), cl::sub(command), cl::cat(llmcCategory())};
 };
 
 /// Options of `llmc inspect`.

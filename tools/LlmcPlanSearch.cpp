@@ -58,7 +58,8 @@ void printReport(llvm::raw_ostream &os, const planner::SearchResult &result,
       dominated, evaluated, result.ranked.size(), result.tooLarge.size(),
       result.compiles);
   os << "  top five (predicted step time without overlap; kernels and "
-        "communication of the busiest stage):\n";
+        "communication of the busiest stage; ~: a pipeline's microbatches "
+        "derived from a probe of one, not compiled):\n";
   os << "  " << llvm::left_justify("#", 3)
      << llvm::left_justify("candidate", 34) << llvm::right_justify("step ms", 10)
      << llvm::right_justify("kernels", 10) << llvm::right_justify("comm", 9)
@@ -73,7 +74,7 @@ void printReport(llvm::raw_ostream &os, const planner::SearchResult &result,
                             axes, msText(seconds), s.commBytes.at(axes))
                   .str();
     os << "  " << llvm::left_justify(std::to_string(i + 1), 3)
-       << llvm::left_justify(e.candidate.text(), 34)
+       << llvm::left_justify((e.exact ? "" : "~") + e.candidate.text(), 34)
        << llvm::right_justify(msText(e.measure.stepSeconds()), 10)
        << llvm::right_justify(msText(s.compute), 10)
        << llvm::right_justify(msText(s.communication), 9)

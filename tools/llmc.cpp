@@ -70,6 +70,7 @@ int runCompile(const CompileCommand &options) {
   request.fuse = !options.noFuse;
   request.fusionReport = options.fusionReport;
   request.dumpIr = options.dumpIr;
+  request.deviceProfile = options.deviceProfile;
   Compiled compiled;
   if (int code = compileModule(session, request, compiled))
     return code;
