@@ -369,9 +369,9 @@ mlir::FailureOr<Measure> evaluateCandidate(mlir::MLIRContext &context,
                                            const DeviceProfile &profile,
                                            std::string &error,
                                            int64_t *compiles, bool exact) {
-  // A pipeline is probed with one microbatch (its microbatches applied
-  // below) unless `exact`; without one the microbatches are compiled.
-  bool derive = candidate.pp > 1 && !exact;
+  // Probed with one microbatch (its microbatches applied below) unless
+  // `exact`.
+  bool derive = candidate.microbatches > 1 && !exact;
   Candidate probe = candidate;
   if (derive)
     probe.microbatches = 1;

@@ -98,8 +98,8 @@ mlir::FailureOr<Measure> compileAndMeasure(mlir::MLIRContext &context,
                                            std::string &error);
 
 /// Evaluates `candidate` on two probes and extrapolates to the run's
-/// layers. A pipelined candidate is compiled with one microbatch and its
-/// microbatches applied afterwards (the same work in smaller pieces: the
+/// layers. A candidate of several microbatches is compiled with one and
+/// its microbatches applied afterwards (the same work in smaller pieces: the
 /// per-microbatch kernels' launch costs are added, the activations kept
 /// are those of the microbatches a 1F1B stage holds at once, and the
 /// bubble is simulated) unless `exact`, which compiles the microbatches
@@ -123,8 +123,8 @@ mlir::FailureOr<Measure> probeAndExtrapolate(mlir::MLIRContext &context,
                                              std::string &error,
                                              int64_t *compiles = nullptr);
 
-/// A pipelined measure of one microbatch split into the candidate's
-/// microbatches (see evaluateCandidate).
+/// A measure of one microbatch split into the candidate's microbatches
+/// (see evaluateCandidate; without a pipeline a stage holds one).
 Measure withMicrobatches(Measure measure, const Candidate &candidate,
                          const DeviceProfile &profile);
 

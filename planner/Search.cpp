@@ -11,9 +11,11 @@
 //    alone do not fit, no remat or microbatch count of that mesh and stage
 //    will; and when its bytes other than the activations kept for backward
 //    do not fit, no remat policy will.
-// 4. Evaluation on probes (Probe.cpp); a pipeline's probes are shared by
-//    its microbatch counts.
-// 5. Rank what fits by predicted step time.
+// 4. Evaluation on probes (Probe.cpp) of one microbatch, shared by the
+//    microbatch counts (derived from it).
+// 5. Rank what fits by predicted step time; a winner with derived
+//    microbatches is compiled with them (while its probes stay small) and
+//    ranked again.
 //
 //===----------------------------------------------------------------------===//
 #include "planner/Search.h"
@@ -34,6 +36,40 @@ std::string gibText(double bytes) {
   if (std::abs(bytes) >= 1024.0 * 1024.0)
     return llvm::formatv("{0:f2} MiB", bytes / (1024.0 * 1024.0)).str();
   return llvm::formatv("{0:f1} KiB", bytes / 1024.0).str();
+}
+
+double modelFlopsPerStep(const RunDescription &run) {
+  const ModelConfig &m = run.model;
+  double d = static_cast<double>(m.hiddenSize);
+  double kv = static_cast<double>(m.numKvHeads * m.headDim());
+  double ffn = static_cast<double>(m.intermediateSize);
+  double layer = 0, vocab = static_cast<double>(m.vocabSize) * d;
+  if (m.family == ModelFamily::Gpt2) {
+    // qkv, proj, the MLP's two matrices, their biases, two norms.
+    layer = 4 * d * d + 2 * d * ffn + 3 * d + d + ffn + d + 4 * d;
+  } else {
+    double experts = m.family == ModelFamily::Moe
+                         ? static_cast<double>(m.expertsPerToken)
+                         : 1.0;
+    // q, k, v, o, the gated MLP (per routed expert), two norms.
+    layer = 2 * d * d + 2 * d * kv + experts * 3 * d * ffn + 2 * d;
+    if (!m.tieEmbeddings)
+      vocab *= 2;
+  }
+  double n = static_cast<double>(m.numLayers) * layer + vocab;
+  double tokens = static_cast<double>(run.train.batchSize * run.train.seqLen);
+  return tokens * (6 * n + 12 * static_cast<double>(m.numLayers) * d *
+                               static_cast<double>(run.train.seqLen));
+}
+
+double modelFlopsUtilization(const RunDescription &run, double seconds,
+                             int64_t devices, const DeviceProfile &profile) {
+  const char *dtype = run.precision.policy == PrecisionPolicy::Bf16   ? "bf16"
+                      : run.precision.policy == PrecisionPolicy::Fp16 ? "f16"
+                                                                      : "f32";
+  double peak = profile.matmulPeak(dtype) * static_cast<double>(devices);
+  return seconds > 0 && peak > 0 ? modelFlopsPerStep(run) / (seconds * peak)
+                                 : 0.0;
 }
 
 namespace {
@@ -99,7 +135,8 @@ SearchResult searchMeshes(mlir::MLIRContext &context,
   Clock::time_point lastProgress = start;
   SearchResult result;
   std::vector<Evaluated> done;
-  // A pipeline's probes (one microbatch) by the candidate's text.
+  // Probes of one microbatch by the candidate's text, shared by its
+  // microbatch counts.
   std::map<std::string, mlir::FailureOr<Measure>> pipelineProbes;
   std::map<std::string, std::string> pipelineErrors;
   // (mesh, zero) whose weights, gradients and optimizer state alone do not
@@ -148,10 +185,22 @@ SearchResult searchMeshes(mlir::MLIRContext &context,
           c.zero = zero;
           c.remat = remat;
           c.microbatches = micro;
-          // 2. The rules that need no compile.
+          // 2. The rules that need no compile, and one restriction of the
+          //    search: tensor parallelism stays within a node (its
+          //    per-layer collectives on the inter-node link).
           if (std::optional<Rejection> why =
                   checkCandidate(run.model, run.train, c)) {
             result.pruned.push_back({c, *why});
+            continue;
+          }
+          if (c.tp > options.profile.devicesPerNode) {
+            result.pruned.push_back(
+                {c,
+                 {"tp: spans nodes",
+                  "tp=" + std::to_string(c.tp) + " spans nodes of " +
+                      std::to_string(options.profile.devicesPerNode) +
+                      " devices (not searched: its per-layer collectives "
+                      "would cross the inter-node link)"}});
             continue;
           }
           // 3. Dominated, or hopeless.
@@ -190,7 +239,7 @@ SearchResult searchMeshes(mlir::MLIRContext &context,
           // 4. Evaluate.
           std::string error;
           mlir::FailureOr<Measure> measure = mlir::failure();
-          if (c.pp > 1) {
+          if (c.microbatches > 1) {
             Candidate probe = c;
             probe.microbatches = 1;
             std::string probeKey = probe.text();
@@ -218,7 +267,7 @@ SearchResult searchMeshes(mlir::MLIRContext &context,
                 {c, {"compile error", "the compiler rejects it: " + error}});
             continue;
           }
-          Evaluated e{c, *measure, false, c.pp == 1};
+          Evaluated e{c, *measure, false, c.microbatches == 1};
           if (std::getenv("LLMC_SEARCH_TRACE"))
             llvm::errs() << llvm::formatv(
                 "search trace {0:f2} s: {1}: {2:f2} ms, {3}\n",
@@ -259,6 +308,10 @@ SearchResult searchMeshes(mlir::MLIRContext &context,
                       !result.ranked.front().exact;
        ++round) {
     Evaluated top = result.ranked.front();
+    if (probeLayers(top.candidate).second * top.candidate.microbatches >
+        kMaxExactLayers)
+      break; // too large to compile: it wins on derived microbatches
+    progress(true);
     result.ranked.erase(result.ranked.begin());
     std::string error;
     mlir::FailureOr<Measure> exact =

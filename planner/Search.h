@@ -22,6 +22,10 @@
 
 namespace llmc::planner {
 
+/// The most layer copies (probe layers x microbatches) the search compiles
+/// to check a winner whose microbatches were derived.
+constexpr int64_t kMaxExactLayers = 64;
+
 struct SearchOptions {
   int64_t devices = 1;
   /// Bytes per rank a candidate may use (its largest stage's arena).
@@ -36,8 +40,9 @@ struct Evaluated {
   Candidate candidate;
   Measure measure;
   bool fits = false;
-  /// False for a pipeline whose microbatches were derived from a probe of
-  /// one microbatch (Probe.h); the winner is always compiled exactly.
+  /// False when the microbatches were derived from a probe of one
+  /// (Probe.h); the winner is compiled with them when its probes stay
+  /// small (kMaxExactLayers).
   bool exact = true;
 };
 
@@ -72,6 +77,16 @@ SearchResult searchMeshes(mlir::MLIRContext &context,
 /// how much).
 std::vector<std::string> explainWinner(const SearchResult &result,
                                        double budgetBytes);
+
+/// The model flops of one step, as DESIGN.md counts them for MFU:
+/// tokens x (6 N + 12 L d T), N the parameters without position
+/// embeddings (the matrices, the embedding, biases and norms).
+double modelFlopsPerStep(const RunDescription &run);
+
+/// Model flops utilization of a step of `seconds` on `devices` devices of
+/// `profile` (its dense matmul peak for the run's precision).
+double modelFlopsUtilization(const RunDescription &run, double seconds,
+                             int64_t devices, const DeviceProfile &profile);
 
 /// 5.3e9 -> "4.94 GiB"; below 0.1 GiB in MiB, below 1 MiB in KiB.
 std::string gibText(double bytes);

@@ -31,7 +31,8 @@ std::string msText(double seconds) {
   return llvm::formatv("{0:f2}", seconds * 1e3).str();
 }
 
-void printReport(llvm::raw_ostream &os, const planner::SearchResult &result,
+void printReport(llvm::raw_ostream &os, const llmc::RunDescription &run,
+                 const planner::SearchResult &result,
                  const planner::SearchOptions &options, int64_t nodes) {
   const planner::DeviceProfile &profile = options.profile;
   std::map<std::string, std::pair<int64_t, const planner::Pruned *>> byRule;
@@ -57,13 +58,20 @@ void printReport(llvm::raw_ostream &os, const planner::SearchResult &result,
       static_cast<int64_t>(result.pruned.size()) - dominated - tooLarge,
       dominated, evaluated, result.ranked.size(), result.tooLarge.size(),
       result.compiles);
-  os << "  top five (predicted step time without overlap; kernels and "
-        "communication of the busiest stage; ~: a pipeline's microbatches "
-        "derived from a probe of one, not compiled):\n";
+  os << llvm::formatv(
+      "  top five (predicted step time without overlap; kernels and "
+      "communication of the busiest stage; MFU: {0:e2} model flops per step "
+      "over the step and the devices' {1} peak; ~: microbatches derived from "
+      "a probe of one, not compiled):\n",
+      planner::modelFlopsPerStep(run),
+      run.precision.policy == llmc::PrecisionPolicy::Bf16   ? "bf16"
+      : run.precision.policy == llmc::PrecisionPolicy::Fp16 ? "f16"
+                                                            : "f32");
   os << "  " << llvm::left_justify("#", 3)
      << llvm::left_justify("candidate", 34) << llvm::right_justify("step ms", 10)
      << llvm::right_justify("kernels", 10) << llvm::right_justify("comm", 9)
      << llvm::right_justify("bubble", 8) << llvm::right_justify("memory/rank", 13)
+     << llvm::right_justify("MFU", 7)
      << "  communication by axis (ms, bytes sent per rank)\n";
   for (size_t i = 0; i < result.ranked.size() && i < 5; ++i) {
     const planner::Evaluated &e = result.ranked[i];
@@ -81,6 +89,13 @@ void printReport(llvm::raw_ostream &os, const planner::SearchResult &result,
        << llvm::right_justify(
               llvm::formatv("{0:f1}%", e.measure.bubble * 100).str(), 8)
        << llvm::right_justify(planner::gibText(e.measure.memoryBytes()), 13)
+       << llvm::right_justify(
+              llvm::formatv("{0:f1}%",
+                            100 * planner::modelFlopsUtilization(
+                                      run, e.measure.stepSeconds(),
+                                      options.devices, profile))
+                  .str(),
+              7)
        << "  " << (comm.empty() ? "none" : comm) << "\n";
   }
   if (result.ranked.empty())
@@ -152,7 +167,7 @@ int chooseMesh(Session &session, const CompileRequest &request,
   planner::SearchResult result =
       planner::searchMeshes(session.context, run, options);
   if (request.printSearch)
-    printReport(llvm::outs(), result, options, nodes);
+    printReport(llvm::outs(), run, result, options, nodes);
   const planner::Evaluated *win = result.winner();
   if (!win) {
     llvm::errs() << where << ": error: the mesh search found no candidate "
