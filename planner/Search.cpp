@@ -193,6 +193,18 @@ SearchResult searchMeshes(mlir::MLIRContext &context,
             result.pruned.push_back({c, *why});
             continue;
           }
+          if (c.cp > options.profile.devicesPerNode) {
+            // Ring attention unrolls cp steps per layer: a probe of cp=256
+            // takes tens of seconds to compile (GPT-3 175B, measured).
+            result.pruned.push_back(
+                {c,
+                 {"cp: spans nodes",
+                  "cp=" + std::to_string(c.cp) + " spans nodes of " +
+                      std::to_string(options.profile.devicesPerNode) +
+                      " devices (not searched: ring attention's per-layer "
+                      "shifts would cross the inter-node link)"}});
+            continue;
+          }
           if (c.tp > options.profile.devicesPerNode) {
             result.pruned.push_back(
                 {c,

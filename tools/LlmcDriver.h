@@ -329,6 +329,16 @@ struct PlanCommand {
                "profile's memory"),
       cl::value_desc("N"), cl::init(0), cl::sub(command),
       cl::cat(llmcCategory())};
+  cl::opt<bool> probe{
+      "probe",
+      cl::desc("Predict the run's own [parallel] mesh (its ZeRO stage, "
+               "[memory] remat and [train] microbatches) from two probe "
+               "compiles with fewer layers, as the mesh search does, instead "
+               "of compiling every layer: for models too large to compile "
+               "whole. Prints the step time, memory per rank, MFU and "
+               "communication per axis; --nodes M splits the devices into "
+               "M nodes"),
+      cl::sub(command), cl::cat(llmcCategory())};
   cl::opt<int64_t> nodes{
       "nodes",
       cl::desc("With --gpus: the devices are M nodes of N / M (collectives "
@@ -471,6 +481,8 @@ int runCompile(const CompileCommand &options);
 int runInspect(const InspectCommand &options);
 int runTrain(const TrainCommand &options);
 int runPlan(const PlanCommand &options);
+/// llmc plan --probe (tools/LlmcPlanSearch.cpp).
+int runPlanProbe(const PlanCommand &options);
 int runVerify(const VerifyCommand &options);
 int runLaunch(const LaunchCommand &options);
 

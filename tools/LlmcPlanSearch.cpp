@@ -13,6 +13,7 @@
 
 #include "mlir/IR/Builders.h"
 
+#include <chrono>
 #include <map>
 
 namespace llmc::driver {
@@ -248,6 +249,119 @@ int chooseMesh(Session &session, const CompileRequest &request,
                      b.getI64IntegerAttr(static_cast<int64_t>(
                          result.ranked.size() + result.tooLarge.size())))};
   (*module)->setAttr("llmc.auto_mesh", b.getDictionaryAttr(fields));
+  return kExitOk;
+}
+
+int runPlanProbe(const PlanCommand &options) {
+  Session session;
+  if (llmc::classifySource(options.input) != llmc::SourceKind::RunDescription) {
+    llvm::errs() << "llmc plan: error: --probe needs a run description "
+                    "(.toml), got '"
+                 << options.input << "'\n";
+    return kExitUsage;
+  }
+  llmc::ParseOutcome outcome = llmc::parseRunDescription(options.input);
+  if (mlir::failed(llmc::reportConfigDiagnostics(session.context,
+                                                 outcome.diagnostics)) ||
+      !outcome.ok())
+    return kExitRejected;
+  llmc::RunDescription run = *outcome.description;
+  if (options.batchSize)
+    run.train.batchSize = options.batchSize;
+  if (options.seqLen)
+    run.train.seqLen = options.seqLen;
+  const llmc::ParallelConfig &p = run.parallel;
+  planner::Candidate c;
+  c.dp = p.dp;
+  c.tp = p.tp;
+  c.pp = p.pp;
+  c.cp = p.cp;
+  c.ep = p.ep;
+  c.zero = p.zero;
+  c.microbatches = run.train.microbatches;
+  c.remat = run.memory.remat == llmc::RematPolicy::Full
+                ? planner::RematChoice::Full
+            : run.memory.remat == llmc::RematPolicy::Selective
+                ? planner::RematChoice::Selective
+                : planner::RematChoice::None;
+  if (p.sequenceParallel || p.virtualStages != 1 ||
+      p.pipelineSchedule != llmc::PipelineSchedule::OneFOneB ||
+      run.memory.remat == llmc::RematPolicy::Auto) {
+    llvm::errs() << options.input
+                 << ": error: --probe predicts 1F1B pipelines with equal "
+                    "stages, no sp and remat none, selective or full (what "
+                    "the search evaluates); remove the other settings\n";
+    return kExitUsage;
+  }
+  if (std::optional<planner::Rejection> why =
+          planner::checkCandidate(run.model, run.train, c)) {
+    llvm::errs() << options.input << ": error: " << c.text() << ": "
+                 << why->reason << "\n";
+    return kExitRejected;
+  }
+  std::string profileName = options.deviceProfile;
+  if (profileName.empty())
+    profileName =
+        llvm::StringRef(run.parallel.devices).starts_with("cuda") ? "h200"
+                                                                  : "cpu";
+  llvm::Expected<planner::DeviceProfile> profile =
+      planner::lookupDeviceProfile(profileName);
+  if (!profile) {
+    llvm::errs() << "llmc plan: " << llvm::toString(profile.takeError())
+                 << "\n";
+    return kExitUsage;
+  }
+  int64_t devices = c.devices();
+  if (options.nodes > 0) {
+    if (devices % options.nodes != 0) {
+      llvm::errs() << "llmc plan: error: expected --nodes to divide the "
+                   << devices << " ranks of the mesh, got " << options.nodes
+                   << "\n";
+      return kExitUsage;
+    }
+    profile->devicesPerNode = devices / options.nodes;
+  }
+  std::string error;
+  int64_t compiles = 0;
+  auto start = std::chrono::steady_clock::now();
+  mlir::FailureOr<planner::Measure> m = planner::evaluateCandidate(
+      session.context, run, c, *profile, error, &compiles);
+  double seconds = std::chrono::duration<double>(
+                       std::chrono::steady_clock::now() - start)
+                       .count();
+  if (failed(m)) {
+    llvm::errs() << options.input << ": error: " << c.text()
+                 << ": the compiler rejects it: " << error << "\n";
+    return kExitRejected;
+  }
+  double budget = options.budgetGiB >= 0
+                      ? options.budgetGiB * 1024.0 * 1024.0 * 1024.0
+                      : profile->memoryBytes;
+  const planner::StageMeasure &s = m->busiestStage();
+  llvm::raw_ostream &os = llvm::outs();
+  os << llvm::formatv(
+      "probe prediction of {0} on {1} devices ({2} per node) of profile "
+      "'{3}' ({4} probe compiles, {5:f1} s{6}):\n",
+      c.text(), devices, profile->devicesPerNode, profile->name, compiles,
+      seconds,
+      c.microbatches > 1 ? "; microbatches derived from a probe of one" : "");
+  os << llvm::formatv(
+      "  step {0} ms ({1} ms kernels + {2} ms communication of the busiest "
+      "stage {3}, bubble {4:f1}%), MFU {5:f1}% ({6:e2} model flops per "
+      "step)\n",
+      msText(m->stepSeconds()), msText(s.compute), msText(s.communication),
+      m->busiest, m->bubble * 100,
+      100 * planner::modelFlopsUtilization(run, m->stepSeconds(), devices,
+                                           *profile),
+      planner::modelFlopsPerStep(run));
+  os << "  memory: " << planner::gibText(m->memoryBytes())
+     << " per rank (the largest stage's arena) of "
+     << planner::gibText(budget) << " ("
+     << (m->memoryBytes() <= budget ? "fits" : "does not fit") << ")\n";
+  for (const auto &[axes, secs] : s.commSeconds)
+    os << llvm::formatv("  communication {0}: {1} ms, {2:e2} bytes sent per "
+                        "rank\n",
+                        axes, msText(secs), s.commBytes.at(axes));
   return kExitOk;
 }
 

@@ -219,6 +219,8 @@ void printStepTime(llvm::raw_ostream &os, mlir::func::FuncOp function,
 } // namespace
 
 int runPlan(const PlanCommand &options) {
+  if (options.probe)
+    return runPlanProbe(options);
   Session session;
   CompileRequest request;
   request.input = options.input;
@@ -237,7 +239,7 @@ int runPlan(const PlanCommand &options) {
   request.printSearch = true;
   if (options.nodes > 0 && options.gpus <= 0) {
     llvm::errs() << "llmc plan: error: --nodes needs --gpus N (the devices "
-                    "to search a mesh for)\n";
+                    "to search a mesh for) or --probe\n";
     return kExitUsage;
   }
   Compiled compiled;
