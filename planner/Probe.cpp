@@ -24,6 +24,7 @@
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/StringExtras.h"
 
 #include <algorithm>
 
@@ -432,6 +433,17 @@ Measure withMicrobatches(Measure measure, const Candidate &candidate,
     double extra = static_cast<double>(micro - 1);
     m.compute += extra * m.forwardBackwardKernels * profile.launchCost;
     m.communication += extra * m.microbatchLatency;
+    // ZeRO-2 reduce-scatters and ZeRO-3 also gathers the weights for every
+    // microbatch: their dp collectives run `micro` times, whole.
+    if (candidate.zero >= 2)
+      for (auto &[axes, seconds] : m.commSeconds)
+        if (llvm::is_contained(
+                llvm::SmallVector<llvm::StringRef>(llvm::split(axes, ',')),
+                "dp")) {
+          m.communication += extra * seconds;
+          seconds *= static_cast<double>(micro);
+          m.commBytes[axes] *= static_cast<double>(micro);
+        }
     // 1F1B: stage s holds the activations of min(stages - s, micro)
     // microbatches of 1/micro of the batch at once. The other bytes are
     // kept as they are (conservative: the temporaries shrink too, but a
