@@ -52,6 +52,9 @@ namespace cl = llvm::cl;
 constexpr int kExitOk = 0;
 constexpr int kExitRejected = 1;
 constexpr int kExitUsage = 2;
+/// compileModule's code after `llmc plan --search-only` printed the search:
+/// nothing was compiled, and nothing failed.
+constexpr int kSearchOnlyDone = -1;
 
 /// The category of every llmc option, so that --help hides libLLVM's.
 cl::OptionCategory &llmcCategory();
@@ -339,6 +342,12 @@ struct PlanCommand {
                "communication per axis; --nodes M splits the devices into "
                "M nodes"),
       cl::sub(command), cl::cat(llmcCategory())};
+  cl::opt<bool> searchOnly{
+      "search-only",
+      cl::desc("With --gpus: print the search and stop, without compiling "
+               "every layer of the winner (for models too large to compile "
+               "whole)"),
+      cl::sub(command), cl::cat(llmcCategory())};
   cl::opt<int64_t> nodes{
       "nodes",
       cl::desc("With --gpus: the devices are M nodes of N / M (collectives "
@@ -449,6 +458,9 @@ struct CompileRequest {
   /// Print the search's whole report (top five, pruned by reason, why) on
   /// standard output; otherwise one line on standard error.
   bool printSearch = false;
+  /// Stop after the search's report (compileModule returns
+  /// kSearchOnlyDone).
+  bool searchOnly = false;
 };
 
 struct Compiled {

@@ -170,6 +170,8 @@ int chooseMesh(Session &session, const CompileRequest &request,
   if (request.printSearch)
     printReport(llvm::outs(), run, result, options, nodes);
   const planner::Evaluated *win = result.winner();
+  if (request.searchOnly)
+    return win ? kSearchOnlyDone : kExitRejected;
   if (!win) {
     llvm::errs() << where << ": error: the mesh search found no candidate "
                  << "for " << devices << " devices that fits: ";

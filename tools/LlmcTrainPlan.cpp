@@ -237,6 +237,7 @@ int runPlan(const PlanCommand &options) {
   request.searchNodes = options.nodes;
   request.deviceProfile = options.deviceProfile;
   request.printSearch = true;
+  request.searchOnly = options.searchOnly;
   if (options.nodes > 0 && options.gpus <= 0) {
     llvm::errs() << "llmc plan: error: --nodes needs --gpus N (the devices "
                     "to search a mesh for) or --probe\n";
@@ -244,7 +245,7 @@ int runPlan(const PlanCommand &options) {
   }
   Compiled compiled;
   if (int code = compileModule(session, request, compiled))
-    return code;
+    return code == kSearchOnlyDone ? kExitOk : code;
   mlir::ModuleOp module = *compiled.module;
   auto function = module.lookupSymbol<mlir::func::FuncOp>("train_step");
   if (!function)
