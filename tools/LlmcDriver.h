@@ -280,7 +280,8 @@ struct PlanCommand {
       "  (the buffer plan: weights, optimizer state, gradients, activations\n"
       "  kept for backward, temporaries, the peak and the arena), the\n"
       "  communication per mesh axis, and the predicted step time on a device\n"
-      "  profile (docs/planning.md)."};
+      "  profile (docs/planning.md). --gpus N searches the mesh first\n"
+      "  (mesh = \"auto\" does too) and plans the winner."};
   cl::opt<std::string> input{cl::Positional,
                              cl::desc("<input.toml|.json|.mlir>"),
                              cl::Required, cl::sub(command),
@@ -305,7 +306,8 @@ struct PlanCommand {
       cl::value_desc("policy"), cl::sub(command), cl::cat(llmcCategory())};
   cl::opt<double> budgetGiB{
       "memory-budget-gib",
-      cl::desc("Memory budget for --remat=auto instead of [memory] "
+      cl::desc("Memory budget for --remat=auto and for the mesh search "
+               "(--gpus, mesh = \"auto\", --probe) instead of [memory] "
                "budget_gib"),
       cl::init(-1.0), cl::sub(command), cl::cat(llmcCategory())};
   cl::opt<std::string> deviceProfile{

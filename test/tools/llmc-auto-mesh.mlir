@@ -48,3 +48,25 @@
 // RUN: sed 's/cpu:4/cpu/' %S/Inputs/search-tiny.toml > %t.nocount.toml
 // RUN: not llmc compile %t.nocount.toml 2>&1 | FileCheck %s --check-prefix=COUNT
 // COUNT: error: mesh = "auto" needs the number of devices, got devices = "cpu"; write devices = "cuda:N" (or "cpu:N"), or pass llmc plan --gpus N
+
+// --search-only stops after the report; --gpus searches whatever [parallel]
+// says (here a fixed dp2 x tp2 mesh is replaced by the search's).
+// RUN: printf '[model]\nfamily = "gpt2"\nvocab_size = 128\nlayers = 6\nwidth = 64\nheads = 4\nmax_positions = 32\n[train]\nbatch_size = 8\nseq_len = 16\n[parallel]\ndevices = "cpu:4"\ndp = 2\ntp = 2\n' > %t.fixed.toml
+// RUN: llmc plan %t.fixed.toml --gpus 4 --search-only --device-profile %S/Inputs/search-gpu.toml 2>/dev/null | FileCheck %s --check-prefix=ONLY
+// ONLY: mesh search: 4 devices (1 node(s) of 8) on device profile 'litgpu', budget 74.51 GiB per rank
+// ONLY: 1 {{dp|tp|pp|cp}}
+// ONLY: why:
+// ONLY-NOT: memory plan of
+
+// --probe: the run's own mesh from two probes (3 and 4 of its 6 layers).
+// RUN: llmc plan %t.fixed.toml --probe --device-profile %S/Inputs/search-gpu.toml | FileCheck %s --check-prefix=PROBE
+// PROBE: probe prediction of dp2 tp2 on 4 devices (8 per node) of profile 'litgpu' (2 probe compiles, {{[0-9.]+}} s):
+// PROBE-NEXT: step {{[0-9.]+}} ms ({{[0-9.]+}} ms kernels + {{[0-9.]+}} ms communication of the busiest stage 0, bubble 0.0%), MFU {{[0-9.]+}}% ({{.*}} model flops per step)
+// PROBE-NEXT: memory: {{[0-9.]+}} MiB per rank (the largest stage's arena) of 74.51 GiB (fits)
+// PROBE-NEXT: communication dp: {{[0-9.]+}} ms
+// PROBE: communication tp: {{[0-9.]+}} ms
+
+// The help names the search.
+// RUN: llmc plan --help | FileCheck %s --check-prefix=HELP
+// HELP: --gpus=<N> {{.*}}- Search the mesh for N devices (as [parallel] mesh = "auto" does)
+// HELP: --nodes=<M> {{.*}}- With --gpus: the devices are M nodes of N / M
