@@ -459,4 +459,45 @@ Measure withMicrobatches(Measure measure, const Candidate &candidate,
   return measure;
 }
 
+Measure fitMicrobatches(const Measure &one, const Measure &two,
+                        const Candidate &candidate) {
+  double micro = static_cast<double>(candidate.microbatches);
+  int64_t stages = static_cast<int64_t>(one.stages.size());
+  Measure out = one;
+  for (int64_t s = 0; s < stages && s < static_cast<int64_t>(two.stages.size());
+       ++s) {
+    const StageMeasure &a = one.stages[s], &b = two.stages[s];
+    StageMeasure &m = out.stages[s];
+    auto affine = [&](double v1, double v2) { return v1 + (v2 - v1) * (micro - 1); };
+    m.compute = affine(a.compute, b.compute);
+    m.communication = affine(a.communication, b.communication);
+    for (auto &[axes, seconds] : m.commSeconds)
+      seconds = affine(a.commSeconds.at(axes),
+                       b.commSeconds.count(axes) ? b.commSeconds.at(axes)
+                                                 : a.commSeconds.at(axes));
+    for (auto &[axes, bytes] : m.commBytes)
+      bytes = affine(a.commBytes.at(axes), b.commBytes.count(axes)
+                                               ? b.commBytes.at(axes)
+                                               : a.commBytes.at(axes));
+    // Bytes other than the activations: X(M) = A + B / M through M = 1, 2.
+    double x1 = a.arena - a.activations, x2 = b.arena - b.activations;
+    // When the second microbatch adds more than it saves (an accumulated
+    // gradient appears), keep the two-microbatch bytes (conservative).
+    double batchSized = std::max(0.0, 2 * (x1 - x2));
+    double fixed = x2 - batchSized / 2;
+    // The activations of the two-microbatch probe, per microbatch held.
+    double left = static_cast<double>(stages - s);
+    double held = b.activations * (2.0 / micro) * std::min(left, micro) /
+                  std::min(left, 2.0);
+    m.arena = std::max(a.persistent, fixed + batchSized / micro) + held;
+    m.activations = held;
+  }
+  out.busiest = 0;
+  for (int64_t s = 1; s < stages; ++s)
+    if (out.stages[s].busy() > out.stages[out.busiest].busy())
+      out.busiest = s;
+  out.bubble = simulateBubble(out.stages, candidate.microbatches);
+  return out;
+}
+
 } // namespace llmc::planner

@@ -128,6 +128,17 @@ mlir::FailureOr<Measure> probeAndExtrapolate(mlir::MLIRContext &context,
 Measure withMicrobatches(Measure measure, const Candidate &candidate,
                          const DeviceProfile &profile);
 
+/// A measure of `candidate`'s microbatches from the probes of one (`one`)
+/// and of two (`two`) microbatches: per stage the time is affine in the
+/// microbatch count (the same work, plus launches and collectives per
+/// microbatch), the bytes other than the activations kept are A + B / M
+/// (weight-sized and accumulated ones in A, batch-sized ones in B, fitted
+/// from the two), and a 1F1B stage s keeps min(pp - s, M) microbatches of
+/// activations of 1/M of the batch (scaled from the two-microbatch probe). Costs a second probe pair; the search
+/// uses it when the conservative estimate does not fit.
+Measure fitMicrobatches(const Measure &one, const Measure &two,
+                        const Candidate &candidate);
+
 /// The two probe layer counts of a candidate (3 and 4; with pp stages, pp
 /// and 2 pp).
 std::pair<int64_t, int64_t> probeLayers(const Candidate &candidate);

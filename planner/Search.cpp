@@ -270,6 +270,29 @@ SearchResult searchMeshes(mlir::MLIRContext &context,
               measure = withMicrobatches(*it->second, c, options.profile);
             else
               error = pipelineErrors[probeKey];
+            // Conservatively too large: fit the bytes with a second probe
+            // pair of two microbatches (shared too), when the batch splits
+            // in two over dp x ep.
+            if (succeeded(measure) &&
+                measure->memoryBytes() > options.budgetBytes &&
+                (run.train.batchSize / 2) % (c.dp * c.ep) == 0 &&
+                run.train.batchSize % 2 == 0) {
+              Candidate probe2 = probe;
+              probe2.microbatches = 2;
+              std::string key2 = probe2.text();
+              auto it2 = pipelineProbes.find(key2);
+              if (it2 == pipelineProbes.end()) {
+                std::string probeError;
+                it2 = pipelineProbes
+                          .emplace(key2, probeAndExtrapolate(
+                                             context, run, probe2,
+                                             options.profile, probeError,
+                                             &result.compiles))
+                          .first;
+              }
+              if (succeeded(it2->second))
+                measure = fitMicrobatches(*it->second, *it2->second, c);
+            }
           } else {
             measure = evaluateCandidate(context, run, c, options.profile,
                                         error, &result.compiles);

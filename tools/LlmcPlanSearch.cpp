@@ -326,8 +326,24 @@ int runPlanProbe(const PlanCommand &options) {
   std::string error;
   int64_t compiles = 0;
   auto start = std::chrono::steady_clock::now();
-  mlir::FailureOr<planner::Measure> m = planner::evaluateCandidate(
-      session.context, run, c, *profile, error, &compiles);
+  // Several microbatches: fitted from probes of one and of two.
+  mlir::FailureOr<planner::Measure> m = mlir::failure();
+  if (c.microbatches > 1) {
+    planner::Candidate one = c, two = c;
+    one.microbatches = 1;
+    two.microbatches = 2;
+    mlir::FailureOr<planner::Measure> m1 = planner::probeAndExtrapolate(
+        session.context, run, one, *profile, error, &compiles);
+    mlir::FailureOr<planner::Measure> m2 = mlir::failure();
+    if (succeeded(m1))
+      m2 = planner::probeAndExtrapolate(session.context, run, two, *profile,
+                                        error, &compiles);
+    if (succeeded(m2))
+      m = planner::fitMicrobatches(*m1, *m2, c);
+  } else {
+    m = planner::evaluateCandidate(session.context, run, c, *profile, error,
+                                   &compiles);
+  }
   double seconds = std::chrono::duration<double>(
                        std::chrono::steady_clock::now() - start)
                        .count();
@@ -346,7 +362,8 @@ int runPlanProbe(const PlanCommand &options) {
       "'{3}' ({4} probe compiles, {5:f1} s{6}):\n",
       c.text(), devices, profile->devicesPerNode, profile->name, compiles,
       seconds,
-      c.microbatches > 1 ? "; microbatches derived from a probe of one" : "");
+      c.microbatches > 1 ? "; microbatches fitted from probes of one and two"
+                         : "");
   os << llvm::formatv(
       "  step {0} ms ({1} ms kernels + {2} ms communication of the busiest "
       "stage {3}, bubble {4:f1}%), MFU {5:f1}% ({6:e2} model flops per "
