@@ -470,15 +470,24 @@ Measure fitMicrobatches(const Measure &one, const Measure &two,
     StageMeasure &m = out.stages[s];
     auto affine = [&](double v1, double v2) { return v1 + (v2 - v1) * (micro - 1); };
     m.compute = affine(a.compute, b.compute);
-    m.communication = affine(a.communication, b.communication);
-    for (auto &[axes, seconds] : m.commSeconds)
-      seconds = affine(a.commSeconds.at(axes),
-                       b.commSeconds.count(axes) ? b.commSeconds.at(axes)
-                                                 : a.commSeconds.at(axes));
-    for (auto &[axes, bytes] : m.commBytes)
-      bytes = affine(a.commBytes.at(axes), b.commBytes.count(axes)
-                                               ? b.commBytes.at(axes)
-                                               : a.commBytes.at(axes));
+    // Collectives over dp run once per step unless ZeRO-2/3 makes them run
+    // per microbatch: those keep the two-microbatch probe's value (a
+    // difference between one and two microbatches there is the program of
+    // one, not a per-microbatch cost); the others are affine in M.
+    m.communication = 0;
+    for (auto &[axes, seconds] : m.commSeconds) {
+      bool onceOverDp =
+          candidate.zero < 2 &&
+          llvm::is_contained(
+              llvm::SmallVector<llvm::StringRef>(llvm::split(axes, ',')),
+              "dp");
+      double s2 = b.commSeconds.count(axes) ? b.commSeconds.at(axes) : seconds;
+      double b2 = b.commBytes.count(axes) ? b.commBytes.at(axes)
+                                          : m.commBytes[axes];
+      seconds = onceOverDp ? s2 : affine(seconds, s2);
+      m.commBytes[axes] = onceOverDp ? b2 : affine(m.commBytes[axes], b2);
+      m.communication += seconds;
+    }
     // Bytes other than the activations: X(M) = A + B / M through M = 1, 2.
     double x1 = a.arena - a.activations, x2 = b.arena - b.activations;
     // When the second microbatch adds more than it saves (an accumulated
