@@ -1,5 +1,6 @@
 //===- LlmcDriver.cpp - the compile path the llmc subcommands share -------===//
 #include "tools/LlmcDriver.h"
+#include "planner/Probe.h"
 
 namespace llmc::driver {
 
@@ -23,54 +24,9 @@ bool hasParameters(mlir::ModuleOp module) {
 /// The pipeline options a run description asks for.
 llmc::CompilePipelineOptions
 pipelineOptionsFor(const std::optional<llmc::RunDescription> &description) {
-  llmc::CompilePipelineOptions options;
   if (!description)
-    return options;
-  const llmc::TrainConfig &t = description->train;
-  options.microbatches = t.microbatches;
-  llmc::OptimizerSettings &o = options.optimizer;
-  o.learningRate = t.learningRate;
-  o.minLearningRate = t.minLearningRate;
-  o.warmupSteps = t.warmupSteps;
-  o.totalSteps = t.steps;
-  o.schedule = t.schedule == llmc::LrSchedule::Cosine   ? "cosine"
-               : t.schedule == llmc::LrSchedule::Linear ? "linear"
-                                                        : "constant";
-  o.weightDecay = t.weightDecay;
-  o.decayAll = t.decayAll;
-  o.beta1 = t.beta1;
-  o.beta2 = t.beta2;
-  o.epsilon = t.epsilon;
-  o.gradClip = t.gradClip;
-  const llmc::PrecisionConfig &p = description->precision;
-  options.precision.policy = p.policy == llmc::PrecisionPolicy::Bf16   ? "bf16"
-                             : p.policy == llmc::PrecisionPolicy::Fp16 ? "fp16"
-                                                                       : "fp32";
-  options.precision.initialLossScale = p.initialLossScale;
-  options.precision.lossScaleGrowthInterval = p.lossScaleGrowthInterval;
-  const llmc::MemoryConfig &m = description->memory;
-  options.remat = m.remat == llmc::RematPolicy::Selective ? "selective"
-                  : m.remat == llmc::RematPolicy::Full    ? "full"
-                  : m.remat == llmc::RematPolicy::Auto    ? "auto"
-                                                          : "none";
-  options.memoryBudgetBytes =
-      static_cast<int64_t>(m.budgetGiB * 1024.0 * 1024.0 * 1024.0);
-  const llmc::ParallelConfig &par = description->parallel;
-  options.parallel.dp = par.dp;
-  options.parallel.tp = par.tp;
-  options.parallel.cp = par.cp;
-  options.parallel.ep = par.ep;
-  options.parallel.pp = par.pp;
-  options.parallel.pipelineSchedule =
-      par.pipelineSchedule == llmc::PipelineSchedule::GPipe ? "gpipe"
-      : par.pipelineSchedule == llmc::PipelineSchedule::Interleaved
-          ? "interleaved"
-          : "1f1b";
-  options.parallel.virtualStages = par.virtualStages;
-  options.parallel.pipelineBoundaries = par.pipelineBoundaries;
-  options.parallel.sp = par.sequenceParallel;
-  options.parallel.zero = par.zero;
-  return options;
+    return llmc::CompilePipelineOptions();
+  return llmc::planner::pipelineOptionsFor(*description);
 }
 
 /// What the runtime's training loop needs from a run description.
@@ -116,6 +72,20 @@ int compileModule(Session &session, const CompileRequest &request,
                              session.sourceMgr, request.sourceOptions);
   if (!loaded.module)
     return kExitRejected;
+  // The mesh search: [parallel] mesh = "auto", or llmc plan --gpus N.
+  if (!request.singleDevice && !request.forward &&
+      (request.searchDevices > 0 ||
+       (loaded.description && loaded.description->parallel.autoMesh))) {
+    if (!loaded.description) {
+      llvm::errs() << request.input
+                   << ": error: the mesh search needs a run description "
+                      "(.toml) or a Hugging Face config.json, got llmc IR\n";
+      return kExitUsage;
+    }
+    if (int code = chooseMesh(session, request, *loaded.description,
+                              loaded.module))
+      return code;
+  }
   mlir::ModuleOp module = *loaded.module;
   bool training = !request.forward && hasParameters(module);
 

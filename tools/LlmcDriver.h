@@ -52,6 +52,9 @@ namespace cl = llvm::cl;
 constexpr int kExitOk = 0;
 constexpr int kExitRejected = 1;
 constexpr int kExitUsage = 2;
+/// compileModule's code after `llmc plan --search-only` printed the search:
+/// nothing was compiled, and nothing failed.
+constexpr int kSearchOnlyDone = -1;
 
 /// The category of every llmc option, so that --help hides libLLVM's.
 cl::OptionCategory &llmcCategory();
@@ -125,6 +128,12 @@ struct CompileCommand {
       cl::desc("Tokens per sequence (default: [train] seq_len; 64 for "
                ".json)"),
       cl::init(0), cl::sub(command), cl::cat(llmcCategory())};
+  cl::opt<std::string> deviceProfile{
+      "device-profile",
+      cl::desc("With [parallel] mesh = \"auto\": the device profile the "
+               "mesh search predicts with (a built-in name or a .toml path; "
+               "default: h200 for cuda devices, cpu otherwise)"),
+      cl::value_desc("name|path"), cl::sub(command), cl::cat(llmcCategory())};
 };
 
 /// Options of `llmc inspect`.
@@ -278,7 +287,8 @@ struct PlanCommand {
       "  (the buffer plan: weights, optimizer state, gradients, activations\n"
       "  kept for backward, temporaries, the peak and the arena), the\n"
       "  communication per mesh axis, and the predicted step time on a device\n"
-      "  profile (docs/planning.md)."};
+      "  profile (docs/planning.md). --gpus N searches the mesh first\n"
+      "  (mesh = \"auto\" does too) and plans the winner."};
   cl::opt<std::string> input{cl::Positional,
                              cl::desc("<input.toml|.json|.mlir>"),
                              cl::Required, cl::sub(command),
@@ -303,7 +313,8 @@ struct PlanCommand {
       cl::value_desc("policy"), cl::sub(command), cl::cat(llmcCategory())};
   cl::opt<double> budgetGiB{
       "memory-budget-gib",
-      cl::desc("Memory budget for --remat=auto instead of [memory] "
+      cl::desc("Memory budget for --remat=auto and for the mesh search "
+               "(--gpus, mesh = \"auto\", --probe) instead of [memory] "
                "budget_gib"),
       cl::init(-1.0), cl::sub(command), cl::cat(llmcCategory())};
   cl::opt<std::string> deviceProfile{
@@ -330,6 +341,42 @@ struct PlanCommand {
                      cl::desc("Also break the predicted kernel time down by "
                               "op name (to compare with a profiler)"),
                      cl::sub(command), cl::cat(llmcCategory())};
+  cl::opt<int64_t> gpus{
+      "gpus",
+      cl::desc("Search the mesh for N devices (as [parallel] mesh = "
+               "\"auto\" does): every dp x tp x pp x cp x ep = N, ZeRO "
+               "stage, remat policy and microbatch count, pruned with "
+               "reasons, evaluated on probe compiles with fewer layers; "
+               "prints the top five, the pruned candidates by reason and why "
+               "the winner wins, then the winner's plan "
+               "(docs/planning.md, \"The search\"). The budget per rank is "
+               "--memory-budget-gib, else [memory] budget_gib, else the "
+               "profile's memory"),
+      cl::value_desc("N"), cl::init(0), cl::sub(command),
+      cl::cat(llmcCategory())};
+  cl::opt<bool> probe{
+      "probe",
+      cl::desc("Predict the run's own [parallel] mesh (its ZeRO stage, "
+               "[memory] remat and [train] microbatches) from two probe "
+               "compiles with fewer layers, as the mesh search does, instead "
+               "of compiling every layer: for models too large to compile "
+               "whole. Prints the step time, memory per rank, MFU and "
+               "communication per axis; --nodes M splits the devices into "
+               "M nodes"),
+      cl::sub(command), cl::cat(llmcCategory())};
+  cl::opt<bool> searchOnly{
+      "search-only",
+      cl::desc("With --gpus: print the search and stop, without compiling "
+               "every layer of the winner (for models too large to compile "
+               "whole)"),
+      cl::sub(command), cl::cat(llmcCategory())};
+  cl::opt<int64_t> nodes{
+      "nodes",
+      cl::desc("With --gpus: the devices are M nodes of N / M (collectives "
+               "that span nodes use the profile's inter-node link; default: "
+               "nodes of the profile's devices_per_node)"),
+      cl::value_desc("M"), cl::init(0), cl::sub(command),
+      cl::cat(llmcCategory())};
 };
 
 /// Options of `llmc verify`.
@@ -430,6 +477,18 @@ struct CompileRequest {
   /// Overrides the buffer plan's mode that `devices` implies (llmc compile
   /// --fused-kernels; llmc verify, which runs on the CPU, sets false).
   std::optional<bool> fusedKernels;
+  /// The mesh search (issue #11): run it for this many devices whatever
+  /// [parallel] says (llmc plan --gpus); 0: only for mesh = "auto", on
+  /// [parallel] devices' count.
+  int64_t searchDevices = 0;
+  int64_t searchNodes = 0;   ///< 0: nodes of the profile's size
+  std::string deviceProfile; ///< "": h200 for cuda devices, else cpu
+  /// Print the search's whole report (top five, pruned by reason, why) on
+  /// standard output; otherwise one line on standard error.
+  bool printSearch = false;
+  /// Stop after the search's report (compileModule returns
+  /// kSearchOnlyDone).
+  bool searchOnly = false;
 };
 
 /// Whether a program for `devices` ([parallel] devices or --device) is
@@ -457,10 +516,21 @@ int writeArtifact(const llmc::rt::Executable &exe, const std::string &path);
 /// 124439808 -> "124,439,808".
 std::string withThousands(int64_t value);
 
+/// The mesh search of `mesh = "auto"` or `llmc plan --gpus`
+/// (tools/LlmcPlanSearch.cpp): searches, reports, and rewrites `run` (its
+/// mesh, ZeRO stage, remat, microbatches) and `module` (traced again when
+/// the microbatches change; llmc.auto_mesh records the choice) for the
+/// winner. Returns an exit code.
+int chooseMesh(Session &session, const CompileRequest &request,
+               llmc::RunDescription &run,
+               mlir::OwningOpRef<mlir::ModuleOp> &module);
+
 int runCompile(const CompileCommand &options);
 int runInspect(const InspectCommand &options);
 int runTrain(const TrainCommand &options);
 int runPlan(const PlanCommand &options);
+/// llmc plan --probe (tools/LlmcPlanSearch.cpp).
+int runPlanProbe(const PlanCommand &options);
 int runVerify(const VerifyCommand &options);
 int runLaunch(const LaunchCommand &options);
 

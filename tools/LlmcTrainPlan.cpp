@@ -273,6 +273,8 @@ void printStepTime(llvm::raw_ostream &os, mlir::func::FuncOp function,
 } // namespace
 
 int runPlan(const PlanCommand &options) {
+  if (options.probe)
+    return runPlanProbe(options);
   Session session;
   CompileRequest request;
   request.input = options.input;
@@ -284,9 +286,21 @@ int runPlan(const PlanCommand &options) {
   request.remat = options.remat;
   request.budgetGiB = options.budgetGiB;
   request.fusedKernels = fusedKernelsOption(options.fusedKernels);
+  // The mesh search (--gpus, or mesh = "auto"): its report first, then the
+  // winner's plan below.
+  request.searchDevices = options.gpus;
+  request.searchNodes = options.nodes;
+  request.deviceProfile = options.deviceProfile;
+  request.printSearch = true;
+  request.searchOnly = options.searchOnly;
+  if (options.nodes > 0 && options.gpus <= 0) {
+    llvm::errs() << "llmc plan: error: --nodes needs --gpus N (the devices "
+                    "to search a mesh for) or --probe\n";
+    return kExitUsage;
+  }
   Compiled compiled;
   if (int code = compileModule(session, request, compiled))
-    return code;
+    return code == kSearchOnlyDone ? kExitOk : code;
   mlir::ModuleOp module = *compiled.module;
   auto function = module.lookupSymbol<mlir::func::FuncOp>("train_step");
   if (!function)
@@ -320,9 +334,10 @@ int runPlan(const PlanCommand &options) {
   std::string profileName = options.deviceProfile;
   bool defaultProfile = profileName.empty();
   if (defaultProfile)
-    profileName = compiled.description &&
-                          llvm::StringRef(compiled.description->parallel.devices)
-                              .starts_with("cuda")
+    profileName = options.gpus > 0 ||
+                          (compiled.description &&
+                           llvm::StringRef(compiled.description->parallel.devices)
+                               .starts_with("cuda"))
                       ? "h200"
                       : "cpu";
   llvm::Expected<llmc::planner::DeviceProfile> profile =

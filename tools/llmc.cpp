@@ -71,6 +71,7 @@ int runCompile(const CompileCommand &options) {
   request.fusionReport = options.fusionReport;
   request.fusedKernels = fusedKernelsOption(options.fusedKernels);
   request.dumpIr = options.dumpIr;
+  request.deviceProfile = options.deviceProfile;
   Compiled compiled;
   if (int code = compileModule(session, request, compiled))
     return code;

@@ -207,16 +207,15 @@ void RunParser::parseParallel() {
 
   // Pending: what asks for more than one device's behaviour of today. dp,
   // tp, ep, sp and zero run on CPU virtual devices (llmc-partition, #8); several
-  // GPUs need the multi-process runtime (#9), automatic meshes the search
-  // (#11). The mesh checks above reject what cannot work at all.
+  // GPUs need the multi-process runtime (#9). mesh = "auto" is searched by
+  // the driver (planner/Search.h). The mesh checks above reject what cannot
+  // work at all.
   // A mesh of several ranks on "cuda:N" runs under `llmc launch`; "cuda:N"
   // for a one-rank program asks for data parallelism nobody set up.
   StringRef devices = p.devices;
   if (devices.starts_with("cuda:") && deviceCount.value_or(0) > 1 &&
       p.dp * p.tp * p.pp * p.cp * p.ep == 1)
     s.recordPending(run.pending, "devices", "#9");
-  if (p.autoMesh)
-    s.recordPending(run.pending, "mesh", "#11");
 }
 
 /// The pipeline keys against pp, the schedule and the model's layers

@@ -15,10 +15,12 @@
 // KEY-NEXT: layer = 2
 // KEY-NEXT: ^
 
-// A field that later issues implement is a warning, and the model compiles.
+// mesh = "auto" is no longer pending (the search, #11), and it needs the
+// number of devices.
 // RUN: printf '[model]\nfamily = "gpt2"\nvocab_size = 64\nlayers = 1\nwidth = 32\nheads = 4\nmax_positions = 64\n[parallel]\ndevices = "cpu"\nmesh = "auto"\n' > %t.auto.toml
-// RUN: llmc compile %t.auto.toml --quiet 2>&1 | FileCheck %s --check-prefix=PENDING
-// PENDING: auto.toml:10:8: warning: 1 setting has no effect yet: parallel.mesh (issue #11)
+// RUN: not llmc compile %t.auto.toml --quiet 2>&1 | FileCheck %s --check-prefix=PENDING
+// PENDING-NOT: warning
+// PENDING: auto.toml: error: mesh = "auto" needs the number of devices, got devices = "cpu"; write devices = "cuda:N" (or "cpu:N"), or pass llmc plan --gpus N
 
 // A mesh that cannot split the model is an error at its key, with the values
 // that work.

@@ -1,0 +1,174 @@
+//===- Microbatches.cpp - a probe of one microbatch split into M ----------===//
+//
+// The microbatch side of the probes (planner/Probe.h): the 1F1B bubble
+// simulated from each stage's flops, the derivation of M microbatches from
+// a probe of one, and the fit from probes of one and two.
+//
+//===----------------------------------------------------------------------===//
+#include "planner/Probe.h"
+
+#include "passes/PipelineSchedule.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringExtras.h"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+
+namespace llmc::planner {
+
+namespace {
+int64_t busiestStage(const std::vector<StageMeasure> &stages) {
+  int64_t best = 0;
+  for (int64_t s = 1; s < static_cast<int64_t>(stages.size()); ++s)
+    if (stages[s].busy() > stages[best].busy())
+      best = s;
+  return best;
+}
+} // namespace
+
+double simulateBubble(const std::vector<StageMeasure> &stages,
+                      int64_t microbatches) {
+  int64_t n = static_cast<int64_t>(stages.size());
+  if (n <= 1)
+    return 0.0;
+  std::vector<std::vector<pipeline::Unit>> orders =
+      pipeline::stageOrders("1f1b", n, 1, microbatches);
+  std::map<pipeline::Unit, double> finish;
+  std::vector<size_t> next(n, 0);
+  std::vector<double> freeAt(n, 0.0);
+  double busy = 0.0;
+  auto costOf = [&](const pipeline::Unit &u) {
+    const StageMeasure &s = stages[u.chunk];
+    return (u.backward ? s.backwardFlops : s.forwardFlops) /
+           static_cast<double>(microbatches);
+  };
+  // The same simulation as llmc-split-pipeline: the stage whose next unit
+  // can start first runs it.
+  for (;;) {
+    int64_t chosen = -1;
+    double chosenStart = 0.0;
+    for (int64_t s = 0; s < n; ++s) {
+      if (next[s] == orders[s].size())
+        continue;
+      const pipeline::Unit &u = orders[s][next[s]];
+      std::optional<pipeline::Unit> need;
+      if (!u.backward && u.chunk > 0)
+        need = pipeline::Unit{u.chunk - 1, false, u.microbatch};
+      else if (u.backward)
+        need = u.chunk == n - 1
+                   ? pipeline::Unit{u.chunk, false, u.microbatch}
+                   : pipeline::Unit{u.chunk + 1, true, u.microbatch};
+      double start = freeAt[s];
+      if (need) {
+        auto it = finish.find(*need);
+        if (it == finish.end())
+          continue;
+        start = std::max(start, it->second);
+      }
+      if (chosen < 0 || start < chosenStart) {
+        chosen = s;
+        chosenStart = start;
+      }
+    }
+    if (chosen < 0)
+      break;
+    const pipeline::Unit u = orders[chosen][next[chosen]++];
+    double cost = costOf(u);
+    busy += cost;
+    freeAt[chosen] = chosenStart + cost;
+    finish[u] = freeAt[chosen];
+  }
+  double makespan = *std::max_element(freeAt.begin(), freeAt.end());
+  return makespan > 0 ? 1.0 - busy / (static_cast<double>(n) * makespan)
+                      : 0.0;
+}
+
+Measure withMicrobatches(Measure measure, const Candidate &candidate,
+                         const DeviceProfile &profile) {
+  int64_t micro = candidate.microbatches;
+  int64_t stages = static_cast<int64_t>(measure.stages.size());
+  for (int64_t s = 0; s < stages; ++s) {
+    StageMeasure &m = measure.stages[s];
+    // The same work in `micro` pieces: every forward and backward kernel
+    // is launched `micro` times, and so is every collective of the tp, cp,
+    // ep and pp axes (their bytes are split, their latency is not).
+    double extra = static_cast<double>(micro - 1);
+    m.compute += extra * m.forwardBackwardKernels * profile.launchCost;
+    m.communication += extra * m.microbatchLatency;
+    // ZeRO-2 reduce-scatters and ZeRO-3 also gathers the weights for every
+    // microbatch: their dp collectives run `micro` times, whole.
+    if (candidate.zero >= 2)
+      for (auto &[axes, seconds] : m.commSeconds)
+        if (llvm::is_contained(
+                llvm::SmallVector<llvm::StringRef>(llvm::split(axes, ',')),
+                "dp")) {
+          m.communication += extra * seconds;
+          seconds *= static_cast<double>(micro);
+          m.commBytes[axes] *= static_cast<double>(micro);
+        }
+    // 1F1B: stage s holds the activations of min(stages - s, micro)
+    // microbatches of 1/micro of the batch at once. The other bytes are
+    // kept as they are (conservative: the temporaries shrink too, but a
+    // gradient accumulated over microbatches is whole).
+    double held = m.activations *
+                  static_cast<double>(std::min(stages - s, micro)) /
+                  static_cast<double>(micro);
+    m.arena += held - m.activations;
+    m.activations = held;
+  }
+  measure.busiest = busiestStage(measure.stages);
+  measure.bubble = simulateBubble(measure.stages, micro);
+  return measure;
+}
+
+Measure fitMicrobatches(const Measure &one, const Measure &two,
+                        const Candidate &candidate) {
+  double micro = static_cast<double>(candidate.microbatches);
+  int64_t stages = static_cast<int64_t>(one.stages.size());
+  Measure out = one;
+  for (int64_t s = 0; s < stages && s < static_cast<int64_t>(two.stages.size());
+       ++s) {
+    const StageMeasure &a = one.stages[s], &b = two.stages[s];
+    StageMeasure &m = out.stages[s];
+    auto affine = [&](double v1, double v2) { return v1 + (v2 - v1) * (micro - 1); };
+    m.compute = affine(a.compute, b.compute);
+    // Collectives over dp run once per step unless ZeRO-2/3 makes them run
+    // per microbatch: those keep the two-microbatch probe's value (a
+    // difference between one and two microbatches there is the program of
+    // one, not a per-microbatch cost); the others are affine in M.
+    m.communication = 0;
+    for (auto &[axes, seconds] : m.commSeconds) {
+      bool onceOverDp =
+          candidate.zero < 2 &&
+          llvm::is_contained(
+              llvm::SmallVector<llvm::StringRef>(llvm::split(axes, ',')),
+              "dp");
+      double s2 = b.commSeconds.count(axes) ? b.commSeconds.at(axes) : seconds;
+      double b2 = b.commBytes.count(axes) ? b.commBytes.at(axes)
+                                          : m.commBytes[axes];
+      seconds = onceOverDp ? s2 : affine(seconds, s2);
+      m.commBytes[axes] = onceOverDp ? b2 : affine(m.commBytes[axes], b2);
+      m.communication += seconds;
+    }
+    // Bytes other than the activations: X(M) = A + B / M through M = 1, 2.
+    double x1 = a.arena - a.activations, x2 = b.arena - b.activations;
+    // When the second microbatch adds more than it saves (an accumulated
+    // gradient appears), keep the two-microbatch bytes (conservative).
+    double batchSized = std::max(0.0, 2 * (x1 - x2));
+    double fixed = x2 - batchSized / 2;
+    // The activations of the two-microbatch probe, per microbatch held.
+    double left = static_cast<double>(stages - s);
+    double held = b.activations * (2.0 / micro) * std::min(left, micro) /
+                  std::min(left, 2.0);
+    m.arena = std::max(a.persistent, fixed + batchSized / micro) + held;
+    m.activations = held;
+  }
+  out.busiest = busiestStage(out.stages);
+  out.bubble = simulateBubble(out.stages, candidate.microbatches);
+  return out;
+}
+
+} // namespace llmc::planner

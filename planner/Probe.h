@@ -1,0 +1,148 @@
+//===- Probe.h - evaluate a candidate on a model with fewer layers -*- C++ -*-===//
+//
+// Compiling a 48-layer model for every candidate of the mesh search is too
+// slow, so a candidate is compiled on probes: the same run with n1 and n2
+// layers (3 and 4; with a pipeline 1 and 2 layers per stage). A
+// transformer's layers are identical, so everything the cost model and the
+// buffer planner report per stage (kernel and collective time, bytes sent
+// per axis, the arena) grows by the same amount per added layer, and the
+// full model's values are the probes' extrapolated linearly
+// (docs/planning.md, "The search"; SearchTest checks it against a compile
+// of all the layers).
+//
+//===----------------------------------------------------------------------===//
+#ifndef LLMC_PLANNER_PROBE_H
+#define LLMC_PLANNER_PROBE_H
+
+#include "planner/Candidate.h"
+#include "planner/DeviceProfile.h"
+
+#include "passes/Passes.h"
+
+#include "mlir/IR/BuiltinOps.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace llmc::planner {
+
+/// The compile pipeline's options for a run description as written (its
+/// [parallel] mesh, [memory] remat and budget, [train] microbatches).
+CompilePipelineOptions pipelineOptionsFor(const RunDescription &run);
+
+/// `base` with the candidate's mesh, ZeRO stage, remat policy and
+/// microbatches; a pipeline gets the 1F1B schedule with equal stages of
+/// `layers / pp` layers each (pinned boundaries).
+CompilePipelineOptions candidateOptions(CompilePipelineOptions base,
+                                        const Candidate &candidate,
+                                        int64_t layers);
+
+/// What one pipeline stage (or the whole program without a pipeline) costs
+/// on one of its ranks, per training step.
+struct StageMeasure {
+  double compute = 0;       ///< seconds of kernels
+  double communication = 0; ///< seconds of collectives and sends
+  /// Collective seconds and bytes sent per rank, by mesh axes ("dp",
+  /// "dp,tp", "pp").
+  std::map<std::string, double> commSeconds, commBytes;
+  double arena = 0;         ///< bytes of the stage's buffer plan
+  double activations = 0;   ///< the most bytes kept for backward at once
+  double persistent = 0;    ///< weights + optimizer state + gradients
+  double forwardFlops = 0, backwardFlops = 0; ///< for the bubble
+  double forwardBackwardKernels = 0; ///< kernels run once per microbatch
+  /// Latency (ring steps x link latency) of the collectives that run once
+  /// per microbatch: those over axes other than dp (tp, cp, ep, pp).
+  double microbatchLatency = 0;
+
+  double busy() const { return compute + communication; }
+};
+
+/// The evaluation of a candidate: per stage, and the step.
+struct Measure {
+  std::vector<StageMeasure> stages; ///< one without a pipeline
+  double bubble = 0;                ///< idle share of a pipelined step
+  int64_t busiest = 0;              ///< the stage the step is bound by
+
+  double stepSeconds() const;
+  double memoryBytes() const;       ///< the largest stage's arena
+  const StageMeasure &busiestStage() const { return stages[busiest]; }
+};
+
+/// Measures a compiled program (after llmc-plan-buffers) the way `llmc plan`
+/// does: per stage the cost model's busy time and the buffer plan's arena;
+/// the step is the busiest stage's time over 1 - bubble (the bubble of the
+/// llmc.pipeline attribute). Fails when there is no @train_step.
+mlir::FailureOr<Measure> measureProgram(mlir::ModuleOp module,
+                                        const DeviceProfile &profile);
+
+/// a + (b - a) * (x - xa) / (xb - xa), field by field, stage by stage
+/// (the bubble is left to the caller).
+Measure extrapolate(const Measure &a, double xa, const Measure &b, double xb,
+                    double x);
+
+/// The bubble of a 1F1B schedule of `microbatches` over the stages, each
+/// unit taking its stage's forward or backward flops / microbatches: the
+/// simulation llmc-split-pipeline runs (passes/PipelineSchedule.h).
+double simulateBubble(const std::vector<StageMeasure> &stages,
+                      int64_t microbatches);
+
+/// A probe compile: `run` with `layers` layers under `options` (its
+/// batch split into options.microbatches), through the whole pipeline.
+/// Returns the failure's first error message in `error` on failure.
+mlir::FailureOr<Measure> compileAndMeasure(mlir::MLIRContext &context,
+                                           const RunDescription &run,
+                                           int64_t layers,
+                                           const CompilePipelineOptions &options,
+                                           const DeviceProfile &profile,
+                                           std::string &error);
+
+/// Evaluates `candidate` on two probes and extrapolates to the run's
+/// layers. A candidate of several microbatches is compiled with one and
+/// its microbatches applied afterwards (the same work in smaller pieces: the
+/// per-microbatch kernels' launch costs are added, the activations kept
+/// are those of the microbatches a 1F1B stage holds at once, and the
+/// bubble is simulated) unless `exact`, which compiles the microbatches
+/// too (slower: the probes hold every microbatch's program). `compiles`
+/// counts the probe compiles.
+mlir::FailureOr<Measure> evaluateCandidate(mlir::MLIRContext &context,
+                                           const RunDescription &run,
+                                           const Candidate &candidate,
+                                           const DeviceProfile &profile,
+                                           std::string &error,
+                                           int64_t *compiles = nullptr,
+                                           bool exact = false);
+
+/// The probes of `probe` (its microbatches compiled as they are) and the
+/// extrapolation to the run's layers; a model no larger than the second
+/// probe is compiled whole.
+mlir::FailureOr<Measure> probeAndExtrapolate(mlir::MLIRContext &context,
+                                             const RunDescription &run,
+                                             const Candidate &probe,
+                                             const DeviceProfile &profile,
+                                             std::string &error,
+                                             int64_t *compiles = nullptr);
+
+/// A measure of one microbatch split into the candidate's microbatches
+/// (see evaluateCandidate; without a pipeline a stage holds one).
+Measure withMicrobatches(Measure measure, const Candidate &candidate,
+                         const DeviceProfile &profile);
+
+/// A measure of `candidate`'s microbatches from the probes of one (`one`)
+/// and of two (`two`) microbatches: per stage the time is affine in the
+/// microbatch count (the same work, plus launches and collectives per
+/// microbatch), the bytes other than the activations kept are A + B / M
+/// (weight-sized and accumulated ones in A, batch-sized ones in B, fitted
+/// from the two), and a 1F1B stage s keeps min(pp - s, M) microbatches of
+/// activations of 1/M of the batch (scaled from the two-microbatch probe). Costs a second probe pair; the search
+/// uses it when the conservative estimate does not fit.
+Measure fitMicrobatches(const Measure &one, const Measure &two,
+                        const Candidate &candidate);
+
+/// The two probe layer counts of a candidate (3 and 4; with pp stages, pp
+/// and 2 pp).
+std::pair<int64_t, int64_t> probeLayers(const Candidate &candidate);
+
+} // namespace llmc::planner
+
+#endif // LLMC_PLANNER_PROBE_H

@@ -1,0 +1,470 @@
+//===- Search.cpp - enumerate, prune, evaluate, rank -----------------------===//
+//
+// 1. Candidates: every mesh of the device count x ZeRO 0-3 x remat none,
+//    selective, full x microbatches 1, 2, 4, ... (up to the batch).
+// 2. Cheap rules (Candidate.cpp): pruned before any compile.
+// 3. Dominance, per mesh, in the order of the loops (lighter settings
+//    first): more recomputation or (without a pipeline) more microbatches
+//    only add time, and ZeRO-3 (or ZeRO-2) only adds communication to
+//    ZeRO-1, so a candidate is skipped when a lighter one of the same mesh
+//    fits; when a candidate's weights, gradients and optimizer state
+//    alone do not fit, no remat or microbatch count of that mesh and stage
+//    will; and when its bytes other than the activations kept for backward
+//    do not fit, no remat policy will.
+// 4. Evaluation on probes (Probe.cpp) of one microbatch, shared by the
+//    microbatch counts (derived from it).
+// 5. Rank what fits by predicted step time; a winner with derived
+//    microbatches is compiled with them (while its probes stay small) and
+//    ranked again.
+//
+//===----------------------------------------------------------------------===//
+#include "planner/Search.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <map>
+
+namespace llmc::planner {
+
+std::string gibText(double bytes) {
+  double gib = 1024.0 * 1024.0 * 1024.0;
+  if (std::abs(bytes) >= 0.1 * gib)
+    return llvm::formatv("{0:f2} GiB", bytes / gib).str();
+  if (std::abs(bytes) >= 1024.0 * 1024.0)
+    return llvm::formatv("{0:f2} MiB", bytes / (1024.0 * 1024.0)).str();
+  return llvm::formatv("{0:f1} KiB", bytes / 1024.0).str();
+}
+
+double modelFlopsPerStep(const RunDescription &run) {
+  const ModelConfig &m = run.model;
+  double d = static_cast<double>(m.hiddenSize);
+  double kv = static_cast<double>(m.numKvHeads * m.headDim());
+  double ffn = static_cast<double>(m.intermediateSize);
+  double layer = 0, vocab = static_cast<double>(m.vocabSize) * d;
+  if (m.family == ModelFamily::Gpt2) {
+    // qkv, proj, the MLP's two matrices, their biases, two norms.
+    layer = 4 * d * d + 2 * d * ffn + 3 * d + d + ffn + d + 4 * d;
+  } else {
+    double experts = m.family == ModelFamily::Moe
+                         ? static_cast<double>(m.expertsPerToken)
+                         : 1.0;
+    // q, k, v, o, the gated MLP (per routed expert), two norms.
+    layer = 2 * d * d + 2 * d * kv + experts * 3 * d * ffn + 2 * d;
+    if (!m.tieEmbeddings)
+      vocab *= 2;
+  }
+  double n = static_cast<double>(m.numLayers) * layer + vocab;
+  double tokens = static_cast<double>(run.train.batchSize * run.train.seqLen);
+  return tokens * (6 * n + 12 * static_cast<double>(m.numLayers) * d *
+                               static_cast<double>(run.train.seqLen));
+}
+
+double modelFlopsUtilization(const RunDescription &run, double seconds,
+                             int64_t devices, const DeviceProfile &profile) {
+  const char *dtype = run.precision.policy == PrecisionPolicy::Bf16   ? "bf16"
+                      : run.precision.policy == PrecisionPolicy::Fp16 ? "f16"
+                                                                      : "f32";
+  double peak = profile.matmulPeak(dtype) * static_cast<double>(devices);
+  return seconds > 0 && peak > 0 ? modelFlopsPerStep(run) / (seconds * peak)
+                                 : 0.0;
+}
+
+namespace {
+using Clock = std::chrono::steady_clock;
+
+double secondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+bool sameMesh(const Candidate &a, const Candidate &b) {
+  return a.dp == b.dp && a.tp == b.tp && a.pp == b.pp && a.cp == b.cp &&
+         a.ep == b.ep;
+}
+
+double largestPersistent(const Measure &m) {
+  double most = 0;
+  for (const StageMeasure &s : m.stages)
+    most = std::max(most, s.persistent);
+  return most;
+}
+
+/// Whether ZeRO stage `d` is at least as fast as stage `c` with everything
+/// else equal: the same stage, or stage 1 (2) against 2 or 3 (3), which
+/// only add collectives (per microbatch, or the weights' all-gathers).
+bool lighterZero(int64_t d, int64_t c) {
+  return d == c || (c >= 2 && d >= 1 && d < c);
+}
+
+/// The evaluated candidate that makes `c` pointless, if any (step 3): one
+/// of the same mesh that fits and is lighter in every setting (ZeRO stage,
+/// remat, and without a pipeline the microbatches; with one, more
+/// microbatches shrink the bubble, so only the same count dominates).
+const Evaluated *dominator(const std::vector<Evaluated> &done,
+                           const Candidate &c, std::string &why) {
+  for (const Evaluated &e : done) {
+    const Candidate &d = e.candidate;
+    if (!e.fits || !sameMesh(c, d) || d == c)
+      continue;
+    bool micro = c.pp > 1 ? d.microbatches == c.microbatches
+                          : d.microbatches <= c.microbatches;
+    if (!lighterZero(d.zero, c.zero) || d.remat > c.remat || !micro)
+      continue;
+    why = d.text() + " fits, and " + c.text() + " only adds " +
+          (d.remat < c.remat ? "recomputation" : "") +
+          (d.remat < c.remat && (d.zero != c.zero ||
+                                 d.microbatches != c.microbatches)
+               ? " and "
+               : "") +
+          (d.zero != c.zero ? "collectives" : "") +
+          (d.zero != c.zero && d.microbatches != c.microbatches ? " and "
+                                                                 : "") +
+          (d.microbatches != c.microbatches ? "kernel launches" : "");
+    return &e;
+  }
+  return nullptr;
+}
+} // namespace
+
+SearchResult searchMeshes(mlir::MLIRContext &context,
+                          const RunDescription &run,
+                          const SearchOptions &options) {
+  Clock::time_point start = Clock::now();
+  Clock::time_point lastProgress = start;
+  SearchResult result;
+  std::vector<Evaluated> done;
+  // Probes of one microbatch by the candidate's text, shared by its
+  // microbatch counts.
+  std::map<std::string, mlir::FailureOr<Measure>> pipelineProbes;
+  std::map<std::string, std::string> pipelineErrors;
+  // (mesh, zero) whose weights, gradients and optimizer state alone do not
+  // fit, with the bytes they need.
+  std::map<std::string, double> hopeless;
+  // (mesh, zero, microbatches) whose bytes other than the activations kept
+  // for backward do not fit: no remat policy helps.
+  std::map<std::string, double> rematHopeless;
+
+  std::vector<int64_t> microOptions;
+  for (int64_t m = 1; m <= run.train.batchSize; m *= 2)
+    microOptions.push_back(m);
+  std::vector<Candidate> meshes = enumerateMeshes(options.devices);
+  int64_t total = static_cast<int64_t>(meshes.size()) * 4 * 3 *
+                  static_cast<int64_t>(microOptions.size());
+  int64_t seen = 0;
+  auto progress = [&](bool force) {
+    if (!options.progress || (!force && secondsSince(lastProgress) < 1.0))
+      return;
+    lastProgress = Clock::now();
+    const Evaluated *best = nullptr;
+    for (const Evaluated &e : done)
+      if (e.fits && (!best || e.measure.stepSeconds() <
+                                  best->measure.stepSeconds()))
+        best = &e;
+    *options.progress << llvm::formatv(
+        "llmc plan: search {0:f1} s: {1} of {2} candidates, {3} pruned, {4} "
+        "evaluated ({5} probe compiles), best so far {6}\n",
+        secondsSince(start), seen, total, result.pruned.size(), done.size(),
+        result.compiles,
+        best ? llvm::formatv("{0} at {1:f1} ms", best->candidate.text(),
+                             best->measure.stepSeconds() * 1e3)
+                   .str()
+             : std::string("none"));
+    options.progress->flush();
+  };
+
+  for (const Candidate &mesh : meshes)
+    for (int64_t zero = 0; zero <= 3; ++zero)
+      for (RematChoice remat :
+           {RematChoice::None, RematChoice::Selective, RematChoice::Full})
+        for (int64_t micro : microOptions) {
+          ++seen;
+          progress(false);
+          Candidate c = mesh;
+          c.zero = zero;
+          c.remat = remat;
+          c.microbatches = micro;
+          // 2. The rules that need no compile, and one restriction of the
+          //    search: tensor parallelism stays within a node (its
+          //    per-layer collectives on the inter-node link).
+          if (std::optional<Rejection> why =
+                  checkCandidate(run.model, run.train, c)) {
+            result.pruned.push_back({c, *why});
+            continue;
+          }
+          if (c.cp > options.profile.devicesPerNode) {
+            // Ring attention unrolls cp steps per layer: a probe of cp=256
+            // takes tens of seconds to compile (GPT-3 175B, measured).
+            result.pruned.push_back(
+                {c,
+                 {"cp: spans nodes",
+                  "cp=" + std::to_string(c.cp) + " spans nodes of " +
+                      std::to_string(options.profile.devicesPerNode) +
+                      " devices (not searched: ring attention's per-layer "
+                      "shifts would cross the inter-node link)"}});
+            continue;
+          }
+          if (c.tp > options.profile.devicesPerNode) {
+            result.pruned.push_back(
+                {c,
+                 {"tp: spans nodes",
+                  "tp=" + std::to_string(c.tp) + " spans nodes of " +
+                      std::to_string(options.profile.devicesPerNode) +
+                      " devices (not searched: its per-layer collectives "
+                      "would cross the inter-node link)"}});
+            continue;
+          }
+          // 3. Dominated, or hopeless.
+          std::string why;
+          if (dominator(done, c, why)) {
+            result.pruned.push_back({c, {"dominated", why}});
+            continue;
+          }
+          Candidate key = mesh;
+          key.zero = zero;
+          Candidate rematKey = key;
+          rematKey.microbatches = micro;
+          auto r = rematHopeless.find(rematKey.text());
+          if (r != rematHopeless.end()) {
+            result.pruned.push_back(
+                {c,
+                 {"does not fit",
+                  "does not fit with any remat: without the activations kept "
+                  "for backward (all remat can save) " +
+                      rematKey.text() + " still needs " +
+                      gibText(r->second) + " per rank, has " +
+                      gibText(options.budgetBytes)}});
+            continue;
+          }
+          auto h = hopeless.find(key.text());
+          if (h != hopeless.end()) {
+            result.pruned.push_back(
+                {c,
+                 {"does not fit",
+                  "does not fit with any remat or microbatches: the weights, "
+                  "gradients and optimizer state alone need " +
+                      gibText(h->second) + " per rank, has " +
+                      gibText(options.budgetBytes)}});
+            continue;
+          }
+          // 4. Evaluate.
+          std::string error;
+          mlir::FailureOr<Measure> measure = mlir::failure();
+          if (c.microbatches > 1) {
+            Candidate probe = c;
+            probe.microbatches = 1;
+            std::string probeKey = probe.text();
+            auto it = pipelineProbes.find(probeKey);
+            if (it == pipelineProbes.end()) {
+              std::string probeError;
+              it = pipelineProbes
+                       .emplace(probeKey, probeAndExtrapolate(
+                                              context, run, probe,
+                                              options.profile, probeError,
+                                              &result.compiles))
+                       .first;
+              pipelineErrors[probeKey] = probeError;
+            }
+            if (succeeded(it->second))
+              measure = withMicrobatches(*it->second, c, options.profile);
+            else
+              error = pipelineErrors[probeKey];
+            // Conservatively too large: fit the bytes with a second probe
+            // pair of two microbatches (shared too), when the batch splits
+            // in two over dp x ep.
+            if (succeeded(measure) &&
+                measure->memoryBytes() > options.budgetBytes &&
+                (run.train.batchSize / 2) % (c.dp * c.ep) == 0 &&
+                run.train.batchSize % 2 == 0) {
+              Candidate probe2 = probe;
+              probe2.microbatches = 2;
+              std::string key2 = probe2.text();
+              auto it2 = pipelineProbes.find(key2);
+              if (it2 == pipelineProbes.end()) {
+                std::string probeError;
+                it2 = pipelineProbes
+                          .emplace(key2, probeAndExtrapolate(
+                                             context, run, probe2,
+                                             options.profile, probeError,
+                                             &result.compiles))
+                          .first;
+              }
+              if (succeeded(it2->second))
+                measure = fitMicrobatches(*it->second, *it2->second, c);
+            }
+          } else {
+            measure = evaluateCandidate(context, run, c, options.profile,
+                                        error, &result.compiles);
+          }
+          if (failed(measure)) {
+            result.pruned.push_back(
+                {c, {"compile error", "the compiler rejects it: " + error}});
+            continue;
+          }
+          Evaluated e{c, *measure, false, c.microbatches == 1};
+          if (std::getenv("LLMC_SEARCH_TRACE"))
+            llvm::errs() << llvm::formatv(
+                "search trace {0:f2} s: {1}: {2:f2} ms, {3}\n",
+                secondsSince(start), c.text(), e.measure.stepSeconds() * 1e3,
+                gibText(e.measure.memoryBytes()));
+          e.fits = e.measure.memoryBytes() <= options.budgetBytes;
+          done.push_back(e);
+          if (e.fits) {
+            result.ranked.push_back(e);
+            continue;
+          }
+          result.tooLarge.push_back(e);
+          double need = e.measure.memoryBytes();
+          result.pruned.push_back(
+              {c,
+               {"does not fit",
+                "does not fit: needs " + gibText(need) + " per rank, has " +
+                    gibText(options.budgetBytes) + " (over by " +
+                    gibText(need - options.budgetBytes) + ")"}});
+          double persistent = largestPersistent(e.measure);
+          if (persistent > options.budgetBytes)
+            hopeless[key.text()] = persistent;
+          // Remat only removes activations kept for backward.
+          double floor = 0;
+          for (const StageMeasure &stage : e.measure.stages)
+            floor = std::max(floor, stage.arena - stage.activations);
+          if (floor > options.budgetBytes)
+            rematHopeless[rematKey.text()] = floor;
+        }
+  auto faster = [](const Evaluated &a, const Evaluated &b) {
+    return a.measure.stepSeconds() < b.measure.stepSeconds();
+  };
+  std::stable_sort(result.ranked.begin(), result.ranked.end(), faster);
+  // 5. The winner from exact probes: a pipeline ranked on derived
+  //    microbatches is compiled with them before it may win (a few rounds
+  //    at most: each is two probe compiles of every microbatch).
+  for (int round = 0; round < 6 && !result.ranked.empty() &&
+                      !result.ranked.front().exact;
+       ++round) {
+    Evaluated top = result.ranked.front();
+    if (probeLayers(top.candidate).second * top.candidate.microbatches >
+        kMaxExactLayers)
+      break; // too large to compile: it wins on derived microbatches
+    progress(true);
+    result.ranked.erase(result.ranked.begin());
+    std::string error;
+    mlir::FailureOr<Measure> exact =
+        evaluateCandidate(context, run, top.candidate, options.profile, error,
+                          &result.compiles, /*exact=*/true);
+    if (failed(exact)) {
+      result.pruned.push_back({top.candidate,
+                               {"compile error",
+                                "the compiler rejects it: " + error}});
+      continue;
+    }
+    top.measure = *exact;
+    top.exact = true;
+    top.fits = top.measure.memoryBytes() <= options.budgetBytes;
+    if (top.fits) {
+      result.ranked.insert(std::upper_bound(result.ranked.begin(),
+                                            result.ranked.end(), top, faster),
+                           top);
+      continue;
+    }
+    result.tooLarge.push_back(top);
+    result.pruned.push_back(
+        {top.candidate,
+         {"does not fit",
+          "does not fit: needs " + gibText(top.measure.memoryBytes()) +
+              " per rank, has " + gibText(options.budgetBytes)}});
+  }
+  std::stable_sort(result.tooLarge.begin(), result.tooLarge.end(),
+                   [](const Evaluated &a, const Evaluated &b) {
+                     return a.measure.stepSeconds() < b.measure.stepSeconds();
+                   });
+  result.candidates = seen;
+  result.seconds = secondsSince(start);
+  progress(true);
+  return result;
+}
+
+std::vector<std::string> explainWinner(const SearchResult &result,
+                                       double budgetBytes) {
+  std::vector<std::string> lines;
+  const Evaluated *win = result.winner();
+  if (!win) {
+    lines.push_back("no candidate fits in " + gibText(budgetBytes) +
+                    " per rank");
+    if (!result.tooLarge.empty()) {
+      const Evaluated &least = *std::min_element(
+          result.tooLarge.begin(), result.tooLarge.end(),
+          [](const Evaluated &a, const Evaluated &b) {
+            return a.measure.memoryBytes() < b.measure.memoryBytes();
+          });
+      lines.push_back("the smallest, " + least.candidate.text() + ", needs " +
+                      gibText(least.measure.memoryBytes()) +
+                      " per rank: use more devices or a smaller batch");
+    }
+    return lines;
+  }
+  const Measure &w = win->measure;
+  const StageMeasure &ws = w.busiestStage();
+  auto ms = [](double s) { return llvm::formatv("{0:f1} ms", s * 1e3).str(); };
+  std::string comm;
+  for (const auto &[axes, s] : ws.commSeconds)
+    comm += (comm.empty() ? "" : ", ") + axes + " " + ms(s);
+  lines.push_back(llvm::formatv(
+      "{0} wins: {1} per step ({2} kernels + {3} communication{4}{5}), "
+      "{6} per rank of {7}",
+      win->candidate.text(), ms(w.stepSeconds()), ms(ws.compute),
+      ms(ws.communication), comm.empty() ? "" : ": " + comm,
+      w.stages.size() > 1
+          ? llvm::formatv(", pipeline bubble {0:f1}%", w.bubble * 100).str()
+          : "",
+      gibText(w.memoryBytes()), gibText(budgetBytes)));
+  // The next best: what it costs more, term by term.
+  if (result.ranked.size() > 1) {
+    const Evaluated &next = result.ranked[1];
+    const Measure &n = next.measure;
+    const StageMeasure &ns = n.busiestStage();
+    auto signedMs = [](double s) {
+      return llvm::formatv("{0}{1:f2} ms", s >= 0 ? "+" : "", s * 1e3).str();
+    };
+    std::string terms = "kernels " + signedMs(ns.compute - ws.compute);
+    std::map<std::string, double> axes = ns.commSeconds;
+    for (const auto &[a, s] : ws.commSeconds)
+      axes[a] -= s;
+    for (const auto &[a, d] : axes)
+      if (std::abs(d) >= 5e-6)
+        terms += ", " + a + " communication " + signedMs(d);
+    if (n.stages.size() > 1 || w.stages.size() > 1)
+      terms += llvm::formatv(", bubble {0:f1}% vs {1:f1}%", n.bubble * 100,
+                             w.bubble * 100)
+                   .str();
+    lines.push_back(llvm::formatv("the next best, {0}, takes {1} (+{2}: {3})",
+                                  next.candidate.text(),
+                                  ms(n.stepSeconds()),
+                                  ms(n.stepSeconds() - w.stepSeconds()), terms));
+  }
+  // Faster candidates that do not fit, one per mesh.
+  std::vector<const Evaluated *> faster;
+  for (const Evaluated &e : result.tooLarge) {
+    if (e.measure.stepSeconds() >= w.stepSeconds() || faster.size() >= 3)
+      continue;
+    bool seenMesh = false;
+    for (const Evaluated *f : faster)
+      seenMesh |= sameMesh(f->candidate, e.candidate);
+    if (!seenMesh)
+      faster.push_back(&e);
+  }
+  for (const Evaluated *f : faster)
+    lines.push_back(llvm::formatv(
+        "{0} would take {1} ({2} less) but does not fit by {3} (needs {4} "
+        "per rank)",
+        f->candidate.text(), ms(f->measure.stepSeconds()),
+        ms(w.stepSeconds() - f->measure.stepSeconds()),
+        gibText(f->measure.memoryBytes() - budgetBytes),
+        gibText(f->measure.memoryBytes())));
+  if (faster.empty())
+    lines.push_back("no faster candidate was found that does not fit: the "
+                    "winner is not held back by memory");
+  return lines;
+}
+
+} // namespace llmc::planner

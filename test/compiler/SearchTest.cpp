@@ -1,0 +1,339 @@
+//===- SearchTest.cpp - the mesh search's rules and its probes ------------===//
+//
+// The rules that prune candidates before any compile (each with the reason
+// a user reads), the enumeration of meshes, and the claim the search rests
+// on: a candidate evaluated on two probes with fewer layers, extrapolated
+// linearly, predicts what a compile of every layer predicts.
+//
+//===----------------------------------------------------------------------===//
+#include "planner/Candidate.h"
+#include "planner/Probe.h"
+
+#include "ir/Registration.h"
+
+#include "mlir/IR/MLIRContext.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+
+using namespace llmc;
+using namespace llmc::planner;
+
+namespace {
+
+ModelConfig gpt2(int64_t layers, int64_t heads, int64_t vocab) {
+  ModelConfig m;
+  m.family = ModelFamily::Gpt2;
+  m.numLayers = layers;
+  m.hiddenSize = 64 * heads;
+  m.numHeads = heads;
+  m.numKvHeads = heads;
+  m.intermediateSize = 4 * m.hiddenSize;
+  m.vocabSize = vocab;
+  m.maxPositions = 1024;
+  return m;
+}
+
+TrainConfig batch(int64_t size, int64_t seq) {
+  TrainConfig t;
+  t.batchSize = size;
+  t.seqLen = seq;
+  return t;
+}
+
+Candidate mesh(int64_t dp, int64_t tp, int64_t pp = 1, int64_t cp = 1,
+               int64_t ep = 1) {
+  Candidate c;
+  c.dp = dp;
+  c.tp = tp;
+  c.pp = pp;
+  c.cp = cp;
+  c.ep = ep;
+  return c;
+}
+
+/// The reason `c` is rejected ("" when it is not).
+std::string reason(const ModelConfig &m, const TrainConfig &t,
+                   const Candidate &c) {
+  std::optional<Rejection> r = checkCandidate(m, t, c);
+  return r ? r->reason : "";
+}
+
+TEST(SearchRules, TensorParallelSplitsHeadsKvHeadsFfnAndVocabulary) {
+  ModelConfig m = gpt2(12, 12, 50304);
+  TrainConfig t = batch(16, 1024);
+  EXPECT_EQ(reason(m, t, mesh(1, 8)), "heads (12) not divisible by tp=8");
+  EXPECT_EQ(reason(m, t, mesh(2, 4)), "");
+  ModelConfig llama = m;
+  llama.family = ModelFamily::Llama;
+  llama.numHeads = 16;
+  llama.hiddenSize = 1024;
+  llama.numKvHeads = 2;
+  EXPECT_EQ(reason(llama, t, mesh(1, 4)), "kv heads (2) not divisible by tp=4");
+  ModelConfig odd = m;
+  odd.vocabSize = 50257;
+  EXPECT_EQ(reason(odd, t, mesh(1, 2)),
+            "vocabulary (50257) not divisible by tp=2; pad vocab_size to 50258");
+  ModelConfig ffn = m;
+  ffn.intermediateSize = 3002;
+  EXPECT_EQ(reason(ffn, t, mesh(1, 4)), "ffn width (3002) not divisible by tp=4");
+}
+
+TEST(SearchRules, PipelineNeedsEqualStagesAndMicrobatches) {
+  ModelConfig m = gpt2(12, 12, 50304);
+  TrainConfig t = batch(16, 1024);
+  Candidate c = mesh(1, 1, 5);
+  c.microbatches = 8;
+  EXPECT_EQ(reason(m, t, c),
+            "layers (12) not divisible by pp=5 (the search cuts equal stages)");
+  c = mesh(2, 1, 4);
+  c.microbatches = 2;
+  EXPECT_EQ(reason(m, t, c), "microbatches (2) fewer than pp=4");
+  c.microbatches = 4;
+  EXPECT_EQ(reason(m, t, c), "");
+}
+
+TEST(SearchRules, ContextExpertAndBatch) {
+  ModelConfig m = gpt2(12, 12, 50304);
+  TrainConfig t = batch(16, 1000);
+  EXPECT_EQ(reason(m, t, mesh(1, 1, 1, 8)),
+            "sequence (1000) not divisible by 2*cp=16");
+  EXPECT_EQ(reason(m, t, mesh(1, 1, 1, 4)), "");
+  EXPECT_EQ(reason(m, t, mesh(1, 1, 1, 1, 2)),
+            "no experts for ep=2 (a gpt2 model)");
+  ModelConfig moe = m;
+  moe.family = ModelFamily::Moe;
+  moe.numExperts = 6;
+  moe.expertsPerToken = 2;
+  EXPECT_EQ(reason(moe, t, mesh(1, 1, 1, 1, 4)),
+            "experts (6) not divisible by ep=4");
+  Candidate c = mesh(32, 1);
+  EXPECT_EQ(reason(m, t, c),
+            "batch of a microbatch (16) not divisible by dp*ep=32");
+  c = mesh(4, 1);
+  c.microbatches = 3;
+  EXPECT_EQ(reason(m, t, c), "batch (16) not divisible by microbatches=3");
+  c.microbatches = 8;
+  EXPECT_EQ(reason(m, t, c),
+            "batch of a microbatch (2) not divisible by dp*ep=4");
+}
+
+TEST(SearchRules, ZeroNeedsDataParallelism) {
+  ModelConfig m = gpt2(12, 12, 50304);
+  TrainConfig t = batch(16, 1024);
+  Candidate c = mesh(1, 4);
+  c.zero = 1;
+  EXPECT_EQ(reason(m, t, c), "zero=1 needs dp > 1 (it shards over dp)");
+  c = mesh(4, 1);
+  c.zero = 2;
+  EXPECT_EQ(reason(m, t, c),
+            "zero=2 with one microbatch is the program of zero=1");
+  c.microbatches = 2;
+  EXPECT_EQ(reason(m, t, c), "");
+  c.zero = 3;
+  c.microbatches = 1;
+  EXPECT_EQ(reason(m, t, c), "");
+}
+
+TEST(SearchRules, EveryMeshOfTheDeviceCountOnce) {
+  // Ordered factorizations of 2^3 into five factors: C(3 + 4, 4) = 35.
+  std::vector<Candidate> meshes = enumerateMeshes(8);
+  EXPECT_EQ(meshes.size(), 35u);
+  for (size_t i = 0; i < meshes.size(); ++i) {
+    EXPECT_EQ(meshes[i].devices(), 8);
+    for (size_t j = 0; j < i; ++j)
+      EXPECT_FALSE(meshes[i] == meshes[j]) << meshes[i].text();
+  }
+  // 12 = 2^2 * 3: C(2 + 4, 4) * C(1 + 4, 4) = 15 * 5.
+  EXPECT_EQ(enumerateMeshes(12).size(), 75u);
+}
+
+//===----------------------------------------------------------------------===//
+// Probes against a compile of every layer
+//===----------------------------------------------------------------------===//
+
+double relative(double a, double b) {
+  return std::abs(a - b) / std::max(std::abs(b), 1e-30);
+}
+
+class ProbeTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    mlir::DialectRegistry registry;
+    registerLlmcDialects(registry);
+    context.appendDialectRegistry(registry);
+    context.loadAllAvailableDialects();
+    llvm::Expected<DeviceProfile> h100 = lookupDeviceProfile("h100");
+    ASSERT_TRUE(static_cast<bool>(h100)) << llvm::toString(h100.takeError());
+    profile = *h100;
+    // GPT-2 with 8 layers of width 128, 4 heads, 16 x 64 tokens: small
+    // enough to compile whole in a test, large enough that its layers are
+    // most of the step.
+    run.model = gpt2(8, 2, 256);
+    run.train = batch(16, 64);
+    run.precision.policy = PrecisionPolicy::Bf16;
+  }
+
+  /// The prediction of `c` from a compile of all the layers.
+  Measure full(const Candidate &c) {
+    std::string error;
+    mlir::FailureOr<Measure> m = compileAndMeasure(
+        context, run, run.model.numLayers,
+        candidateOptions(pipelineOptionsFor(run), c, run.model.numLayers),
+        profile, error);
+    EXPECT_TRUE(succeeded(m)) << error;
+    return succeeded(m) ? *m : Measure();
+  }
+
+  Measure probed(const Candidate &c, bool exact = false) {
+    std::string error;
+    int64_t compiles = 0;
+    mlir::FailureOr<Measure> m =
+        evaluateCandidate(context, run, c, profile, error, &compiles, exact);
+    EXPECT_TRUE(succeeded(m)) << error;
+    EXPECT_EQ(compiles, 2); // two probes, not the model
+    return succeeded(m) ? *m : Measure();
+  }
+
+  /// The fit from probes of one and two microbatches (fitMicrobatches)
+  /// against the compile of every layer and microbatch: the step time
+  /// within 5% (affine in M: measured 0.000% for mb2, +0.26% for tp2 pp2
+  /// mb4), the memory within 10% (A + B / M for the bytes other than the
+  /// activations is a model of the buffer plan, not the plan: measured
+  /// 0.000% for mb2, -7.3% for tp2 pp2 mb4).
+  void expectFitted(const Candidate &c, const Measure &whole,
+                    const std::string &what) {
+    Candidate one = c, two = c;
+    one.microbatches = 1;
+    two.microbatches = 2;
+    std::string error;
+    mlir::FailureOr<Measure> m1 =
+        probeAndExtrapolate(context, run, one, profile, error);
+    ASSERT_TRUE(succeeded(m1)) << error;
+    mlir::FailureOr<Measure> m2 =
+        probeAndExtrapolate(context, run, two, profile, error);
+    ASSERT_TRUE(succeeded(m2)) << error;
+    Measure fit = fitMicrobatches(*m1, *m2, c);
+    std::printf("[ fitted   ] %s: step %.3f vs %.3f ms, memory %.0f vs %.0f "
+                "bytes\n",
+                what.c_str(), fit.stepSeconds() * 1e3,
+                whole.stepSeconds() * 1e3, fit.memoryBytes(),
+                whole.memoryBytes());
+    EXPECT_LT(relative(fit.stepSeconds(), whole.stepSeconds()), 0.05) << what;
+    EXPECT_LT(relative(fit.memoryBytes(), whole.memoryBytes()), 0.10) << what;
+  }
+
+  mlir::MLIRContext context;
+  DeviceProfile profile;
+  RunDescription run;
+};
+
+/// The probes' extrapolation predicts the step time, the memory per rank
+/// and the bytes each rank sends per axis of a compile of every layer
+/// within `tolerance`.
+void expectClose(const Measure &probe, const Measure &whole, double tolerance,
+                 const std::string &what) {
+  ASSERT_FALSE(whole.stages.empty()) << what;
+  ASSERT_EQ(probe.stages.size(), whole.stages.size()) << what;
+  EXPECT_LT(relative(probe.stepSeconds(), whole.stepSeconds()), tolerance)
+      << what << ": step " << probe.stepSeconds() << " s vs "
+      << whole.stepSeconds() << " s";
+  EXPECT_LT(relative(probe.memoryBytes(), whole.memoryBytes()), tolerance)
+      << what << ": memory " << probe.memoryBytes() << " vs "
+      << whole.memoryBytes();
+  // The measured differences, for docs/planning.md.
+  std::printf("[ probes   ] %s: step %.3f vs %.3f ms (%.3f%%), memory %.0f vs "
+              "%.0f bytes (%.3f%%)\n",
+              what.c_str(), probe.stepSeconds() * 1e3,
+              whole.stepSeconds() * 1e3,
+              100 * relative(probe.stepSeconds(), whole.stepSeconds()),
+              probe.memoryBytes(), whole.memoryBytes(),
+              100 * relative(probe.memoryBytes(), whole.memoryBytes()));
+  const StageMeasure &p = probe.busiestStage(), &w = whole.busiestStage();
+  EXPECT_EQ(p.commBytes.size(), w.commBytes.size()) << what;
+  for (const auto &[axes, bytes] : w.commBytes) {
+    ASSERT_TRUE(p.commBytes.count(axes)) << what << ": axes " << axes;
+    EXPECT_LT(relative(p.commBytes.at(axes), bytes), tolerance)
+        << what << ": bytes over " << axes;
+  }
+}
+
+// The identical layers make every quantity affine in the layer count, so
+// the extrapolation is exact up to the buffer planner's placement (first
+// fit may leave different holes) and float rounding: 2% bounds both.
+constexpr double kTolerance = 0.02;
+
+TEST_F(ProbeTest, OneDeviceDataTensorAndZero) {
+  Candidate one = mesh(1, 1);
+  expectClose(probed(one), full(one), kTolerance, "one device");
+  Candidate dp = mesh(2, 1);
+  dp.zero = 1;
+  expectClose(probed(dp), full(dp), kTolerance, "dp2 zero1");
+  Candidate tp = mesh(1, 2);
+  expectClose(probed(tp), full(tp), kTolerance, "tp2");
+  Candidate z3 = mesh(2, 2);
+  z3.zero = 3;
+  z3.remat = RematChoice::Selective;
+  z3.microbatches = 2;
+  expectClose(probed(z3, /*exact=*/true), full(z3), kTolerance,
+              "dp2 tp2 zero3 selective mb2");
+}
+
+TEST_F(ProbeTest, PipelineStagesExtrapolatePerStage) {
+  // Compiled microbatches (what the winner of a search gets): each stage
+  // extrapolated on its own, the bubble simulated from the stages' flops.
+  // (tp2, not dp2: llmc-split-pipeline rejects dp2 x pp2 in bf16 today,
+  // "'llmc.cast' op pipeline schedule 1f1b runs this op before a value it
+  // reads"; the search reports that as the candidate's compile error.)
+  Candidate pp = mesh(1, 2, 2);
+  pp.microbatches = 4;
+  expectClose(probed(pp, /*exact=*/true), full(pp), kTolerance, "tp2 pp2 mb4");
+}
+
+TEST_F(ProbeTest, MicrobatchesDerivedFromOne) {
+  // Without a pipeline, ZeRO-3: an estimate. The step time within 25%:
+  // every dp collective of ZeRO-2/3 is counted once per microbatch, which
+  // overestimates (measured +21.6%: some of them run once per step); the
+  // memory within 10% (the activations of one microbatch of 1/M of the
+  // batch; measured -6.5%). The winner of a search is compiled with its
+  // microbatches, so these estimates only rank the others.
+  Candidate z3 = mesh(2, 2);
+  z3.zero = 3;
+  z3.remat = RematChoice::Selective;
+  z3.microbatches = 2;
+  Measure derived = probed(z3);
+  Measure whole = full(z3);
+  std::printf("[ derived  ] dp2 tp2 zero3 selective mb2: step %.3f vs %.3f "
+              "ms, memory %.0f vs %.0f bytes\n",
+              derived.stepSeconds() * 1e3, whole.stepSeconds() * 1e3,
+              derived.memoryBytes(), whole.memoryBytes());
+  EXPECT_LT(relative(derived.stepSeconds(), whole.stepSeconds()), 0.25);
+  EXPECT_LT(relative(derived.memoryBytes(), whole.memoryBytes()), 0.10);
+  expectFitted(z3, whole, "dp2 tp2 zero3 selective mb2");
+}
+
+TEST_F(ProbeTest, PipelineMicrobatchesDerivedFromOne) {
+  // Derived microbatches (how the search ranks pipelines before compiling
+  // the winner exactly): the same work in smaller pieces. The step time
+  // within 10%: the model adds the launches and the non-dp collectives'
+  // latency per microbatch, not the roofline's change for smaller kernels;
+  // the memory is kept conservative (never below the compile, at most 50%
+  // over: the transient bytes are not shrunk).
+  Candidate pp = mesh(1, 2, 2);
+  pp.microbatches = 4;
+  Measure derived = probed(pp);
+  Measure whole = full(pp);
+  std::printf("[ derived  ] tp2 pp2 mb4: step %.3f vs %.3f ms, memory %.0f vs "
+              "%.0f bytes\n",
+              derived.stepSeconds() * 1e3, whole.stepSeconds() * 1e3,
+              derived.memoryBytes(), whole.memoryBytes());
+  EXPECT_LT(relative(derived.stepSeconds(), whole.stepSeconds()), 0.10)
+      << derived.stepSeconds() << " s vs " << whole.stepSeconds() << " s";
+  EXPECT_GE(derived.memoryBytes(), whole.memoryBytes() * 0.98);
+  EXPECT_LT(derived.memoryBytes(), whole.memoryBytes() * 1.5);
+  expectFitted(pp, whole, "tp2 pp2 mb4");
+}
+
+} // namespace

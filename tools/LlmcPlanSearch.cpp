@@ -1,0 +1,387 @@
+//===- LlmcPlanSearch.cpp - mesh = "auto" and llmc plan --gpus -------------===//
+//
+// The driver side of the mesh search (planner/Search.h, docs/planning.md
+// "The search"): which devices, profile and budget; the report (the top
+// five, the pruned candidates by reason with an example each, why the
+// winner wins); and the run rewritten for the winner, recorded in the IR as
+// the module attribute llmc.auto_mesh.
+//
+//===----------------------------------------------------------------------===//
+#include "tools/LlmcDriver.h"
+
+#include "planner/Search.h"
+
+#include "mlir/IR/Builders.h"
+
+#include <chrono>
+#include <map>
+
+namespace llmc::driver {
+
+namespace {
+/// The device count of "cuda:8" / "cpu:4" (0 when none is given).
+int64_t deviceCount(llvm::StringRef devices) {
+  int64_t n = 0;
+  if (!devices.contains(':') ||
+      devices.split(':').second.getAsInteger(10, n))
+    return 0;
+  return n;
+}
+
+std::string msText(double seconds) {
+  return llvm::formatv("{0:f2}", seconds * 1e3).str();
+}
+
+void printReport(llvm::raw_ostream &os, const llmc::RunDescription &run,
+                 const planner::SearchResult &result,
+                 const planner::SearchOptions &options, int64_t nodes) {
+  const planner::DeviceProfile &profile = options.profile;
+  std::map<std::string, std::pair<int64_t, const planner::Pruned *>> byRule;
+  int64_t dominated = 0, tooLarge = 0;
+  for (const planner::Pruned &p : result.pruned) {
+    auto &entry = byRule[p.why.rule];
+    if (entry.first++ == 0)
+      entry.second = &p;
+    dominated += p.why.rule == "dominated";
+    tooLarge += p.why.rule == "does not fit";
+  }
+  int64_t evaluated =
+      static_cast<int64_t>(result.ranked.size() + result.tooLarge.size());
+  os << llvm::formatv(
+      "mesh search: {0} devices ({1} node(s) of {2}) on device profile '{3}', "
+      "budget {4} per rank\n",
+      options.devices, nodes, profile.devicesPerNode, profile.name,
+      planner::gibText(options.budgetBytes));
+  os << llvm::formatv(
+      "  {0} candidates in {1:f2} s: {2} pruned by rules, {3} dominated, {4} "
+      "evaluated ({5} fit, {6} do not) with {7} probe compiles\n",
+      result.candidates, result.seconds,
+      static_cast<int64_t>(result.pruned.size()) - dominated - tooLarge,
+      dominated, evaluated, result.ranked.size(), result.tooLarge.size(),
+      result.compiles);
+  os << llvm::formatv(
+      "  top five (predicted step time without overlap; kernels and "
+      "communication of the busiest stage; MFU: {0:e2} model flops per step "
+      "over the step and the devices' {1} peak; ~: microbatches derived from "
+      "a probe of one, not compiled):\n",
+      planner::modelFlopsPerStep(run),
+      run.precision.policy == llmc::PrecisionPolicy::Bf16   ? "bf16"
+      : run.precision.policy == llmc::PrecisionPolicy::Fp16 ? "f16"
+                                                            : "f32");
+  os << "  " << llvm::left_justify("#", 3)
+     << llvm::left_justify("candidate", 34) << llvm::right_justify("step ms", 10)
+     << llvm::right_justify("kernels", 10) << llvm::right_justify("comm", 9)
+     << llvm::right_justify("bubble", 8) << llvm::right_justify("memory/rank", 13)
+     << llvm::right_justify("MFU", 7)
+     << "  communication by axis (ms, bytes sent per rank)\n";
+  for (size_t i = 0; i < result.ranked.size() && i < 5; ++i) {
+    const planner::Evaluated &e = result.ranked[i];
+    const planner::StageMeasure &s = e.measure.busiestStage();
+    std::string comm;
+    for (const auto &[axes, seconds] : s.commSeconds)
+      comm += llvm::formatv("{0}{1} {2} ms {3:e2} B", comm.empty() ? "" : "; ",
+                            axes, msText(seconds), s.commBytes.at(axes))
+                  .str();
+    os << "  " << llvm::left_justify(std::to_string(i + 1), 3)
+       << llvm::left_justify((e.exact ? "" : "~") + e.candidate.text(), 34)
+       << llvm::right_justify(msText(e.measure.stepSeconds()), 10)
+       << llvm::right_justify(msText(s.compute), 10)
+       << llvm::right_justify(msText(s.communication), 9)
+       << llvm::right_justify(
+              llvm::formatv("{0:f1}%", e.measure.bubble * 100).str(), 8)
+       << llvm::right_justify(planner::gibText(e.measure.memoryBytes()), 13)
+       << llvm::right_justify(
+              llvm::formatv("{0:f1}%",
+                            100 * planner::modelFlopsUtilization(
+                                      run, e.measure.stepSeconds(),
+                                      options.devices, profile))
+                  .str(),
+              7)
+       << "  " << (comm.empty() ? "none" : comm) << "\n";
+  }
+  if (result.ranked.empty())
+    os << "  (none fits)\n";
+  os << "  pruned candidates by reason (count, one example):\n";
+  for (const auto &[rule, entry] : byRule)
+    os << "    " << llvm::left_justify(rule, 20)
+       << llvm::right_justify(std::to_string(entry.first), 6) << "  "
+       << entry.second->candidate.text() << ": " << entry.second->why.reason
+       << "\n";
+  os << "  why:\n";
+  for (const std::string &line :
+       planner::explainWinner(result, options.budgetBytes))
+    os << "    " << line << "\n";
+}
+} // namespace
+
+int chooseMesh(Session &session, const CompileRequest &request,
+               llmc::RunDescription &run,
+               mlir::OwningOpRef<mlir::ModuleOp> &module) {
+  std::string where = run.path.empty() ? request.input : run.path;
+  // 1. The devices, the profile and the budget.
+  int64_t devices = request.searchDevices > 0 ? request.searchDevices
+                                              : deviceCount(run.parallel.devices);
+  if (devices <= 0) {
+    llvm::errs() << where
+                 << ": error: mesh = \"auto\" needs the number of devices, got "
+                    "devices = \""
+                 << run.parallel.devices
+                 << "\"; write devices = \"cuda:N\" (or \"cpu:N\"), or pass "
+                    "llmc plan --gpus N\n";
+    return kExitUsage;
+  }
+  std::string profileName = request.deviceProfile;
+  if (profileName.empty())
+    profileName = request.searchDevices > 0 ||
+                          llvm::StringRef(run.parallel.devices)
+                              .starts_with("cuda")
+                      ? "h200"
+                      : "cpu";
+  llvm::Expected<planner::DeviceProfile> profile =
+      planner::lookupDeviceProfile(profileName);
+  if (!profile) {
+    llvm::errs() << "llmc: " << llvm::toString(profile.takeError()) << "\n";
+    return kExitUsage;
+  }
+  int64_t nodes = request.searchNodes;
+  if (nodes > 0) {
+    if (devices % nodes != 0) {
+      llvm::errs() << "llmc plan: error: expected --nodes to divide --gpus "
+                   << devices << ", got " << nodes
+                   << "; the nodes hold the same number of devices each\n";
+      return kExitUsage;
+    }
+    profile->devicesPerNode = devices / nodes;
+  } else {
+    nodes = (devices + profile->devicesPerNode - 1) / profile->devicesPerNode;
+  }
+  planner::SearchOptions options;
+  options.devices = devices;
+  options.profile = *profile;
+  double gib = 1024.0 * 1024.0 * 1024.0;
+  options.budgetBytes = request.budgetGiB >= 0 ? request.budgetGiB * gib
+                        : run.memory.budgetGiB > 0 ? run.memory.budgetGiB * gib
+                                                   : profile->memoryBytes;
+  options.progress = &llvm::errs();
+
+  // 2. The search.
+  planner::SearchResult result =
+      planner::searchMeshes(session.context, run, options);
+  if (request.printSearch)
+    printReport(llvm::outs(), run, result, options, nodes);
+  const planner::Evaluated *win = result.winner();
+  if (request.searchOnly)
+    return win ? kSearchOnlyDone : kExitRejected;
+  if (!win) {
+    llvm::errs() << where << ": error: the mesh search found no candidate "
+                 << "for " << devices << " devices that fits: ";
+    for (const std::string &line :
+         planner::explainWinner(result, options.budgetBytes))
+      llvm::errs() << line << "; ";
+    llvm::errs() << "`llmc plan " << where << " --gpus " << devices
+                 << "` lists every reason\n";
+    return kExitRejected;
+  }
+  const planner::Candidate &c = win->candidate;
+  if (!request.printSearch)
+    llvm::errs() << llvm::formatv(
+        "llmc: mesh = \"auto\": {0} for {1} devices on '{2}' (predicted {3} "
+        "ms per step, {4} per rank; {5} candidates searched in {6:f2} s; "
+        "`llmc plan` shows the ranking)\n",
+        c.text(), devices, profile->name, msText(win->measure.stepSeconds()),
+        planner::gibText(win->measure.memoryBytes()), result.candidates,
+        result.seconds);
+
+  // 3. The run as the winner asks: the same settings the probes compiled.
+  int64_t oldMicro = run.train.microbatches;
+  run.parallel.dp = c.dp;
+  run.parallel.tp = c.tp;
+  run.parallel.pp = c.pp;
+  run.parallel.cp = c.cp;
+  run.parallel.ep = c.ep;
+  run.parallel.zero = c.zero;
+  run.parallel.sequenceParallel = false;
+  run.parallel.pipelineSchedule = llmc::PipelineSchedule::OneFOneB;
+  run.parallel.virtualStages = 1;
+  run.parallel.pipelineBoundaries.clear();
+  for (int64_t s = 1; s < c.pp; ++s)
+    run.parallel.pipelineBoundaries.push_back(s * run.model.numLayers / c.pp);
+  run.parallel.autoMesh = false;
+  run.train.microbatches = c.microbatches;
+  run.memory.remat = c.remat == planner::RematChoice::Full
+                         ? llmc::RematPolicy::Full
+                     : c.remat == planner::RematChoice::Selective
+                         ? llmc::RematPolicy::Selective
+                         : llmc::RematPolicy::None;
+  if (c.microbatches != oldMicro) {
+    mlir::Location fileLoc = (*module)->getLoc();
+    module = llmc::buildLossModule(session.context, run.model,
+                                   run.train.batchSize / c.microbatches,
+                                   run.train.seqLen);
+    if (!module)
+      return kExitRejected;
+    (*module)->setLoc(fileLoc);
+    for (auto function : module->getOps<mlir::func::FuncOp>())
+      if (llvm::isa<mlir::UnknownLoc>(function.getLoc()))
+        function->setLoc(fileLoc);
+  }
+  // 4. The record in the IR (every dump after this shows it).
+  mlir::Builder b(&session.context);
+  llvm::SmallVector<mlir::NamedAttribute> fields = {
+      b.getNamedAttr("dp", b.getI64IntegerAttr(c.dp)),
+      b.getNamedAttr("tp", b.getI64IntegerAttr(c.tp)),
+      b.getNamedAttr("pp", b.getI64IntegerAttr(c.pp)),
+      b.getNamedAttr("cp", b.getI64IntegerAttr(c.cp)),
+      b.getNamedAttr("ep", b.getI64IntegerAttr(c.ep)),
+      b.getNamedAttr("zero", b.getI64IntegerAttr(c.zero)),
+      b.getNamedAttr("remat", b.getStringAttr(planner::rematName(c.remat))),
+      b.getNamedAttr("microbatches", b.getI64IntegerAttr(c.microbatches)),
+      b.getNamedAttr("devices", b.getI64IntegerAttr(devices)),
+      b.getNamedAttr("profile", b.getStringAttr(profile->name)),
+      b.getNamedAttr("predicted_step_ms",
+                     b.getF64FloatAttr(win->measure.stepSeconds() * 1e3)),
+      b.getNamedAttr("predicted_memory_gib",
+                     b.getF64FloatAttr(win->measure.memoryBytes() /
+                                       (1024.0 * 1024.0 * 1024.0))),
+      b.getNamedAttr("budget_gib", b.getF64FloatAttr(
+                                       options.budgetBytes /
+                                       (1024.0 * 1024.0 * 1024.0))),
+      b.getNamedAttr("candidates", b.getI64IntegerAttr(result.candidates)),
+      b.getNamedAttr("evaluated",
+                     b.getI64IntegerAttr(static_cast<int64_t>(
+                         result.ranked.size() + result.tooLarge.size())))};
+  (*module)->setAttr("llmc.auto_mesh", b.getDictionaryAttr(fields));
+  return kExitOk;
+}
+
+int runPlanProbe(const PlanCommand &options) {
+  Session session;
+  if (llmc::classifySource(options.input) != llmc::SourceKind::RunDescription) {
+    llvm::errs() << "llmc plan: error: --probe needs a run description "
+                    "(.toml), got '"
+                 << options.input << "'\n";
+    return kExitUsage;
+  }
+  llmc::ParseOutcome outcome = llmc::parseRunDescription(options.input);
+  if (mlir::failed(llmc::reportConfigDiagnostics(session.context,
+                                                 outcome.diagnostics)) ||
+      !outcome.ok())
+    return kExitRejected;
+  llmc::RunDescription run = *outcome.description;
+  if (options.batchSize)
+    run.train.batchSize = options.batchSize;
+  if (options.seqLen)
+    run.train.seqLen = options.seqLen;
+  const llmc::ParallelConfig &p = run.parallel;
+  planner::Candidate c;
+  c.dp = p.dp;
+  c.tp = p.tp;
+  c.pp = p.pp;
+  c.cp = p.cp;
+  c.ep = p.ep;
+  c.zero = p.zero;
+  c.microbatches = run.train.microbatches;
+  c.remat = run.memory.remat == llmc::RematPolicy::Full
+                ? planner::RematChoice::Full
+            : run.memory.remat == llmc::RematPolicy::Selective
+                ? planner::RematChoice::Selective
+                : planner::RematChoice::None;
+  if (p.sequenceParallel || p.virtualStages != 1 ||
+      p.pipelineSchedule != llmc::PipelineSchedule::OneFOneB ||
+      run.memory.remat == llmc::RematPolicy::Auto) {
+    llvm::errs() << options.input
+                 << ": error: --probe predicts 1F1B pipelines with equal "
+                    "stages, no sp and remat none, selective or full (what "
+                    "the search evaluates); remove the other settings\n";
+    return kExitUsage;
+  }
+  if (std::optional<planner::Rejection> why =
+          planner::checkCandidate(run.model, run.train, c)) {
+    llvm::errs() << options.input << ": error: " << c.text() << ": "
+                 << why->reason << "\n";
+    return kExitRejected;
+  }
+  std::string profileName = options.deviceProfile;
+  if (profileName.empty())
+    profileName =
+        llvm::StringRef(run.parallel.devices).starts_with("cuda") ? "h200"
+                                                                  : "cpu";
+  llvm::Expected<planner::DeviceProfile> profile =
+      planner::lookupDeviceProfile(profileName);
+  if (!profile) {
+    llvm::errs() << "llmc plan: " << llvm::toString(profile.takeError())
+                 << "\n";
+    return kExitUsage;
+  }
+  int64_t devices = c.devices();
+  if (options.nodes > 0) {
+    if (devices % options.nodes != 0) {
+      llvm::errs() << "llmc plan: error: expected --nodes to divide the "
+                   << devices << " ranks of the mesh, got " << options.nodes
+                   << "\n";
+      return kExitUsage;
+    }
+    profile->devicesPerNode = devices / options.nodes;
+  }
+  std::string error;
+  int64_t compiles = 0;
+  auto start = std::chrono::steady_clock::now();
+  // Several microbatches: fitted from probes of one and of two.
+  mlir::FailureOr<planner::Measure> m = mlir::failure();
+  if (c.microbatches > 1) {
+    planner::Candidate one = c, two = c;
+    one.microbatches = 1;
+    two.microbatches = 2;
+    mlir::FailureOr<planner::Measure> m1 = planner::probeAndExtrapolate(
+        session.context, run, one, *profile, error, &compiles);
+    mlir::FailureOr<planner::Measure> m2 = mlir::failure();
+    if (succeeded(m1))
+      m2 = planner::probeAndExtrapolate(session.context, run, two, *profile,
+                                        error, &compiles);
+    if (succeeded(m2))
+      m = planner::fitMicrobatches(*m1, *m2, c);
+  } else {
+    m = planner::evaluateCandidate(session.context, run, c, *profile, error,
+                                   &compiles);
+  }
+  double seconds = std::chrono::duration<double>(
+                       std::chrono::steady_clock::now() - start)
+                       .count();
+  if (failed(m)) {
+    llvm::errs() << options.input << ": error: " << c.text()
+                 << ": the compiler rejects it: " << error << "\n";
+    return kExitRejected;
+  }
+  double budget = options.budgetGiB >= 0
+                      ? options.budgetGiB * 1024.0 * 1024.0 * 1024.0
+                      : profile->memoryBytes;
+  const planner::StageMeasure &s = m->busiestStage();
+  llvm::raw_ostream &os = llvm::outs();
+  os << llvm::formatv(
+      "probe prediction of {0} on {1} devices ({2} per node) of profile "
+      "'{3}' ({4} probe compiles, {5:f1} s{6}):\n",
+      c.text(), devices, profile->devicesPerNode, profile->name, compiles,
+      seconds,
+      c.microbatches > 1 ? "; microbatches fitted from probes of one and two"
+                         : "");
+  os << llvm::formatv(
+      "  step {0} ms ({1} ms kernels + {2} ms communication of the busiest "
+      "stage {3}, bubble {4:f1}%), MFU {5:f1}% ({6:e2} model flops per "
+      "step)\n",
+      msText(m->stepSeconds()), msText(s.compute), msText(s.communication),
+      m->busiest, m->bubble * 100,
+      100 * planner::modelFlopsUtilization(run, m->stepSeconds(), devices,
+                                           *profile),
+      planner::modelFlopsPerStep(run));
+  os << "  memory: " << planner::gibText(m->memoryBytes())
+     << " per rank (the largest stage's arena) of "
+     << planner::gibText(budget) << " ("
+     << (m->memoryBytes() <= budget ? "fits" : "does not fit") << ")\n";
+  for (const auto &[axes, secs] : s.commSeconds)
+    os << llvm::formatv("  communication {0}: {1} ms, {2:e2} bytes sent per "
+                        "rank\n",
+                        axes, msText(secs), s.commBytes.at(axes));
+  return kExitOk;
+}
+
+} // namespace llmc::driver
