@@ -101,7 +101,16 @@ CompilePipelineOptions candidateOptions(CompilePipelineOptions base,
 double Measure::stepSeconds() const {
   if (stages.empty())
     return 0;
-  return stages[busiest].busy() / std::max(1e-9, 1.0 - bubble);
+  double critical = stages[busiest].busy() / std::max(1e-9, 1.0 - bubble);
+  if (hostCores <= 0)
+    return critical;
+  // As llmc plan's programStep: each stage's ranks run its ops.
+  double totalBusy = 0;
+  for (const StageMeasure &stage : stages)
+    totalBusy += stage.busy() * static_cast<double>(ranks) /
+                 static_cast<double>(stages.size());
+  double shared = totalBusy / static_cast<double>(std::min(ranks, hostCores));
+  return std::max(critical, shared);
 }
 
 double Measure::memoryBytes() const {
@@ -136,6 +145,8 @@ mlir::FailureOr<Measure> measureProgram(mlir::ModuleOp module,
   bool partitioned = function->hasAttr("llmc.partitioned") && succeeded(mesh);
   const Mesh *meshPtr = partitioned ? &*mesh : nullptr;
   Measure measure;
+  measure.ranks = partitioned ? mesh->numDevices() : 1;
+  measure.hostCores = profile.hostCores;
   int64_t stages = 1;
   if (auto pipeline =
           function->getAttrOfType<mlir::DictionaryAttr>("llmc.pipeline")) {
@@ -233,6 +244,8 @@ Measure extrapolate(const Measure &a, double xa, const Measure &b, double xb,
     return out;
   };
   Measure out;
+  out.ranks = a.ranks;
+  out.hostCores = a.hostCores;
   for (size_t s = 0; s < a.stages.size() && s < b.stages.size(); ++s) {
     const StageMeasure &sa = a.stages[s], &sb = b.stages[s];
     StageMeasure m;

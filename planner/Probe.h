@@ -63,6 +63,11 @@ struct Measure {
   std::vector<StageMeasure> stages; ///< one without a pipeline
   double bubble = 0;                ///< idle share of a pipelined step
   int64_t busiest = 0;              ///< the stage the step is bound by
+  /// The program's ranks and the profile's shared host cores (0: devices
+  /// do not share cores): on the CPU profile the step is also bounded by
+  /// every rank's work spread over the cores (planner::programStep).
+  int64_t ranks = 1;
+  int64_t hostCores = 0;
 
   double stepSeconds() const;
   double memoryBytes() const;       ///< the largest stage's arena

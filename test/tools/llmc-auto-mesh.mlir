@@ -41,7 +41,7 @@
 // WHY: does not fit {{[0-9]+}} {{.*}}: does not fit: needs {{.*}} per rank, has 2.05 MiB (over by
 // WHY: why:
 // WHY-NEXT: dp2 tp2 wins: {{[0-9.]+}} ms per step
-// WHY: dp4 would take {{[0-9.]+}} ms ({{[0-9.]+}} ms less) but does not fit by {{[0-9.]+}} MiB (needs 3.35 MiB per rank)
+// WHY: dp4 would take {{[0-9.]+}} ms ({{[0-9.]+}} ms less) but does not fit by {{[0-9.]+}} {{KiB|MiB}} (needs {{[0-9.]+}} MiB per rank)
 // WHY: memory plan of @train_step ({{.*}}), per rank, on each of 4 ranks of mesh {dp=2, tp=2}:
 
 // A mesh search needs the number of devices.
