@@ -403,10 +403,11 @@ TEST(CudaNvrtcCompile, FusedKernelsProgramRunsEachRegionAsOneKernel) {
   Status status = generateFusedKernel(exe.ranks[0], 0, source);
   ASSERT_TRUE(status.isOk()) << status.toString();
   EXPECT_EQ(source.elements, 32);
-  // The iota along dimension 1 of [4, 8]; the labels broadcast over it.
-  EXPECT_NE(source.source.find("(int)((i / 1LL) % 8LL)"), std::string::npos)
+  // The iota along dimension 1 of [4, 8]; the labels broadcast over it
+  // (32-bit index arithmetic: 32 elements).
+  EXPECT_NE(source.source.find("(int)((i / 1u) % 8u)"), std::string::npos)
       << source.source;
-  EXPECT_NE(source.source.find("in0[(0LL + ((i / 8LL) % 4LL) * 1LL)]"),
+  EXPECT_NE(source.source.find("in0[(0u + ((i / 8u) % 4u) * 1u)]"),
             std::string::npos)
       << source.source;
   NvrtcOptions options;
