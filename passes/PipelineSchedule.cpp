@@ -8,6 +8,8 @@
 
 #include "passes/PipelineSchedule.h"
 
+#include <optional>
+#include <map>
 #include <algorithm>
 #include <limits>
 
@@ -85,6 +87,66 @@ std::vector<std::vector<Unit>> stageOrders(llvm::StringRef schedule,
     }
   }
   return orders;
+}
+
+double Simulation::makespan() const {
+  double most = 0.0;
+  for (double t : freeAt)
+    most = std::max(most, t);
+  return most;
+}
+
+double Simulation::bubble() const {
+  double span = makespan();
+  return span > 0 ? 1.0 - busy / (static_cast<double>(freeAt.size()) * span)
+                  : 0.0;
+}
+
+Simulation simulate(const std::vector<std::vector<Unit>> &orders,
+                    int64_t chunks,
+                    llvm::function_ref<double(const Unit &)> cost) {
+  int64_t stages = static_cast<int64_t>(orders.size());
+  Simulation sim;
+  sim.freeAt.assign(stages, 0.0);
+  std::map<Unit, double> finish;
+  std::vector<size_t> next(stages, 0);
+  for (;;) {
+    int64_t chosen = -1;
+    double chosenStart = 0.0;
+    for (int64_t s = 0; s < stages; ++s) {
+      if (next[s] == orders[s].size())
+        continue;
+      const Unit &u = orders[s][next[s]];
+      std::optional<Unit> need;
+      if (!u.backward && u.chunk > 0)
+        need = Unit{u.chunk - 1, false, u.microbatch};
+      else if (u.backward)
+        need = u.chunk == chunks - 1 ? Unit{u.chunk, false, u.microbatch}
+                                     : Unit{u.chunk + 1, true, u.microbatch};
+      double start = sim.freeAt[s];
+      if (need) {
+        auto it = finish.find(*need);
+        if (it == finish.end())
+          continue;
+        start = std::max(start, it->second);
+      }
+      if (chosen < 0 || start < chosenStart) {
+        chosen = s;
+        chosenStart = start;
+      }
+    }
+    if (chosen < 0)
+      break;
+    const Unit u = orders[chosen][next[chosen]++];
+    double c = cost(u);
+    sim.busy += c;
+    sim.freeAt[chosen] = chosenStart + c;
+    finish[u] = sim.freeAt[chosen];
+    sim.global.push_back(u);
+  }
+  for (int64_t s = 0; s < stages; ++s)
+    sim.stuck = sim.stuck || next[s] != orders[s].size();
+  return sim;
 }
 
 } // namespace llmc::pipeline

@@ -8,6 +8,7 @@
 #define LLMC_PASSES_PIPELINESCHEDULE_H
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringRef.h"
 
 #include <cstdint>
@@ -43,6 +44,23 @@ std::vector<std::vector<Unit>> stageOrders(llvm::StringRef schedule,
                                            int64_t stages,
                                            int64_t virtualStages,
                                            int64_t microbatches);
+
+/// A schedule run with unit costs: each stage runs its `orders` in turn,
+/// and the stage whose next unit can start first runs it. A forward of
+/// chunk k waits for chunk k - 1's forward of its microbatch, a backward
+/// for chunk k + 1's backward (the last chunk's for its own forward).
+struct Simulation {
+  std::vector<Unit> global;   ///< the units in the order they started
+  std::vector<double> freeAt; ///< when each stage finished
+  double busy = 0;            ///< the summed unit costs
+  bool stuck = false;         ///< some stage could not run all its units
+  double makespan() const;
+  /// The idle share of stages x makespan.
+  double bubble() const;
+};
+Simulation simulate(const std::vector<std::vector<Unit>> &orders,
+                    int64_t chunks,
+                    llvm::function_ref<double(const Unit &)> cost);
 
 } // namespace llmc::pipeline
 

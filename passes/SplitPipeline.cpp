@@ -368,57 +368,18 @@ void SplitPipelinePass::runOnOperation() {
   // backward) has finished.
   int64_t chunks = stages * virtualStages;
   std::vector<std::vector<Unit>> orders = stageOrders();
-  std::map<Unit, double> finish;
-  std::vector<size_t> next(stages, 0);
-  std::vector<double> freeAt(stages, 0.0);
-  std::vector<Unit> global;
-  double busy = 0.0;
-  auto costOf = [&](const Unit &u) {
-    auto it = unitCost.find(u);
-    return it == unitCost.end() ? 0.0 : it->second;
-  };
-  for (;;) {
-    int64_t chosen = -1;
-    double chosenStart = 0.0;
-    for (int64_t s = 0; s < stages; ++s) {
-      if (next[s] == orders[s].size())
-        continue;
-      const Unit &u = orders[s][next[s]];
-      std::optional<Unit> need;
-      if (!u.backward && u.chunk > 0)
-        need = Unit{u.chunk - 1, false, u.microbatch};
-      else if (u.backward)
-        need = u.chunk == chunks - 1 ? Unit{u.chunk, false, u.microbatch}
-                                     : Unit{u.chunk + 1, true, u.microbatch};
-      double start = freeAt[s];
-      if (need) {
-        auto it = finish.find(*need);
-        if (it == finish.end())
-          continue;
-        start = std::max(start, it->second);
-      }
-      if (chosen < 0 || start < chosenStart) {
-        chosen = s;
-        chosenStart = start;
-      }
-    }
-    if (chosen < 0)
-      break;
-    const Unit u = orders[chosen][next[chosen]++];
-    double cost = costOf(u);
-    busy += cost;
-    freeAt[chosen] = chosenStart + cost;
-    finish[u] = freeAt[chosen];
-    global.push_back(u);
+  pipeline::Simulation sim =
+      pipeline::simulate(orders, chunks, [&](const Unit &u) {
+        auto it = unitCost.find(u);
+        return it == unitCost.end() ? 0.0 : it->second;
+      });
+  if (sim.stuck) {
+    step.emitError() << "pipeline schedule " << schedule
+                     << " cannot proceed on a stage";
+    return signalPassFailure();
   }
-  for (int64_t s = 0; s < stages; ++s)
-    if (next[s] != orders[s].size()) {
-      step.emitError() << "pipeline schedule " << schedule
-                       << " cannot proceed on stage " << s;
-      return signalPassFailure();
-    }
-  double makespan = *std::max_element(freeAt.begin(), freeAt.end());
-  double bubble = makespan > 0 ? 1.0 - busy / (stages * makespan) : 0.0;
+  std::vector<Unit> &global = sim.global;
+  double bubble = sim.bubble();
   // Forward units whose backward has not run yet, per stage: the
   // activations a stage keeps at once (in microbatch-chunks).
   SmallVector<int64_t> inFlight(stages, 0);

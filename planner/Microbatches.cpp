@@ -36,54 +36,13 @@ double simulateBubble(const std::vector<StageMeasure> &stages,
     return 0.0;
   std::vector<std::vector<pipeline::Unit>> orders =
       pipeline::stageOrders("1f1b", n, 1, microbatches);
-  std::map<pipeline::Unit, double> finish;
-  std::vector<size_t> next(n, 0);
-  std::vector<double> freeAt(n, 0.0);
-  double busy = 0.0;
-  auto costOf = [&](const pipeline::Unit &u) {
-    const StageMeasure &s = stages[u.chunk];
-    return (u.backward ? s.backwardFlops : s.forwardFlops) /
-           static_cast<double>(microbatches);
-  };
-  // The same simulation as llmc-split-pipeline: the stage whose next unit
-  // can start first runs it.
-  for (;;) {
-    int64_t chosen = -1;
-    double chosenStart = 0.0;
-    for (int64_t s = 0; s < n; ++s) {
-      if (next[s] == orders[s].size())
-        continue;
-      const pipeline::Unit &u = orders[s][next[s]];
-      std::optional<pipeline::Unit> need;
-      if (!u.backward && u.chunk > 0)
-        need = pipeline::Unit{u.chunk - 1, false, u.microbatch};
-      else if (u.backward)
-        need = u.chunk == n - 1
-                   ? pipeline::Unit{u.chunk, false, u.microbatch}
-                   : pipeline::Unit{u.chunk + 1, true, u.microbatch};
-      double start = freeAt[s];
-      if (need) {
-        auto it = finish.find(*need);
-        if (it == finish.end())
-          continue;
-        start = std::max(start, it->second);
-      }
-      if (chosen < 0 || start < chosenStart) {
-        chosen = s;
-        chosenStart = start;
-      }
-    }
-    if (chosen < 0)
-      break;
-    const pipeline::Unit u = orders[chosen][next[chosen]++];
-    double cost = costOf(u);
-    busy += cost;
-    freeAt[chosen] = chosenStart + cost;
-    finish[u] = freeAt[chosen];
-  }
-  double makespan = *std::max_element(freeAt.begin(), freeAt.end());
-  return makespan > 0 ? 1.0 - busy / (static_cast<double>(n) * makespan)
-                      : 0.0;
+  // The same simulation as llmc-split-pipeline, with each unit's flops.
+  return pipeline::simulate(orders, n, [&](const pipeline::Unit &u) {
+           const StageMeasure &s = stages[u.chunk];
+           return (u.backward ? s.backwardFlops : s.forwardFlops) /
+                  static_cast<double>(microbatches);
+         })
+      .bubble();
 }
 
 Measure withMicrobatches(Measure measure, const Candidate &candidate,
