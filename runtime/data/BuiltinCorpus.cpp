@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/data/BuiltinCorpus.h"
+#include "runtime/Random.h"
 
 #include <cstdint>
 #include <vector>
@@ -52,13 +53,8 @@ const Words kFeelings = {"glad", "sad", "sleepy", "hungry", "proud", "calm"};
 
 class Rng {
 public:
-  explicit Rng(uint64_t seed) : state_(seed) {}
-  uint64_t next() {
-    uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  }
+  explicit Rng(uint64_t seed) : bits_(seed) {}
+  uint64_t next() { return bits_.next(); }
   /// One of `words`.
   std::string pick(const Words &words) { return words[next() % words.size()]; }
   /// A number in [lo, hi].
@@ -67,7 +63,7 @@ public:
   }
 
 private:
-  uint64_t state_;
+  SplitMix64 bits_;
 };
 
 std::string capitalized(std::string text) {

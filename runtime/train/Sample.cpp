@@ -85,17 +85,6 @@ int32_t argMax(const float *logits, int64_t vocab) {
 
 } // namespace
 
-uint64_t SampleRng::next() {
-  uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
-double SampleRng::uniform() {
-  return static_cast<double>(next() >> 11) * 0x1.0p-53;
-}
-
 int32_t sampleToken(const float *logits, int64_t vocab, double temperature,
                     int64_t topK, SampleRng &rng) {
   if (temperature == 0.0 || topK == 1)

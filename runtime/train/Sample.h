@@ -11,6 +11,7 @@
 #ifndef LLMC_RUNTIME_TRAIN_SAMPLE_H
 #define LLMC_RUNTIME_TRAIN_SAMPLE_H
 
+#include "runtime/Random.h"
 #include "runtime/Session.h"
 #include "runtime/Status.h"
 
@@ -30,20 +31,9 @@ struct SampleOptions {
   uint64_t seed = 1;
 };
 
-/// The splitmix64 generator: 64 bits of state, one output per step. Chosen
-/// because it is a few lines, passes BigCrush, and any seed (0 included) is
-/// a good one.
-class SampleRng {
-public:
-  explicit SampleRng(uint64_t seed) : state_(seed) {}
-  /// The next 64 random bits.
-  uint64_t next();
-  /// A double uniform in [0, 1), from the top 53 bits of next().
-  double uniform();
-
-private:
-  uint64_t state_;
-};
+/// Sampling's generator (runtime/Random.h): SplitMix64, a few lines, passes
+/// BigCrush, and any seed (0 included) is a good one.
+using SampleRng = SplitMix64;
 
 /// Picks a token from `vocab` logits: the arg max when `temperature` is 0 or
 /// `topK` is 1 (lowest id on ties), else a draw from softmax(logits /
