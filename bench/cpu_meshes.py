@@ -11,10 +11,16 @@ Two uses (docs/planning.md, "CPU meshes" and "Quality of choice"):
   bench/cpu_meshes.py choice [--models gpt2 llama] [--tolerance 0.05]
       every mesh of 8 devices that llmc accepts for the model (dp, tp, pp, cp,
       ZeRO 0-3), each measured in the same run; the auto choice
-      (auto_choice()) against the best measured: a first pass over all of
-      them, then a second, fresh one of the auto choice against the first
-      pass's three best (--confirm-rounds). Exit status 1 when the choice is
-      more than --tolerance slower than the best of the second pass.
+      and the run with `mesh = "auto"` (llmc's search picks and compiles the
+      mesh), all measured in the same rounds; the auto run against the best
+      hand-written mesh: a first pass over all of them, then a second, fresh
+      one of the auto run against the first pass's three best
+      (--confirm-rounds). Exit status 1 when the choice is more than
+      --tolerance slower than the best of the second pass. With
+      --prepare-only the artifacts and a manifest are written to --work and
+      nothing is measured; --from-manifest measures them, with llmc-run
+      alone (another host, with the work directory copied there), pinned to
+      some cores if wanted (--taskset).
   bench/cpu_meshes.py profile
       per op, the one-device programs' LLMC_PROFILE against llmc plan
       --by-op, and the efficiency of data/devices.toml [cpu.efficiency]
@@ -137,18 +143,36 @@ def predict(args, toml_path):
     return float(match.group(1)), proc.stdout
 
 
-def auto_choice(model, candidates):
-    """The mesh that `[parallel] mesh = "auto"` picks for `model` among
-    `candidates` (dicts with "mesh" and "predicted_ms").
+AUTO_LINE = re.compile(r'mesh = "auto": (.*?) for \d+ devices.*?\(predicted '
+                       r'([0-9.]+) ms')
 
-    Until the search lands (/work/wt-search, issue #11 point 2), this is the
-    smallest predicted step time over the same candidates, which is what
-    the search is specified to choose. After the merge, switch this to
-    compiling the run with mesh = "auto" and reading the winner (the
-    llmc.auto_mesh attribute), then measure that mesh like the others.
-    """
-    del model  # used once the search decides
-    return min(candidates, key=lambda c: c["predicted_ms"])
+
+def auto_run(args, work, model):
+    """The run that `[parallel] mesh = "auto"` makes of `model`: the run
+    description with the mesh left to llmc's search, compiled once (the
+    search runs inside llmc compile and records its winner in the
+    artifact). Measured like the hand-written meshes, under the name
+    "auto:<winner>"."""
+    text = run_toml(model, {"dp": 8})
+    text = re.sub(r"^(dp|tp|pp|cp|ep) = \d+\n", "", text, flags=re.M)
+    text = text.replace("zero = 0\n", "") + 'mesh = "auto"\n'
+    toml = os.path.join(work, f"{model}-auto.toml")
+    with open(toml, "w") as f:
+        f.write(text)
+    artifact = os.path.join(work, f"{model}-auto.llmcx")
+    proc = subprocess.run([args.llmc, "compile", toml, "-o", artifact],
+                          capture_output=True, text=True)
+    match = AUTO_LINE.search(proc.stderr + proc.stdout)
+    if proc.returncode or not match:
+        sys.exit(f"llmc compile {toml} (mesh = \"auto\") failed or named no "
+                 f"winner:\n{proc.stderr}")
+    axes, extra = [], []
+    for token in match.group(1).split():
+        (axes if re.match(r"(dp|tp|pp|cp|ep)\d", token) else extra).append(token)
+    winner = "x".join(axes or ["1"]) + "".join("+" + e for e in extra)
+    return {"name": f"{model}-auto:{winner}", "mesh": {"auto": winner},
+            "toml": toml, "artifact": artifact, "compiled": True,
+            "predicted_ms": float(match.group(2)), "auto": True}
 
 
 def host_busy_seconds():
@@ -163,6 +187,19 @@ def host_busy_seconds():
             children.ru_utime + children.ru_stime)
 
 
+def compile_runs(args, runs):
+    """Compiles each run not compiled yet (llmc compile -o)."""
+    for run in runs:
+        if run.get("compiled"):
+            continue
+        proc = subprocess.run([args.llmc, "compile", run["toml"], "-o",
+                               run["artifact"]], capture_output=True,
+                              text=True)
+        if proc.returncode:
+            sys.exit(f"llmc compile {run['toml']} failed:\n{proc.stderr}")
+        run["compiled"] = True
+
+
 def measure(args, work, runs):
     """Compiles each run once and times it args.rounds times, interleaved.
 
@@ -171,18 +208,12 @@ def measure(args, work, runs):
     another process on the host slows much less than the wall clock;
     docs/planning.md). A mesh's figures are the medians over the steps
     after the warm-up of every round."""
+    compile_runs(args, runs)
     for run in runs:
-        if run.get("compiled"):  # a second pass
-            run["steps_ms"], run["cpu_ms"] = [], []
-            continue
-        proc = subprocess.run([args.llmc, "compile", run["toml"], "-o",
-                               run["artifact"]], capture_output=True,
-                              text=True)
-        if proc.returncode:
-            sys.exit(f"llmc compile {run['toml']} failed:\n{proc.stderr}")
-        run["compiled"] = True
         run["steps_ms"], run["cpu_ms"] = [], []
     nice = ["nice", "-n", str(args.nice)] if args.nice else []
+    if args.taskset:
+        nice = ["taskset", "-c", args.taskset] + nice
     host_before, ours_before = host_busy_seconds()
     wall_before = time.monotonic()
     for round_index in range(args.rounds):
@@ -303,23 +334,62 @@ def calib(args, work):
     return 0 if gated >= args.min_spearman else 1
 
 
+def prepare_choice(args, work, model):
+    """The hand-written meshes llmc accepts (predicted and compiled), the
+    ones it rejects with its reason, and the auto run."""
+    runs, pruned = prepare(args, work, model, all_meshes())
+    compile_runs(args, runs)
+    return runs, pruned, auto_run(args, work, model)
+
+
 def choice(args, work):
     failed = 0
+    manifest_path = os.path.join(work, "manifest.json")
+    if args.prepare_only or args.from_manifest:
+        # Compile here, measure on a quieter host: the manifest names the
+        # artifacts relative to the work directory, which travels whole.
+        if args.from_manifest:
+            with open(manifest_path) as f:
+                prepared = json.load(f)
+            for entry in prepared.values():
+                for run in entry["runs"] + [entry["auto"]]:
+                    run["artifact"] = os.path.join(work, run["artifact"])
+        else:
+            prepared = {}
+            for model in args.models:
+                runs, pruned, auto = prepare_choice(args, work, model)
+                for run in runs + [auto]:
+                    run["artifact"] = os.path.relpath(run["artifact"], work)
+                prepared[model] = {"runs": runs, "pruned": pruned,
+                                   "auto": auto}
+            with open(manifest_path, "w") as f:
+                json.dump(prepared, f, indent=1)
+            print(f"wrote {manifest_path}: measure with --from-manifest "
+                  f"--work {work}")
+            return 0
     for model in args.models:
-        runs, pruned = prepare(args, work, model, all_meshes())
+        if args.from_manifest:
+            entry = prepared[model]
+            runs, pruned, auto = entry["runs"], entry["pruned"], entry["auto"]
+        else:
+            runs, pruned, auto = prepare_choice(args, work, model)
         print(f"\n{model} tiny on 8 CPU devices: {len(runs)} meshes llmc "
-              f"accepts, {len(pruned)} it rejects", flush=True)
+              f"accepts, {len(pruned)} it rejects; mesh = \"auto\" chose "
+              f"{auto['name']} (predicted {auto['predicted_ms']:.1f} ms)",
+              flush=True)
         reasons = {}
         for p in pruned:
             reasons.setdefault(re.sub(r"^.*?error: ", "", p["reason"])[:110],
                                []).append(p["name"])
         for reason, names in sorted(reasons.items()):
             print(f"  rejected ({len(names)}, e.g. {names[0]}): {reason}")
-        measure(args, work, runs)
-        chosen = auto_choice(model, runs)
+        # The auto run is measured with the others, in the same rounds; the
+        # best is the best hand-written mesh.
+        measure(args, work, runs + [auto])
+        chosen = auto
         best = min(runs, key=lambda r: r["measured_ms"])
         best_cpu = min(runs, key=lambda r: r["measured_cpu_ms"])
-        table(sorted(runs, key=lambda r: r["measured_ms"]),
+        table(sorted(runs + [auto], key=lambda r: r["measured_ms"]),
               ("", lambda r: " ".join(
                   ["auto"] * (r is chosen) + ["best"] * (r is best) +
                   ["best CPU"] * (r is best_cpu))))
@@ -468,9 +538,22 @@ def main():
     parser.add_argument("--confirm-rounds", type=int, default=5,
                         help="choice: rounds of the second pass (the auto "
                         "choice against the first pass's three best)")
+    parser.add_argument("--prepare-only", action="store_true",
+                        help="choice: compile every mesh and the mesh = "
+                        "\"auto\" run into --work with a manifest.json, "
+                        "measure nothing (for a quieter host without llmc)")
+    parser.add_argument("--from-manifest", action="store_true",
+                        help="choice: measure the artifacts of --work's "
+                        "manifest.json (written by --prepare-only); needs "
+                        "only --llmc-run")
+    parser.add_argument("--taskset", help="run llmc-run on these cores "
+                        "(taskset -c LIST), e.g. 2,3 to reproduce the "
+                        "2-core host the cpu profile is calibrated on")
     parser.add_argument("--work", help="keep the runs here (default: a "
                         "temporary directory)")
     args = parser.parse_args()
+    if (args.prepare_only or args.from_manifest) and not args.work:
+        parser.error("--prepare-only and --from-manifest need --work DIR")
     if args.work:
         os.makedirs(args.work, exist_ok=True)
         return WHAT[args.what](args, args.work)

@@ -235,10 +235,7 @@ ProgramStep programStep(double busiest, double totalBusy, int64_t ranks,
                         double bubble, const DeviceProfile &profile) {
   ProgramStep step;
   step.criticalPath = busiest / std::max(1e-9, 1.0 - bubble);
-  if (profile.hostCores > 0)
-    step.sharedCores =
-        totalBusy / static_cast<double>(std::min(
-                        std::max<int64_t>(ranks, 1), profile.hostCores));
+  step.sharedCores = profile.shared.seconds(totalBusy, ranks, bubble);
   return step;
 }
 

@@ -95,9 +95,11 @@ StepCost estimateStep(mlir::func::FuncOp function, const Mesh *mesh,
 /// `busiest` seconds over the schedule's busy share 1 - `bubble`; and on a
 /// profile whose devices share host cores (hostCores > 0: the CPU
 /// backend's threads), at least the ranks' summed busy time `totalBusy`
-/// spread over min(ranks, hostCores) cores. A rank waiting for a peer (a
-/// collective, a pipeline receive, the bubble) leaves its core to the
-/// others, so that wait is not in `totalBusy`.
+/// spread over min(ranks, hostCores) cores, of which the profile's measured
+/// idle share is lost (DeviceProfile::sharedCoreSeconds). A rank waiting
+/// for a peer (a collective, a pipeline receive, the bubble) leaves its
+/// core to the others, so that wait is not in `totalBusy`; the idle share
+/// is what the others do not take up.
 struct ProgramStep {
   double criticalPath = 0;
   double sharedCores = 0; ///< 0 where the devices do not share cores

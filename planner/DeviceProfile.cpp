@@ -27,7 +27,8 @@ constexpr const char *kProfileKeys[] = {
     "description",   "memory_gb",        "hbm_gbs",    "launch_us",
     "vector_tflops", "matmul_tflops",    "devices_per_node",
     "intra_node",    "inter_node",       "calibration",
-    "fused_kernels", "host_cores", "efficiency"};
+    "fused_kernels", "host_cores", "shared_idle", "shared_bubble_idle",
+    "efficiency"};
 constexpr const char *kLinkKeys[] = {"name", "bandwidth_gbs", "nominal_gbs",
                                      "latency_us", "call_latency_us"};
 constexpr const char *kDtypes[] = {"bf16", "f16", "f32", "f64"};
@@ -165,7 +166,24 @@ llvm::Expected<DeviceProfile> readProfile(Reader &reader,
   if (llvm::Error e = reader.positive(table, prefix, "host_cores", 1, cores,
                                       /*required=*/false))
     return std::move(e);
-  p.hostCores = static_cast<int64_t>(cores);
+  p.shared.hostCores = static_cast<int64_t>(cores);
+  for (auto [key, value] : {std::pair{"shared_idle", &p.shared.idle},
+                            std::pair{"shared_bubble_idle", &p.shared.bubbleIdle}}) {
+    const toml::node *node = table.get(key);
+    if (!node)
+      continue;
+    std::optional<double> share = node->value<double>();
+    if (!share || *share < 0 || *share >= 1)
+      return reader.error(node->source(), "key '" + prefix + key +
+                                              "' must be a number in [0, 1)");
+    *value = *share;
+  }
+  if (p.shared.idle + p.shared.bubbleIdle >= 1)
+    return reader.error(table.source(),
+                        "keys '" + prefix + "shared_idle' + '" + prefix +
+                            "shared_bubble_idle' must stay below 1 (the "
+                            "share of the cores idle in a step whose whole "
+                            "schedule is bubble)");
 
   const toml::node *mm = table.get("matmul_tflops");
   const toml::table *mmTable = mm ? mm->as_table() : nullptr;
@@ -249,6 +267,16 @@ double DeviceProfile::matmulPeak(llvm::StringRef dtype) const {
   if (it != matmulFlops.end() && dtype != "tf32")
     return it->second;
   return matmulFlops.at("f32");
+}
+
+double SharedCores::seconds(double totalBusy, int64_t ranks,
+                            double bubble) const {
+  if (hostCores <= 0)
+    return 0;
+  double cores = static_cast<double>(
+      std::min<int64_t>(std::max<int64_t>(ranks, 1), hostCores));
+  double idle = this->idle + bubbleIdle * std::clamp(bubble, 0.0, 1.0);
+  return totalBusy / cores / (1.0 - idle);
 }
 
 double DeviceProfile::efficiencyOf(llvm::StringRef name) const {

@@ -43,6 +43,21 @@ struct CalibrationPoint {
   double busBandwidth = 0; ///< bytes/s
 };
 
+/// Cores shared by all the devices: the CPU backend's virtual devices are
+/// threads of one process, so a step of R ranks does their summed work on
+/// min(R, hostCores) cores (host_cores; 0: every device has its own
+/// compute), of which a measured share stays idle while ranks wait on each
+/// other: `shared_idle`, plus `shared_bubble_idle` per unit of a
+/// pipeline's bubble (docs/planning.md, "Quality of choice").
+struct SharedCores {
+  int64_t hostCores = 0;
+  double idle = 0;
+  double bubbleIdle = 0;
+  /// totalBusy / min(ranks, hostCores) / (1 - idle - bubbleIdle * bubble);
+  /// 0 where no cores are shared.
+  double seconds(double totalBusy, int64_t ranks, double bubble) const;
+};
+
 struct DeviceProfile {
   std::string name;        ///< the table name ("h200")
   std::string description;
@@ -58,10 +73,8 @@ struct DeviceProfile {
   /// Whether an elementwise fused region runs as one kernel (the CUDA
   /// backend's generated kernels) or op by op (the CPU backend).
   bool fusedKernels = true;
-  /// Cores shared by all the devices (the CPU backend's virtual devices are
-  /// threads of one process: a step of R ranks does their summed work on
-  /// min(R, hostCores) cores); 0: every device has its own compute.
-  int64_t hostCores = 0;
+  /// Cores shared by all the devices (the CPU backend's threads).
+  SharedCores shared;
   /// Measured speed of a kernel against its roofline, by op name as
   /// `llmc plan --by-op` prints it ("attention_grad"): the kernel takes
   /// roofline / efficiency + launch. Ops not listed: 1. (The CPU

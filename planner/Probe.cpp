@@ -102,15 +102,14 @@ double Measure::stepSeconds() const {
   if (stages.empty())
     return 0;
   double critical = stages[busiest].busy() / std::max(1e-9, 1.0 - bubble);
-  if (hostCores <= 0)
+  if (shared.hostCores <= 0)
     return critical;
   // As llmc plan's programStep: each stage's ranks run its ops.
   double totalBusy = 0;
   for (const StageMeasure &stage : stages)
     totalBusy += stage.busy() * static_cast<double>(ranks) /
                  static_cast<double>(stages.size());
-  double shared = totalBusy / static_cast<double>(std::min(ranks, hostCores));
-  return std::max(critical, shared);
+  return std::max(critical, shared.seconds(totalBusy, ranks, bubble));
 }
 
 double Measure::memoryBytes() const {
@@ -146,7 +145,7 @@ mlir::FailureOr<Measure> measureProgram(mlir::ModuleOp module,
   const Mesh *meshPtr = partitioned ? &*mesh : nullptr;
   Measure measure;
   measure.ranks = partitioned ? mesh->numDevices() : 1;
-  measure.hostCores = profile.hostCores;
+  measure.shared = profile.shared;
   int64_t stages = 1;
   if (auto pipeline =
           function->getAttrOfType<mlir::DictionaryAttr>("llmc.pipeline")) {
@@ -245,7 +244,7 @@ Measure extrapolate(const Measure &a, double xa, const Measure &b, double xb,
   };
   Measure out;
   out.ranks = a.ranks;
-  out.hostCores = a.hostCores;
+  out.shared = a.shared;
   for (size_t s = 0; s < a.stages.size() && s < b.stages.size(); ++s) {
     const StageMeasure &sa = a.stages[s], &sb = b.stages[s];
     StageMeasure m;

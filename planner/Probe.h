@@ -67,7 +67,7 @@ struct Measure {
   /// do not share cores): on the CPU profile the step is also bounded by
   /// every rank's work spread over the cores (planner::programStep).
   int64_t ranks = 1;
-  int64_t hostCores = 0;
+  SharedCores shared;
 
   double stepSeconds() const;
   double memoryBytes() const;       ///< the largest stage's arena

@@ -255,10 +255,12 @@ void printStepTime(llvm::raw_ostream &os, mlir::func::FuncOp function,
   os << llvm::formatv("    predicted step: {0:f3} ms", whole.seconds() * 1e3);
   if (whole.sharedCores > 0)
     os << llvm::formatv(" (the larger of the critical path {0:f3} ms and "
-                        "{1} ranks' {2:f3} ms of work on {3} shared cores: "
-                        "{4:f3} ms)",
+                        "{1} ranks' {2:f3} ms of work on {3} shared cores, "
+                        "{4:f1}% of them idle: {5:f3} ms)",
                         whole.criticalPath * 1e3, ranks, totalBusy * 1e3,
-                        std::min(ranks, profile.hostCores),
+                        std::min(ranks, profile.shared.hostCores),
+                        100 * (1 - totalBusy / std::min(ranks, profile.shared.hostCores) /
+                                       whole.sharedCores),
                         whole.sharedCores * 1e3);
   os << "\n";
   os << llvm::formatv("    memory: arena {0} of {1:f1} GB per device "

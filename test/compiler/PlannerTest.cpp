@@ -368,7 +368,7 @@ TEST_F(PlannerTest, RanksSharingCores) {
   ProgramStep own = programStep(1.0, 8.0, 8, 0.0, profile);
   EXPECT_EQ(own.sharedCores, 0.0);
   EXPECT_DOUBLE_EQ(own.seconds(), 1.0);
-  profile.hostCores = 2;
+  profile.shared.hostCores = 2;
   // 8 ranks of 1 s on 2 cores: 4 s.
   ProgramStep shared = programStep(1.0, 8.0, 8, 0.0, profile);
   EXPECT_DOUBLE_EQ(shared.sharedCores, 4.0);
@@ -381,6 +381,15 @@ TEST_F(PlannerTest, RanksSharingCores) {
   EXPECT_DOUBLE_EQ(pipelined.criticalPath, 4.0);
   EXPECT_DOUBLE_EQ(pipelined.sharedCores, 3.0);
   EXPECT_DOUBLE_EQ(pipelined.seconds(), 4.0);
+  // The measured idle share of the cores: 10% in any step, plus 0.3 per
+  // unit of bubble: 8 s of work on 2 cores take 4 / 0.9 s without a
+  // pipeline, 4 / (1 - 0.1 - 0.3 * 0.5) s with half the schedule bubble.
+  profile.shared.idle = 0.1;
+  profile.shared.bubbleIdle = 0.3;
+  EXPECT_DOUBLE_EQ(programStep(1.0, 8.0, 8, 0.0, profile).sharedCores,
+                   4.0 / 0.9);
+  EXPECT_DOUBLE_EQ(programStep(1.0, 8.0, 8, 0.5, profile).sharedCores,
+                   4.0 / 0.75);
 }
 
 // A pipeline transfer costs both sides: the send its stage's ranks, the
@@ -413,7 +422,7 @@ TEST_F(PlannerTest, PipelineReceiveCostsLikeTheSend) {
 TEST_F(PlannerTest, CpuProfileIsCalibrated) {
   llvm::Expected<DeviceProfile> cpu = lookupDeviceProfile("cpu");
   ASSERT_TRUE(static_cast<bool>(cpu)) << llvm::toString(cpu.takeError());
-  EXPECT_EQ(cpu->hostCores, 2);
+  EXPECT_EQ(cpu->shared.hostCores, 2);
   EXPECT_FALSE(cpu->fusedKernels);
   EXPECT_GT(cpu->intraNode.callLatency, 0.0);
   for (const char *op : {"attention", "attention_grad", "gelu", "softmax"}) {
@@ -454,6 +463,28 @@ TEST(DeviceProfileTest, CpuKeysErrors) {
       parseDeviceProfiles(callLatency, "ok.toml");
   ASSERT_TRUE(static_cast<bool>(parsed)) << llvm::toString(parsed.takeError());
   EXPECT_DOUBLE_EQ(parsed->front().intraNode.callLatency, 7e-6);
+  // The idle shares of shared cores: each in [0, 1), their sum below 1.
+  std::string idle = good;
+  idle.replace(idle.find("devices_per_node"), 0, "shared_idle = 1.5\n");
+  EXPECT_NE(loadError(idle).find("error: key 't.shared_idle' must be a "
+                                 "number in [0, 1)"),
+            std::string::npos)
+      << loadError(idle);
+  std::string sum = good;
+  sum.replace(sum.find("devices_per_node"), 0,
+              "shared_idle = 0.6\nshared_bubble_idle = 0.5\n");
+  EXPECT_NE(loadError(sum).find("must stay below 1"), std::string::npos)
+      << loadError(sum);
+  std::string fine = good;
+  fine.replace(fine.find("devices_per_node"), 0,
+               "host_cores = 2\nshared_idle = 0.1\nshared_bubble_idle = 0.3\n");
+  llvm::Expected<std::vector<DeviceProfile>> withIdle =
+      parseDeviceProfiles(fine, "ok.toml");
+  ASSERT_TRUE(static_cast<bool>(withIdle))
+      << llvm::toString(withIdle.takeError());
+  EXPECT_EQ(withIdle->front().shared.hostCores, 2);
+  EXPECT_DOUBLE_EQ(withIdle->front().shared.idle, 0.1);
+  EXPECT_DOUBLE_EQ(withIdle->front().shared.bubbleIdle, 0.3);
 }
 
 } // namespace
