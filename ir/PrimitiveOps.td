@@ -124,7 +124,11 @@ def Llmc_AddOp : Llmc_BinaryOp<"add", Llmc_NumericTensor, [Commutative]> {
     %c = llmc.add %a, %b : tensor<4x8xf32>
     %d = llmc.add %a, %e : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
     ```
+    Canonicalization turns the sum of two zero-padded concats whose
+    non-zero pieces do not overlap into one concat of those pieces
+    (ir/CanonicalizePrimitives.cpp).
   }];
+  let hasCanonicalizer = 1;
 }
 
 def Llmc_SubOp : Llmc_BinaryOp<"sub", Llmc_NumericTensor> {
