@@ -2,6 +2,7 @@
 
 #include "planner/CostModel.h"
 
+#include "ir/BufferPlan.h"
 #include "ir/Communication.h"
 #include "ir/LlmcOps.h"
 #include "ir/Phase.h"
@@ -11,6 +12,7 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <optional>
 
 using namespace mlir;
 
@@ -83,12 +85,12 @@ std::string kernelGroup(Operation *op);
 
 namespace {
 /// Adds `op`, run as one kernel, to its group of `kernels`.
-void addKernel(Operation *op, std::map<std::string, GroupCost> &kernels,
+double addKernel(Operation *op, std::map<std::string, GroupCost> &kernels,
                std::map<std::string, GroupCost> &byOp,
                const DeviceProfile &profile) {
   std::string group = kernelGroup(op);
   if (group.empty())
-    return;
+    return 0.0;
   auto cost = cast<CostOpInterface>(op);
   double flops = cost.getFlops();
   double bytes = static_cast<double>(cost.getBytesRead()) +
@@ -108,6 +110,7 @@ void addKernel(Operation *op, std::map<std::string, GroupCost> &kernels,
   }
   kernels[group].group = group;
   byOp[name.str()].group = name.str();
+  return seconds;
 }
 } // namespace
 
@@ -134,11 +137,65 @@ std::string kernelGroup(Operation *op) {
   return "elementwise";
 }
 
+namespace {
+/// The arena bytes [begin, end) of the values an op touches: its operands,
+/// its results and every value inside its regions.
+using Ranges = llvm::SmallVector<std::pair<uint64_t, uint64_t>, 8>;
+
+void addRange(Value v, const BufferPlan &plan, Ranges &out) {
+  auto it = plan.offsets.find(v);
+  if (it == plan.offsets.end() || it->second == kNoStorage)
+    return;
+  int64_t bytes = isa<ShapedType>(v.getType()) ? tensorBytes(v.getType()) : 0;
+  if (bytes > 0)
+    out.push_back({it->second, it->second + static_cast<uint64_t>(bytes)});
+}
+
+Ranges rangesOf(Operation *op, const BufferPlan &plan) {
+  Ranges out;
+  for (Value v : op->getOperands())
+    addRange(v, plan, out);
+  op->walk([&](Operation *inner) {
+    for (Value v : inner->getResults())
+      addRange(v, plan, out);
+  });
+  return out;
+}
+
+bool overlaps(const Ranges &a, const Ranges &b) {
+  for (auto [b0, e0] : a)
+    for (auto [b1, e1] : b)
+      if (b0 < e1 && b1 < e0)
+        return true;
+  return false;
+}
+
+/// A collective in flight on the communication stream.
+struct InFlight {
+  Operation *op;
+  Ranges ranges;
+  double done;
+};
+} // namespace
+
 StepCost estimateStep(func::FuncOp function, const Mesh *mesh,
-                      const DeviceProfile &profile, int64_t stage) {
+                      const DeviceProfile &profile, int64_t stage,
+                      const BufferPlan *plan) {
   std::map<std::string, GroupCost> kernels;
   std::map<std::string, GroupCost> collectives;
   std::map<std::string, GroupCost> byOp;
+  // The two streams (GPU profiles only; see CostModel.h).
+  bool simulate = profile.hostCores <= 0 && mesh;
+  std::optional<BufferPlan> ownPlan;
+  if (simulate && !plan) {
+    FailureOr<BufferPlan> planned = planBuffers(function, stage);
+    if (succeeded(planned)) {
+      ownPlan = std::move(*planned);
+      plan = &*ownPlan;
+    }
+  }
+  double computeFree = 0, commFree = 0;
+  std::vector<InFlight> inFlight;
   for (Operation &op : function.getBody().front()) {
     if (stage >= 0)
       if (auto attr = op.getAttrOfType<IntegerAttr>("llmc.stage"))
@@ -171,8 +228,8 @@ StepCost estimateStep(func::FuncOp function, const Mesh *mesh,
           t->sentBytesPerRank = t->payloadBytes;
         }
       if (t) {
-        int64_t steps = ringSteps(t->kind, t->ranks);
-        if (steps == 0)
+        CollectiveCost cost = collectiveCost(*t, *mesh, profile);
+        if (cost.seconds == 0 && ringSteps(t->kind, t->ranks) == 0)
           continue;
         std::string axes = mesh->axesText(t->axes);
         GroupCost &g = collectives[axes];
@@ -181,9 +238,17 @@ StepCost estimateStep(func::FuncOp function, const Mesh *mesh,
         g.communication = true;
         ++g.kernels;
         g.bytes += static_cast<double>(t->sentBytesPerRank);
-        g.seconds +=
-            collectiveSeconds(steps, static_cast<double>(t->sentBytesPerRank),
-                              linkFor(*mesh, t->axes, profile));
+        g.seconds += cost.seconds;
+        if (simulate) {
+          // After every earlier kernel (the session's event on the compute
+          // stream), when the communication stream is free.
+          double start = std::max(commFree, computeFree);
+          commFree = start + cost.seconds;
+          InFlight f{&op, {}, commFree};
+          if (plan)
+            f.ranges = rangesOf(&op, *plan);
+          inFlight.push_back(std::move(f));
+        }
         continue;
       }
     }
@@ -194,6 +259,7 @@ StepCost estimateStep(func::FuncOp function, const Mesh *mesh,
     // its ops one by one, each a kernel of its own group.
     // The elementwise runs nested in the other regions (llmc-fuse) are
     // kernels of their own the same way.
+    double opSeconds = 0;
     std::function<void(Operation *)> visit = [&](Operation *op) {
       if (auto fused = dyn_cast<FusedOp>(op)) {
         Block &body = fused.getBody().front();
@@ -206,9 +272,43 @@ StepCost estimateStep(func::FuncOp function, const Mesh *mesh,
           return;
         }
       }
-      addKernel(op, kernels, byOp, profile);
+      opSeconds += addKernel(op, kernels, byOp, profile);
     };
     visit(&op);
+    if (!simulate || opSeconds == 0)
+      continue;
+    // The compute stream waits for the last in-flight collective whose
+    // bytes this op touches (and so for every one before it: the
+    // communication stream runs them in order).
+    int64_t waitFor = -1;
+    if (!inFlight.empty()) {
+      if (plan) {
+        Ranges mine = rangesOf(&op, *plan);
+        for (int64_t i = static_cast<int64_t>(inFlight.size()) - 1; i >= 0;
+             --i)
+          if (overlaps(mine, inFlight[i].ranges)) {
+            waitFor = i;
+            break;
+          }
+      } else {
+        for (int64_t i = static_cast<int64_t>(inFlight.size()) - 1;
+             i >= 0 && waitFor < 0; --i)
+          for (Value v : op.getOperands())
+            if (v.getDefiningOp() == inFlight[i].op) {
+              waitFor = i;
+              break;
+            }
+      }
+    }
+    double start = computeFree;
+    if (waitFor >= 0) {
+      start = std::max(start, inFlight[waitFor].done);
+      inFlight.erase(inFlight.begin(), inFlight.begin() + waitFor + 1);
+    }
+    computeFree = start + opSeconds;
+    // Collectives already done by now need no more checks.
+    while (!inFlight.empty() && inFlight.front().done <= computeFree)
+      inFlight.erase(inFlight.begin());
   }
   StepCost step;
   for (const char *name : kGroups) {
@@ -218,6 +318,8 @@ StepCost estimateStep(func::FuncOp function, const Mesh *mesh,
     step.compute += it->second.seconds;
     step.groups.push_back(it->second);
   }
+  if (auto it = kernels.find("optimizer"); it != kernels.end())
+    step.optimizer = it->second.seconds;
   for (auto &[name, g] : byOp)
     step.byOp.push_back(g);
   std::stable_sort(step.byOp.begin(), step.byOp.end(),
@@ -228,6 +330,8 @@ StepCost estimateStep(func::FuncOp function, const Mesh *mesh,
     step.communication += g.seconds;
     step.groups.push_back(g);
   }
+  if (simulate)
+    step.streams = std::max(computeFree, commFree);
   return step;
 }
 

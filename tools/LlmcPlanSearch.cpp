@@ -286,13 +286,15 @@ int runPlanProbe(const PlanCommand &options) {
             : run.memory.remat == llmc::RematPolicy::Selective
                 ? planner::RematChoice::Selective
                 : planner::RematChoice::None;
-  if (p.sequenceParallel || p.virtualStages != 1 ||
-      p.pipelineSchedule != llmc::PipelineSchedule::OneFOneB ||
+  c.virtualStages = p.virtualStages;
+  if (p.sequenceParallel ||
+      p.pipelineSchedule == llmc::PipelineSchedule::GPipe ||
       run.memory.remat == llmc::RematPolicy::Auto) {
     llvm::errs() << options.input
-                 << ": error: --probe predicts 1F1B pipelines with equal "
-                    "stages, no sp and remat none, selective or full (what "
-                    "the search evaluates); remove the other settings\n";
+                 << ": error: --probe predicts 1F1B and interleaved 1F1B "
+                    "pipelines with equal stages, no sp and remat none, "
+                    "selective or full (what the search evaluates); remove "
+                    "the other settings\n";
     return kExitUsage;
   }
   if (std::optional<planner::Rejection> why =
@@ -366,13 +368,23 @@ int runPlanProbe(const PlanCommand &options) {
                          : "");
   os << llvm::formatv(
       "  step {0} ms ({1} ms kernels + {2} ms communication of the busiest "
-      "stage {3}, bubble {4:f1}%), MFU {5:f1}% ({6:e2} model flops per "
-      "step)\n",
+      "stage {3}, {7} ms of it hidden behind kernels; bubble {4:f1}%), MFU "
+      "{5:f1}% ({6:e2} model flops per step)\n",
       msText(m->stepSeconds()), msText(s.compute), msText(s.communication),
       m->busiest, m->bubble * 100,
       100 * planner::modelFlopsUtilization(run, m->stepSeconds(), devices,
                                            *profile),
-      planner::modelFlopsPerStep(run));
+      planner::modelFlopsPerStep(run), msText(s.hidden));
+  if (m->stages.size() > 1)
+    os << llvm::formatv(
+        "  pipeline: {0}{1} over {2} stages, {3} microbatches (probes "
+        "compiled 1F1B{4}; the schedule simulated with each stage's time)\n",
+        m->schedule,
+        m->virtualStages > 1
+            ? " with " + std::to_string(m->virtualStages) + " virtual stages"
+            : std::string(),
+        m->stages.size(), c.microbatches,
+        m->virtualStages > 1 ? ", the chunks applied after" : "");
   os << "  memory: " << planner::gibText(m->memoryBytes())
      << " per rank (the largest stage's arena) of "
      << planner::gibText(budget) << " ("
