@@ -244,6 +244,16 @@ StepCost estimateStep(func::FuncOp function, const Mesh *mesh,
           // stream), when the communication stream is free.
           double start = std::max(commFree, computeFree);
           commFree = start + cost.seconds;
+          if (t->kind == "send/recv") {
+            // A pipeline transfer sits on the dependence between two
+            // stages, which this one stage's simulation cannot see (when
+            // the peer sends): it is kept on the stage's critical path, as
+            // without overlap (conservative; the communication stream's
+            // earlier collectives are done by then too).
+            computeFree = commFree;
+            inFlight.clear();
+            continue;
+          }
           InFlight f{&op, {}, commFree};
           if (plan)
             f.ranges = rangesOf(&op, *plan);

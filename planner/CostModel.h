@@ -144,8 +144,10 @@ std::string kernelGroup(mlir::Operation *op);
 /// buffer plan, computed here when null) overlap those of a collective
 /// still in flight, once that collective is done (a reader of its result or
 /// a writer reusing its buffer). Without a buffer plan, only readers of a
-/// collective's results wait. The CPU backend's collectives block every
-/// thread (no overlap): there `streams` stays 0.
+/// collective's results wait. Pipeline sends and receives stay on the
+/// critical path (the peer's side of the transfer is outside one stage's
+/// simulation). The CPU backend's collectives block every thread (no
+/// overlap): there `streams` stays 0.
 StepCost estimateStep(mlir::func::FuncOp function, const Mesh *mesh,
                       const DeviceProfile &profile, int64_t stage = -1,
                       const BufferPlan *plan = nullptr);

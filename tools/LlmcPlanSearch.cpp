@@ -60,8 +60,9 @@ void printReport(llvm::raw_ostream &os, const llmc::RunDescription &run,
       dominated, evaluated, result.ranked.size(), result.tooLarge.size(),
       result.compiles);
   os << llvm::formatv(
-      "  top five (predicted step time without overlap; kernels and "
-      "communication of the busiest stage; MFU: {0:e2} model flops per step "
+      "  top five (predicted step time: kernels and collectives on two "
+      "streams, a pipeline as its schedule simulated; kernels and "
+      "communication of the busiest stage, without overlap; MFU: {0:e2} model flops per step "
       "over the step and the devices' {1} peak; ~: microbatches derived from "
       "a probe of one, not compiled):\n",
       planner::modelFlopsPerStep(run),
@@ -201,11 +202,16 @@ int chooseMesh(Session &session, const CompileRequest &request,
   run.parallel.ep = c.ep;
   run.parallel.zero = c.zero;
   run.parallel.sequenceParallel = false;
-  run.parallel.pipelineSchedule = llmc::PipelineSchedule::OneFOneB;
-  run.parallel.virtualStages = 1;
+  // 1F1B, or interleaved 1F1B with the winner's virtual stages; equal
+  // chunks of layers / (pp x v) layers.
+  int64_t chunks = c.pp * c.virtualStages;
+  run.parallel.pipelineSchedule = c.virtualStages > 1
+                                      ? llmc::PipelineSchedule::Interleaved
+                                      : llmc::PipelineSchedule::OneFOneB;
+  run.parallel.virtualStages = c.virtualStages;
   run.parallel.pipelineBoundaries.clear();
-  for (int64_t s = 1; s < c.pp; ++s)
-    run.parallel.pipelineBoundaries.push_back(s * run.model.numLayers / c.pp);
+  for (int64_t s = 1; s < chunks; ++s)
+    run.parallel.pipelineBoundaries.push_back(s * run.model.numLayers / chunks);
   run.parallel.autoMesh = false;
   run.train.microbatches = c.microbatches;
   run.memory.remat = c.remat == planner::RematChoice::Full
@@ -236,6 +242,7 @@ int chooseMesh(Session &session, const CompileRequest &request,
       b.getNamedAttr("zero", b.getI64IntegerAttr(c.zero)),
       b.getNamedAttr("remat", b.getStringAttr(planner::rematName(c.remat))),
       b.getNamedAttr("microbatches", b.getI64IntegerAttr(c.microbatches)),
+      b.getNamedAttr("virtual_stages", b.getI64IntegerAttr(c.virtualStages)),
       b.getNamedAttr("devices", b.getI64IntegerAttr(devices)),
       b.getNamedAttr("profile", b.getStringAttr(profile->name)),
       b.getNamedAttr("predicted_step_ms",
