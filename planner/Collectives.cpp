@@ -24,6 +24,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <cstring>
 
 namespace llmc::planner {
 
@@ -73,9 +75,15 @@ CollectiveCost allReduceCost(int64_t ranks, int64_t local, double payload,
     return c;
   };
   bool withinNode = local >= ranks;
+  // LLMC_PLAN_COLLECTIVES=ring: every all-reduce a flat ring, as before
+  // the NCCL algorithms (to measure what they change, docs/planning.md).
+  static const bool ringOnly = [] {
+    const char *v = std::getenv("LLMC_PLAN_COLLECTIVES");
+    return v && std::strcmp(v, "ring") == 0;
+  }();
   const LinkClass &flatLink = withinNode ? profile.intraNode : profile.interNode;
   best = ring(ranks, payload, flatLink, "ring");
-  if (withinNode || profile.hostCores > 0)
+  if (withinNode || profile.hostCores > 0 || ringOnly)
     return best;
   // Between nodes: the inter-node part of a hierarchical all-reduce, ring
   // or double binary tree over the nodes, on S / local bytes.

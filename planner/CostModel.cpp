@@ -10,6 +10,7 @@
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <functional>
 #include <map>
 #include <optional>
@@ -185,7 +186,13 @@ StepCost estimateStep(func::FuncOp function, const Mesh *mesh,
   std::map<std::string, GroupCost> collectives;
   std::map<std::string, GroupCost> byOp;
   // The two streams (GPU profiles only; see CostModel.h).
-  bool simulate = profile.hostCores <= 0 && mesh;
+  // LLMC_PLAN_OVERLAP=none: no two-stream simulation (the step without
+  // overlap, as before it; to measure what it changes, docs/planning.md).
+  static const bool noOverlap = [] {
+    const char *v = std::getenv("LLMC_PLAN_OVERLAP");
+    return v && std::string(v) == "none";
+  }();
+  bool simulate = profile.hostCores <= 0 && mesh && !noOverlap;
   std::optional<BufferPlan> ownPlan;
   if (simulate && !plan) {
     FailureOr<BufferPlan> planned = planBuffers(function, stage);

@@ -171,7 +171,7 @@ mlir::FailureOr<Measure> measureProgram(mlir::ModuleOp module,
     StageMeasure m;
     m.compute = cost.compute;
     m.communication = cost.communication;
-    m.hidden = cost.noOverlap() - cost.seconds();
+    m.hidden = std::max(0.0, cost.noOverlap() - cost.seconds());
     m.optimizer = cost.optimizer;
     for (const GroupCost &g : cost.groups)
       if (g.communication) {

@@ -337,6 +337,7 @@ int runPlanProbe(const PlanCommand &options) {
   auto start = std::chrono::steady_clock::now();
   // Several microbatches: fitted from probes of one and of two.
   mlir::FailureOr<planner::Measure> m = mlir::failure();
+  std::string otherSchedules;
   if (c.microbatches > 1) {
     planner::Candidate one = c, two = c;
     one.microbatches = 1;
@@ -349,6 +350,25 @@ int runPlanProbe(const PlanCommand &options) {
                                         error, &compiles);
     if (succeeded(m2))
       m = planner::fitMicrobatches(*m1, *m2, c);
+    // The same probes under every virtual-stage count the rules allow
+    // (the probes are 1F1B; the schedule is applied after).
+    if (succeeded(m2) && c.pp > 1)
+      for (int64_t v = 1; v * c.pp <= run.model.numLayers; v *= 2) {
+        planner::Candidate other = c;
+        other.virtualStages = v;
+        if (v == c.virtualStages ||
+            planner::checkCandidate(run.model, run.train, other))
+          continue;
+        planner::Measure o = planner::fitMicrobatches(*m1, *m2, other);
+        otherSchedules += llvm::formatv(
+            "  with v={0} ({1}): step {2} ms, bubble {3:f1}%, MFU {4:f1}%, "
+            "{5} per rank\n",
+            v, v > 1 ? "interleaved" : "1f1b", msText(o.stepSeconds()),
+            o.bubble * 100,
+            100 * planner::modelFlopsUtilization(run, o.stepSeconds(),
+                                                 c.devices(), *profile),
+            planner::gibText(o.memoryBytes()));
+      }
   } else {
     m = planner::evaluateCandidate(session.context, run, c, *profile, error,
                                    &compiles);
@@ -392,6 +412,7 @@ int runPlanProbe(const PlanCommand &options) {
             : std::string(),
         m->stages.size(), c.microbatches,
         m->virtualStages > 1 ? ", the chunks applied after" : "");
+  os << otherSchedules;
   os << "  memory: " << planner::gibText(m->memoryBytes())
      << " per rank (the largest stage's arena) of "
      << planner::gibText(budget) << " ("
