@@ -80,6 +80,9 @@ def mesh_name(mesh):
     axes = [f"{a}{mesh[a]}" for a in AXES if mesh.get(a, 1) > 1] or ["1"]
     extra = [f"zero{mesh['zero']}"] if mesh.get("zero", 0) else []
     extra += [f"mb{mesh['mb']}"] if mesh.get("mb", 1) > 1 else []
+    extra += [f"v{mesh['virtual_stages']}"] if mesh.get("virtual_stages",
+                                                         1) > 1 else []
+    extra += [f"remat-{mesh['remat']}"] if mesh.get("remat") else []
     return "x".join(axes) + "".join("+" + e for e in extra)
 
 
@@ -101,6 +104,11 @@ def run_toml(model, mesh, devices=8):
     for axis in AXES:
         lines.append(f"{axis} = {mesh.get(axis, 1)}")
     lines.append(f"zero = {mesh.get('zero', 0)}")
+    if mesh.get("virtual_stages", 1) > 1:
+        lines.append('pipeline_schedule = "interleaved"')
+        lines.append(f"virtual_stages = {mesh['virtual_stages']}")
+    if mesh.get("remat"):
+        lines += ["", "[memory]", f'remat = "{mesh["remat"]}"']
     return "\n".join(lines) + "\n"
 
 
@@ -137,18 +145,54 @@ def predict(args, toml_path):
     return float(match.group(1)), proc.stdout
 
 
-def auto_choice(model, candidates):
-    """The mesh that `[parallel] mesh = "auto"` picks for `model` among
-    `candidates` (dicts with "mesh" and "predicted_ms").
+AUTO_MESH = re.compile(r"llmc\.auto_mesh = \{([^}]*)\}")
 
-    Until the search lands (/work/wt-search, issue #11 point 2), this is the
-    smallest predicted step time over the same candidates, which is what
-    the search is specified to choose. After the merge, switch this to
-    compiling the run with mesh = "auto" and reading the winner (the
-    llmc.auto_mesh attribute), then measure that mesh like the others.
-    """
-    del model  # used once the search decides
-    return min(candidates, key=lambda c: c["predicted_ms"])
+
+def auto_choice(args, work, model, candidates):
+    """The mesh that `[parallel] mesh = "auto"` picks for `model` on 8 CPU
+    devices: the run compiled with mesh = "auto", the winner read from the
+    llmc.auto_mesh attribute of its first IR dump (planner/Search.h). The
+    candidate of `candidates` with that mesh, or (when the search chose a
+    microbatch count or remat the enumeration does not have) a new run of
+    it, appended to `candidates` so that it is measured like the others."""
+    name = f"{model}-auto"
+    toml = os.path.join(work, name + ".toml")
+    text = run_toml(model, {})
+    text = re.sub(r"^(dp|tp|pp|cp|zero) = \d+\n", "", text, flags=re.M)
+    with open(toml, "w") as f:
+        f.write(text + 'mesh = "auto"\n')
+    dumps = os.path.join(work, name + ".dumps")
+    proc = subprocess.run([args.llmc, "compile", toml, "--device-profile",
+                           args.profile, "--dump-ir=" + dumps, "-o",
+                           os.path.join(work, name + ".llmcx")],
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        sys.exit(f"llmc compile {toml} (mesh = \"auto\") failed:\n"
+                 + proc.stderr)
+    match = AUTO_MESH.search(open(os.path.join(dumps, "00-input.mlir")).read())
+    if not match:
+        sys.exit(f"{dumps}/00-input.mlir: no llmc.auto_mesh attribute")
+    fields = dict(re.findall(r'(\w+) = "?([\w.+-]+)"?', match.group(1)))
+    mesh = {axis: int(fields[axis]) for axis in AXES}
+    mesh["zero"] = int(fields["zero"])
+    if int(fields["microbatches"]) > 1:
+        mesh["mb"] = int(fields["microbatches"])
+    if fields.get("remat", "none") != "none":
+        mesh["remat"] = fields["remat"]
+    if int(fields.get("virtual_stages", "1")) > 1:
+        mesh["virtual_stages"] = int(fields["virtual_stages"])
+    print(f"{model}: mesh = \"auto\" chose {mesh_name(mesh)} "
+          f"(llmc.auto_mesh: predicted {float(fields['predicted_step_ms']):.1f}"
+          f" ms)", flush=True)
+    for run in candidates:
+        if mesh_name(run["mesh"]) == mesh_name(mesh):
+            return run
+    runs, pruned = prepare(args, work, model, [mesh])
+    if pruned:
+        sys.exit(f"{pruned[0]['name']}: the auto choice is rejected: "
+                 f"{pruned[0]['reason']}")
+    candidates.append(runs[0])
+    return runs[0]
 
 
 def host_busy_seconds():
@@ -315,8 +359,8 @@ def choice(args, work):
                                []).append(p["name"])
         for reason, names in sorted(reasons.items()):
             print(f"  rejected ({len(names)}, e.g. {names[0]}): {reason}")
+        chosen = auto_choice(args, work, model, runs)
         measure(args, work, runs)
-        chosen = auto_choice(model, runs)
         best = min(runs, key=lambda r: r["measured_ms"])
         best_cpu = min(runs, key=lambda r: r["measured_cpu_ms"])
         table(sorted(runs, key=lambda r: r["measured_ms"]),
