@@ -94,13 +94,18 @@ void schedulePipeline(Measure &measure, const Candidate &candidate) {
       double held = perMicro * static_cast<double>(most) / static_cast<double>(v);
       st.arena += held - st.activations;
       st.activations = held;
-      // Every chunk sends its activations (forward) and gradients
-      // (backward) to the next stage: v times the sends of 1F1B.
-      auto it = st.commSeconds.find("pp");
-      if (it != st.commSeconds.end()) {
-        st.communication += static_cast<double>(v - 1) * it->second;
-        it->second *= static_cast<double>(v);
-        st.commBytes["pp"] *= static_cast<double>(v);
+      // Each extra chunk receives and sends the residual stream forward and
+      // its gradient backward: 4 (v - 1) transfers of a microbatch's
+      // boundary more per microbatch (setChunkTransfer).
+      if (measure.boundaryBytes > 0 && measure.transferBandwidth > 0) {
+        double transfers = 4.0 * static_cast<double>((v - 1) * m);
+        double bytes = measure.boundaryBytes / static_cast<double>(m);
+        double seconds =
+            transfers * (measure.transferLatency +
+                         bytes / measure.transferBandwidth);
+        st.communication += seconds;
+        st.commSeconds["pp"] += seconds;
+        st.commBytes["pp"] += transfers * bytes;
       }
     }
     measure.virtualStages = v;
@@ -117,6 +122,22 @@ void schedulePipeline(Measure &measure, const Candidate &candidate) {
   measure.pipelineSeconds = simulatePipeline(busy, optimizer, share, schedule,
                                              measure.virtualStages, m,
                                              &measure.bubble);
+}
+
+void setChunkTransfer(Measure &measure, const RunDescription &run,
+                      const Candidate &c, const DeviceProfile &profile) {
+  double element = run.precision.policy == PrecisionPolicy::Fp32 ? 4.0 : 2.0;
+  measure.boundaryBytes =
+      static_cast<double>(run.train.batchSize) /
+      static_cast<double>(c.dp * c.ep) * static_cast<double>(run.train.seqLen) /
+      static_cast<double>(c.cp) * static_cast<double>(run.model.hiddenSize) *
+      element;
+  // pp is the outermost mesh axis: its groups span every rank.
+  const LinkClass &link = c.devices() <= profile.devicesPerNode
+                              ? profile.intraNode
+                              : profile.interNode;
+  measure.transferLatency = link.latency;
+  measure.transferBandwidth = link.bandwidth;
 }
 
 Measure withMicrobatches(Measure measure, const Candidate &candidate,

@@ -382,9 +382,12 @@ mlir::FailureOr<Measure> probeAndExtrapolate(mlir::MLIRContext &context,
     // Small enough to compile as it is.
     if (compiles)
       ++*compiles;
-    return compileAndMeasure(context, run, layers,
-                             candidateOptions(base, probe, layers), profile,
-                             error);
+    mlir::FailureOr<Measure> whole = compileAndMeasure(
+        context, run, layers, candidateOptions(base, probe, layers), profile,
+        error);
+    if (succeeded(whole))
+      setChunkTransfer(*whole, run, probe, profile);
+    return whole;
   }
   mlir::FailureOr<Measure> a = compileAndMeasure(
       context, run, n1, candidateOptions(base, probe, n1), profile, error);
@@ -401,6 +404,7 @@ mlir::FailureOr<Measure> probeAndExtrapolate(mlir::MLIRContext &context,
   Measure out = extrapolate(*a, static_cast<double>(n1), *b,
                             static_cast<double>(n2),
                             static_cast<double>(layers));
+  setChunkTransfer(out, run, probe, profile);
   Candidate oneChunk = probe;
   oneChunk.virtualStages = 1; // compiled 1F1B (candidateOptions)
   schedulePipeline(out, oneChunk);

@@ -74,6 +74,12 @@ struct Measure {
   /// virtual stages (model chunks per stage).
   std::string schedule = "1f1b";
   int64_t virtualStages = 1;
+  /// What a transfer between pipeline chunks costs, for the interleaved
+  /// schedule's extra ones (setChunkTransfer): the residual stream of the
+  /// whole step's batch per rank (bytes; a microbatch's is 1/M of it), and
+  /// the pp link's latency and bandwidth. 0: unknown (no extra transfers).
+  double boundaryBytes = 0;
+  double transferLatency = 0, transferBandwidth = 0;
   int64_t busiest = 0;              ///< the stage the step is bound by
   /// The program's ranks and the profile's shared host cores (0: devices
   /// do not share cores): on the CPU profile the step is also bounded by
@@ -122,12 +128,24 @@ double simulatePipeline(llvm::ArrayRef<double> busy,
 /// candidate's schedule: with v = candidate.virtualStages > 1 the
 /// interleaved schedule of v chunks of layers/(pp v) layers per stage (not
 /// compiled: each stage's time and flops are split into v equal chunks),
-/// its pipeline sends v times as many (each chunk sends to the next stage)
-/// and its activations those of the units a stage holds at once (the
+/// 4 (v - 1) more chunk transfers per microbatch and stage
+/// (setChunkTransfer) and its activations those of the units a stage holds at once (the
 /// stage order's most forwards not yet run backward, 1/v of a
 /// microbatch's each, instead of 1F1B's min(pp - s, M)); then the step
 /// simulated (simulatePipeline).
 void schedulePipeline(Measure &measure, const Candidate &candidate);
+
+/// Records on `measure` what one transfer between pipeline chunks of
+/// `candidate` costs: the residual stream of batch / (dp ep) sequences of
+/// seq / cp tokens of the model's width, in the activations' precision (2
+/// bytes for bf16 and fp16, 4 for fp32), over the pp axis's link (within
+/// a node when every rank is). With v chunks per stage the interleaved
+/// schedule makes 4 (v - 1) more of them per microbatch on every stage
+/// (a forward receive and send and a backward receive and send per extra
+/// chunk): counted in the llmc-split-pipeline programs of a small GPT-2,
+/// 101 -> 133 transfers for 2 stages, 4 microbatches, v = 3.
+void setChunkTransfer(Measure &measure, const RunDescription &run,
+                      const Candidate &candidate, const DeviceProfile &profile);
 
 /// A probe compile: `run` with `layers` layers under `options` (its
 /// batch split into options.microbatches), through the whole pipeline.

@@ -151,14 +151,16 @@ SearchResult searchMeshes(mlir::MLIRContext &context,
   for (int64_t m = 1; m <= run.train.batchSize; m *= 2)
     microOptions.push_back(m);
   std::vector<Candidate> meshes = enumerateMeshes(options.devices);
-  // Virtual stages (the interleaved schedule) for a pipeline: 1, 2, 4, ...
-  // up to the layers of a stage; those that do not cut equal chunks of
-  // whole layers are pruned by checkCandidate with the reason.
+  // Virtual stages (the interleaved schedule) for a pipeline: every
+  // divisor v of the layers of a stage (equal chunks of at least one whole
+  // layer); the microbatch rule of the interleaved order prunes the rest
+  // with its reason (checkCandidate).
   auto virtualOptions = [&](const Candidate &mesh) {
     std::vector<int64_t> out = {1};
-    if (mesh.pp > 1)
-      for (int64_t v = 2; v * mesh.pp <= run.model.numLayers; v *= 2)
-        out.push_back(v);
+    if (mesh.pp > 1 && run.model.numLayers % mesh.pp == 0)
+      for (int64_t v = 2; v <= run.model.numLayers / mesh.pp; ++v)
+        if ((run.model.numLayers / mesh.pp) % v == 0)
+          out.push_back(v);
     return out;
   };
   int64_t total = 0;

@@ -353,7 +353,7 @@ int runPlanProbe(const PlanCommand &options) {
     // The same probes under every virtual-stage count the rules allow
     // (the probes are 1F1B; the schedule is applied after).
     if (succeeded(m2) && c.pp > 1)
-      for (int64_t v = 1; v * c.pp <= run.model.numLayers; v *= 2) {
+      for (int64_t v = 1; v * c.pp <= run.model.numLayers; ++v) {
         planner::Candidate other = c;
         other.virtualStages = v;
         if (v == c.virtualStages ||
