@@ -86,6 +86,9 @@ def mesh_name(mesh):
     axes = [f"{a}{mesh[a]}" for a in AXES if mesh.get(a, 1) > 1] or ["1"]
     extra = [f"zero{mesh['zero']}"] if mesh.get("zero", 0) else []
     extra += [f"mb{mesh['mb']}"] if mesh.get("mb", 1) > 1 else []
+    extra += [f"v{mesh['virtual_stages']}"] if mesh.get("virtual_stages",
+                                                         1) > 1 else []
+    extra += [f"remat-{mesh['remat']}"] if mesh.get("remat") else []
     return "x".join(axes) + "".join("+" + e for e in extra)
 
 
@@ -107,6 +110,11 @@ def run_toml(model, mesh, devices=8):
     for axis in AXES:
         lines.append(f"{axis} = {mesh.get(axis, 1)}")
     lines.append(f"zero = {mesh.get('zero', 0)}")
+    if mesh.get("virtual_stages", 1) > 1:
+        lines.append('pipeline_schedule = "interleaved"')
+        lines.append(f"virtual_stages = {mesh['virtual_stages']}")
+    if mesh.get("remat"):
+        lines += ["", "[memory]", f'remat = "{mesh["remat"]}"']
     return "\n".join(lines) + "\n"
 
 

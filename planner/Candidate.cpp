@@ -39,12 +39,15 @@ std::string Candidate::text() const {
     add(std::string("remat=") + rematName(remat));
   if (microbatches > 1)
     add("mb" + std::to_string(microbatches));
+  if (virtualStages > 1)
+    add("v" + std::to_string(virtualStages));
   return out;
 }
 
 bool Candidate::operator==(const Candidate &o) const {
   return dp == o.dp && tp == o.tp && pp == o.pp && cp == o.cp && ep == o.ep &&
-         zero == o.zero && remat == o.remat && microbatches == o.microbatches;
+         zero == o.zero && remat == o.remat && microbatches == o.microbatches &&
+         virtualStages == o.virtualStages;
 }
 
 std::vector<Candidate> enumerateMeshes(int64_t devices) {
@@ -111,11 +114,31 @@ std::optional<Rejection> checkCandidate(const ModelConfig &model,
       return Rejection{"pp: microbatches",
                        "microbatches (" + num(c.microbatches) +
                            ") fewer than pp=" + num(c.pp)};
+    // The interleaved schedule: pp x v equal chunks of at least one layer,
+    // and (llmc-split-pipeline) microbatches in groups of pp.
+    if (c.virtualStages > 1) {
+      if (model.numLayers % (c.pp * c.virtualStages) != 0)
+        return Rejection{
+            "pp: virtual stages",
+            "layers (" + num(model.numLayers) + ") not divisible by pp*v=" +
+                num(c.pp * c.virtualStages) +
+                " (interleaved chunks of equal whole layers)"};
+      if (c.microbatches % c.pp != 0)
+        return Rejection{"pp: interleaved microbatches",
+                         "microbatches (" + num(c.microbatches) +
+                             ") not a multiple of pp=" + num(c.pp) +
+                             " (the interleaved schedule runs them in groups "
+                             "of pp)"};
+    }
     if (c.zero == 2)
       return Rejection{"pp: zero2",
                        "zero=2 with pp > 1 is not searched (it reduce-scatters "
                        "every microbatch's gradients; TODO(#11))"};
   }
+  if (c.pp <= 1 && c.virtualStages > 1)
+    return Rejection{"pp: virtual stages",
+                     "virtual stages (" + num(c.virtualStages) +
+                         ") need a pipeline (pp > 1)"};
   // 3. Context parallelism: 2·cp chunks of the sequence (zigzag).
   if (c.cp > 1 && train.seqLen % (2 * c.cp) != 0)
     return Rejection{"cp: sequence", "sequence (" + num(train.seqLen) +

@@ -34,10 +34,13 @@ struct Candidate {
   int64_t zero = 0;
   RematChoice remat = RematChoice::None;
   int64_t microbatches = 1;
+  /// Model chunks per pipeline stage: 1 is plain 1F1B, v > 1 the
+  /// interleaved 1F1B schedule of v chunks per stage (Megatron-LM's).
+  int64_t virtualStages = 1;
 
   int64_t devices() const { return dp * tp * pp * cp * ep; }
-  /// "dp4 tp2 zero1 remat=selective mb2": the axes of more than one rank,
-  /// then what is not the default.
+  /// "dp4 tp2 pp2 zero1 remat=selective mb4 v2": the axes of more than one
+  /// rank, then what is not the default (v: interleaved virtual stages).
   std::string text() const;
   bool operator==(const Candidate &o) const;
 };

@@ -2,6 +2,7 @@
 
 #include "planner/CostModel.h"
 
+#include "ir/BufferPlan.h"
 #include "ir/Communication.h"
 #include "ir/LlmcOps.h"
 #include "ir/Phase.h"
@@ -9,8 +10,10 @@
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <functional>
 #include <map>
+#include <optional>
 
 using namespace mlir;
 
@@ -83,12 +86,12 @@ std::string kernelGroup(Operation *op);
 
 namespace {
 /// Adds `op`, run as one kernel, to its group of `kernels`.
-void addKernel(Operation *op, std::map<std::string, GroupCost> &kernels,
+double addKernel(Operation *op, std::map<std::string, GroupCost> &kernels,
                std::map<std::string, GroupCost> &byOp,
                const DeviceProfile &profile) {
   std::string group = kernelGroup(op);
   if (group.empty())
-    return;
+    return 0.0;
   auto cost = cast<CostOpInterface>(op);
   double flops = cost.getFlops();
   double bytes = static_cast<double>(cost.getBytesRead()) +
@@ -108,6 +111,7 @@ void addKernel(Operation *op, std::map<std::string, GroupCost> &kernels,
   }
   kernels[group].group = group;
   byOp[name.str()].group = name.str();
+  return seconds;
 }
 } // namespace
 
@@ -134,11 +138,71 @@ std::string kernelGroup(Operation *op) {
   return "elementwise";
 }
 
+namespace {
+/// The arena bytes [begin, end) of the values an op touches: its operands,
+/// its results and every value inside its regions.
+using Ranges = llvm::SmallVector<std::pair<uint64_t, uint64_t>, 8>;
+
+void addRange(Value v, const BufferPlan &plan, Ranges &out) {
+  auto it = plan.offsets.find(v);
+  if (it == plan.offsets.end() || it->second == kNoStorage)
+    return;
+  int64_t bytes = isa<ShapedType>(v.getType()) ? tensorBytes(v.getType()) : 0;
+  if (bytes > 0)
+    out.push_back({it->second, it->second + static_cast<uint64_t>(bytes)});
+}
+
+Ranges rangesOf(Operation *op, const BufferPlan &plan) {
+  Ranges out;
+  for (Value v : op->getOperands())
+    addRange(v, plan, out);
+  op->walk([&](Operation *inner) {
+    for (Value v : inner->getResults())
+      addRange(v, plan, out);
+  });
+  return out;
+}
+
+bool overlaps(const Ranges &a, const Ranges &b) {
+  for (auto [b0, e0] : a)
+    for (auto [b1, e1] : b)
+      if (b0 < e1 && b1 < e0)
+        return true;
+  return false;
+}
+
+/// A collective in flight on the communication stream.
+struct InFlight {
+  Operation *op;
+  Ranges ranges;
+  double done;
+};
+} // namespace
+
 StepCost estimateStep(func::FuncOp function, const Mesh *mesh,
-                      const DeviceProfile &profile, int64_t stage) {
+                      const DeviceProfile &profile, int64_t stage,
+                      const BufferPlan *plan) {
   std::map<std::string, GroupCost> kernels;
   std::map<std::string, GroupCost> collectives;
   std::map<std::string, GroupCost> byOp;
+  // The two streams (GPU profiles only; see CostModel.h).
+  // LLMC_PLAN_OVERLAP=none: no two-stream simulation (the step without
+  // overlap, as before it; to measure what it changes, docs/planning.md).
+  static const bool noOverlap = [] {
+    const char *v = std::getenv("LLMC_PLAN_OVERLAP");
+    return v && std::string(v) == "none";
+  }();
+  bool simulate = profile.shared.hostCores <= 0 && mesh && !noOverlap;
+  std::optional<BufferPlan> ownPlan;
+  if (simulate && !plan) {
+    FailureOr<BufferPlan> planned = planBuffers(function, stage);
+    if (succeeded(planned)) {
+      ownPlan = std::move(*planned);
+      plan = &*ownPlan;
+    }
+  }
+  double computeFree = 0, commFree = 0;
+  std::vector<InFlight> inFlight;
   for (Operation &op : function.getBody().front()) {
     if (stage >= 0)
       if (auto attr = op.getAttrOfType<IntegerAttr>("llmc.stage"))
@@ -171,8 +235,8 @@ StepCost estimateStep(func::FuncOp function, const Mesh *mesh,
           t->sentBytesPerRank = t->payloadBytes;
         }
       if (t) {
-        int64_t steps = ringSteps(t->kind, t->ranks);
-        if (steps == 0)
+        CollectiveCost cost = collectiveCost(*t, *mesh, profile);
+        if (cost.seconds == 0 && ringSteps(t->kind, t->ranks) == 0)
           continue;
         std::string axes = mesh->axesText(t->axes);
         GroupCost &g = collectives[axes];
@@ -181,9 +245,27 @@ StepCost estimateStep(func::FuncOp function, const Mesh *mesh,
         g.communication = true;
         ++g.kernels;
         g.bytes += static_cast<double>(t->sentBytesPerRank);
-        g.seconds +=
-            collectiveSeconds(steps, static_cast<double>(t->sentBytesPerRank),
-                              linkFor(*mesh, t->axes, profile));
+        g.seconds += cost.seconds;
+        if (simulate) {
+          // After every earlier kernel (the session's event on the compute
+          // stream), when the communication stream is free.
+          double start = std::max(commFree, computeFree);
+          commFree = start + cost.seconds;
+          if (t->kind == "send/recv") {
+            // A pipeline transfer sits on the dependence between two
+            // stages, which this one stage's simulation cannot see (when
+            // the peer sends): it is kept on the stage's critical path, as
+            // without overlap (conservative; the communication stream's
+            // earlier collectives are done by then too).
+            computeFree = commFree;
+            inFlight.clear();
+            continue;
+          }
+          InFlight f{&op, {}, commFree};
+          if (plan)
+            f.ranges = rangesOf(&op, *plan);
+          inFlight.push_back(std::move(f));
+        }
         continue;
       }
     }
@@ -194,6 +276,7 @@ StepCost estimateStep(func::FuncOp function, const Mesh *mesh,
     // its ops one by one, each a kernel of its own group.
     // The elementwise runs nested in the other regions (llmc-fuse) are
     // kernels of their own the same way.
+    double opSeconds = 0;
     std::function<void(Operation *)> visit = [&](Operation *op) {
       if (auto fused = dyn_cast<FusedOp>(op)) {
         Block &body = fused.getBody().front();
@@ -206,9 +289,43 @@ StepCost estimateStep(func::FuncOp function, const Mesh *mesh,
           return;
         }
       }
-      addKernel(op, kernels, byOp, profile);
+      opSeconds += addKernel(op, kernels, byOp, profile);
     };
     visit(&op);
+    if (!simulate || opSeconds == 0)
+      continue;
+    // The compute stream waits for the last in-flight collective whose
+    // bytes this op touches (and so for every one before it: the
+    // communication stream runs them in order).
+    int64_t waitFor = -1;
+    if (!inFlight.empty()) {
+      if (plan) {
+        Ranges mine = rangesOf(&op, *plan);
+        for (int64_t i = static_cast<int64_t>(inFlight.size()) - 1; i >= 0;
+             --i)
+          if (overlaps(mine, inFlight[i].ranges)) {
+            waitFor = i;
+            break;
+          }
+      } else {
+        for (int64_t i = static_cast<int64_t>(inFlight.size()) - 1;
+             i >= 0 && waitFor < 0; --i)
+          for (Value v : op.getOperands())
+            if (v.getDefiningOp() == inFlight[i].op) {
+              waitFor = i;
+              break;
+            }
+      }
+    }
+    double start = computeFree;
+    if (waitFor >= 0) {
+      start = std::max(start, inFlight[waitFor].done);
+      inFlight.erase(inFlight.begin(), inFlight.begin() + waitFor + 1);
+    }
+    computeFree = start + opSeconds;
+    // Collectives already done by now need no more checks.
+    while (!inFlight.empty() && inFlight.front().done <= computeFree)
+      inFlight.erase(inFlight.begin());
   }
   StepCost step;
   for (const char *name : kGroups) {
@@ -218,6 +335,8 @@ StepCost estimateStep(func::FuncOp function, const Mesh *mesh,
     step.compute += it->second.seconds;
     step.groups.push_back(it->second);
   }
+  if (auto it = kernels.find("optimizer"); it != kernels.end())
+    step.optimizer = it->second.seconds;
   for (auto &[name, g] : byOp)
     step.byOp.push_back(g);
   std::stable_sort(step.byOp.begin(), step.byOp.end(),
@@ -228,13 +347,15 @@ StepCost estimateStep(func::FuncOp function, const Mesh *mesh,
     step.communication += g.seconds;
     step.groups.push_back(g);
   }
+  if (simulate)
+    step.streams = std::max(computeFree, commFree);
   return step;
 }
 
-ProgramStep programStep(double busiest, double totalBusy, int64_t ranks,
+ProgramStep programStep(double criticalPath, double totalBusy, int64_t ranks,
                         double bubble, const DeviceProfile &profile) {
   ProgramStep step;
-  step.criticalPath = busiest / std::max(1e-9, 1.0 - bubble);
+  step.criticalPath = criticalPath;
   step.sharedCores = profile.shared.seconds(totalBusy, ranks, bubble);
   return step;
 }

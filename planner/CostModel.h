@@ -20,12 +20,17 @@
 
 #include "planner/DeviceProfile.h"
 
+#include "ir/Communication.h"
 #include "ir/Sharding.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
 #include <string>
 #include <vector>
+
+namespace llmc {
+struct BufferPlan;
+}
 
 namespace llmc::planner {
 
@@ -51,6 +56,39 @@ double collectiveSeconds(int64_t steps, double sentBytesPerRank,
 const LinkClass &linkFor(const Mesh &mesh, llvm::ArrayRef<int64_t> axes,
                          const DeviceProfile &profile);
 
+/// A collective's predicted time, its latency part (call latency and
+/// steps x link latency: what a split into microbatches repeats) and the
+/// algorithm (planner/Collectives.cpp): "ring", "tree", "hierarchical
+/// ring", "hierarchical tree".
+struct CollectiveCost {
+  double seconds = 0;
+  double latency = 0;
+  const char *algorithm = "ring";
+};
+
+/// Steps of a double binary tree all-reduce over `ranks`: up and down a
+/// tree of depth ceil(log2 ranks).
+int64_t treeSteps(int64_t ranks);
+
+/// How many ranks of a group over mesh `axes` one node of
+/// `devicesPerNode` consecutive ranks holds.
+int64_t ranksPerNode(const Mesh &mesh, llvm::ArrayRef<int64_t> axes,
+                     int64_t devicesPerNode);
+
+/// An all-reduce of `payload` bytes over `ranks` ranks, `local` of them per
+/// node, as NCCL would run it: a ring within a node; across nodes the
+/// cheapest of a flat ring on the inter-node link and a hierarchical one
+/// (reduce-scatter in the node, ring or double binary tree of S / local
+/// between nodes, all-gather in the node). A profile with host_cores (the
+/// CPU backend, no NCCL) keeps the ring.
+CollectiveCost allReduceCost(int64_t ranks, int64_t local, double payload,
+                             const DeviceProfile &profile);
+
+/// The cost of the collective `t` (ir/Communication.h) on `mesh`: an
+/// all-reduce as allReduceCost, every other kind a ring on linkFor's class.
+CollectiveCost collectiveCost(const CollectiveTraffic &t, const Mesh &mesh,
+                              const DeviceProfile &profile);
+
 /// One row of the breakdown.
 struct GroupCost {
   std::string group;
@@ -72,7 +110,16 @@ struct StepCost {
   std::vector<GroupCost> byOp;
   double compute = 0;
   double communication = 0;
+  /// The two-stream simulation (simulateStreams): kernels in program order
+  /// on the compute stream, collectives on the communication stream; 0 when
+  /// not simulated (then the step is noOverlap()).
+  double streams = 0;
+  /// Seconds of the optimizer's kernels (run once per step, after the
+  /// pipeline's last backward).
+  double optimizer = 0;
   double noOverlap() const { return compute + communication; }
+  /// The step of this rank: the two-stream simulation where there is one.
+  double seconds() const { return streams > 0 ? streams : noOverlap(); }
   double overlapped() const {
     return compute > communication ? compute : communication;
   }
@@ -87,16 +134,32 @@ std::string kernelGroup(mlir::Operation *op);
 /// llmc-split-pipeline) only the ops of that stage (llmc.stage, and ops
 /// without one) count: the busy time of that stage's ranks; the schedule's
 /// idle time is not in it.
+///
+/// On a profile without host_cores (GPUs: NCCL on a communication stream)
+/// the step is also simulated on two streams as the CUDA session runs it
+/// (docs/distributed.md, "Streams and events"): a collective starts when
+/// the communication stream is free and every earlier kernel has finished;
+/// a kernel starts when the compute stream is free and, if its arena bytes
+/// (operands, results, values inside its regions; from `plan`, the stage's
+/// buffer plan, computed here when null) overlap those of a collective
+/// still in flight, once that collective is done (a reader of its result or
+/// a writer reusing its buffer). Without a buffer plan, only readers of a
+/// collective's results wait. Pipeline sends and receives stay on the
+/// critical path (the peer's side of the transfer is outside one stage's
+/// simulation). The CPU backend's collectives block every thread (no
+/// overlap): there `streams` stays 0.
 StepCost estimateStep(mlir::func::FuncOp function, const Mesh *mesh,
-                      const DeviceProfile &profile, int64_t stage = -1);
+                      const DeviceProfile &profile, int64_t stage = -1,
+                      const BufferPlan *plan = nullptr);
 
 /// One step of a whole program of `ranks` ranks (docs/planning.md, "CPU
-/// meshes"): the critical path, the busiest rank's (or pipeline stage's)
-/// `busiest` seconds over the schedule's busy share 1 - `bubble`; and on a
+/// meshes"): the critical path `criticalPath` (one rank's step, or the
+/// pipeline's simulated schedule, whose idle share is `bubble`); and on a
 /// profile whose devices share host cores (hostCores > 0: the CPU
 /// backend's threads), at least the ranks' summed busy time `totalBusy`
 /// spread over min(ranks, hostCores) cores, of which the profile's measured
-/// idle share is lost (DeviceProfile::sharedCoreSeconds). A rank waiting
+/// idle share is lost (SharedCores::seconds, which grows with the
+/// bubble). A rank waiting
 /// for a peer (a collective, a pipeline receive, the bubble) leaves its
 /// core to the others, so that wait is not in `totalBusy`; the idle share
 /// is what the others do not take up.
@@ -107,7 +170,7 @@ struct ProgramStep {
     return criticalPath > sharedCores ? criticalPath : sharedCores;
   }
 };
-ProgramStep programStep(double busiest, double totalBusy, int64_t ranks,
+ProgramStep programStep(double criticalPath, double totalBusy, int64_t ranks,
                         double bubble, const DeviceProfile &profile);
 
 } // namespace llmc::planner

@@ -45,6 +45,101 @@ double simulateBubble(const std::vector<StageMeasure> &stages,
       .bubble();
 }
 
+double simulatePipeline(llvm::ArrayRef<double> busy,
+                        llvm::ArrayRef<double> optimizer,
+                        llvm::ArrayRef<double> forwardShare,
+                        llvm::StringRef schedule, int64_t virtualStages,
+                        int64_t microbatches, double *bubble) {
+  int64_t p = static_cast<int64_t>(busy.size());
+  int64_t v = std::max<int64_t>(1, virtualStages);
+  int64_t m = std::max<int64_t>(1, microbatches);
+  std::vector<std::vector<pipeline::Unit>> orders =
+      pipeline::stageOrders(schedule, p, v, m);
+  double pieces = static_cast<double>(v * m);
+  pipeline::Simulation sim =
+      pipeline::simulate(orders, p * v, [&](const pipeline::Unit &u) {
+        int64_t s = u.chunk % p;
+        double share = u.backward ? 1.0 - forwardShare[s] : forwardShare[s];
+        return std::max(0.0, busy[s] - optimizer[s]) * share / pieces;
+      });
+  if (bubble)
+    *bubble = sim.bubble();
+  double step = 0;
+  for (int64_t s = 0; s < p; ++s)
+    step = std::max(step, sim.freeAt[s] + optimizer[s]);
+  return step;
+}
+
+void schedulePipeline(Measure &measure, const Candidate &candidate) {
+  int64_t p = static_cast<int64_t>(measure.stages.size());
+  if (p <= 1)
+    return;
+  int64_t v = std::max<int64_t>(1, candidate.virtualStages);
+  int64_t m = std::max<int64_t>(1, candidate.microbatches);
+  llvm::StringRef schedule = v > 1 ? "interleaved" : "1f1b";
+  if (measure.virtualStages == 1 && v > 1) {
+    // The most units (chunk-microbatches) each stage holds at once, as
+    // llmc-split-pipeline counts them (forwards not yet run backward).
+    std::vector<std::vector<pipeline::Unit>> orders =
+        pipeline::stageOrders(schedule, p, v, m);
+    for (int64_t s = 0; s < p; ++s) {
+      StageMeasure &st = measure.stages[s];
+      int64_t live = 0, most = 0;
+      for (const pipeline::Unit &u : orders[s]) {
+        live += u.backward ? -1 : 1;
+        most = std::max(most, live);
+      }
+      double perMicro =
+          st.activations / static_cast<double>(std::min(p - s, m));
+      double held = perMicro * static_cast<double>(most) / static_cast<double>(v);
+      st.arena += held - st.activations;
+      st.activations = held;
+      // Each extra chunk receives and sends the residual stream forward and
+      // its gradient backward: 4 (v - 1) transfers of a microbatch's
+      // boundary more per microbatch (setChunkTransfer).
+      if (measure.boundaryBytes > 0 && measure.transferBandwidth > 0) {
+        double transfers = 4.0 * static_cast<double>((v - 1) * m);
+        double bytes = measure.boundaryBytes / static_cast<double>(m);
+        double seconds =
+            transfers * (measure.transferLatency +
+                         bytes / measure.transferBandwidth);
+        st.communication += seconds;
+        st.commSeconds["pp"] += seconds;
+        st.commBytes["pp"] += transfers * bytes;
+      }
+    }
+    measure.virtualStages = v;
+  }
+  measure.schedule = schedule.str();
+  std::vector<double> busy, optimizer, share;
+  for (const StageMeasure &st : measure.stages) {
+    busy.push_back(st.busy());
+    optimizer.push_back(st.optimizer);
+    double flops = st.forwardFlops + st.backwardFlops;
+    share.push_back(flops > 0 ? st.forwardFlops / flops : 1.0 / 3.0);
+  }
+  measure.busiest = busiestStage(measure.stages);
+  measure.pipelineSeconds = simulatePipeline(busy, optimizer, share, schedule,
+                                             measure.virtualStages, m,
+                                             &measure.bubble);
+}
+
+void setChunkTransfer(Measure &measure, const RunDescription &run,
+                      const Candidate &c, const DeviceProfile &profile) {
+  double element = run.precision.policy == PrecisionPolicy::Fp32 ? 4.0 : 2.0;
+  measure.boundaryBytes =
+      static_cast<double>(run.train.batchSize) /
+      static_cast<double>(c.dp * c.ep) * static_cast<double>(run.train.seqLen) /
+      static_cast<double>(c.cp) * static_cast<double>(run.model.hiddenSize) *
+      element;
+  // pp is the outermost mesh axis: its groups span every rank.
+  const LinkClass &link = c.devices() <= profile.devicesPerNode
+                              ? profile.intraNode
+                              : profile.interNode;
+  measure.transferLatency = link.latency;
+  measure.transferBandwidth = link.bandwidth;
+}
+
 Measure withMicrobatches(Measure measure, const Candidate &candidate,
                          const DeviceProfile &profile) {
   int64_t micro = candidate.microbatches;
@@ -79,7 +174,7 @@ Measure withMicrobatches(Measure measure, const Candidate &candidate,
     m.activations = held;
   }
   measure.busiest = busiestStage(measure.stages);
-  measure.bubble = simulateBubble(measure.stages, micro);
+  schedulePipeline(measure, candidate);
   return measure;
 }
 
@@ -126,7 +221,7 @@ Measure fitMicrobatches(const Measure &one, const Measure &two,
     m.activations = held;
   }
   out.busiest = busiestStage(out.stages);
-  out.bubble = simulateBubble(out.stages, candidate.microbatches);
+  schedulePipeline(out, candidate);
   return out;
 }
 

@@ -101,7 +101,9 @@ CompilePipelineOptions candidateOptions(CompilePipelineOptions base,
 double Measure::stepSeconds() const {
   if (stages.empty())
     return 0;
-  double critical = stages[busiest].busy() / std::max(1e-9, 1.0 - bubble);
+  double critical = pipelineSeconds > 0
+                        ? pipelineSeconds
+                        : stages[busiest].busy() / std::max(1e-9, 1.0 - bubble);
   if (shared.hostCores <= 0)
     return critical;
   // As llmc plan's programStep: each stage's ranks run its ops.
@@ -146,28 +148,36 @@ mlir::FailureOr<Measure> measureProgram(mlir::ModuleOp module,
   Measure measure;
   measure.ranks = partitioned ? mesh->numDevices() : 1;
   measure.shared = profile.shared;
-  int64_t stages = 1;
+  int64_t stages = 1, pipelineMicrobatches = 1;
   if (auto pipeline =
           function->getAttrOfType<mlir::DictionaryAttr>("llmc.pipeline")) {
     stages = pipeline.getAs<mlir::IntegerAttr>("stages").getInt();
     measure.bubble =
         pipeline.getAs<mlir::FloatAttr>("bubble").getValueAsDouble();
+    measure.schedule =
+        pipeline.getAs<mlir::StringAttr>("schedule").getValue().str();
+    measure.virtualStages =
+        pipeline.getAs<mlir::IntegerAttr>("virtual_stages").getInt();
+    pipelineMicrobatches =
+        pipeline.getAs<mlir::IntegerAttr>("microbatches").getInt();
   }
   for (int64_t s = 0; s < stages; ++s) {
     int64_t stage = stages > 1 ? s : -1;
-    StepCost cost = estimateStep(function, meshPtr, profile, stage);
+    mlir::FailureOr<BufferPlan> plan = planBuffers(function, stage);
+    if (mlir::failed(plan))
+      return mlir::failure();
+    StepCost cost = estimateStep(function, meshPtr, profile, stage, &*plan);
     StageMeasure m;
     m.compute = cost.compute;
     m.communication = cost.communication;
+    m.hidden = std::max(0.0, cost.noOverlap() - cost.seconds());
+    m.optimizer = cost.optimizer;
     for (const GroupCost &g : cost.groups)
       if (g.communication) {
         std::string axes = axesOfGroup(g.group);
         m.commSeconds[axes] += g.seconds;
         m.commBytes[axes] += g.bytes;
       }
-    mlir::FailureOr<BufferPlan> plan = planBuffers(function, stage);
-    if (mlir::failed(plan))
-      return mlir::failure();
     m.arena = static_cast<double>(plan->arenaBytes);
     m.activations = static_cast<double>(plan->memory.mostActivations);
     m.persistent = static_cast<double>(plan->memory.weights +
@@ -189,19 +199,19 @@ mlir::FailureOr<Measure> measureProgram(mlir::ModuleOp module,
             cost.getFlops();
       if (meshPtr) {
         std::optional<CollectiveTraffic> t = collectiveTraffic(&op, *meshPtr);
-        int64_t steps = 0;
+        double latency = 0;
         if (t)
-          steps = ringSteps(t->kind, t->ranks);
+          latency = collectiveCost(*t, *meshPtr, profile).latency -
+                    linkFor(*meshPtr, t->axes, profile).callLatency;
         else if (auto send = llvm::dyn_cast<SendOp>(op)) {
           t = CollectiveTraffic();
           t->axes.push_back(static_cast<int64_t>(send.getAxis()));
-          steps = 1;
+          latency = linkFor(*meshPtr, t->axes, profile).latency;
         }
         if (t) {
-          if (steps > 0 && !llvm::is_contained(t->axes, meshPtr->axisIndex("dp")))
-            m.microbatchLatency +=
-                static_cast<double>(steps) *
-                linkFor(*meshPtr, t->axes, profile).latency;
+          if (latency > 0 &&
+              !llvm::is_contained(t->axes, meshPtr->axisIndex("dp")))
+            m.microbatchLatency += latency;
           continue;
         }
       }
@@ -225,6 +235,19 @@ mlir::FailureOr<Measure> measureProgram(mlir::ModuleOp module,
     measure.stages.push_back(std::move(m));
   }
   measure.busiest = busiestOf(measure.stages);
+  if (stages > 1) {
+    // The compiled schedule, simulated with the stages' times.
+    std::vector<double> busy, optimizer, share;
+    for (const StageMeasure &st : measure.stages) {
+      busy.push_back(st.busy());
+      optimizer.push_back(st.optimizer);
+      double flops = st.forwardFlops + st.backwardFlops;
+      share.push_back(flops > 0 ? st.forwardFlops / flops : 1.0 / 3.0);
+    }
+    measure.pipelineSeconds = simulatePipeline(
+        busy, optimizer, share, measure.schedule, measure.virtualStages,
+        pipelineMicrobatches, &measure.bubble);
+  }
   return measure;
 }
 
@@ -245,6 +268,8 @@ Measure extrapolate(const Measure &a, double xa, const Measure &b, double xb,
   Measure out;
   out.ranks = a.ranks;
   out.shared = a.shared;
+  out.schedule = a.schedule;
+  out.virtualStages = a.virtualStages;
   for (size_t s = 0; s < a.stages.size() && s < b.stages.size(); ++s) {
     const StageMeasure &sa = a.stages[s], &sb = b.stages[s];
     StageMeasure m;
@@ -260,6 +285,8 @@ Measure extrapolate(const Measure &a, double xa, const Measure &b, double xb,
     m.forwardBackwardKernels =
         line(sa.forwardBackwardKernels, sb.forwardBackwardKernels);
     m.microbatchLatency = line(sa.microbatchLatency, sb.microbatchLatency);
+    m.hidden = line(sa.hidden, sb.hidden);
+    m.optimizer = line(sa.optimizer, sb.optimizer);
     out.stages.push_back(std::move(m));
   }
   out.busiest = busiestOf(out.stages);
@@ -328,6 +355,7 @@ mlir::FailureOr<Measure> evaluateCandidate(mlir::MLIRContext &context,
   // `exact`.
   bool derive = candidate.microbatches > 1 && !exact;
   Candidate probe = candidate;
+  probe.virtualStages = 1; // probes are 1F1B; the chunks are applied after
   if (derive)
     probe.microbatches = 1;
   mlir::FailureOr<Measure> measure =
@@ -336,6 +364,7 @@ mlir::FailureOr<Measure> evaluateCandidate(mlir::MLIRContext &context,
     return mlir::failure();
   if (derive)
     return withMicrobatches(*measure, candidate, profile);
+  schedulePipeline(*measure, candidate);
   return measure;
 }
 
@@ -352,9 +381,12 @@ mlir::FailureOr<Measure> probeAndExtrapolate(mlir::MLIRContext &context,
     // Small enough to compile as it is.
     if (compiles)
       ++*compiles;
-    return compileAndMeasure(context, run, layers,
-                             candidateOptions(base, probe, layers), profile,
-                             error);
+    mlir::FailureOr<Measure> whole = compileAndMeasure(
+        context, run, layers, candidateOptions(base, probe, layers), profile,
+        error);
+    if (succeeded(whole))
+      setChunkTransfer(*whole, run, probe, profile);
+    return whole;
   }
   mlir::FailureOr<Measure> a = compileAndMeasure(
       context, run, n1, candidateOptions(base, probe, n1), profile, error);
@@ -371,7 +403,10 @@ mlir::FailureOr<Measure> probeAndExtrapolate(mlir::MLIRContext &context,
   Measure out = extrapolate(*a, static_cast<double>(n1), *b,
                             static_cast<double>(n2),
                             static_cast<double>(layers));
-  out.bubble = simulateBubble(out.stages, probe.microbatches);
+  setChunkTransfer(out, run, probe, profile);
+  Candidate oneChunk = probe;
+  oneChunk.virtualStages = 1; // compiled 1F1B (candidateOptions)
+  schedulePipeline(out, oneChunk);
   return out;
 }
 

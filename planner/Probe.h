@@ -54,14 +54,32 @@ struct StageMeasure {
   /// Latency (ring steps x link latency) of the collectives that run once
   /// per microbatch: those over axes other than dp (tp, cp, ep, pp).
   double microbatchLatency = 0;
+  /// Seconds of communication the two-stream simulation hides behind
+  /// kernels (estimateStep's noOverlap() - seconds()); 0 on the CPU.
+  double hidden = 0;
+  /// Seconds of the optimizer's kernels (in compute; run once per step).
+  double optimizer = 0;
 
-  double busy() const { return compute + communication; }
+  double busy() const { return compute + communication - hidden; }
 };
 
 /// The evaluation of a candidate: per stage, and the step.
 struct Measure {
   std::vector<StageMeasure> stages; ///< one without a pipeline
   double bubble = 0;                ///< idle share of a pipelined step
+  /// A pipelined step as its schedule simulated with each stage's time
+  /// (schedulePipeline); 0: busiest stage over 1 - bubble.
+  double pipelineSeconds = 0;
+  /// The schedule of a pipelined measure ("1f1b", "interleaved") and its
+  /// virtual stages (model chunks per stage).
+  std::string schedule = "1f1b";
+  int64_t virtualStages = 1;
+  /// What a transfer between pipeline chunks costs, for the interleaved
+  /// schedule's extra ones (setChunkTransfer): the residual stream of the
+  /// whole step's batch per rank (bytes; a microbatch's is 1/M of it), and
+  /// the pp link's latency and bandwidth. 0: unknown (no extra transfers).
+  double boundaryBytes = 0;
+  double transferLatency = 0, transferBandwidth = 0;
   int64_t busiest = 0;              ///< the stage the step is bound by
   /// The program's ranks and the profile's shared host cores (0: devices
   /// do not share cores): on the CPU profile the step is also bounded by
@@ -91,6 +109,43 @@ Measure extrapolate(const Measure &a, double xa, const Measure &b, double xb,
 /// simulation llmc-split-pipeline runs (passes/PipelineSchedule.h).
 double simulateBubble(const std::vector<StageMeasure> &stages,
                       int64_t microbatches);
+
+/// The pipelined step of `busy` seconds per stage (its optimizer's
+/// `optimizer` seconds included; they run once, after the stage's last
+/// backward), the forward share of each stage's flops `forwardShare`, as
+/// the schedule `schedule` with `virtualStages` chunks per stage runs
+/// `microbatches`: pipeline::stageOrders and pipeline::simulate with each
+/// unit taking its stage's (busy - optimizer) x share / (virtual stages x
+/// microbatches). Returns the step (the last stage to finish, its
+/// optimizer included) and sets `bubble` to the schedule's idle share.
+double simulatePipeline(llvm::ArrayRef<double> busy,
+                        llvm::ArrayRef<double> optimizer,
+                        llvm::ArrayRef<double> forwardShare,
+                        llvm::StringRef schedule, int64_t virtualStages,
+                        int64_t microbatches, double *bubble = nullptr);
+
+/// A measure of a 1F1B program (probes are compiled 1F1B) run with the
+/// candidate's schedule: with v = candidate.virtualStages > 1 the
+/// interleaved schedule of v chunks of layers/(pp v) layers per stage (not
+/// compiled: each stage's time and flops are split into v equal chunks),
+/// 4 (v - 1) more chunk transfers per microbatch and stage
+/// (setChunkTransfer) and its activations those of the units a stage holds at once (the
+/// stage order's most forwards not yet run backward, 1/v of a
+/// microbatch's each, instead of 1F1B's min(pp - s, M)); then the step
+/// simulated (simulatePipeline).
+void schedulePipeline(Measure &measure, const Candidate &candidate);
+
+/// Records on `measure` what one transfer between pipeline chunks of
+/// `candidate` costs: the residual stream of batch / (dp ep) sequences of
+/// seq / cp tokens of the model's width, in the activations' precision (2
+/// bytes for bf16 and fp16, 4 for fp32), over the pp axis's link (within
+/// a node when every rank is). With v chunks per stage the interleaved
+/// schedule makes 4 (v - 1) more of them per microbatch on every stage
+/// (a forward receive and send and a backward receive and send per extra
+/// chunk): counted in the llmc-split-pipeline programs of a small GPT-2,
+/// 101 -> 133 transfers for 2 stages, 4 microbatches, v = 3.
+void setChunkTransfer(Measure &measure, const RunDescription &run,
+                      const Candidate &candidate, const DeviceProfile &profile);
 
 /// A probe compile: `run` with `layers` layers under `options` (its
 /// batch split into options.microbatches), through the whole pipeline.

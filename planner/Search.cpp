@@ -108,7 +108,8 @@ const Evaluated *dominator(const std::vector<Evaluated> &done,
     const Candidate &d = e.candidate;
     if (!e.fits || !sameMesh(c, d) || d == c)
       continue;
-    bool micro = c.pp > 1 ? d.microbatches == c.microbatches
+    bool micro = c.pp > 1 ? d.microbatches == c.microbatches &&
+                                d.virtualStages == c.virtualStages
                           : d.microbatches <= c.microbatches;
     if (!lighterZero(d.zero, c.zero) || d.remat > c.remat || !micro)
       continue;
@@ -150,8 +151,22 @@ SearchResult searchMeshes(mlir::MLIRContext &context,
   for (int64_t m = 1; m <= run.train.batchSize; m *= 2)
     microOptions.push_back(m);
   std::vector<Candidate> meshes = enumerateMeshes(options.devices);
-  int64_t total = static_cast<int64_t>(meshes.size()) * 4 * 3 *
-                  static_cast<int64_t>(microOptions.size());
+  // Virtual stages (the interleaved schedule) for a pipeline: every
+  // divisor v of the layers of a stage (equal chunks of at least one whole
+  // layer); the microbatch rule of the interleaved order prunes the rest
+  // with its reason (checkCandidate).
+  auto virtualOptions = [&](const Candidate &mesh) {
+    std::vector<int64_t> out = {1};
+    if (mesh.pp > 1 && run.model.numLayers % mesh.pp == 0)
+      for (int64_t v = 2; v <= run.model.numLayers / mesh.pp; ++v)
+        if ((run.model.numLayers / mesh.pp) % v == 0)
+          out.push_back(v);
+    return out;
+  };
+  int64_t total = 0;
+  for (const Candidate &mesh : meshes)
+    total += 4 * 3 * static_cast<int64_t>(microOptions.size()) *
+             static_cast<int64_t>(virtualOptions(mesh).size());
   int64_t seen = 0;
   auto progress = [&](bool force) {
     if (!options.progress || (!force && secondsSince(lastProgress) < 1.0))
@@ -178,13 +193,15 @@ SearchResult searchMeshes(mlir::MLIRContext &context,
     for (int64_t zero = 0; zero <= 3; ++zero)
       for (RematChoice remat :
            {RematChoice::None, RematChoice::Selective, RematChoice::Full})
-        for (int64_t micro : microOptions) {
+        for (int64_t micro : microOptions)
+         for (int64_t virtualStages : virtualOptions(mesh)) {
           ++seen;
           progress(false);
           Candidate c = mesh;
           c.zero = zero;
           c.remat = remat;
           c.microbatches = micro;
+          c.virtualStages = virtualStages;
           // 2. The rules that need no compile, and one restriction of the
           //    search: tensor parallelism stays within a node (its
           //    per-layer collectives on the inter-node link).
@@ -254,6 +271,7 @@ SearchResult searchMeshes(mlir::MLIRContext &context,
           if (c.microbatches > 1) {
             Candidate probe = c;
             probe.microbatches = 1;
+            probe.virtualStages = 1; // shared by every v (planner/Probe.h)
             std::string probeKey = probe.text();
             auto it = pipelineProbes.find(probeKey);
             if (it == pipelineProbes.end()) {
@@ -415,7 +433,13 @@ std::vector<std::string> explainWinner(const SearchResult &result,
       win->candidate.text(), ms(w.stepSeconds()), ms(ws.compute),
       ms(ws.communication), comm.empty() ? "" : ": " + comm,
       w.stages.size() > 1
-          ? llvm::formatv(", pipeline bubble {0:f1}%", w.bubble * 100).str()
+          ? llvm::formatv(", pipeline {0}{1}, bubble {2:f1}%", w.schedule,
+                          w.virtualStages > 1
+                              ? " of " + std::to_string(w.virtualStages) +
+                                    " virtual stages"
+                              : std::string(),
+                          w.bubble * 100)
+                .str()
           : "",
       gibText(w.memoryBytes()), gibText(budgetBytes)));
   // The next best: what it costs more, term by term.

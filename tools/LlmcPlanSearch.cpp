@@ -60,8 +60,9 @@ void printReport(llvm::raw_ostream &os, const llmc::RunDescription &run,
       dominated, evaluated, result.ranked.size(), result.tooLarge.size(),
       result.compiles);
   os << llvm::formatv(
-      "  top five (predicted step time without overlap; kernels and "
-      "communication of the busiest stage; MFU: {0:e2} model flops per step "
+      "  top five (predicted step time: kernels and collectives on two "
+      "streams, a pipeline as its schedule simulated; kernels and "
+      "communication of the busiest stage, without overlap; MFU: {0:e2} model flops per step "
       "over the step and the devices' {1} peak; ~: microbatches derived from "
       "a probe of one, not compiled):\n",
       planner::modelFlopsPerStep(run),
@@ -201,11 +202,16 @@ int chooseMesh(Session &session, const CompileRequest &request,
   run.parallel.ep = c.ep;
   run.parallel.zero = c.zero;
   run.parallel.sequenceParallel = false;
-  run.parallel.pipelineSchedule = llmc::PipelineSchedule::OneFOneB;
-  run.parallel.virtualStages = 1;
+  // 1F1B, or interleaved 1F1B with the winner's virtual stages; equal
+  // chunks of layers / (pp x v) layers.
+  int64_t chunks = c.pp * c.virtualStages;
+  run.parallel.pipelineSchedule = c.virtualStages > 1
+                                      ? llmc::PipelineSchedule::Interleaved
+                                      : llmc::PipelineSchedule::OneFOneB;
+  run.parallel.virtualStages = c.virtualStages;
   run.parallel.pipelineBoundaries.clear();
-  for (int64_t s = 1; s < c.pp; ++s)
-    run.parallel.pipelineBoundaries.push_back(s * run.model.numLayers / c.pp);
+  for (int64_t s = 1; s < chunks; ++s)
+    run.parallel.pipelineBoundaries.push_back(s * run.model.numLayers / chunks);
   run.parallel.autoMesh = false;
   run.train.microbatches = c.microbatches;
   run.memory.remat = c.remat == planner::RematChoice::Full
@@ -236,6 +242,7 @@ int chooseMesh(Session &session, const CompileRequest &request,
       b.getNamedAttr("zero", b.getI64IntegerAttr(c.zero)),
       b.getNamedAttr("remat", b.getStringAttr(planner::rematName(c.remat))),
       b.getNamedAttr("microbatches", b.getI64IntegerAttr(c.microbatches)),
+      b.getNamedAttr("virtual_stages", b.getI64IntegerAttr(c.virtualStages)),
       b.getNamedAttr("devices", b.getI64IntegerAttr(devices)),
       b.getNamedAttr("profile", b.getStringAttr(profile->name)),
       b.getNamedAttr("predicted_step_ms",
@@ -286,13 +293,15 @@ int runPlanProbe(const PlanCommand &options) {
             : run.memory.remat == llmc::RematPolicy::Selective
                 ? planner::RematChoice::Selective
                 : planner::RematChoice::None;
-  if (p.sequenceParallel || p.virtualStages != 1 ||
-      p.pipelineSchedule != llmc::PipelineSchedule::OneFOneB ||
+  c.virtualStages = p.virtualStages;
+  if (p.sequenceParallel ||
+      p.pipelineSchedule == llmc::PipelineSchedule::GPipe ||
       run.memory.remat == llmc::RematPolicy::Auto) {
     llvm::errs() << options.input
-                 << ": error: --probe predicts 1F1B pipelines with equal "
-                    "stages, no sp and remat none, selective or full (what "
-                    "the search evaluates); remove the other settings\n";
+                 << ": error: --probe predicts 1F1B and interleaved 1F1B "
+                    "pipelines with equal stages, no sp and remat none, "
+                    "selective or full (what the search evaluates); remove "
+                    "the other settings\n";
     return kExitUsage;
   }
   if (std::optional<planner::Rejection> why =
@@ -328,6 +337,7 @@ int runPlanProbe(const PlanCommand &options) {
   auto start = std::chrono::steady_clock::now();
   // Several microbatches: fitted from probes of one and of two.
   mlir::FailureOr<planner::Measure> m = mlir::failure();
+  std::string otherSchedules;
   if (c.microbatches > 1) {
     planner::Candidate one = c, two = c;
     one.microbatches = 1;
@@ -340,6 +350,25 @@ int runPlanProbe(const PlanCommand &options) {
                                         error, &compiles);
     if (succeeded(m2))
       m = planner::fitMicrobatches(*m1, *m2, c);
+    // The same probes under every virtual-stage count the rules allow
+    // (the probes are 1F1B; the schedule is applied after).
+    if (succeeded(m2) && c.pp > 1)
+      for (int64_t v = 1; v * c.pp <= run.model.numLayers; ++v) {
+        planner::Candidate other = c;
+        other.virtualStages = v;
+        if (v == c.virtualStages ||
+            planner::checkCandidate(run.model, run.train, other))
+          continue;
+        planner::Measure o = planner::fitMicrobatches(*m1, *m2, other);
+        otherSchedules += llvm::formatv(
+            "  with v={0} ({1}): step {2} ms, bubble {3:f1}%, MFU {4:f1}%, "
+            "{5} per rank\n",
+            v, v > 1 ? "interleaved" : "1f1b", msText(o.stepSeconds()),
+            o.bubble * 100,
+            100 * planner::modelFlopsUtilization(run, o.stepSeconds(),
+                                                 c.devices(), *profile),
+            planner::gibText(o.memoryBytes()));
+      }
   } else {
     m = planner::evaluateCandidate(session.context, run, c, *profile, error,
                                    &compiles);
@@ -366,13 +395,24 @@ int runPlanProbe(const PlanCommand &options) {
                          : "");
   os << llvm::formatv(
       "  step {0} ms ({1} ms kernels + {2} ms communication of the busiest "
-      "stage {3}, bubble {4:f1}%), MFU {5:f1}% ({6:e2} model flops per "
-      "step)\n",
+      "stage {3}, {7} ms of it hidden behind kernels; bubble {4:f1}%), MFU "
+      "{5:f1}% ({6:e2} model flops per step)\n",
       msText(m->stepSeconds()), msText(s.compute), msText(s.communication),
       m->busiest, m->bubble * 100,
       100 * planner::modelFlopsUtilization(run, m->stepSeconds(), devices,
                                            *profile),
-      planner::modelFlopsPerStep(run));
+      planner::modelFlopsPerStep(run), msText(s.hidden));
+  if (m->stages.size() > 1)
+    os << llvm::formatv(
+        "  pipeline: {0}{1} over {2} stages, {3} microbatches (probes "
+        "compiled 1F1B{4}; the schedule simulated with each stage's time)\n",
+        m->schedule,
+        m->virtualStages > 1
+            ? " with " + std::to_string(m->virtualStages) + " virtual stages"
+            : std::string(),
+        m->stages.size(), c.microbatches,
+        m->virtualStages > 1 ? ", the chunks applied after" : "");
+  os << otherSchedules;
   os << "  memory: " << planner::gibText(m->memoryBytes())
      << " per rank (the largest stage's arena) of "
      << planner::gibText(budget) << " ("

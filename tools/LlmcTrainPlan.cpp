@@ -10,6 +10,7 @@
 #include "ir/Phase.h"
 #include "ir/Sharding.h"
 #include "planner/CostModel.h"
+#include "planner/Probe.h"
 
 #include <map>
 
@@ -172,41 +173,54 @@ void printStepTime(llvm::raw_ostream &os, mlir::func::FuncOp function,
   llmc::planner::StepCost step =
       llmc::planner::estimateStep(function, mesh, profile);
   // A pipelined step: each stage's ranks run their own ops. The rows below
-  // are the busiest stage's; the step is estimated as its busy time over
-  // the schedule's busy share, 1 - bubble (exact for equal stages).
+  // are the busiest stage's; the step is the compiled schedule simulated
+  // with each stage's time (planner::simulatePipeline).
   std::string pipelineLine;
   // The whole program: every rank's busy time (each stage's ranks run its
   // ops), for a profile whose devices share cores (planner::programStep).
   int64_t ranks = mesh ? mesh->numDevices() : 1;
-  double totalBusy = step.noOverlap() * static_cast<double>(ranks);
-  double bubble = 0;
+  double totalBusy = step.seconds() * static_cast<double>(ranks);
+  double critical = step.seconds(), bubble = 0;
   if (auto pipeline =
           function->getAttrOfType<mlir::DictionaryAttr>("llmc.pipeline")) {
     int64_t stages = pipeline.getAs<mlir::IntegerAttr>("stages").getInt();
-    bubble = pipeline.getAs<mlir::FloatAttr>("bubble").getValueAsDouble();
     std::string perStage;
     int64_t busiest = 0;
     totalBusy = 0;
     for (int64_t s = 0; s < stages; ++s) {
       llmc::planner::StepCost stageCost =
           llmc::planner::estimateStep(function, mesh, profile, s);
-      totalBusy += stageCost.noOverlap() * static_cast<double>(ranks) /
+      totalBusy += stageCost.seconds() * static_cast<double>(ranks) /
                    static_cast<double>(stages);
       perStage += llvm::formatv("{0}{1:f3}", s ? ", " : "",
-                                stageCost.noOverlap() * 1e3)
+                                stageCost.seconds() * 1e3)
                       .str();
-      if (s == 0 || stageCost.noOverlap() > step.noOverlap()) {
+      if (s == 0 || stageCost.seconds() > step.seconds()) {
         step = std::move(stageCost);
         busiest = s;
       }
     }
-    pipelineLine =
-        llvm::formatv("    pipeline: stages busy {0} ms without overlap; "
-                      "the step ~ stage {1}'s {2:f3} ms / (1 - bubble "
-                      "{3:f3}) = {4:f3} ms (the rows: stage {1})\n",
-                      perStage, busiest, step.noOverlap() * 1e3, bubble,
-                      step.noOverlap() * 1e3 / std::max(1e-9, 1.0 - bubble))
-            .str();
+    critical = step.seconds();
+    auto module = function->getParentOfType<mlir::ModuleOp>();
+    mlir::FailureOr<llmc::planner::Measure> measure =
+        module ? llmc::planner::measureProgram(module, profile)
+               : mlir::FailureOr<llmc::planner::Measure>(mlir::failure());
+    if (succeeded(measure) && measure->pipelineSeconds > 0) {
+      critical = measure->pipelineSeconds;
+      bubble = measure->bubble;
+      int64_t v = measure->virtualStages;
+      pipelineLine =
+          llvm::formatv(
+              "    pipeline: {0}{1}, {2} microbatches; stages busy {3} ms; "
+              "the schedule simulated with each stage's time: {4:f3} ms, "
+              "bubble {5:f3} (the rows: stage {6})\n",
+              measure->schedule,
+              v > 1 ? " of " + std::to_string(v) + " virtual stages"
+                    : std::string(),
+              pipeline.getAs<mlir::IntegerAttr>("microbatches").getInt(),
+              perStage, critical * 1e3, measure->bubble, busiest)
+              .str();
+    }
   }
   os << "  predicted step time on device profile '" << profile.name << "' ("
      << profile.description << (profile.description.empty() ? "" : "; ")
@@ -217,9 +231,15 @@ void printStepTime(llvm::raw_ostream &os, mlir::func::FuncOp function,
      << "):\n";
   os << llvm::formatv("    {0:f3} ms without overlap ({1:f3} ms kernels + "
                       "{2:f3} ms communication), {3:f3} ms with the "
-                      "communication fully overlapped\n",
+                      "communication fully overlapped",
                       step.noOverlap() * 1e3, step.compute * 1e3,
                       step.communication * 1e3, step.overlapped() * 1e3);
+  if (step.streams > 0)
+    os << llvm::formatv(", {0:f3} ms on two streams (kernels in order; "
+                        "collectives on their own stream, waited for by the "
+                        "first kernel touching their buffers)",
+                        step.streams * 1e3);
+  os << "\n";
   os << pipelineLine;
   os << "    " << llvm::left_justify("group", 32)
      << llvm::right_justify("kernels", 8) << llvm::right_justify("flops", 12)
@@ -251,7 +271,7 @@ void printStepTime(llvm::raw_ostream &os, mlir::func::FuncOp function,
          << "\n";
   }
   llmc::planner::ProgramStep whole = llmc::planner::programStep(
-      step.noOverlap(), totalBusy, ranks, bubble, profile);
+      critical, totalBusy, ranks, bubble, profile);
   os << llvm::formatv("    predicted step: {0:f3} ms", whole.seconds() * 1e3);
   if (whole.sharedCores > 0)
     os << llvm::formatv(" (the larger of the critical path {0:f3} ms and "

@@ -10,7 +10,7 @@
 // RUN: cp %S/Inputs/search-tiny.toml %t.large.toml
 // RUN: llmc compile %t.large.toml --device-profile %S/Inputs/search-gpu.toml --dump-ir=%t.large.dumps 2>%t.large.err | FileCheck %s --check-prefix=LARGE
 // RUN: FileCheck %s --check-prefix=LARGE-ERR < %t.large.err
-// LARGE: module attributes {llmc.auto_mesh = {budget_gib = 74.5{{[0-9]+}} : f64, candidates = 720 : i64, cp = 1 : i64, devices = 4 : i64, dp = 4 : i64, ep = 1 : i64, evaluated = {{[0-9]+}} : i64, microbatches = 1 : i64, pp = 1 : i64, predicted_memory_gib = {{.*}} : f64, predicted_step_ms = {{.*}} : f64, profile = "litgpu", remat = "none", tp = 1 : i64, zero = 0 : i64}, llmc.mesh_axes = ["dp"]}
+// LARGE: module attributes {llmc.auto_mesh = {budget_gib = 74.5{{[0-9]+}} : f64, candidates = 720 : i64, cp = 1 : i64, devices = 4 : i64, dp = 4 : i64, ep = 1 : i64, evaluated = {{[0-9]+}} : i64, microbatches = 1 : i64, pp = 1 : i64, predicted_memory_gib = {{.*}} : f64, predicted_step_ms = {{.*}} : f64, profile = "litgpu", remat = "none", tp = 1 : i64, virtual_stages = 1 : i64, zero = 0 : i64}, llmc.mesh_axes = ["dp"]}
 // LARGE-NEXT: shard.grid @mesh(shape = 4)
 // LARGE: llmc.name = "transformer.wte.weight"
 // LARGE-NOT: llmc.sharding = {{.*}}"tp"
@@ -29,7 +29,7 @@
 // RUN: cp %S/Inputs/search-tiny.toml %t.small.toml
 // RUN: printf '[memory]\nbudget_gib = 0.002\n' >> %t.small.toml
 // RUN: llmc compile %t.small.toml --device-profile %S/Inputs/search-gpu.toml 2>%t.small.err | FileCheck %s --check-prefix=SMALL
-// SMALL: module attributes {llmc.auto_mesh = {budget_gib = 2.000000e-03 : f64, candidates = 720 : i64, cp = 1 : i64, devices = 4 : i64, dp = 2 : i64, ep = 1 : i64, evaluated = {{[0-9]+}} : i64, microbatches = 1 : i64, pp = 1 : i64, predicted_memory_gib = {{.*}} : f64, predicted_step_ms = {{.*}} : f64, profile = "litgpu", remat = "none", tp = 2 : i64, zero = 0 : i64}, llmc.mesh_axes = ["dp", "tp"]}
+// SMALL: module attributes {llmc.auto_mesh = {budget_gib = 2.000000e-03 : f64, candidates = 720 : i64, cp = 1 : i64, devices = 4 : i64, dp = 2 : i64, ep = 1 : i64, evaluated = {{[0-9]+}} : i64, microbatches = 1 : i64, pp = 1 : i64, predicted_memory_gib = {{.*}} : f64, predicted_step_ms = {{.*}} : f64, profile = "litgpu", remat = "none", tp = 2 : i64, virtual_stages = 1 : i64, zero = 0 : i64}, llmc.mesh_axes = ["dp", "tp"]}
 // SMALL-NEXT: shard.grid @mesh(shape = 2x2)
 // SMALL: llmc.name = "transformer.wte.weight", {{.*}}llmc.sharding = {{\[\["tp"\], \[\]\]}}
 // SMALL: shard.all_reduce {{.*}} on @mesh grid_axes = [1] {{.*}}llmc.reason = "pending transformer.h.0.attn.c_proj (forward): sum over tp
@@ -61,10 +61,20 @@
 // --probe: the run's own mesh from two probes (3 and 4 of its 6 layers).
 // RUN: llmc plan %t.fixed.toml --probe --device-profile %S/Inputs/search-gpu.toml | FileCheck %s --check-prefix=PROBE
 // PROBE: probe prediction of dp2 tp2 on 4 devices (8 per node) of profile 'litgpu' (2 probe compiles, {{[0-9.]+}} s):
-// PROBE-NEXT: step {{[0-9.]+}} ms ({{[0-9.]+}} ms kernels + {{[0-9.]+}} ms communication of the busiest stage 0, bubble 0.0%), MFU {{[0-9.]+}}% ({{.*}} model flops per step)
+// PROBE-NEXT: step {{[0-9.]+}} ms ({{[0-9.]+}} ms kernels + {{[0-9.]+}} ms communication of the busiest stage 0, {{[0-9.]+}} ms of it hidden behind kernels; bubble 0.0%), MFU {{[0-9.]+}}% ({{.*}} model flops per step)
 // PROBE-NEXT: memory: {{[0-9.]+}} MiB per rank (the largest stage's arena) of 74.51 GiB (fits)
 // PROBE-NEXT: communication dp: {{[0-9.]+}} ms
 // PROBE: communication tp: {{[0-9.]+}} ms
+
+// --probe of an interleaved pipeline (pp2, 3 virtual stages of one layer
+// each, 4 microbatches): probes compiled 1F1B, the chunks applied after.
+// RUN: printf '[model]\nfamily = "gpt2"\nvocab_size = 128\nlayers = 6\nwidth = 64\nheads = 4\nmax_positions = 32\n[train]\nbatch_size = 8\nseq_len = 16\nmicrobatches = 4\n[parallel]\ndevices = "cpu:4"\ndp = 2\npp = 2\npipeline_schedule = "interleaved"\nvirtual_stages = 3\n' > %t.inter.toml
+// RUN: llmc plan %t.inter.toml --probe --device-profile %S/Inputs/search-gpu.toml | FileCheck %s --check-prefix=INTER
+// INTER: probe prediction of dp2 pp2 mb4 v3 on 4 devices
+// INTER: pipeline: interleaved with 3 virtual stages over 2 stages, 4 microbatches (probes compiled 1F1B, the chunks applied after; the schedule simulated with each stage's time)
+// RUN: sed 's/layers = 6/layers = 8/' %t.inter.toml > %t.inter4.toml
+// RUN: not llmc plan %t.inter4.toml --probe --device-profile %S/Inputs/search-gpu.toml 2>&1 | FileCheck %s --check-prefix=INTER4
+// INTER4: error: dp2 pp2 mb4 v3: layers (8) not divisible by pp*v=6 (interleaved chunks of equal whole layers)
 
 // The help names the search.
 // RUN: llmc plan --help | FileCheck %s --check-prefix=HELP
