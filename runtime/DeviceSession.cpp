@@ -1,7 +1,23 @@
 //===- DeviceSession.cpp - the binding checks every session shares --------===//
 #include "runtime/DeviceSession.h"
+#include "runtime/Sharding.h"
 
 namespace llmc::rt {
+
+Status DeviceSession::zeroArgument(const std::string &name) {
+  const Executable &exe = executable();
+  for (size_t i = 0; i < exe.arguments.size(); ++i) {
+    if (exe.arguments[i].name != name)
+      continue;
+    const ValueInfo &value = exe.ranks.front().values[exe.arguments[i].value];
+    Shape shape;
+    LLMC_RETURN_IF_ERROR(argumentGlobalShape(exe, i, shape));
+    std::vector<uint8_t> zeros(
+        static_cast<size_t>(numElements(shape)) * dtypeSize(value.dtype), 0);
+    return setArgument(name, value.dtype, shape, zeros.data(), zeros.size());
+  }
+  return checkArgumentFound(name, -1);
+}
 
 Status checkBinding(const std::string &name, const TensorRef &target,
                     DType dtype, const Shape &shape, size_t bytes) {

@@ -45,6 +45,10 @@ public:
   virtual Status setArgument(const std::string &name, DType dtype,
                              const Shape &shape, const void *data,
                              size_t bytes) = 0;
+  /// Argument `name` becomes all zeros (the AdamW moments at the start).
+  /// The default binds a host buffer of zeros; a device session clears its
+  /// own memory instead.
+  virtual Status zeroArgument(const std::string &name);
   /// Output `output` of the last run becomes argument `name`'s value, without
   /// a trip through the host (the training loop's feedback of new parameters
   /// and optimizer state).

@@ -115,6 +115,16 @@ Status CudaSession::setArgument(const std::string &name, DType dtype,
   return Status::ok();
 }
 
+Status CudaSession::zeroArgument(const std::string &name) {
+  int index = findArgument(name);
+  LLMC_RETURN_IF_ERROR(checkArgumentFound(name, index));
+  TensorRef target = slot(executable_.arguments[index].value);
+  LLMC_CUDA_CHECK(cudaMemsetAsync(target.data, 0, target.bytes(), stream_),
+                  "clearing argument '" + name + "'");
+  bound_[index] = true;
+  return Status::ok();
+}
+
 Status CudaSession::setArgumentFromOutput(const std::string &name,
                                           size_t output) {
   int index = findArgument(name);

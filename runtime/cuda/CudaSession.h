@@ -81,6 +81,9 @@ public:
   /// (nothing to copy when the plan placed the output in the argument's
   /// buffer). The training loop's feedback of new parameters and state.
   Status setArgumentFromOutput(const std::string &name, size_t output) override;
+  /// cudaMemsetAsync of the argument's block (a zero tensor's blocks are
+  /// zeros, sharded or not).
+  Status zeroArgument(const std::string &name) override;
 
   /// Runs the program and waits for it. Fails, naming them, if arguments
   /// were never bound.

@@ -149,8 +149,12 @@ Status layoutOf(const Executable &exe, StepLayout &layout) {
 
 /// Binds parameters from `weightsPath` (when given) or their initializers,
 /// and the optimizer state to zeros.
+/// Binds every parameter and optimizer state argument; `drawSeconds` gets
+/// the time spent drawing initial values on the host (the rest is binding:
+/// the copies to the device).
 Status bindInitialState(const Executable &exe, DeviceSession &session,
-                        const TrainOptions &options) {
+                        const TrainOptions &options, double &drawSeconds) {
+  using Clock = std::chrono::steady_clock;
   SafetensorsFile weights;
   if (!options.weightsPath.empty())
     LLMC_RETURN_IF_ERROR(readSafetensors(options.weightsPath, weights));
@@ -173,12 +177,21 @@ Status bindInitialState(const Executable &exe, DeviceSession &session,
                              options.weightsPath + ": " + status.message());
       continue;
     }
+    // AdamW moments start at zero: cleared where they live.
+    if (arg.role == ArgumentRole::OptimizerState &&
+        arg.init.kind != InitSpec::Kind::Constant) {
+      LLMC_RETURN_IF_ERROR(session.zeroArgument(arg.name));
+      continue;
+    }
     // Drawn globally (the single-device values), split when bound.
     std::vector<uint8_t> bytes;
     Shape shape;
     LLMC_RETURN_IF_ERROR(argumentGlobalShape(exe, i, shape));
+    Clock::time_point drawBegin = Clock::now();
     LLMC_RETURN_IF_ERROR(
         initialArgumentBytes(exe, i, options.settings.seed, bytes));
+    drawSeconds +=
+        std::chrono::duration<double>(Clock::now() - drawBegin).count();
     LLMC_RETURN_IF_ERROR(session.setArgument(arg.name, value.dtype, shape,
                                              bytes.data(), bytes.size()));
   }
@@ -394,6 +407,7 @@ Status train(const Executable &exe, const TrainOptions &options,
 
   double dataSeconds = since(dataBegin);
   Clock::time_point stateBegin = Clock::now();
+  double drawSeconds = 0;
   // Where to start: a checkpoint, or the initial state.
   int64_t first = 1;
   if (!options.resume.empty()) {
@@ -407,15 +421,16 @@ Status train(const Executable &exe, const TrainOptions &options,
       std::fprintf(options.log, "resumed from %s (step %lld)\n", path.c_str(),
                    static_cast<long long>(state.step));
   } else {
-    LLMC_RETURN_IF_ERROR(bindInitialState(exe, *session, options));
+    LLMC_RETURN_IF_ERROR(bindInitialState(exe, *session, options, drawSeconds));
   }
   if (options.log)
     std::fprintf(options.log,
-                 "ready in %.2f s: %s session %.2f s, data %.2f s, %s %.2f s\n",
+                 "ready in %.2f s: %s session %.2f s, data %.2f s, %s %.2f s "
+                 "(%.2f s of it drawn on the host)\n",
                  since(sessionBegin), device.c_str(), sessionSeconds,
                  dataSeconds,
                  options.resume.empty() ? "initial state" : "checkpoint",
-                 since(stateBegin));
+                 since(stateBegin), drawSeconds);
 
   std::FILE *metrics = nullptr;
   if (!options.metricsPath.empty() && options.primary) {

@@ -17,7 +17,7 @@
 // RUN: llmc-run %t/train.llmcx --device auto --steps 1 | FileCheck %s --check-prefix=AUTO
 // RUN: llmc-run %t/train.llmcx --steps 1 | FileCheck %s --check-prefix=AUTO
 // AUTO:      devices = "auto": {{no CUDA device|this build has no CUDA backend}}; training on the CPU
-// AUTO-NEXT: ready in {{.*}} s: cpu session {{.*}} s, data {{.*}} s, initial state {{.*}} s
+// AUTO-NEXT: ready in {{.*}} s: cpu session {{.*}} s, data {{.*}} s, initial state {{.*}} s (0.{{[0-9]+}} s of it drawn on the host)
 // AUTO-NEXT: training {{.*}}train-tiny.toml: steps 1-1 of 8, {{.*}}, on cpu
 // AUTO-NEXT: step 1/8
 

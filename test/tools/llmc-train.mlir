@@ -39,7 +39,7 @@
 // STOP-NEXT: saved checkpoint {{.*}}part/step-00000003
 // RUN: llmc train %S/Inputs/train-tiny.toml --resume %t/part --metrics %t/part2.jsonl --checkpoint-dir %t/part | FileCheck %s --check-prefix=RESUME
 // RESUME: resumed from {{.*}}part/step-00000003 (step 3)
-// RESUME-NEXT: ready in {{.*}} s: cpu session {{.*}} s, data {{.*}} s, checkpoint {{.*}} s
+// RESUME-NEXT: ready in {{.*}} s: cpu session {{.*}} s, data {{.*}} s, checkpoint {{.*}} s (0.00 s of it drawn on the host)
 // RESUME-NEXT: training {{.*}}: steps 4-8 of 8
 // RUN: cat %t/part1.jsonl %t/part2.jsonl | %{strip} > %t/resumed.txt
 // RUN: %{strip} < %t/full.jsonl > %t/full.txt
