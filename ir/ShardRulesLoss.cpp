@@ -21,6 +21,83 @@ namespace llmc::shardrules {
 
 namespace {
 
+/// The shardings a loss and its gradient take: positions split like the
+/// logits' leading dimensions (else the targets'), the vocabulary split only
+/// over axes no position dimension uses.
+void lossShardings(PartitionContext &context, Value logits, Value targets,
+                   Sharding &tokens, Sharding &logitsWant) {
+  int64_t rank = rankOf(logits);
+  Sharding ls = context.resolvedSharding(logits);
+  Sharding ts = context.resolvedSharding(targets);
+  SmallVector<int64_t> used;
+  tokens = Sharding::replicated(rank - 1);
+  for (int64_t d = 0; d < rank - 1; ++d) {
+    tokens.dims[d] = ls.dims[d].isSplit() ? ls.dims[d] : ts.dims[d];
+    claimAxes(tokens.dims[d], used);
+  }
+  DimSplit vocab = ls.dims[rank - 1];
+  if (vocab.groups != 1)
+    vocab = DimSplit{};
+  claimAxes(vocab, used);
+  logitsWant = tokens;
+  logitsWant.dims.push_back(vocab);
+}
+
+/// The axes that split the positions, sorted: a sum over positions is
+/// pending over them.
+SmallVector<int64_t> positionAxes(const Sharding &tokens) {
+  SmallVector<int64_t> axes;
+  for (const DimSplit &d : tokens.dims)
+    llvm::append_range(axes, d.axes);
+  llvm::sort(axes);
+  return axes;
+}
+
+/// 1 where a local target counts, 0 where it is `ignore` (f32, the targets'
+/// shape); null without an ignore_index.
+Value countedMask(OpBuilder &b, Location loc, Value targets,
+                  std::optional<uint64_t> ignore) {
+  if (!ignore)
+    return Value();
+  auto idsType = cast<RankedTensorType>(targets.getType());
+  Value ignored = makeConstant(
+      b, loc,
+      DenseElementsAttr::get(idsType,
+                             b.getIntegerAttr(idsType.getElementType(),
+                                              static_cast<int64_t>(*ignore))));
+  Value kept = vjp::compare(b, loc, CompareDirection::ne, targets, ignored);
+  return vjp::maskToFloat(b, loc, kept, b.getF32Type());
+}
+
+/// max(global count, 1): the positions counted by a mean (those not
+/// ignored, `counted` when there is an ignore_index, else all of `op`'s
+/// positions), summed over the ranks that split them (`axes`).
+Value globalCount(PartitionContext &context, Operation *op, Value counted,
+                  Value globalTargets, ArrayRef<int64_t> axes) {
+  OpBuilder &b = context.builder();
+  Location loc = op->getLoc();
+  auto f32 = RankedTensorType::get({}, b.getF32Type());
+  Value count;
+  if (counted) {
+    SmallVector<int64_t> all;
+    for (int64_t d = 0; d < rankOf(counted); ++d)
+      all.push_back(d);
+    count = ReduceSumOp::create(b, loc, f32, counted,
+                                b.getDenseI64ArrayAttr(all), nullptr);
+    if (!axes.empty())
+      count = context.allReduce(count, axes, PartialKind::Sum, op,
+                                "counted positions");
+  } else {
+    int64_t n = 1;
+    for (int64_t size : shapeOf(globalTargets))
+      n *= size;
+    count = makeConstant(
+        b, loc,
+        DenseElementsAttr::get(f32, b.getF32FloatAttr(static_cast<float>(n))));
+  }
+  return MaxOp::create(b, loc, count, vjp::splat(b, loc, f32, 1.0));
+}
+
 /// Cross-entropy over logits whose vocabulary is split over `axes`: per
 /// position lse - x[target], with lse from the global max and sum (two
 /// all-reduces of one number per position) and x[target] picked on the rank
@@ -124,23 +201,11 @@ LogicalResult partitionVocabParallelLoss(CrossEntropyOp op,
 LogicalResult partitionCrossEntropy(CrossEntropyOp op,
                                     PartitionContext &context) {
   Value logits = op.getLogits(), targets = op.getTargets();
-  int64_t rank = rankOf(logits);
-  Sharding ls = context.resolvedSharding(logits);
-  Sharding ts = context.resolvedSharding(targets);
-  SmallVector<int64_t> used;
-  Sharding tokens = Sharding::replicated(rank - 1);
-  for (int64_t d = 0; d < rank - 1; ++d) {
-    tokens.dims[d] = ls.dims[d].isSplit() ? ls.dims[d] : ts.dims[d];
-    claimAxes(tokens.dims[d], used);
-  }
   // The vocabulary stays split when its axes are free (vocabulary-parallel
   // cross-entropy, as Megatron does it); otherwise it is gathered.
-  DimSplit vocab = ls.dims[rank - 1];
-  if (vocab.groups != 1)
-    vocab = DimSplit{};
-  claimAxes(vocab, used);
-  Sharding logitsWant = tokens;
-  logitsWant.dims.push_back(vocab);
+  Sharding tokens, logitsWant;
+  lossShardings(context, logits, targets, tokens, logitsWant);
+  const DimSplit &vocab = logitsWant.dims.back();
   FailureOr<Value> l = reshardTo(context, logits, logitsWant, op);
   FailureOr<Value> t = reshardTo(context, targets, tokens, op);
   if (failed(l) || failed(t))
@@ -204,54 +269,6 @@ LogicalResult partitionCrossEntropy(CrossEntropyOp op,
 
 namespace {
 
-/// The shardings a loss and its gradient take: positions split like the
-/// logits' leading dimensions (else the targets'), the vocabulary split only
-/// over axes no position dimension uses.
-void lossShardings(PartitionContext &context, Value logits, Value targets,
-                   Sharding &tokens, Sharding &logitsWant) {
-  int64_t rank = rankOf(logits);
-  Sharding ls = context.resolvedSharding(logits);
-  Sharding ts = context.resolvedSharding(targets);
-  SmallVector<int64_t> used;
-  tokens = Sharding::replicated(rank - 1);
-  for (int64_t d = 0; d < rank - 1; ++d) {
-    tokens.dims[d] = ls.dims[d].isSplit() ? ls.dims[d] : ts.dims[d];
-    claimAxes(tokens.dims[d], used);
-  }
-  DimSplit vocab = ls.dims[rank - 1];
-  if (vocab.groups != 1)
-    vocab = DimSplit{};
-  claimAxes(vocab, used);
-  logitsWant = tokens;
-  logitsWant.dims.push_back(vocab);
-}
-
-/// The axes that split the positions, sorted: a sum over positions is
-/// pending over them.
-SmallVector<int64_t> positionAxes(const Sharding &tokens) {
-  SmallVector<int64_t> axes;
-  for (const DimSplit &d : tokens.dims)
-    llvm::append_range(axes, d.axes);
-  llvm::sort(axes);
-  return axes;
-}
-
-/// 1 where a local target counts, 0 where it is `ignore` (f32, the targets'
-/// shape); null without an ignore_index.
-Value countedMask(OpBuilder &b, Location loc, Value targets,
-                  std::optional<uint64_t> ignore) {
-  if (!ignore)
-    return Value();
-  auto idsType = cast<RankedTensorType>(targets.getType());
-  Value ignored = makeConstant(
-      b, loc,
-      DenseElementsAttr::get(idsType,
-                             b.getIntegerAttr(idsType.getElementType(),
-                                              static_cast<int64_t>(*ignore))));
-  Value kept = vjp::compare(b, loc, CompareDirection::ne, targets, ignored);
-  return vjp::maskToFloat(b, loc, kept, b.getF32Type());
-}
-
 /// The weight of every position of cross_entropy_grad (f32, the local
 /// targets' shape): dloss, dloss / max(global count, 1) or dloss per
 /// position, times `counted` (when there is an ignore_index).
@@ -263,30 +280,11 @@ Value positionWeights(PartitionContext &context, CrossEntropyGradOp op,
   auto idsType = cast<RankedTensorType>(targets.getType());
   auto positionsType = RankedTensorType::get(idsType.getShape(),
                                              b.getF32Type());
-  auto f32 = RankedTensorType::get({}, b.getF32Type());
   Value weight = dloss;
-  if (op.getReduction() == LossReduction::mean) {
-    Value count;
-    if (counted) {
-      SmallVector<int64_t> all;
-      for (int64_t d = 0; d < idsType.getRank(); ++d)
-        all.push_back(d);
-      count = ReduceSumOp::create(b, loc, f32, counted,
-                                  b.getDenseI64ArrayAttr(all), nullptr);
-      if (!axes.empty())
-        count = context.allReduce(count, axes, PartialKind::Sum, op,
-                                  "counted positions");
-    } else {
-      int64_t n = 1;
-      for (int64_t size : shapeOf(op.getTargets()))
-        n *= size;
-      count = makeConstant(
-          b, loc,
-          DenseElementsAttr::get(f32, b.getF32FloatAttr(static_cast<float>(n))));
-    }
-    count = MaxOp::create(b, loc, count, vjp::splat(b, loc, f32, 1.0));
-    weight = DivOp::create(b, loc, dloss, count);
-  }
+  if (op.getReduction() == LossReduction::mean)
+    weight = DivOp::create(
+        b, loc, dloss,
+        globalCount(context, op, counted, op.getTargets(), axes));
   if (op.getReduction() != LossReduction::none)
     weight = vjp::broadcastTo(b, loc, weight, positionsType.getShape(), {});
   return counted ? MulOp::create(b, loc, weight, counted) : weight;
@@ -368,26 +366,8 @@ LogicalResult partitionCrossEntropyGrad(CrossEntropyGradOp op,
   OpBuilder &b = context.builder();
   Location loc = op.getLoc();
   Value counted = countedMask(b, loc, *t, op.getIgnoreIndex());
-  auto f32 = RankedTensorType::get({}, b.getF32Type());
-  Value count;
-  if (counted) {
-    SmallVector<int64_t> all;
-    for (int64_t d = 0; d < rankOf(*t); ++d)
-      all.push_back(d);
-    count = context.allReduce(
-        ReduceSumOp::create(b, loc, f32, counted, b.getDenseI64ArrayAttr(all),
-                            nullptr),
-        axes, PartialKind::Sum, op, "counted positions");
-  } else {
-    int64_t n = 1;
-    for (int64_t size : shapeOf(op.getTargets()))
-      n *= size;
-    count = makeConstant(
-        b, loc,
-        DenseElementsAttr::get(f32, b.getF32FloatAttr(static_cast<float>(n))));
-  }
-  count = MaxOp::create(b, loc, count, vjp::splat(b, loc, f32, 1.0));
-  Value scale = DivOp::create(b, loc, *g, count);
+  Value scale = DivOp::create(
+      b, loc, *g, globalCount(context, op, counted, op.getTargets(), axes));
   Value grad = CrossEntropyGradOp::create(
       b, loc, (*l).getType(), *l, *t, scale, op.getIgnoreIndexAttr(),
       LossReduction::sum);
