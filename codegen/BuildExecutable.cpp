@@ -124,6 +124,16 @@ rt::InitSpec initSpec(DictionaryAttr init) {
   return spec;
 }
 
+/// The ints of CrossEntropy and CrossEntropyGrad (Kernels.def): reduction
+/// (mean 0, sum 1, none 2), has_ignore, ignore_index.
+std::vector<int64_t> lossAttrs(LossReduction reduction,
+                               std::optional<uint64_t> ignore) {
+  int64_t kind = reduction == LossReduction::mean  ? 0
+                 : reduction == LossReduction::sum ? 1
+                                                   : 2;
+  return {kind, ignore ? 1 : 0, ignore ? static_cast<int64_t>(*ignore) : 0};
+}
+
 /// The softmax scale of attention and attention_grad: the attribute, or
 /// 1 / sqrt(D) for a query [B, H, T, D].
 double attentionScale(Value query, std::optional<APFloat> scale) {
@@ -427,14 +437,13 @@ LogicalResult Lowering::lowerOp(Operation *op) {
         return success();
       })
       .Case([&](CrossEntropyOp c) {
-        int64_t reduction = c.getReduction() == LossReduction::mean  ? 0
-                            : c.getReduction() == LossReduction::sum ? 1
-                                                                     : 2;
-        std::optional<uint64_t> ignore = c.getIgnoreIndex();
         addCommand(op, K::CrossEntropy,
-                   {{reduction, ignore ? 1 : 0,
-                     ignore ? static_cast<int64_t>(*ignore) : 0},
-                    {}});
+                   {lossAttrs(c.getReduction(), c.getIgnoreIndex()), {}});
+        return success();
+      })
+      .Case([&](CrossEntropyGradOp c) {
+        addCommand(op, K::CrossEntropyGrad,
+                   {lossAttrs(c.getReduction(), c.getIgnoreIndex()), {}});
         return success();
       })
       .Case([&](MoeTopKOp t) {

@@ -52,6 +52,19 @@ bool isElementwise(Operation *op) {
   return op->hasTrait<OpTrait::Elementwise>() && op->getNumResults() == 1;
 }
 
+/// The operands whose buffer `op`'s result may take when they die at `op`:
+/// any operand of an elementwise op; the logits of cross_entropy_grad,
+/// whose kernels (CPU and CUDA) read each row whole before writing that
+/// row of dlogits (the classifier's bf16 [B, T, V] logits, 1.6 GB for
+/// GPT-2 124M at B=16, hold dlogits then).
+SmallVector<Value> inPlaceOperands(Operation *op) {
+  if (isElementwise(op))
+    return SmallVector<Value>(op->getOperands());
+  if (auto grad = dyn_cast<CrossEntropyGradOp>(op))
+    return {grad.getLogits()};
+  return {};
+}
+
 /// Whether a kernel may write `result` over `operand` in place: element i
 /// of both must sit at the same bytes (same element width and count), so a
 /// kernel that reads element i before writing it never clobbers an element
@@ -340,7 +353,8 @@ FailureOr<BufferPlan> Planner::run() {
       assign(reshape.getResult(), storageOf(reshape.getInput()));
       continue;
     }
-    if (isElementwise(op)) {
+    if (SmallVector<Value> candidates = inPlaceOperands(op);
+        !candidates.empty()) {
       // In place over an operand that dies here: a donated argument first
       // (so that an update chain runs in its argument's buffer), else a
       // temporary.
@@ -348,7 +362,7 @@ FailureOr<BufferPlan> Planner::run() {
       uint64_t bytes = alignedBytes(result.getType());
       int chosen = -1;
       for (bool donorsFirst : {true, false})
-        for (Value operand : op->getOperands()) {
+        for (Value operand : candidates) {
           if (chosen >= 0)
             break;
           int s = storageOf(operand);

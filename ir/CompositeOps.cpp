@@ -160,6 +160,22 @@ LogicalResult CrossEntropyOp::verify() {
   return expectShape(*this, "result", getType().getShape(), expected);
 }
 
+LogicalResult CrossEntropyGradOp::verify() {
+  RankedTensorType logits = tensorType(getLogits());
+  if (logits.getRank() < 1)
+    return emitOpError() << "expected logits of rank at least 1, got rank 0";
+  if (failed(expectShape(*this, "targets", shapeOf(getTargets()),
+                         logits.getShape().drop_back())))
+    return failure();
+  SmallVector<int64_t> expected;
+  if (getReduction() == LossReduction::none)
+    expected.assign(shapeOf(getTargets()).begin(),
+                    shapeOf(getTargets()).end());
+  if (failed(expectShape(*this, "dloss", shapeOf(getDloss()), expected)))
+    return failure();
+  return expectType(*this, "dlogits", getType(), logits);
+}
+
 LogicalResult MoeTopKOp::verify() {
   RankedTensorType logits = tensorType(getLogits());
   if (failed(expectRank(*this, "router logits", logits.getRank(), 2)))

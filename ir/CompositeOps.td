@@ -280,6 +280,44 @@ def Llmc_CrossEntropyOp : Llmc_CompositeOp<"cross_entropy", [
   let hasVerifier = 1;
 }
 
+def Llmc_CrossEntropyGradOp : Llmc_CompositeOp<"cross_entropy_grad", [
+    DeclareOpInterfaceMethods<Llmc_CostOpInterface, ["getFlops"]>]> {
+  let summary = "the derivative of llmc.cross_entropy with respect to the logits";
+  let description = [{
+    The vector-Jacobian product of `llmc.cross_entropy` with the same
+    `ignore_index` and `reduction`: given its `logits [..., V]`, `targets`
+    and the cotangent `dloss` of its result (f32, rank 0 for `mean` and
+    `sum`, shaped like `targets` for `none`), returns, per position `n` and
+    class `v`,
+    ```
+    dlogits[n, v] = (exp(logits[n, v] - lse[n]) - (v == targets[n])) * w[n]
+    ```
+    where `lse[n]` is the log-sum-exp of row `n` and `w[n]` is 0 where the
+    target is `ignore_index`, else `dloss` (`sum`), `dloss / max(count, 1)`
+    with `count` the positions not ignored (`mean`), or `dloss[n]` (`none`).
+    The result has the logits' type: the softmax is computed on the fly and
+    never stored (one kernel reads the logits twice and writes `dlogits`
+    once). It is what the autodiff pass emits for cross_entropy and has no
+    derivative rule of its own.
+    ```mlir
+    %dlogits = llmc.cross_entropy_grad %logits, %targets, %dloss
+        ignore_index -100 reduction mean
+        : (tensor<8x1024x50257xbf16>, tensor<8x1024xi32>, tensor<f32>)
+        -> tensor<8x1024x50257xbf16>
+    ```
+  }];
+  let arguments = (ins Llmc_FloatTensor:$logits, Llmc_IndexTensor:$targets,
+                       Llmc_F32Tensor:$dloss,
+                       OptionalAttr<I64Attr>:$ignore_index,
+                       Llmc_LossReductionAttr:$reduction);
+  let results = (outs Llmc_FloatTensor:$dlogits);
+  let assemblyFormat = [{
+    $logits `,` $targets `,` $dloss (`ignore_index` $ignore_index^)?
+    `reduction` $reduction attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 def Llmc_MoeTopKOp : Llmc_CompositeOp<"moe_topk", [
     DeclareOpInterfaceMethods<Llmc_CostOpInterface, ["getFlops"]>,
     DeclareOpInterfaceMethods<Llmc_DifferentiableOpInterface>]> {

@@ -134,6 +134,12 @@ double SwigluOp::getFlops() { return 5.0 * numElements(getGate()); }
 // max, subtract, exp, sum per logit; a log and a subtract per position.
 double CrossEntropyOp::getFlops() { return 4.0 * numElements(getLogits()); }
 
+// max, subtract, exp, sum per logit (the statistics), then exp, subtract,
+// multiply per logit (the gradient).
+double CrossEntropyGradOp::getFlops() {
+  return 7.0 * numElements(getLogits());
+}
+
 double MoeTopKOp::getFlops() {
   // softmax over the experts, then k passes to pick the largest.
   return (5.0 + static_cast<double>(getK())) * numElements(getLogits());

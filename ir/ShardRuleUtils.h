@@ -53,6 +53,26 @@ llvm::LogicalResult partitionComposite(mlir::Operation *op,
                                        PartitionContext &context,
                                        bool &handled);
 
+/// `ids - offset` on local index tensors, with `offset` this rank's first
+/// row along `axes` of a dimension of `rows` local rows (vocabulary
+/// parallelism).
+mlir::Value shiftIds(PartitionContext &context, mlir::Location loc,
+                     mlir::Value ids, llvm::ArrayRef<int64_t> axes,
+                     int64_t rows);
+/// Per row of `x` (local, split over `axes` along dimension `d`): returns
+/// x - max and, in `sumExp`, the sum of exp(x - max), both complete over
+/// `axes` (an all-reduce max, then an all-reduce sum).
+mlir::Value shiftedByGlobalMax(PartitionContext &context, mlir::Operation *user,
+                               mlir::Value x, int64_t d,
+                               llvm::ArrayRef<int64_t> axes,
+                               mlir::Value &sumExp);
+
+// The loss and its gradient (ir/ShardRulesLoss.cpp).
+llvm::LogicalResult partitionCrossEntropy(CrossEntropyOp op,
+                                          PartitionContext &context);
+llvm::LogicalResult partitionCrossEntropyGrad(CrossEntropyGradOp op,
+                                              PartitionContext &context);
+
 // Context parallelism (ir/ShardRulesRing.cpp).
 
 /// The split of dimension `dim` of `sequenceOf` (resolved) when it is over

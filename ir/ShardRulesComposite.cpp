@@ -5,8 +5,7 @@
 // leaves a pending sum), embedding (vocabulary parallel: shifted ids, zero
 // rows outside the rank's range, pending sum), scatter_add, gather, the
 // norms and softmax (normalized dimension whole), attention (batch and
-// heads), rope, cross-entropy (positions split; the mean is finished
-// with the global count), and the MoE routing ops (tokens split; dispatch
+// heads), rope, and the MoE routing ops (tokens split; dispatch
 // and combine exchange expert slots by all-to-all over ep).
 //
 //===----------------------------------------------------------------------===//
@@ -22,8 +21,6 @@ using namespace mlir;
 
 namespace llmc::shardrules {
 
-namespace {
-
 /// Builds `value - offset` on local index tensors, with `offset` this rank's
 /// first row along `axes` (vocabulary parallelism).
 Value shiftIds(PartitionContext &context, Location loc, Value ids,
@@ -36,6 +33,38 @@ Value shiftIds(PartitionContext &context, Location loc, Value ids,
                                    b.getDenseI64ArrayAttr({}));
   return SubOp::create(b, loc, ids, wide);
 }
+
+/// Per row of `x` (local, split over `axes` along dimension `d`):
+/// returns x - max and, in `sumExp`, the sum of exp(x - max), both
+/// complete over `axes` (an all-reduce max, then an all-reduce sum).
+Value shiftedByGlobalMax(PartitionContext &context, Operation *user, Value x,
+                         int64_t d, ArrayRef<int64_t> axes, Value &sumExp) {
+  OpBuilder &b = context.builder();
+  Location loc = user->getLoc();
+  auto type = cast<RankedTensorType>(x.getType());
+  SmallVector<int64_t> kept(type.getShape());
+  kept[d] = 1;
+  auto rowType = RankedTensorType::get(kept, type.getElementType());
+  SmallVector<int64_t> all;
+  for (int64_t i = 0; i < type.getRank(); ++i)
+    all.push_back(i);
+  Value localMax = ReduceMaxOp::create(b, loc, rowType, x,
+                                       b.getDenseI64ArrayAttr({d}),
+                                       b.getUnitAttr());
+  Value max = context.allReduce(localMax, axes, PartialKind::Max, user,
+                                "row maximum of a vocabulary-parallel softmax");
+  Value shifted = SubOp::create(
+      b, loc, x, BroadcastOp::create(b, loc, type, max, all));
+  Value e = ExpOp::create(b, loc, shifted);
+  Value localSum = ReduceSumOp::create(b, loc, rowType, e,
+                                       b.getDenseI64ArrayAttr({d}),
+                                       b.getUnitAttr());
+  sumExp = context.allReduce(localSum, axes, PartialKind::Sum, user,
+                             "row sum of a vocabulary-parallel softmax");
+  return shifted;
+}
+
+namespace {
 
 LogicalResult partitionMatmul(MatmulOp op, PartitionContext &context) {
   Value lhs = op.getLhs(), rhs = op.getRhs();
@@ -246,36 +275,6 @@ DimSplit normalizedSplit(const Sharding &s, int64_t d) {
   return split;
 }
 
-/// Per row of `x` (local, split over `axes` along dimension `d`):
-/// returns x - max and, in `sumExp`, the sum of exp(x - max), both
-/// complete over `axes` (an all-reduce max, then an all-reduce sum).
-Value shiftedByGlobalMax(PartitionContext &context, Operation *user, Value x,
-                         int64_t d, ArrayRef<int64_t> axes, Value &sumExp) {
-  OpBuilder &b = context.builder();
-  Location loc = user->getLoc();
-  auto type = cast<RankedTensorType>(x.getType());
-  SmallVector<int64_t> kept(type.getShape());
-  kept[d] = 1;
-  auto rowType = RankedTensorType::get(kept, type.getElementType());
-  SmallVector<int64_t> all;
-  for (int64_t i = 0; i < type.getRank(); ++i)
-    all.push_back(i);
-  Value localMax = ReduceMaxOp::create(b, loc, rowType, x,
-                                       b.getDenseI64ArrayAttr({d}),
-                                       b.getUnitAttr());
-  Value max = context.allReduce(localMax, axes, PartialKind::Max, user,
-                                "row maximum of a vocabulary-parallel softmax");
-  Value shifted = SubOp::create(
-      b, loc, x, BroadcastOp::create(b, loc, type, max, all));
-  Value e = ExpOp::create(b, loc, shifted);
-  Value localSum = ReduceSumOp::create(b, loc, rowType, e,
-                                       b.getDenseI64ArrayAttr({d}),
-                                       b.getUnitAttr());
-  sumExp = context.allReduce(localSum, axes, PartialKind::Sum, user,
-                             "row sum of a vocabulary-parallel softmax");
-  return shifted;
-}
-
 /// softmax over a dimension split over the vocabulary: exp(x - max) / sum
 /// with the max and the sum taken over every rank of the split.
 LogicalResult partitionSoftmax(SoftmaxOp op, PartitionContext &context) {
@@ -341,101 +340,6 @@ LogicalResult partitionAttention(AttentionOp op, PartitionContext &context) {
   return context.cloneLocal(op, {*lq, *lk, *lv}, {q});
 }
 
-/// Cross-entropy over logits whose vocabulary is split over `axes`: per
-/// position lse - x[target], with lse from the global max and sum (two
-/// all-reduces of one number per position) and x[target] picked on the rank
-/// that holds it (the others add zero: a third all-reduce). Then the
-/// reduction over positions, as the unsplit rule does it.
-LogicalResult partitionVocabParallelLoss(CrossEntropyOp op,
-                                         PartitionContext &context, Value l,
-                                         Value t, const Sharding &tokens,
-                                         ArrayRef<int64_t> axes) {
-  OpBuilder &b = context.builder();
-  Location loc = op.getLoc();
-  auto logitsType = cast<RankedTensorType>(l.getType());
-  auto idsType = cast<RankedTensorType>(t.getType());
-  int64_t rank = logitsType.getRank();
-  int64_t d = rank - 1;
-  int64_t localVocab = logitsType.getShape()[d];
-  SmallVector<int64_t> all;
-  for (int64_t i = 0; i < rank; ++i)
-    all.push_back(i);
-  Value x = vjp::castTo(b, loc, l, b.getF32Type());
-  auto wideType = cast<RankedTensorType>(x.getType());
-  Value sum;
-  Value shifted = shiftedByGlobalMax(context, op, x, d, axes, sum);
-  SmallVector<int64_t> rowShape(wideType.getShape());
-  rowShape[d] = 1;
-  Value lse = LogOp::create(b, loc, sum);
-  // x[target] - max: the target's column on this rank, if it has it.
-  Value local = shiftIds(context, loc, t, axes, localVocab);
-  auto classesType =
-      RankedTensorType::get(wideType.getShape(), idsType.getElementType());
-  Value classes = IotaOp::create(b, loc, classesType, d);
-  SmallVector<int64_t> leading;
-  for (int64_t i = 0; i < rank - 1; ++i)
-    leading.push_back(i);
-  Value wanted = BroadcastOp::create(b, loc, classesType, local, leading);
-  Value hit = vjp::compare(b, loc, CompareDirection::eq, classes, wanted);
-  Value picked = SelectOp::create(b, loc, wideType, hit, shifted,
-                                  vjp::zerosLike(b, loc, shifted));
-  auto rowType = RankedTensorType::get(rowShape, b.getF32Type());
-  Value localPick = ReduceSumOp::create(b, loc, rowType, picked,
-                                        b.getDenseI64ArrayAttr({d}),
-                                        b.getUnitAttr());
-  Value target = context.allReduce(localPick, axes, PartialKind::Sum, op,
-                                   "target logit of a vocabulary-parallel "
-                                   "cross-entropy");
-  Value perRow = SubOp::create(b, loc, lse, target);
-  auto positionsType = RankedTensorType::get(idsType.getShape(),
-                                             b.getF32Type());
-  Value losses = ReshapeOp::create(b, loc, positionsType, perRow);
-  Value weights;
-  if (std::optional<uint64_t> ignore = op.getIgnoreIndex()) {
-    Value ignored = makeConstant(
-        b, loc,
-        DenseElementsAttr::get(
-            idsType, b.getIntegerAttr(idsType.getElementType(),
-                                      static_cast<int64_t>(*ignore))));
-    Value kept = vjp::compare(b, loc, CompareDirection::ne, t, ignored);
-    weights = vjp::maskToFloat(b, loc, kept, b.getF32Type());
-    losses = MulOp::create(b, loc, losses, weights);
-  }
-  if (op.getReduction() == LossReduction::none) {
-    context.map(op.getResult(), losses, tokens);
-    return success();
-  }
-  Sharding scalar;
-  for (const DimSplit &dim : tokens.dims)
-    llvm::append_range(scalar.partial, dim.axes);
-  llvm::sort(scalar.partial);
-  SmallVector<int64_t> positions(leading);
-  auto f32 = RankedTensorType::get({}, b.getF32Type());
-  Value total = ReduceSumOp::create(b, loc, f32, losses,
-                                    b.getDenseI64ArrayAttr(positions), nullptr);
-  if (op.getReduction() == LossReduction::sum) {
-    context.map(op.getResult(), total, scalar);
-    return success();
-  }
-  Value count;
-  if (weights) {
-    Value localCount = ReduceSumOp::create(
-        b, loc, f32, weights, b.getDenseI64ArrayAttr(positions), nullptr);
-    count = scalar.partial.empty()
-                ? localCount
-                : context.allReduce(localCount, scalar.partial,
-                                    PartialKind::Sum, op, "counted positions");
-  } else {
-    int64_t n = 1;
-    for (int64_t size : shapeOf(op.getTargets()))
-      n *= size;
-    count = makeConstant(
-        b, loc, DenseElementsAttr::get(f32, b.getF32FloatAttr(float(n))));
-  }
-  context.map(op.getResult(), DivOp::create(b, loc, total, count), scalar);
-  return success();
-}
-
 /// attention_grad: the same splits as attention; q, out, dout and dq share
 /// the query's, k, v, dk and dv the key/value heads'.
 LogicalResult partitionAttentionGrad(AttentionGradOp op,
@@ -456,90 +360,6 @@ LogicalResult partitionAttentionGrad(AttentionGradOp op,
     locals.push_back(*local);
   }
   return context.cloneLocal(op, locals, {q, kv, kv});
-}
-
-/// cross-entropy: positions split like the logits' leading dimensions, the
-/// vocabulary whole. A sum leaves a pending sum; a mean divides the pending
-/// sum by the global number of counted positions.
-LogicalResult partitionCrossEntropy(CrossEntropyOp op,
-                                    PartitionContext &context) {
-  Value logits = op.getLogits(), targets = op.getTargets();
-  int64_t rank = rankOf(logits);
-  Sharding ls = context.resolvedSharding(logits);
-  Sharding ts = context.resolvedSharding(targets);
-  SmallVector<int64_t> used;
-  Sharding tokens = Sharding::replicated(rank - 1);
-  for (int64_t d = 0; d < rank - 1; ++d) {
-    tokens.dims[d] = ls.dims[d].isSplit() ? ls.dims[d] : ts.dims[d];
-    claimAxes(tokens.dims[d], used);
-  }
-  // The vocabulary stays split when its axes are free (vocabulary-parallel
-  // cross-entropy, as Megatron does it); otherwise it is gathered.
-  DimSplit vocab = ls.dims[rank - 1];
-  if (vocab.groups != 1)
-    vocab = DimSplit{};
-  claimAxes(vocab, used);
-  Sharding logitsWant = tokens;
-  logitsWant.dims.push_back(vocab);
-  FailureOr<Value> l = reshardTo(context, logits, logitsWant, op);
-  FailureOr<Value> t = reshardTo(context, targets, tokens, op);
-  if (failed(l) || failed(t))
-    return failure();
-  if (vocab.isSplit())
-    return partitionVocabParallelLoss(op, context, *l, *t, tokens,
-                                      vocab.axes);
-  if (op.getReduction() == LossReduction::none)
-    return context.cloneLocal(op, {*l, *t}, {tokens});
-  Sharding scalar;
-  for (const DimSplit &d : tokens.dims)
-    llvm::append_range(scalar.partial, d.axes);
-  llvm::sort(scalar.partial);
-  if (op.getReduction() == LossReduction::sum || scalar.partial.empty())
-    return context.cloneLocal(op, {*l, *t}, {scalar});
-  // Mean over split positions: local sum / global count, both summed over
-  // the ranks that split the positions.
-  OpBuilder &b = context.builder();
-  Location loc = op.getLoc();
-  auto f32 = RankedTensorType::get({}, b.getF32Type());
-  auto sum = CrossEntropyOp::create(b, loc, f32, *l, *t,
-                                    op.getIgnoreIndexAttr(),
-                                    LossReduction::sum);
-  Value count;
-  if (std::optional<uint64_t> ignore = op.getIgnoreIndex()) {
-    auto idsType = cast<RankedTensorType>((*t).getType());
-    Value ignored = makeConstant(
-        b, loc,
-        DenseElementsAttr::get(
-            idsType, b.getIntegerAttr(idsType.getElementType(),
-                                      static_cast<int64_t>(*ignore))));
-    auto maskType =
-        RankedTensorType::get(idsType.getShape(), b.getI1Type());
-    Value kept = CompareOp::create(b, loc, maskType, CompareDirection::ne,
-                                   *t, ignored);
-    auto floatType = RankedTensorType::get(idsType.getShape(), b.getF32Type());
-    Value ones = makeConstant(
-        b, loc, DenseElementsAttr::get(floatType, b.getF32FloatAttr(1.0)));
-    Value zeros = makeConstant(
-        b, loc, DenseElementsAttr::get(floatType, b.getF32FloatAttr(0.0)));
-    Value weights = SelectOp::create(b, loc, floatType, kept, ones, zeros);
-    SmallVector<int64_t> all;
-    for (int64_t d = 0; d < idsType.getRank(); ++d)
-      all.push_back(d);
-    Value local = ReduceSumOp::create(b, loc, f32, weights,
-                                      b.getDenseI64ArrayAttr(all), nullptr);
-    count = context.allReduce(local, scalar.partial, PartialKind::Sum, op,
-                              "counted positions");
-  } else {
-    int64_t total = 1;
-    for (int64_t size : shapeOf(targets))
-      total *= size;
-    count = makeConstant(
-        b, loc,
-        DenseElementsAttr::get(f32, b.getF32FloatAttr(static_cast<float>(total))));
-  }
-  Value loss = DivOp::create(b, loc, sum.getResult(), count);
-  context.map(op.getResult(), loss, scalar);
-  return success();
 }
 
 /// The split of the tokens (dimension 0) of an MoE op's token operands: a
@@ -705,6 +525,9 @@ LogicalResult partitionComposite(Operation *op, PartitionContext &context,
         return partitionAttentionGrad(o, context);
       })
       .Case([&](CrossEntropyOp o) { return partitionCrossEntropy(o, context); })
+      .Case([&](CrossEntropyGradOp o) {
+        return partitionCrossEntropyGrad(o, context);
+      })
       .Case([&](MoeTopKOp o) { return partitionMoeTopK(o, context); })
       .Case([&](MoeDispatchOp o) { return partitionMoeDispatch(o, context); })
       .Case([&](MoeCombineOp o) { return partitionMoeCombine(o, context); })

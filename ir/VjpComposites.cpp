@@ -49,20 +49,6 @@ SmallVector<int64_t> leadingDims(Value value) {
   return dims;
 }
 
-/// An integer tensor of `type` with every element `value` (a rank-0
-/// constant, broadcast; see splat).
-Value splatInt(OpBuilder &b, Location loc, RankedTensorType type,
-               int64_t value) {
-  auto scalarType = RankedTensorType::get({}, type.getElementType());
-  auto attr = DenseElementsAttr::get(
-      scalarType, b.getIntegerAttr(type.getElementType(), value));
-  Value scalar =
-      ConstantOp::create(b, loc, scalarType, cast<ElementsAttr>(attr));
-  if (type.getRank() == 0)
-    return scalar;
-  return BroadcastOp::create(b, loc, type, scalar, ArrayRef<int64_t>{});
-}
-
 /// sigmoid(x) = 1 / (1 + exp(-x)); exp(-x) = inf gives the correct 0.
 Value sigmoid(OpBuilder &b, Location loc, Value x) {
   Value one = splat(b, loc, tensorType(x), 1.0);
@@ -290,57 +276,14 @@ LogicalResult CrossEntropyOp::buildVjp(OpBuilder &b, ValueRange resultGrads,
   Value g = resultGrads[0];
   if (!g)
     return noGradients(*this, operandGrads);
-  // dlogits = (softmax(logits) - onehot(targets)) * w, where w per position
-  // is g (none) or the broadcast scalar g (sum) or g / max(count, 1) (mean),
-  // and 0 at ignored positions.
-  Location loc = getLoc();
-  Value logitsIn = getLogits(), targets = getTargets();
-  Type ct = computeType(b, {logitsIn});
-  Value logits = castTo(b, loc, logitsIn, ct);
-  RankedTensorType type = tensorType(logits);
-  RankedTensorType targetType = tensorType(targets);
-  int64_t last = type.getRank() - 1;
-  SmallVector<int64_t> lead = leadingDims(logits);
-  // 1. onehot(targets) = (iota along V == broadcast(targets)).
-  auto wideIds =
-      RankedTensorType::get(type.getShape(), targetType.getElementType());
-  Value classes = IotaOp::create(b, loc, wideIds, last);
-  Value wideTargets = broadcastTo(b, loc, targets, type.getShape(), lead);
-  Value onehot = maskToFloat(
-      b, loc, compare(b, loc, CompareDirection::eq, classes, wideTargets), ct);
-  // 2. The per-position weight, 0 where ignored.
-  auto positionType = RankedTensorType::get(targetType.getShape(), ct);
-  Value counted = splat(b, loc, positionType, 1.0);
-  if (std::optional<int64_t> ignore = getIgnoreIndex()) {
-    Value ignored = splatInt(b, loc, targetType, *ignore);
-    counted = maskToFloat(
-        b, loc, compare(b, loc, CompareDirection::ne, targets, ignored), ct);
-  }
-  Value grad = castTo(b, loc, g, ct);
-  Value weight;
-  if (getReduction() == LossReduction::none) {
-    weight = MulOp::create(b, loc, grad, counted);
-  } else {
-    if (getReduction() == LossReduction::mean) {
-      SmallVector<int64_t> all(targetType.getRank());
-      std::iota(all.begin(), all.end(), 0);
-      auto scalar = RankedTensorType::get({}, ct);
-      Value count = ReduceSumOp::create(b, loc, scalar, counted, all,
-                                        /*keep_dims=*/false);
-      // A mean over no counted position is 0 forward: any finite divisor.
-      count = MaxOp::create(b, loc, count, splat(b, loc, scalar, 1.0));
-      grad = DivOp::create(b, loc, grad, count);
-    }
-    weight = MulOp::create(
-        b, loc, broadcastTo(b, loc, grad, targetType.getShape(), {}), counted);
-  }
-  // 3. The softmax, recomputed.
-  Value probs =
-      SoftmaxOp::create(b, loc, type, logits, b.getI64IntegerAttr(last));
-  Value diff = SubOp::create(b, loc, probs, onehot);
-  Value dLogits = MulOp::create(
-      b, loc, diff, broadcastTo(b, loc, weight, type.getShape(), lead));
-  operandGrads.push_back(castLike(b, loc, dLogits, logitsIn));
+  // dlogits = (softmax(logits) - onehot(targets)) * w as one composite (w is
+  // g, g / max(count, 1) or g per position, 0 where ignored): one kernel
+  // recomputes the row statistics and writes dlogits in the logits' type,
+  // and no [..., V] softmax, one-hot or f32 copy of the logits is ever a
+  // value of the program.
+  operandGrads.push_back(CrossEntropyGradOp::create(
+      b, getLoc(), getLogits().getType(), getLogits(), getTargets(), g,
+      getIgnoreIndexAttr(), getReductionAttr()));
   operandGrads.push_back(Value());
   return success();
 }

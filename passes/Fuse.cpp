@@ -36,7 +36,7 @@ enum class Role {
   None,         ///< stays alone (attention, gather, scatter, ...)
   Pointwise,    ///< Elementwise trait
   RowReduction, ///< layer_norm, rms_norm, softmax, trailing reduce_*
-  Loss,         ///< cross_entropy
+  Loss,         ///< cross_entropy, cross_entropy_grad
   Matmul,
 };
 
@@ -56,7 +56,7 @@ bool reducesTrailingDims(Operation *op, ArrayRef<int64_t> dims) {
 Role roleOf(Operation *op) {
   if (isa<MatmulOp>(op))
     return Role::Matmul;
-  if (isa<CrossEntropyOp>(op))
+  if (isa<CrossEntropyOp, CrossEntropyGradOp>(op))
     return Role::Loss;
   if (isa<LayerNormOp, RmsNormOp, SoftmaxOp>(op))
     return Role::RowReduction;

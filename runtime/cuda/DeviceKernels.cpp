@@ -273,6 +273,8 @@ namespace {
 
 /// Threads of the long-row kernels (LongRowKernelsSource.cpp).
 constexpr unsigned kLongRowThreads = 256;
+/// Threads of the cross_entropy_grad kernels (CrossEntropyGradSource.cpp).
+constexpr unsigned kGradThreads = 1024;
 
 /// The long-row variant of a softmax or cross-entropy row entry (a block
 /// per row) for contiguous rows (inner 1) of 1024 elements and more, with
@@ -771,6 +773,39 @@ Status CudaKernels::launch(KernelKind kind, const KernelAttrs &attrs,
     std::vector<void *> finishArgs = {
         &losses, &tp, &result, &count, &reduction, &hasIgnore, &ignoreIndex};
     return launchPrimitive(entries[1], 1, 256, 0, finishArgs, stream);
+  }
+  case KernelKind::CrossEntropyGrad: {
+    const TensorRef &logits = inputs[0], &targets = inputs[1];
+    long long vocab = logits.shape.back(), count = targets.numElements();
+    int reduction = static_cast<int>(attrs.ints[0]);
+    int hasIgnore = static_cast<int>(attrs.ints[1]);
+    long long ignoreIndex = attrs.ints[2];
+    const void *lp = logits.data, *tp = targets.data, *dp = inputs[2].data;
+    void *result = out->data;
+    // 1. The weight of a mean or sum into the scratch; none reads dloss
+    //    per row (a null weight).
+    void *weight = nullptr;
+    if (reduction != 2) {
+      weight = scratch_;
+      std::vector<void *> weightArgs = {&tp,        &dp,        &weight,
+                                        &count,     &reduction, &hasIgnore,
+                                        &ignoreIndex};
+      LLMC_RETURN_IF_ERROR(
+          launchPrimitive(entries[0], 1, kGradThreads, 0, weightArgs, stream));
+    }
+    if (count == 0 || vocab == 0)
+      return Status::ok();
+    // 2. A block per row; 16-byte moves when every row starts aligned.
+    size_t bytes = dtypeSize(logits.dtype);
+    long long perMove = 16 / static_cast<long long>(bytes);
+    bool vec = vocab % perMove == 0 &&
+               reinterpret_cast<uintptr_t>(lp) % 16 == 0 &&
+               reinterpret_cast<uintptr_t>(result) % 16 == 0;
+    std::vector<void *> rowArgs = {&lp,     &tp,    &dp,        &weight,
+                                   &result, &vocab, &hasIgnore, &ignoreIndex};
+    return launchPrimitive(vec ? entries[2] : entries[1],
+                           static_cast<unsigned>(count), kGradThreads, 0,
+                           rowArgs, stream);
   }
   case KernelKind::LrSchedule: {
     const void *step = inputs[0].data;

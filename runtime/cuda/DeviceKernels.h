@@ -42,6 +42,9 @@ const char *moeKernelSource();
 /// Softmax and cross-entropy over long rows, a block per row
 /// (LongRowKernelsSource.cpp); it uses helpers of deviceKernelSource().
 const char *longRowKernelSource();
+/// llmc.cross_entropy_grad, a block per row (CrossEntropyGradSource.cpp); it
+/// uses helpers of deviceKernelSource().
+const char *crossEntropyGradKernelSource();
 /// The row and column reductions (ReduceKernelsSource.cpp); they use
 /// helpers of deviceKernelSource().
 const char *reduceKernelSource();
@@ -54,7 +57,8 @@ const char *flashAttentionSource();
 const char *flashAttentionTensorCoreSource();
 /// The one NVRTC unit of the non-elementwise kernels: deviceKernelSource()
 /// followed by reduceKernelSource(), moeKernelSource(),
-/// longRowKernelSource(), flashAttentionSource() and
+/// longRowKernelSource(), crossEntropyGradKernelSource(),
+/// flashAttentionSource() and
 /// flashAttentionTensorCoreSource().
 std::string deviceKernelUnit();
 

@@ -411,6 +411,24 @@ Status selectKernel(KernelKind kind, const KernelAttrs &attrs,
     return runs({"llmc_cross_entropy_rows_" + suffix + "_" + index,
                  "llmc_cross_entropy_finish_" + index});
   }
+  case KernelKind::CrossEntropyGrad: {
+    LLMC_RETURN_IF_ERROR(expect(3, 3, 3, 0));
+    std::string suffix = floatSuffix(inputs[0].dtype);
+    std::string index = indexSuffix(inputs[1].dtype);
+    if (suffix.empty() || index.empty() || inputs[2].dtype != DType::F32 ||
+        outputs[0].dtype != inputs[0].dtype || inputs[0].rank() < 1)
+      return refuse("cross_entropy_grad covers f32 and bf16 logits (dlogits "
+                    "of their type), i32 or i64 targets, an f32 dloss");
+    if (inputs[1].numElements() > 0x7fffffffLL)
+      return refuse("more than 2^31 - 1 positions");
+    // The weight of a mean or sum (one double).
+    choice.scratchBytes = sizeof(double);
+    // The launch takes the "_vec" row entry (16-byte moves) when the
+    // row length and the pointers allow.
+    return runs({"llmc_cross_entropy_grad_weight_" + index,
+                 "llmc_cross_entropy_grad_" + suffix + "_" + index,
+                 "llmc_cross_entropy_grad_" + suffix + "_" + index + "_vec"});
+  }
   case KernelKind::LrSchedule: {
     LLMC_RETURN_IF_ERROR(expect(1, 1, 3, 2));
     std::string suffix = floatSuffix(outputs[0].dtype);

@@ -244,3 +244,34 @@ func.func @loss(%q: tensor<1x2x4x8xf32> {llmc.role = "parameter"},
   %r = llmc.reduce_sum %dq dims [0, 1, 2, 3] : tensor<1x2x4x8xf32> -> tensor<f32>
   return %r : tensor<f32>
 }
+
+// -----
+
+// cross_entropy's derivative is one llmc.cross_entropy_grad (one kernel
+// that recomputes the row statistics) with the forward's ignore_index and
+// reduction; dlogits has the logits' type (bf16), and no softmax, one-hot
+// or f32 copy of the [B, T, V] logits is built.
+// CHECK-LABEL: func.func @train_step
+// CHECK-SAME:    (%[[L:.+]]: tensor<2x4x16xbf16> {{.*}}, %[[T:.+]]: tensor<2x4xi32> {{.*}})
+// CHECK:         %[[LOSS:.+]] = llmc.cross_entropy %[[L]], %[[T]] ignore_index -100 reduction mean
+// CHECK:         %[[D:.+]] = llmc.cross_entropy_grad %[[L]], %[[T]], %{{.+}} ignore_index -100 reduction mean : (tensor<2x4x16xbf16>, tensor<2x4xi32>, tensor<f32>) -> tensor<2x4x16xbf16>
+// CHECK-NOT:     llmc.softmax
+// CHECK-NOT:     llmc.iota
+// CHECK:         return %[[LOSS]], %[[D]]
+func.func @loss(%logits: tensor<2x4x16xbf16> {llmc.role = "parameter"},
+                %t: tensor<2x4xi32> {llmc.role = "input"}) -> tensor<f32> {
+  %l = llmc.cross_entropy %logits, %t ignore_index -100 reduction mean : (tensor<2x4x16xbf16>, tensor<2x4xi32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+// cross_entropy_grad has no derivative rule (no second derivative of the
+// loss).
+func.func @loss(%logits: tensor<2x16xf32> {llmc.role = "parameter"},
+                %t: tensor<2xi32>, %g: tensor<f32>) -> tensor<f32> {
+  // expected-error @+1 {{no derivative rule for 'llmc.cross_entropy_grad'}}
+  %d = llmc.cross_entropy_grad %logits, %t, %g reduction sum : (tensor<2x16xf32>, tensor<2xi32>, tensor<f32>) -> tensor<2x16xf32>
+  %r = llmc.reduce_sum %d dims [0, 1] : tensor<2x16xf32> -> tensor<f32>
+  return %r : tensor<f32>
+}

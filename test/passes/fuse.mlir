@@ -136,6 +136,29 @@ func.func @classifier(%h: tensor<4x8x32xf32>, %wte: tensor<128x32xf32>, %t: tens
 
 // -----
 
+// The same with the loss gradient as one op (what autodiff emits): the
+// matmul, the loss and cross_entropy_grad make one classifier region with
+// nothing nested; only the loss and dlogits (bf16, as the logits) leave
+// it, and no [B, T, V] value besides the logits exists in it.
+// CHECK-LABEL: func.func @classifier_grad
+// CHECK:         %[[F:.+]]:2 = llmc.fused classifier_loss
+// CHECK-NEXT:    ^bb0
+// CHECK-NEXT:      %[[L:.+]] = llmc.matmul
+// CHECK-NEXT:      %[[CE:.+]] = llmc.cross_entropy %[[L]]
+// CHECK-NEXT:      %[[D:.+]] = llmc.cross_entropy_grad %[[L]], %{{.+}}, %{{.+}} reduction mean : (tensor<4x8x128xbf16>, tensor<4x8xi32>, tensor<f32>) -> tensor<4x8x128xbf16>
+// CHECK-NEXT:      llmc.yield %[[CE]], %[[D]]
+// CHECK-NEXT:    }
+// CHECK-NEXT:    return %[[F]]#0, %[[F]]#1
+// REPORT: fusion of @classifier_grad: kernels 3 -> 1, regions 0 elementwise, 0 row_reduction, 0 matmul_epilogue, 1 classifier_loss (with 0 elementwise runs nested in them)
+func.func @classifier_grad(%h: tensor<4x8x32xbf16>, %wte: tensor<128x32xbf16>, %t: tensor<4x8xi32>, %g: tensor<f32>) -> (tensor<f32>, tensor<4x8x128xbf16>) {
+  %logits = llmc.matmul %h, %wte transpose_b : tensor<4x8x32xbf16>, tensor<128x32xbf16> -> tensor<4x8x128xbf16> loc("lm_head")
+  %loss = llmc.cross_entropy %logits, %t reduction mean : (tensor<4x8x128xbf16>, tensor<4x8xi32>) -> tensor<f32> loc("loss")
+  %d = llmc.cross_entropy_grad %logits, %t, %g reduction mean : (tensor<4x8x128xbf16>, tensor<4x8xi32>, tensor<f32>) -> tensor<4x8x128xbf16> loc("loss")
+  return %loss, %d : tensor<f32>, tensor<4x8x128xbf16>
+}
+
+// -----
+
 // Must not change: a matmul whose product has two readers keeps it in
 // memory anyway, so it takes no epilogue; the lone add stays alone too.
 // CHECK-LABEL: func.func @matmul_two_users

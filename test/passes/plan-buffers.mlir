@@ -38,6 +38,36 @@ func.func @no_in_place(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
 
 // -----
 
+// cross_entropy_grad writes dlogits over the logits when they die there
+// (its kernels read a row whole before writing it): the logits' matmul
+// product and dlogits share one buffer; the loss reads the logits first.
+// CHECK-LABEL: func.func @loss_grad_in_place
+// CHECK-SAME:    in_place = 1 : i64
+// CHECK:         llmc.matmul %{{.+}} {llmc.offsets = array<i64: [[L:[0-9]+]]>}
+// CHECK-NEXT:    llmc.cross_entropy
+// CHECK-NEXT:    llmc.cross_entropy_grad %{{.+}} {llmc.offsets = array<i64: [[L]]>}
+func.func @loss_grad_in_place(%h: tensor<4x8xbf16>, %w: tensor<64x8xbf16>, %t: tensor<4xi32>, %g: tensor<f32>) -> (tensor<f32>, tensor<4x64xbf16>) {
+  %l = llmc.matmul %h, %w transpose_b : tensor<4x8xbf16>, tensor<64x8xbf16> -> tensor<4x64xbf16>
+  %loss = llmc.cross_entropy %l, %t reduction mean : (tensor<4x64xbf16>, tensor<4xi32>) -> tensor<f32>
+  %d = llmc.cross_entropy_grad %l, %t, %g reduction mean : (tensor<4x64xbf16>, tensor<4xi32>, tensor<f32>) -> tensor<4x64xbf16>
+  return %loss, %d : tensor<f32>, tensor<4x64xbf16>
+}
+
+// -----
+
+// Must not write in place: the logits are read after the gradient, so
+// dlogits gets a buffer of its own.
+// CHECK-LABEL: func.func @loss_grad_logits_live
+// CHECK-SAME:    in_place = 0 : i64
+func.func @loss_grad_logits_live(%h: tensor<4x8xbf16>, %w: tensor<64x8xbf16>, %t: tensor<4xi32>, %g: tensor<f32>) -> (tensor<64x4xbf16>, tensor<4x64xbf16>) {
+  %l = llmc.matmul %h, %w transpose_b : tensor<4x8xbf16>, tensor<64x8xbf16> -> tensor<4x64xbf16>
+  %d = llmc.cross_entropy_grad %l, %t, %g reduction sum : (tensor<4x64xbf16>, tensor<4xi32>, tensor<f32>) -> tensor<4x64xbf16>
+  %n = llmc.transpose %l perm [1, 0] : tensor<4x64xbf16> -> tensor<64x4xbf16>
+  return %n, %d : tensor<64x4xbf16>, tensor<4x64xbf16>
+}
+
+// -----
+
 // A training step's update: the new weight is written into the weight's
 // buffer at its last read (sub), the new moment into the moment's buffer
 // (the chain starts with the mul that reads it last). Both are donations.

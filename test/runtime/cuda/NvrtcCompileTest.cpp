@@ -194,6 +194,24 @@ TEST(CudaNvrtcCompile, DeviceUnitHasEveryFlashAttentionKernel) {
             std::string::npos);
   // The naive kernel it replaces is gone.
   EXPECT_EQ(compiled.ptx.find(".entry llmc_attention_f32("), std::string::npos);
+  // Every entry cross_entropy_grad selects, for each logits and target type
+  // (CrossEntropyGradSource.cpp).
+  for (DType logits : {DType::F32, DType::BF16})
+    for (DType targets : {DType::I32, DType::I64}) {
+      KernelChoice choice;
+      Status selected = selectKernel(
+          KernelKind::CrossEntropyGrad, {{0, 1, -100}, {}},
+          {{nullptr, logits, {4, 50304}}, {nullptr, targets, {4}},
+           {nullptr, DType::F32, {}}},
+          {{nullptr, logits, {4, 50304}}}, choice);
+      ASSERT_TRUE(selected.isOk()) << selected.toString();
+      ASSERT_EQ(choice.entries.size(), 3u);
+      EXPECT_EQ(choice.scratchBytes, sizeof(double));
+      for (const std::string &entry : choice.entries)
+        EXPECT_NE(compiled.ptx.find(".entry " + entry + "("),
+                  std::string::npos)
+            << entry;
+    }
   std::printf("NVRTC, sm_90, the device unit with flash attention: %.2f s\n",
               secondsSince(start));
 }

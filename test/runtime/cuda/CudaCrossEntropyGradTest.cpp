@@ -1,0 +1,364 @@
+//===- CudaCrossEntropyGradTest.cpp - the loss gradient on the GPU --------===//
+//
+// Part of `cuda-kernel-tests` (needs a GPU; skips without one).
+// llmc.cross_entropy_grad (CrossEntropyGradSource.cpp) through
+// CudaKernels::launch against runCpuKernel on the same fresh random logits
+// in [-8, 8]: an odd vocabulary (scalar loads), one shorter than the block
+// (most threads idle), a vocabulary of 16-byte rows (the "_vec" entry),
+// an unaligned logits pointer (scalar fallback), ignore_index, mean, sum
+// and none, f32 and bf16 logits, i32 and i64 targets.
+//
+// Tolerance: the GPU takes exponentials in f32 (expf, a few ulp) and sums
+// them in double; the CPU computes everything in double; both round once
+// to the result type. bf16: at most one bf16 ulp (2^-8 relative) plus
+// 1e-6 |w| for values near zero; f32: 1e-5 relative plus 1e-7 |w| (expf
+// is within 2 ulp, the scale and the products add a rounding each: a few
+// ulp expected, the bound leaves room). The printed counts show how many
+// elements are not bitwise equal.
+//
+// CrossEntropyGradTimingGpt2 times the GPT-2 124M bench shape [16384,
+// 50304] bf16 (mean, no ignore) and prints ms and GB/s against the 5 GB
+// (2 reads + 1 write of 1.65 GB) the kernel moves, next to the old
+// expansion's softmax-to-f32 alone (a lower bound of what it replaces).
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/cpu/CpuKernels.h"
+#include "runtime/cpu/ThreadPool.h"
+#include "runtime/cuda/CudaModule.h"
+#include "runtime/cuda/DeviceKernels.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <random>
+
+namespace llmc::rt::cuda {
+namespace {
+
+#define ASSERT_OK(expr)                                                        \
+  do {                                                                         \
+    ::llmc::rt::Status status_ = (expr);                                       \
+    ASSERT_TRUE(status_.isOk()) << status_.toString();                         \
+  } while (0)
+
+/// Host bytes and a device copy (`offset` elements past cudaMalloc's
+/// alignment, to test the unaligned fallback).
+struct Buffer {
+  DType dtype;
+  Shape shape;
+  std::vector<uint8_t> host;
+  void *allocation = nullptr;
+  void *device = nullptr;
+
+  Buffer(DType dtype, Shape shape)
+      : dtype(dtype), shape(std::move(shape)),
+        host(static_cast<size_t>(numElements(this->shape)) * dtypeSize(dtype)) {
+  }
+  ~Buffer() {
+    if (allocation)
+      (void)cudaFree(allocation);
+  }
+  Buffer(const Buffer &) = delete;
+  Buffer &operator=(const Buffer &) = delete;
+  int64_t count() const { return numElements(shape); }
+  Status allocate(int64_t offset = 0) {
+    LLMC_CUDA_CHECK(cudaMalloc(&allocation, host.size() + 64), "cudaMalloc");
+    device = static_cast<uint8_t *>(allocation) + offset * dtypeSize(dtype);
+    return Status::ok();
+  }
+  Status upload() {
+    LLMC_CUDA_CHECK(
+        cudaMemcpy(device, host.data(), host.size(), cudaMemcpyHostToDevice),
+        "cudaMemcpy to device");
+    return Status::ok();
+  }
+  Status download() {
+    LLMC_CUDA_CHECK(cudaDeviceSynchronize(), "cross_entropy_grad");
+    LLMC_CUDA_CHECK(
+        cudaMemcpy(host.data(), device, host.size(), cudaMemcpyDeviceToHost),
+        "cudaMemcpy to host");
+    return Status::ok();
+  }
+  double at(int64_t i) const {
+    if (dtype == DType::BF16) {
+      uint16_t bits;
+      std::memcpy(&bits, host.data() + 2 * i, 2);
+      return bf16ToFloat(bits);
+    }
+    if (dtype == DType::I32) {
+      int32_t value;
+      std::memcpy(&value, host.data() + 4 * i, 4);
+      return value;
+    }
+    if (dtype == DType::I64) {
+      int64_t value;
+      std::memcpy(&value, host.data() + 8 * i, 8);
+      return static_cast<double>(value);
+    }
+    float value;
+    std::memcpy(&value, host.data() + 4 * i, 4);
+    return value;
+  }
+  void set(int64_t i, double v) {
+    if (dtype == DType::BF16) {
+      uint16_t bits = floatToBf16(static_cast<float>(v));
+      std::memcpy(host.data() + 2 * i, &bits, 2);
+    } else if (dtype == DType::I32) {
+      int32_t value = static_cast<int32_t>(v);
+      std::memcpy(host.data() + 4 * i, &value, 4);
+    } else if (dtype == DType::I64) {
+      int64_t value = static_cast<int64_t>(v);
+      std::memcpy(host.data() + 8 * i, &value, 8);
+    } else {
+      float value = static_cast<float>(v);
+      std::memcpy(host.data() + 4 * i, &value, 4);
+    }
+  }
+  TensorRef hostRef() { return {host.data(), dtype, shape}; }
+  TensorRef deviceRef() { return {device, dtype, shape}; }
+};
+
+constexpr int64_t kMean = 0, kSum = 1, kNone = 2;
+
+class CudaCrossEntropyGrad : public ::testing::Test {
+protected:
+  static void SetUpTestSuite() {
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+      (void)cudaGetLastError();
+      return;
+    }
+    (void)cudaSetDevice(0);
+    Status status = CudaKernels::create(kernels_);
+    if (!status)
+      ADD_FAILURE() << status.toString();
+  }
+  static void TearDownTestSuite() { kernels_.reset(); }
+  void SetUp() override {
+    int count = 0;
+    cudaError_t error = cudaGetDeviceCount(&count);
+    if (error != cudaSuccess || count == 0) {
+      (void)cudaGetLastError();
+      GTEST_SKIP() << "no CUDA device (cudaGetDeviceCount: "
+                   << (error == cudaSuccess ? "0 devices"
+                                            : cudaGetErrorString(error))
+                   << "); the CUDA cross_entropy_grad tests need a GPU";
+    }
+    ASSERT_TRUE(kernels_) << "CudaKernels::create failed";
+  }
+
+  struct Case {
+    std::string name;
+    DType logits, targets;
+    int64_t rows, vocab;
+    int64_t reduction;
+    bool ignore;        ///< every third position is ignore_index -100
+    int64_t offset = 0; ///< logits elements past 16-byte alignment
+  };
+
+  void run(const Case &c) {
+    SCOPED_TRACE(c.name);
+    Buffer logits(c.logits, {c.rows, c.vocab});
+    Buffer targets(c.targets, {c.rows});
+    Shape dlossShape = c.reduction == kNone ? Shape{c.rows} : Shape{};
+    Buffer dloss(DType::F32, dlossShape);
+    Buffer got(c.logits, {c.rows, c.vocab}), want(c.logits, {c.rows, c.vocab});
+    std::uniform_real_distribution<double> value(-8.0, 8.0), g(0.5, 2.0);
+    std::uniform_int_distribution<int64_t> cls(0, c.vocab - 1);
+    for (int64_t i = 0; i < logits.count(); ++i)
+      logits.set(i, value(random_));
+    for (int64_t n = 0; n < c.rows; ++n)
+      targets.set(n, c.ignore && n % 3 == 1 ? -100 : cls(random_));
+    for (int64_t i = 0; i < dloss.count(); ++i)
+      dloss.set(i, g(random_));
+    KernelAttrs attrs{{c.reduction, c.ignore ? 1 : 0, -100}, {}};
+    ASSERT_OK(runCpuKernel(KernelKind::CrossEntropyGrad, attrs,
+                           {logits.hostRef(), targets.hostRef(),
+                            dloss.hostRef()},
+                           {want.hostRef()}, pool_));
+    ASSERT_OK(logits.allocate(c.offset));
+    ASSERT_OK(targets.allocate());
+    ASSERT_OK(dloss.allocate());
+    ASSERT_OK(got.allocate());
+    ASSERT_OK(logits.upload());
+    ASSERT_OK(targets.upload());
+    ASSERT_OK(dloss.upload());
+    ASSERT_EQ(cudaMemset(got.device, 0x7f, got.host.size()), cudaSuccess);
+    ASSERT_OK(kernels_->launch(
+        KernelKind::CrossEntropyGrad, attrs,
+        {logits.deviceRef(), targets.deviceRef(), dloss.deviceRef()},
+        {got.deviceRef()}, nullptr));
+    ASSERT_OK(got.download());
+    // The largest weight bounds |w| in the absolute term.
+    double weight = 0.0;
+    for (int64_t i = 0; i < dloss.count(); ++i)
+      weight = std::max(weight, std::fabs(dloss.at(i)));
+    bool bf16 = c.logits == DType::BF16;
+    int64_t bad = 0, inexact = 0;
+    double worst = 0.0;
+    size_t width = dtypeSize(c.logits);
+    for (int64_t i = 0; i < got.count(); ++i) {
+      double gv = got.at(i), wv = want.at(i);
+      if (std::memcmp(got.host.data() + i * width,
+                      want.host.data() + i * width, width) != 0)
+        ++inexact;
+      double allowed = bf16 ? std::ldexp(std::fabs(wv), -8) + 1e-6 * weight
+                            : 1e-5 * std::fabs(wv) + 1e-7 * weight;
+      double error = std::fabs(gv - wv);
+      worst = std::max(worst, error / std::max(std::fabs(wv), 1e-30));
+      if (!(error <= allowed) && bad++ < 5)
+        ADD_FAILURE() << "element " << i << " (row " << i / c.vocab
+                      << "): got " << gv << ", want " << wv;
+    }
+    std::printf("[ce_grad] %-46s %9lld values, %lld not bitwise equal, max "
+                "relative error %.3g\n",
+                c.name.c_str(), static_cast<long long>(got.count()),
+                static_cast<long long>(inexact), worst);
+    EXPECT_EQ(bad, 0);
+  }
+
+  std::mt19937_64 random_{20261129};
+  ThreadPool pool_{1};
+  static std::unique_ptr<CudaKernels> kernels_;
+};
+
+std::unique_ptr<CudaKernels> CudaCrossEntropyGrad::kernels_;
+
+constexpr DType kF32 = DType::F32, kBf16 = DType::BF16, kI32 = DType::I32,
+                kI64 = DType::I64;
+
+TEST_F(CudaCrossEntropyGrad, MatchesTheCpu) {
+  std::vector<Case> cases = {
+      {"bf16 i32 [37, 50257] mean ignore (odd V)", kBf16, kI32, 37, 50257,
+       kMean, true},
+      {"bf16 i32 [64, 50304] mean (vec)", kBf16, kI32, 64, 50304, kMean,
+       false},
+      {"bf16 i64 [20, 50304] sum ignore (vec)", kBf16, kI64, 20, 50304, kSum,
+       true},
+      {"bf16 i32 [9, 4096] none ignore unaligned", kBf16, kI32, 9, 4096,
+       kNone, true, 3},
+      {"bf16 i32 [50, 100] mean (V < block)", kBf16, kI32, 50, 100, kMean,
+       false},
+      {"f32 i32 [33, 1001] mean ignore (odd V)", kF32, kI32, 33, 1001, kMean,
+       true},
+      {"f32 i64 [16, 50304] none (vec)", kF32, kI64, 16, 50304, kNone, false},
+      {"f32 i32 [7, 3] sum (V < block, tiny)", kF32, kI32, 7, 3, kSum, false},
+      {"f32 i32 [12, 8192] mean unaligned", kF32, kI32, 12, 8192, kMean,
+       false, 1},
+  };
+  for (const Case &c : cases)
+    run(c);
+}
+
+// Every position ignored: zeros for mean and sum (the mean's divisor is 1).
+TEST_F(CudaCrossEntropyGrad, AllIgnoredGivesZeros) {
+  Buffer logits(kBf16, {4, 2048}), targets(kI32, {4}), dloss(kF32, {}),
+      got(kBf16, {4, 2048});
+  for (int64_t i = 0; i < logits.count(); ++i)
+    logits.set(i, 0.25 * static_cast<double>(i % 7));
+  for (int64_t n = 0; n < 4; ++n)
+    targets.set(n, -100);
+  dloss.set(0, 1.0);
+  for (Buffer *b : {&logits, &targets, &dloss, &got})
+    ASSERT_OK(b->allocate());
+  for (Buffer *b : {&logits, &targets, &dloss})
+    ASSERT_OK(b->upload());
+  for (int64_t reduction : {kMean, kSum}) {
+    ASSERT_EQ(cudaMemset(got.device, 0x7f, got.host.size()), cudaSuccess);
+    ASSERT_OK(kernels_->launch(
+        KernelKind::CrossEntropyGrad, {{reduction, 1, -100}, {}},
+        {logits.deviceRef(), targets.deviceRef(), dloss.deviceRef()},
+        {got.deviceRef()}, nullptr));
+    ASSERT_OK(got.download());
+    for (int64_t i = 0; i < got.count(); ++i)
+      ASSERT_EQ(got.at(i), 0.0) << "reduction " << reduction << ", " << i;
+  }
+}
+
+// GPT-2 124M's classifier gradient, [B*T, V] = [16384, 50304] bf16, mean:
+// the time of the one kernel, and of the softmax (bf16 -> f32, the long-row
+// kernel) the old expansion ran before its elementwise kernel, for scale.
+TEST_F(CudaCrossEntropyGrad, CrossEntropyGradTimingGpt2) {
+  const int64_t rows = 16384, vocab = 50304;
+  Buffer logits(kBf16, {rows, vocab}), targets(kI32, {rows}),
+      dloss(kF32, {}), dlogits(kBf16, {rows, vocab});
+  Buffer probs(kF32, {rows, vocab});
+  std::uniform_real_distribution<double> value(-8.0, 8.0);
+  std::uniform_int_distribution<int64_t> cls(0, vocab - 1);
+  for (int64_t i = 0; i < logits.count(); ++i)
+    logits.set(i, value(random_));
+  for (int64_t n = 0; n < rows; ++n)
+    targets.set(n, cls(random_));
+  dloss.set(0, 1.0);
+  for (Buffer *b : {&logits, &targets, &dloss, &dlogits, &probs})
+    ASSERT_OK(b->allocate());
+  for (Buffer *b : {&logits, &targets, &dloss})
+    ASSERT_OK(b->upload());
+  auto grad = [&] {
+    return kernels_->launch(
+        KernelKind::CrossEntropyGrad, {{kMean, 0, 0}, {}},
+        {logits.deviceRef(), targets.deviceRef(), dloss.deviceRef()},
+        {dlogits.deviceRef()}, nullptr);
+  };
+  auto softmax = [&] {
+    return kernels_->launch(KernelKind::Softmax, {{1}, {}},
+                            {logits.deviceRef()}, {probs.deviceRef()},
+                            nullptr);
+  };
+  cudaEvent_t start, stop;
+  ASSERT_EQ(cudaEventCreate(&start), cudaSuccess);
+  ASSERT_EQ(cudaEventCreate(&stop), cudaSuccess);
+  auto time = [&](const std::function<Status()> &launch, float &ms) {
+    const int repeats = 10;
+    ASSERT_OK(launch()); // warm-up (and the first compile)
+    ASSERT_EQ(cudaEventRecord(start, nullptr), cudaSuccess);
+    for (int i = 0; i < repeats; ++i)
+      ASSERT_OK(launch());
+    ASSERT_EQ(cudaEventRecord(stop, nullptr), cudaSuccess);
+    ASSERT_EQ(cudaEventSynchronize(stop), cudaSuccess);
+    ASSERT_EQ(cudaEventElapsedTime(&ms, start, stop), cudaSuccess);
+    ms /= repeats;
+  };
+  float gradMs = 0.0f, softmaxMs = 0.0f;
+  time(grad, gradMs);
+  time(softmax, softmaxMs);
+  double gradBytes = 3.0 * static_cast<double>(rows * vocab) * 2.0;
+  std::printf("[ce_grad] GPT-2 [16384, 50304] bf16 mean: cross_entropy_grad "
+              "%.3f ms (%.0f GB/s over 2 reads + 1 write); the old "
+              "expansion's softmax alone %.3f ms\n",
+              gradMs, gradBytes / (gradMs * 1e-3) / 1e9, softmaxMs);
+  // Spot-check three rows against the CPU (the whole tensor would take
+  // minutes there): rows 0, 8191 and the last.
+  ASSERT_OK(dlogits.download());
+  ASSERT_EQ(cudaMemcpy(logits.host.data(), logits.device, logits.host.size(),
+                       cudaMemcpyDeviceToHost),
+            cudaSuccess);
+  for (int64_t row : {int64_t{0}, int64_t{8191}, rows - 1}) {
+    Buffer one(kBf16, {1, vocab}), oneTarget(kI32, {1}), oneWant(kBf16, {1, vocab});
+    std::memcpy(one.host.data(), logits.host.data() + row * vocab * 2,
+                vocab * 2);
+    oneTarget.set(0, targets.at(row));
+    // The mean's weight 1 / rows as a `none` weight of one row.
+    Buffer oneWeight(kF32, {1});
+    oneWeight.set(0, 1.0 / static_cast<double>(rows));
+    ASSERT_OK(runCpuKernel(KernelKind::CrossEntropyGrad,
+                           {{kNone, 0, 0}, {}},
+                           {one.hostRef(), oneTarget.hostRef(),
+                            oneWeight.hostRef()},
+                           {oneWant.hostRef()}, pool_));
+    for (int64_t v = 0; v < vocab; ++v) {
+      double gv = dlogits.at(row * vocab + v), wv = oneWant.at(v);
+      ASSERT_LE(std::fabs(gv - wv),
+                std::ldexp(std::fabs(wv), -8) + 1e-6 / rows)
+          << "row " << row << ", column " << v;
+    }
+  }
+  (void)cudaEventDestroy(start);
+  (void)cudaEventDestroy(stop);
+}
+
+} // namespace
+} // namespace llmc::rt::cuda
