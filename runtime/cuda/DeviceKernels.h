@@ -45,6 +45,9 @@ const char *longRowKernelSource();
 /// The row and column reductions (ReduceKernelsSource.cpp); they use
 /// helpers of deviceKernelSource().
 const char *reduceKernelSource();
+/// The norms' gradients, layer_norm_grad and rms_norm_grad
+/// (NormGradKernelsSource.cpp); they use helpers of deviceKernelSource().
+const char *normGradKernelSource();
 /// The CUDA C++ of flash attention forward and backward
 /// (FlashAttentionSource.cpp); it uses helpers of deviceKernelSource().
 const char *flashAttentionSource();
@@ -54,7 +57,7 @@ const char *flashAttentionSource();
 const char *flashAttentionTensorCoreSource();
 /// The one NVRTC unit of the non-elementwise kernels: deviceKernelSource()
 /// followed by reduceKernelSource(), moeKernelSource(),
-/// longRowKernelSource(), flashAttentionSource() and
+/// longRowKernelSource(), normGradKernelSource(), flashAttentionSource() and
 /// flashAttentionTensorCoreSource().
 std::string deviceKernelUnit();
 

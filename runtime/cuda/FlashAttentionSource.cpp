@@ -486,7 +486,8 @@ LLMC_FLASH_HEAD_DIMS(Bf16, bf16)
 
 std::string deviceKernelUnit() {
   return std::string(deviceKernelSource()) + reduceKernelSource() +
-         moeKernelSource() + longRowKernelSource() + flashAttentionSource() +
+         moeKernelSource() + longRowKernelSource() + normGradKernelSource() +
+         flashAttentionSource() +
          flashAttentionTensorCoreSource();
 }
 
