@@ -52,23 +52,26 @@ __device__ void normGradChunk(const T *x, const P *gamma, const T *dy, T *dx,
   const long long begin = chunk * LLMC_NORM_GRAD_CHUNK;
   const int count = (int)min((long long)LLMC_NORM_GRAD_CHUNK, rows - begin);
   const int warp = threadIdx.x / 32, warps = blockDim.x / 32;
-  // 1a. A warp per row: the statistics.
+  // 1a. A warp per row: the statistics. Loop A reads x and dy from memory
+  //     (the sum of x, and of g); loop B reads them again from L1 for the
+  //     sums about the mean (two passes, as the forward). Unrolled so that
+  //     each lane has several loads in flight.
   for (int local = warp; local < count; local += warps) {
     const T *xRow = x + (begin + local) * dim;
     const T *dyRow = dy + (begin + local) * dim;
-    double mean = 0.0;
-    if (centered) {
-      double sum = 0.0;
-      for (long long i = lane(); i < dim; i += 32)
-        sum += (double)loadValue(xRow[i]);
-      mean = warpSum(sum) / (double)dim;
+    double sum = 0.0, gSum = 0.0;
+#pragma unroll 4
+    for (long long i = lane(); i < dim; i += 32) {
+      sum += (double)loadValue(xRow[i]);
+      gSum += (double)loadValue(dyRow[i]) * (double)loadValue(gamma[i]);
     }
-    double squares = 0.0, gSum = 0.0, gxSum = 0.0;
+    double mean = centered ? warpSum(sum) / (double)dim : 0.0;
+    double squares = 0.0, gxSum = 0.0;
+#pragma unroll 4
     for (long long i = lane(); i < dim; i += 32) {
       double shifted = (double)loadValue(xRow[i]) - mean;
       double g = (double)loadValue(dyRow[i]) * (double)loadValue(gamma[i]);
       squares += shifted * shifted;
-      gSum += g;
       gxSum += g * shifted;
     }
     double rstd = 1.0 / sqrt(warpSum(squares) / (double)dim + epsilon);
@@ -87,6 +90,7 @@ __device__ void normGradChunk(const T *x, const P *gamma, const T *dy, T *dx,
   for (long long column = threadIdx.x; column < dim; column += blockDim.x) {
     double scale = (double)loadValue(gamma[column]);
     double dGamma = 0.0, dBeta = 0.0;
+#pragma unroll 4
     for (int local = 0; local < count; ++local) {
       long long at = (begin + local) * dim + column;
       double rstd = rowStats[4 * local + 1];
