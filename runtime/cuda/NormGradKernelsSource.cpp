@@ -13,6 +13,9 @@
 //      x and dy come from memory once (the second walk over the chunk, just
 //      read by the same block, hits the caches), dx is written once;
 //   2. finish: per column, the chunks' partials summed in a fixed order.
+//      (ReduceKernels' column finish wants each result's partials
+//      contiguous; here a chunk's partials are a row [2, dim], so that the
+//      chunk kernel's stores are coalesced.)
 // DeviceKernels.cpp launches them; KernelSelection.cpp sizes the scratch
 // (NormGradLaunch).
 //
@@ -33,9 +36,10 @@ const char *normGradKernelSource() {
   return R"cuda(
 // ---- Norm gradients (NormGradKernelsSource.cpp) ----------------------------
 
-// Rows per chunk of the column sums; the CPU reference uses the same.
+// Rows per chunk of the column sums: NormGradLaunch::kChunkRows
+// (KernelSelection.h) sizes the scratch with it; the CPU reference uses the
+// same.
 #define LLMC_NORM_GRAD_CHUNK 32
-#define LLMC_NORM_GRAD_THREADS 256
 
 // 1. Block c takes rows [32c, 32c + 32). With g = dy * gamma and
 //    xhat = (x - mean) * rstd: dx = rstd * (g - mean(g) - xhat *
