@@ -640,13 +640,13 @@ Status CudaKernels::launch(KernelKind kind, const KernelAttrs &attrs,
           stream));
     }
     // 2. dgamma and dbeta from the partials (zeros for no rows): blocks of
-    //    256 threads, 32 columns x 8 runs of chunks.
+    //    1024 threads, 32 columns x 32 runs of chunks.
     const double *finished = partials;
     std::vector<void *> finishArgs = {&finished, &dgamma, &dbeta,
                                       &launch.chunks, &launch.dim};
     unsigned columnBlocks =
         static_cast<unsigned>((launch.dim + 31) / 32);
-    return launchPrimitive(entries[1], columnBlocks, 256, 0, finishArgs,
+    return launchPrimitive(entries[1], columnBlocks, 1024, 0, finishArgs,
                            stream);
   }
   case KernelKind::Softmax: {

@@ -12,7 +12,8 @@
 //      dy (dbeta) of its columns into the chunk's partials (the scratch).
 //      x and dy come from memory once (the second walk over the chunk, just
 //      read by the same block, hits the caches), dx is written once;
-//   2. finish: per column, the chunks' partials summed in a fixed order.
+//   2. finish: per column, the chunks' partials summed in a fixed order
+//      (32 runs of consecutive chunks side by side, then the runs).
 //      (ReduceKernels' column finish wants each result's partials
 //      contiguous; here a chunk's partials are a row [2, dim], so that the
 //      chunk kernel's stores are coalesced.)
@@ -40,6 +41,8 @@ const char *normGradKernelSource() {
 // (KernelSelection.h) sizes the scratch with it; the CPU reference uses the
 // same.
 #define LLMC_NORM_GRAD_CHUNK 32
+// Runs of chunks the finish kernel sums side by side per column.
+#define LLMC_NORM_GRAD_RUNS 32
 
 // 1. Block c takes rows [32c, 32c + 32). With g = dy * gamma and
 //    xhat = (x - mean) * rstd: dx = rstd * (g - mean(g) - xhat *
@@ -110,18 +113,18 @@ __device__ void normGradChunk(const T *x, const P *gamma, const T *dy, T *dx,
   }
 }
 
-// 2. Block of 256 threads (32 columns x 8 runs): thread (tx, ty) =
+// 2. Block of 1024 threads (32 columns x 32 runs): thread (tx, ty) =
 //    (t % 32, t / 32) sums run ty of the chunks (contiguous, in order) for
-//    column 32 * blockIdx.x + tx; the threads of ty = 0 add the 8 runs in
-//    order. dbeta may be null (rms_norm); no chunks
+//    column 32 * blockIdx.x + tx; the threads of ty = 0 add the 32 runs in
+//    order. (GPT-2: 512 chunks, 16 per run; 24 blocks for 768 columns.) dbeta may be null (rms_norm); no chunks
 //    gives zeros.
 template <typename P>
 __device__ void normGradFinish(const double *partials, P *dgamma, P *dbeta,
                                long long chunks, long long dim) {
-  __shared__ double runs[2][8][32];
+  __shared__ double runs[2][LLMC_NORM_GRAD_RUNS][32];
   const int tx = threadIdx.x % 32, ty = threadIdx.x / 32;
   long long column = (long long)blockIdx.x * 32 + tx;
-  long long length = (chunks + 7) / 8;
+  long long length = (chunks + LLMC_NORM_GRAD_RUNS - 1) / LLMC_NORM_GRAD_RUNS;
   long long first = ty * length;
   long long last = min(chunks, first + length);
   double dGamma = 0.0, dBeta = 0.0;
@@ -137,7 +140,7 @@ __device__ void normGradFinish(const double *partials, P *dgamma, P *dbeta,
     return;
   dGamma = 0.0;
   dBeta = 0.0;
-  for (int run = 0; run < 8; ++run) {
+  for (int run = 0; run < LLMC_NORM_GRAD_RUNS; ++run) {
     dGamma += runs[0][run][tx];
     dBeta += runs[1][run][tx];
   }
