@@ -4,8 +4,9 @@
 // layer_norm_grad and rms_norm_grad (NormGradKernelsSource.cpp) through
 // CudaKernels::launch on fresh random data, against runCpuKernel on the
 // same inputs: f32 and bf16 x/dy with f32 or bf16 gamma, an odd row length
-// (not a multiple of a warp), one row, several chunks of the column sums
-// with a partial last one, and GPT-2's [16*1024, 768]. Results are
+// (not a multiple of a warp), one row, several 32-row chunks of the column
+// sums with a partial last one, GPT-2's [16*1024, 768] (512 chunks, 16 per
+// run of the finish) and an rms case of 1024 rows of 2048. Results are
 // poisoned before the launch.
 //
 // Tolerance: both sides compute in double from the same stored inputs and
@@ -201,9 +202,9 @@ TEST_F(CudaNormGrad, MatchesTheCpu) {
   for (KernelKind kind : {KernelKind::LayerNormGrad, KernelKind::RmsNormGrad})
     for (DType type : {DType::F32, DType::BF16})
       for (DType params : {DType::F32, DType::BF16}) {
-        run(kind, type, params, 1, 768);   // one row
-        run(kind, type, params, 200, 37);  // odd length, 4 chunks
-        run(kind, type, params, 130, 1000); // rows past a block's 4 warps
+        run(kind, type, params, 1, 768);    // one row: one partial chunk
+        run(kind, type, params, 200, 37);   // odd length, 7 chunks of 32
+        run(kind, type, params, 130, 1000); // 5 chunks, the last of 2 rows
       }
   run(KernelKind::LayerNormGrad, DType::BF16, DType::F32, 16 * 1024, 768);
   run(KernelKind::RmsNormGrad, DType::BF16, DType::F32, 4 * 256, 2048);
