@@ -411,6 +411,16 @@ LogicalResult Lowering::lowerOp(Operation *op) {
         addCommand(op, K::RmsNorm, {{}, {n.getEpsilon().convertToDouble()}});
         return success();
       })
+      .Case([&](LayerNormGradOp n) {
+        addCommand(op, K::LayerNormGrad,
+                   {{}, {n.getEpsilon().convertToDouble()}});
+        return success();
+      })
+      .Case([&](RmsNormGradOp n) {
+        addCommand(op, K::RmsNormGrad,
+                   {{}, {n.getEpsilon().convertToDouble()}});
+        return success();
+      })
       .Case([&](SoftmaxOp s) {
         addCommand(op, K::Softmax, {{static_cast<int64_t>(s.getDim())}, {}});
         return success();

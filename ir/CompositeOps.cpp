@@ -46,6 +46,34 @@ LogicalResult RmsNormOp::verify() {
                     getEpsilon().convertToDouble());
 }
 
+/// Norm gradients: the forward operands' checks, the cotangent and dx of
+/// the input's type, dgamma (and dbeta) of gamma's.
+static LogicalResult verifyNormGrad(Operation *op, Value input, Value gamma,
+                                    Value dresult, Value dinput, Value dgamma,
+                                    Value dbeta, double epsilon) {
+  // The forward's operand checks (the input stands in for its result).
+  if (failed(verifyNorm(op, input, gamma, Value(), input, epsilon)) ||
+      failed(expectType(op, "dresult", dresult.getType(), tensorType(input))) ||
+      failed(expectType(op, "dinput", dinput.getType(), tensorType(input))) ||
+      failed(expectType(op, "dgamma", dgamma.getType(), tensorType(gamma))))
+    return failure();
+  if (dbeta)
+    return expectType(op, "dbeta", dbeta.getType(), tensorType(gamma));
+  return success();
+}
+
+LogicalResult LayerNormGradOp::verify() {
+  return verifyNormGrad(*this, getInput(), getGamma(), getDresult(),
+                        getDinput(), getDgamma(), getDbeta(),
+                        getEpsilon().convertToDouble());
+}
+
+LogicalResult RmsNormGradOp::verify() {
+  return verifyNormGrad(*this, getInput(), getGamma(), getDresult(),
+                        getDinput(), getDgamma(), Value(),
+                        getEpsilon().convertToDouble());
+}
+
 LogicalResult SoftmaxOp::verify() {
   // The result has the input's type, or the input's shape in f32 when the
   // input is bf16 or f16: llmc-fuse folds a widening cast into the softmax

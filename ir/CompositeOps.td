@@ -80,6 +80,69 @@ def Llmc_RmsNormOp : Llmc_CompositeOp<"rms_norm", [
   let hasVerifier = 1;
 }
 
+def Llmc_LayerNormGradOp : Llmc_CompositeOp<"layer_norm_grad", [
+    DeclareOpInterfaceMethods<Llmc_CostOpInterface, ["getFlops"]>]> {
+  let summary = "the derivatives of llmc.layer_norm, recomputing the row statistics";
+  let description = [{
+    The vector-Jacobian product of `llmc.layer_norm` with the same `epsilon`:
+    given the forward input `x [..., D]`, `gamma [D]` and the cotangent `dy`
+    of the forward result (x's type), it returns `dx` (x's type), `dgamma`
+    and `dbeta` (gamma's type). Per row, with the mean and the biased
+    variance of `x` recomputed (two passes, as the forward),
+    `r = rsqrt(var + epsilon)`, `xhat = (x - mean) r` and `g = dy gamma`:
+    ```
+    dx     = r (g - mean(g) - xhat mean(g xhat))
+    dgamma = sum over the rows of dy xhat
+    dbeta  = sum over the rows of dy
+    ```
+    computed in f64 or at least f32 and rounded once to each result's type.
+    `dbeta` is returned whether or not the forward op had a `beta` (the
+    derivative rule leaves it unused then). Nothing is stored by the forward
+    op for it. It has no derivative rule of its own (differentiating through
+    it is refused).
+    ```mlir
+    %dx, %dg, %db = llmc.layer_norm_grad %x, %gamma, %dy epsilon 1.0e-05
+        : (tensor<8x1024x768xbf16>, tensor<768xf32>, tensor<8x1024x768xbf16>)
+        -> (tensor<8x1024x768xbf16>, tensor<768xf32>, tensor<768xf32>)
+    ```
+  }];
+  let arguments = (ins Llmc_FloatTensor:$input, Llmc_FloatTensor:$gamma,
+                       Llmc_FloatTensor:$dresult, F64Attr:$epsilon);
+  let results = (outs Llmc_FloatTensor:$dinput, Llmc_FloatTensor:$dgamma,
+                      Llmc_FloatTensor:$dbeta);
+  let assemblyFormat = [{
+    $input `,` $gamma `,` $dresult `epsilon` $epsilon attr-dict
+    `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Llmc_RmsNormGradOp : Llmc_CompositeOp<"rms_norm_grad", [
+    DeclareOpInterfaceMethods<Llmc_CostOpInterface, ["getFlops"]>]> {
+  let summary = "the derivatives of llmc.rms_norm, recomputing the row statistics";
+  let description = [{
+    The vector-Jacobian product of `llmc.rms_norm` with the same `epsilon`:
+    from `x [..., D]`, `gamma [D]` and the cotangent `dy` (x's type), `dx`
+    (x's type) and `dgamma` (gamma's type). Per row, with
+    `r = rsqrt(mean(x^2) + epsilon)`, `xhat = x r` and `g = dy gamma`:
+    `dx = r (g - xhat mean(g xhat))`, `dgamma = sum over the rows of dy xhat`.
+    Like `llmc.layer_norm_grad`, it has no derivative rule of its own.
+    ```mlir
+    %dx, %dg = llmc.rms_norm_grad %x, %gamma, %dy epsilon 1.0e-06
+        : (tensor<2x256x512xf32>, tensor<512xf32>, tensor<2x256x512xf32>)
+        -> (tensor<2x256x512xf32>, tensor<512xf32>)
+    ```
+  }];
+  let arguments = (ins Llmc_FloatTensor:$input, Llmc_FloatTensor:$gamma,
+                       Llmc_FloatTensor:$dresult, F64Attr:$epsilon);
+  let results = (outs Llmc_FloatTensor:$dinput, Llmc_FloatTensor:$dgamma);
+  let assemblyFormat = [{
+    $input `,` $gamma `,` $dresult `epsilon` $epsilon attr-dict
+    `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 def Llmc_SoftmaxOp : Llmc_CompositeOp<"softmax", [
     DeclareOpInterfaceMethods<Llmc_CostOpInterface, ["getFlops"]>,
     DeclareOpInterfaceMethods<Llmc_DifferentiableOpInterface>]> {

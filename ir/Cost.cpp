@@ -98,6 +98,12 @@ double MatmulOp::getFlops() {
 double LayerNormOp::getFlops() { return 8.0 * numElements(getInput()); }
 // square, mean, rsqrt, scale, gamma.
 double RmsNormOp::getFlops() { return 5.0 * numElements(getInput()); }
+// The forward's statistics again (mean, centre, square, sum, rsqrt,
+// normalize), g = dy gamma, the two row sums, dx's four ops, and the two
+// column sums of dgamma and dbeta.
+double LayerNormGradOp::getFlops() { return 16.0 * numElements(getInput()); }
+// square, sum, rsqrt, normalize, g, one row sum, dx's three ops, dgamma.
+double RmsNormGradOp::getFlops() { return 11.0 * numElements(getInput()); }
 // max, subtract, exp, sum, divide.
 double SoftmaxOp::getFlops() { return 5.0 * numElements(getInput()); }
 

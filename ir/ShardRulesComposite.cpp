@@ -4,8 +4,9 @@
 // matmul (batch, row, column and contraction splits; a split contraction
 // leaves a pending sum), embedding (vocabulary parallel: shifted ids, zero
 // rows outside the rank's range, pending sum), scatter_add, gather, the
-// norms and softmax (normalized dimension whole), attention (batch and
-// heads), rope, and the MoE routing ops (tokens split; dispatch
+// norms, their gradients and softmax (normalized dimension whole),
+// attention (batch and heads), rope, and the MoE routing ops (tokens split;
+// dispatch
 // and combine exchange expert slots by all-to-all over ep).
 //
 //===----------------------------------------------------------------------===//
@@ -260,6 +261,46 @@ LogicalResult partitionNormalized(Operation *op, PartitionContext &context,
   return context.cloneLocal(op, locals, {want});
 }
 
+/// layer_norm_grad, rms_norm_grad: as the forward norm, the normalized
+/// (last) dimension whole (a tensor-parallel split of it is gathered, as
+/// layer_norm gathers it) and gamma replicated; x and dy share the leading
+/// splits of whichever splits more. dx takes them; dgamma and dbeta are
+/// sums over the rows, so each rank's are a pending sum over the axes that
+/// split the rows, finished where a user needs them (the optimizer's
+/// gradient all-reduce, as for a matmul's weight gradient).
+LogicalResult partitionNormGrad(Operation *op, PartitionContext &context) {
+  Value input = op->getOperand(0), gamma = op->getOperand(1),
+        dresult = op->getOperand(2);
+  int64_t rank = rankOf(input);
+  auto splitAxes = [&](const Sharding &s) {
+    int64_t count = 0;
+    for (int64_t d = 0; d + 1 < rank; ++d)
+      count += static_cast<int64_t>(s.dims[d].axes.size());
+    return count;
+  };
+  Sharding xs = context.resolvedSharding(input).complete();
+  Sharding gs = context.resolvedSharding(dresult).complete();
+  Sharding want = splitAxes(gs) > splitAxes(xs) ? gs : xs;
+  want.dims[rank - 1] = DimSplit{};
+  FailureOr<Value> x = reshardTo(context, input, want, op);
+  if (failed(x))
+    return failure();
+  FailureOr<Value> g = reshardTo(context, gamma, Sharding::replicated(1), op);
+  if (failed(g))
+    return failure();
+  FailureOr<Value> dy = reshardTo(context, dresult, want, op);
+  if (failed(dy))
+    return failure();
+  Sharding columns = Sharding::replicated(1);
+  for (int64_t d = 0; d + 1 < rank; ++d)
+    llvm::append_range(columns.partial, want.dims[d].axes);
+  llvm::sort(columns.partial);
+  SmallVector<Sharding> results{want, columns};
+  if (op->getNumResults() == 3)
+    results.push_back(columns);
+  return context.cloneLocal(op, {*x, *g, *dy}, results);
+}
+
 /// The split of `s`'s dimension `d` when a normalization over it can be done
 /// in place (vocabulary parallel): split, in one block, over axes that no
 /// other dimension of `s` uses. Otherwise an unsplit DimSplit.
@@ -512,6 +553,8 @@ LogicalResult partitionComposite(Operation *op, PartitionContext &context,
       .Case<LayerNormOp, RmsNormOp>([&](Operation *o) {
         return partitionNormalized(o, context, {rankOf(o->getOperand(0)) - 1});
       })
+      .Case<LayerNormGradOp, RmsNormGradOp>(
+          [&](Operation *o) { return partitionNormGrad(o, context); })
       .Case([&](SoftmaxOp o) { return partitionSoftmax(o, context); })
       .Case([&](RopeOp o) {
         int64_t r = rankOf(o.getInput());

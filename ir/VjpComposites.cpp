@@ -28,20 +28,6 @@ Value sumKeep(OpBuilder &b, Location loc, Value value, ArrayRef<int64_t> dims) {
   return ReduceSumOp::create(b, loc, type, value, dims, /*keep_dims=*/true);
 }
 
-/// `mean(value, last dim)`, kept as size 1.
-Value rowMeanKeep(OpBuilder &b, Location loc, Value value) {
-  int64_t last = tensorType(value).getRank() - 1;
-  double inverse =
-      1.0 / static_cast<double>(tensorType(value).getShape()[last]);
-  return scale(b, loc, sumKeep(b, loc, value, {last}), inverse);
-}
-
-/// `mean(value, last dim)` broadcast back to `value`'s shape.
-Value rowMean(OpBuilder &b, Location loc, Value value) {
-  int64_t last = tensorType(value).getRank() - 1;
-  return expandTo(b, loc, rowMeanKeep(b, loc, value), {last}, value);
-}
-
 /// 0, 1, ..., rank - 2: the leading dimensions.
 SmallVector<int64_t> leadingDims(Value value) {
   SmallVector<int64_t> dims(tensorType(value).getRank() - 1);
@@ -202,69 +188,41 @@ LogicalResult SoftmaxOp::buildVjp(OpBuilder &b, ValueRange resultGrads,
   return success();
 }
 
-namespace {
-
-/// The shared part of layer_norm and rms_norm. With x̂ the normalized input
-/// (recomputed here, in the compute type) and r = rsqrt(var + eps):
-/// dγ = Σ_leading g x̂, dx̂ = g γ, and
-///   layer_norm: dx = r (dx̂ - mean(dx̂) - x̂ mean(dx̂ x̂))
-///   rms_norm:   dx = r (dx̂ - x̂ mean(dx̂ x̂)).
-LogicalResult normVjp(Operation *op, Value input, Value gamma, Value beta,
-                      double epsilon, bool centered, ValueRange resultGrads,
-                      SmallVectorImpl<Value> &operandGrads, OpBuilder &b) {
-  Value g = resultGrads[0];
-  if (!g)
-    return noGradients(op, operandGrads);
-  Location loc = op->getLoc();
-  Type ct = computeType(b, {input, gamma});
-  Value x = castTo(b, loc, input, ct);
-  Value grad = castTo(b, loc, g, ct);
-  RankedTensorType type = tensorType(x);
-  int64_t last = type.getRank() - 1;
-  // 1. Recompute x̂ and r, as the kernel does (two-pass variance).
-  Value shifted = centered ? SubOp::create(b, loc, x, rowMean(b, loc, x)) : x;
-  Value variance = rowMeanKeep(b, loc, MulOp::create(b, loc, shifted, shifted));
-  Value rstdRow = RsqrtOp::create(
-      b, loc,
-      AddOp::create(b, loc, variance,
-                    splat(b, loc, tensorType(variance), epsilon)));
-  Value rstd = expandTo(b, loc, rstdRow, {last}, x);
-  Value xhat = MulOp::create(b, loc, shifted, rstd);
-  // 2. dx.
-  Value gammaWide =
-      broadcastTo(b, loc, castTo(b, loc, gamma, ct), type.getShape(), {last});
-  Value dxhat = MulOp::create(b, loc, grad, gammaWide);
-  Value proj = MulOp::create(
-      b, loc, xhat, rowMean(b, loc, MulOp::create(b, loc, dxhat, xhat)));
-  Value inner = SubOp::create(b, loc, dxhat, proj);
-  if (centered)
-    inner = SubOp::create(b, loc, inner, rowMean(b, loc, dxhat));
-  operandGrads.push_back(
-      castLike(b, loc, MulOp::create(b, loc, rstd, inner), input));
-  // 3. dγ and dβ: sums over the leading dimensions.
-  SmallVector<int64_t> lead = leadingDims(x);
-  Value dGamma = sumTo(b, loc, MulOp::create(b, loc, grad, xhat), lead, gamma);
-  operandGrads.push_back(castLike(b, loc, dGamma, gamma));
-  if (beta)
-    operandGrads.push_back(
-        castLike(b, loc, sumTo(b, loc, grad, lead, beta), beta));
-  return success();
-}
-
-} // namespace
+// The norms' derivatives are one op each (llmc.layer_norm_grad,
+// llmc.rms_norm_grad), which recompute the row statistics from x: the
+// forward stores nothing for them, and the backward is one row kernel plus
+// the column sums of dgamma (and dbeta) instead of ~10 elementwise ops and
+// four reductions (docs/autodiff.md, "Norms").
 
 LogicalResult LayerNormOp::buildVjp(OpBuilder &b, ValueRange resultGrads,
                                     SmallVectorImpl<Value> &operandGrads) {
-  return normVjp(*this, getInput(), getGamma(), getBeta(),
-                 getEpsilon().convertToDouble(), /*centered=*/true, resultGrads,
-                 operandGrads, b);
+  Value g = resultGrads[0];
+  if (!g)
+    return noGradients(*this, operandGrads);
+  Location loc = getLoc();
+  Value gamma = getGamma();
+  auto grads = LayerNormGradOp::create(
+      b, loc, getInput().getType(), gamma.getType(), gamma.getType(),
+      getInput(), gamma, castLike(b, loc, g, getResult()), getEpsilonAttr());
+  operandGrads.push_back(grads.getDinput());
+  operandGrads.push_back(grads.getDgamma());
+  if (getBeta())
+    operandGrads.push_back(castLike(b, loc, grads.getDbeta(), getBeta()));
+  return success();
 }
 
 LogicalResult RmsNormOp::buildVjp(OpBuilder &b, ValueRange resultGrads,
                                   SmallVectorImpl<Value> &operandGrads) {
-  return normVjp(*this, getInput(), getGamma(), Value(),
-                 getEpsilon().convertToDouble(), /*centered=*/false,
-                 resultGrads, operandGrads, b);
+  Value g = resultGrads[0];
+  if (!g)
+    return noGradients(*this, operandGrads);
+  Location loc = getLoc();
+  auto grads = RmsNormGradOp::create(
+      b, loc, getInput().getType(), getGamma().getType(), getInput(),
+      getGamma(), castLike(b, loc, g, getResult()), getEpsilonAttr());
+  operandGrads.push_back(grads.getDinput());
+  operandGrads.push_back(grads.getDgamma());
+  return success();
 }
 
 //===----------------------------------------------------------------------===//

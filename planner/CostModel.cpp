@@ -130,7 +130,8 @@ std::string kernelGroup(Operation *op) {
   if (isa<FusedOp>(op))
     return "fused regions";
   if (isa<ReduceSumOp, ReduceMaxOp, ReduceMeanOp, SoftmaxOp, LayerNormOp,
-          RmsNormOp, CrossEntropyOp, CrossEntropyGradOp, MoeTopKOp>(op))
+          RmsNormOp, LayerNormGradOp, RmsNormGradOp, CrossEntropyOp,
+          CrossEntropyGradOp, MoeTopKOp>(op))
     return "reductions and norms";
   if (isa<TransposeOp, SliceOp, ConcatOp, GatherOp, ScatterAddOp, EmbeddingOp,
           BroadcastOp, IotaOp, AxisOffsetOp, MoeDispatchOp, MoeCombineOp>(op))

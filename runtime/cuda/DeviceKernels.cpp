@@ -619,6 +619,38 @@ Status CudaKernels::launch(KernelKind kind, const KernelAttrs &attrs,
         static_cast<unsigned>((rows * 32 + kRowThreads - 1) / kRowThreads);
     return launchPrimitive(entries[0], blocks, kRowThreads, 0, args, stream);
   }
+  case KernelKind::LayerNormGrad:
+  case KernelKind::RmsNormGrad: {
+    NormGradLaunch launch = normGradLaunch(inputs[0]);
+    if (launch.dim == 0)
+      return Status::ok();
+    const void *x = inputs[0].data, *gamma = inputs[1].data,
+               *dy = inputs[2].data;
+    void *dx = outputs[0].data, *dgamma = outputs[1].data;
+    void *dbeta = outputs.size() == 3 ? outputs[2].data : nullptr;
+    int centered = kind == KernelKind::LayerNormGrad ? 1 : 0;
+    double epsilon = attrs.floats[0];
+    // The chunks' partial column sums, in the scratch prepare() reserved.
+    double *partials = static_cast<double *>(scratch_);
+    // 1. A block per chunk of rows: dx and the chunk's partials.
+    if (launch.chunks > 0) {
+      std::vector<void *> chunkArgs = {&x,        &gamma,       &dy,
+                                       &dx,       &partials,    &launch.rows,
+                                       &launch.dim, &epsilon,   &centered};
+      LLMC_RETURN_IF_ERROR(launchPrimitive(
+          entries[0], static_cast<unsigned>(launch.chunks), 256, 0, chunkArgs,
+          stream));
+    }
+    // 2. dgamma and dbeta from the partials (zeros for no rows): blocks of
+    //    1024 threads, 32 columns x 32 runs of chunks.
+    const double *finished = partials;
+    std::vector<void *> finishArgs = {&finished, &dgamma, &dbeta,
+                                      &launch.chunks, &launch.dim};
+    unsigned columnBlocks =
+        static_cast<unsigned>((launch.dim + 31) / 32);
+    return launchPrimitive(entries[1], columnBlocks, 1024, 0, finishArgs,
+                           stream);
+  }
   case KernelKind::Softmax: {
     const TensorRef &x = inputs[0];
     AxisView view = viewAround(x.shape, attrs.ints[0]);

@@ -48,6 +48,9 @@ const char *crossEntropyGradKernelSource();
 /// The row and column reductions (ReduceKernelsSource.cpp); they use
 /// helpers of deviceKernelSource().
 const char *reduceKernelSource();
+/// The norms' gradients, layer_norm_grad and rms_norm_grad
+/// (NormGradKernelsSource.cpp); they use helpers of deviceKernelSource().
+const char *normGradKernelSource();
 /// The CUDA C++ of flash attention forward and backward
 /// (FlashAttentionSource.cpp); it uses helpers of deviceKernelSource().
 const char *flashAttentionSource();
@@ -58,7 +61,7 @@ const char *flashAttentionTensorCoreSource();
 /// The one NVRTC unit of the non-elementwise kernels: deviceKernelSource()
 /// followed by reduceKernelSource(), moeKernelSource(),
 /// longRowKernelSource(), crossEntropyGradKernelSource(),
-/// flashAttentionSource() and
+/// normGradKernelSource(), flashAttentionSource() and
 /// flashAttentionTensorCoreSource().
 std::string deviceKernelUnit();
 

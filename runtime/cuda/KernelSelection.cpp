@@ -103,6 +103,15 @@ int64_t flashRows(const TensorRef &q) {
   return std::max<int64_t>(1, q.numElements() / headDim);
 }
 
+NormGradLaunch normGradLaunch(const TensorRef &x) {
+  NormGradLaunch launch;
+  launch.dim = x.shape.empty() ? 0 : x.shape.back();
+  launch.rows = launch.dim > 0 ? x.numElements() / launch.dim : 0;
+  launch.chunks = (launch.rows + NormGradLaunch::kChunkRows - 1) /
+                  NormGradLaunch::kChunkRows;
+  return launch;
+}
+
 std::string flashLaunch(const std::vector<TensorRef> &inputs,
                         const KernelAttrs &attrs, FlashLaunch &launch) {
   const TensorRef &q = inputs[0], &k = inputs[1], &v = inputs[2];
@@ -335,6 +344,36 @@ Status selectKernel(KernelKind kind, const KernelAttrs &attrs,
                     "gamma's type)");
     return runs({(layer ? "llmc_layer_norm_" : "llmc_rms_norm_") + type + "_" +
                  params});
+  }
+  case KernelKind::LayerNormGrad:
+  case KernelKind::RmsNormGrad: {
+    bool layer = kind == KernelKind::LayerNormGrad;
+    size_t results = layer ? 3 : 2;
+    if (inputs.size() != 3 || outputs.size() != results ||
+        attrs.floats.empty())
+      return Status::error(StatusCode::InvalidArgument,
+                           std::string(kernelName(kind)) +
+                               ": expected 3 inputs, " +
+                               std::to_string(results) +
+                               " outputs and 1 float, got " +
+                               std::to_string(inputs.size()) + ", " +
+                               std::to_string(outputs.size()) + " and " +
+                               std::to_string(attrs.floats.size()));
+    const TensorRef &x = inputs[0], &gamma = inputs[1];
+    std::string type = floatSuffix(x.dtype), params = floatSuffix(gamma.dtype);
+    bool typesMatch = inputs[2].dtype == x.dtype &&
+                      outputs[0].dtype == x.dtype &&
+                      outputs[1].dtype == gamma.dtype &&
+                      (!layer || outputs[2].dtype == gamma.dtype);
+    if (type.empty() || params.empty() || !typesMatch || x.rank() < 1)
+      return refuse("norm gradients cover f32 and bf16 x and dy (dx of their "
+                    "type) with f32 or bf16 gamma (dgamma and dbeta of its "
+                    "type)");
+    choice.scratchBytes = normGradLaunch(x).scratchBytes();
+    if (normGradLaunch(x).chunks > 0x7fffffffLL)
+      return refuse("more than 2^31 - 1 chunks of rows");
+    return runs({"llmc_norm_grad_" + type + "_" + params,
+                 "llmc_norm_grad_finish_" + params});
   }
   case KernelKind::Softmax: {
     LLMC_RETURN_IF_ERROR(expect(1, 1, 1, 0));

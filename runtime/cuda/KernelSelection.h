@@ -95,6 +95,20 @@ std::string flashLaunch(const std::vector<TensorRef> &inputs,
 /// attention_grad's log-sum-exp and delta scratch.
 int64_t flashRows(const TensorRef &q);
 
+/// The launch geometry of layer_norm_grad / rms_norm_grad
+/// (NormGradKernelsSource.cpp) shared by the selection (its scratch) and
+/// the launch: rows of `dim` elements in `chunks` chunks of kChunkRows rows
+/// (a block each; the CPU reference's chunks too).
+struct NormGradLaunch {
+  static constexpr long long kChunkRows = 32;
+  long long rows = 0, dim = 0, chunks = 0;
+  /// dgamma's and dbeta's partial sums per chunk, double.
+  size_t scratchBytes() const {
+    return static_cast<size_t>(2 * chunks * dim) * sizeof(double);
+  }
+};
+NormGradLaunch normGradLaunch(const TensorRef &x);
+
 } // namespace llmc::rt::cuda
 
 #endif // LLMC_RUNTIME_CUDA_KERNELSELECTION_H

@@ -124,38 +124,18 @@ func.func @loss(%x: tensor<2x3xf32> {llmc.role = "parameter"}) -> tensor<f32> {
 
 // -----
 
-// A composite rule: layer_norm with bf16 data and f32 gamma/beta. The rule
-// computes in f32: it recomputes mean, the two-pass variance and rstd with
-// reductions, dγ = Σ_rows g·x̂ and dβ = Σ_rows g come out f32, and the dx
-// part is not built (x is data).
+// A composite rule: layer_norm with bf16 data and f32 gamma/beta is one
+// llmc.layer_norm_grad of x, gamma and the cotangent (cast to the result's
+// bf16), which recomputes the row statistics itself: no reduction or
+// elementwise op of the old expansion is built. dx comes out bf16 (unused:
+// x is data), dγ and dβ f32.
 // CHECK-LABEL: func.func @train_step
 // CHECK-SAME:    (%[[X:.+]]: tensor<2x8xbf16> {{.+}}, %[[GAMMA:.+]]: tensor<8xf32> {{.+}}, %[[BETA:.+]]: tensor<8xf32> {{.+}})
 // CHECK:         %[[DY:.+]] = llmc.cast %{{.+}} : tensor<2x8xf32> -> tensor<2x8xbf16>
-// CHECK-NEXT:    %[[XW:.+]] = llmc.cast %[[X]] : tensor<2x8xbf16> -> tensor<2x8xf32>
-// CHECK-NEXT:    %[[G:.+]] = llmc.cast %[[DY]] : tensor<2x8xbf16> -> tensor<2x8xf32>
-// CHECK-NEXT:    %[[SUM:.+]] = llmc.reduce_sum %[[XW]] dims [1] keep_dims
-// CHECK-NEXT:    %[[INVS:.+]] = llmc.constant dense<1.250000e-01> : tensor<f32>
-// CHECK-NEXT:    %[[INV:.+]] = llmc.broadcast %[[INVS]] dims [] : tensor<f32> -> tensor<2x1xf32>
-// CHECK-NEXT:    %[[MEAN:.+]] = llmc.mul %[[SUM]], %[[INV]]
-// CHECK-NEXT:    %[[MEANB:.+]] = llmc.broadcast %[[MEAN]] dims [0, 1] : tensor<2x1xf32> -> tensor<2x8xf32>
-// CHECK-NEXT:    %[[SHIFT:.+]] = llmc.sub %[[XW]], %[[MEANB]]
-// CHECK-NEXT:    %[[SQ:.+]] = llmc.mul %[[SHIFT]], %[[SHIFT]]
-// CHECK-NEXT:    %[[SQS:.+]] = llmc.reduce_sum %[[SQ]] dims [1] keep_dims
-// CHECK-NEXT:    llmc.constant dense<1.250000e-01> : tensor<f32>
-// CHECK-NEXT:    %[[INV2:.+]] = llmc.broadcast
-// CHECK-NEXT:    %[[VAR:.+]] = llmc.mul %[[SQS]], %[[INV2]]
-// CHECK-NEXT:    llmc.constant dense<9.99999974E-6> : tensor<f32>
-// CHECK-NEXT:    %[[EPS:.+]] = llmc.broadcast
-// CHECK-NEXT:    %[[VE:.+]] = llmc.add %[[VAR]], %[[EPS]]
-// CHECK-NEXT:    %[[RSTD:.+]] = llmc.rsqrt %[[VE]] : tensor<2x1xf32>
-// CHECK-NEXT:    %[[RSTDB:.+]] = llmc.broadcast %[[RSTD]] dims [0, 1] : tensor<2x1xf32> -> tensor<2x8xf32>
-// CHECK-NEXT:    %[[XHAT:.+]] = llmc.mul %[[SHIFT]], %[[RSTDB]]
-// CHECK-NEXT:    %[[GX:.+]] = llmc.mul %[[G]], %[[XHAT]]
-// CHECK-NEXT:    %[[DGK:.+]] = llmc.reduce_sum %[[GX]] dims [0] keep_dims : tensor<2x8xf32> -> tensor<1x8xf32>
-// CHECK-NEXT:    %[[DGAMMA:.+]] = llmc.reshape %[[DGK]] : tensor<1x8xf32> -> tensor<8xf32>
-// CHECK-NEXT:    %[[DBK:.+]] = llmc.reduce_sum %[[G]] dims [0] keep_dims : tensor<2x8xf32> -> tensor<1x8xf32>
-// CHECK-NEXT:    %[[DBETA:.+]] = llmc.reshape %[[DBK]] : tensor<1x8xf32> -> tensor<8xf32>
-// CHECK-NEXT:    return %{{.+}}, %[[DGAMMA]], %[[DBETA]] : tensor<f32>, tensor<8xf32>, tensor<8xf32>
+// CHECK-NEXT:    %{{.+}}, %[[DGAMMA:.+]], %[[DBETA:.+]] = llmc.layer_norm_grad %[[X]], %[[GAMMA]], %[[DY]] epsilon 1.000000e-05 : (tensor<2x8xbf16>, tensor<8xf32>, tensor<2x8xbf16>) -> (tensor<2x8xbf16>, tensor<8xf32>, tensor<8xf32>)
+// CHECK-NOT:     llmc.reduce_sum
+// CHECK-NOT:     llmc.rsqrt
+// CHECK:         return %{{.+}}, %[[DGAMMA]], %[[DBETA]] : tensor<f32>, tensor<8xf32>, tensor<8xf32>
 func.func @loss(%x: tensor<2x8xbf16> {llmc.role = "input"},
                 %g: tensor<8xf32> {llmc.role = "parameter"},
                 %b: tensor<8xf32> {llmc.role = "parameter"}) -> tensor<f32> {
@@ -163,6 +143,43 @@ func.func @loss(%x: tensor<2x8xbf16> {llmc.role = "input"},
       : (tensor<2x8xbf16>, tensor<8xf32>, tensor<8xf32>) -> tensor<2x8xbf16>
   %c = llmc.cast %y : tensor<2x8xbf16> -> tensor<2x8xf32>
   %r = llmc.reduce_sum %c dims [0, 1] : tensor<2x8xf32> -> tensor<f32>
+  return %r : tensor<f32>
+}
+
+// -----
+
+// layer_norm without beta: the op's dbeta result is left unused.
+// CHECK-LABEL: func.func @train_step
+// CHECK-SAME:    (%[[X:.+]]: tensor<4x6xf32> {{.+}}, %[[GAMMA:.+]]: tensor<6xf32> {{.+}})
+// CHECK:         %{{.+}}, %[[DGAMMA:.+]], %{{.+}} = llmc.layer_norm_grad %[[X]], %[[GAMMA]], %{{.+}} epsilon 1.000000e-05 : (tensor<4x6xf32>, tensor<6xf32>, tensor<4x6xf32>) -> (tensor<4x6xf32>, tensor<6xf32>, tensor<6xf32>)
+// CHECK:         return %{{.+}}, %[[DGAMMA]] : tensor<f32>, tensor<6xf32>
+func.func @loss(%x: tensor<4x6xf32> {llmc.role = "input"},
+                %g: tensor<6xf32> {llmc.role = "parameter"}) -> tensor<f32> {
+  %y = llmc.layer_norm %x, %g epsilon 1.0e-05
+      : (tensor<4x6xf32>, tensor<6xf32>) -> tensor<4x6xf32>
+  %y2 = llmc.mul %y, %y : tensor<4x6xf32>
+  %r = llmc.reduce_sum %y2 dims [0, 1] : tensor<4x6xf32> -> tensor<f32>
+  return %r : tensor<f32>
+}
+
+// -----
+
+// rms_norm: one llmc.rms_norm_grad; its dx flows on to the parameter that
+// made x.
+// CHECK-LABEL: func.func @train_step
+// CHECK-SAME:    (%[[W:.+]]: tensor<4x6xf32> {{.+}}, %[[GAMMA:.+]]: tensor<6xf32> {{.+}})
+// CHECK:         %[[X:.+]] = llmc.tanh %[[W]]
+// CHECK:         %[[DX:.+]], %[[DGAMMA:.+]] = llmc.rms_norm_grad %[[X]], %[[GAMMA]], %{{.+}} epsilon 9.9999999999999995E-7 : (tensor<4x6xf32>, tensor<6xf32>, tensor<4x6xf32>) -> (tensor<4x6xf32>, tensor<6xf32>)
+// CHECK-NOT:     llmc.reduce_sum
+// CHECK:         llmc.mul %[[DX]]
+// CHECK:         return
+func.func @loss(%w: tensor<4x6xf32> {llmc.role = "parameter"},
+                %g: tensor<6xf32> {llmc.role = "parameter"}) -> tensor<f32> {
+  %x = llmc.tanh %w : tensor<4x6xf32>
+  %y = llmc.rms_norm %x, %g epsilon 1.0e-06
+      : (tensor<4x6xf32>, tensor<6xf32>) -> tensor<4x6xf32>
+  %y2 = llmc.mul %y, %y : tensor<4x6xf32>
+  %r = llmc.reduce_sum %y2 dims [0, 1] : tensor<4x6xf32> -> tensor<f32>
   return %r : tensor<f32>
 }
 

@@ -36,8 +36,9 @@
 // ZERO3:   shard.all_gather %arg{{[0-9]+}} {{.*}}"value of transformer.h.0.mlp.c_fc.weight (forward): gather dim 0 over dp, for transformer.h.0.mlp.c_fc (backward)"
 
 // Tensor parallelism (Megatron): q/k/v in 3 blocks of heads, an all-reduce
-// after each row-parallel projection in the forward and before each norm in
-// the backward, and the vocabulary-parallel loss. Nothing is gathered.
+// after each row-parallel projection in the forward and before each norm's
+// gradient (llmc.layer_norm_grad wants a complete cotangent) in the backward,
+// and the vocabulary-parallel loss. Nothing is gathered.
 // RUN: printf '%%s\n[parallel]\ndevices = "cpu"\ntp = 2\n' "$(cat %S/../frontend/Inputs/gpt2-1layer.toml)" > %t.tp.toml
 // RUN: llmc compile %t.tp.toml --emit=llmc-partition | FileCheck %s --check-prefix=TP
 // TP:      tensor<32x48xf32> {{.*}}llmc.name = "transformer.h.0.attn.c_attn.weight"{{.*}}llmc.shard_groups = array<i64: 1, 3>, llmc.sharding = {{\[\[\], \["tp"\]\]}}
@@ -46,7 +47,9 @@
 // TP:      shard.all_reduce {{.*}}"pending transformer.h.0.mlp.c_proj (forward): sum over tp, for transformer.h.0.mlp.c_proj (forward)"
 // TP:      shard.all_reduce {{.*}} reduction = max {{.*}}"row maximum of a vocabulary-parallel softmax: max over tp, for loss (forward)"
 // TP:      shard.all_reduce {{.*}}"target logit of a vocabulary-parallel cross-entropy: sum over tp, for loss (forward)"
-// TP:      shard.all_reduce {{.*}}"pending transformer.h.0.ln_2 (backward): sum over tp, for transformer.h.0.ln_2 (backward)"
+// TP:      shard.all_reduce {{.*}}"pending lm_head (backward): sum over tp, for transformer.ln_f (backward)"
+// TP:      shard.all_reduce {{.*}}"pending transformer.h.0.mlp.c_fc (backward): sum over tp, for transformer.h.0.ln_2 (backward)"
+// TP:      shard.all_reduce {{.*}}"pending transformer.h.0.attn.c_attn (backward): sum over tp, for transformer.h.0.ln_1 (backward)"
 // TP-NOT:  shard.all_gather
 
 // Sequence parallelism: the row-parallel sums are reduce-scattered along the

@@ -250,6 +250,41 @@ TEST(CudaNvrtcCompile, FlashAttentionSelectsTensorCoresForBf16) {
             (Entries{"llmc_flash_attention_forward_bf16_d64"}));
 }
 
+/// The norm gradients: the chunk kernel of (x's, gamma's) types and the
+/// finish of gamma's, with scratch for 2 doubles per column and 32-row
+/// chunk; f16 is refused naming what is covered.
+TEST(CudaNvrtcCompile, NormGradSelection) {
+  TensorRef x{nullptr, DType::BF16, {16, 1024, 768}};
+  TensorRef gamma{nullptr, DType::F32, {768}};
+  KernelChoice choice;
+  ASSERT_TRUE(selectKernel(KernelKind::LayerNormGrad, {{}, {1e-5}},
+                           {x, gamma, x}, {x, gamma, gamma}, choice)
+                  .isOk());
+  EXPECT_EQ(choice.entries,
+            (std::vector<std::string>{"llmc_norm_grad_bf16_f32",
+                                      "llmc_norm_grad_finish_f32"}));
+  EXPECT_EQ(choice.scratchBytes, size_t{2} * (16 * 1024 / 32) * 768 * 8);
+  TensorRef xf{nullptr, DType::F32, {33, 37}};
+  TensorRef gb{nullptr, DType::BF16, {37}};
+  KernelChoice rms;
+  ASSERT_TRUE(selectKernel(KernelKind::RmsNormGrad, {{}, {1e-6}},
+                           {xf, gb, xf}, {xf, gb}, rms)
+                  .isOk());
+  EXPECT_EQ(rms.entries,
+            (std::vector<std::string>{"llmc_norm_grad_f32_bf16",
+                                      "llmc_norm_grad_finish_bf16"}));
+  EXPECT_EQ(rms.scratchBytes, size_t{2} * 2 * 37 * 8); // 2 chunks
+  TensorRef half{nullptr, DType::F16, {4, 8}};
+  TensorRef gh{nullptr, DType::F32, {8}};
+  KernelChoice refused;
+  Status status = selectKernel(KernelKind::LayerNormGrad, {{}, {1e-5}},
+                               {half, gh, half}, {half, gh, gh}, refused);
+  EXPECT_EQ(status.code(), StatusCode::Unimplemented);
+  EXPECT_NE(status.message().find("norm gradients cover f32 and bf16"),
+            std::string::npos)
+      << status.message();
+}
+
 /// Reductions take their path from the shape alone: GPT-2 124M's per-row
 /// statistics the row kernel, its bias and norm-parameter gradients and the
 /// position-embedding gradient the column kernel (with the chunking, hence

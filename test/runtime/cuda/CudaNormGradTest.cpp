@@ -1,0 +1,271 @@
+//===- CudaNormGradTest.cpp - GPU norm gradients against the CPU ----------===//
+//
+// Part of `cuda-kernel-tests` (needs a GPU; skips without one).
+// layer_norm_grad and rms_norm_grad (NormGradKernelsSource.cpp) through
+// CudaKernels::launch on fresh random data, against runCpuKernel on the
+// same inputs: f32 and bf16 x/dy with f32 or bf16 gamma, an odd row length
+// (not a multiple of a warp), one row, several 32-row chunks of the column
+// sums with a partial last one, GPT-2's [16*1024, 768] (512 chunks, 16 per
+// run of the finish) and an rms case of 1024 rows of 2048. Results are
+// poisoned before the launch.
+//
+// Tolerance: both sides compute in double from the same stored inputs and
+// round once to the result type, in different orders (the CPU sequentially,
+// the GPU per lane and shuffle tree), so the double values differ by a few
+// 2^-53 relative to the row's magnitudes; dx = r (g - mean(g) - xhat
+// mean(g xhat)) cancels, so the bound is relative to the tensor's largest
+// |value|: 2^-22 (2 f32 ulps) for f32 results and one ulp of the element
+// for bf16 (the two double values may round to neighbouring bf16 values),
+// plus 2^-22 of the largest |value|. The printed counts show how many
+// elements are not bitwise equal (expected: none or a few).
+//
+// NormGradTimingGpt2 prints the time of one GPT-2 124M layer_norm_grad
+// (bf16 x and dy [16*1024, 768], f32 gamma), median of 20 after 3 warm-ups,
+// and asserts that two runs give the same bits (no atomics).
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/cpu/CpuKernels.h"
+#include "runtime/cpu/ThreadPool.h"
+#include "runtime/cuda/CudaModule.h"
+#include "runtime/cuda/DeviceKernels.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <random>
+
+namespace llmc::rt::cuda {
+namespace {
+
+#define ASSERT_OK(expr)                                                        \
+  do {                                                                         \
+    ::llmc::rt::Status status_ = (expr);                                       \
+    ASSERT_TRUE(status_.isOk()) << status_.toString();                         \
+  } while (0)
+
+/// Host bytes and a device copy.
+struct Tensor {
+  DType dtype;
+  Shape shape;
+  std::vector<uint8_t> host;
+  void *device = nullptr;
+
+  Tensor(DType dtype, Shape shape)
+      : dtype(dtype), shape(std::move(shape)),
+        host(static_cast<size_t>(numElements(this->shape)) * dtypeSize(dtype)) {
+  }
+  ~Tensor() {
+    if (device)
+      (void)cudaFree(device);
+  }
+  Tensor(const Tensor &) = delete;
+  Tensor &operator=(const Tensor &) = delete;
+  int64_t count() const { return numElements(shape); }
+  Status upload() {
+    LLMC_CUDA_CHECK(cudaMalloc(&device, std::max<size_t>(host.size(), 16)),
+                    "cudaMalloc");
+    LLMC_CUDA_CHECK(
+        cudaMemcpy(device, host.data(), host.size(), cudaMemcpyHostToDevice),
+        "cudaMemcpy to device");
+    return Status::ok();
+  }
+  Status download() {
+    LLMC_CUDA_CHECK(cudaDeviceSynchronize(), "the norm gradient");
+    LLMC_CUDA_CHECK(
+        cudaMemcpy(host.data(), device, host.size(), cudaMemcpyDeviceToHost),
+        "cudaMemcpy to host");
+    return Status::ok();
+  }
+  double at(int64_t i) const {
+    if (dtype == DType::BF16) {
+      uint16_t bits;
+      std::memcpy(&bits, host.data() + 2 * i, 2);
+      return bf16ToFloat(bits);
+    }
+    float value;
+    std::memcpy(&value, host.data() + 4 * i, 4);
+    return value;
+  }
+  void fill(std::mt19937_64 &random, float lo, float hi) {
+    std::uniform_real_distribution<float> draw(lo, hi);
+    for (int64_t i = 0; i < count(); ++i) {
+      float value = draw(random);
+      if (dtype == DType::BF16) {
+        uint16_t bits = floatToBf16(value);
+        std::memcpy(host.data() + 2 * i, &bits, 2);
+      } else {
+        std::memcpy(host.data() + 4 * i, &value, 4);
+      }
+    }
+  }
+  TensorRef hostRef() { return {host.data(), dtype, shape}; }
+  TensorRef deviceRef() { return {device, dtype, shape}; }
+};
+
+/// Counts elements of `got` outside the tolerance (see the file comment)
+/// and those not bitwise equal; reports the first few.
+void compare(const std::string &name, const Tensor &got, const Tensor &want) {
+  double largest = 0.0;
+  for (int64_t i = 0; i < want.count(); ++i)
+    largest = std::max(largest, std::fabs(want.at(i)));
+  size_t width = dtypeSize(got.dtype);
+  int64_t bad = 0, inexact = 0;
+  double worst = 0.0;
+  for (int64_t i = 0; i < got.count(); ++i) {
+    double g = got.at(i), w = want.at(i);
+    if (std::memcmp(got.host.data() + i * width, want.host.data() + i * width,
+                    width) != 0)
+      ++inexact;
+    double allowed = std::ldexp(largest, -22);
+    if (got.dtype == DType::BF16 && w != 0.0)
+      allowed += std::ldexp(1.0, std::ilogb(w) - 7);
+    double error = std::fabs(g - w);
+    worst = std::max(worst, error / std::max(largest, 1e-30));
+    if (!(error <= allowed) && bad++ < 5)
+      ADD_FAILURE() << name << ": element " << i << ": gpu " << g << ", cpu "
+                    << w << ", bound " << allowed;
+  }
+  EXPECT_EQ(bad, 0) << name;
+  std::printf("  %-48s %lld of %lld not bitwise equal, max error %.2e of "
+              "the largest |value| %.3g\n",
+              name.c_str(), static_cast<long long>(inexact),
+              static_cast<long long>(got.count()), worst, largest);
+}
+
+class CudaNormGrad : public ::testing::Test {
+protected:
+  void SetUp() override {
+    int count = 0;
+    cudaError_t error = cudaGetDeviceCount(&count);
+    if (error != cudaSuccess || count == 0) {
+      (void)cudaGetLastError();
+      GTEST_SKIP() << "no CUDA device (cudaGetDeviceCount: "
+                   << (error == cudaSuccess ? "0 devices"
+                                            : cudaGetErrorString(error))
+                   << "); the CUDA norm gradient tests need a GPU";
+    }
+    ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
+    ASSERT_OK(CudaKernels::create(kernels));
+  }
+
+  /// One launch of `kind` on x, dy of `type` [rows, dim] and gamma of
+  /// `params`, against the CPU.
+  void run(KernelKind kind, DType type, DType params, int64_t rows,
+           int64_t dim) {
+    bool layer = kind == KernelKind::LayerNormGrad;
+    std::string name = std::string(layer ? "layer_norm_grad " : "rms_norm_grad ") +
+                       dtypeName(type) + "/" + dtypeName(params) + " [" +
+                       std::to_string(rows) + ", " + std::to_string(dim) + "]";
+    SCOPED_TRACE(name);
+    std::mt19937_64 random(std::random_device{}());
+    Tensor x(type, {rows, dim}), gamma(params, {dim}), dy(type, {rows, dim});
+    x.fill(random, -1.0f, 3.0f); // a mean of 1: centering matters
+    gamma.fill(random, 0.5f, 1.5f);
+    dy.fill(random, -1.0f, 1.0f);
+    Tensor cpuDx(type, {rows, dim}), cpuDgamma(params, {dim}),
+        cpuDbeta(params, {dim});
+    Tensor dx(type, {rows, dim}), dgamma(params, {dim}), dbeta(params, {dim});
+    KernelAttrs attrs{{}, {1e-5}};
+    std::vector<TensorRef> cpuOut{cpuDx.hostRef(), cpuDgamma.hostRef()};
+    if (layer)
+      cpuOut.push_back(cpuDbeta.hostRef());
+    ThreadPool pool;
+    ASSERT_OK(runCpuKernel(kind, attrs,
+                           {x.hostRef(), gamma.hostRef(), dy.hostRef()},
+                           cpuOut, pool));
+    for (Tensor *t : {&x, &gamma, &dy, &dx, &dgamma, &dbeta})
+      ASSERT_OK(t->upload());
+    for (Tensor *t : {&dx, &dgamma, &dbeta})
+      ASSERT_EQ(cudaMemset(t->device, 0x7f, t->host.size()), cudaSuccess);
+    std::vector<TensorRef> out{dx.deviceRef(), dgamma.deviceRef()};
+    if (layer)
+      out.push_back(dbeta.deviceRef());
+    std::vector<TensorRef> in{x.deviceRef(), gamma.deviceRef(),
+                              dy.deviceRef()};
+    ASSERT_OK(kernels->prepare(kind, attrs, in, out));
+    ASSERT_OK(kernels->launch(kind, attrs, in, out, nullptr));
+    for (Tensor *t : {&dx, &dgamma, &dbeta})
+      ASSERT_OK(t->download());
+    compare(name + " dx", dx, cpuDx);
+    compare(name + " dgamma", dgamma, cpuDgamma);
+    if (layer)
+      compare(name + " dbeta", dbeta, cpuDbeta);
+  }
+
+  std::unique_ptr<CudaKernels> kernels;
+};
+
+TEST_F(CudaNormGrad, MatchesTheCpu) {
+  for (KernelKind kind : {KernelKind::LayerNormGrad, KernelKind::RmsNormGrad})
+    for (DType type : {DType::F32, DType::BF16})
+      for (DType params : {DType::F32, DType::BF16}) {
+        run(kind, type, params, 1, 768);    // one row: one partial chunk
+        run(kind, type, params, 200, 37);   // odd length, 7 chunks of 32
+        run(kind, type, params, 130, 1000); // 5 chunks, the last of 2 rows
+      }
+  run(KernelKind::LayerNormGrad, DType::BF16, DType::F32, 16 * 1024, 768);
+  run(KernelKind::RmsNormGrad, DType::BF16, DType::F32, 4 * 256, 2048);
+}
+
+TEST_F(CudaNormGrad, TimingGpt2) {
+  const int64_t rows = 16 * 1024, dim = 768;
+  std::mt19937_64 random(42);
+  Tensor x(DType::BF16, {rows, dim}), gamma(DType::F32, {dim}),
+      dy(DType::BF16, {rows, dim}), dx(DType::BF16, {rows, dim}),
+      dgamma(DType::F32, {dim}), dbeta(DType::F32, {dim});
+  x.fill(random, -1.0f, 3.0f);
+  gamma.fill(random, 0.5f, 1.5f);
+  dy.fill(random, -1.0f, 1.0f);
+  for (Tensor *t : {&x, &gamma, &dy, &dx, &dgamma, &dbeta})
+    ASSERT_OK(t->upload());
+  KernelAttrs attrs{{}, {1e-5}};
+  std::vector<TensorRef> in{x.deviceRef(), gamma.deviceRef(), dy.deviceRef()};
+  std::vector<TensorRef> out{dx.deviceRef(), dgamma.deviceRef(),
+                             dbeta.deviceRef()};
+  ASSERT_OK(kernels->prepare(KernelKind::LayerNormGrad, attrs, in, out));
+  cudaEvent_t start, stop;
+  ASSERT_EQ(cudaEventCreate(&start), cudaSuccess);
+  ASSERT_EQ(cudaEventCreate(&stop), cudaSuccess);
+  std::vector<float> times;
+  for (int i = 0; i < 23; ++i) {
+    ASSERT_EQ(cudaEventRecord(start, nullptr), cudaSuccess);
+    ASSERT_OK(kernels->launch(KernelKind::LayerNormGrad, attrs, in, out,
+                              nullptr));
+    ASSERT_EQ(cudaEventRecord(stop, nullptr), cudaSuccess);
+    ASSERT_EQ(cudaEventSynchronize(stop), cudaSuccess);
+    float elapsed = 0.0f;
+    ASSERT_EQ(cudaEventElapsedTime(&elapsed, start, stop), cudaSuccess);
+    if (i >= 3)
+      times.push_back(elapsed);
+  }
+  std::sort(times.begin(), times.end());
+  double ms = times[times.size() / 2];
+  // Determinism: the last timed run's results, then one more run's.
+  for (Tensor *t : {&dx, &dgamma, &dbeta})
+    ASSERT_OK(t->download());
+  std::vector<std::vector<uint8_t>> first{dx.host, dgamma.host, dbeta.host};
+  ASSERT_EQ(cudaMemset(dgamma.device, 0, dgamma.host.size()), cudaSuccess);
+  ASSERT_OK(kernels->launch(KernelKind::LayerNormGrad, attrs, in, out,
+                            nullptr));
+  int index = 0;
+  for (Tensor *t : {&dx, &dgamma, &dbeta}) {
+    ASSERT_OK(t->download());
+    EXPECT_TRUE(t->host == first[index]) << "result " << index
+                                         << " differs between two runs";
+    ++index;
+  }
+  (void)cudaEventDestroy(start);
+  (void)cudaEventDestroy(stop);
+  // Bytes the kernels must move at least: x and dy read, dx written (bf16).
+  double bytes = 3.0 * rows * dim * 2;
+  std::printf("layer_norm_grad bf16 [16*1024, 768], f32 gamma: %.3f ms "
+              "(%.0f GB/s of the 3 x 25.2 MB the op must move; 25 per "
+              "GPT-2 124M step: %.2f ms)\n",
+              ms, bytes / ms * 1e-6, 25 * ms);
+}
+
+} // namespace
+} // namespace llmc::rt::cuda
