@@ -48,17 +48,21 @@ const char *flashAttentionTensorCoreSource() {
 // flashTensorCoreShared computes the same bytes for the launch; the kernels
 // trap when launched with less.
 template <int D> struct FlashTcTiles {
+  // The forward's 16-row blocks per warp and query rows per block.
+  static constexpr int forwardRowBlocks = D <= 64 ? 2 : 1;
+  static constexpr int forwardQueries = 64 * forwardRowBlocks;
   static constexpr int forwardKeys = D <= 64 ? 64 : 32;
   static constexpr int rowsKeys = D <= 64 ? 64 : 16;
   static constexpr int keysQueries = D <= 64 ? 64 : 16;
   static constexpr int stride = D + LLMC_FLASH_TC_PAD;
   // Bytes of a 64-row tile and of each kernel's streamed tile.
   static constexpr int rowsTile = LLMC_FLASH_TC_ROWS * stride * 2;
+  static constexpr int forwardQueriesTile = forwardQueries * stride * 2;
   static constexpr int forwardKeysTile = forwardKeys * stride * 2;
   static constexpr int rowsKeysTile = rowsKeys * stride * 2;
   static constexpr int keysQueriesTile = keysQueries * stride * 2;
   // q, 2 x (k, v).
-  static constexpr int forwardBytes = rowsTile + 4 * forwardKeysTile;
+  static constexpr int forwardBytes = forwardQueriesTile + 4 * forwardKeysTile;
   // q, dout, 2 x (k, v), delta of the 64 rows.
   static constexpr int rowsBytes =
       2 * rowsTile + 4 * rowsKeysTile + 4 * LLMC_FLASH_TC_ROWS;
@@ -271,50 +275,63 @@ __device__ __forceinline__ float quadSum(float value) {
   return value + __shfl_xor_sync(0xffffffffu, value, 2);
 }
 
-// s[n] = A Bᵀ for one warp's 16 rows: A the 16 x D block at row0 of
-// `rows` and B the N x D `columns` tile (tile rows are B's columns).
-template <int D, int N>
+// s[m][n] = A Bᵀ for one warp's MT x 16 rows: A the (16 MT) x D block at
+// row0 of `rows` and B the N x D `columns` tile (tile rows are B's
+// columns). Each B fragment feeds MT products.
+template <int D, int N, int MT = 1>
 __device__ __forceinline__ void multiplyRowsByColumns(
-    float s[N / 8][4], const unsigned short *rows, int row0,
+    float (*s)[N / 8][4], const unsigned short *rows, int row0,
     const unsigned short *columns) {
   constexpr int STRIDE = D + LLMC_FLASH_TC_PAD;
 #pragma unroll
-  for (int n = 0; n < N / 8; ++n)
+  for (int m = 0; m < MT; ++m)
 #pragma unroll
-    for (int e = 0; e < 4; ++e)
-      s[n][e] = 0.0f;
+    for (int n = 0; n < N / 8; ++n)
+#pragma unroll
+      for (int e = 0; e < 4; ++e)
+        s[m][n][e] = 0.0f;
 #pragma unroll
   for (int kk = 0; kk < D / 16; ++kk) {
-    unsigned a[4];
-    loadFragmentA<STRIDE>(a, rows, row0, kk * 16);
+    unsigned a[MT][4];
+#pragma unroll
+    for (int m = 0; m < MT; ++m)
+      loadFragmentA<STRIDE>(a[m], rows, row0 + 16 * m, kk * 16);
 #pragma unroll
     for (int n = 0; n < N / 8; n += 2) {
       unsigned b[4];
       loadFragmentsBRows<STRIDE>(b, columns, n * 8, kk * 16);
-      mmaBf16(s[n], a, b[0], b[1]);
-      mmaBf16(s[n + 1], a, b[2], b[3]);
+#pragma unroll
+      for (int m = 0; m < MT; ++m) {
+        mmaBf16(s[m][n], a[m], b[0], b[1]);
+        mmaBf16(s[m][n + 1], a[m], b[2], b[3]);
+      }
     }
   }
 }
 
-// acc[c] += P T for one warp's 16 rows: P the 16 x K accumulator `p`
-// (rounded to bf16) and T the K x D `tile` (row-major, its rows are the
-// product's k).
-template <int D, int K>
-__device__ __forceinline__ void accumulateProduct(float acc[D / 8][4],
-                                                  const float p[K / 8][4],
+// acc[m] += P T for one warp's MT x 16 rows: P the (16 MT) x K accumulator
+// `p` (rounded to bf16) and T the K x D `tile` (row-major, its rows are the
+// product's k). Each B fragment feeds MT products.
+template <int D, int K, int MT = 1>
+__device__ __forceinline__ void accumulateProduct(float (*acc)[D / 8][4],
+                                                  float (*p)[K / 8][4],
                                                   const unsigned short *tile) {
   constexpr int STRIDE = D + LLMC_FLASH_TC_PAD;
 #pragma unroll
   for (int kk = 0; kk < K / 16; ++kk) {
-    unsigned a[4];
-    accumulatorAsA(a, p[2 * kk], p[2 * kk + 1]);
+    unsigned a[MT][4];
+#pragma unroll
+    for (int m = 0; m < MT; ++m)
+      accumulatorAsA(a[m], p[m][2 * kk], p[m][2 * kk + 1]);
 #pragma unroll
     for (int c = 0; c < D / 8; c += 2) {
       unsigned b[4];
       loadFragmentsBColumns<STRIDE>(b, tile, kk * 16, c * 8);
-      mmaBf16(acc[c], a, b[0], b[1]);
-      mmaBf16(acc[c + 1], a, b[2], b[3]);
+#pragma unroll
+      for (int m = 0; m < MT; ++m) {
+        mmaBf16(acc[m][c], a[m], b[0], b[1]);
+        mmaBf16(acc[m][c + 1], a[m], b[2], b[3]);
+      }
     }
   }
 }
@@ -324,19 +341,24 @@ __device__ __forceinline__ void accumulateProduct(float acc[D / 8][4],
 
 // ---- Forward ----------------------------------------------------------------
 //
-// One block per (batch·head, tile of 64 queries), the last tiles first. Per
-// key tile (the next one copying meanwhile): 1. s = q kᵀ (per warp 16 x BK),
-// 2. masking (only tiles that reach past the end or the diagonal) and the
-// online softmax (each thread holds rows g and g + 8; the running sums stay
-// per-thread partial sums until the end, the max is reduced per quad),
-// 3. acc += p v with p rounded to bf16. Causal: key tiles after the query
-// tile's last row are never copied.
+// One block per (batch·head, tile of BQ = 64 MT queries), the last tiles
+// first; each warp owns MT blocks of 16 rows (MT = 2 for D = 64, so that
+// every k and v fragment read from shared memory feeds two products; 1 for
+// D = 128, whose accumulators are twice as wide). Per key tile (the next one
+// copying meanwhile): 1. s = q kᵀ (per warp 16 MT x BK), 2. masking (only
+// tiles that reach past the end or the diagonal) and the online softmax
+// (each thread holds rows g and g + 8 of each 16-row block; the running
+// sums stay per-thread partial sums until the end, the max is reduced per
+// quad), 3. acc += p v with p rounded to bf16. Causal: key tiles after the
+// query tile's last row are never copied, and a warp whose rows all precede
+// a key tile skips it.
 template <int D>
 __device__ void flashForwardTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
                                Bf16 *out, int heads, int kvHeads,
                                long long seq, long long kvSeq, int causal,
                                float scale) {
-  constexpr int BQ = LLMC_FLASH_TC_ROWS;
+  constexpr int MT = FlashTcTiles<D>::forwardRowBlocks;
+  constexpr int BQ = FlashTcTiles<D>::forwardQueries;
   constexpr int BK = FlashTcTiles<D>::forwardKeys;
   constexpr int STRIDE = FlashTcTiles<D>::stride;
   expectFlashTcShared(FlashTcTiles<D>::forwardBytes);
@@ -350,11 +372,9 @@ __device__ void flashForwardTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
   long long kvHead = kvHeadOf(head, heads, kvHeads);
   const Bf16 *kHead = k + kvHead * kvSeq * D;
   const Bf16 *vHead = v + kvHead * kvSeq * D;
-  int warpRow = (threadIdx.x / 32) * 16;
+  int warpRow = (threadIdx.x / 32) * 16 * MT;
   int g = (threadIdx.x % 32) / 4;
   int t = threadIdx.x % 4;
-  long long rowQuery[2] = {firstQuery + warpRow + g,
-                           firstQuery + warpRow + g + 8};
   float scale2 = scale * LLMC_LOG2E;
 
   long long keyEnd = causal ? min(kvSeq, firstQuery + BQ) : kvSeq;
@@ -366,14 +386,22 @@ __device__ void flashForwardTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
   }
   commitAsync();
 
-  float runningMax[2] = {flashNegativeInfinity(), flashNegativeInfinity()};
-  float runningSum[2] = {0.0f, 0.0f};
-  float acc[D / 8][4];
+  // Per 16-row block m and half i (its rows g and g + 8).
+  float runningMax[MT][2], runningSum[MT][2];
+  float acc[MT][D / 8][4];
 #pragma unroll
-  for (int c = 0; c < D / 8; ++c)
+  for (int m = 0; m < MT; ++m) {
 #pragma unroll
-    for (int e = 0; e < 4; ++e)
-      acc[c][e] = 0.0f;
+    for (int i = 0; i < 2; ++i) {
+      runningMax[m][i] = flashNegativeInfinity();
+      runningSum[m][i] = 0.0f;
+    }
+#pragma unroll
+    for (int c = 0; c < D / 8; ++c)
+#pragma unroll
+      for (int e = 0; e < 4; ++e)
+        acc[m][c][e] = 0.0f;
+  }
 
   for (int j = 0; j < keyTileCount; ++j) {
     long long firstKey = (long long)j * BK;
@@ -389,79 +417,88 @@ __device__ void flashForwardTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
                         firstKey + BK, kvSeq);
       commitAsync();
     }
+    // Causal: every key of the tile follows the warp's last row.
+    if (causal && firstKey > firstQuery + warpRow + 16 * MT - 1)
+      continue;
     const unsigned short *keyTile = keyTiles + (j % 2) * BK * STRIDE;
     const unsigned short *valueTile = valueTiles + (j % 2) * BK * STRIDE;
 
     // 1. s = q kᵀ.
-    float s[BK / 8][4];
-    multiplyRowsByColumns<D, BK>(s, queryTile, warpRow, keyTile);
+    float s[MT][BK / 8][4];
+    multiplyRowsByColumns<D, BK, MT>(s, queryTile, warpRow, keyTile);
 
     // 2. Scale to base-2 units; mask keys past the end and, causal, after
     //    the row (only tiles that reach them); the online softmax.
-    bool edge = firstKey + BK > kvSeq ||
-                (causal && firstKey + BK - 1 > firstQuery + warpRow);
 #pragma unroll
-    for (int n = 0; n < BK / 8; ++n)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        float score = s[n][e] * scale2;
-        if (edge) {
-          long long key = firstKey + n * 8 + 2 * t + (e & 1);
-          long long query = rowQuery[e / 2];
-          if (key >= kvSeq || (causal && key > query))
-            score = flashNegativeInfinity();
-        }
-        s[n][e] = score;
-      }
-#pragma unroll
-    for (int i = 0; i < 2; ++i) {
-      float tileMax = flashNegativeInfinity();
-#pragma unroll
-      for (int n = 0; n < BK / 8; ++n)
-        tileMax = fmaxf(tileMax, fmaxf(s[n][2 * i], s[n][2 * i + 1]));
-      tileMax = quadMax(tileMax);
-      // A row that has seen no visible key keeps a max of -inf:
-      // exponentials are then taken against 0, giving 0, not NaN.
-      float newMax = fmaxf(runningMax[i], tileMax);
-      float reference = newMax == flashNegativeInfinity() ? 0.0f : newMax;
-      float correction = exp2f(runningMax[i] - reference);
-      float tileSum = 0.0f;
+    for (int m = 0; m < MT; ++m) {
+      long long blockRow = firstQuery + warpRow + 16 * m;
+      bool edge = firstKey + BK > kvSeq ||
+                  (causal && firstKey + BK - 1 > blockRow);
 #pragma unroll
       for (int n = 0; n < BK / 8; ++n)
 #pragma unroll
-        for (int e = 2 * i; e < 2 * i + 2; ++e) {
-          float p = exp2f(s[n][e] - reference);
-          s[n][e] = p;
-          tileSum += p;
+        for (int e = 0; e < 4; ++e) {
+          float score = s[m][n][e] * scale2;
+          if (edge) {
+            long long key = firstKey + n * 8 + 2 * t + (e & 1);
+            long long query = blockRow + g + 8 * (e / 2);
+            if (key >= kvSeq || (causal && key > query))
+              score = flashNegativeInfinity();
+          }
+          s[m][n][e] = score;
         }
-      runningSum[i] = runningSum[i] * correction + tileSum;
-      runningMax[i] = newMax;
 #pragma unroll
-      for (int c = 0; c < D / 8; ++c) {
-        acc[c][2 * i] *= correction;
-        acc[c][2 * i + 1] *= correction;
+      for (int i = 0; i < 2; ++i) {
+        float tileMax = flashNegativeInfinity();
+#pragma unroll
+        for (int n = 0; n < BK / 8; ++n)
+          tileMax = fmaxf(tileMax, fmaxf(s[m][n][2 * i], s[m][n][2 * i + 1]));
+        tileMax = quadMax(tileMax);
+        // A row that has seen no visible key keeps a max of -inf:
+        // exponentials are then taken against 0, giving 0, not NaN.
+        float newMax = fmaxf(runningMax[m][i], tileMax);
+        float reference = newMax == flashNegativeInfinity() ? 0.0f : newMax;
+        float correction = exp2f(runningMax[m][i] - reference);
+        float tileSum = 0.0f;
+#pragma unroll
+        for (int n = 0; n < BK / 8; ++n)
+#pragma unroll
+          for (int e = 2 * i; e < 2 * i + 2; ++e) {
+            float p = exp2f(s[m][n][e] - reference);
+            s[m][n][e] = p;
+            tileSum += p;
+          }
+        runningSum[m][i] = runningSum[m][i] * correction + tileSum;
+        runningMax[m][i] = newMax;
+#pragma unroll
+        for (int c = 0; c < D / 8; ++c) {
+          acc[m][c][2 * i] *= correction;
+          acc[m][c][2 * i + 1] *= correction;
+        }
       }
     }
 
     // 3. acc += p v.
-    accumulateProduct<D, BK>(acc, s, valueTile);
+    accumulateProduct<D, BK, MT>(acc, s, valueTile);
   }
   waitAsync(); // no copy outlives the block (none is pending here)
 
   // Normalize; no visible key (S = 0) gives a zero row, as on the CPU.
 #pragma unroll
-  for (int i = 0; i < 2; ++i) {
-    float sum = quadSum(runningSum[i]);
-    long long query = rowQuery[i];
-    if (query >= seq)
-      continue;
-    float inverse = sum > 0.0f ? 1.0f / sum : 0.0f;
-    unsigned *outRow = (unsigned *)(out + (head * seq + query) * D);
+  for (int m = 0; m < MT; ++m)
 #pragma unroll
-    for (int c = 0; c < D / 8; ++c)
-      outRow[(c * 8 + 2 * t) / 2] =
-          packBf16(acc[c][2 * i] * inverse, acc[c][2 * i + 1] * inverse);
-  }
+    for (int i = 0; i < 2; ++i) {
+      float sum = quadSum(runningSum[m][i]);
+      long long query = firstQuery + warpRow + 16 * m + g + 8 * i;
+      if (query >= seq)
+        continue;
+      float inverse = sum > 0.0f ? 1.0f / sum : 0.0f;
+      unsigned *outRow = (unsigned *)(out + (head * seq + query) * D);
+#pragma unroll
+      for (int c = 0; c < D / 8; ++c)
+        outRow[(c * 8 + 2 * t) / 2] = packBf16(acc[m][c][2 * i] * inverse,
+                                               acc[m][c][2 * i + 1] * inverse);
+    }
 }
 
 // ---- Backward ---------------------------------------------------------------
@@ -555,7 +592,7 @@ __device__ void flashGradRowsTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
     }
     commitAsync();
     float s[BK / 8][4];
-    multiplyRowsByColumns<D, BK>(s, queryTile, warpRow,
+    multiplyRowsByColumns<D, BK>(&s, queryTile, warpRow,
                                  keyTiles + (j % 2) * BK * STRIDE);
     bool edge = edgeTile(firstKey);
 #pragma unroll
@@ -625,8 +662,8 @@ __device__ void flashGradRowsTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
     const unsigned short *valueTile = valueTiles + buffer * BK * STRIDE;
     float s[BK / 8][4];
     float dp[BK / 8][4];
-    multiplyRowsByColumns<D, BK>(s, queryTile, warpRow, keyTile);
-    multiplyRowsByColumns<D, BK>(dp, doutTile, warpRow, valueTile);
+    multiplyRowsByColumns<D, BK>(&s, queryTile, warpRow, keyTile);
+    multiplyRowsByColumns<D, BK>(&dp, doutTile, warpRow, valueTile);
     bool edge = edgeTile(firstKey);
 #pragma unroll
     for (int n = 0; n < BK / 8; ++n)
@@ -641,7 +678,7 @@ __device__ void flashGradRowsTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
         }
         s[n][e] = p * (dp[n][e] - rowDelta[e / 2]); // ds
       }
-    accumulateProduct<D, BK>(acc, s, keyTile);
+    accumulateProduct<D, BK>(&acc, &s, keyTile);
   }
   waitAsync(); // no copy outlives the block (none is pending here)
 #pragma unroll
@@ -751,8 +788,8 @@ __device__ void flashGradKeysTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
     // 2. sᵀ = k qᵀ and dpᵀ = v doutᵀ for this warp's 16 keys.
     float s[BQ / 8][4];
     float dp[BQ / 8][4];
-    multiplyRowsByColumns<D, BQ>(s, keyTile, warpKey, queryTile);
-    multiplyRowsByColumns<D, BQ>(dp, valueTile, warpKey, doutTile);
+    multiplyRowsByColumns<D, BQ>(&s, keyTile, warpKey, queryTile);
+    multiplyRowsByColumns<D, BQ>(&dp, valueTile, warpKey, doutTile);
 
     // 3. pᵀ and dsᵀ in place of sᵀ and dpᵀ (the mask only where the warp's
     //    block reaches past the queries, the keys or the diagonal).
@@ -775,8 +812,8 @@ __device__ void flashGradKeysTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
       }
 
     // 4. dv += pᵀ dout, dk += dsᵀ q.
-    accumulateProduct<D, BQ>(dvAcc, s, doutTile);
-    accumulateProduct<D, BQ>(dkAcc, dp, queryTile);
+    accumulateProduct<D, BQ>(&dvAcc, &s, doutTile);
+    accumulateProduct<D, BQ>(&dkAcc, &dp, queryTile);
   }
   waitAsync(); // no copy outlives the block (the key tile when no item)
 
