@@ -42,7 +42,7 @@ const char *flashAttentionTensorCoreSource() {
 
 // The other side of each kernel's tiles, chosen per head dimension so that
 // the accumulators stay in registers (D = 128 holds twice the columns), and
-// the dynamic shared memory of each kernel: the 64-row tile(s) it keeps plus
+// the dynamic shared memory of each kernel: the row tile(s) it keeps plus
 // two buffers of the tiles it streams (the next one is copied with cp.async
 // while the current one is multiplied). KernelSelection.cpp's
 // flashTensorCoreShared computes the same bytes for the launch; the kernels
@@ -52,20 +52,24 @@ template <int D> struct FlashTcTiles {
   static constexpr int forwardRowBlocks = D <= 64 ? 2 : 1;
   static constexpr int forwardQueries = 64 * forwardRowBlocks;
   static constexpr int forwardKeys = D <= 64 ? 64 : 32;
-  static constexpr int rowsKeys = D <= 64 ? 64 : 16;
+  // grad_rows: 16-row blocks per warp, query rows and keys per tile.
+  static constexpr int rowsRowBlocks = D <= 64 ? 2 : 1;
+  static constexpr int rowsQueries = 64 * rowsRowBlocks;
+  static constexpr int rowsKeys = D <= 64 ? 32 : 16;
   static constexpr int keysQueries = D <= 64 ? 64 : 16;
   static constexpr int stride = D + LLMC_FLASH_TC_PAD;
   // Bytes of a 64-row tile and of each kernel's streamed tile.
   static constexpr int rowsTile = LLMC_FLASH_TC_ROWS * stride * 2;
   static constexpr int forwardQueriesTile = forwardQueries * stride * 2;
+  static constexpr int rowsQueriesTile = rowsQueries * stride * 2;
   static constexpr int forwardKeysTile = forwardKeys * stride * 2;
   static constexpr int rowsKeysTile = rowsKeys * stride * 2;
   static constexpr int keysQueriesTile = keysQueries * stride * 2;
   // q, 2 x (k, v).
   static constexpr int forwardBytes = forwardQueriesTile + 4 * forwardKeysTile;
-  // q, dout, 2 x (k, v), delta of the 64 rows.
+  // q, dout, 2 x (k, v), delta of the rows.
   static constexpr int rowsBytes =
-      2 * rowsTile + 4 * rowsKeysTile + 4 * LLMC_FLASH_TC_ROWS;
+      2 * rowsQueriesTile + 4 * rowsKeysTile + 4 * rowsQueries;
   // k, v, 2 x (q, dout, lse, delta).
   static constexpr int keysBytes =
       2 * rowsTile + 4 * keysQueriesTile + 16 * keysQueries;
@@ -506,18 +510,23 @@ __device__ void flashForwardTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
 // As the scalar backward: p = exp(s - lse), dv = pᵀ dout, dp = dout vᵀ,
 // ds = p (dp - delta), dq = ds k scale, dk = dsᵀ q scale.
 
-// grad_rows: one block per (batch·head, tile of 64 queries). 0. delta of
-// each row; 1. the rows' max and sum over the key tiles (s = q kᵀ), their
-// log-sum-exp; 2. per key tile s and dp = dout vᵀ, ds, dq += ds k. The key
-// (and value) tiles stream through two buffers, the next copying while the
-// current one is multiplied; the last tile of 1 prefetches the first of 2.
+// grad_rows: one block per (batch·head, tile of BQ = 64 MT queries); each
+// warp owns MT blocks of 16 rows (MT = 2 for D = 64, so that every k and v
+// fragment read from shared memory feeds two products; 1 for D = 128).
+// 0. delta of each row; 1. the rows' max and sum over the key tiles
+// (s = q kᵀ), their log-sum-exp; 2. per key tile s and dp = dout vᵀ, ds,
+// dq += ds k. The key (and value) tiles stream through two buffers, the next
+// copying while the current one is multiplied; the last tile of 1
+// prefetches the first of 2. Causal: a warp whose rows all precede a key
+// tile skips it.
 template <int D>
 __device__ void flashGradRowsTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
                                 const Bf16 *out, const Bf16 *dout, Bf16 *dq,
                                 float *lse, float *delta, int heads,
                                 int kvHeads, long long seq, long long kvSeq,
                                 int causal, float scale) {
-  constexpr int BQ = LLMC_FLASH_TC_ROWS;
+  constexpr int MT = FlashTcTiles<D>::rowsRowBlocks;
+  constexpr int BQ = FlashTcTiles<D>::rowsQueries;
   constexpr int BK = FlashTcTiles<D>::rowsKeys;
   constexpr int STRIDE = FlashTcTiles<D>::stride;
   expectFlashTcShared(FlashTcTiles<D>::rowsBytes);
@@ -533,11 +542,9 @@ __device__ void flashGradRowsTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
   long long kvHead = kvHeadOf(head, heads, kvHeads);
   const Bf16 *kHead = k + kvHead * kvSeq * D;
   const Bf16 *vHead = v + kvHead * kvSeq * D;
-  int warpRow = (threadIdx.x / 32) * 16;
+  int warpRow = (threadIdx.x / 32) * 16 * MT;
   int g = (threadIdx.x % 32) / 4;
   int t = threadIdx.x % 4;
-  long long rowQuery[2] = {firstQuery + warpRow + g,
-                           firstQuery + warpRow + g + 8};
   float scale2 = scale * LLMC_LOG2E;
 
   long long keyEnd = causal ? min(kvSeq, firstQuery + BQ) : kvSeq;
@@ -548,35 +555,51 @@ __device__ void flashGradRowsTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
     copyTcTile<BK, D>(keyTiles, kHead, 0, kvSeq);
   commitAsync();
 
-  // 0. delta = dout . out, two threads per row (f32 sums).
+  // 0. delta = dout . out, PER_ROW threads per row (f32 sums: columns in
+  //    order per thread, then the two threads' sums for D = 128).
   {
-    int r = threadIdx.x / 2;
+    constexpr int PER_ROW = LLMC_FLASH_TC_THREADS / BQ;
+    int r = threadIdx.x / PER_ROW;
     long long query = firstQuery + r;
     float sum = 0.0f;
     if (query < seq) {
       const Bf16 *outRow = out + (head * seq + query) * D;
       const Bf16 *doutRow = dout + (head * seq + query) * D;
-      for (int c = threadIdx.x % 2; c < D; c += 2)
+      for (int c = threadIdx.x % PER_ROW; c < D; c += PER_ROW)
         sum += loadValue(doutRow[c]) * loadValue(outRow[c]);
     }
-    sum += __shfl_xor_sync(0xffffffffu, sum, 1);
-    if (threadIdx.x % 2 == 0) {
+    if (PER_ROW == 2)
+      sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+    if (threadIdx.x % PER_ROW == 0) {
       tileDelta[r] = sum;
       if (query < seq)
         delta[head * seq + query] = sum;
     }
   }
 
-  // Whether a warp's 16 x BK block of a key tile reaches past the keys, past
-  // the queries or (causal) past the diagonal: only those evaluate the mask.
-  auto edgeTile = [&](long long firstKey) {
-    return firstKey + BK > kvSeq || firstQuery + warpRow + 16 > seq ||
-           (causal && firstKey + BK - 1 > firstQuery + warpRow);
+  // Whether the 16 x BK block of row block m of a key tile reaches past the
+  // keys, past the queries or (causal) past the diagonal: only those
+  // evaluate the mask. Causal: whether every key of the tile follows the
+  // warp's last row.
+  auto edgeBlock = [&](long long firstKey, int m) {
+    long long blockRow = firstQuery + warpRow + 16 * m;
+    return firstKey + BK > kvSeq || blockRow + 16 > seq ||
+           (causal && firstKey + BK - 1 > blockRow);
+  };
+  auto skipTile = [&](long long firstKey) {
+    return causal && firstKey > firstQuery + warpRow + 16 * MT - 1;
   };
 
-  // 1. The rows' log-sum-exp, in base-2 units.
-  float runningMax[2] = {flashNegativeInfinity(), flashNegativeInfinity()};
-  float runningSum[2] = {0.0f, 0.0f};
+  // 1. The rows' log-sum-exp, in base-2 units; per 16-row block m and half
+  //    i (its rows g and g + 8).
+  float runningMax[MT][2], runningSum[MT][2];
+#pragma unroll
+  for (int m = 0; m < MT; ++m)
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+      runningMax[m][i] = flashNegativeInfinity();
+      runningSum[m][i] = 0.0f;
+    }
   for (int j = 0; j < keyTileCount; ++j) {
     long long firstKey = (long long)j * BK;
     waitAsync();
@@ -591,60 +614,72 @@ __device__ void flashGradRowsTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
       copyTcTile<BK, D>(valueTiles + next * BK * STRIDE, vHead, 0, kvSeq);
     }
     commitAsync();
-    float s[BK / 8][4];
-    multiplyRowsByColumns<D, BK>(&s, queryTile, warpRow,
-                                 keyTiles + (j % 2) * BK * STRIDE);
-    bool edge = edgeTile(firstKey);
+    if (skipTile(firstKey))
+      continue;
+    float s[MT][BK / 8][4];
+    multiplyRowsByColumns<D, BK, MT>(s, queryTile, warpRow,
+                                     keyTiles + (j % 2) * BK * STRIDE);
 #pragma unroll
-    for (int i = 0; i < 2; ++i) {
-      float tileMax = flashNegativeInfinity();
+    for (int m = 0; m < MT; ++m) {
+      bool edge = edgeBlock(firstKey, m);
 #pragma unroll
-      for (int n = 0; n < BK / 8; ++n)
+      for (int i = 0; i < 2; ++i) {
+        long long query = firstQuery + warpRow + 16 * m + g + 8 * i;
+        float tileMax = flashNegativeInfinity();
 #pragma unroll
-        for (int e = 2 * i; e < 2 * i + 2; ++e) {
-          float score = s[n][e] * scale2;
-          if (edge) {
-            long long key = firstKey + n * 8 + 2 * t + (e & 1);
-            if (key >= kvSeq || (causal && key > rowQuery[i]))
-              score = flashNegativeInfinity();
+        for (int n = 0; n < BK / 8; ++n)
+#pragma unroll
+          for (int e = 2 * i; e < 2 * i + 2; ++e) {
+            float score = s[m][n][e] * scale2;
+            if (edge) {
+              long long key = firstKey + n * 8 + 2 * t + (e & 1);
+              if (key >= kvSeq || (causal && key > query))
+                score = flashNegativeInfinity();
+            }
+            s[m][n][e] = score;
+            tileMax = fmaxf(tileMax, score);
           }
-          s[n][e] = score;
-          tileMax = fmaxf(tileMax, score);
-        }
-      tileMax = quadMax(tileMax);
-      float newMax = fmaxf(runningMax[i], tileMax);
-      float reference = newMax == flashNegativeInfinity() ? 0.0f : newMax;
-      float tileSum = 0.0f;
+        tileMax = quadMax(tileMax);
+        float newMax = fmaxf(runningMax[m][i], tileMax);
+        float reference = newMax == flashNegativeInfinity() ? 0.0f : newMax;
+        float tileSum = 0.0f;
 #pragma unroll
-      for (int n = 0; n < BK / 8; ++n)
-        tileSum += exp2f(s[n][2 * i] - reference) +
-                   exp2f(s[n][2 * i + 1] - reference);
-      runningSum[i] =
-          runningSum[i] * exp2f(runningMax[i] - reference) + tileSum;
-      runningMax[i] = newMax;
+        for (int n = 0; n < BK / 8; ++n)
+          tileSum += exp2f(s[m][n][2 * i] - reference) +
+                     exp2f(s[m][n][2 * i + 1] - reference);
+        runningSum[m][i] =
+            runningSum[m][i] * exp2f(runningMax[m][i] - reference) + tileSum;
+        runningMax[m][i] = newMax;
+      }
     }
   }
-  float rowLse[2];  // base 2
-  float rowDelta[2];
+  float rowLse[MT][2];  // base 2
+  float rowDelta[MT][2];
   __syncthreads(); // tileDelta is written (also when there is no key tile)
 #pragma unroll
-  for (int i = 0; i < 2; ++i) {
-    float sum = quadSum(runningSum[i]);
-    // No visible key (S = 0): no tile below reads it.
-    rowLse[i] = sum > 0.0f ? runningMax[i] + log2f(sum) : 0.0f;
-    rowDelta[i] = tileDelta[warpRow + g + 8 * i];
-    if (t == 0 && rowQuery[i] < seq)
-      lse[head * seq + rowQuery[i]] = rowLse[i] * LLMC_LN2;
-  }
+  for (int m = 0; m < MT; ++m)
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+      float sum = quadSum(runningSum[m][i]);
+      int row = warpRow + 16 * m + g + 8 * i;
+      long long query = firstQuery + row;
+      // No visible key (S = 0): no tile below reads it.
+      rowLse[m][i] = sum > 0.0f ? runningMax[m][i] + log2f(sum) : 0.0f;
+      rowDelta[m][i] = tileDelta[row];
+      if (t == 0 && query < seq)
+        lse[head * seq + query] = rowLse[m][i] * LLMC_LN2;
+    }
 
   // 2. dq = sum over key tiles of ds k; tile j sits in buffer
   //    (keyTileCount + j) % 2.
-  float acc[D / 8][4];
+  float acc[MT][D / 8][4];
 #pragma unroll
-  for (int c = 0; c < D / 8; ++c)
+  for (int m = 0; m < MT; ++m)
 #pragma unroll
-    for (int e = 0; e < 4; ++e)
-      acc[c][e] = 0.0f;
+    for (int c = 0; c < D / 8; ++c)
+#pragma unroll
+      for (int e = 0; e < 4; ++e)
+        acc[m][c][e] = 0.0f;
   for (int j = 0; j < keyTileCount; ++j) {
     long long firstKey = (long long)j * BK;
     waitAsync();
@@ -657,41 +692,49 @@ __device__ void flashGradRowsTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
                         firstKey + BK, kvSeq);
       commitAsync();
     }
+    if (skipTile(firstKey))
+      continue;
     int buffer = (keyTileCount + j) % 2;
     const unsigned short *keyTile = keyTiles + buffer * BK * STRIDE;
     const unsigned short *valueTile = valueTiles + buffer * BK * STRIDE;
-    float s[BK / 8][4];
-    float dp[BK / 8][4];
-    multiplyRowsByColumns<D, BK>(&s, queryTile, warpRow, keyTile);
-    multiplyRowsByColumns<D, BK>(&dp, doutTile, warpRow, valueTile);
-    bool edge = edgeTile(firstKey);
+    float s[MT][BK / 8][4];
+    float dp[MT][BK / 8][4];
+    multiplyRowsByColumns<D, BK, MT>(s, queryTile, warpRow, keyTile);
+    multiplyRowsByColumns<D, BK, MT>(dp, doutTile, warpRow, valueTile);
 #pragma unroll
-    for (int n = 0; n < BK / 8; ++n)
+    for (int m = 0; m < MT; ++m) {
+      bool edge = edgeBlock(firstKey, m);
 #pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        float p = exp2f(s[n][e] * scale2 - rowLse[e / 2]);
-        if (edge) {
-          long long key = firstKey + n * 8 + 2 * t + (e & 1);
-          long long query = rowQuery[e / 2];
-          if (query >= seq || key >= kvSeq || (causal && key > query))
-            p = 0.0f;
+      for (int n = 0; n < BK / 8; ++n)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          int i = e / 2;
+          float p = exp2f(s[m][n][e] * scale2 - rowLse[m][i]);
+          if (edge) {
+            long long key = firstKey + n * 8 + 2 * t + (e & 1);
+            long long query = firstQuery + warpRow + 16 * m + g + 8 * i;
+            if (query >= seq || key >= kvSeq || (causal && key > query))
+              p = 0.0f;
+          }
+          s[m][n][e] = p * (dp[m][n][e] - rowDelta[m][i]); // ds
         }
-        s[n][e] = p * (dp[n][e] - rowDelta[e / 2]); // ds
-      }
-    accumulateProduct<D, BK>(&acc, &s, keyTile);
+    }
+    accumulateProduct<D, BK, MT>(acc, s, keyTile);
   }
   waitAsync(); // no copy outlives the block (none is pending here)
 #pragma unroll
-  for (int i = 0; i < 2; ++i) {
-    long long query = rowQuery[i];
-    if (query >= seq)
-      continue;
-    unsigned *dqRow = (unsigned *)(dq + (head * seq + query) * D);
+  for (int m = 0; m < MT; ++m)
 #pragma unroll
-    for (int c = 0; c < D / 8; ++c)
-      dqRow[(c * 8 + 2 * t) / 2] =
-          packBf16(acc[c][2 * i] * scale, acc[c][2 * i + 1] * scale);
-  }
+    for (int i = 0; i < 2; ++i) {
+      long long query = firstQuery + warpRow + 16 * m + g + 8 * i;
+      if (query >= seq)
+        continue;
+      unsigned *dqRow = (unsigned *)(dq + (head * seq + query) * D);
+#pragma unroll
+      for (int c = 0; c < D / 8; ++c)
+        dqRow[(c * 8 + 2 * t) / 2] = packBf16(acc[m][c][2 * i] * scale,
+                                              acc[m][c][2 * i + 1] * scale);
+    }
 }
 
 // grad_keys: one block per (batch·kv head, tile of 64 keys), after

@@ -56,32 +56,33 @@ bool isElementwiseOnly(KernelKind kind) {
 }
 
 constexpr long long kFlashForwardTile = 32;
-// The tensor-core kernels' 64-row tiles: queries of grad_rows (and of the
-// D = 128 forward), keys of grad_keys.
+// The tensor-core kernels' 64-row tiles: keys of grad_keys.
 constexpr long long kFlashTensorCoreTile = 64;
-/// The tensor-core forward's query rows per block: each warp owns two 16-row
-/// blocks for D = 64 (FlashTcTiles<D>::forwardQueries).
-long long flashForwardQueries(int64_t headDim) {
+/// The query rows per block of the tensor-core forward and grad_rows: each
+/// warp owns two 16-row blocks for D = 64
+/// (FlashTcTiles<D>::forwardQueries, rowsQueries).
+long long flashTensorCoreQueries(int64_t headDim) {
   return headDim <= 64 ? 128 : 64;
 }
 long long flashBackwardTile(int capacity) { return capacity <= 64 ? 32 : 16; }
 
 /// The dynamic shared memory of the tensor-core kernels for head dimension
 /// D (64 or 128), as FlashTcTiles<D> in FlashAttentionTensorCoreSource.cpp
-/// lays it out (the kernels trap when given less): 64-row tiles of bf16
+/// lays it out (the kernels trap when given less): tiles of bf16
 /// rows padded by 8 elements, plus two buffers of the streamed tiles.
 void flashTensorCoreShared(int64_t headDim, FlashLaunch &launch) {
   const unsigned rows = 64;
-  unsigned forwardQueries = static_cast<unsigned>(flashForwardQueries(headDim));
+  unsigned queries = static_cast<unsigned>(flashTensorCoreQueries(headDim));
   unsigned forwardKeys = headDim <= 64 ? 64 : 32;
-  unsigned rowsKeys = headDim <= 64 ? 64 : 16;
+  unsigned rowsKeys = headDim <= 64 ? 32 : 16;
   unsigned keysQueries = headDim <= 64 ? 64 : 16;
   unsigned stride = static_cast<unsigned>(headDim) + 8;
   auto tile = [&](unsigned tileRows) { return tileRows * stride * 2; };
   // q, 2 x (k, v).
-  launch.tensorCoreForwardShared = tile(forwardQueries) + 4 * tile(forwardKeys);
+  launch.tensorCoreForwardShared = tile(queries) + 4 * tile(forwardKeys);
   // q, dout, 2 x (k, v), the rows' delta (f32).
-  launch.tensorCoreRowsShared = 2 * tile(rows) + 4 * tile(rowsKeys) + 4 * rows;
+  launch.tensorCoreRowsShared =
+      2 * tile(queries) + 4 * tile(rowsKeys) + 4 * queries;
   // k, v, 2 x (q, dout, lse, delta).
   launch.tensorCoreKeysShared =
       2 * tile(rows) + 4 * tile(keysQueries) + 16 * keysQueries;
@@ -171,9 +172,7 @@ std::string flashLaunch(const std::vector<TensorRef> &inputs,
       q.dtype == DType::BF16 && (headDim == 64 || headDim == 128);
   if (launch.tensorCores) {
     const long long tile = kFlashTensorCoreTile;
-    // The forward (3 operands) has its own query tile.
-    const long long queryTile =
-        inputs.size() == 3 ? flashForwardQueries(headDim) : tile;
+    const long long queryTile = flashTensorCoreQueries(headDim);
     launch.tensorCoreQueryBlocks = static_cast<unsigned>(
         q.shape[0] * q.shape[1] * ((launch.seq + queryTile - 1) / queryTile));
     launch.tensorCoreKeyBlocks = static_cast<unsigned>(
