@@ -34,8 +34,6 @@ const char *flashAttentionTensorCoreSource() {
   return R"cuda(
 // ---- Tensor-core flash attention (FlashAttentionTensorCoreSource.cpp) -----
 #define LLMC_FLASH_TC_THREADS 128
-// Rows of the tile the block's 4 warps own (16 each).
-#define LLMC_FLASH_TC_ROWS 64
 // Padding of a shared-memory row, in bf16 elements (16 bytes): the 8 rows
 // an ldmatrix reads start 4 banks apart, so a warp's loads do not conflict.
 #define LLMC_FLASH_TC_PAD 8
@@ -56,12 +54,15 @@ template <int D> struct FlashTcTiles {
   static constexpr int rowsRowBlocks = D <= 64 ? 2 : 1;
   static constexpr int rowsQueries = 64 * rowsRowBlocks;
   static constexpr int rowsKeys = D <= 64 ? 32 : 16;
-  static constexpr int keysQueries = D <= 64 ? 64 : 16;
+  // grad_keys: 16-row blocks per warp, keys and queries per tile.
+  static constexpr int keysRowBlocks = D <= 64 ? 2 : 1;
+  static constexpr int keysKeys = 64 * keysRowBlocks;
+  static constexpr int keysQueries = D <= 64 ? 32 : 16;
   static constexpr int stride = D + LLMC_FLASH_TC_PAD;
-  // Bytes of a 64-row tile and of each kernel's streamed tile.
-  static constexpr int rowsTile = LLMC_FLASH_TC_ROWS * stride * 2;
+  // Bytes of each kernel's tiles.
   static constexpr int forwardQueriesTile = forwardQueries * stride * 2;
   static constexpr int rowsQueriesTile = rowsQueries * stride * 2;
+  static constexpr int keysKeysTile = keysKeys * stride * 2;
   static constexpr int forwardKeysTile = forwardKeys * stride * 2;
   static constexpr int rowsKeysTile = rowsKeys * stride * 2;
   static constexpr int keysQueriesTile = keysQueries * stride * 2;
@@ -72,7 +73,7 @@ template <int D> struct FlashTcTiles {
       2 * rowsQueriesTile + 4 * rowsKeysTile + 4 * rowsQueries;
   // k, v, 2 x (q, dout, lse, delta).
   static constexpr int keysBytes =
-      2 * rowsTile + 4 * keysQueriesTile + 16 * keysQueries;
+      2 * keysKeysTile + 4 * keysQueriesTile + 16 * keysQueries;
 };
 
 #if __CUDA_ARCH__ >= 800
@@ -737,8 +738,10 @@ __device__ void flashGradRowsTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
     }
 }
 
-// grad_keys: one block per (batch·kv head, tile of 64 keys), after
-// grad_rows. Each warp owns 16 keys and computes the transposed products
+// grad_keys: one block per (batch·kv head, tile of BK = 64 MT keys), after
+// grad_rows. Each warp owns MT blocks of 16 keys (MT = 2 for D = 64, so that
+// every q and dout fragment read from shared memory feeds two products; 1
+// for D = 128) and computes the transposed products
 // sᵀ = k qᵀ and dpᵀ = v doutᵀ (keys as rows, queries as columns), so that
 // pᵀ and dsᵀ are A operands of dv += pᵀ dout and dk += dsᵀ q without a
 // trip through shared memory. Loops over the group's query heads and their
@@ -751,7 +754,8 @@ __device__ void flashGradKeysTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
                                 const float *delta, Bf16 *dk, Bf16 *dv,
                                 int heads, int kvHeads, long long seq,
                                 long long kvSeq, int causal, float scale) {
-  constexpr int BK = LLMC_FLASH_TC_ROWS;
+  constexpr int MT = FlashTcTiles<D>::keysRowBlocks;
+  constexpr int BK = FlashTcTiles<D>::keysKeys;
   constexpr int BQ = FlashTcTiles<D>::keysQueries;
   constexpr int STRIDE = FlashTcTiles<D>::stride;
   expectFlashTcShared(FlashTcTiles<D>::keysBytes);
@@ -768,10 +772,9 @@ __device__ void flashGradKeysTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
   long long b = kvHead / kvHeads;
   int group = heads / kvHeads;
   int firstHead = (int)(kvHead % kvHeads) * group;
-  int warpKey = (threadIdx.x / 32) * 16;
+  int warpKey = (threadIdx.x / 32) * 16 * MT;
   int g = (threadIdx.x % 32) / 4;
   int t = threadIdx.x % 4;
-  long long rowKey[2] = {firstKey + warpKey + g, firstKey + warpKey + g + 8};
   float scale2 = scale * LLMC_LOG2E;
 
   // The items: (query head h, query tile) for h of the group, tiles from
@@ -801,14 +804,16 @@ __device__ void flashGradKeysTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
   commitAsync();
   if (items > 0)
     copyItem(0, 0);
-  float dkAcc[D / 8][4], dvAcc[D / 8][4];
+  float dkAcc[MT][D / 8][4], dvAcc[MT][D / 8][4];
 #pragma unroll
-  for (int c = 0; c < D / 8; ++c)
+  for (int m = 0; m < MT; ++m)
 #pragma unroll
-    for (int e = 0; e < 4; ++e) {
-      dkAcc[c][e] = 0.0f;
-      dvAcc[c][e] = 0.0f;
-    }
+    for (int c = 0; c < D / 8; ++c)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        dkAcc[m][c][e] = 0.0f;
+        dvAcc[m][c][e] = 0.0f;
+      }
 
   for (int item = 0; item < items; ++item) {
     // Item `item` has landed for every thread, and every warp is done with
@@ -828,52 +833,60 @@ __device__ void flashGradKeysTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
     const float *lseColumns = tileLse + buffer * BQ;
     const float *deltaColumns = tileDelta + buffer * BQ;
 
-    // 2. sᵀ = k qᵀ and dpᵀ = v doutᵀ for this warp's 16 keys.
-    float s[BQ / 8][4];
-    float dp[BQ / 8][4];
-    multiplyRowsByColumns<D, BQ>(&s, keyTile, warpKey, queryTile);
-    multiplyRowsByColumns<D, BQ>(&dp, valueTile, warpKey, doutTile);
+    // 2. sᵀ = k qᵀ and dpᵀ = v doutᵀ for this warp's 16 MT keys.
+    float s[MT][BQ / 8][4];
+    float dp[MT][BQ / 8][4];
+    multiplyRowsByColumns<D, BQ, MT>(s, keyTile, warpKey, queryTile);
+    multiplyRowsByColumns<D, BQ, MT>(dp, valueTile, warpKey, doutTile);
 
-    // 3. pᵀ and dsᵀ in place of sᵀ and dpᵀ (the mask only where the warp's
+    // 3. pᵀ and dsᵀ in place of sᵀ and dpᵀ (the mask only where a 16-key
     //    block reaches past the queries, the keys or the diagonal).
-    bool edge = firstQuery + BQ > seq || firstKey + warpKey + 16 > kvSeq ||
-                (causal && firstKey + warpKey + 15 > firstQuery);
 #pragma unroll
-    for (int n = 0; n < BQ / 8; ++n)
+    for (int m = 0; m < MT; ++m) {
+      long long blockKey = firstKey + warpKey + 16 * m;
+      bool edge = firstQuery + BQ > seq || blockKey + 16 > kvSeq ||
+                  (causal && blockKey + 15 > firstQuery);
 #pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        int column = n * 8 + 2 * t + (e & 1);
-        float p = exp2f(s[n][e] * scale2 - lseColumns[column] * LLMC_LOG2E);
-        if (edge) {
-          long long query = firstQuery + column;
-          long long key = rowKey[e / 2];
-          if (query >= seq || key >= kvSeq || (causal && key > query))
-            p = 0.0f;
+      for (int n = 0; n < BQ / 8; ++n)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          int column = n * 8 + 2 * t + (e & 1);
+          float p =
+              exp2f(s[m][n][e] * scale2 - lseColumns[column] * LLMC_LOG2E);
+          if (edge) {
+            long long query = firstQuery + column;
+            long long key = blockKey + g + 8 * (e / 2);
+            if (query >= seq || key >= kvSeq || (causal && key > query))
+              p = 0.0f;
+          }
+          s[m][n][e] = p;
+          dp[m][n][e] = p * (dp[m][n][e] - deltaColumns[column]);
         }
-        s[n][e] = p;
-        dp[n][e] = p * (dp[n][e] - deltaColumns[column]);
-      }
+    }
 
     // 4. dv += pᵀ dout, dk += dsᵀ q.
-    accumulateProduct<D, BQ>(&dvAcc, &s, doutTile);
-    accumulateProduct<D, BQ>(&dkAcc, &dp, queryTile);
+    accumulateProduct<D, BQ, MT>(dvAcc, s, doutTile);
+    accumulateProduct<D, BQ, MT>(dkAcc, dp, queryTile);
   }
   waitAsync(); // no copy outlives the block (the key tile when no item)
 
 #pragma unroll
-  for (int i = 0; i < 2; ++i) {
-    long long key = rowKey[i];
-    if (key >= kvSeq)
-      continue;
-    unsigned *dkRow = (unsigned *)(dk + (kvHead * kvSeq + key) * D);
-    unsigned *dvRow = (unsigned *)(dv + (kvHead * kvSeq + key) * D);
+  for (int m = 0; m < MT; ++m)
 #pragma unroll
-    for (int c = 0; c < D / 8; ++c) {
-      dkRow[(c * 8 + 2 * t) / 2] =
-          packBf16(dkAcc[c][2 * i] * scale, dkAcc[c][2 * i + 1] * scale);
-      dvRow[(c * 8 + 2 * t) / 2] = packBf16(dvAcc[c][2 * i], dvAcc[c][2 * i + 1]);
+    for (int i = 0; i < 2; ++i) {
+      long long key = firstKey + warpKey + 16 * m + g + 8 * i;
+      if (key >= kvSeq)
+        continue;
+      unsigned *dkRow = (unsigned *)(dk + (kvHead * kvSeq + key) * D);
+      unsigned *dvRow = (unsigned *)(dv + (kvHead * kvSeq + key) * D);
+#pragma unroll
+      for (int c = 0; c < D / 8; ++c) {
+        dkRow[(c * 8 + 2 * t) / 2] = packBf16(dkAcc[m][c][2 * i] * scale,
+                                              dkAcc[m][c][2 * i + 1] * scale);
+        dvRow[(c * 8 + 2 * t) / 2] =
+            packBf16(dvAcc[m][c][2 * i], dvAcc[m][c][2 * i + 1]);
+      }
     }
-  }
 }
 
 // Entry points: llmc_flash_attention_tc_{forward,grad_rows,grad_keys}_
