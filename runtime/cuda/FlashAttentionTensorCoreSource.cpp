@@ -556,18 +556,29 @@ __device__ void flashGradRowsTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
     copyTcTile<BK, D>(keyTiles, kHead, 0, kvSeq);
   commitAsync();
 
-  // 0. delta = dout . out, PER_ROW threads per row (f32 sums: columns in
-  //    order per thread, then the two threads' sums for D = 128).
+  // 0. delta = dout . out, PER_ROW threads per row, 16-byte loads (f32
+  //    sums: the thread's chunks of 8 columns in order, then the two
+  //    threads' sums for D = 128).
   {
     constexpr int PER_ROW = LLMC_FLASH_TC_THREADS / BQ;
     int r = threadIdx.x / PER_ROW;
     long long query = firstQuery + r;
     float sum = 0.0f;
     if (query < seq) {
-      const Bf16 *outRow = out + (head * seq + query) * D;
-      const Bf16 *doutRow = dout + (head * seq + query) * D;
-      for (int c = threadIdx.x % PER_ROW; c < D; c += PER_ROW)
-        sum += loadValue(doutRow[c]) * loadValue(outRow[c]);
+      const uint4 *outRow = (const uint4 *)(out + (head * seq + query) * D);
+      const uint4 *doutRow = (const uint4 *)(dout + (head * seq + query) * D);
+      for (int c = threadIdx.x % PER_ROW; c < D / 8; c += PER_ROW) {
+        uint4 outChunk = outRow[c], doutChunk = doutRow[c];
+        unsigned o[4] = {outChunk.x, outChunk.y, outChunk.z, outChunk.w};
+        unsigned d[4] = {doutChunk.x, doutChunk.y, doutChunk.z, doutChunk.w};
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          // The bf16 pair of a word: the lower column in the low half.
+          sum += __uint_as_float(d[e] << 16) * __uint_as_float(o[e] << 16);
+          sum += __uint_as_float(d[e] & 0xffff0000u) *
+                 __uint_as_float(o[e] & 0xffff0000u);
+        }
+      }
     }
     if (PER_ROW == 2)
       sum += __shfl_xor_sync(0xffffffffu, sum, 1);

@@ -110,6 +110,9 @@ void __syncthreads() { blockBarrier->arriveAndWait(); }
 struct Bf16 {
   uint16_t bits;
 };
+struct uint4 {
+  unsigned x, y, z, w;
+};
 float bf16Value(uint16_t bits) {
   uint32_t word = static_cast<uint32_t>(bits) << 16;
   float value;
@@ -124,6 +127,11 @@ uint16_t roundToBf16(float value) {
   return static_cast<uint16_t>((word + 0x7fff + ((word >> 16) & 1)) >> 16);
 }
 float loadValue(Bf16 value) { return bf16Value(value.bits); }
+float __uint_as_float(unsigned word) {
+  float value;
+  std::memcpy(&value, &word, 4);
+  return value;
+}
 float flashNegativeInfinity() { return -INFINITY; }
 long long kvHeadOf(long long head, int heads, int kvHeads) {
   long long b = head / heads;
