@@ -261,6 +261,22 @@ Status CudaKernels::launchPrimitive(const std::string &entry, dim3 blocks,
                                     cudaStream_t stream) {
   cudaKernel_t kernel;
   LLMC_RETURN_IF_ERROR(primitives_->kernel(entry, kernel));
+  // Over the default 48 KiB of dynamic shared memory (the tensor-core
+  // flash attention): raise the kernel's limit once per entry, device and
+  // size.
+  if (sharedBytes > 48 * 1024) {
+    int device = 0;
+    LLMC_CUDA_CHECK(cudaGetDevice(&device), "cudaGetDevice");
+    std::string key = entry + "@" + std::to_string(device);
+    auto raised = sharedLimits_.find(key);
+    if (raised == sharedLimits_.end() || raised->second < sharedBytes) {
+      LLMC_CUDA_CHECK(cudaKernelSetAttributeForDevice(
+                          kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                          static_cast<int>(sharedBytes), device),
+                      "raising the shared memory of " + entry);
+      sharedLimits_[key] = sharedBytes;
+    }
+  }
   LLMC_CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void *>(kernel),
                                    blocks, dim3(threads), args.data(),
                                    sharedBytes, stream),
@@ -690,7 +706,8 @@ Status CudaKernels::launch(KernelKind kind, const KernelAttrs &attrs,
                                   &flash.seq,   &flash.kvSeq,  &flash.causal,
                                   &flash.scale};
       return launchPrimitive(entries[0], flash.tensorCoreQueryBlocks,
-                             kFlashThreads, 0, args, stream);
+                             kFlashThreads, flash.tensorCoreForwardShared,
+                             args, stream);
     }
     std::vector<void *> args = {&qp,    &kp,          &vp,
                                 &result, &flash.heads, &flash.kvHeads,
@@ -723,8 +740,9 @@ Status CudaKernels::launch(KernelKind kind, const KernelAttrs &attrs,
             &flash.causal, &flash.scale};
         LLMC_RETURN_IF_ERROR(launchPrimitive(entries[0],
                                              flash.tensorCoreQueryBlocks,
-                                             kFlashThreads, 0, rowArgs,
-                                             stream));
+                                             kFlashThreads,
+                                             flash.tensorCoreRowsShared,
+                                             rowArgs, stream));
       }
       // 2. Per 64-key tile of each key/value head: dk and dv (after 1).
       if (flash.tensorCoreKeyBlocks > 0) {
@@ -735,8 +753,9 @@ Status CudaKernels::launch(KernelKind kind, const KernelAttrs &attrs,
             &flash.causal, &flash.scale};
         LLMC_RETURN_IF_ERROR(launchPrimitive(entries[1],
                                              flash.tensorCoreKeyBlocks,
-                                             kFlashThreads, 0, keyArgs,
-                                             stream));
+                                             kFlashThreads,
+                                             flash.tensorCoreKeysShared,
+                                             keyArgs, stream));
       }
       return Status::ok();
     }

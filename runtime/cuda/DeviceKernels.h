@@ -145,6 +145,10 @@ private:
   std::unique_ptr<CudaLibrary> primitives_;
   std::map<std::string, Elementwise> elementwise_;
   std::map<std::string, std::unique_ptr<CudaLibrary>> fused_;
+  /// The dynamic shared memory each primitive entry ("entry@device") was
+  /// allowed past the default 48 KiB
+  /// (cudaFuncAttributeMaxDynamicSharedMemorySize).
+  std::map<std::string, size_t> sharedLimits_;
   std::unique_ptr<CublasLtMatmul> matmul_;
   void *scratch_ = nullptr;
   size_t scratchBytes_ = 0;

@@ -34,17 +34,46 @@ const char *flashAttentionTensorCoreSource() {
   return R"cuda(
 // ---- Tensor-core flash attention (FlashAttentionTensorCoreSource.cpp) -----
 #define LLMC_FLASH_TC_THREADS 128
-// Rows of the tile the block's 4 warps own (16 each).
-#define LLMC_FLASH_TC_ROWS 64
-// Padding of a shared-memory row, in bf16 elements (16 bytes).
+// Padding of a shared-memory row, in bf16 elements (16 bytes): the 8 rows
+// an ldmatrix reads start 4 banks apart, so a warp's loads do not conflict.
 #define LLMC_FLASH_TC_PAD 8
 
 // The other side of each kernel's tiles, chosen per head dimension so that
-// the four tiles of a kernel stay under the 48 KiB of static shared memory.
+// the accumulators stay in registers (D = 128 holds twice the columns), and
+// the dynamic shared memory of each kernel: the row tile(s) it keeps plus
+// two buffers of the tiles it streams (the next one is copied with cp.async
+// while the current one is multiplied). KernelSelection.cpp's
+// flashTensorCoreShared computes the same bytes for the launch; the kernels
+// trap when launched with less.
 template <int D> struct FlashTcTiles {
+  // The forward's 16-row blocks per warp and query rows per block.
+  static constexpr int forwardRowBlocks = D <= 64 ? 2 : 1;
+  static constexpr int forwardQueries = 64 * forwardRowBlocks;
   static constexpr int forwardKeys = D <= 64 ? 64 : 32;
-  static constexpr int rowsKeys = D <= 64 ? 64 : 16;
-  static constexpr int keysQueries = D <= 64 ? 64 : 16;
+  // grad_rows: 16-row blocks per warp, query rows and keys per tile.
+  static constexpr int rowsRowBlocks = D <= 64 ? 2 : 1;
+  static constexpr int rowsQueries = 64 * rowsRowBlocks;
+  static constexpr int rowsKeys = D <= 64 ? 32 : 16;
+  // grad_keys: 16-row blocks per warp, keys and queries per tile.
+  static constexpr int keysRowBlocks = D <= 64 ? 2 : 1;
+  static constexpr int keysKeys = 64 * keysRowBlocks;
+  static constexpr int keysQueries = D <= 64 ? 32 : 16;
+  static constexpr int stride = D + LLMC_FLASH_TC_PAD;
+  // Bytes of each kernel's tiles.
+  static constexpr int forwardQueriesTile = forwardQueries * stride * 2;
+  static constexpr int rowsQueriesTile = rowsQueries * stride * 2;
+  static constexpr int keysKeysTile = keysKeys * stride * 2;
+  static constexpr int forwardKeysTile = forwardKeys * stride * 2;
+  static constexpr int rowsKeysTile = rowsKeys * stride * 2;
+  static constexpr int keysQueriesTile = keysQueries * stride * 2;
+  // q, 2 x (k, v).
+  static constexpr int forwardBytes = forwardQueriesTile + 4 * forwardKeysTile;
+  // q, dout, 2 x (k, v), delta of the rows.
+  static constexpr int rowsBytes =
+      2 * rowsQueriesTile + 4 * rowsKeysTile + 4 * rowsQueries;
+  // k, v, 2 x (q, dout, lse, delta).
+  static constexpr int keysBytes =
+      2 * keysKeysTile + 4 * keysQueriesTile + 16 * keysQueries;
 };
 
 #if __CUDA_ARCH__ >= 800
@@ -52,6 +81,17 @@ template <int D> struct FlashTcTiles {
 #else
 #define LLMC_FLASH_TC_AVAILABLE 0
 #endif
+
+// The dynamic shared memory of the three kernels (one block runs one).
+extern __shared__ __align__(16) unsigned char llmcFlashTcShared[];
+
+// Traps unless the launch gave the block `bytes` of dynamic shared memory.
+__device__ __forceinline__ void expectFlashTcShared(unsigned bytes) {
+  unsigned size = 0;
+  asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(size));
+  if (size < bytes)
+    __trap();
+}
 
 // Two f32 rounded to nearest even into one bf16 pair, `lo` in the low half
 // (the element at the lower address or column).
@@ -81,45 +121,76 @@ __device__ __forceinline__ void mmaBf16(float c[4], const unsigned a[4],
 #endif
 }
 
-// The A fragment of the 16x16 block at (row0, col0) of a row-major tile.
+// The shared-memory address of a generic pointer into shared memory.
+__device__ __forceinline__ unsigned sharedAddress(const void *pointer) {
+  unsigned long long address = 0;
+  asm("cvta.to.shared.u64 %0, %1;" : "=l"(address) : "l"(pointer));
+  return (unsigned)address;
+}
+
+// Four 8x8 bf16 matrices from shared memory (ldmatrix.x4): lane l gives the
+// address of row l % 8 of matrix l / 8 (16 contiguous bytes); register i
+// receives matrix i, lane l holding row l / 4, columns 2 (l % 4) and
+// 2 (l % 4) + 1 (the lower column in the low half). Transposed: lane l holds
+// column l / 4, rows 2 (l % 4) and 2 (l % 4) + 1.
+__device__ __forceinline__ void loadMatrices(unsigned r[4],
+                                             const unsigned short *row) {
+#if LLMC_FLASH_TC_AVAILABLE
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, "
+               "[%4];"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(sharedAddress(row)));
+#else
+  r[0] = r[1] = r[2] = r[3] = 0u;
+#endif
+}
+__device__ __forceinline__ void loadMatricesTransposed(unsigned r[4],
+                                                       const unsigned short *row) {
+#if LLMC_FLASH_TC_AVAILABLE
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 "
+               "{%0, %1, %2, %3}, [%4];"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(sharedAddress(row)));
+#else
+  r[0] = r[1] = r[2] = r[3] = 0u;
+#endif
+}
+
+// The A fragment of the 16x16 block at (row0, col0) of a row-major tile:
+// matrices (rows 0-7, cols 0-7), (8-15, 0-7), (0-7, 8-15), (8-15, 8-15).
 template <int STRIDE>
 __device__ __forceinline__ void loadFragmentA(unsigned a[4],
                                               const unsigned short *tile,
                                               int row0, int col0) {
-  int g = (threadIdx.x % 32) / 4;
-  int t = threadIdx.x % 4;
-  const unsigned short *p = tile + (row0 + g) * STRIDE + col0 + 2 * t;
-  a[0] = *(const unsigned *)p;
-  a[1] = *(const unsigned *)(p + 8 * STRIDE);
-  a[2] = *(const unsigned *)(p + 8);
-  a[3] = *(const unsigned *)(p + 8 * STRIDE + 8);
+  int lane = threadIdx.x % 32;
+  loadMatrices(a, tile + (row0 + (lane & 15)) * STRIDE + col0 + (lane >> 4) * 8);
 }
 
-// The B fragment of B[k][n] = tile[n0 + n][k0 + k]: the tile's rows are
-// B's columns (keys for q kᵀ, queries for k qᵀ).
+// The B fragments of n-blocks n0 and n0 + 8 (b[0..1] and b[2..3]) of
+// B[k][n] = tile[n0 + n][k0 + k], k < 16: the tile's rows are B's columns
+// (keys for q kᵀ, queries for k qᵀ). Matrices (rows n0.., cols k0..),
+// (n0.., k0 + 8..), (n0 + 8.., k0..), (n0 + 8.., k0 + 8..).
 template <int STRIDE>
-__device__ __forceinline__ void loadFragmentBRows(unsigned &b0, unsigned &b1,
-                                                  const unsigned short *tile,
-                                                  int n0, int k0) {
-  int g = (threadIdx.x % 32) / 4;
-  int t = threadIdx.x % 4;
-  const unsigned short *p = tile + (n0 + g) * STRIDE + k0 + 2 * t;
-  b0 = *(const unsigned *)p;
-  b1 = *(const unsigned *)(p + 8);
+__device__ __forceinline__ void loadFragmentsBRows(unsigned b[4],
+                                                   const unsigned short *tile,
+                                                   int n0, int k0) {
+  int lane = threadIdx.x % 32;
+  loadMatrices(b, tile + (n0 + (lane & 7) + (lane >> 4) * 8) * STRIDE + k0 +
+                      ((lane >> 3) & 1) * 8);
 }
 
-// The B fragment of B[k][n] = tile[k0 + k][n0 + n]: the tile's rows are
-// B's rows (values for p·v, keys for ds·k); two 16-bit loads per register.
+// The B fragments of n-blocks n0 and n0 + 8 (b[0..1] and b[2..3]) of
+// B[k][n] = tile[k0 + k][n0 + n], k < 16: the tile's rows are B's rows
+// (values for p·v, keys for ds·k, dout for pᵀ·dout, queries for dsᵀ·q),
+// read transposed. Matrices (rows k0.., cols n0..), (k0 + 8.., n0..),
+// (k0.., n0 + 8..), (k0 + 8.., n0 + 8..).
 template <int STRIDE>
-__device__ __forceinline__ void loadFragmentBColumns(unsigned &b0,
-                                                     unsigned &b1,
-                                                     const unsigned short *tile,
-                                                     int k0, int n0) {
-  int g = (threadIdx.x % 32) / 4;
-  int t = threadIdx.x % 4;
-  const unsigned short *p = tile + (k0 + 2 * t) * STRIDE + n0 + g;
-  b0 = (unsigned)p[0] | ((unsigned)p[STRIDE] << 16);
-  b1 = (unsigned)p[8 * STRIDE] | ((unsigned)p[9 * STRIDE] << 16);
+__device__ __forceinline__ void loadFragmentsBColumns(unsigned b[4],
+                                                      const unsigned short *tile,
+                                                      int k0, int n0) {
+  int lane = threadIdx.x % 32;
+  loadMatricesTransposed(
+      b, tile + (k0 + (lane & 15)) * STRIDE + n0 + (lane >> 4) * 8);
 }
 
 // The A fragment of the 16x16 block kk of a 16-row accumulator (the
@@ -133,22 +204,69 @@ __device__ __forceinline__ void accumulatorAsA(unsigned a[4],
   a[3] = packBf16(high[2], high[3]);
 }
 
+// cp.async (sm_80): `bytes` (4 or 16) from global to shared memory without
+// a trip through registers; `valid` false writes zeros and reads nothing.
+// The copies a thread issues land after commitAsync() and waitAsync<0>();
+// the other threads see them after the barrier that follows.
+__device__ __forceinline__ void copyAsync16(void *destination,
+                                            const void *source, bool valid) {
+#if LLMC_FLASH_TC_AVAILABLE
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
+               :
+               : "r"(sharedAddress(destination)), "l"(source),
+                 "r"(valid ? 16 : 0)
+               : "memory");
+#else
+  *(uint4 *)destination =
+      valid ? *(const uint4 *)source : make_uint4(0u, 0u, 0u, 0u);
+#endif
+}
+__device__ __forceinline__ void copyAsync4(float *destination,
+                                           const float *source, bool valid) {
+#if LLMC_FLASH_TC_AVAILABLE
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;"
+               :
+               : "r"(sharedAddress(destination)), "l"(source),
+                 "r"(valid ? 4 : 0)
+               : "memory");
+#else
+  *destination = valid ? *source : 0.0f;
+#endif
+}
+__device__ __forceinline__ void commitAsync() {
+#if LLMC_FLASH_TC_AVAILABLE
+  asm volatile("cp.async.commit_group;" ::: "memory");
+#endif
+}
+// Waits for this thread's copies (all of them: every loop below keeps at
+// most one group in flight while it multiplies).
+__device__ __forceinline__ void waitAsync() {
+#if LLMC_FLASH_TC_AVAILABLE
+  asm volatile("cp.async.wait_group 0;" ::: "memory");
+#endif
+}
+
 // tile[r][c] = head[(first + r) * D + c] for the ROWS rows of the tile (zero
-// past `length`), 16 bytes per thread-iteration (the launcher checked that
-// every operand is 16-byte aligned).
+// past `length`), 16 bytes per copy (the launcher checked that every
+// operand is 16-byte aligned); asynchronous (see copyAsync16).
 template <int ROWS, int D>
-__device__ void loadTcTile(unsigned short *tile, const Bf16 *head,
-                           long long first, long long length) {
+__device__ __forceinline__ void copyTcTile(unsigned short *tile,
+                                           const Bf16 *head, long long first,
+                                           long long length) {
   constexpr int CHUNKS = D / 8;
   constexpr int STRIDE = D + LLMC_FLASH_TC_PAD;
-  for (int i = threadIdx.x; i < ROWS * CHUNKS; i += LLMC_FLASH_TC_THREADS) {
+  static_assert(ROWS * CHUNKS % LLMC_FLASH_TC_THREADS == 0,
+                "every thread copies the same number of chunks");
+#pragma unroll
+  for (int it = 0; it < ROWS * CHUNKS / LLMC_FLASH_TC_THREADS; ++it) {
+    int i = threadIdx.x + it * LLMC_FLASH_TC_THREADS;
     int r = i / CHUNKS;
     int c = (i % CHUNKS) * 8;
     long long row = first + r;
-    uint4 value = make_uint4(0u, 0u, 0u, 0u);
-    if (row < length)
-      value = *(const uint4 *)(head + row * D + c);
-    *(uint4 *)(tile + r * STRIDE + c) = value;
+    bool valid = row < length;
+    copyAsync16(tile + r * STRIDE + c,
+                valid ? (const void *)(head + row * D + c) : (const void *)head,
+                valid);
   }
 }
 
@@ -162,27 +280,96 @@ __device__ __forceinline__ float quadSum(float value) {
   return value + __shfl_xor_sync(0xffffffffu, value, 2);
 }
 
+// s[m][n] = A Bᵀ for one warp's MT x 16 rows: A the (16 MT) x D block at
+// row0 of `rows` and B the N x D `columns` tile (tile rows are B's
+// columns). Each B fragment feeds MT products.
+template <int D, int N, int MT = 1>
+__device__ __forceinline__ void multiplyRowsByColumns(
+    float (*s)[N / 8][4], const unsigned short *rows, int row0,
+    const unsigned short *columns) {
+  constexpr int STRIDE = D + LLMC_FLASH_TC_PAD;
+#pragma unroll
+  for (int m = 0; m < MT; ++m)
+#pragma unroll
+    for (int n = 0; n < N / 8; ++n)
+#pragma unroll
+      for (int e = 0; e < 4; ++e)
+        s[m][n][e] = 0.0f;
+#pragma unroll
+  for (int kk = 0; kk < D / 16; ++kk) {
+    unsigned a[MT][4];
+#pragma unroll
+    for (int m = 0; m < MT; ++m)
+      loadFragmentA<STRIDE>(a[m], rows, row0 + 16 * m, kk * 16);
+#pragma unroll
+    for (int n = 0; n < N / 8; n += 2) {
+      unsigned b[4];
+      loadFragmentsBRows<STRIDE>(b, columns, n * 8, kk * 16);
+#pragma unroll
+      for (int m = 0; m < MT; ++m) {
+        mmaBf16(s[m][n], a[m], b[0], b[1]);
+        mmaBf16(s[m][n + 1], a[m], b[2], b[3]);
+      }
+    }
+  }
+}
+
+// acc[m] += P T for one warp's MT x 16 rows: P the (16 MT) x K accumulator
+// `p` (rounded to bf16) and T the K x D `tile` (row-major, its rows are the
+// product's k). Each B fragment feeds MT products.
+template <int D, int K, int MT = 1>
+__device__ __forceinline__ void accumulateProduct(float (*acc)[D / 8][4],
+                                                  float (*p)[K / 8][4],
+                                                  const unsigned short *tile) {
+  constexpr int STRIDE = D + LLMC_FLASH_TC_PAD;
+#pragma unroll
+  for (int kk = 0; kk < K / 16; ++kk) {
+    unsigned a[MT][4];
+#pragma unroll
+    for (int m = 0; m < MT; ++m)
+      accumulatorAsA(a[m], p[m][2 * kk], p[m][2 * kk + 1]);
+#pragma unroll
+    for (int c = 0; c < D / 8; c += 2) {
+      unsigned b[4];
+      loadFragmentsBColumns<STRIDE>(b, tile, kk * 16, c * 8);
+#pragma unroll
+      for (int m = 0; m < MT; ++m) {
+        mmaBf16(acc[m][c], a[m], b[0], b[1]);
+        mmaBf16(acc[m][c + 1], a[m], b[2], b[3]);
+      }
+    }
+  }
+}
+
 #define LLMC_LOG2E 1.4426950408889634f
 #define LLMC_LN2 0.6931471805599453f
 
 // ---- Forward ----------------------------------------------------------------
 //
-// One block per (batch·head, tile of 64 queries), the last tiles first. Per
-// key tile: 1. s = q kᵀ (per warp 16 x BK), 2. masking and the online
-// softmax (each thread holds rows g and g + 8; the running sums stay
-// per-thread partial sums until the end, the max is reduced per quad),
-// 3. acc += p v with p rounded to bf16.
+// One block per (batch·head, tile of BQ = 64 MT queries), the last tiles
+// first; each warp owns MT blocks of 16 rows (MT = 2 for D = 64, so that
+// every k and v fragment read from shared memory feeds two products; 1 for
+// D = 128, whose accumulators are twice as wide). Per key tile (the next one
+// copying meanwhile): 1. s = q kᵀ (per warp 16 MT x BK), 2. masking (only
+// tiles that reach past the end or the diagonal) and the online softmax
+// (each thread holds rows g and g + 8 of each 16-row block; the running
+// sums stay per-thread partial sums until the end, the max is reduced per
+// quad), 3. acc += p v with p rounded to bf16. Causal: key tiles after the
+// query tile's last row are never copied, and a warp whose rows all precede
+// a key tile skips it.
 template <int D>
 __device__ void flashForwardTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
                                Bf16 *out, int heads, int kvHeads,
                                long long seq, long long kvSeq, int causal,
                                float scale) {
-  constexpr int BQ = LLMC_FLASH_TC_ROWS;
+  constexpr int MT = FlashTcTiles<D>::forwardRowBlocks;
+  constexpr int BQ = FlashTcTiles<D>::forwardQueries;
   constexpr int BK = FlashTcTiles<D>::forwardKeys;
-  constexpr int STRIDE = D + LLMC_FLASH_TC_PAD;
-  __shared__ __align__(16) unsigned short queryTile[BQ * STRIDE];
-  __shared__ __align__(16) unsigned short keyTile[BK * STRIDE];
-  __shared__ __align__(16) unsigned short valueTile[BK * STRIDE];
+  constexpr int STRIDE = FlashTcTiles<D>::stride;
+  expectFlashTcShared(FlashTcTiles<D>::forwardBytes);
+  unsigned short *queryTile = (unsigned short *)llmcFlashTcShared;
+  unsigned short *keyTiles = queryTile + BQ * STRIDE;       // 2 buffers
+  unsigned short *valueTiles = keyTiles + 2 * BK * STRIDE;  // 2 buffers
 
   long long queryTiles = (seq + BQ - 1) / BQ;
   long long head = blockIdx.x / queryTiles;
@@ -190,124 +377,133 @@ __device__ void flashForwardTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
   long long kvHead = kvHeadOf(head, heads, kvHeads);
   const Bf16 *kHead = k + kvHead * kvSeq * D;
   const Bf16 *vHead = v + kvHead * kvSeq * D;
-  int warpRow = (threadIdx.x / 32) * 16;
+  int warpRow = (threadIdx.x / 32) * 16 * MT;
   int g = (threadIdx.x % 32) / 4;
   int t = threadIdx.x % 4;
-  long long rowQuery[2] = {firstQuery + warpRow + g,
-                           firstQuery + warpRow + g + 8};
   float scale2 = scale * LLMC_LOG2E;
 
-  loadTcTile<BQ, D>(queryTile, q + head * seq * D, firstQuery, seq);
-  float runningMax[2] = {flashNegativeInfinity(), flashNegativeInfinity()};
-  float runningSum[2] = {0.0f, 0.0f};
-  float acc[D / 8][4];
-#pragma unroll
-  for (int c = 0; c < D / 8; ++c)
-#pragma unroll
-    for (int e = 0; e < 4; ++e)
-      acc[c][e] = 0.0f;
-
   long long keyEnd = causal ? min(kvSeq, firstQuery + BQ) : kvSeq;
-  for (long long firstKey = 0; firstKey < keyEnd; firstKey += BK) {
-    __syncthreads(); // the previous tiles are read
-    loadTcTile<BK, D>(keyTile, kHead, firstKey, kvSeq);
-    loadTcTile<BK, D>(valueTile, vHead, firstKey, kvSeq);
-    __syncthreads();
+  int keyTileCount = (int)((keyEnd + BK - 1) / BK);
+  copyTcTile<BQ, D>(queryTile, q + head * seq * D, firstQuery, seq);
+  if (keyTileCount > 0) {
+    copyTcTile<BK, D>(keyTiles, kHead, 0, kvSeq);
+    copyTcTile<BK, D>(valueTiles, vHead, 0, kvSeq);
+  }
+  commitAsync();
 
-    // 1. s = q kᵀ.
-    float s[BK / 8][4];
+  // Per 16-row block m and half i (its rows g and g + 8).
+  float runningMax[MT][2], runningSum[MT][2];
+  float acc[MT][D / 8][4];
 #pragma unroll
-    for (int n = 0; n < BK / 8; ++n)
+  for (int m = 0; m < MT; ++m) {
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+      runningMax[m][i] = flashNegativeInfinity();
+      runningSum[m][i] = 0.0f;
+    }
+#pragma unroll
+    for (int c = 0; c < D / 8; ++c)
 #pragma unroll
       for (int e = 0; e < 4; ++e)
-        s[n][e] = 0.0f;
-#pragma unroll
-    for (int kk = 0; kk < D / 16; ++kk) {
-      unsigned a[4];
-      loadFragmentA<STRIDE>(a, queryTile, warpRow, kk * 16);
-#pragma unroll
-      for (int n = 0; n < BK / 8; ++n) {
-        unsigned b0, b1;
-        loadFragmentBRows<STRIDE>(b0, b1, keyTile, n * 8, kk * 16);
-        mmaBf16(s[n], a, b0, b1);
-      }
+        acc[m][c][e] = 0.0f;
+  }
+
+  for (int j = 0; j < keyTileCount; ++j) {
+    long long firstKey = (long long)j * BK;
+    // Tile j has landed for every thread, and every warp is done with
+    // tile j - 1, whose buffer the copy of tile j + 1 now refills.
+    waitAsync();
+    __syncthreads();
+    if (j + 1 < keyTileCount) {
+      int next = (j + 1) % 2;
+      copyTcTile<BK, D>(keyTiles + next * BK * STRIDE, kHead, firstKey + BK,
+                        kvSeq);
+      copyTcTile<BK, D>(valueTiles + next * BK * STRIDE, vHead,
+                        firstKey + BK, kvSeq);
+      commitAsync();
     }
+    // Causal: every key of the tile follows the warp's last row.
+    if (causal && firstKey > firstQuery + warpRow + 16 * MT - 1)
+      continue;
+    const unsigned short *keyTile = keyTiles + (j % 2) * BK * STRIDE;
+    const unsigned short *valueTile = valueTiles + (j % 2) * BK * STRIDE;
+
+    // 1. s = q kᵀ.
+    float s[MT][BK / 8][4];
+    multiplyRowsByColumns<D, BK, MT>(s, queryTile, warpRow, keyTile);
 
     // 2. Scale to base-2 units; mask keys past the end and, causal, after
     //    the row (only tiles that reach them); the online softmax.
-    bool edge = firstKey + BK > kvSeq ||
-                (causal && firstKey + BK - 1 > firstQuery + warpRow);
 #pragma unroll
-    for (int n = 0; n < BK / 8; ++n)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        float score = s[n][e] * scale2;
-        if (edge) {
-          long long key = firstKey + n * 8 + 2 * t + (e & 1);
-          long long query = rowQuery[e / 2];
-          if (key >= kvSeq || (causal && key > query))
-            score = flashNegativeInfinity();
-        }
-        s[n][e] = score;
-      }
-#pragma unroll
-    for (int i = 0; i < 2; ++i) {
-      float tileMax = flashNegativeInfinity();
-#pragma unroll
-      for (int n = 0; n < BK / 8; ++n)
-        tileMax = fmaxf(tileMax, fmaxf(s[n][2 * i], s[n][2 * i + 1]));
-      tileMax = quadMax(tileMax);
-      // A row that has seen no visible key keeps a max of -inf:
-      // exponentials are then taken against 0, giving 0, not NaN.
-      float newMax = fmaxf(runningMax[i], tileMax);
-      float reference = newMax == flashNegativeInfinity() ? 0.0f : newMax;
-      float correction = exp2f(runningMax[i] - reference);
-      float tileSum = 0.0f;
+    for (int m = 0; m < MT; ++m) {
+      long long blockRow = firstQuery + warpRow + 16 * m;
+      bool edge = firstKey + BK > kvSeq ||
+                  (causal && firstKey + BK - 1 > blockRow);
 #pragma unroll
       for (int n = 0; n < BK / 8; ++n)
 #pragma unroll
-        for (int e = 2 * i; e < 2 * i + 2; ++e) {
-          float p = exp2f(s[n][e] - reference);
-          s[n][e] = p;
-          tileSum += p;
+        for (int e = 0; e < 4; ++e) {
+          float score = s[m][n][e] * scale2;
+          if (edge) {
+            long long key = firstKey + n * 8 + 2 * t + (e & 1);
+            long long query = blockRow + g + 8 * (e / 2);
+            if (key >= kvSeq || (causal && key > query))
+              score = flashNegativeInfinity();
+          }
+          s[m][n][e] = score;
         }
-      runningSum[i] = runningSum[i] * correction + tileSum;
-      runningMax[i] = newMax;
 #pragma unroll
-      for (int c = 0; c < D / 8; ++c) {
-        acc[c][2 * i] *= correction;
-        acc[c][2 * i + 1] *= correction;
+      for (int i = 0; i < 2; ++i) {
+        float tileMax = flashNegativeInfinity();
+#pragma unroll
+        for (int n = 0; n < BK / 8; ++n)
+          tileMax = fmaxf(tileMax, fmaxf(s[m][n][2 * i], s[m][n][2 * i + 1]));
+        tileMax = quadMax(tileMax);
+        // A row that has seen no visible key keeps a max of -inf:
+        // exponentials are then taken against 0, giving 0, not NaN.
+        float newMax = fmaxf(runningMax[m][i], tileMax);
+        float reference = newMax == flashNegativeInfinity() ? 0.0f : newMax;
+        float correction = exp2f(runningMax[m][i] - reference);
+        float tileSum = 0.0f;
+#pragma unroll
+        for (int n = 0; n < BK / 8; ++n)
+#pragma unroll
+          for (int e = 2 * i; e < 2 * i + 2; ++e) {
+            float p = exp2f(s[m][n][e] - reference);
+            s[m][n][e] = p;
+            tileSum += p;
+          }
+        runningSum[m][i] = runningSum[m][i] * correction + tileSum;
+        runningMax[m][i] = newMax;
+#pragma unroll
+        for (int c = 0; c < D / 8; ++c) {
+          acc[m][c][2 * i] *= correction;
+          acc[m][c][2 * i + 1] *= correction;
+        }
       }
     }
 
     // 3. acc += p v.
-#pragma unroll
-    for (int kk = 0; kk < BK / 16; ++kk) {
-      unsigned a[4];
-      accumulatorAsA(a, s[2 * kk], s[2 * kk + 1]);
-#pragma unroll
-      for (int c = 0; c < D / 8; ++c) {
-        unsigned b0, b1;
-        loadFragmentBColumns<STRIDE>(b0, b1, valueTile, kk * 16, c * 8);
-        mmaBf16(acc[c], a, b0, b1);
-      }
-    }
+    accumulateProduct<D, BK, MT>(acc, s, valueTile);
   }
+  waitAsync(); // no copy outlives the block (none is pending here)
 
   // Normalize; no visible key (S = 0) gives a zero row, as on the CPU.
 #pragma unroll
-  for (int i = 0; i < 2; ++i) {
-    float sum = quadSum(runningSum[i]);
-    long long query = rowQuery[i];
-    if (query >= seq)
-      continue;
-    float inverse = sum > 0.0f ? 1.0f / sum : 0.0f;
-    unsigned *outRow = (unsigned *)(out + (head * seq + query) * D);
+  for (int m = 0; m < MT; ++m)
 #pragma unroll
-    for (int c = 0; c < D / 8; ++c)
-      outRow[(c * 8 + 2 * t) / 2] =
-          packBf16(acc[c][2 * i] * inverse, acc[c][2 * i + 1] * inverse);
-  }
+    for (int i = 0; i < 2; ++i) {
+      float sum = quadSum(runningSum[m][i]);
+      long long query = firstQuery + warpRow + 16 * m + g + 8 * i;
+      if (query >= seq)
+        continue;
+      float inverse = sum > 0.0f ? 1.0f / sum : 0.0f;
+      unsigned *outRow = (unsigned *)(out + (head * seq + query) * D);
+#pragma unroll
+      for (int c = 0; c < D / 8; ++c)
+        outRow[(c * 8 + 2 * t) / 2] = packBf16(acc[m][c][2 * i] * inverse,
+                                               acc[m][c][2 * i + 1] * inverse);
+    }
 }
 
 // ---- Backward ---------------------------------------------------------------
@@ -315,23 +511,31 @@ __device__ void flashForwardTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
 // As the scalar backward: p = exp(s - lse), dv = pᵀ dout, dp = dout vᵀ,
 // ds = p (dp - delta), dq = ds k scale, dk = dsᵀ q scale.
 
-// grad_rows: one block per (batch·head, tile of 64 queries). 0. delta of
-// each row; 1. the rows' max and sum over the key tiles (s = q kᵀ), their
-// log-sum-exp; 2. per key tile s and dp = dout vᵀ, ds, dq += ds k.
+// grad_rows: one block per (batch·head, tile of BQ = 64 MT queries); each
+// warp owns MT blocks of 16 rows (MT = 2 for D = 64, so that every k and v
+// fragment read from shared memory feeds two products; 1 for D = 128).
+// 0. delta of each row; 1. the rows' max and sum over the key tiles
+// (s = q kᵀ), their log-sum-exp; 2. per key tile s and dp = dout vᵀ, ds,
+// dq += ds k. The key (and value) tiles stream through two buffers, the next
+// copying while the current one is multiplied; the last tile of 1
+// prefetches the first of 2. Causal: a warp whose rows all precede a key
+// tile skips it.
 template <int D>
 __device__ void flashGradRowsTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
                                 const Bf16 *out, const Bf16 *dout, Bf16 *dq,
                                 float *lse, float *delta, int heads,
                                 int kvHeads, long long seq, long long kvSeq,
                                 int causal, float scale) {
-  constexpr int BQ = LLMC_FLASH_TC_ROWS;
+  constexpr int MT = FlashTcTiles<D>::rowsRowBlocks;
+  constexpr int BQ = FlashTcTiles<D>::rowsQueries;
   constexpr int BK = FlashTcTiles<D>::rowsKeys;
-  constexpr int STRIDE = D + LLMC_FLASH_TC_PAD;
-  __shared__ __align__(16) unsigned short queryTile[BQ * STRIDE];
-  __shared__ __align__(16) unsigned short doutTile[BQ * STRIDE];
-  __shared__ __align__(16) unsigned short keyTile[BK * STRIDE];
-  __shared__ __align__(16) unsigned short valueTile[BK * STRIDE];
-  __shared__ float tileDelta[BQ];
+  constexpr int STRIDE = FlashTcTiles<D>::stride;
+  expectFlashTcShared(FlashTcTiles<D>::rowsBytes);
+  unsigned short *queryTile = (unsigned short *)llmcFlashTcShared;
+  unsigned short *doutTile = queryTile + BQ * STRIDE;
+  unsigned short *keyTiles = doutTile + BQ * STRIDE;        // 2 buffers
+  unsigned short *valueTiles = keyTiles + 2 * BK * STRIDE;  // 2 buffers
+  float *tileDelta = (float *)(valueTiles + 2 * BK * STRIDE);
 
   long long queryTiles = (seq + BQ - 1) / BQ;
   long long head = blockIdx.x / queryTiles;
@@ -339,190 +543,239 @@ __device__ void flashGradRowsTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
   long long kvHead = kvHeadOf(head, heads, kvHeads);
   const Bf16 *kHead = k + kvHead * kvSeq * D;
   const Bf16 *vHead = v + kvHead * kvSeq * D;
-  int warpRow = (threadIdx.x / 32) * 16;
+  int warpRow = (threadIdx.x / 32) * 16 * MT;
   int g = (threadIdx.x % 32) / 4;
   int t = threadIdx.x % 4;
-  long long rowQuery[2] = {firstQuery + warpRow + g,
-                           firstQuery + warpRow + g + 8};
   float scale2 = scale * LLMC_LOG2E;
 
-  loadTcTile<BQ, D>(queryTile, q + head * seq * D, firstQuery, seq);
-  loadTcTile<BQ, D>(doutTile, dout + head * seq * D, firstQuery, seq);
+  long long keyEnd = causal ? min(kvSeq, firstQuery + BQ) : kvSeq;
+  int keyTileCount = (int)((keyEnd + BK - 1) / BK);
+  copyTcTile<BQ, D>(queryTile, q + head * seq * D, firstQuery, seq);
+  copyTcTile<BQ, D>(doutTile, dout + head * seq * D, firstQuery, seq);
+  if (keyTileCount > 0)
+    copyTcTile<BK, D>(keyTiles, kHead, 0, kvSeq);
+  commitAsync();
 
-  // 0. delta = dout . out, two threads per row (f32 sums).
+  // 0. delta = dout . out, PER_ROW threads per row, 16-byte loads (f32
+  //    sums: the thread's chunks of 8 columns in order, then the two
+  //    threads' sums for D = 128).
   {
-    int r = threadIdx.x / 2;
+    constexpr int PER_ROW = LLMC_FLASH_TC_THREADS / BQ;
+    int r = threadIdx.x / PER_ROW;
     long long query = firstQuery + r;
     float sum = 0.0f;
     if (query < seq) {
-      const Bf16 *outRow = out + (head * seq + query) * D;
-      const Bf16 *doutRow = dout + (head * seq + query) * D;
-      for (int c = threadIdx.x % 2; c < D; c += 2)
-        sum += loadValue(doutRow[c]) * loadValue(outRow[c]);
+      const uint4 *outRow = (const uint4 *)(out + (head * seq + query) * D);
+      const uint4 *doutRow = (const uint4 *)(dout + (head * seq + query) * D);
+      for (int c = threadIdx.x % PER_ROW; c < D / 8; c += PER_ROW) {
+        uint4 outChunk = outRow[c], doutChunk = doutRow[c];
+        unsigned o[4] = {outChunk.x, outChunk.y, outChunk.z, outChunk.w};
+        unsigned d[4] = {doutChunk.x, doutChunk.y, doutChunk.z, doutChunk.w};
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          // The bf16 pair of a word: the lower column in the low half.
+          sum += __uint_as_float(d[e] << 16) * __uint_as_float(o[e] << 16);
+          sum += __uint_as_float(d[e] & 0xffff0000u) *
+                 __uint_as_float(o[e] & 0xffff0000u);
+        }
+      }
     }
-    sum += __shfl_xor_sync(0xffffffffu, sum, 1);
-    if (threadIdx.x % 2 == 0) {
+    if (PER_ROW == 2)
+      sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+    if (threadIdx.x % PER_ROW == 0) {
       tileDelta[r] = sum;
       if (query < seq)
         delta[head * seq + query] = sum;
     }
   }
 
-  long long keyEnd = causal ? min(kvSeq, firstQuery + BQ) : kvSeq;
-  // 1. The rows' log-sum-exp, in base-2 units.
-  float runningMax[2] = {flashNegativeInfinity(), flashNegativeInfinity()};
-  float runningSum[2] = {0.0f, 0.0f};
-  for (long long firstKey = 0; firstKey < keyEnd; firstKey += BK) {
-    __syncthreads();
-    loadTcTile<BK, D>(keyTile, kHead, firstKey, kvSeq);
-    __syncthreads();
-    float s[BK / 8][4];
+  // Whether the 16 x BK block of row block m of a key tile reaches past the
+  // keys, past the queries or (causal) past the diagonal: only those
+  // evaluate the mask. Causal: whether every key of the tile follows the
+  // warp's last row.
+  auto edgeBlock = [&](long long firstKey, int m) {
+    long long blockRow = firstQuery + warpRow + 16 * m;
+    return firstKey + BK > kvSeq || blockRow + 16 > seq ||
+           (causal && firstKey + BK - 1 > blockRow);
+  };
+  auto skipTile = [&](long long firstKey) {
+    return causal && firstKey > firstQuery + warpRow + 16 * MT - 1;
+  };
+
+  // 1. The rows' log-sum-exp, in base-2 units; per 16-row block m and half
+  //    i (its rows g and g + 8).
+  float runningMax[MT][2], runningSum[MT][2];
 #pragma unroll
-    for (int n = 0; n < BK / 8; ++n)
-#pragma unroll
-      for (int e = 0; e < 4; ++e)
-        s[n][e] = 0.0f;
-#pragma unroll
-    for (int kk = 0; kk < D / 16; ++kk) {
-      unsigned a[4];
-      loadFragmentA<STRIDE>(a, queryTile, warpRow, kk * 16);
-#pragma unroll
-      for (int n = 0; n < BK / 8; ++n) {
-        unsigned b0, b1;
-        loadFragmentBRows<STRIDE>(b0, b1, keyTile, n * 8, kk * 16);
-        mmaBf16(s[n], a, b0, b1);
-      }
-    }
+  for (int m = 0; m < MT; ++m)
 #pragma unroll
     for (int i = 0; i < 2; ++i) {
-      float tileMax = flashNegativeInfinity();
-#pragma unroll
-      for (int n = 0; n < BK / 8; ++n)
-#pragma unroll
-        for (int e = 2 * i; e < 2 * i + 2; ++e) {
-          long long key = firstKey + n * 8 + 2 * t + (e & 1);
-          bool visible = key < kvSeq && (!causal || key <= rowQuery[i]);
-          float score = visible ? s[n][e] * scale2 : flashNegativeInfinity();
-          s[n][e] = score;
-          tileMax = fmaxf(tileMax, score);
-        }
-      tileMax = quadMax(tileMax);
-      float newMax = fmaxf(runningMax[i], tileMax);
-      float reference = newMax == flashNegativeInfinity() ? 0.0f : newMax;
-      float tileSum = 0.0f;
-#pragma unroll
-      for (int n = 0; n < BK / 8; ++n)
-        tileSum += exp2f(s[n][2 * i] - reference) +
-                   exp2f(s[n][2 * i + 1] - reference);
-      runningSum[i] =
-          runningSum[i] * exp2f(runningMax[i] - reference) + tileSum;
-      runningMax[i] = newMax;
+      runningMax[m][i] = flashNegativeInfinity();
+      runningSum[m][i] = 0.0f;
     }
-  }
-  float rowLse[2];  // base 2
-  float rowDelta[2];
-  __syncthreads(); // tileDelta is written
-#pragma unroll
-  for (int i = 0; i < 2; ++i) {
-    float sum = quadSum(runningSum[i]);
-    // No visible key (S = 0): no tile below reads it.
-    rowLse[i] = sum > 0.0f ? runningMax[i] + log2f(sum) : 0.0f;
-    rowDelta[i] = tileDelta[warpRow + g + 8 * i];
-    if (t == 0 && rowQuery[i] < seq)
-      lse[head * seq + rowQuery[i]] = rowLse[i] * LLMC_LN2;
-  }
-
-  // 2. dq = sum over key tiles of ds k.
-  float acc[D / 8][4];
-#pragma unroll
-  for (int c = 0; c < D / 8; ++c)
-#pragma unroll
-    for (int e = 0; e < 4; ++e)
-      acc[c][e] = 0.0f;
-  for (long long firstKey = 0; firstKey < keyEnd; firstKey += BK) {
+  for (int j = 0; j < keyTileCount; ++j) {
+    long long firstKey = (long long)j * BK;
+    waitAsync();
     __syncthreads();
-    loadTcTile<BK, D>(keyTile, kHead, firstKey, kvSeq);
-    loadTcTile<BK, D>(valueTile, vHead, firstKey, kvSeq);
-    __syncthreads();
-    float s[BK / 8][4];
-    float dp[BK / 8][4];
-#pragma unroll
-    for (int n = 0; n < BK / 8; ++n)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        s[n][e] = 0.0f;
-        dp[n][e] = 0.0f;
-      }
-#pragma unroll
-    for (int kk = 0; kk < D / 16; ++kk) {
-      unsigned a[4], da[4];
-      loadFragmentA<STRIDE>(a, queryTile, warpRow, kk * 16);
-      loadFragmentA<STRIDE>(da, doutTile, warpRow, kk * 16);
-#pragma unroll
-      for (int n = 0; n < BK / 8; ++n) {
-        unsigned b0, b1;
-        loadFragmentBRows<STRIDE>(b0, b1, keyTile, n * 8, kk * 16);
-        mmaBf16(s[n], a, b0, b1);
-        loadFragmentBRows<STRIDE>(b0, b1, valueTile, n * 8, kk * 16);
-        mmaBf16(dp[n], da, b0, b1);
-      }
+    int next = (j + 1) % 2;
+    if (j + 1 < keyTileCount) {
+      copyTcTile<BK, D>(keyTiles + next * BK * STRIDE, kHead, firstKey + BK,
+                        kvSeq);
+    } else {
+      // The first tile of 2 (its keys and values).
+      copyTcTile<BK, D>(keyTiles + next * BK * STRIDE, kHead, 0, kvSeq);
+      copyTcTile<BK, D>(valueTiles + next * BK * STRIDE, vHead, 0, kvSeq);
     }
-#pragma unroll
-    for (int n = 0; n < BK / 8; ++n)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        long long key = firstKey + n * 8 + 2 * t + (e & 1);
-        long long query = rowQuery[e / 2];
-        bool visible = query < seq && key < kvSeq && (!causal || key <= query);
-        float p = visible ? exp2f(s[n][e] * scale2 - rowLse[e / 2]) : 0.0f;
-        s[n][e] = p * (dp[n][e] - rowDelta[e / 2]); // ds
-      }
-#pragma unroll
-    for (int kk = 0; kk < BK / 16; ++kk) {
-      unsigned a[4];
-      accumulatorAsA(a, s[2 * kk], s[2 * kk + 1]);
-#pragma unroll
-      for (int c = 0; c < D / 8; ++c) {
-        unsigned b0, b1;
-        loadFragmentBColumns<STRIDE>(b0, b1, keyTile, kk * 16, c * 8);
-        mmaBf16(acc[c], a, b0, b1);
-      }
-    }
-  }
-#pragma unroll
-  for (int i = 0; i < 2; ++i) {
-    long long query = rowQuery[i];
-    if (query >= seq)
+    commitAsync();
+    if (skipTile(firstKey))
       continue;
-    unsigned *dqRow = (unsigned *)(dq + (head * seq + query) * D);
+    float s[MT][BK / 8][4];
+    multiplyRowsByColumns<D, BK, MT>(s, queryTile, warpRow,
+                                     keyTiles + (j % 2) * BK * STRIDE);
+#pragma unroll
+    for (int m = 0; m < MT; ++m) {
+      bool edge = edgeBlock(firstKey, m);
+#pragma unroll
+      for (int i = 0; i < 2; ++i) {
+        long long query = firstQuery + warpRow + 16 * m + g + 8 * i;
+        float tileMax = flashNegativeInfinity();
+#pragma unroll
+        for (int n = 0; n < BK / 8; ++n)
+#pragma unroll
+          for (int e = 2 * i; e < 2 * i + 2; ++e) {
+            float score = s[m][n][e] * scale2;
+            if (edge) {
+              long long key = firstKey + n * 8 + 2 * t + (e & 1);
+              if (key >= kvSeq || (causal && key > query))
+                score = flashNegativeInfinity();
+            }
+            s[m][n][e] = score;
+            tileMax = fmaxf(tileMax, score);
+          }
+        tileMax = quadMax(tileMax);
+        float newMax = fmaxf(runningMax[m][i], tileMax);
+        float reference = newMax == flashNegativeInfinity() ? 0.0f : newMax;
+        float tileSum = 0.0f;
+#pragma unroll
+        for (int n = 0; n < BK / 8; ++n)
+          tileSum += exp2f(s[m][n][2 * i] - reference) +
+                     exp2f(s[m][n][2 * i + 1] - reference);
+        runningSum[m][i] =
+            runningSum[m][i] * exp2f(runningMax[m][i] - reference) + tileSum;
+        runningMax[m][i] = newMax;
+      }
+    }
+  }
+  float rowLse[MT][2];  // base 2
+  float rowDelta[MT][2];
+  __syncthreads(); // tileDelta is written (also when there is no key tile)
+#pragma unroll
+  for (int m = 0; m < MT; ++m)
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+      float sum = quadSum(runningSum[m][i]);
+      int row = warpRow + 16 * m + g + 8 * i;
+      long long query = firstQuery + row;
+      // No visible key (S = 0): no tile below reads it.
+      rowLse[m][i] = sum > 0.0f ? runningMax[m][i] + log2f(sum) : 0.0f;
+      rowDelta[m][i] = tileDelta[row];
+      if (t == 0 && query < seq)
+        lse[head * seq + query] = rowLse[m][i] * LLMC_LN2;
+    }
+
+  // 2. dq = sum over key tiles of ds k; tile j sits in buffer
+  //    (keyTileCount + j) % 2.
+  float acc[MT][D / 8][4];
+#pragma unroll
+  for (int m = 0; m < MT; ++m)
 #pragma unroll
     for (int c = 0; c < D / 8; ++c)
-      dqRow[(c * 8 + 2 * t) / 2] =
-          packBf16(acc[c][2 * i] * scale, acc[c][2 * i + 1] * scale);
+#pragma unroll
+      for (int e = 0; e < 4; ++e)
+        acc[m][c][e] = 0.0f;
+  for (int j = 0; j < keyTileCount; ++j) {
+    long long firstKey = (long long)j * BK;
+    waitAsync();
+    __syncthreads();
+    if (j + 1 < keyTileCount) {
+      int next = (keyTileCount + j + 1) % 2;
+      copyTcTile<BK, D>(keyTiles + next * BK * STRIDE, kHead, firstKey + BK,
+                        kvSeq);
+      copyTcTile<BK, D>(valueTiles + next * BK * STRIDE, vHead,
+                        firstKey + BK, kvSeq);
+      commitAsync();
+    }
+    if (skipTile(firstKey))
+      continue;
+    int buffer = (keyTileCount + j) % 2;
+    const unsigned short *keyTile = keyTiles + buffer * BK * STRIDE;
+    const unsigned short *valueTile = valueTiles + buffer * BK * STRIDE;
+    float s[MT][BK / 8][4];
+    float dp[MT][BK / 8][4];
+    multiplyRowsByColumns<D, BK, MT>(s, queryTile, warpRow, keyTile);
+    multiplyRowsByColumns<D, BK, MT>(dp, doutTile, warpRow, valueTile);
+#pragma unroll
+    for (int m = 0; m < MT; ++m) {
+      bool edge = edgeBlock(firstKey, m);
+#pragma unroll
+      for (int n = 0; n < BK / 8; ++n)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          int i = e / 2;
+          float p = exp2f(s[m][n][e] * scale2 - rowLse[m][i]);
+          if (edge) {
+            long long key = firstKey + n * 8 + 2 * t + (e & 1);
+            long long query = firstQuery + warpRow + 16 * m + g + 8 * i;
+            if (query >= seq || key >= kvSeq || (causal && key > query))
+              p = 0.0f;
+          }
+          s[m][n][e] = p * (dp[m][n][e] - rowDelta[m][i]); // ds
+        }
+    }
+    accumulateProduct<D, BK, MT>(acc, s, keyTile);
   }
+  waitAsync(); // no copy outlives the block (none is pending here)
+#pragma unroll
+  for (int m = 0; m < MT; ++m)
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+      long long query = firstQuery + warpRow + 16 * m + g + 8 * i;
+      if (query >= seq)
+        continue;
+      unsigned *dqRow = (unsigned *)(dq + (head * seq + query) * D);
+#pragma unroll
+      for (int c = 0; c < D / 8; ++c)
+        dqRow[(c * 8 + 2 * t) / 2] = packBf16(acc[m][c][2 * i] * scale,
+                                              acc[m][c][2 * i + 1] * scale);
+    }
 }
 
-// grad_keys: one block per (batch·kv head, tile of 64 keys), after
-// grad_rows. Each warp owns 16 keys and computes the transposed products
+// grad_keys: one block per (batch·kv head, tile of BK = 64 MT keys), after
+// grad_rows. Each warp owns MT blocks of 16 keys (MT = 2 for D = 64, so that
+// every q and dout fragment read from shared memory feeds two products; 1
+// for D = 128) and computes the transposed products
 // sᵀ = k qᵀ and dpᵀ = v doutᵀ (keys as rows, queries as columns), so that
 // pᵀ and dsᵀ are A operands of dv += pᵀ dout and dk += dsᵀ q without a
 // trip through shared memory. Loops over the group's query heads and their
-// query tiles (causal: from the first that sees the tile's keys).
+// query tiles (causal: from the first that sees the tile's keys), in that
+// fixed order; the q, dout, lse and delta of the next (head, query tile)
+// copy into the other buffer while the current one is multiplied.
 template <int D>
 __device__ void flashGradKeysTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
                                 const Bf16 *dout, const float *lse,
                                 const float *delta, Bf16 *dk, Bf16 *dv,
                                 int heads, int kvHeads, long long seq,
                                 long long kvSeq, int causal, float scale) {
-  constexpr int BK = LLMC_FLASH_TC_ROWS;
+  constexpr int MT = FlashTcTiles<D>::keysRowBlocks;
+  constexpr int BK = FlashTcTiles<D>::keysKeys;
   constexpr int BQ = FlashTcTiles<D>::keysQueries;
-  constexpr int STRIDE = D + LLMC_FLASH_TC_PAD;
-  __shared__ __align__(16) unsigned short keyTile[BK * STRIDE];
-  __shared__ __align__(16) unsigned short valueTile[BK * STRIDE];
-  __shared__ __align__(16) unsigned short queryTile[BQ * STRIDE];
-  __shared__ __align__(16) unsigned short doutTile[BQ * STRIDE];
-  __shared__ float tileLse[BQ];   // base 2
-  __shared__ float tileDelta[BQ];
+  constexpr int STRIDE = FlashTcTiles<D>::stride;
+  expectFlashTcShared(FlashTcTiles<D>::keysBytes);
+  unsigned short *keyTile = (unsigned short *)llmcFlashTcShared;
+  unsigned short *valueTile = keyTile + BK * STRIDE;
+  unsigned short *queryTiles = valueTile + BK * STRIDE;     // 2 buffers
+  unsigned short *doutTiles = queryTiles + 2 * BQ * STRIDE; // 2 buffers
+  float *tileLse = (float *)(doutTiles + 2 * BQ * STRIDE);  // 2 x BQ, base e
+  float *tileDelta = tileLse + 2 * BQ;                      // 2 x BQ
 
   long long keyTiles = (kvSeq + BK - 1) / BK;
   long long kvHead = blockIdx.x / keyTiles;
@@ -530,116 +783,121 @@ __device__ void flashGradKeysTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
   long long b = kvHead / kvHeads;
   int group = heads / kvHeads;
   int firstHead = (int)(kvHead % kvHeads) * group;
-  int warpKey = (threadIdx.x / 32) * 16;
+  int warpKey = (threadIdx.x / 32) * 16 * MT;
   int g = (threadIdx.x % 32) / 4;
   int t = threadIdx.x % 4;
-  long long rowKey[2] = {firstKey + warpKey + g, firstKey + warpKey + g + 8};
   float scale2 = scale * LLMC_LOG2E;
 
-  loadTcTile<BK, D>(keyTile, k + kvHead * kvSeq * D, firstKey, kvSeq);
-  loadTcTile<BK, D>(valueTile, v + kvHead * kvSeq * D, firstKey, kvSeq);
-  float dkAcc[D / 8][4], dvAcc[D / 8][4];
-#pragma unroll
-  for (int c = 0; c < D / 8; ++c)
-#pragma unroll
-    for (int e = 0; e < 4; ++e) {
-      dkAcc[c][e] = 0.0f;
-      dvAcc[c][e] = 0.0f;
-    }
-
+  // The items: (query head h, query tile) for h of the group, tiles from
+  // queryBegin; item i is head firstHead + i / perHead, tile i % perHead.
   long long queryBegin = causal ? firstKey / BQ * BQ : 0;
-  for (int h = firstHead; h < firstHead + group; ++h) {
-    long long head = b * heads + h;
-    for (long long firstQuery = queryBegin; firstQuery < seq;
-         firstQuery += BQ) {
-      // 1. The query tile's q, dout, lse and delta.
-      __syncthreads();
-      loadTcTile<BQ, D>(queryTile, q + head * seq * D, firstQuery, seq);
-      loadTcTile<BQ, D>(doutTile, dout + head * seq * D, firstQuery, seq);
-      if (threadIdx.x < BQ) {
-        long long query = firstQuery + threadIdx.x;
-        tileLse[threadIdx.x] =
-            query < seq ? lse[head * seq + query] * LLMC_LOG2E : 0.0f;
-        tileDelta[threadIdx.x] = query < seq ? delta[head * seq + query] : 0.0f;
-      }
-      __syncthreads();
-      // Causal: a warp whose keys all follow the tile's queries has
-      // nothing to add (no barrier below, so it may skip).
-      if (causal && firstQuery + BQ - 1 < firstKey + warpKey)
-        continue;
+  int perHead = seq > queryBegin ? (int)((seq - queryBegin + BQ - 1) / BQ) : 0;
+  int items = group * perHead;
+  auto copyItem = [&](int item, int buffer) {
+    long long head = b * heads + firstHead + item / perHead;
+    long long firstQuery = queryBegin + (long long)(item % perHead) * BQ;
+    copyTcTile<BQ, D>(queryTiles + buffer * BQ * STRIDE, q + head * seq * D,
+                      firstQuery, seq);
+    copyTcTile<BQ, D>(doutTiles + buffer * BQ * STRIDE,
+                      dout + head * seq * D, firstQuery, seq);
+    if (threadIdx.x < BQ) {
+      long long query = firstQuery + threadIdx.x;
+      bool valid = query < seq;
+      long long at = valid ? head * seq + query : 0;
+      copyAsync4(tileLse + buffer * BQ + threadIdx.x, lse + at, valid);
+      copyAsync4(tileDelta + buffer * BQ + threadIdx.x, delta + at, valid);
+    }
+    commitAsync();
+  };
 
-      // 2. sᵀ = k qᵀ and dpᵀ = v doutᵀ for this warp's 16 keys.
-      float s[BQ / 8][4];
-      float dp[BQ / 8][4];
+  copyTcTile<BK, D>(keyTile, k + kvHead * kvSeq * D, firstKey, kvSeq);
+  copyTcTile<BK, D>(valueTile, v + kvHead * kvSeq * D, firstKey, kvSeq);
+  commitAsync();
+  if (items > 0)
+    copyItem(0, 0);
+  float dkAcc[MT][D / 8][4], dvAcc[MT][D / 8][4];
 #pragma unroll
-      for (int n = 0; n < BQ / 8; ++n)
+  for (int m = 0; m < MT; ++m)
 #pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          s[n][e] = 0.0f;
-          dp[n][e] = 0.0f;
-        }
+    for (int c = 0; c < D / 8; ++c)
 #pragma unroll
-      for (int kk = 0; kk < D / 16; ++kk) {
-        unsigned a[4], va[4];
-        loadFragmentA<STRIDE>(a, keyTile, warpKey, kk * 16);
-        loadFragmentA<STRIDE>(va, valueTile, warpKey, kk * 16);
-#pragma unroll
-        for (int n = 0; n < BQ / 8; ++n) {
-          unsigned b0, b1;
-          loadFragmentBRows<STRIDE>(b0, b1, queryTile, n * 8, kk * 16);
-          mmaBf16(s[n], a, b0, b1);
-          loadFragmentBRows<STRIDE>(b0, b1, doutTile, n * 8, kk * 16);
-          mmaBf16(dp[n], va, b0, b1);
-        }
+      for (int e = 0; e < 4; ++e) {
+        dkAcc[m][c][e] = 0.0f;
+        dvAcc[m][c][e] = 0.0f;
       }
 
-      // 3. pᵀ and dsᵀ in place of sᵀ and dpᵀ.
+  for (int item = 0; item < items; ++item) {
+    // Item `item` has landed for every thread, and every warp is done with
+    // the previous one, whose buffers the copy of the next now refills.
+    waitAsync();
+    __syncthreads();
+    if (item + 1 < items)
+      copyItem(item + 1, (item + 1) % 2);
+    int buffer = item % 2;
+    long long firstQuery = queryBegin + (long long)(item % perHead) * BQ;
+    // Causal: a warp whose keys all follow the tile's queries has nothing
+    // to add (no barrier in the body, so it may skip).
+    if (causal && firstQuery + BQ - 1 < firstKey + warpKey)
+      continue;
+    const unsigned short *queryTile = queryTiles + buffer * BQ * STRIDE;
+    const unsigned short *doutTile = doutTiles + buffer * BQ * STRIDE;
+    const float *lseColumns = tileLse + buffer * BQ;
+    const float *deltaColumns = tileDelta + buffer * BQ;
+
+    // 2. sᵀ = k qᵀ and dpᵀ = v doutᵀ for this warp's 16 MT keys.
+    float s[MT][BQ / 8][4];
+    float dp[MT][BQ / 8][4];
+    multiplyRowsByColumns<D, BQ, MT>(s, keyTile, warpKey, queryTile);
+    multiplyRowsByColumns<D, BQ, MT>(dp, valueTile, warpKey, doutTile);
+
+    // 3. pᵀ and dsᵀ in place of sᵀ and dpᵀ (the mask only where a 16-key
+    //    block reaches past the queries, the keys or the diagonal).
+#pragma unroll
+    for (int m = 0; m < MT; ++m) {
+      long long blockKey = firstKey + warpKey + 16 * m;
+      bool edge = firstQuery + BQ > seq || blockKey + 16 > kvSeq ||
+                  (causal && blockKey + 15 > firstQuery);
 #pragma unroll
       for (int n = 0; n < BQ / 8; ++n)
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
           int column = n * 8 + 2 * t + (e & 1);
-          long long query = firstQuery + column;
-          long long key = rowKey[e / 2];
-          bool visible =
-              query < seq && key < kvSeq && (!causal || key <= query);
-          float p = visible ? exp2f(s[n][e] * scale2 - tileLse[column]) : 0.0f;
-          s[n][e] = p;
-          dp[n][e] = p * (dp[n][e] - tileDelta[column]);
+          float p =
+              exp2f(s[m][n][e] * scale2 - lseColumns[column] * LLMC_LOG2E);
+          if (edge) {
+            long long query = firstQuery + column;
+            long long key = blockKey + g + 8 * (e / 2);
+            if (query >= seq || key >= kvSeq || (causal && key > query))
+              p = 0.0f;
+          }
+          s[m][n][e] = p;
+          dp[m][n][e] = p * (dp[m][n][e] - deltaColumns[column]);
         }
+    }
 
-      // 4. dv += pᵀ dout, dk += dsᵀ q.
+    // 4. dv += pᵀ dout, dk += dsᵀ q.
+    accumulateProduct<D, BQ, MT>(dvAcc, s, doutTile);
+    accumulateProduct<D, BQ, MT>(dkAcc, dp, queryTile);
+  }
+  waitAsync(); // no copy outlives the block (the key tile when no item)
+
 #pragma unroll
-      for (int kk = 0; kk < BQ / 16; ++kk) {
-        unsigned pa[4], dsa[4];
-        accumulatorAsA(pa, s[2 * kk], s[2 * kk + 1]);
-        accumulatorAsA(dsa, dp[2 * kk], dp[2 * kk + 1]);
+  for (int m = 0; m < MT; ++m)
 #pragma unroll
-        for (int c = 0; c < D / 8; ++c) {
-          unsigned b0, b1;
-          loadFragmentBColumns<STRIDE>(b0, b1, doutTile, kk * 16, c * 8);
-          mmaBf16(dvAcc[c], pa, b0, b1);
-          loadFragmentBColumns<STRIDE>(b0, b1, queryTile, kk * 16, c * 8);
-          mmaBf16(dkAcc[c], dsa, b0, b1);
-        }
+    for (int i = 0; i < 2; ++i) {
+      long long key = firstKey + warpKey + 16 * m + g + 8 * i;
+      if (key >= kvSeq)
+        continue;
+      unsigned *dkRow = (unsigned *)(dk + (kvHead * kvSeq + key) * D);
+      unsigned *dvRow = (unsigned *)(dv + (kvHead * kvSeq + key) * D);
+#pragma unroll
+      for (int c = 0; c < D / 8; ++c) {
+        dkRow[(c * 8 + 2 * t) / 2] = packBf16(dkAcc[m][c][2 * i] * scale,
+                                              dkAcc[m][c][2 * i + 1] * scale);
+        dvRow[(c * 8 + 2 * t) / 2] =
+            packBf16(dvAcc[m][c][2 * i], dvAcc[m][c][2 * i + 1]);
       }
     }
-  }
-
-#pragma unroll
-  for (int i = 0; i < 2; ++i) {
-    long long key = rowKey[i];
-    if (key >= kvSeq)
-      continue;
-    unsigned *dkRow = (unsigned *)(dk + (kvHead * kvSeq + key) * D);
-    unsigned *dvRow = (unsigned *)(dv + (kvHead * kvSeq + key) * D);
-#pragma unroll
-    for (int c = 0; c < D / 8; ++c) {
-      dkRow[(c * 8 + 2 * t) / 2] =
-          packBf16(dkAcc[c][2 * i] * scale, dkAcc[c][2 * i + 1] * scale);
-      dvRow[(c * 8 + 2 * t) / 2] = packBf16(dvAcc[c][2 * i], dvAcc[c][2 * i + 1]);
-    }
-  }
 }
 
 // Entry points: llmc_flash_attention_tc_{forward,grad_rows,grad_keys}_

@@ -56,10 +56,35 @@ bool isElementwiseOnly(KernelKind kind) {
 }
 
 constexpr long long kFlashForwardTile = 32;
-// The tensor-core kernels' 64-row tiles: queries of forward and grad_rows,
-// keys of grad_keys.
-constexpr long long kFlashTensorCoreTile = 64;
+/// The rows per block of the tensor-core kernels (query rows of the forward
+/// and grad_rows, key rows of grad_keys): each warp owns two 16-row blocks
+/// for D = 64, one for D = 128 (FlashTcTiles<D>::forwardQueries,
+/// rowsQueries, keysKeys).
+long long flashTensorCoreRows(int64_t headDim) {
+  return headDim <= 64 ? 128 : 64;
+}
 long long flashBackwardTile(int capacity) { return capacity <= 64 ? 32 : 16; }
+
+/// The dynamic shared memory of the tensor-core kernels for head dimension
+/// D (64 or 128), as FlashTcTiles<D> in FlashAttentionTensorCoreSource.cpp
+/// lays it out (the kernels trap when given less): tiles of bf16
+/// rows padded by 8 elements, plus two buffers of the streamed tiles.
+void flashTensorCoreShared(int64_t headDim, FlashLaunch &launch) {
+  unsigned rows = static_cast<unsigned>(flashTensorCoreRows(headDim));
+  unsigned forwardKeys = headDim <= 64 ? 64 : 32;
+  unsigned rowsKeys = headDim <= 64 ? 32 : 16;
+  unsigned keysQueries = headDim <= 64 ? 32 : 16;
+  unsigned stride = static_cast<unsigned>(headDim) + 8;
+  auto tile = [&](unsigned tileRows) { return tileRows * stride * 2; };
+  // q, 2 x (k, v).
+  launch.tensorCoreForwardShared = tile(rows) + 4 * tile(forwardKeys);
+  // q, dout, 2 x (k, v), the rows' delta (f32).
+  launch.tensorCoreRowsShared =
+      2 * tile(rows) + 4 * tile(rowsKeys) + 4 * rows;
+  // k, v, 2 x (q, dout, lse, delta).
+  launch.tensorCoreKeysShared =
+      2 * tile(rows) + 4 * tile(keysQueries) + 16 * keysQueries;
+}
 
 /// Checks Kernels.def's operand and attribute counts of `kind`.
 Status expectOperands(KernelKind kind, const KernelAttrs &attrs,
@@ -153,11 +178,12 @@ std::string flashLaunch(const std::vector<TensorRef> &inputs,
   launch.tensorCores =
       q.dtype == DType::BF16 && (headDim == 64 || headDim == 128);
   if (launch.tensorCores) {
-    const long long tile = kFlashTensorCoreTile;
+    const long long tile = flashTensorCoreRows(headDim);
     launch.tensorCoreQueryBlocks = static_cast<unsigned>(
         q.shape[0] * q.shape[1] * ((launch.seq + tile - 1) / tile));
     launch.tensorCoreKeyBlocks = static_cast<unsigned>(
         k.shape[0] * k.shape[1] * ((launch.kvSeq + tile - 1) / tile));
+    flashTensorCoreShared(headDim, launch);
   }
   return "";
 }

@@ -85,6 +85,11 @@ struct FlashLaunch {
   bool tensorCores = false;
   unsigned tensorCoreQueryBlocks = 0; ///< forward or grad_rows
   unsigned tensorCoreKeyBlocks = 0;   ///< grad_keys
+  /// Their dynamic shared memory in bytes (over 48 KiB for some: the
+  /// launcher raises the kernel's limit): forward, grad_rows, grad_keys.
+  unsigned tensorCoreForwardShared = 0;
+  unsigned tensorCoreRowsShared = 0;
+  unsigned tensorCoreKeysShared = 0;
 };
 /// Fills `launch` from q [B, Hq, T, D], k [B, Hkv, S, D] and the
 /// attributes; returns why not when the kernels do not cover them ("" when

@@ -619,42 +619,48 @@ TEST_F(CudaTest, FlashAttentionTensorCoresMatchTheCpu) {
   ThreadPool pool;
   for (bool causal : {false, true})
     for (int64_t headDim : {64, 128})
-      for (int64_t seq : {64, 100, 1024})
+      // One partial tile (T < 64), one and two full tiles, partial last
+      // tiles past one and two (the key tiles of 16 and 32 of D = 128 and
+      // the two cp.async buffers alternate), and many tiles.
+      for (int64_t seq : {20, 64, 100, 130, 1024})
         runFlashAttention(*kernels, DType::BF16, {seq, seq, headDim, causal},
                           rng, pool);
   runFlashAttention(*kernels, DType::BF16, {20, 100, 64, false}, rng, pool);
+  runFlashAttention(*kernels, DType::BF16, {20, 100, 128, false}, rng, pool);
   runFlashAttention(*kernels, DType::BF16, {130, 70, 128, false}, rng, pool);
   runFlashAttention(*kernels, DType::BF16, {70, 130, 64, false}, rng, pool);
   runFlashAttention(*kernels, DType::BF16, {100, 100, 64, true, 1}, rng, pool);
 }
 
-// The forward and backward time of GPT-2 124M's attention (B = 16, H = 12,
-// T = 1024, D = 64, causal, bf16), printed so that a run of the tests shows
-// the speed (median of 20 after 3 warm-ups; no assertion on it). Asserts
-// that the backward is deterministic: two runs give the same bits.
-TEST_F(CudaTest, FlashAttentionTimingGpt2) {
-  std::unique_ptr<CudaKernels> kernels;
-  ASSERT_OK(CudaKernels::create(kernels));
-  const int64_t batch = 16, heads = 12, seq = 1024, headDim = 64;
+/// The forward and backward time of causal bf16 attention for q
+/// [batch, heads, seq, headDim] and k, v [batch, kvHeads, seq, headDim],
+/// printed so that a run of the tests shows the speed (median of 20 after 3
+/// warm-ups; no assertion on it). Asserts that the backward is
+/// deterministic: two runs give the same bits.
+void timeFlashAttention(CudaKernels &kernels, const char *name, int64_t batch,
+                        int64_t heads, int64_t kvHeads, int64_t seq,
+                        int64_t headDim) {
   Shape shape = {batch, heads, seq, headDim};
+  Shape kvShape = {batch, kvHeads, seq, headDim};
   std::mt19937 rng(1234);
-  AttentionTensor q(DType::BF16, shape), k(DType::BF16, shape),
-      v(DType::BF16, shape), out(DType::BF16, shape), dout(DType::BF16, shape),
-      dq(DType::BF16, shape), dk(DType::BF16, shape), dv(DType::BF16, shape);
+  AttentionTensor q(DType::BF16, shape), k(DType::BF16, kvShape),
+      v(DType::BF16, kvShape), out(DType::BF16, shape),
+      dout(DType::BF16, shape), dq(DType::BF16, shape),
+      dk(DType::BF16, kvShape), dv(DType::BF16, kvShape);
   for (AttentionTensor *t : {&q, &k, &v, &dout})
     t->fill(rng, 1.0f);
   for (AttentionTensor *t : {&q, &k, &v, &out, &dout, &dq, &dk, &dv})
     ASSERT_OK(t->data.upload());
   KernelAttrs attrs;
   attrs.ints = {1};
-  attrs.floats = {0.125};
+  attrs.floats = {1.0 / std::sqrt(static_cast<double>(headDim))};
   auto forward = [&] {
-    return kernels->launch(KernelKind::Attention, attrs,
-                           {q.device(), k.device(), v.device()},
-                           {out.device()}, nullptr);
+    return kernels.launch(KernelKind::Attention, attrs,
+                          {q.device(), k.device(), v.device()},
+                          {out.device()}, nullptr);
   };
   auto backward = [&] {
-    return kernels->launch(
+    return kernels.launch(
         KernelKind::AttentionGrad, attrs,
         {q.device(), k.device(), v.device(), out.device(), dout.device()},
         {dq.device(), dk.device(), dv.device()}, nullptr);
@@ -707,10 +713,23 @@ TEST_F(CudaTest, FlashAttentionTimingGpt2) {
   // Causal flops as FlashAttention counts them: 4 B H T^2 D / 2 forward,
   // 2.5 times that backward.
   double flops = 4.0 * batch * heads * seq * seq * headDim / 2.0;
-  std::printf("flash attention bf16 B=16 H=12 T=1024 D=64 causal: forward "
-              "%.3f ms (%.0f TFLOP/s), backward %.3f ms (%.0f TFLOP/s)\n",
+  std::printf("flash attention bf16 %s B=%lld H=%lld Hkv=%lld T=%lld D=%lld "
+              "causal: forward %.3f ms (%.0f TFLOP/s), backward %.3f ms "
+              "(%.0f TFLOP/s)\n",
+              name, static_cast<long long>(batch),
+              static_cast<long long>(heads), static_cast<long long>(kvHeads),
+              static_cast<long long>(seq), static_cast<long long>(headDim),
               forwardMs, flops / forwardMs * 1e-9, backwardMs,
               2.5 * flops / backwardMs * 1e-9);
+}
+
+// GPT-2 124M's attention (B = 16, H = 12, T = 1024, D = 64, causal, bf16)
+// and a LLaMA-like one (D = 128, 32 query heads over 8 key/value heads).
+TEST_F(CudaTest, FlashAttentionTimingGpt2) {
+  std::unique_ptr<CudaKernels> kernels;
+  ASSERT_OK(CudaKernels::create(kernels));
+  timeFlashAttention(*kernels, "GPT-2 124M", 16, 12, 12, 1024, 64);
+  timeFlashAttention(*kernels, "LLaMA-like", 4, 32, 8, 1024, 128);
 }
 
 TEST_F(CudaTest, FlashAttentionRefusesLargeHeads) {

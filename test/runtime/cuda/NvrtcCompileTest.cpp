@@ -192,6 +192,15 @@ TEST(CudaNvrtcCompile, DeviceUnitHasEveryFlashAttentionKernel) {
     }
   EXPECT_NE(compiled.ptx.find("mma.sync.aligned.m16n8k16.row.col.f32.bf16"),
             std::string::npos);
+  // Their fragments come from ldmatrix (transposed for the B operands
+  // whose rows are k), their tiles through cp.async.
+  EXPECT_NE(compiled.ptx.find("ldmatrix.sync.aligned.m8n8.x4.shared.b16"),
+            std::string::npos);
+  EXPECT_NE(
+      compiled.ptx.find("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16"),
+      std::string::npos);
+  EXPECT_NE(compiled.ptx.find("cp.async.cg.shared.global"), std::string::npos);
+  EXPECT_NE(compiled.ptx.find("cp.async.wait_group"), std::string::npos);
   // The naive kernel it replaces is gone.
   EXPECT_EQ(compiled.ptx.find(".entry llmc_attention_f32("), std::string::npos);
   // Every entry cross_entropy_grad selects, for each logits and target type
