@@ -5,6 +5,7 @@
 #include "runtime/cuda/DeviceKernels.h"
 #include "runtime/cuda/KernelSelection.h"
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <map>
@@ -155,7 +156,9 @@ Status checkCudaCoverage(const Executable &executable,
       out << text;
       return static_cast<bool>(out);
     };
-    bool written = write("llmc_device_unit", deviceKernelUnit());
+    bool written = true;
+    for (const DeviceUnit &unit : deviceKernelUnits())
+      written = write(unit.name, unit.source) && written;
     for (const auto &[entry, text] : fusedSources)
       written = write(entry, text) && written;
     if (!written)
@@ -194,13 +197,19 @@ Status checkCudaCoverage(const Executable &executable,
                            "the fused unit does not define " + entry);
   }
   if (!unitEntries.empty()) {
-    CompiledCuda compiled;
-    LLMC_RETURN_IF_ERROR(compileCuda(deviceKernelUnit(),
-                                     "llmc_device_kernels.cu", options.nvrtc,
-                                     compiled));
-    ++report.units;
+    std::vector<std::string> ptx;
+    for (const DeviceUnit &unit : deviceKernelUnits()) {
+      CompiledCuda compiled;
+      LLMC_RETURN_IF_ERROR(compileCuda(unit.source, unit.name + ".cu",
+                                       options.nvrtc, compiled));
+      ++report.units;
+      ptx.push_back(std::move(compiled.ptx));
+    }
     for (const auto &[entry, commands] : unitEntries) {
-      if (definesEntry(compiled.ptx, entry))
+      const std::string &name = entry;
+      if (std::any_of(ptx.begin(), ptx.end(), [&](const std::string &text) {
+            return definesEntry(text, name);
+          }))
         continue;
       for (auto [r, i] : commands) {
         const RankProgram &program = executable.ranks[r];
@@ -209,7 +218,7 @@ Status checkCudaCoverage(const Executable &executable,
             {i, command.origin,
              where(r, "at " + command.origin + ": the CUDA kernel " + entry +
                           " chosen for " + kindOf(program, command) +
-                          " is not in the device unit"),
+                          " is in no unit of the hand-written kernels"),
              kindOf(program, command)});
       }
     }

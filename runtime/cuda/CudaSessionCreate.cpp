@@ -114,7 +114,8 @@ Status CudaSession::create(const Executable &executable,
   {
     std::vector<ParallelUnit> units;
     std::set<std::string> seen;
-    units.push_back({deviceKernelUnit(), "llmc_device_kernels.cu", false});
+    for (const DeviceUnit &unit : deviceKernelUnits())
+      units.push_back({unit.source, unit.name + ".cu", false});
     for (size_t i = 0; i < program.commands.size(); ++i) {
       const Command &command = program.commands[i];
       KernelChoice choice;

@@ -137,11 +137,14 @@ Status CudaKernels::create(std::unique_ptr<CudaKernels> &kernels) {
   created->nvrtc_.arch = "sm_" + std::to_string(major) + std::to_string(minor);
 
   auto begin = std::chrono::steady_clock::now();
-  CompiledCuda compiled;
-  LLMC_RETURN_IF_ERROR(compileCuda(deviceKernelUnit(),
-                                   "llmc_device_kernels.cu", created->nvrtc_,
-                                   compiled));
-  LLMC_RETURN_IF_ERROR(CudaLibrary::load(compiled.cubin, created->primitives_));
+  for (const DeviceUnit &unit : deviceKernelUnits()) {
+    CompiledCuda compiled;
+    LLMC_RETURN_IF_ERROR(compileCuda(unit.source, unit.name + ".cu",
+                                     created->nvrtc_, compiled));
+    created->primitives_.emplace_back();
+    LLMC_RETURN_IF_ERROR(
+        CudaLibrary::load(compiled.cubin, created->primitives_.back()));
+  }
   created->compileSeconds_ +=
       std::chrono::duration<double>(std::chrono::steady_clock::now() - begin)
           .count();
@@ -260,7 +263,11 @@ Status CudaKernels::launchPrimitive(const std::string &entry, dim3 blocks,
                                     std::vector<void *> &args,
                                     cudaStream_t stream) {
   cudaKernel_t kernel;
-  LLMC_RETURN_IF_ERROR(primitives_->kernel(entry, kernel));
+  Status found = Status::ok();
+  for (const std::unique_ptr<CudaLibrary> &library : primitives_)
+    if ((found = library->kernel(entry, kernel)))
+      break;
+  LLMC_RETURN_IF_ERROR(found);
   // Over the default 48 KiB of dynamic shared memory (the tensor-core
   // flash attention): raise the kernel's limit once per entry, device and
   // size.

@@ -58,12 +58,26 @@ const char *flashAttentionSource();
 /// and 128 (FlashAttentionTensorCoreSource.cpp); it uses helpers of the two
 /// sources above.
 const char *flashAttentionTensorCoreSource();
-/// The one NVRTC unit of the non-elementwise kernels: deviceKernelSource()
+/// The entries of flashAttentionTensorCoreSource() for one head dimension
+/// (64 or 128): appended to deviceKernelUnit() they make a unit.
+std::string flashAttentionTensorCoreEntries(int headDim);
+/// The NVRTC unit of the non-elementwise kernels: deviceKernelSource()
 /// followed by reduceKernelSource(), moeKernelSource(),
 /// longRowKernelSource(), crossEntropyGradKernelSource(),
 /// normGradKernelSource(), flashAttentionSource() and
-/// flashAttentionTensorCoreSource().
+/// flashAttentionTensorCoreSource() (its templates, without entries).
 std::string deviceKernelUnit();
+/// A unit of hand-written kernels: its name (without ".cu") and source.
+struct DeviceUnit {
+  std::string name;
+  std::string source;
+};
+/// Every unit of hand-written kernels, compiled side by side:
+/// deviceKernelUnit() and one unit per head dimension of the tensor-core
+/// flash attention (deviceKernelUnit() + its entries). NVRTC compiles a
+/// unit serially, and the pipelined tensor-core kernels took GPT-2's cold
+/// compile from 6.9 to 30.4 s in one unit on the H200's host.
+std::vector<DeviceUnit> deviceKernelUnits();
 
 /// One NVRTC unit to compile ahead: its source, its name, and whether it
 /// is a fused region's (compiled with --fmad=false, as CudaKernels::fused).
@@ -142,7 +156,8 @@ private:
                          const TensorRef &out, cudaStream_t stream);
 
   NvrtcOptions nvrtc_;
-  std::unique_ptr<CudaLibrary> primitives_;
+  /// The libraries of deviceKernelUnits(), searched in order for an entry.
+  std::vector<std::unique_ptr<CudaLibrary>> primitives_;
   std::map<std::string, Elementwise> elementwise_;
   std::map<std::string, std::unique_ptr<CudaLibrary>> fused_;
   /// The dynamic shared memory each primitive entry ("entry@device") was

@@ -492,4 +492,13 @@ std::string deviceKernelUnit() {
          flashAttentionTensorCoreSource();
 }
 
+std::vector<DeviceUnit> deviceKernelUnits() {
+  std::string base = deviceKernelUnit();
+  std::vector<DeviceUnit> units = {{"llmc_device_kernels", base}};
+  for (int headDim : {64, 128})
+    units.push_back({"llmc_flash_tc_d" + std::to_string(headDim),
+                     base + flashAttentionTensorCoreEntries(headDim)});
+  return units;
+}
+
 } // namespace llmc::rt::cuda

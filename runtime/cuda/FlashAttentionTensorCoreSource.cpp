@@ -931,9 +931,13 @@ __device__ void flashGradKeysTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
                        kvSeq, causal, scale);                                  \
   }
 
-LLMC_FLASH_TC_KERNELS(64)
-LLMC_FLASH_TC_KERNELS(128)
+// The entries are instantiated by flashAttentionTensorCoreEntries(D), each
+// head dimension in a unit of its own (deviceKernelUnits()).
 )cuda";
+}
+
+std::string flashAttentionTensorCoreEntries(int headDim) {
+  return "\nLLMC_FLASH_TC_KERNELS(" + std::to_string(headDim) + ")\n";
 }
 
 } // namespace llmc::rt::cuda

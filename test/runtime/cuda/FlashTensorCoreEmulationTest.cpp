@@ -262,6 +262,9 @@ void waitAsync() {
 }
 
 #include "flash_tc_for_cpu.inc"
+// The entries, as flashAttentionTensorCoreEntries(D) appends them to a unit.
+LLMC_FLASH_TC_KERNELS(64)
+LLMC_FLASH_TC_KERNELS(128)
 
 const std::function<void()> *fiberKernel = nullptr;
 std::vector<bool> fiberDone(kThreads);

@@ -159,26 +159,40 @@ TEST(CudaNvrtcCompile, UnsupportedSignaturesAreRefused) {
   EXPECT_EQ(matmul.code(), StatusCode::Unimplemented);
 }
 
-/// The unit of the non-elementwise kernels compiles for sm_90 with the flash
-/// attention entries of every dtype and head-dimension capacity.
+/// The units of the non-elementwise kernels compile for sm_90 with, between
+/// them, the flash attention entries of every dtype and head-dimension
+/// capacity (the tensor-core ones in a unit per head dimension).
 TEST(CudaNvrtcCompile, DeviceUnitHasEveryFlashAttentionKernel) {
   NvrtcOptions options;
   options.arch = "sm_90";
   options.cache = KernelCache::Bypass;
-  CompiledCuda compiled;
   auto start = std::chrono::steady_clock::now();
-  Status status =
-      compileCuda(deviceKernelUnit(), "llmc_device_kernels.cu", options,
-                  compiled);
-  ASSERT_TRUE(status.isOk()) << status.toString();
-  ASSERT_GT(compiled.cubin.size(), 4u);
-  EXPECT_EQ(std::string(compiled.cubin.data() + 1, 3), "ELF");
+  std::string ptx; // every unit's
+  std::vector<DeviceUnit> units = deviceKernelUnits();
+  ASSERT_EQ(units.size(), 3u);
+  for (const DeviceUnit &unit : units) {
+    CompiledCuda compiled;
+    auto unitStart = std::chrono::steady_clock::now();
+    Status status =
+        compileCuda(unit.source, unit.name + ".cu", options, compiled);
+    ASSERT_TRUE(status.isOk()) << unit.name << ": " << status.toString();
+    ASSERT_GT(compiled.cubin.size(), 4u);
+    EXPECT_EQ(std::string(compiled.cubin.data() + 1, 3), "ELF");
+    std::printf("NVRTC, sm_90, %s: %.2f s\n", unit.name.c_str(),
+                secondsSince(unitStart));
+    // The base unit has no tensor-core entry; each other unit those of its
+    // head dimension.
+    bool tensorCores =
+        compiled.ptx.find(".entry llmc_flash_attention_tc_") != std::string::npos;
+    EXPECT_EQ(tensorCores, unit.name != "llmc_device_kernels") << unit.name;
+    ptx += compiled.ptx;
+  }
   for (const char *kernel : {"forward", "grad_rows", "grad_keys"})
     for (const char *type : {"f32", "bf16"})
       for (int headDim : {16, 32, 64, 128}) {
         std::string entry = std::string("llmc_flash_attention_") + kernel +
                             "_" + type + "_d" + std::to_string(headDim);
-        EXPECT_NE(compiled.ptx.find(".entry " + entry + "("),
+        EXPECT_NE(ptx.find(".entry " + entry + "("),
                   std::string::npos)
             << entry;
       }
@@ -187,22 +201,22 @@ TEST(CudaNvrtcCompile, DeviceUnitHasEveryFlashAttentionKernel) {
     for (int headDim : {64, 128}) {
       std::string entry = std::string("llmc_flash_attention_tc_") + kernel +
                           "_bf16_d" + std::to_string(headDim);
-      EXPECT_NE(compiled.ptx.find(".entry " + entry + "("), std::string::npos)
+      EXPECT_NE(ptx.find(".entry " + entry + "("), std::string::npos)
           << entry;
     }
-  EXPECT_NE(compiled.ptx.find("mma.sync.aligned.m16n8k16.row.col.f32.bf16"),
+  EXPECT_NE(ptx.find("mma.sync.aligned.m16n8k16.row.col.f32.bf16"),
             std::string::npos);
   // Their fragments come from ldmatrix (transposed for the B operands
   // whose rows are k), their tiles through cp.async.
-  EXPECT_NE(compiled.ptx.find("ldmatrix.sync.aligned.m8n8.x4.shared.b16"),
+  EXPECT_NE(ptx.find("ldmatrix.sync.aligned.m8n8.x4.shared.b16"),
             std::string::npos);
   EXPECT_NE(
-      compiled.ptx.find("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16"),
+      ptx.find("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16"),
       std::string::npos);
-  EXPECT_NE(compiled.ptx.find("cp.async.cg.shared.global"), std::string::npos);
-  EXPECT_NE(compiled.ptx.find("cp.async.wait_group"), std::string::npos);
+  EXPECT_NE(ptx.find("cp.async.cg.shared.global"), std::string::npos);
+  EXPECT_NE(ptx.find("cp.async.wait_group"), std::string::npos);
   // The naive kernel it replaces is gone.
-  EXPECT_EQ(compiled.ptx.find(".entry llmc_attention_f32("), std::string::npos);
+  EXPECT_EQ(ptx.find(".entry llmc_attention_f32("), std::string::npos);
   // Every entry cross_entropy_grad selects, for each logits and target type
   // (CrossEntropyGradSource.cpp).
   for (DType logits : {DType::F32, DType::BF16})
@@ -217,11 +231,11 @@ TEST(CudaNvrtcCompile, DeviceUnitHasEveryFlashAttentionKernel) {
       ASSERT_EQ(choice.entries.size(), 3u);
       EXPECT_EQ(choice.scratchBytes, sizeof(double));
       for (const std::string &entry : choice.entries)
-        EXPECT_NE(compiled.ptx.find(".entry " + entry + "("),
+        EXPECT_NE(ptx.find(".entry " + entry + "("),
                   std::string::npos)
             << entry;
     }
-  std::printf("NVRTC, sm_90, the device unit with flash attention: %.2f s\n",
+  std::printf("NVRTC, sm_90, the device units one after another: %.2f s\n",
               secondsSince(start));
 }
 
