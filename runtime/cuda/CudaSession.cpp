@@ -70,6 +70,24 @@ TensorRef CudaSession::slot(int32_t value) const {
 
 uint64_t CudaSession::arenaBytes() const { return program().arenaBytes; }
 
+std::string CudaSession::memorySummary() const {
+  size_t freeBytes = 0, totalBytes = 0;
+  if (cudaSetDevice(options_.device) != cudaSuccess ||
+      cudaMemGetInfo(&freeBytes, &totalBytes) != cudaSuccess) {
+    cudaGetLastError();
+    return "device memory: cudaMemGetInfo failed on " + deviceName();
+  }
+  constexpr double GiB = 1024.0 * 1024.0 * 1024.0;
+  char line[256];
+  std::snprintf(line, sizeof(line),
+                "device memory on %s: %.2f GiB planned (the arena), %.2f GiB "
+                "in use (cudaMemGetInfo: the arena, scratch, library "
+                "workspaces and the CUDA context), of %.1f GiB",
+                deviceName().c_str(), arenaBytes() / GiB,
+                (totalBytes - freeBytes) / GiB, totalBytes / GiB);
+  return line;
+}
+
 void CudaSession::attachCollectives(std::unique_ptr<NcclWorld> world) {
   world_ = std::move(world);
 }

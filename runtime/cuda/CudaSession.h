@@ -105,6 +105,11 @@ public:
 
   /// Bytes of the arena (the buffer plan's total).
   uint64_t arenaBytes() const;
+  /// DeviceSession: the arena (planned) against the device memory in use
+  /// (cudaMemGetInfo: every allocation of this process, the CUDA context,
+  /// loaded kernels and the libraries' workspaces). llmc allocates nothing
+  /// after creation, so after a step this is the run's peak.
+  std::string memorySummary() const override;
   /// NVRTC units loaded and the seconds spent compiling them at creation.
   size_t loadedUnits() const;
   /// Elementwise fused regions that run as one kernel, and the reasons of

@@ -588,6 +588,11 @@ Status train(const Executable &exe, const TrainOptions &options,
         std::fprintf(options.log, "saved checkpoint %s\n", path.c_str());
     }
   }
+  if (options.log && first <= last) {
+    std::string memory = session->memorySummary();
+    if (!memory.empty())
+      std::fprintf(options.log, "%s\n", memory.c_str());
+  }
   if (settings.sampleTokens > 0)
     LLMC_RETURN_IF_ERROR(printSample(exe, *session, loader.data(), settings,
                                      options, report));
