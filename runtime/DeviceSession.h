@@ -67,6 +67,9 @@ public:
   /// to the buffer plan's prediction; "" when the device has nothing to
   /// say (the CPU session).
   virtual std::string memorySummary() const { return {}; }
+  /// Lines on which libraries or kernels run what (the CUDA session: which
+  /// kernels run attention, and why); "" for the CPU session.
+  virtual std::string backendNotes() const { return {}; }
 };
 
 /// Makes the session a training run uses on a device other than the CPU.

@@ -70,6 +70,10 @@ TensorRef CudaSession::slot(int32_t value) const {
 
 uint64_t CudaSession::arenaBytes() const { return program().arenaBytes; }
 
+std::string CudaSession::backendNotes() const {
+  return kernels_->attentionPath();
+}
+
 std::string CudaSession::memorySummary() const {
   size_t freeBytes = 0, totalBytes = 0;
   if (cudaSetDevice(options_.device) != cudaSuccess ||

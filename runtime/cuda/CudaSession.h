@@ -110,6 +110,8 @@ public:
   /// loaded kernels and the libraries' workspaces). llmc allocates nothing
   /// after creation, so after a step this is the run's peak.
   std::string memorySummary() const override;
+  /// DeviceSession: CudaKernels::attentionPath().
+  std::string backendNotes() const override;
   /// NVRTC units loaded and the seconds spent compiling them at creation.
   size_t loadedUnits() const;
   /// Elementwise fused regions that run as one kernel, and the reasons of

@@ -163,6 +163,14 @@ Status CudaKernels::launch(KernelKind kind, const KernelAttrs &attrs,
                            const std::vector<TensorRef> &inputs,
                            const std::vector<TensorRef> &outputs,
                            cudaStream_t stream) {
+  // Attention that cuDNN takes (DeviceKernelsCudnn.cpp).
+  if (kind == KernelKind::Attention || kind == KernelKind::AttentionGrad) {
+    bool cudnn = false;
+    LLMC_RETURN_IF_ERROR(
+        launchCudnn(kind, attrs, inputs, outputs, stream, cudnn));
+    if (cudnn)
+      return Status::ok();
+  }
   // selectKernel has checked the operand and attribute counts and types;
   // what follows computes the launch parameters of the chosen entries.
   KernelChoice choice;

@@ -20,6 +20,7 @@
 #include "runtime/Kernel.h"
 #include "runtime/Status.h"
 #include "runtime/cuda/CublasLt.h"
+#include "runtime/cuda/CudnnAttention.h"
 #include "runtime/cuda/CudaModule.h"
 #include "runtime/cuda/ElementwiseKernels.h"
 #include "runtime/cuda/KernelSelection.h"
@@ -130,6 +131,9 @@ public:
   /// NVRTC units loaded: the non-elementwise one, one per elementwise
   /// signature, and one per distinct fused region.
   size_t loadedUnits() const { return 1 + elementwise_.size() + fused_.size(); }
+  /// Which kernels run bf16 attention: "cuDNN 9.14.0", or llmc's flash
+  /// kernels and why not cuDNN (CudnnAttention.h).
+  std::string attentionPath() const;
   /// Seconds spent compiling (or reading from the cache) so far.
   double compileSeconds() const { return compileSeconds_; }
 
@@ -165,6 +169,22 @@ private:
   /// (cudaFuncAttributeMaxDynamicSharedMemorySize).
   std::map<std::string, size_t> sharedLimits_;
   std::unique_ptr<CublasLtMatmul> matmul_;
+  /// Attention through cuDNN (null where it cannot: cudnnUnavailable_).
+  std::unique_ptr<CudnnAttention> cudnn_;
+  std::string cudnnUnavailable_;
+  /// The attention problems cuDNN refused, with why (attentionPath()).
+  std::vector<std::string> cudnnRefusals_;
+  /// The cuDNN problems of an Attention / AttentionGrad launch: false when
+  /// cuDNN does not take it (then llmc's kernels run).
+  bool cudnnProblems(KernelKind kind, const KernelAttrs &attrs,
+                     const std::vector<TensorRef> &inputs,
+                     SdpaProblem &forward, SdpaProblem &backward) const;
+  Status prepareCudnn(KernelKind kind, const KernelAttrs &attrs,
+                      const std::vector<TensorRef> &inputs, bool &taken);
+  Status launchCudnn(KernelKind kind, const KernelAttrs &attrs,
+                     const std::vector<TensorRef> &inputs,
+                     const std::vector<TensorRef> &outputs,
+                     cudaStream_t stream, bool &taken);
   void *scratch_ = nullptr;
   size_t scratchBytes_ = 0;
   unsigned multiprocessors_ = 1;

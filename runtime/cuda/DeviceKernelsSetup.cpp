@@ -91,6 +91,8 @@ Status CudaKernels::create(std::unique_ptr<CudaKernels> &kernels) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - begin)
           .count();
   LLMC_RETURN_IF_ERROR(CublasLtMatmul::create(created->matmul_));
+  LLMC_RETURN_IF_ERROR(
+      CudnnAttention::create(created->cudnn_, created->cudnnUnavailable_));
   kernels = std::move(created);
   return Status::ok();
 }
@@ -184,6 +186,10 @@ Status CudaKernels::launchFused(cudaKernel_t kernel, int64_t elements,
 Status CudaKernels::prepare(KernelKind kind, const KernelAttrs &attrs,
                             const std::vector<TensorRef> &inputs,
                             const std::vector<TensorRef> &outputs) {
+  bool cudnn = false;
+  LLMC_RETURN_IF_ERROR(prepareCudnn(kind, attrs, inputs, cudnn));
+  if (cudnn)
+    return Status::ok();
   KernelChoice choice;
   return prepare(kind, attrs, inputs, outputs, choice);
 }

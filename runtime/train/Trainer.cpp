@@ -431,6 +431,11 @@ Status train(const Executable &exe, const TrainOptions &options,
                  dataSeconds,
                  options.resume.empty() ? "initial state" : "checkpoint",
                  since(stateBegin), drawSeconds);
+  if (options.log) {
+    std::string notes = session->backendNotes();
+    if (!notes.empty())
+      std::fprintf(options.log, "%s\n", notes.c_str());
+  }
 
   std::FILE *metrics = nullptr;
   if (!options.metricsPath.empty() && options.primary) {
