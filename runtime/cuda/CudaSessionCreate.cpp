@@ -114,8 +114,12 @@ Status CudaSession::create(const Executable &executable,
   {
     std::vector<ParallelUnit> units;
     std::set<std::string> seen;
+    // The tensor-core flash units only where cuDNN will not run attention
+    // (they compile on demand otherwise, should cuDNN refuse a problem).
+    bool cudnn = cudnnAttentionLikely();
     for (const DeviceUnit &unit : deviceKernelUnits())
-      units.push_back({unit.source, unit.name + ".cu", false});
+      if (!unit.onDemand || !cudnn)
+        units.push_back({unit.source, unit.name + ".cu", false});
     for (size_t i = 0; i < program.commands.size(); ++i) {
       const Command &command = program.commands[i];
       KernelChoice choice;

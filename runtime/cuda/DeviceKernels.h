@@ -72,7 +72,16 @@ std::string deviceKernelUnit();
 struct DeviceUnit {
   std::string name;
   std::string source;
+  /// Compiled and loaded only when a launch needs one of its entries (the
+  /// tensor-core flash attention, which cuDNN replaces where it is loaded).
+  bool onDemand = false;
+  /// The entries of an on-demand unit.
+  std::vector<std::string> entries;
 };
+/// Whether bf16 attention will run through cuDNN in a session created now
+/// (CudnnAttention can load), so that the on-demand tensor-core units need
+/// not be compiled ahead.
+bool cudnnAttentionLikely();
 /// Every unit of hand-written kernels, compiled side by side:
 /// deviceKernelUnit() and one unit per head dimension of the tensor-core
 /// flash attention (deviceKernelUnit() + its entries). NVRTC compiles a
@@ -162,6 +171,11 @@ private:
   NvrtcOptions nvrtc_;
   /// The libraries of deviceKernelUnits(), searched in order for an entry.
   std::vector<std::unique_ptr<CudaLibrary>> primitives_;
+  /// The on-demand units not loaded yet (DeviceUnit::onDemand).
+  std::vector<DeviceUnit> pendingUnits_;
+  /// Compiles and loads the pending units that define one of `entries`.
+  Status loadUnitsFor(const std::vector<std::string> &entries);
+  Status loadUnit(const DeviceUnit &unit);
   std::map<std::string, Elementwise> elementwise_;
   std::map<std::string, std::unique_ptr<CudaLibrary>> fused_;
   /// The dynamic shared memory each primitive entry ("entry@device") was

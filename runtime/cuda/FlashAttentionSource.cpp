@@ -495,9 +495,15 @@ std::string deviceKernelUnit() {
 std::vector<DeviceUnit> deviceKernelUnits() {
   std::string base = deviceKernelUnit();
   std::vector<DeviceUnit> units = {{"llmc_device_kernels", base}};
-  for (int headDim : {64, 128})
+  for (int headDim : {64, 128}) {
+    std::string d = "_bf16_d" + std::to_string(headDim);
     units.push_back({"llmc_flash_tc_d" + std::to_string(headDim),
-                     base + flashAttentionTensorCoreEntries(headDim)});
+                     base + flashAttentionTensorCoreEntries(headDim),
+                     /*onDemand=*/true,
+                     {"llmc_flash_attention_tc_forward" + d,
+                      "llmc_flash_attention_tc_grad_rows" + d,
+                      "llmc_flash_attention_tc_grad_keys" + d}});
+  }
   return units;
 }
 
