@@ -192,9 +192,11 @@ private:
   /// cuDNN does not take it (then llmc's kernels run).
   bool cudnnProblems(KernelKind kind, const KernelAttrs &attrs,
                      const std::vector<TensorRef> &inputs,
+                     const std::vector<TensorRef> &outputs,
                      SdpaProblem &forward, SdpaProblem &backward) const;
   Status prepareCudnn(KernelKind kind, const KernelAttrs &attrs,
-                      const std::vector<TensorRef> &inputs, bool &taken);
+                      const std::vector<TensorRef> &inputs,
+                      const std::vector<TensorRef> &outputs, bool &taken);
   Status launchCudnn(KernelKind kind, const KernelAttrs &attrs,
                      const std::vector<TensorRef> &inputs,
                      const std::vector<TensorRef> &outputs,

@@ -6,10 +6,12 @@
 // Everything else, and every problem cuDNN refuses (the refusal is kept in
 // attentionPath()'s notes), runs llmc's flash kernels (DeviceKernels.cpp).
 //
-// Scratch of an AttentionGrad: the forward is run again for the row
-// statistics (llmc.attention has no log-sum-exp result yet), so the scratch
-// holds the statistics (f32 [B, Hq, T]), the recomputed result (bf16 like
-// q) and cuDNN's workspace, each 256-byte aligned.
+// The row statistics: an Attention with a second result (its log-sum-exp,
+// f32 [B, Hq, T], natural log: cuDNN's "Stats") writes them; an
+// AttentionGrad with a sixth operand (that lse) reads them. Without it the
+// forward runs again for them, and the scratch holds the statistics, the
+// recomputed result (bf16 like q) and cuDNN's workspace, each 256-byte
+// aligned.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/cuda/DeviceKernels.h"
@@ -21,14 +23,23 @@ namespace {
 
 size_t alignUp(size_t bytes) { return (bytes + 255) / 256 * 256; }
 
-/// bf16 throughout, and every operand 16-byte aligned (cuDNN's kernels
-/// refuse less; llmc's scalar kernels take those).
-bool allBf16Aligned(const std::vector<TensorRef> &tensors) {
-  for (const TensorRef &t : tensors)
-    if (t.dtype != DType::BF16 ||
-        reinterpret_cast<uintptr_t>(t.data) % 16 != 0)
+/// The first `count` tensors bf16 and every one 16-byte aligned (cuDNN's
+/// kernels refuse less; llmc's scalar kernels take those); the rest (the
+/// log-sum-exp) f32.
+bool bf16Aligned(const std::vector<TensorRef> &tensors, size_t count) {
+  for (size_t i = 0; i < tensors.size(); ++i)
+    if (tensors[i].dtype != (i < count ? DType::BF16 : DType::F32) ||
+        reinterpret_cast<uintptr_t>(tensors[i].data) % 16 != 0)
       return false;
   return true;
+}
+
+/// Whether the op carries the log-sum-exp: Attention's second result,
+/// AttentionGrad's sixth operand.
+bool carriesLse(KernelKind kind, const std::vector<TensorRef> &inputs,
+                const std::vector<TensorRef> &outputs) {
+  return kind == KernelKind::Attention ? outputs.size() == 2
+                                       : inputs.size() == 6;
 }
 
 /// The scratch layout of an AttentionGrad (see the file comment).
@@ -58,12 +69,15 @@ std::string CudaKernels::attentionPath() const {
 
 bool CudaKernels::cudnnProblems(KernelKind kind, const KernelAttrs &attrs,
                                 const std::vector<TensorRef> &inputs,
+                                const std::vector<TensorRef> &outputs,
                                 SdpaProblem &forward,
                                 SdpaProblem &backward) const {
   if (!cudnn_ || (kind != KernelKind::Attention &&
                   kind != KernelKind::AttentionGrad))
     return false;
-  if (inputs.size() < 3 || !allBf16Aligned(inputs) || inputs[0].rank() != 4)
+  size_t bf16Inputs = kind == KernelKind::Attention ? 3 : 5;
+  if (inputs.size() < 3 || !bf16Aligned(inputs, bf16Inputs) ||
+      inputs[0].rank() != 4)
     return false;
   FlashLaunch flash;
   if (!flashLaunch(inputs, attrs, flash).empty())
@@ -81,8 +95,11 @@ bool CudaKernels::cudnnProblems(KernelKind kind, const KernelAttrs &attrs,
   p.kStride = p.vStride = SdpaProblem::packed(p.kvHeads, p.kvSeq, p.headDim);
   if (!CudnnAttention::covers(p).empty())
     return false;
+  bool lse = carriesLse(kind, inputs, outputs);
   forward = p;
-  forward.stats = kind == KernelKind::AttentionGrad;
+  // The forward writes statistics when its op has the lse result, or when
+  // a backward without the lse operand has to recompute them.
+  forward.stats = kind == KernelKind::Attention ? lse : !lse;
   backward = p;
   backward.backward = true;
   return true;
@@ -90,16 +107,19 @@ bool CudaKernels::cudnnProblems(KernelKind kind, const KernelAttrs &attrs,
 
 Status CudaKernels::prepareCudnn(KernelKind kind, const KernelAttrs &attrs,
                                  const std::vector<TensorRef> &inputs,
+                                 const std::vector<TensorRef> &outputs,
                                  bool &taken) {
   taken = false;
   SdpaProblem forward, backward;
-  if (!cudnnProblems(kind, attrs, inputs, forward, backward))
+  if (!cudnnProblems(kind, attrs, inputs, outputs, forward, backward))
     return Status::ok();
   bool grad = kind == KernelKind::AttentionGrad;
+  // A backward with the forward's lse runs no forward.
+  bool recompute = grad && !carriesLse(kind, inputs, outputs);
   size_t forwardBytes = 0, backwardBytes = 0;
   for (const SdpaProblem *p : {&forward, &backward}) {
-    if (p == &backward && !grad)
-      break;
+    if ((p == &backward && !grad) || (p == &forward && grad && !recompute))
+      continue;
     Status built = cudnn_->prepare(*p, p == &forward ? forwardBytes
                                                      : backwardBytes);
     if (!built) {
@@ -113,8 +133,8 @@ Status CudaKernels::prepareCudnn(KernelKind kind, const KernelAttrs &attrs,
       return Status::ok();
     }
   }
-  size_t bytes = forwardBytes;
-  if (grad)
+  size_t bytes = grad ? backwardBytes : forwardBytes;
+  if (recompute)
     bytes = gradScratch(forward).workspaceOffset() +
             std::max(forwardBytes, backwardBytes);
   LLMC_RETURN_IF_ERROR(reserveScratch(std::max<size_t>(bytes, 1)));
@@ -126,20 +146,26 @@ Status CudaKernels::launchCudnn(KernelKind kind, const KernelAttrs &attrs,
                                 const std::vector<TensorRef> &inputs,
                                 const std::vector<TensorRef> &outputs,
                                 cudaStream_t stream, bool &taken) {
-  LLMC_RETURN_IF_ERROR(prepareCudnn(kind, attrs, inputs, taken));
+  if (!bf16Aligned(outputs, kind == KernelKind::Attention ? 1 : 3))
+    return Status::ok();
+  LLMC_RETURN_IF_ERROR(prepareCudnn(kind, attrs, inputs, outputs, taken));
   if (!taken)
     return Status::ok();
-  if (!allBf16Aligned(outputs)) {
-    taken = false;
-    return Status::ok();
-  }
   SdpaProblem forward, backward;
-  cudnnProblems(kind, attrs, inputs, forward, backward);
+  cudnnProblems(kind, attrs, inputs, outputs, forward, backward);
   auto *scratch = static_cast<uint8_t *>(scratch_);
   if (kind == KernelKind::Attention)
-    return cudnn_->forward(forward, inputs[0].data, inputs[1].data,
-                           inputs[2].data, outputs[0].data, nullptr, scratch,
-                           stream);
+    return cudnn_->forward(
+        forward, inputs[0].data, inputs[1].data, inputs[2].data,
+        outputs[0].data,
+        forward.stats ? static_cast<float *>(outputs[1].data) : nullptr,
+        scratch, stream);
+  if (carriesLse(kind, inputs, outputs))
+    return cudnn_->backward(backward, inputs[0].data, inputs[1].data,
+                            inputs[2].data, inputs[3].data, inputs[4].data,
+                            static_cast<const float *>(inputs[5].data),
+                            outputs[0].data, outputs[1].data, outputs[2].data,
+                            scratch, stream);
   GradScratch layout = gradScratch(forward);
   auto *stats = reinterpret_cast<float *>(scratch);
   void *recomputed = scratch + layout.statsBytes;

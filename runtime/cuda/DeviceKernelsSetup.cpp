@@ -217,7 +217,7 @@ Status CudaKernels::prepare(KernelKind kind, const KernelAttrs &attrs,
                             const std::vector<TensorRef> &inputs,
                             const std::vector<TensorRef> &outputs) {
   bool cudnn = false;
-  LLMC_RETURN_IF_ERROR(prepareCudnn(kind, attrs, inputs, cudnn));
+  LLMC_RETURN_IF_ERROR(prepareCudnn(kind, attrs, inputs, outputs, cudnn));
   if (cudnn)
     return Status::ok();
   KernelChoice choice;
