@@ -43,21 +43,60 @@ const char *flashAttentionTensorCoreSource() {
 // the dynamic shared memory of each kernel: the row tile(s) it keeps plus
 // two buffers of the tiles it streams (the next one is copied with cp.async
 // while the current one is multiplied). KernelSelection.cpp's
-// flashTensorCoreShared computes the same bytes for the launch; the kernels
+// flashTensorCoreLaunch computes the same bytes for the launch; the kernels
 // trap when launched with less.
+//
+// The sizes of D = 64 may be overridden by defining the LLMC_FLASH_TC_D64_*
+// macros below (CudaTest.FlashAttentionTileSweep compiles and times such
+// variants); KernelSelection.cpp's flashTcTileSizes must give the same.
+#ifndef LLMC_FLASH_TC_D64_FORWARD_ROW_BLOCKS
+#define LLMC_FLASH_TC_D64_FORWARD_ROW_BLOCKS 2
+#endif
+#ifndef LLMC_FLASH_TC_D64_FORWARD_KEYS
+#define LLMC_FLASH_TC_D64_FORWARD_KEYS 64
+#endif
+#ifndef LLMC_FLASH_TC_D64_ROWS_ROW_BLOCKS
+#define LLMC_FLASH_TC_D64_ROWS_ROW_BLOCKS 2
+#endif
+#ifndef LLMC_FLASH_TC_D64_ROWS_KEYS
+#define LLMC_FLASH_TC_D64_ROWS_KEYS 32
+#endif
+#ifndef LLMC_FLASH_TC_D64_KEYS_ROW_BLOCKS
+#define LLMC_FLASH_TC_D64_KEYS_ROW_BLOCKS 2
+#endif
+#ifndef LLMC_FLASH_TC_D64_KEYS_QUERIES
+#define LLMC_FLASH_TC_D64_KEYS_QUERIES 32
+#endif
+// The blocks per SM each kernel promises (__launch_bounds__): 1 and 2 let
+// ptxas use up to 255 registers at 128 threads, 3 up to 168 (12 warps per
+// SM instead of 8).
+#ifndef LLMC_FLASH_TC_FORWARD_MIN_BLOCKS
+#define LLMC_FLASH_TC_FORWARD_MIN_BLOCKS 1
+#endif
+#ifndef LLMC_FLASH_TC_ROWS_MIN_BLOCKS
+#define LLMC_FLASH_TC_ROWS_MIN_BLOCKS 1
+#endif
+#ifndef LLMC_FLASH_TC_KEYS_MIN_BLOCKS
+#define LLMC_FLASH_TC_KEYS_MIN_BLOCKS 1
+#endif
 template <int D> struct FlashTcTiles {
   // The forward's 16-row blocks per warp and query rows per block.
-  static constexpr int forwardRowBlocks = D <= 64 ? 2 : 1;
+  static constexpr int forwardRowBlocks =
+      D <= 64 ? LLMC_FLASH_TC_D64_FORWARD_ROW_BLOCKS : 1;
   static constexpr int forwardQueries = 64 * forwardRowBlocks;
-  static constexpr int forwardKeys = D <= 64 ? 64 : 32;
+  static constexpr int forwardKeys =
+      D <= 64 ? LLMC_FLASH_TC_D64_FORWARD_KEYS : 32;
   // grad_rows: 16-row blocks per warp, query rows and keys per tile.
-  static constexpr int rowsRowBlocks = D <= 64 ? 2 : 1;
+  static constexpr int rowsRowBlocks =
+      D <= 64 ? LLMC_FLASH_TC_D64_ROWS_ROW_BLOCKS : 1;
   static constexpr int rowsQueries = 64 * rowsRowBlocks;
-  static constexpr int rowsKeys = D <= 64 ? 32 : 16;
+  static constexpr int rowsKeys = D <= 64 ? LLMC_FLASH_TC_D64_ROWS_KEYS : 16;
   // grad_keys: 16-row blocks per warp, keys and queries per tile.
-  static constexpr int keysRowBlocks = D <= 64 ? 2 : 1;
+  static constexpr int keysRowBlocks =
+      D <= 64 ? LLMC_FLASH_TC_D64_KEYS_ROW_BLOCKS : 1;
   static constexpr int keysKeys = 64 * keysRowBlocks;
-  static constexpr int keysQueries = D <= 64 ? 32 : 16;
+  static constexpr int keysQueries =
+      D <= 64 ? LLMC_FLASH_TC_D64_KEYS_QUERIES : 16;
   static constexpr int stride = D + LLMC_FLASH_TC_PAD;
   // Bytes of each kernel's tiles.
   static constexpr int forwardQueriesTile = forwardQueries * stride * 2;
@@ -359,7 +398,7 @@ __device__ __forceinline__ void accumulateProduct(float (*acc)[D / 8][4],
 // a key tile skips it.
 template <int D>
 __device__ void flashForwardTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
-                               Bf16 *out, int heads, int kvHeads,
+                               Bf16 *out, float *lse, int heads, int kvHeads,
                                long long seq, long long kvSeq, int causal,
                                float scale) {
   constexpr int MT = FlashTcTiles<D>::forwardRowBlocks;
@@ -489,6 +528,8 @@ __device__ void flashForwardTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
   waitAsync(); // no copy outlives the block (none is pending here)
 
   // Normalize; no visible key (S = 0) gives a zero row, as on the CPU.
+  // The log-sum-exp (when asked for) in natural-log units, -inf for a row
+  // that sees no key.
 #pragma unroll
   for (int m = 0; m < MT; ++m)
 #pragma unroll
@@ -497,6 +538,10 @@ __device__ void flashForwardTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
       long long query = firstQuery + warpRow + 16 * m + g + 8 * i;
       if (query >= seq)
         continue;
+      if (lse != nullptr && t == 0)
+        lse[head * seq + query] =
+            sum > 0.0f ? (runningMax[m][i] + log2f(sum)) * LLMC_LN2
+                       : flashNegativeInfinity();
       float inverse = sum > 0.0f ? 1.0f / sum : 0.0f;
       unsigned *outRow = (unsigned *)(out + (head * seq + query) * D);
 #pragma unroll
@@ -514,15 +559,17 @@ __device__ void flashForwardTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
 // grad_rows: one block per (batch·head, tile of BQ = 64 MT queries); each
 // warp owns MT blocks of 16 rows (MT = 2 for D = 64, so that every k and v
 // fragment read from shared memory feeds two products; 1 for D = 128).
-// 0. delta of each row; 1. the rows' max and sum over the key tiles
-// (s = q kᵀ), their log-sum-exp; 2. per key tile s and dp = dout vᵀ, ds,
-// dq += ds k. The key (and value) tiles stream through two buffers, the next
-// copying while the current one is multiplied; the last tile of 1
-// prefetches the first of 2. Causal: a warp whose rows all precede a key
-// tile skips it.
+// 0. delta of each row; 1. the rows' log-sum-exp: read from `forwardLse`
+// (the forward's second result) when given, else their max and sum over
+// the key tiles (s = q kᵀ), stored to `lse`; 2. per key tile s and
+// dp = dout vᵀ, ds, dq += ds k. The key (and value) tiles stream through
+// two buffers, the next copying while the current one is multiplied; the
+// last tile of 1 prefetches the first of 2. Causal: a warp whose rows all
+// precede a key tile skips it.
 template <int D>
 __device__ void flashGradRowsTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
-                                const Bf16 *out, const Bf16 *dout, Bf16 *dq,
+                                const Bf16 *out, const Bf16 *dout,
+                                const float *forwardLse, Bf16 *dq,
                                 float *lse, float *delta, int heads,
                                 int kvHeads, long long seq, long long kvSeq,
                                 int causal, float scale) {
@@ -550,10 +597,16 @@ __device__ void flashGradRowsTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
 
   long long keyEnd = causal ? min(kvSeq, firstQuery + BQ) : kvSeq;
   int keyTileCount = (int)((keyEnd + BK - 1) / BK);
+  // The first tile of 1 (its keys), or of 2 (keys and values) when 1 reads
+  // the forward's log-sum-exp; tile j of 2 sits in buffer (base + j) % 2.
+  int base = forwardLse != nullptr ? 0 : keyTileCount;
   copyTcTile<BQ, D>(queryTile, q + head * seq * D, firstQuery, seq);
   copyTcTile<BQ, D>(doutTile, dout + head * seq * D, firstQuery, seq);
-  if (keyTileCount > 0)
+  if (keyTileCount > 0) {
     copyTcTile<BK, D>(keyTiles, kHead, 0, kvSeq);
+    if (forwardLse != nullptr)
+      copyTcTile<BK, D>(valueTiles, vHead, 0, kvSeq);
+  }
   commitAsync();
 
   // 0. delta = dout . out, PER_ROW threads per row, 16-byte loads (f32
@@ -603,7 +656,8 @@ __device__ void flashGradRowsTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
   };
 
   // 1. The rows' log-sum-exp, in base-2 units; per 16-row block m and half
-  //    i (its rows g and g + 8).
+  //    i (its rows g and g + 8). Without the forward's: the max and sum
+  //    over the key tiles.
   float runningMax[MT][2], runningSum[MT][2];
 #pragma unroll
   for (int m = 0; m < MT; ++m)
@@ -612,7 +666,7 @@ __device__ void flashGradRowsTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
       runningMax[m][i] = flashNegativeInfinity();
       runningSum[m][i] = 0.0f;
     }
-  for (int j = 0; j < keyTileCount; ++j) {
+  for (int j = 0; forwardLse == nullptr && j < keyTileCount; ++j) {
     long long firstKey = (long long)j * BK;
     waitAsync();
     __syncthreads();
@@ -672,18 +726,23 @@ __device__ void flashGradRowsTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
   for (int m = 0; m < MT; ++m)
 #pragma unroll
     for (int i = 0; i < 2; ++i) {
-      float sum = quadSum(runningSum[m][i]);
       int row = warpRow + 16 * m + g + 8 * i;
       long long query = firstQuery + row;
+      rowDelta[m][i] = tileDelta[row];
+      if (forwardLse != nullptr) {
+        rowLse[m][i] =
+            query < seq ? forwardLse[head * seq + query] * LLMC_LOG2E : 0.0f;
+        continue;
+      }
+      float sum = quadSum(runningSum[m][i]);
       // No visible key (S = 0): no tile below reads it.
       rowLse[m][i] = sum > 0.0f ? runningMax[m][i] + log2f(sum) : 0.0f;
-      rowDelta[m][i] = tileDelta[row];
       if (t == 0 && query < seq)
         lse[head * seq + query] = rowLse[m][i] * LLMC_LN2;
     }
 
   // 2. dq = sum over key tiles of ds k; tile j sits in buffer
-  //    (keyTileCount + j) % 2.
+  //    (base + j) % 2.
   float acc[MT][D / 8][4];
 #pragma unroll
   for (int m = 0; m < MT; ++m)
@@ -697,7 +756,7 @@ __device__ void flashGradRowsTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
     waitAsync();
     __syncthreads();
     if (j + 1 < keyTileCount) {
-      int next = (keyTileCount + j + 1) % 2;
+      int next = (base + j + 1) % 2;
       copyTcTile<BK, D>(keyTiles + next * BK * STRIDE, kHead, firstKey + BK,
                         kvSeq);
       copyTcTile<BK, D>(valueTiles + next * BK * STRIDE, vHead,
@@ -706,7 +765,7 @@ __device__ void flashGradRowsTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
     }
     if (skipTile(firstKey))
       continue;
-    int buffer = (keyTileCount + j) % 2;
+    int buffer = (base + j) % 2;
     const unsigned short *keyTile = keyTiles + buffer * BK * STRIDE;
     const unsigned short *valueTile = valueTiles + buffer * BK * STRIDE;
     float s[MT][BK / 8][4];
@@ -904,24 +963,27 @@ __device__ void flashGradKeysTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
 // bf16_d{64,128}, the same parameters as the scalar entries but headDim
 // (fixed to D).
 #define LLMC_FLASH_TC_KERNELS(D)                                               \
-  extern "C" __global__ void __launch_bounds__(LLMC_FLASH_TC_THREADS)          \
+  extern "C" __global__ void __launch_bounds__(                                \
+      LLMC_FLASH_TC_THREADS, LLMC_FLASH_TC_FORWARD_MIN_BLOCKS)                 \
       llmc_flash_attention_tc_forward_bf16_d##D(                               \
-          const Bf16 *q, const Bf16 *k, const Bf16 *v, Bf16 *out, int heads,   \
-          int kvHeads, long long seq, long long kvSeq, int causal,             \
+          const Bf16 *q, const Bf16 *k, const Bf16 *v, Bf16 *out, float *lse,  \
+          int heads, int kvHeads, long long seq, long long kvSeq, int causal,  \
           float scale) {                                                       \
-    flashForwardTc<D>(q, k, v, out, heads, kvHeads, seq, kvSeq, causal,        \
+    flashForwardTc<D>(q, k, v, out, lse, heads, kvHeads, seq, kvSeq, causal,   \
                       scale);                                                  \
   }                                                                            \
-  extern "C" __global__ void __launch_bounds__(LLMC_FLASH_TC_THREADS)          \
+  extern "C" __global__ void __launch_bounds__(                                \
+      LLMC_FLASH_TC_THREADS, LLMC_FLASH_TC_ROWS_MIN_BLOCKS)                    \
       llmc_flash_attention_tc_grad_rows_bf16_d##D(                             \
           const Bf16 *q, const Bf16 *k, const Bf16 *v, const Bf16 *out,        \
-          const Bf16 *dout, Bf16 *dq, float *lse, float *delta, int heads,     \
-          int kvHeads, long long seq, long long kvSeq, int causal,             \
-          float scale) {                                                       \
-    flashGradRowsTc<D>(q, k, v, out, dout, dq, lse, delta, heads, kvHeads,     \
-                       seq, kvSeq, causal, scale);                             \
+          const Bf16 *dout, const float *forwardLse, Bf16 *dq, float *lse,     \
+          float *delta, int heads, int kvHeads, long long seq,                 \
+          long long kvSeq, int causal, float scale) {                          \
+    flashGradRowsTc<D>(q, k, v, out, dout, forwardLse, dq, lse, delta, heads,  \
+                       kvHeads, seq, kvSeq, causal, scale);                    \
   }                                                                            \
-  extern "C" __global__ void __launch_bounds__(LLMC_FLASH_TC_THREADS)          \
+  extern "C" __global__ void __launch_bounds__(                                \
+      LLMC_FLASH_TC_THREADS, LLMC_FLASH_TC_KEYS_MIN_BLOCKS)                    \
       llmc_flash_attention_tc_grad_keys_bf16_d##D(                             \
           const Bf16 *q, const Bf16 *k, const Bf16 *v, const Bf16 *dout,       \
           const float *lse, const float *delta, Bf16 *dk, Bf16 *dv, int heads, \
