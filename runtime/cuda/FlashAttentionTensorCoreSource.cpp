@@ -79,6 +79,19 @@ const char *flashAttentionTensorCoreSource() {
 #ifndef LLMC_FLASH_TC_KEYS_MIN_BLOCKS
 #define LLMC_FLASH_TC_KEYS_MIN_BLOCKS 1
 #endif
+// 1: the kernel keeps the A fragments of its fixed rows (forward: q;
+// grad_rows: q and dout; grad_keys: k and v) in registers for the whole
+// block instead of reading them with ldmatrix for every product: fewer
+// shared-memory reads, more registers (MT x D / 4 per operand).
+#ifndef LLMC_FLASH_TC_FORWARD_CACHED
+#define LLMC_FLASH_TC_FORWARD_CACHED 0
+#endif
+#ifndef LLMC_FLASH_TC_ROWS_CACHED
+#define LLMC_FLASH_TC_ROWS_CACHED 0
+#endif
+#ifndef LLMC_FLASH_TC_KEYS_CACHED
+#define LLMC_FLASH_TC_KEYS_CACHED 0
+#endif
 template <int D> struct FlashTcTiles {
   // The forward's 16-row blocks per warp and query rows per block.
   static constexpr int forwardRowBlocks =
@@ -319,13 +332,31 @@ __device__ __forceinline__ float quadSum(float value) {
   return value + __shfl_xor_sync(0xffffffffu, value, 2);
 }
 
+// The A fragments of one warp's MT x 16 rows at row0 of a row-major tile,
+// every 16-column block: for a kernel that keeps its fixed row operand in
+// registers instead of reading it from shared memory for every product
+// (LLMC_FLASH_TC_*_CACHED below).
+template <int D, int MT>
+__device__ __forceinline__ void loadRowFragments(unsigned (*a)[D / 16][4],
+                                                 const unsigned short *rows,
+                                                 int row0) {
+  constexpr int STRIDE = D + LLMC_FLASH_TC_PAD;
+#pragma unroll
+  for (int m = 0; m < MT; ++m)
+#pragma unroll
+    for (int kk = 0; kk < D / 16; ++kk)
+      loadFragmentA<STRIDE>(a[m][kk], rows, row0 + 16 * m, kk * 16);
+}
+
 // s[m][n] = A Bᵀ for one warp's MT x 16 rows: A the (16 MT) x D block at
-// row0 of `rows` and B the N x D `columns` tile (tile rows are B's
+// row0 of `rows` (or, CACHED, its fragments `cached` from
+// loadRowFragments) and B the N x D `columns` tile (tile rows are B's
 // columns). Each B fragment feeds MT products.
-template <int D, int N, int MT = 1>
+template <int D, int N, int MT = 1, bool CACHED = false>
 __device__ __forceinline__ void multiplyRowsByColumns(
     float (*s)[N / 8][4], const unsigned short *rows, int row0,
-    const unsigned short *columns) {
+    const unsigned short *columns,
+    const unsigned (*cached)[D / 16][4] = nullptr) {
   constexpr int STRIDE = D + LLMC_FLASH_TC_PAD;
 #pragma unroll
   for (int m = 0; m < MT; ++m)
@@ -338,8 +369,15 @@ __device__ __forceinline__ void multiplyRowsByColumns(
   for (int kk = 0; kk < D / 16; ++kk) {
     unsigned a[MT][4];
 #pragma unroll
-    for (int m = 0; m < MT; ++m)
-      loadFragmentA<STRIDE>(a[m], rows, row0 + 16 * m, kk * 16);
+    for (int m = 0; m < MT; ++m) {
+      if constexpr (CACHED) {
+#pragma unroll
+        for (int r = 0; r < 4; ++r)
+          a[m][r] = cached[m][kk][r];
+      } else {
+        loadFragmentA<STRIDE>(a[m], rows, row0 + 16 * m, kk * 16);
+      }
+    }
 #pragma unroll
     for (int n = 0; n < N / 8; n += 2) {
       unsigned b[4];
@@ -447,6 +485,16 @@ __device__ void flashForwardTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
         acc[m][c][e] = 0.0f;
   }
 
+  // The query rows' A fragments in registers (LLMC_FLASH_TC_FORWARD_CACHED):
+  // once q has landed for every thread.
+  constexpr bool CACHED = LLMC_FLASH_TC_FORWARD_CACHED != 0;
+  unsigned queryA[MT][D / 16][4];
+  if constexpr (CACHED) {
+    waitAsync();
+    __syncthreads();
+    loadRowFragments<D, MT>(queryA, queryTile, warpRow);
+  }
+
   for (int j = 0; j < keyTileCount; ++j) {
     long long firstKey = (long long)j * BK;
     // Tile j has landed for every thread, and every warp is done with
@@ -469,7 +517,8 @@ __device__ void flashForwardTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
 
     // 1. s = q kᵀ.
     float s[MT][BK / 8][4];
-    multiplyRowsByColumns<D, BK, MT>(s, queryTile, warpRow, keyTile);
+    multiplyRowsByColumns<D, BK, MT, CACHED>(s, queryTile, warpRow, keyTile,
+                                             queryA);
 
     // 2. Scale to base-2 units; mask keys past the end and, causal, after
     //    the row (only tiles that reach them); the online softmax.
@@ -741,6 +790,17 @@ __device__ void flashGradRowsTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
         lse[head * seq + query] = rowLse[m][i] * LLMC_LN2;
     }
 
+  // The A fragments of q and dout in registers (LLMC_FLASH_TC_ROWS_CACHED),
+  // once they have landed for every thread.
+  constexpr bool CACHED = LLMC_FLASH_TC_ROWS_CACHED != 0;
+  unsigned queryA[MT][D / 16][4], doutA[MT][D / 16][4];
+  if constexpr (CACHED) {
+    waitAsync();
+    __syncthreads();
+    loadRowFragments<D, MT>(queryA, queryTile, warpRow);
+    loadRowFragments<D, MT>(doutA, doutTile, warpRow);
+  }
+
   // 2. dq = sum over key tiles of ds k; tile j sits in buffer
   //    (base + j) % 2.
   float acc[MT][D / 8][4];
@@ -770,8 +830,10 @@ __device__ void flashGradRowsTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
     const unsigned short *valueTile = valueTiles + buffer * BK * STRIDE;
     float s[MT][BK / 8][4];
     float dp[MT][BK / 8][4];
-    multiplyRowsByColumns<D, BK, MT>(s, queryTile, warpRow, keyTile);
-    multiplyRowsByColumns<D, BK, MT>(dp, doutTile, warpRow, valueTile);
+    multiplyRowsByColumns<D, BK, MT, CACHED>(s, queryTile, warpRow, keyTile,
+                                             queryA);
+    multiplyRowsByColumns<D, BK, MT, CACHED>(dp, doutTile, warpRow, valueTile,
+                                             doutA);
 #pragma unroll
     for (int m = 0; m < MT; ++m) {
       bool edge = edgeBlock(firstKey, m);
@@ -885,6 +947,17 @@ __device__ void flashGradKeysTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
         dvAcc[m][c][e] = 0.0f;
       }
 
+  // The A fragments of k and v in registers (LLMC_FLASH_TC_KEYS_CACHED),
+  // once they have landed for every thread.
+  constexpr bool CACHED = LLMC_FLASH_TC_KEYS_CACHED != 0;
+  unsigned keyA[MT][D / 16][4], valueA[MT][D / 16][4];
+  if constexpr (CACHED) {
+    waitAsync();
+    __syncthreads();
+    loadRowFragments<D, MT>(keyA, keyTile, warpKey);
+    loadRowFragments<D, MT>(valueA, valueTile, warpKey);
+  }
+
   for (int item = 0; item < items; ++item) {
     // Item `item` has landed for every thread, and every warp is done with
     // the previous one, whose buffers the copy of the next now refills.
@@ -906,8 +979,10 @@ __device__ void flashGradKeysTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
     // 2. sᵀ = k qᵀ and dpᵀ = v doutᵀ for this warp's 16 MT keys.
     float s[MT][BQ / 8][4];
     float dp[MT][BQ / 8][4];
-    multiplyRowsByColumns<D, BQ, MT>(s, keyTile, warpKey, queryTile);
-    multiplyRowsByColumns<D, BQ, MT>(dp, valueTile, warpKey, doutTile);
+    multiplyRowsByColumns<D, BQ, MT, CACHED>(s, keyTile, warpKey, queryTile,
+                                             keyA);
+    multiplyRowsByColumns<D, BQ, MT, CACHED>(dp, valueTile, warpKey,
+                                             doutTile, valueA);
 
     // 3. pᵀ and dsᵀ in place of sᵀ and dpᵀ (the mask only where a 16-key
     //    block reaches past the queries, the keys or the diagonal).

@@ -37,27 +37,33 @@ namespace {
     ASSERT_TRUE(status_.isOk()) << status_.message();                          \
   } while (0)
 
-/// One set of tile sizes, and the blocks per SM each kernel promises
-/// (forward, grad_rows, grad_keys).
+/// One set of tile sizes, the blocks per SM each kernel promises and
+/// whether it keeps its fixed rows' fragments in registers (forward,
+/// grad_rows, grad_keys).
 struct Variant {
   FlashTcTileSizes tiles;
   int forwardMinBlocks, rowsMinBlocks, keysMinBlocks;
+  bool forwardCached = false, rowsCached = false, keysCached = false;
 };
 
+std::string kernelName(int rowBlocks, const char *rows, int streamed,
+                       const char *what, int minBlocks, bool cached) {
+  return std::to_string(16 * rowBlocks) + " " + rows + "/warp x " +
+         std::to_string(streamed) + " " + what + ", " +
+         std::to_string(minBlocks) + " blocks/SM" +
+         (cached ? ", rows in registers" : "");
+}
 std::string forwardName(const Variant &v) {
-  return std::to_string(16 * v.tiles.forwardRowBlocks) + " rows/warp x " +
-         std::to_string(v.tiles.forwardKeys) + " keys, " +
-         std::to_string(v.forwardMinBlocks) + " blocks/SM";
+  return kernelName(v.tiles.forwardRowBlocks, "rows", v.tiles.forwardKeys,
+                    "keys", v.forwardMinBlocks, v.forwardCached);
 }
 std::string rowsName(const Variant &v) {
-  return std::to_string(16 * v.tiles.rowsRowBlocks) + " rows/warp x " +
-         std::to_string(v.tiles.rowsKeys) + " keys, " +
-         std::to_string(v.rowsMinBlocks) + " blocks/SM";
+  return kernelName(v.tiles.rowsRowBlocks, "rows", v.tiles.rowsKeys, "keys",
+                    v.rowsMinBlocks, v.rowsCached);
 }
 std::string keysName(const Variant &v) {
-  return std::to_string(16 * v.tiles.keysRowBlocks) + " keys/warp x " +
-         std::to_string(v.tiles.keysQueries) + " queries, " +
-         std::to_string(v.keysMinBlocks) + " blocks/SM";
+  return kernelName(v.tiles.keysRowBlocks, "keys", v.tiles.keysQueries,
+                    "queries", v.keysMinBlocks, v.keysCached);
 }
 
 /// The D = 64 unit with `v`'s sizes in place of the defaults.
@@ -77,6 +83,9 @@ std::string variantSource(const Variant &v, const std::string &unit) {
   define("LLMC_FLASH_TC_FORWARD_MIN_BLOCKS", v.forwardMinBlocks);
   define("LLMC_FLASH_TC_ROWS_MIN_BLOCKS", v.rowsMinBlocks);
   define("LLMC_FLASH_TC_KEYS_MIN_BLOCKS", v.keysMinBlocks);
+  define("LLMC_FLASH_TC_FORWARD_CACHED", v.forwardCached);
+  define("LLMC_FLASH_TC_ROWS_CACHED", v.rowsCached);
+  define("LLMC_FLASH_TC_KEYS_CACHED", v.keysCached);
   return defines + unit;
 }
 
@@ -135,6 +144,8 @@ TEST(CudaTileSweep, FlashAttentionTileSweep) {
       {{1, 128, 1, 32, 1, 32}, 3, 3, 3},
       {{1, 32, 1, 64, 1, 64}, 3, 3, 3},
       {{2, 32, 2, 16, 2, 16}, 2, 1, 3},
+      {{2, 32, 2, 16, 1, 32}, 3, 2, 3, true, true, true},
+      {{2, 64, 2, 32, 2, 16}, 1, 1, 1, true, true, true},
   };
   NvrtcOptions options;
   options.arch = "sm_" + std::to_string(major) + std::to_string(minor);
