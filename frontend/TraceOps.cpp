@@ -367,9 +367,10 @@ Tensor attention(Tensor q, Tensor k, Tensor v, bool causal,
   Tracer &t = q.tracer();
   FloatAttr scaleAttr =
       scale ? t.builder().getF64FloatAttr(*scale) : FloatAttr();
+  // No log-sum-exp result: autodiff asks for it when it differentiates.
   return t.wrap(AttentionOp::create(t.builder(), t.location(), q.type(),
-                                    q.value(), k.value(), v.value(), causal,
-                                    scaleAttr));
+                                    /*lse=*/Type(), q.value(), k.value(),
+                                    v.value(), causal, scaleAttr));
 }
 
 Tensor rope(Tensor x, double theta, Tensor positions) {

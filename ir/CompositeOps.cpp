@@ -133,11 +133,23 @@ static LogicalResult verifyAttentionOperands(Operation *op, Value query,
   return success();
 }
 
+/// The log-sum-exp of attention's rows: f32 [B, Hq, T] (absent is fine).
+static LogicalResult verifyAttentionLse(Operation *op, Value lse,
+                                        Value query) {
+  if (!lse)
+    return success();
+  ArrayRef<int64_t> q = shapeOf(query);
+  return expectShape(op, "lse", shapeOf(lse), q.drop_back());
+}
+
 LogicalResult AttentionOp::verify() {
   if (failed(verifyAttentionOperands(*this, getQuery(), getKey(), getValue(),
                                      getCausal(), getScale())))
     return failure();
-  return expectType(*this, "result", getType(), tensorType(getQuery()));
+  if (failed(verifyAttentionLse(*this, getLse(), getQuery())))
+    return failure();
+  return expectType(*this, "result", tensorType(getResult()),
+                    tensorType(getQuery()));
 }
 
 LogicalResult AttentionGradOp::verify() {
@@ -145,7 +157,8 @@ LogicalResult AttentionGradOp::verify() {
                                      getCausal(), getScale())))
     return failure();
   RankedTensorType q = tensorType(getQuery());
-  if (failed(expectType(*this, "out", tensorType(getOut()), q)) ||
+  if (failed(verifyAttentionLse(*this, getLse(), getQuery())) ||
+      failed(expectType(*this, "out", tensorType(getOut()), q)) ||
       failed(expectType(*this, "dout", tensorType(getDout()), q)) ||
       failed(expectType(*this, "dquery", tensorType(getDquery()), q)) ||
       failed(expectType(*this, "dkey", tensorType(getDkey()),

@@ -179,11 +179,22 @@ def Llmc_AttentionOp : Llmc_CompositeOp<"attention", [
         : (tensor<8x12x1024x64xbf16>, tensor<8x4x1024x64xbf16>,
            tensor<8x4x1024x64xbf16>) -> tensor<8x12x1024x64xbf16>
     ```
+    An optional second result `lse`, f32 `[B, Hq, T]`, is the log-sum-exp of
+    each query row's scaled, masked scores (natural log; -inf for a row that
+    sees no key). The derivative rule asks for it and passes it to
+    `llmc.attention_grad`, whose kernel then skips its statistics pass.
+    ```mlir
+    %o, %lse = llmc.attention %q, %k, %v causal
+        : (tensor<8x12x1024x64xbf16>, tensor<8x4x1024x64xbf16>,
+           tensor<8x4x1024x64xbf16>)
+        -> (tensor<8x12x1024x64xbf16>, tensor<8x12x1024xf32>)
+    ```
   }];
   let arguments = (ins Llmc_FloatTensor:$query, Llmc_FloatTensor:$key,
                        Llmc_FloatTensor:$value, UnitAttr:$causal,
                        OptionalAttr<F64Attr>:$scale);
-  let results = (outs Llmc_FloatTensor:$result);
+  let results = (outs Llmc_FloatTensor:$result,
+                      Optional<Llmc_F32Tensor>:$lse);
   let assemblyFormat = [{
     $query `,` $key `,` $value (`causal` $causal^)? (`scale` $scale^)? attr-dict
     `:` functional-type(operands, results)
@@ -207,30 +218,32 @@ def Llmc_AttentionGradOp : Llmc_CompositeOp<"attention_grad", [
     ```
     Grouped query heads as in `llmc.attention`: `dk` and `dv` of a key/value
     head sum the contributions of the `Hq / Hkv` query heads that read it.
-    `llmc.attention` returns no log-sum-exp, so the softmax statistics (row
-    max and sum) are recomputed from `query` and `key`: one extra pass over
-    the keys, and never a `[B, Hq, T, S]` tensor (a flash backward kernel).
-    A later change may add the log-sum-exp as a second forward result. The
-    op is what the autodiff pass emits for attention; it has no derivative
-    rule of its own (differentiating through it is refused).
+    The optional operand `lse` (f32 `[B, Hq, T]`, after `dout`) is the
+    forward's log-sum-exp (the second result of `llmc.attention`); without
+    it the softmax statistics (row max and sum) are recomputed from `query`
+    and `key`: one extra pass over the keys. Never a `[B, Hq, T, S]` tensor
+    (a flash backward kernel). The op is what the autodiff pass emits for
+    attention; it has no derivative rule of its own (differentiating
+    through it is refused).
     ```mlir
-    %dq, %dk, %dv = llmc.attention_grad %q, %k, %v, %o, %do causal
+    %dq, %dk, %dv = llmc.attention_grad %q, %k, %v, %o, %do lse %lse causal
         : (tensor<8x12x1024x64xbf16>, tensor<8x4x1024x64xbf16>,
            tensor<8x4x1024x64xbf16>, tensor<8x12x1024x64xbf16>,
-           tensor<8x12x1024x64xbf16>)
+           tensor<8x12x1024x64xbf16>, tensor<8x12x1024xf32>)
         -> (tensor<8x12x1024x64xbf16>, tensor<8x4x1024x64xbf16>,
             tensor<8x4x1024x64xbf16>)
     ```
   }];
   let arguments = (ins Llmc_FloatTensor:$query, Llmc_FloatTensor:$key,
                        Llmc_FloatTensor:$value, Llmc_FloatTensor:$out,
-                       Llmc_FloatTensor:$dout, UnitAttr:$causal,
-                       OptionalAttr<F64Attr>:$scale);
+                       Llmc_FloatTensor:$dout, Optional<Llmc_F32Tensor>:$lse,
+                       UnitAttr:$causal, OptionalAttr<F64Attr>:$scale);
   let results = (outs Llmc_FloatTensor:$dquery, Llmc_FloatTensor:$dkey,
                       Llmc_FloatTensor:$dvalue);
   let assemblyFormat = [{
-    $query `,` $key `,` $value `,` $out `,` $dout (`causal` $causal^)?
-    (`scale` $scale^)? attr-dict `:` functional-type(operands, results)
+    $query `,` $key `,` $value `,` $out `,` $dout (`lse` $lse^)?
+    (`causal` $causal^)? (`scale` $scale^)? attr-dict `:`
+    functional-type(operands, results)
   }];
   let hasVerifier = 1;
 }

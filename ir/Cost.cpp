@@ -123,10 +123,13 @@ double AttentionGradOp::getFlops() {
   double batchHeads = static_cast<double>(q.getDimSize(0) * q.getDimSize(1));
   double scores = batchHeads * static_cast<double>(q.getDimSize(2)) *
                   static_cast<double>(k.getDimSize(2));
-  // Per score: q k^T twice (the statistics pass, then the gradients),
-  // dout v^T, and the contractions of dv, dq and dk, all over the head
-  // dimension; exp and ds = p (dp - delta). Causal skips half the scores.
-  double flops = scores * (12.0 * static_cast<double>(q.getDimSize(3)) + 8.0);
+  // Per score: q k^T twice (the statistics pass, which the forward's
+  // log-sum-exp operand saves, then the gradients), dout v^T, and the
+  // contractions of dv, dq and dk, all over the head dimension; exp and
+  // ds = p (dp - delta). Causal skips half the scores.
+  double contractions = getLse() ? 10.0 : 12.0;
+  double flops =
+      scores * (contractions * static_cast<double>(q.getDimSize(3)) + 8.0);
   return getCausal() ? flops / 2.0 : flops;
 }
 

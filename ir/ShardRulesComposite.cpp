@@ -378,7 +378,7 @@ LogicalResult partitionAttention(AttentionOp op, PartitionContext &context) {
   FailureOr<Value> lv = reshardTo(context, op.getValue(), kv, op);
   if (failed(lq) || failed(lk) || failed(lv))
     return failure();
-  return context.cloneLocal(op, {*lq, *lk, *lv}, {q});
+  return context.cloneLocal(op, {*lq, *lk, *lv}, {q, lseSharding(q)});
 }
 
 /// attention_grad: the same splits as attention; q, out, dout and dq share
@@ -390,11 +390,15 @@ LogicalResult partitionAttentionGrad(AttentionGradOp op,
     return partitionRingAttentionGrad(op, context, seq);
   Sharding q, kv;
   attentionShardings(context, op.getQuery(), op.getKey(), q, kv);
+  SmallVector<Value> values = {op.getQuery(), op.getKey(), op.getValue(),
+                               op.getOut(), op.getDout()};
+  SmallVector<Sharding> wants = {q, kv, kv, q, q};
+  if (op.getLse()) {
+    values.push_back(op.getLse());
+    wants.push_back(lseSharding(q));
+  }
   SmallVector<Value> locals;
-  for (auto [value, want] :
-       llvm::zip(SmallVector<Value>{op.getQuery(), op.getKey(), op.getValue(),
-                                    op.getOut(), op.getDout()},
-                 SmallVector<Sharding>{q, kv, kv, q, q})) {
+  for (auto [value, want] : llvm::zip(values, wants)) {
     FailureOr<Value> local = reshardTo(context, value, want, op);
     if (failed(local))
       return failure();

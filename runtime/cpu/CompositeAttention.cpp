@@ -79,15 +79,28 @@ Status checkAttention(const KernelArgs &args, AttentionShape &shape) {
   return Status::ok();
 }
 
+/// The optional log-sum-exp of attention's rows: f32 [B, Hq, T].
+Status checkLse(const KernelArgs &args, const TensorRef &lse,
+                const TensorRef &q) {
+  LLMC_RETURN_IF_ERROR(expectDType(args, "lse", lse, DType::F32));
+  return expectShape(args, "lse", lse,
+                     Shape(q.shape.begin(), q.shape.end() - 1));
+}
+
 } // namespace
 
 Status cpuAttention(const KernelArgs &args) {
-  LLMC_RETURN_IF_ERROR(expectOperands(args, 3, 3, 1));
+  // The result, and optionally the rows' log-sum-exp.
+  LLMC_RETURN_IF_ERROR(
+      expectOperands(args, 3, 3, args.outputs.size() == 2 ? 2 : 1));
   AttentionShape shape;
   LLMC_RETURN_IF_ERROR(checkAttention(args, shape));
   const TensorRef &q = args.inputs[0], &k = args.inputs[1], &v = args.inputs[2],
                   &out = args.outputs[0];
   LLMC_RETURN_IF_ERROR(expectSameType(args, "result", out, q));
+  const TensorRef *lse = args.outputs.size() == 2 ? &args.outputs[1] : nullptr;
+  if (lse)
+    LLMC_RETURN_IF_ERROR(checkLse(args, *lse, q));
   if (out.numElements() == 0)
     return Status::ok();
 
@@ -133,6 +146,13 @@ Status cpuAttention(const KernelArgs &args) {
           for (double &a : acc)
             a = visible > 0 ? a / sum : 0.0;
           storeRow(out, row * headDim, headDim, acc.data());
+          // log(sum of exp(scores)): -inf for a row that sees no key.
+          if (lse) {
+            double rowLse = visible > 0
+                                ? max + std::log(sum)
+                                : -std::numeric_limits<double>::infinity();
+            storeRow(*lse, row, 1, &rowLse);
+          }
         }
       });
   return Status::ok();
@@ -148,9 +168,14 @@ Status cpuAttention(const KernelArgs &args) {
 // head in [S, D] buffers. No two tasks write the same element, so the sums
 // are in a fixed order and the result is the same for any thread count.
 Status cpuAttentionGrad(const KernelArgs &args) {
-  LLMC_RETURN_IF_ERROR(expectOperands(args, 5, 5, 3));
+  // q, k, v, out, dout and optionally the forward's log-sum-exp, which this
+  // reference checks but does not read: it recomputes the rows' statistics
+  // in f64 (the CUDA kernels read it instead of recomputing it).
+  LLMC_RETURN_IF_ERROR(expectOperands(args, 5, 6, 3));
   AttentionShape shape;
   LLMC_RETURN_IF_ERROR(checkAttention(args, shape));
+  if (args.inputs.size() == 6)
+    LLMC_RETURN_IF_ERROR(checkLse(args, args.inputs[5], args.inputs[0]));
   const TensorRef &q = args.inputs[0], &k = args.inputs[1], &v = args.inputs[2],
                   &out = args.inputs[3], &dout = args.inputs[4];
   const TensorRef &dq = args.outputs[0], &dk = args.outputs[1],

@@ -488,25 +488,27 @@ Status CudaKernels::launch(KernelKind kind, const KernelAttrs &attrs,
     if (std::string why = flashLaunch(inputs, attrs, flash); !why.empty())
       return refuse(why);
     const void *qp = inputs[0].data, *kp = inputs[1].data, *vp = inputs[2].data;
-    void *result = out->data;
+    void *result = outputs[0].data;
+    // The rows' log-sum-exp, when the op returns it (else null: not stored).
+    void *lse = outputs.size() == 2 ? outputs[1].data : nullptr;
     // The tensor-core kernel (entries[0]) where the device has bf16 MMA and
     // the operands allow 16-byte loads; else the scalar one after it.
     if (flash.tensorCores && bf16TensorCores_ &&
         aligned16({qp, kp, vp, result})) {
       if (flash.tensorCoreQueryBlocks == 0)
         return Status::ok();
-      std::vector<void *> args = {&qp,          &kp,           &vp,
-                                  &result,      &flash.heads,  &flash.kvHeads,
-                                  &flash.seq,   &flash.kvSeq,  &flash.causal,
-                                  &flash.scale};
+      std::vector<void *> args = {&qp,          &kp,          &vp,
+                                  &result,      &lse,         &flash.heads,
+                                  &flash.kvHeads, &flash.seq, &flash.kvSeq,
+                                  &flash.causal, &flash.scale};
       return launchPrimitive(entries[0], flash.tensorCoreQueryBlocks,
                              kFlashThreads, flash.tensorCoreForwardShared,
                              args, stream);
     }
-    std::vector<void *> args = {&qp,    &kp,          &vp,
-                                &result, &flash.heads, &flash.kvHeads,
-                                &flash.seq, &flash.kvSeq, &flash.headDim,
-                                &flash.causal, &flash.scale};
+    std::vector<void *> args = {&qp,        &kp,          &vp,
+                                &result,    &lse,         &flash.heads,
+                                &flash.kvHeads, &flash.seq, &flash.kvSeq,
+                                &flash.headDim, &flash.causal, &flash.scale};
     return launchPrimitive(entries[flash.tensorCores ? 1 : 0],
                            flash.queryBlocks, kFlashThreads, 0, args, stream);
   }
@@ -521,28 +523,32 @@ Status CudaKernels::launch(KernelKind kind, const KernelAttrs &attrs,
     // lse and delta of every query row, in the scratch prepare() reserved.
     float *lse = static_cast<float *>(scratch_);
     float *delta = lse + flashRows(inputs[0]);
+    // The forward's log-sum-exp when the op has it: the tensor-core
+    // grad_rows then skips its statistics pass, and grad_keys reads it.
+    const void *forwardLse = inputs.size() == 6 ? inputs[5].data : nullptr;
     // The tensor-core pair (entries[0..1]) where the device has bf16 MMA
     // and the operands allow 16-byte loads; else the scalar pair.
     if (flash.tensorCores && bf16TensorCores_ &&
         aligned16({qp, kp, vp, op, dop, dq, dk, dv})) {
-      // 1. Per 64-query tile: the row statistics, then dq.
+      // 1. Per query tile: the row statistics (unless given), then dq.
       if (flash.tensorCoreQueryBlocks > 0) {
         std::vector<void *> rowArgs = {
             &qp,         &kp,          &vp,           &op,
-            &dop,        &dq,          &lse,          &delta,
-            &flash.heads, &flash.kvHeads, &flash.seq, &flash.kvSeq,
-            &flash.causal, &flash.scale};
+            &dop,        &forwardLse,  &dq,           &lse,
+            &delta,      &flash.heads, &flash.kvHeads, &flash.seq,
+            &flash.kvSeq, &flash.causal, &flash.scale};
         LLMC_RETURN_IF_ERROR(launchPrimitive(entries[0],
                                              flash.tensorCoreQueryBlocks,
                                              kFlashThreads,
                                              flash.tensorCoreRowsShared,
                                              rowArgs, stream));
       }
-      // 2. Per 64-key tile of each key/value head: dk and dv (after 1).
+      // 2. Per key tile of each key/value head: dk and dv (after 1).
+      const void *keysLse = forwardLse != nullptr ? forwardLse : lse;
       if (flash.tensorCoreKeyBlocks > 0) {
         std::vector<void *> keyArgs = {
             &qp,         &kp,            &vp,         &dop,
-            &lse,        &delta,         &dk,         &dv,
+            &keysLse,    &delta,         &dk,         &dv,
             &flash.heads, &flash.kvHeads, &flash.seq, &flash.kvSeq,
             &flash.causal, &flash.scale};
         LLMC_RETURN_IF_ERROR(launchPrimitive(entries[1],

@@ -104,7 +104,7 @@ __device__ __forceinline__ long long kvHeadOf(long long head, int heads,
 // memory once the scores are done.
 template <typename T, int D>
 __device__ void flashForward(const T *q, const T *k, const T *v, T *out,
-                             int heads, int kvHeads, long long seq,
+                             float *lse, int heads, int kvHeads, long long seq,
                              long long kvSeq, int headDim, int causal,
                              float scale) {
   constexpr int BQ = FlashTiles<D>::forward;
@@ -189,8 +189,13 @@ __device__ void flashForward(const T *q, const T *k, const T *v, T *out,
   }
 
   // Normalize; no visible key (S = 0) gives a zero row, as on the CPU.
+  // The log-sum-exp when asked for: -inf for a row that sees no key.
   if (query >= seq)
     return;
+  if (lse != nullptr && part == 0)
+    lse[head * seq + query] = runningSum > 0.0f
+                                  ? runningMax + logf(runningSum)
+                                  : flashNegativeInfinity();
   T *outRow = out + (head * seq + query) * headDim;
   float inverse = runningSum > 0.0f ? 1.0f / runningSum : 0.0f;
 #pragma unroll
@@ -448,11 +453,11 @@ __device__ void flashGradKeys(const T *q, const T *k, const T *v,
 #define LLMC_FLASH_KERNELS(T, SUFFIX, D)                                       \
   extern "C" __global__ void __launch_bounds__(LLMC_FLASH_THREADS)             \
       llmc_flash_attention_forward_##SUFFIX##_d##D(                            \
-          const T *q, const T *k, const T *v, T *out, int heads,               \
+          const T *q, const T *k, const T *v, T *out, float *lse, int heads,   \
           int kvHeads, long long seq, long long kvSeq, int headDim,            \
           int causal, float scale) {                                           \
-    flashForward<T, D>(q, k, v, out, heads, kvHeads, seq, kvSeq, headDim,      \
-                       causal, scale);                                         \
+    flashForward<T, D>(q, k, v, out, lse, heads, kvHeads, seq, kvSeq,          \
+                       headDim, causal, scale);                                \
   }                                                                            \
   extern "C" __global__ void __launch_bounds__(LLMC_FLASH_THREADS)             \
       llmc_flash_attention_grad_rows_##SUFFIX##_d##D(                          \

@@ -56,35 +56,8 @@ bool isElementwiseOnly(KernelKind kind) {
 }
 
 constexpr long long kFlashForwardTile = 32;
-/// The rows per block of the tensor-core kernels (query rows of the forward
-/// and grad_rows, key rows of grad_keys): each warp owns two 16-row blocks
-/// for D = 64, one for D = 128 (FlashTcTiles<D>::forwardQueries,
-/// rowsQueries, keysKeys).
-long long flashTensorCoreRows(int64_t headDim) {
-  return headDim <= 64 ? 128 : 64;
-}
 long long flashBackwardTile(int capacity) { return capacity <= 64 ? 32 : 16; }
 
-/// The dynamic shared memory of the tensor-core kernels for head dimension
-/// D (64 or 128), as FlashTcTiles<D> in FlashAttentionTensorCoreSource.cpp
-/// lays it out (the kernels trap when given less): tiles of bf16
-/// rows padded by 8 elements, plus two buffers of the streamed tiles.
-void flashTensorCoreShared(int64_t headDim, FlashLaunch &launch) {
-  unsigned rows = static_cast<unsigned>(flashTensorCoreRows(headDim));
-  unsigned forwardKeys = headDim <= 64 ? 64 : 32;
-  unsigned rowsKeys = headDim <= 64 ? 32 : 16;
-  unsigned keysQueries = headDim <= 64 ? 32 : 16;
-  unsigned stride = static_cast<unsigned>(headDim) + 8;
-  auto tile = [&](unsigned tileRows) { return tileRows * stride * 2; };
-  // q, 2 x (k, v).
-  launch.tensorCoreForwardShared = tile(rows) + 4 * tile(forwardKeys);
-  // q, dout, 2 x (k, v), the rows' delta (f32).
-  launch.tensorCoreRowsShared =
-      2 * tile(rows) + 4 * tile(rowsKeys) + 4 * rows;
-  // k, v, 2 x (q, dout, lse, delta).
-  launch.tensorCoreKeysShared =
-      2 * tile(rows) + 4 * tile(keysQueries) + 16 * keysQueries;
-}
 
 /// Checks Kernels.def's operand and attribute counts of `kind`.
 Status expectOperands(KernelKind kind, const KernelAttrs &attrs,
@@ -177,15 +150,49 @@ std::string flashLaunch(const std::vector<TensorRef> &inputs,
   // columns); their grids have fewer blocks than the scalar ones.
   launch.tensorCores =
       q.dtype == DType::BF16 && (headDim == 64 || headDim == 128);
-  if (launch.tensorCores) {
-    const long long tile = flashTensorCoreRows(headDim);
-    launch.tensorCoreQueryBlocks = static_cast<unsigned>(
-        q.shape[0] * q.shape[1] * ((launch.seq + tile - 1) / tile));
-    launch.tensorCoreKeyBlocks = static_cast<unsigned>(
-        k.shape[0] * k.shape[1] * ((launch.kvSeq + tile - 1) / tile));
-    flashTensorCoreShared(headDim, launch);
-  }
+  if (launch.tensorCores)
+    flashTensorCoreLaunch(flashTcTileSizes(headDim), inputs.size() == 3,
+                          q.shape, k.shape, launch);
   return "";
+}
+
+FlashTcTileSizes flashTcTileSizes(int64_t headDim) {
+  if (headDim <= 64)
+    return {2, 64, 2, 32, 2, 32};
+  return {1, 32, 1, 16, 1, 16};
+}
+
+void flashTensorCoreLaunch(const FlashTcTileSizes &tiles, bool forward,
+                           const Shape &q, const Shape &k,
+                           FlashLaunch &launch) {
+  auto blocks = [](long long heads, long long rows, long long tile) {
+    return static_cast<unsigned>(heads * ((rows + tile - 1) / tile));
+  };
+  // Rows per block: 16 per row block of each of the 4 warps.
+  long long queryRows =
+      64LL * (forward ? tiles.forwardRowBlocks : tiles.rowsRowBlocks);
+  long long keyRows = 64LL * tiles.keysRowBlocks;
+  launch.tensorCoreQueryBlocks = blocks(q[0] * q[1], q[2], queryRows);
+  launch.tensorCoreKeyBlocks = blocks(k[0] * k[1], k[2], keyRows);
+  // As FlashTcTiles<D> lays it out (the kernels trap when given less):
+  // tiles of bf16 rows padded by 8 elements, plus two buffers of the
+  // streamed tiles.
+  unsigned stride = static_cast<unsigned>(q[3]) + 8;
+  auto tile = [&](long long tileRows) {
+    return static_cast<unsigned>(tileRows) * stride * 2;
+  };
+  long long forwardRows = 64LL * tiles.forwardRowBlocks;
+  long long rowsRows = 64LL * tiles.rowsRowBlocks;
+  // q, 2 x (k, v).
+  launch.tensorCoreForwardShared =
+      tile(forwardRows) + 4 * tile(tiles.forwardKeys);
+  // q, dout, 2 x (k, v), the rows' delta (f32).
+  launch.tensorCoreRowsShared = 2 * tile(rowsRows) + 4 * tile(tiles.rowsKeys) +
+                                4 * static_cast<unsigned>(rowsRows);
+  // k, v, 2 x (q, dout, lse, delta).
+  launch.tensorCoreKeysShared = 2 * tile(keyRows) +
+                                4 * tile(tiles.keysQueries) +
+                                16 * static_cast<unsigned>(tiles.keysQueries);
 }
 
 Status selectKernel(KernelKind kind, const KernelAttrs &attrs,
@@ -411,7 +418,15 @@ Status selectKernel(KernelKind kind, const KernelAttrs &attrs,
     return runs({"llmc_softmax_" + suffix});
   }
   case KernelKind::Attention: {
-    LLMC_RETURN_IF_ERROR(expect(3, 3, 1, 1));
+    // The result and, optionally, the rows' log-sum-exp (f32 [B, Hq, T]).
+    if (outputs.size() == 2 &&
+        (outputs[1].dtype != DType::F32 ||
+         outputs[1].numElements() != flashRows(inputs[0])))
+      return refuse("attention's log-sum-exp is f32 [B, Hq, T]");
+    LLMC_RETURN_IF_ERROR(expectOperands(
+        kind, attrs, inputs,
+        outputs.size() == 2 ? std::vector<TensorRef>{outputs[0]} : outputs, 3,
+        3, 1, 1));
     FlashLaunch flash;
     if (std::string why = flashLaunch(inputs, attrs, flash); !why.empty())
       return refuse(why);
@@ -423,10 +438,10 @@ Status selectKernel(KernelKind kind, const KernelAttrs &attrs,
     return runs({"llmc_flash_attention_forward_" + flash.suffix});
   }
   case KernelKind::AttentionGrad: {
-    if (inputs.size() != 5 || outputs.size() != 3 || attrs.ints.empty() ||
-        attrs.floats.empty())
+    if (inputs.size() < 5 || inputs.size() > 6 || outputs.size() != 3 ||
+        attrs.ints.empty() || attrs.floats.empty())
       return Status::error(StatusCode::InvalidArgument,
-                           "AttentionGrad: expected 5 inputs, 3 outputs, 1 "
+                           "AttentionGrad: expected 5-6 inputs, 3 outputs, 1 "
                            "int and 1 float, got " +
                                std::to_string(inputs.size()) + ", " +
                                std::to_string(outputs.size()) + ", " +
@@ -439,6 +454,9 @@ Status selectKernel(KernelKind kind, const KernelAttrs &attrs,
                                      outputs[1], outputs[2]})
       if (operand.dtype != inputs[0].dtype)
         return refuse("attention_grad expects one element type throughout");
+    if (inputs.size() == 6 && (inputs[5].dtype != DType::F32 ||
+                               inputs[5].numElements() != flashRows(inputs[0])))
+      return refuse("attention_grad's log-sum-exp is f32 [B, Hq, T]");
     // The log-sum-exp and delta of every query row (f32 each).
     choice.scratchBytes =
         static_cast<size_t>(flashRows(inputs[0])) * 2 * sizeof(float);

@@ -96,6 +96,24 @@ struct FlashLaunch {
 /// they do).
 std::string flashLaunch(const std::vector<TensorRef> &inputs,
                         const KernelAttrs &attrs, FlashLaunch &launch);
+/// The tiles of the tensor-core kernels (FlashTcTiles<D> in
+/// FlashAttentionTensorCoreSource.cpp, which must agree): per kernel, the
+/// 16-row blocks each of the 4 warps owns (rows per block = 64 times that:
+/// query rows of the forward and grad_rows, key rows of grad_keys) and the
+/// rows of the tiles it streams.
+struct FlashTcTileSizes {
+  int forwardRowBlocks, forwardKeys;
+  int rowsRowBlocks, rowsKeys;
+  int keysRowBlocks, keysQueries;
+};
+/// The sizes the kernels are compiled with for head dimension 64 or 128.
+FlashTcTileSizes flashTcTileSizes(int64_t headDim);
+/// The tensor-core grids and shared memory of `launch` for `tiles`: those
+/// of the forward (`forward`) or of attention_grad, for q [B, Hq, T, D]
+/// and k [B, Hkv, S, D].
+void flashTensorCoreLaunch(const FlashTcTileSizes &tiles, bool forward,
+                           const Shape &q, const Shape &k,
+                           FlashLaunch &launch);
 /// The query rows B * Hq * T of q (at least 1): the entries of
 /// attention_grad's log-sum-exp and delta scratch.
 int64_t flashRows(const TensorRef &q);

@@ -130,3 +130,12 @@ func.func @dynamic_shape(%q: tensor<1x2x?x8xf32>, %k: tensor<1x2x16x8xf32>) -> t
   %o = llmc.attention %q, %k, %k : (tensor<1x2x?x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>) -> tensor<1x2x?x8xf32>
   return %o : tensor<1x2x?x8xf32>
 }
+
+// -----
+
+// The log-sum-exp has one value per query row: [B, Hq, T].
+func.func @lse_shape(%q: tensor<1x4x16x8xf32>, %k: tensor<1x2x16x8xf32>) -> tensor<1x2x16xf32> {
+  // expected-error @+1 {{'llmc.attention' op expected lse of shape [1, 4, 16], got [1, 2, 16]}}
+  %o, %lse = llmc.attention %q, %k, %k : (tensor<1x4x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>) -> (tensor<1x4x16x8xf32>, tensor<1x2x16xf32>)
+  return %lse : tensor<1x2x16xf32>
+}

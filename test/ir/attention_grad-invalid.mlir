@@ -48,3 +48,20 @@ func.func @scale(%q: tensor<1x2x4x8xf32>) {
   %dq, %dk, %dv = llmc.attention_grad %q, %q, %q, %q, %q scale -1.0 : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>)
   return
 }
+
+// -----
+
+// The log-sum-exp operand must be f32 (the ODS constraint).
+func.func @lse_element_type(%q: tensor<1x2x4x8xbf16>, %lse: tensor<1x2x4xbf16>) {
+  // expected-error @+1 {{'llmc.attention_grad' op operand #5 must be statically shaped tensor of 32-bit float values}}
+  %dq, %dk, %dv = llmc.attention_grad %q, %q, %q, %q, %q lse %lse : (tensor<1x2x4x8xbf16>, tensor<1x2x4x8xbf16>, tensor<1x2x4x8xbf16>, tensor<1x2x4x8xbf16>, tensor<1x2x4x8xbf16>, tensor<1x2x4xbf16>) -> (tensor<1x2x4x8xbf16>, tensor<1x2x4x8xbf16>, tensor<1x2x4x8xbf16>)
+  return
+}
+
+// -----
+
+func.func @lse_shape(%q: tensor<1x2x4x8xf32>, %lse: tensor<1x2x8xf32>) {
+  // expected-error @+1 {{'llmc.attention_grad' op expected lse of shape [1, 2, 4], got [1, 2, 8]}}
+  %dq, %dk, %dv = llmc.attention_grad %q, %q, %q, %q, %q lse %lse : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x8xf32>) -> (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>)
+  return
+}

@@ -391,11 +391,16 @@ void runCase(const Case &c, ThreadPool &pool) {
     return TensorRef{data.data(), DType::BF16, shape};
   };
 
-  // The CPU: out, then dq, dk, dv from that out.
+  // The CPU: out and the rows' log-sum-exp, then dq, dk, dv from that out.
+  Shape rowShape = {batch, c.heads, c.seq};
+  int64_t rowCount = batch * c.heads * c.seq;
   std::vector<Bf16> out(qCount), dq(qCount), dk(kvCount), dv(kvCount);
+  std::vector<float> cpuLse(rowCount);
   ASSERT_TRUE(runCpuKernel(KernelKind::Attention, attrs,
                            {ref(q, qShape), ref(k, kvShape), ref(v, kvShape)},
-                           {ref(out, qShape)}, pool)
+                           {ref(out, qShape),
+                            TensorRef{cpuLse.data(), DType::F32, rowShape}},
+                           pool)
                   .isOk());
   ASSERT_TRUE(runCpuKernel(KernelKind::AttentionGrad, attrs,
                            {ref(q, qShape), ref(k, kvShape), ref(v, kvShape),
@@ -413,20 +418,32 @@ void runCase(const Case &c, ThreadPool &pool) {
   ASSERT_EQ(flashLaunch({qRef, kvRef, kvRef, qRef, qRef}, attrs, backward),
             "");
   ASSERT_TRUE(forward.tensorCores && backward.tensorCores);
+#ifdef LLMC_FLASH_EMULATION_D64_TILES
+  // cuda-flash-emulation-tiles: the kernels compiled with the D = 64 sizes
+  // of this target's LLMC_FLASH_TC_D64_* definitions, launched with them.
+  if (c.headDim == 64) {
+    FlashTcTileSizes tiles = {
+        LLMC_FLASH_TC_D64_FORWARD_ROW_BLOCKS, LLMC_FLASH_TC_D64_FORWARD_KEYS,
+        LLMC_FLASH_TC_D64_ROWS_ROW_BLOCKS,    LLMC_FLASH_TC_D64_ROWS_KEYS,
+        LLMC_FLASH_TC_D64_KEYS_ROW_BLOCKS,    LLMC_FLASH_TC_D64_KEYS_QUERIES};
+    flashTensorCoreLaunch(tiles, true, qShape, kvShape, forward);
+    flashTensorCoreLaunch(tiles, false, qShape, kvShape, backward);
+  }
+#endif
   const Bf16 poison{0x7f7f};
   std::vector<Bf16> gpuOut(qCount, poison), gpuDq(qCount, poison),
       gpuDk(kvCount, poison), gpuDv(kvCount, poison);
-  std::vector<float> lse(batch * c.heads * c.seq, NAN),
-      delta(batch * c.heads * c.seq, NAN);
+  std::vector<float> gpuLse(rowCount, NAN), lse(rowCount, NAN),
+      delta(rowCount, NAN);
   int heads = static_cast<int>(c.heads), kvHeads = static_cast<int>(c.kvHeads);
   long long seq = c.seq, kvSeq = c.kvSeq;
   int causal = c.causal ? 1 : 0;
   float scale = static_cast<float>(attrs.floats[0]);
   using Forward = void (*)(const Bf16 *, const Bf16 *, const Bf16 *, Bf16 *,
-                           int, int, long long, long long, int, float);
+                           float *, int, int, long long, long long, int, float);
   using Rows = void (*)(const Bf16 *, const Bf16 *, const Bf16 *, const Bf16 *,
-                        const Bf16 *, Bf16 *, float *, float *, int, int,
-                        long long, long long, int, float);
+                        const Bf16 *, const float *, Bf16 *, float *, float *,
+                        int, int, long long, long long, int, float);
   using Keys = void (*)(const Bf16 *, const Bf16 *, const Bf16 *, const Bf16 *,
                         const float *, const float *, Bf16 *, Bf16 *, int, int,
                         long long, long long, int, float);
@@ -438,23 +455,46 @@ void runCase(const Case &c, ThreadPool &pool) {
   Keys keysKernel = wide ? llmc_flash_attention_tc_grad_keys_bf16_d128
                          : llmc_flash_attention_tc_grad_keys_bf16_d64;
   runGrid(forward.tensorCoreQueryBlocks, forward.tensorCoreForwardShared, [&] {
-    forwardKernel(q.data(), k.data(), v.data(), gpuOut.data(), heads, kvHeads,
-                  seq, kvSeq, causal, scale);
-  });
-  runGrid(backward.tensorCoreQueryBlocks, backward.tensorCoreRowsShared, [&] {
-    rowsKernel(q.data(), k.data(), v.data(), out.data(), dout.data(),
-               gpuDq.data(), lse.data(), delta.data(), heads, kvHeads, seq,
-               kvSeq, causal, scale);
-  });
-  runGrid(backward.tensorCoreKeyBlocks, backward.tensorCoreKeysShared, [&] {
-    keysKernel(q.data(), k.data(), v.data(), dout.data(), lse.data(),
-               delta.data(), gpuDk.data(), gpuDv.data(), heads, kvHeads, seq,
-               kvSeq, causal, scale);
+    forwardKernel(q.data(), k.data(), v.data(), gpuOut.data(), gpuLse.data(),
+                  heads, kvHeads, seq, kvSeq, causal, scale);
   });
   compare("attention " + name, gpuOut, out);
-  compare("attention_grad dq " + name, gpuDq, dq);
-  compare("attention_grad dk " + name, gpuDk, dk);
-  compare("attention_grad dv " + name, gpuDv, dv);
+  // The log-sum-exp: f32 sums of bf16 products against f64 ones, within
+  // 1e-4 of max(1, |lse|) (scores here are at most a few units).
+  int lseFailures = 0;
+  for (int64_t i = 0; i < rowCount; ++i) {
+    double bound = 1e-4 * std::max(1.0, std::fabs(double(cpuLse[i])));
+    if (!(std::fabs(double(gpuLse[i]) - cpuLse[i]) <= bound) &&
+        ++lseFailures <= 5)
+      ADD_FAILURE() << "lse row " << i << ": emulated " << gpuLse[i]
+                    << ", cpu " << cpuLse[i];
+  }
+  EXPECT_EQ(lseFailures, 0);
+
+  // The backward twice: recomputing the statistics (forwardLse null), and
+  // reading the forward's log-sum-exp as the autodiff pass arranges.
+  for (const float *forwardLse : {(const float *)nullptr,
+                                  (const float *)gpuLse.data()}) {
+    std::string how = forwardLse ? " (forward lse) " : " ";
+    std::fill(gpuDq.begin(), gpuDq.end(), poison);
+    std::fill(gpuDk.begin(), gpuDk.end(), poison);
+    std::fill(gpuDv.begin(), gpuDv.end(), poison);
+    std::fill(lse.begin(), lse.end(), NAN);
+    runGrid(backward.tensorCoreQueryBlocks, backward.tensorCoreRowsShared, [&] {
+      rowsKernel(q.data(), k.data(), v.data(), out.data(), dout.data(),
+                 forwardLse, gpuDq.data(), lse.data(), delta.data(), heads,
+                 kvHeads, seq, kvSeq, causal, scale);
+    });
+    const float *keysLse = forwardLse ? forwardLse : lse.data();
+    runGrid(backward.tensorCoreKeyBlocks, backward.tensorCoreKeysShared, [&] {
+      keysKernel(q.data(), k.data(), v.data(), dout.data(), keysLse,
+                 delta.data(), gpuDk.data(), gpuDv.data(), heads, kvHeads, seq,
+                 kvSeq, causal, scale);
+    });
+    compare("attention_grad dq" + how + name, gpuDq, dq);
+    compare("attention_grad dk" + how + name, gpuDk, dk);
+    compare("attention_grad dv" + how + name, gpuDv, dv);
+  }
 }
 
 // D = 64 and 128, causal and not, grouped heads (B = 1, Hq = 2, Hkv = 1):
@@ -466,6 +506,16 @@ void runCase(const Case &c, ThreadPool &pool) {
 // and barrier).
 TEST(FlashTensorCoreEmulation, MatchesTheCpu) {
   ThreadPool pool;
+#ifdef LLMC_FLASH_EMULATION_D64_TILES
+  // Only D = 64 has other sizes here.
+  for (bool causal : {false, true})
+    for (int64_t seq : {13, 64, 130, 200})
+      runCase({1, 2, 1, seq, seq, 64, causal}, pool);
+  runCase({1, 2, 1, 20, 100, 64, false}, pool);
+  runCase({1, 2, 1, 130, 70, 64, false}, pool);
+  runCase({2, 2, 2, 100, 100, 64, true}, pool);
+  return;
+#endif
   for (int64_t headDim : {64, 128})
     for (bool causal : {false, true})
       for (int64_t seq : {13, 64, 130})
