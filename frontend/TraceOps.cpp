@@ -409,8 +409,8 @@ Tensor crossEntropy(Tensor logits, Tensor targets, Reduction reduction,
       ignoreIndex ? t.builder().getI64IntegerAttr(*ignoreIndex) : IntegerAttr();
   return t.wrap(CrossEntropyOp::create(
       t.builder(), t.location(),
-      withElement(shape, t.builder().getF32Type()), logits.value(),
-      targets.value(), ignore, kind));
+      withElement(shape, t.builder().getF32Type()), /*lse=*/Type(),
+      logits.value(), targets.value(), ignore, kind));
 }
 
 std::pair<Tensor, Tensor> moeTopK(Tensor logits, int64_t k, bool normalize) {

@@ -198,7 +198,12 @@ LogicalResult CrossEntropyOp::verify() {
   if (getReduction() == LossReduction::none)
     expected.assign(shapeOf(getTargets()).begin(),
                     shapeOf(getTargets()).end());
-  return expectShape(*this, "result", getType().getShape(), expected);
+  if (failed(expectShape(*this, "result", shapeOf(getResult()), expected)))
+    return failure();
+  // The lse: one per position, whatever the reduction.
+  if (Value lse = getLse())
+    return expectShape(*this, "lse", shapeOf(lse), shapeOf(getTargets()));
+  return success();
 }
 
 LogicalResult CrossEntropyGradOp::verify() {
@@ -213,6 +218,10 @@ LogicalResult CrossEntropyGradOp::verify() {
     expected.assign(shapeOf(getTargets()).begin(),
                     shapeOf(getTargets()).end());
   if (failed(expectShape(*this, "dloss", shapeOf(getDloss()), expected)))
+    return failure();
+  if (Value lse = getLse();
+      lse && failed(expectShape(*this, "lse", shapeOf(lse),
+                                shapeOf(getTargets()))))
     return failure();
   return expectType(*this, "dlogits", getType(), logits);
 }

@@ -340,15 +340,24 @@ def Llmc_CrossEntropyOp : Llmc_CompositeOp<"cross_entropy", [
     Positions whose target equals `ignore_index` contribute nothing and are
     not counted by `mean`. `reduction` gives a rank-0 f32 result (`mean`,
     `sum`) or per-position losses shaped like `targets` (`none`).
+
+    The optional second result `lse` is the log-sum-exp of every position's
+    row (f32, shaped like `targets`, ignored positions included): the
+    statistics the forward computes anyway, kept for `cross_entropy_grad`
+    so that the gradient reads the logits once (llmc-share-loss-statistics
+    adds it after autodiff). It has no derivative rule.
     ```mlir
     %loss = llmc.cross_entropy %logits, %targets ignore_index -100 reduction mean
         : (tensor<8x1024x50257xbf16>, tensor<8x1024xi32>) -> tensor<f32>
+    %loss2, %lse = llmc.cross_entropy %logits, %targets reduction mean
+        : (tensor<8x1024x50257xbf16>, tensor<8x1024xi32>)
+        -> (tensor<f32>, tensor<8x1024xf32>)
     ```
   }];
   let arguments = (ins Llmc_FloatTensor:$logits, Llmc_IndexTensor:$targets,
                        OptionalAttr<I64Attr>:$ignore_index,
                        Llmc_LossReductionAttr:$reduction);
-  let results = (outs Llmc_F32Tensor:$result);
+  let results = (outs Llmc_F32Tensor:$result, Optional<Llmc_F32Tensor>:$lse);
   let assemblyFormat = [{
     $logits `,` $targets (`ignore_index` $ignore_index^)? `reduction` $reduction
     attr-dict `:` functional-type(operands, results)
@@ -372,23 +381,30 @@ def Llmc_CrossEntropyGradOp : Llmc_CompositeOp<"cross_entropy_grad", [
     target is `ignore_index`, else `dloss` (`sum`), `dloss / max(count, 1)`
     with `count` the positions not ignored (`mean`), or `dloss[n]` (`none`).
     The result has the logits' type: the softmax is computed on the fly and
-    never stored (one kernel reads the logits twice and writes `dlogits`
-    once). It is what the autodiff pass emits for cross_entropy and has no
-    derivative rule of its own.
+    never stored. The optional `lse` operand is the forward's `lse` result
+    (f32, shaped like `targets`); with it one kernel reads the logits once
+    and writes `dlogits` once, without it the kernel first recomputes each
+    row's log-sum-exp (a second read). It is what the autodiff pass emits
+    for cross_entropy and has no derivative rule of its own.
     ```mlir
     %dlogits = llmc.cross_entropy_grad %logits, %targets, %dloss
         ignore_index -100 reduction mean
         : (tensor<8x1024x50257xbf16>, tensor<8x1024xi32>, tensor<f32>)
         -> tensor<8x1024x50257xbf16>
+    %dlogits2 = llmc.cross_entropy_grad %logits, %targets, %dloss lse %lse
+        reduction mean
+        : (tensor<8x1024x50257xbf16>, tensor<8x1024xi32>, tensor<f32>,
+           tensor<8x1024xf32>) -> tensor<8x1024x50257xbf16>
     ```
   }];
   let arguments = (ins Llmc_FloatTensor:$logits, Llmc_IndexTensor:$targets,
-                       Llmc_F32Tensor:$dloss,
+                       Llmc_F32Tensor:$dloss, Optional<Llmc_F32Tensor>:$lse,
                        OptionalAttr<I64Attr>:$ignore_index,
                        Llmc_LossReductionAttr:$reduction);
   let results = (outs Llmc_FloatTensor:$dlogits);
   let assemblyFormat = [{
-    $logits `,` $targets `,` $dloss (`ignore_index` $ignore_index^)?
+    $logits `,` $targets `,` $dloss (`lse` $lse^)?
+    (`ignore_index` $ignore_index^)?
     `reduction` $reduction attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;

@@ -143,10 +143,11 @@ double SwigluOp::getFlops() { return 5.0 * numElements(getGate()); }
 // max, subtract, exp, sum per logit; a log and a subtract per position.
 double CrossEntropyOp::getFlops() { return 4.0 * numElements(getLogits()); }
 
-// max, subtract, exp, sum per logit (the statistics), then exp, subtract,
-// multiply per logit (the gradient).
+// max, subtract, exp, sum per logit (the statistics, unless the forward's
+// lse is an operand), then exp, subtract, multiply per logit (the
+// gradient; with the lse, x - lse is one more subtract).
 double CrossEntropyGradOp::getFlops() {
-  return 7.0 * numElements(getLogits());
+  return (getLse() ? 4.0 : 7.0) * numElements(getLogits());
 }
 
 double MoeTopKOp::getFlops() {

@@ -40,11 +40,14 @@ const char *deviceKernelSource();
 /// The MoE routing kernels (MoeKernelsSource.cpp); they use helpers of
 /// deviceKernelSource().
 const char *moeKernelSource();
-/// Softmax and cross-entropy over long rows, a block per row
+/// Softmax over long rows, a block per row
 /// (LongRowKernelsSource.cpp); it uses helpers of deviceKernelSource().
 const char *longRowKernelSource();
+/// llmc.cross_entropy in f32, a block per row, and its finish
+/// (CrossEntropySource.cpp); it uses helpers of deviceKernelSource().
+const char *crossEntropyKernelSource();
 /// llmc.cross_entropy_grad, a block per row (CrossEntropyGradSource.cpp); it
-/// uses helpers of deviceKernelSource().
+/// uses helpers of deviceKernelSource() and crossEntropyKernelSource().
 const char *crossEntropyGradKernelSource();
 /// The row and column reductions (ReduceKernelsSource.cpp); they use
 /// helpers of deviceKernelSource().
@@ -64,7 +67,8 @@ const char *flashAttentionTensorCoreSource();
 std::string flashAttentionTensorCoreEntries(int headDim);
 /// The NVRTC unit of the non-elementwise kernels: deviceKernelSource()
 /// followed by reduceKernelSource(), moeKernelSource(),
-/// longRowKernelSource(), crossEntropyGradKernelSource(),
+/// longRowKernelSource(), crossEntropyKernelSource(),
+/// crossEntropyGradKernelSource(),
 /// normGradKernelSource(), flashAttentionSource() and
 /// flashAttentionTensorCoreSource() (its templates, without entries).
 std::string deviceKernelUnit();

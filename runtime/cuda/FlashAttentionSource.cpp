@@ -492,7 +492,8 @@ LLMC_FLASH_HEAD_DIMS(Bf16, bf16)
 std::string deviceKernelUnit() {
   return std::string(deviceKernelSource()) + reduceKernelSource() +
          moeKernelSource() + longRowKernelSource() +
-         crossEntropyGradKernelSource() + normGradKernelSource() +
+         crossEntropyKernelSource() + crossEntropyGradKernelSource() +
+         normGradKernelSource() +
          flashAttentionSource() +
          flashAttentionTensorCoreSource();
 }

@@ -16,7 +16,9 @@
 // GPipe runs all four forwards before a backward: four microbatches'
 // activations on each stage (activations*: the most bytes of activations
 // kept for backward live at once, anywhere in the stage's program; each
-// layer's attention keeps its [2, 4, 16] f32 log-sum-exp among them).
+// layer's attention keeps its [2, 4, 16] f32 log-sum-exp among them). The
+// last stage also keeps each microbatch's loss lse (32 positions, 128
+// bytes) for the loss gradient (llmc-share-loss-statistics).
 // GPIPE:        stage    in flight    activations*     peak (live)           arena  bytes
 // GPIPE-NEXT:   0                4       1,118,784
 // GPIPE-NEXT:   1                4       1,249,792
