@@ -33,6 +33,7 @@
 namespace llmc::rt::cuda {
 
 class CudaKernels;
+class MultiTensorLaunches;
 class NcclWorld;
 
 struct CudaSessionOptions {
@@ -117,6 +118,9 @@ public:
   /// Elementwise fused regions that run as one kernel, and the reasons of
   /// those that run op by op.
   size_t fusedRegions() const { return fused_.size(); }
+  /// Multi-tensor launches (MultiTensor.h) and the commands they stand for.
+  size_t multiTensorGroups() const;
+  size_t multiTensorCommands() const;
   const std::vector<std::string> &unfusedRegions() const { return unfused_; }
   double compileSeconds() const;
 
@@ -170,6 +174,11 @@ private:
     bool needsOneKernel = false;
   };
   std::map<size_t, FusedLaunch> fused_;
+  /// Runs of consecutive commands launched together (MultiTensor.h): the
+  /// weight casts, the AdamW regions, the gradient norm's sums of squares.
+  /// Off with LLMC_MULTI_TENSOR=0, and under LLMC_CHECK_CPU (which checks
+  /// every command on its own).
+  std::unique_ptr<MultiTensorLaunches> multi_;
   std::vector<std::string> unfused_; ///< why a region runs op by op
   bool profile_ = false;
   bool profileShapes_ = false; ///< LLMC_PROFILE=shapes

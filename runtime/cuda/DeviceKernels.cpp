@@ -676,6 +676,21 @@ Status CudaKernels::launch(KernelKind kind, const KernelAttrs &attrs,
                            static_cast<unsigned>(count), threads, 0, rowArgs,
                            stream);
   }
+  case KernelKind::SumSquares: {
+    const void *x = inputs[0].data;
+    void *result = out->data;
+    void *partials = scratch_;
+    long long n = inputs[0].numElements();
+    long long chunks = sumSquaresChunks(n);
+    if (chunks > 0) {
+      std::vector<void *> partialArgs = {&x, &n, &partials};
+      LLMC_RETURN_IF_ERROR(launchPrimitive(entries[0],
+                                           static_cast<unsigned>(chunks), 256,
+                                           0, partialArgs, stream));
+    }
+    std::vector<void *> finishArgs = {&partials, &chunks, &result};
+    return launchPrimitive(entries[1], 1, 256, 0, finishArgs, stream);
+  }
   case KernelKind::LrSchedule: {
     const void *step = inputs[0].data;
     void *result = out->data;

@@ -141,6 +141,14 @@ public:
                      const std::vector<TensorRef> &outputs,
                      cudaStream_t stream);
 
+  /// Launches `entry` of the hand-written units (deviceKernelUnits()) on
+  /// blocks of 256 threads (the multi-tensor sums of squares,
+  /// MultiTensorLaunch.h).
+  Status launchDeviceEntry(const std::string &entry, unsigned blocks,
+                           std::vector<void *> &args, cudaStream_t stream) {
+    return launchPrimitive(entry, dim3(blocks), 256, 0, args, stream);
+  }
+
   /// NVRTC units loaded: the non-elementwise one, one per elementwise
   /// signature, and one per distinct fused region.
   size_t loadedUnits() const { return 1 + elementwise_.size() + fused_.size(); }

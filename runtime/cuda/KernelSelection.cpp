@@ -534,6 +534,16 @@ Status selectKernel(KernelKind kind, const KernelAttrs &attrs,
                  "llmc_cross_entropy_grad_" + suffix + "_" + index,
                  "llmc_cross_entropy_grad_" + suffix + "_" + index + "_vec"});
   }
+  case KernelKind::SumSquares: {
+    LLMC_RETURN_IF_ERROR(expect(1, 1, 0, 0));
+    if (inputs[0].dtype != DType::F32 || outputs[0].dtype != DType::F32 ||
+        outputs[0].numElements() != 1)
+      return refuse("sum_squares covers an f32 tensor into one f32");
+    choice.scratchBytes = static_cast<size_t>(std::max<long long>(
+                              1, sumSquaresChunks(inputs[0].numElements()))) *
+                          sizeof(double);
+    return runs({"llmc_sum_squares_partial", "llmc_sum_squares_finish"});
+  }
   case KernelKind::LrSchedule: {
     LLMC_RETURN_IF_ERROR(expect(1, 1, 3, 2));
     std::string suffix = floatSuffix(outputs[0].dtype);

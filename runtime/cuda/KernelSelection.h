@@ -132,6 +132,16 @@ struct NormGradLaunch {
 };
 NormGradLaunch normGradLaunch(const TensorRef &x);
 
+/// SumSquares (ReduceKernelsSource.cpp): a tensor is cut into chunks of
+/// kSumSquaresChunk elements, a block of 256 threads each, whose double
+/// partial sums a second kernel folds in chunk order. The multi-tensor
+/// launch (MultiTensor.h) cuts every tensor the same way, so one tensor's
+/// result has the same bits alone or in a group.
+constexpr long long kSumSquaresChunk = 4096;
+inline long long sumSquaresChunks(long long elements) {
+  return (elements + kSumSquaresChunk - 1) / kSumSquaresChunk;
+}
+
 } // namespace llmc::rt::cuda
 
 #endif // LLMC_RUNTIME_CUDA_KERNELSELECTION_H

@@ -402,6 +402,14 @@ TEST_F(CudaKernelCase, Reductions) {
     fillFloat(in);
     check(c.name, c.kind, {c.dims, {}}, {&in}, out, Tolerance::Double);
   }
+  // The gradient norm's terms (a chunk is 4096 elements): squares rounded
+  // to f32 and summed in double on both sides.
+  for (int64_t n : {1, 768, 4096, 4097, 3 * 4096 + 5, (1 << 21) + 3}) {
+    Tensor in(DType::F32, {n}), out(DType::F32, {});
+    fillFloat(in);
+    check("sum_squares f32[" + std::to_string(n) + "]", KernelKind::SumSquares,
+          {{}, {}}, {&in}, out, Tolerance::Double);
+  }
 }
 
 TEST_F(CudaKernelCase, Indexing) {
