@@ -21,7 +21,7 @@
 // bytes) for the loss gradient (llmc-share-loss-statistics).
 // GPIPE:        stage    in flight    activations*     peak (live)           arena  bytes
 // GPIPE-NEXT:   0                4       1,118,784
-// GPIPE-NEXT:   1                4       1,249,792
+// GPIPE-NEXT:   1                4       1,250,304
 // 425,984 bytes: per microbatch a [2, 16, 64] f32 activation forward, its
 // gradient back, and the head's [128, 64] contribution to the tied
 // embedding's gradient back, and once the summed [128, 64] gradient forward
@@ -37,7 +37,7 @@
 // ONEF-NEXT:    bubble fraction 0.2{{[0-9]+}}
 // ONEF:         stage    in flight    activations*
 // ONEF-NEXT:    0                2         674,240
-// ONEF-NEXT:    1                1         427,392
+// ONEF-NEXT:    1                1         427,520
 
 // Interleaved, 2 chunks of 2 layers per stage (8 layers): a smaller bubble.
 // INTER:        pipeline: 2 stages, schedule interleaved, 2 model chunk(s) per stage, 4 microbatches; chunks start at layers 0, 2, 4, 6 of 8
