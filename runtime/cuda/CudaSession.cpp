@@ -328,8 +328,19 @@ Status CudaSession::enqueueCommands() {
       if (status)
         status = check_->after(index, command, inputs, outputs, stream_);
     } else {
+      auto fold = check_ ? foldedAdds_.end() : foldedAdds_.find(index);
+      bool folded = fold != foldedAdds_.end();
       status = kernels_->launch(command.kernel, command.attrs, inputs, outputs,
-                                stream_);
+                                stream_,
+                                folded ? slot(fold->second).data : nullptr);
+      if (status && folded) {
+        // The residual add that follows is done: it runs nothing (its
+        // profile event marks no work).
+        ++index;
+        if (profile_)
+          status = cudaStatus(cudaEventRecord(events_[++event], stream_),
+                              "profile event");
+      }
     }
     if (status && options_.syncEachCommand)
       status = cudaStatus(cudaStreamSynchronize(stream_),
@@ -448,6 +459,10 @@ void CudaSession::recordProfile() {
     if (cudaEventElapsedTime(&ms, events_[i], events_[i + 1]) != cudaSuccess)
       continue;
     const Command &command = commands[i];
+    // A residual add folded into the norm gradient before it ran nothing;
+    // the norm's row has its time.
+    if (!check_ && i > 0 && foldedAdds_.count(i - 1))
+      continue;
     // A multi-tensor launch: its time is its first command's; its other
     // commands ran nothing.
     if (multi_ && !check_ && multi_->covered(i)) {

@@ -121,6 +121,8 @@ public:
   /// Multi-tensor launches (MultiTensor.h) and the commands they stand for.
   size_t multiTensorGroups() const;
   size_t multiTensorCommands() const;
+  /// Residual adds folded into the norm gradient before them.
+  size_t foldedAdds() const { return foldedAdds_.size(); }
   const std::vector<std::string> &unfusedRegions() const { return unfused_; }
   double compileSeconds() const;
 
@@ -179,6 +181,12 @@ private:
   /// Off with LLMC_MULTI_TENSOR=0, and under LLMC_CHECK_CPU (which checks
   /// every command on its own).
   std::unique_ptr<MultiTensorLaunches> multi_;
+  /// A LayerNormGrad / RmsNormGrad command (by index) whose next command
+  /// adds its dx to a residual gradient in place: the norm's kernel stores
+  /// dx plus that addend (this slot) and the add is skipped, with the same
+  /// bits (DeviceKernels.h). Off with LLMC_FOLD_ADDS=0 and under
+  /// LLMC_CHECK_CPU.
+  std::map<size_t, int32_t> foldedAdds_;
   std::vector<std::string> unfused_; ///< why a region runs op by op
   bool profile_ = false;
   bool profileShapes_ = false; ///< LLMC_PROFILE=shapes

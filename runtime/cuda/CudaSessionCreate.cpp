@@ -15,7 +15,10 @@
 
 #include <chrono>
 #include <cstdio>
+#include <algorithm>
 #include <cstdlib>
+#include <map>
+#include <string>
 #include <set>
 #include <utility>
 #include <vector>
@@ -57,6 +60,43 @@ private:
 bool multiTensorEnabled() {
   const char *env = std::getenv("LLMC_MULTI_TENSOR");
   return !(env && std::string(env) == "0");
+}
+
+/// The LayerNormGrad / RmsNormGrad commands whose next command is an Add of
+/// their dx and another tensor r of its type and shape, written in place
+/// over dx (the buffer plan's in-place add: so dx has no other reader):
+/// command index -> r. The norm's kernel then stores dx + r itself.
+std::map<size_t, int32_t> findFoldedAdds(const RankProgram &program) {
+  std::map<size_t, int32_t> folds;
+  const std::vector<Command> &commands = program.commands;
+  for (size_t c = 0; c + 1 < commands.size(); ++c) {
+    const Command &norm = commands[c], &add = commands[c + 1];
+    if (norm.kind != CommandKind::Kernel ||
+        (norm.kernel != KernelKind::LayerNormGrad &&
+         norm.kernel != KernelKind::RmsNormGrad) ||
+        norm.outputs.empty() || add.kind != CommandKind::Kernel ||
+        add.kernel != KernelKind::Add || add.inputs.size() != 2 ||
+        add.outputs.size() != 1)
+      continue;
+    int32_t dxSlot = norm.outputs[0];
+    int32_t r = add.inputs[0] == dxSlot ? add.inputs[1] : add.inputs[0];
+    if ((add.inputs[0] != dxSlot && add.inputs[1] != dxSlot) || r == dxSlot)
+      continue;
+    const ValueInfo &dx = program.values[dxSlot], &sum = program.values[add.outputs[0]],
+                    &addend = program.values[r];
+    bool inPlace = dx.stored() && sum.stored() && addend.stored() &&
+                   sum.offset == dx.offset && sum.dtype == dx.dtype &&
+                   sum.shape == dx.shape && addend.dtype == dx.dtype &&
+                   addend.shape == dx.shape;
+    bool apart = addend.offset + addend.bytes() <= dx.offset ||
+                 dx.offset + dx.bytes() <= addend.offset;
+    bool notOwnResult = std::find(norm.outputs.begin(), norm.outputs.end(),
+                                  r) == norm.outputs.end();
+    if (inPlace && apart && notOwnResult &&
+        (dx.dtype == DType::F32 || dx.dtype == DType::BF16))
+      folds[c] = r;
+  }
+  return folds;
 }
 
 } // namespace
@@ -232,6 +272,10 @@ Status CudaSession::create(const Executable &executable,
     LLMC_RETURN_IF_ERROR(MultiTensorLaunches::create(
         program, created->arena_, *created->kernels_, created->multi_));
   clock.lap("multi-tensor tables");
+  // 6. Residual adds folded into the norm gradient just before them.
+  if (const char *env = std::getenv("LLMC_FOLD_ADDS");
+      !(env && std::string(env) == "0"))
+    created->foldedAdds_ = findFoldedAdds(program);
   LLMC_CUDA_CHECK(cudaDeviceSynchronize(), "creating the CUDA session");
   clock.lap("synchronize");
   clock.print(created->loadedUnits());

@@ -182,7 +182,7 @@ std::string simplifyMove(StridedMove &move, size_t bytes, const void *in,
 Status CudaKernels::launch(KernelKind kind, const KernelAttrs &attrs,
                            const std::vector<TensorRef> &inputs,
                            const std::vector<TensorRef> &outputs,
-                           cudaStream_t stream) {
+                           cudaStream_t stream, const void *residualAddend) {
   // Attention that cuDNN takes (DeviceKernelsCudnn.cpp).
   if (kind == KernelKind::Attention || kind == KernelKind::AttentionGrad) {
     bool cudnn = false;
@@ -458,15 +458,17 @@ Status CudaKernels::launch(KernelKind kind, const KernelAttrs &attrs,
                *dy = inputs[2].data;
     void *dx = outputs[0].data, *dgamma = outputs[1].data;
     void *dbeta = outputs.size() == 3 ? outputs[2].data : nullptr;
+    const void *addend = residualAddend;
     int centered = kind == KernelKind::LayerNormGrad ? 1 : 0;
     double epsilon = attrs.floats[0];
     // The chunks' partial column sums, in the scratch prepare() reserved.
     double *partials = static_cast<double *>(scratch_);
     // 1. A block per chunk of rows: dx and the chunk's partials.
     if (launch.chunks > 0) {
-      std::vector<void *> chunkArgs = {&x,        &gamma,       &dy,
-                                       &dx,       &partials,    &launch.rows,
-                                       &launch.dim, &epsilon,   &centered};
+      std::vector<void *> chunkArgs = {&x,           &gamma,      &dy,
+                                       &dx,          &addend,     &partials,
+                                       &launch.rows, &launch.dim, &epsilon,
+                                       &centered};
       LLMC_RETURN_IF_ERROR(launchPrimitive(
           entries[0], static_cast<unsigned>(launch.chunks), 256, 0, chunkArgs,
           stream));

@@ -125,10 +125,15 @@ public:
                  const std::vector<TensorRef> &outputs);
 
   /// Enqueues the kernel on `stream` (operands in device memory); checks
-  /// the launch, not the kernel's completion.
+  /// the launch, not the kernel's completion. `residualAddend` (not null:
+  /// LayerNormGrad and RmsNormGrad only) is a tensor of dx's type and shape
+  /// that dx is stored plus, exactly as an Add of the two would store it:
+  /// the residual gradient's add that CudaSession folds into the norm's
+  /// backward.
   Status launch(KernelKind kind, const KernelAttrs &attrs,
                 const std::vector<TensorRef> &inputs,
-                const std::vector<TensorRef> &outputs, cudaStream_t stream);
+                const std::vector<TensorRef> &outputs, cudaStream_t stream,
+                const void *residualAddend = nullptr);
 
   /// Compiles (or finds in the kernel cache) a fused region's kernel
   /// (FusedKernels.h) and returns its entry.

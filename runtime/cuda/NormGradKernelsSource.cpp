@@ -49,10 +49,15 @@ const char *normGradKernelSource() {
 //    mean(g * xhat)); rms_norm (centered 0) has mean = 0 and no mean(g)
 //    term. partials[(2c) * dim + i] is the chunk's sum of dy * xhat in
 //    column i, partials[(2c + 1) * dim + i] its sum of dy.
+//    With an `addend` (not null: the residual gradient's add folded in by
+//    the session, docs/cuda.md), dx is stored as the Add of the rounded dx
+//    and the addend: both widened to f32, added in f32 (never contracted),
+//    rounded once to T, as the Add kernel does.
 template <typename T, typename P>
 __device__ void normGradChunk(const T *x, const P *gamma, const T *dy, T *dx,
-                              double *partials, long long rows, long long dim,
-                              double epsilon, int centered) {
+                              const T *addend, double *partials,
+                              long long rows, long long dim, double epsilon,
+                              int centered) {
   // mean, rstd, mean(g), mean(g xhat) of each row of the chunk.
   __shared__ double rowStats[4 * LLMC_NORM_GRAD_CHUNK];
   const long long chunk = blockIdx.x;
@@ -103,8 +108,12 @@ __device__ void normGradChunk(const T *x, const P *gamma, const T *dy, T *dx,
       double rstd = rowStats[4 * local + 1];
       double xhat = ((double)loadValue(x[at]) - rowStats[4 * local]) * rstd;
       double d = (double)loadValue(dy[at]);
-      dx[at] = storeValue<T>(rstd * (d * scale - rowStats[4 * local + 2] -
-                                     xhat * rowStats[4 * local + 3]));
+      T stored = storeValue<T>(rstd * (d * scale - rowStats[4 * local + 2] -
+                                       xhat * rowStats[4 * local + 3]));
+      if (addend)
+        stored = storeValue<T>(
+            (double)__fadd_rn(loadValue(stored), loadValue(addend[at])));
+      dx[at] = stored;
       dGamma += d * xhat;
       dBeta += d;
     }
@@ -151,9 +160,11 @@ __device__ void normGradFinish(const double *partials, P *dgamma, P *dbeta,
 
 #define LLMC_NORM_GRAD_CHUNK_KERNEL(T, P, SUFFIX)                              \
   extern "C" __global__ void llmc_norm_grad_##SUFFIX(                          \
-      const T *x, const P *gamma, const T *dy, T *dx, double *partials,        \
-      long long rows, long long dim, double epsilon, int centered) {           \
-    normGradChunk(x, gamma, dy, dx, partials, rows, dim, epsilon, centered);   \
+      const T *x, const P *gamma, const T *dy, T *dx, const T *addend,         \
+      double *partials, long long rows, long long dim, double epsilon,         \
+      int centered) {                                                          \
+    normGradChunk(x, gamma, dy, dx, addend, partials, rows, dim, epsilon,      \
+                  centered);                                                   \
   }
 LLMC_NORM_GRAD_CHUNK_KERNEL(float, float, f32_f32)
 LLMC_NORM_GRAD_CHUNK_KERNEL(Bf16, Bf16, bf16_bf16)

@@ -346,3 +346,26 @@ func.func @row_squares_join(%x: tensor<8x64xf32>, %y: tensor<8x64xf32>) -> tenso
   %s = llmc.reduce_sum %sq dims [1] : tensor<8x64xf32> -> tensor<8xf32>
   return %s : tensor<8xf32>
 }
+
+// -----
+
+// A weight gradient's GEMM that only the optimizer reads moves down to its
+// first reader (the norm's square), past the backward's other ops: where it
+// ran while the square was in its epilogue (docs/fusion.md).
+// CHECK-LABEL: func.func @gradient_gemm_sinks
+// CHECK:         llmc.exp
+// CHECK:         %[[EPI:.+]] = llmc.fused matmul_epilogue
+// CHECK-NEXT:    ^bb0
+// CHECK-NEXT:      llmc.matmul
+// CHECK-NEXT:      llmc.cast
+// CHECK-NEXT:      llmc.yield
+// CHECK-NEXT:    }
+// CHECK-NEXT:    llmc.fused row_reduction (%[[EPI]])
+func.func @gradient_gemm_sinks(%a: tensor<16x8xbf16>, %b: tensor<16x4xbf16>, %x: tensor<4x8xf32>) -> (tensor<f32>, tensor<4x8xf32>) {
+  %m = llmc.matmul %a, %b transpose_a : tensor<16x8xbf16>, tensor<16x4xbf16> -> tensor<8x4xbf16> loc(fused<"backward">["h.0.fc"])
+  %g = llmc.cast %m : tensor<8x4xbf16> -> tensor<8x4xf32> loc(fused<"backward">["h.0.fc"])
+  %y = llmc.exp %x : tensor<4x8xf32> loc(fused<"backward">["h.0.ln"])
+  %sq = llmc.mul %g, %g : tensor<8x4xf32> loc(fused<"optimizer">["h.0.fc"])
+  %s = llmc.reduce_sum %sq dims [0, 1] : tensor<8x4xf32> -> tensor<f32> loc(fused<"optimizer">["h.0.fc"])
+  return %s, %y : tensor<f32>, tensor<4x8xf32>
+}

@@ -13,9 +13,11 @@
 //    square to f32 and fold in double, rounding once; only the order of the
 //    double additions differs.
 // 2. One GPT-2 tiny bf16 training step compiled for fused kernels, with
-//    LLMC_MULTI_TENSOR=0 (every command alone) and with the groups: every
+//    LLMC_MULTI_TENSOR=0 LLMC_FOLD_ADDS=0 (every command alone) and with the
+//    groups and the residual adds folded into the norm gradients: every
 //    output has the same bits (a group computes each element, and cuts each
-//    sum of squares into chunks, exactly as the lone kernels do).
+//    sum of squares into chunks, exactly as the lone kernels do; a folded
+//    add rounds as the Add kernel).
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/Session.h"
@@ -176,15 +178,18 @@ TEST_F(CudaMultiTensorTest, HandBuiltGroupsMatchCpu) {
 /// initial state and a fixed batch; the bytes of every output.
 void stepOutputs(const std::string &program, bool groups,
                  std::vector<std::vector<uint8_t>> &outputs,
-                 size_t &groupCount) {
+                 size_t &groupCount, size_t &folds) {
   Executable exe;
   ASSERT_OK(readExecutable(binaryDir() + "/" + program, exe));
   ASSERT_EQ(setenv("LLMC_MULTI_TENSOR", groups ? "1" : "0", 1), 0);
+  ASSERT_EQ(setenv("LLMC_FOLD_ADDS", groups ? "1" : "0", 1), 0);
   std::unique_ptr<CudaSession> gpu;
   Status created = CudaSession::create(exe, CudaSessionOptions(), gpu);
   unsetenv("LLMC_MULTI_TENSOR");
+  unsetenv("LLMC_FOLD_ADDS");
   ASSERT_OK(created);
   groupCount = gpu->multiTensorGroups();
+  folds = gpu->foldedAdds();
   const RankProgram &rank = exe.ranks.front();
   std::mt19937 random(11);
   for (size_t i = 0; i < exe.arguments.size(); ++i) {
@@ -219,10 +224,13 @@ void stepOutputs(const std::string &program, bool groups,
 
 TEST_F(CudaMultiTensorTest, Gpt2TinyStepIsBitwiseWithAndWithoutGroups) {
   std::vector<std::vector<uint8_t>> alone, grouped;
-  size_t none = 0, groups = 0;
-  stepOutputs("gpt2-tiny-bf16-fused.llmcx", false, alone, none);
-  stepOutputs("gpt2-tiny-bf16-fused.llmcx", true, grouped, groups);
+  size_t none = 0, groups = 0, noFolds = 0, folds = 0;
+  stepOutputs("gpt2-tiny-bf16-fused.llmcx", false, alone, none, noFolds);
+  stepOutputs("gpt2-tiny-bf16-fused.llmcx", true, grouped, groups, folds);
   EXPECT_EQ(none, 0u);
+  EXPECT_EQ(noFolds, 0u);
+  // The residual adds after the layer norms' gradients, folded in.
+  EXPECT_GE(folds, 2u);
   // The weight casts, the sums of squares, and AdamW with and without
   // weight decay at least.
   EXPECT_GE(groups, 4u);
