@@ -75,6 +75,9 @@ namespace {
 
 /// Threads of the long-row kernels (LongRowKernelsSource.cpp).
 constexpr unsigned kLongRowThreads = 256;
+/// Packs of 16 bytes a lane of the norms' "rows" entries holds at most
+/// (LLMC_NORM_PACKS, LongRowKernelsSource.cpp).
+constexpr long long kNormPacks = 4;
 /// Threads of the cross_entropy_grad kernels (CrossEntropyGradSource.cpp).
 constexpr unsigned kGradThreads = 1024;
 
@@ -447,7 +450,17 @@ Status CudaKernels::launch(KernelKind kind, const KernelAttrs &attrs,
       args = {&source, &gamma, &result, &rows, &dim, &epsilon};
     unsigned blocks =
         static_cast<unsigned>((rows * 32 + kRowThreads - 1) / kRowThreads);
-    return launchPrimitive(entries[0], blocks, kRowThreads, 0, args, stream);
+    // The row in registers (LongRowKernelsSource.cpp): 16 bytes of x per
+    // pack, at most 4 packs per lane, gamma and beta read as packs too.
+    size_t bytes = dtypeSize(x.dtype), paramBytes = dtypeSize(inputs[1].dtype);
+    long long perPack = 16 / static_cast<long long>(bytes);
+    bool packed =
+        dim % perPack == 0 && dim / perPack <= 32 * kNormPacks &&
+        aligned16({source, result}) &&
+        reinterpret_cast<uintptr_t>(gamma) % (paramBytes * perPack) == 0 &&
+        reinterpret_cast<uintptr_t>(beta) % (paramBytes * perPack) == 0;
+    return launchPrimitive(packed ? entries[1] : entries[0], blocks,
+                           kRowThreads, 0, args, stream);
   }
   case KernelKind::LayerNormGrad:
   case KernelKind::RmsNormGrad: {

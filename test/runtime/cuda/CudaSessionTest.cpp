@@ -571,6 +571,38 @@ TEST_F(CudaKernelCase, Composites) {
     }
 }
 
+// The norms' "rows" entries (LongRowKernelsSource.cpp: the row held in
+// registers, 16-byte loads, at most 4 packs per lane): GPT-2's 768 bf16
+// (3 packs), the largest row (1024 bf16, 512 f32: 4 packs), rows shorter
+// than a warp's packs (64 bf16, 36 f32), an odd number of rows, every
+// (x, gamma) type pair. The formula and the double arithmetic are the warp
+// kernel's, only the order of the double additions differs: the Double
+// tolerance.
+TEST_F(CudaKernelCase, NormRowsInRegisters) {
+  for (DType type : {DType::F32, DType::BF16})
+    for (DType params : {DType::F32, DType::BF16})
+      for (int64_t dim : type == DType::BF16
+                             ? std::vector<int64_t>{768, 1024, 64}
+                             : std::vector<int64_t>{256, 512, 36}) {
+        std::string suffix = std::string(" ") + dtypeName(type) + " x, " +
+                             dtypeName(params) + " gamma, dim " +
+                             std::to_string(dim);
+        Tensor x(type, {37, dim}), gamma(params, {dim}), beta(params, {dim}),
+            out(type, {37, dim});
+        fillFloat(x, -3, 5);
+        fillFloat(gamma);
+        fillFloat(beta);
+        check("layer_norm rows" + suffix, KernelKind::LayerNorm, {{}, {1e-5}},
+              {&x, &gamma, &beta}, out, Tolerance::Double);
+        Tensor out2(type, {37, dim});
+        check("layer_norm rows no beta" + suffix, KernelKind::LayerNorm,
+              {{}, {1e-5}}, {&x, &gamma}, out2, Tolerance::Double);
+        Tensor out3(type, {37, dim});
+        check("rms_norm rows" + suffix, KernelKind::RmsNorm, {{}, {1e-6}},
+              {&x, &gamma}, out3, Tolerance::Double);
+      }
+}
+
 // The mixed-precision combinations of bf16 training steps (docs/precision.md:
 // f32 norm weights under bf16 activations, f32 sums of bf16 values, the
 // bf16 table gradient). Tolerances as above: Double (both sides in double,
