@@ -49,35 +49,38 @@ const char *flashAttentionTensorCoreSource() {
 // The sizes of D = 64 may be overridden by defining the LLMC_FLASH_TC_D64_*
 // macros below (CudaTest.FlashAttentionTileSweep compiles and times such
 // variants); KernelSelection.cpp's flashTcTileSizes must give the same.
+// The defaults are the sweep's fastest on the H200 (docs/cuda.md): one
+// 16-row block per warp and 3 blocks (12 warps) per SM in every kernel.
 #ifndef LLMC_FLASH_TC_D64_FORWARD_ROW_BLOCKS
-#define LLMC_FLASH_TC_D64_FORWARD_ROW_BLOCKS 2
+#define LLMC_FLASH_TC_D64_FORWARD_ROW_BLOCKS 1
 #endif
 #ifndef LLMC_FLASH_TC_D64_FORWARD_KEYS
 #define LLMC_FLASH_TC_D64_FORWARD_KEYS 64
 #endif
 #ifndef LLMC_FLASH_TC_D64_ROWS_ROW_BLOCKS
-#define LLMC_FLASH_TC_D64_ROWS_ROW_BLOCKS 2
+#define LLMC_FLASH_TC_D64_ROWS_ROW_BLOCKS 1
 #endif
 #ifndef LLMC_FLASH_TC_D64_ROWS_KEYS
 #define LLMC_FLASH_TC_D64_ROWS_KEYS 32
 #endif
 #ifndef LLMC_FLASH_TC_D64_KEYS_ROW_BLOCKS
-#define LLMC_FLASH_TC_D64_KEYS_ROW_BLOCKS 2
+#define LLMC_FLASH_TC_D64_KEYS_ROW_BLOCKS 1
 #endif
 #ifndef LLMC_FLASH_TC_D64_KEYS_QUERIES
 #define LLMC_FLASH_TC_D64_KEYS_QUERIES 32
 #endif
-// The blocks per SM each kernel promises (__launch_bounds__): 1 and 2 let
-// ptxas use up to 255 registers at 128 threads, 3 up to 168 (12 warps per
-// SM instead of 8).
-#ifndef LLMC_FLASH_TC_FORWARD_MIN_BLOCKS
-#define LLMC_FLASH_TC_FORWARD_MIN_BLOCKS 1
+// The blocks per SM each D = 64 kernel promises (__launch_bounds__): 1 and
+// 2 let ptxas use up to 255 registers at 128 threads, 3 up to 168 (12 warps
+// per SM instead of 8). D = 128 promises 1 (its accumulators are twice as
+// wide).
+#ifndef LLMC_FLASH_TC_D64_FORWARD_MIN_BLOCKS
+#define LLMC_FLASH_TC_D64_FORWARD_MIN_BLOCKS 3
 #endif
-#ifndef LLMC_FLASH_TC_ROWS_MIN_BLOCKS
-#define LLMC_FLASH_TC_ROWS_MIN_BLOCKS 1
+#ifndef LLMC_FLASH_TC_D64_ROWS_MIN_BLOCKS
+#define LLMC_FLASH_TC_D64_ROWS_MIN_BLOCKS 3
 #endif
-#ifndef LLMC_FLASH_TC_KEYS_MIN_BLOCKS
-#define LLMC_FLASH_TC_KEYS_MIN_BLOCKS 1
+#ifndef LLMC_FLASH_TC_D64_KEYS_MIN_BLOCKS
+#define LLMC_FLASH_TC_D64_KEYS_MIN_BLOCKS 3
 #endif
 // 1: the kernel keeps the A fragments of its fixed rows (forward: q;
 // grad_rows: q and dout; grad_keys: k and v) in registers for the whole
@@ -110,6 +113,13 @@ template <int D> struct FlashTcTiles {
   static constexpr int keysKeys = 64 * keysRowBlocks;
   static constexpr int keysQueries =
       D <= 64 ? LLMC_FLASH_TC_D64_KEYS_QUERIES : 16;
+  // __launch_bounds__'s blocks per SM of each kernel.
+  static constexpr int forwardMinBlocks =
+      D <= 64 ? LLMC_FLASH_TC_D64_FORWARD_MIN_BLOCKS : 1;
+  static constexpr int rowsMinBlocks =
+      D <= 64 ? LLMC_FLASH_TC_D64_ROWS_MIN_BLOCKS : 1;
+  static constexpr int keysMinBlocks =
+      D <= 64 ? LLMC_FLASH_TC_D64_KEYS_MIN_BLOCKS : 1;
   static constexpr int stride = D + LLMC_FLASH_TC_PAD;
   // Bytes of each kernel's tiles.
   static constexpr int forwardQueriesTile = forwardQueries * stride * 2;
@@ -1039,7 +1049,7 @@ __device__ void flashGradKeysTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
 // (fixed to D).
 #define LLMC_FLASH_TC_KERNELS(D)                                               \
   extern "C" __global__ void __launch_bounds__(                                \
-      LLMC_FLASH_TC_THREADS, LLMC_FLASH_TC_FORWARD_MIN_BLOCKS)                 \
+      LLMC_FLASH_TC_THREADS, FlashTcTiles<D>::forwardMinBlocks)                \
       llmc_flash_attention_tc_forward_bf16_d##D(                               \
           const Bf16 *q, const Bf16 *k, const Bf16 *v, Bf16 *out, float *lse,  \
           int heads, int kvHeads, long long seq, long long kvSeq, int causal,  \
@@ -1048,7 +1058,7 @@ __device__ void flashGradKeysTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
                       scale);                                                  \
   }                                                                            \
   extern "C" __global__ void __launch_bounds__(                                \
-      LLMC_FLASH_TC_THREADS, LLMC_FLASH_TC_ROWS_MIN_BLOCKS)                    \
+      LLMC_FLASH_TC_THREADS, FlashTcTiles<D>::rowsMinBlocks)                   \
       llmc_flash_attention_tc_grad_rows_bf16_d##D(                             \
           const Bf16 *q, const Bf16 *k, const Bf16 *v, const Bf16 *out,        \
           const Bf16 *dout, const float *forwardLse, Bf16 *dq, float *lse,     \
@@ -1058,7 +1068,7 @@ __device__ void flashGradKeysTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
                        kvHeads, seq, kvSeq, causal, scale);                    \
   }                                                                            \
   extern "C" __global__ void __launch_bounds__(                                \
-      LLMC_FLASH_TC_THREADS, LLMC_FLASH_TC_KEYS_MIN_BLOCKS)                    \
+      LLMC_FLASH_TC_THREADS, FlashTcTiles<D>::keysMinBlocks)                   \
       llmc_flash_attention_tc_grad_keys_bf16_d##D(                             \
           const Bf16 *q, const Bf16 *k, const Bf16 *v, const Bf16 *dout,       \
           const float *lse, const float *delta, Bf16 *dk, Bf16 *dv, int heads, \
