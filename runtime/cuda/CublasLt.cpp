@@ -45,6 +45,42 @@ Status makeLayout(cublasLtMatrixLayout_t &layout, DType dtype, int64_t rows,
   return Status::ok();
 }
 
+cublasLtEpilogue_t cublasEpilogue(MatmulEpilogueKind kind) {
+  switch (kind) {
+  case MatmulEpilogueKind::Bias:
+  case MatmulEpilogueKind::BiasResidual: // the residual is C, beta = 1
+    return CUBLASLT_EPILOGUE_BIAS;
+  case MatmulEpilogueKind::BiasGelu:
+    return CUBLASLT_EPILOGUE_GELU_BIAS;
+  case MatmulEpilogueKind::BiasGeluAux:
+    return CUBLASLT_EPILOGUE_GELU_AUX_BIAS;
+  case MatmulEpilogueKind::BiasGradient:
+    return CUBLASLT_EPILOGUE_BGRADA;
+  }
+  return CUBLASLT_EPILOGUE_DEFAULT;
+}
+
+/// Points the descriptor at this launch's bias and pre-activation (a plan
+/// is shared by every command of its problem).
+Status setEpiloguePointers(cublasLtMatmulDesc_t desc, const MatmulProblem &p,
+                           const MatmulEpilogueOperands &e) {
+  if (!p.hasEpilogue)
+    return Status::ok();
+  const void *bias = p.epilogue == MatmulEpilogueKind::BiasGradient
+                         ? e.biasGradient
+                         : e.bias;
+  LLMC_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(
+                        desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias,
+                        sizeof(bias)),
+                    "setting the bias pointer");
+  if (p.epilogue == MatmulEpilogueKind::BiasGeluAux)
+    LLMC_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(
+                          desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER,
+                          &e.preActivation, sizeof(e.preActivation)),
+                      "setting the pre-activation pointer");
+  return Status::ok();
+}
+
 } // namespace
 
 /// The descriptors of one problem and the algorithm chosen for it.
@@ -83,7 +119,9 @@ CublasLtMatmul::~CublasLtMatmul() {
     (void)cublasLtDestroy(handle_);
 }
 
-Status CublasLtMatmul::plan(const MatmulProblem &p, Plan *&result) {
+Status CublasLtMatmul::plan(const MatmulProblem &p,
+                            const MatmulEpilogueOperands &epilogue,
+                            Plan *&result) {
   auto found = plans_.find(p.key());
   if (found != plans_.end()) {
     result = found->second.get();
@@ -105,6 +143,23 @@ Status CublasLtMatmul::plan(const MatmulProblem &p, Plan *&result) {
                                                    CUBLASLT_MATMUL_DESC_TRANSB,
                                                    &opSecond, sizeof(opSecond)),
                     "setting transb");
+  if (p.hasEpilogue) {
+    cublasLtEpilogue_t mode = cublasEpilogue(p.epilogue);
+    LLMC_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(
+                          made->desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &mode,
+                          sizeof(mode)),
+                      "setting the epilogue");
+    if (p.epilogue == MatmulEpilogueKind::BiasGeluAux) {
+      // The pre-activation is laid out as D: N rows (column-major), ld N.
+      int64_t ld = p.n;
+      LLMC_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(
+                            made->desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD,
+                            &ld, sizeof(ld)),
+                        "setting the pre-activation's leading dimension");
+    }
+    // The heuristic reads the pointers' alignment.
+    LLMC_RETURN_IF_ERROR(setEpiloguePointers(made->desc, p, epilogue));
+  }
   // 2. Layouts of the stored matrices, before the op.
   int64_t rhsStride = p.sharedRhs ? 0 : p.k * p.n;
   if (p.transB)
@@ -142,11 +197,14 @@ Status CublasLtMatmul::plan(const MatmulProblem &p, Plan *&result) {
   LLMC_RETURN_IF_ERROR(status);
   if (found_count == 0)
     return Status::error(
-        StatusCode::Internal,
+        p.hasEpilogue ? StatusCode::Unimplemented : StatusCode::Internal,
         "cuBLASLt has no algorithm for a " +
             std::string(dtypeName(p.operands)) + " matmul of batch " +
             std::to_string(p.batch) + ", M=" + std::to_string(p.m) +
-            ", N=" + std::to_string(p.n) + ", K=" + std::to_string(p.k));
+            ", N=" + std::to_string(p.n) + ", K=" + std::to_string(p.k) +
+            (p.hasEpilogue ? " with epilogue " +
+                                 std::to_string(static_cast<int>(p.epilogue))
+                           : std::string()));
   made->algo = heuristic.algo;
   result = made.get();
   plans_.emplace(p.key(), std::move(made));
@@ -167,11 +225,24 @@ Status checkMatmulProblem(const MatmulProblem &p) {
   if (p.batch < 0 || p.m < 0 || p.n < 0 || p.k < 0)
     return Status::error(StatusCode::InvalidArgument,
                          "cuBLASLt matmul: expected non-negative sizes");
+  if (p.hasEpilogue && (p.batch != 1 || p.k == 0))
+    return Status::error(StatusCode::InvalidArgument,
+                         "cuBLASLt matmul: an epilogue takes one GEMM with "
+                         "K > 0, got batch " +
+                             std::to_string(p.batch) + " and K " +
+                             std::to_string(p.k));
+  if (p.hasEpilogue && p.epilogue == MatmulEpilogueKind::BiasGeluAux &&
+      p.n % 8 != 0)
+    return Status::error(StatusCode::InvalidArgument,
+                         "cuBLASLt matmul: the pre-activation's leading "
+                         "dimension N must be a multiple of 8, got " +
+                             std::to_string(p.n));
   return Status::ok();
 }
 
 Status CublasLtMatmul::run(const MatmulProblem &p, const void *lhs,
-                           const void *rhs, void *result, cudaStream_t stream) {
+                           const void *rhs, void *result, cudaStream_t stream,
+                           const MatmulEpilogueOperands &epilogue) {
   LLMC_RETURN_IF_ERROR(checkMatmulProblem(p));
   if (p.batch == 0 || p.m == 0 || p.n == 0)
     return Status::ok();
@@ -184,10 +255,15 @@ Status CublasLtMatmul::run(const MatmulProblem &p, const void *lhs,
     return Status::ok();
   }
   Plan *chosen = nullptr;
-  LLMC_RETURN_IF_ERROR(plan(p, chosen));
-  const float alpha = 1.0f, beta = 0.0f;
+  LLMC_RETURN_IF_ERROR(plan(p, epilogue, chosen));
+  LLMC_RETURN_IF_ERROR(setEpiloguePointers(chosen->desc, p, epilogue));
+  // A residual is C: D = product + residual, then the bias.
+  bool residual =
+      p.hasEpilogue && p.epilogue == MatmulEpilogueKind::BiasResidual;
+  const void *c = residual ? epilogue.residual : result;
+  const float alpha = 1.0f, beta = residual ? 1.0f : 0.0f;
   LLMC_CUBLAS_CHECK(cublasLtMatmul(handle_, chosen->desc, &alpha, rhs,
-                                   chosen->a, lhs, chosen->b, &beta, result,
+                                   chosen->a, lhs, chosen->b, &beta, c,
                                    chosen->c, result, chosen->c, &chosen->algo,
                                    workspace_, workspaceBytes_, stream),
                     "cublasLtMatmul");
