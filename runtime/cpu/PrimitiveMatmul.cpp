@@ -215,6 +215,8 @@ void applyEpilogue(const KernelArgs &args, MatmulEpilogueKind kind,
       storeFloat(out, i,
                  static_cast<G>(static_cast<G>(loadFloat(*residual, i)) + sum));
       break;
+    case MatmulEpilogueKind::BiasGradient: // biasGradientMatmul
+      break;
     }
   });
 }

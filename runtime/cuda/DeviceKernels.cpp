@@ -11,6 +11,7 @@
 #include "runtime/cuda/DeviceKernels.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdint>
 #include <cstring>
 #include <initializer_list>
@@ -214,12 +215,23 @@ Status CudaKernels::launch(KernelKind kind, const KernelAttrs &attrs,
     if (problem.hasEpilogue &&
         problem.epilogue == MatmulEpilogueKind::BiasGeluAux)
       epilogue.preActivation = outputs[1].data;
-    Status status = matmul_->run(problem, inputs[0].data, inputs[1].data,
-                                 out->data, stream, epilogue);
-    if (!biasGradient || status.code() != StatusCode::Unimplemented)
-      return status;
-    // No BGRADA algorithm for this problem: the plain GEMM, then the bias
-    // gradient with ReduceSum's kernels (the selection's entries).
+    if (!biasGradient || !biasGradientFallback_.count(problem.key())) {
+      Status status = matmul_->run(problem, inputs[0].data, inputs[1].data,
+                                   out->data, stream, epilogue);
+      if (!biasGradient || status)
+        return status;
+      // cuBLASLt has no BGRADA algorithm for this problem (Unimplemented)
+      // or refused the one it offered: from now on the plain GEMM, then the
+      // bias gradient with ReduceSum's kernels (the selection's entries).
+      std::fprintf(stderr,
+                   "llmc: cuBLASLt bias-gradient epilogue not available for "
+                   "a GEMM of M=%lld N=%lld K=%lld (%s); running the GEMM and "
+                   "a reduction\n",
+                   static_cast<long long>(problem.m),
+                   static_cast<long long>(problem.n),
+                   static_cast<long long>(problem.k), status.message().c_str());
+      biasGradientFallback_.insert(problem.key());
+    }
     MatmulProblem plain = problem;
     plain.hasEpilogue = false;
     LLMC_RETURN_IF_ERROR(matmul_->run(plain, inputs[0].data, inputs[1].data,

@@ -28,6 +28,7 @@
 #include <cuda_runtime.h>
 
 #include <map>
+#include <set>
 #include <memory>
 #include <string>
 #include <vector>
@@ -165,6 +166,9 @@ private:
   /// (cudaFuncAttributeMaxDynamicSharedMemorySize).
   std::map<std::string, size_t> sharedLimits_;
   std::unique_ptr<CublasLtMatmul> matmul_;
+  /// Bias-gradient GEMMs that cuBLASLt could not run with BGRADA: they run
+  /// as the plain GEMM and ReduceSum from then on.
+  std::set<decltype(MatmulProblem().key())> biasGradientFallback_;
   void *scratch_ = nullptr;
   size_t scratchBytes_ = 0;
   unsigned multiprocessors_ = 1;

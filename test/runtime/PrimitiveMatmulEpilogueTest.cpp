@@ -96,8 +96,9 @@ TEST(PrimitiveMatmulEpilogue, MatchesTheUnfusedCommands) {
 
         if (dtype == DType::F32) {
           EXPECT_EQ(got.bytes, want.bytes);
-          if (hasPre)
+          if (hasPre) {
             EXPECT_EQ(gotPre.bytes, wantPre.bytes);
+          }
           continue;
         }
         std::vector<double> wantValues, wantPreValues;

@@ -264,6 +264,8 @@ TEST_F(CudaMatmulEpilogue, MatchesTheCpu) {
           preBound = matmulBound + 0x1p-23 * std::fabs(pre);
           bound = 1.13 * preBound + 0x1p-10 * std::fabs(pre) + 1e-6;
           break;
+        case Kind::BiasGradient: // BiasGradientMatchesTheCpu
+          break;
         }
         if (c.dtype == DType::BF16) {
           bound += bf16Ulp(want.at(i));
@@ -305,7 +307,7 @@ TEST_F(CudaMatmulEpilogue, BiasGradientMatchesTheCpu) {
   };
   for (DType dtype : {DType::F32, DType::BF16})
     for (GradCase c : {GradCase{512, 48, 80, false}, GradCase{300, 24, 40, true},
-                       GradCase{16384, 64, 2304, false}}) {
+                       GradCase{16384, 8, 2304, false}}) {
       SCOPED_TRACE(std::string(dtypeName(dtype)) + " K=" +
                    std::to_string(c.k) + " M=" + std::to_string(c.m) +
                    " N=" + std::to_string(c.n) + (c.transB ? " transB" : ""));
