@@ -11,7 +11,9 @@
 // cuBLASLt is column-major; a row-major C = op(A) op(B) is computed as the
 // column-major C^T = op(B)^T op(A)^T, i.e. with the operands swapped and
 // the storage reinterpreted, which costs no copy. The algorithm is chosen
-// once per problem (cublasLtMatmulAlgoGetHeuristic) and cached.
+// once per problem and cached: the fastest of the heuristic's first 8
+// (cublasLtMatmulAlgoGetHeuristic), timed on the first launch's operands,
+// among those that reduce split-K partial sums in f32.
 //
 // A problem may carry an epilogue (Kernels.def's MatmulEpilogue): the bias
 // is a vector over our N, which is the column-major D's rows, so it is
@@ -101,8 +103,24 @@ public:
 private:
   struct Plan;
   CublasLtMatmul() = default;
+  /// The operands of the launch that plans, for timing the candidates.
+  struct MatmulOperandPointers {
+    const void *lhs = nullptr, *rhs = nullptr;
+    void *result = nullptr;
+  };
   Status plan(const MatmulProblem &problem,
-              const MatmulEpilogueOperands &epilogue, Plan *&plan);
+              const MatmulEpilogueOperands &epilogue,
+              const MatmulOperandPointers &at, cudaStream_t stream,
+              Plan *&plan);
+  /// Times up to kCandidates of the heuristic's algorithms on the real
+  /// operands (writing only the launch's own results, which the launch
+  /// then overwrites) and keeps the fastest in `plan`; leaves the
+  /// heuristic's first choice where that is not safe (a residual in place,
+  /// a stream being captured).
+  Status timeCandidates(Plan &plan,
+                        const cublasLtMatmulHeuristicResult_t *candidates,
+                        int count, const MatmulProblem &problem,
+                        const MatmulOperandPointers &at, cudaStream_t stream);
 
   cublasLtHandle_t handle_ = nullptr;
   void *workspace_ = nullptr;
