@@ -238,8 +238,20 @@ LogicalResult Lowering::lowerFused(FusedOp fused) {
     slots[arg] = slotOf(input);
   if (succeeded(lowerSumOfSquares(fused)))
     return success();
+  if (fused.getKind() == FusionKind::matmul_epilogue) {
+    FailureOr<bool> lowered = lowerMatmulEpilogue(fused);
+    if (failed(lowered))
+      return failure();
+    if (*lowered)
+      return success();
+  }
   size_t first = rank.commands.size();
+  ReduceSumOp biasGradient = biasGradientOf.lookup(fused);
   for (Operation &inner : body) {
+    if (auto matmul = dyn_cast<MatmulOp>(inner); matmul && biasGradient) {
+      lowerBiasGradientGemm(fused, matmul, biasGradient);
+      continue;
+    }
     if (auto yield = dyn_cast<YieldOp>(inner)) {
       for (auto [result, value] :
            llvm::zip(fused.getResults(), yield.getValues()))
@@ -318,6 +330,13 @@ LogicalResult Lowering::lowerOp(Operation *op) {
       return failure();
   if (isa<shard::ShardDialect>(op->getDialect()))
     return lowerShardOp(op);
+  if (auto reduce = dyn_cast<ReduceSumOp>(op)) {
+    FailureOr<bool> deferred = deferBiasGradient(reduce);
+    if (failed(deferred))
+      return failure();
+    if (*deferred) // written by its weight-gradient GEMM
+      return success();
+  }
   if (isa<SendOp, RecvOp>(op))
     return lowerTransfer(op);
   auto elementwise = [&](K kernel) {

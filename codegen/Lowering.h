@@ -9,6 +9,7 @@
 #ifndef LLMC_CODEGEN_LOWERING_H
 #define LLMC_CODEGEN_LOWERING_H
 
+#include "ir/BufferPlan.h"
 #include "ir/LlmcOps.h"
 #include "ir/Sharding.h"
 #include "runtime/Executable.h"
@@ -17,6 +18,7 @@
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "llvm/ADT/DenseMap.h"
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -65,6 +67,21 @@ private:
   LogicalResult lowerOp(Operation *op);
   LogicalResult lowerFused(FusedOp fused);
   LogicalResult lowerSumOfSquares(FusedOp fused);
+  /// A matmul_epilogue region as one MatmulEpilogue command, when its body
+  /// is a bias add [+ gelu | + residual] after the matmul and the buffer
+  /// plan lets one GEMM write its results (LowerMatmulEpilogue.cpp); false
+  /// when the region is to be lowered op by op.
+  FailureOr<bool> lowerMatmulEpilogue(FusedOp fused);
+  /// A reduce_sum of dY over all but its last dimension whose dY a later
+  /// matmul_epilogue region's weight-gradient GEMM (dW = X^T dY) reads:
+  /// recorded in biasGradientOf, and written by that GEMM's command
+  /// (MatmulEpilogue bias_gradient) instead of a command here.
+  FailureOr<bool> deferBiasGradient(ReduceSumOp reduce);
+  /// The MatmulEpilogue bias_gradient command of `matmul` (in `fused`).
+  void lowerBiasGradientGemm(FusedOp fused, MatmulOp matmul,
+                             ReduceSumOp reduce);
+  /// Makes `plan` (the overlap checks of the two above).
+  LogicalResult ensurePlan();
   void addCommand(Operation *op, rt::KernelKind kernel,
                   rt::KernelAttrs attrs = {},
                   rt::CommandKind kind = rt::CommandKind::Kernel);
@@ -92,6 +109,11 @@ private:
   llvm::DenseMap<Value, int32_t> slots;
   int64_t shiftTags = 0;
   std::vector<rt::OutputInfo> outputs;
+  /// The buffer plan, made on the first matmul_epilogue region (the
+  /// overlap check of lowerMatmulEpilogue); placeValues plans on its own.
+  std::unique_ptr<BufferPlan> plan;
+  /// Weight-gradient regions and the bias gradient their GEMM writes.
+  llvm::DenseMap<Operation *, ReduceSumOp> biasGradientOf;
 };
 
 } // namespace llmc::codegen

@@ -16,6 +16,32 @@ enum class KernelKind : uint16_t {
   Count
 };
 
+/// What a MatmulEpilogue command applies to the f32 product (ints[2]).
+/// Values are stored in Executables: append, never reorder.
+enum class MatmulEpilogueKind : int64_t {
+  Bias = 0,         ///< result = product + bias
+  BiasGelu = 1,     ///< result = gelu_tanh(product + bias)
+  BiasGeluAux = 2,  ///< the same, and outputs[1] = product + bias
+  BiasResidual = 3, ///< result = residual + (product + bias)
+  /// result = product; outputs[1] = the rhs summed over K (no bias input):
+  /// the bias gradient beside a weight gradient dW = X^T dY.
+  BiasGradient = 4,
+};
+constexpr int64_t kNumMatmulEpilogueKinds = 5;
+
+/// Inputs and outputs of a MatmulEpilogue command of `kind`.
+inline int matmulEpilogueInputs(MatmulEpilogueKind kind) {
+  return kind == MatmulEpilogueKind::BiasResidual   ? 4
+         : kind == MatmulEpilogueKind::BiasGradient ? 2
+                                                    : 3;
+}
+inline int matmulEpilogueOutputs(MatmulEpilogueKind kind) {
+  return kind == MatmulEpilogueKind::BiasGeluAux ||
+                 kind == MatmulEpilogueKind::BiasGradient
+             ? 2
+             : 1;
+}
+
 /// "Add", "LayerNorm", ... (for messages and profiles).
 const char *kernelName(KernelKind kind);
 

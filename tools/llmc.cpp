@@ -129,6 +129,24 @@ int inspectExecutable(const std::string &path) {
      << " commands, " << rank.values.size() << " values, "
      << rank.constants.size() << " constants, " << withThousands(rank.arenaBytes)
      << " bytes of buffers\n";
+  // GEMMs, and those codegen gave a cuBLASLt epilogue (MatmulEpilogue,
+  // docs/fusion.md "GEMM epilogues"), by epilogue.
+  size_t gemms = 0;
+  size_t epilogues[llmc::rt::kNumMatmulEpilogueKinds] = {};
+  for (const llmc::rt::Command &command : rank.commands) {
+    if (command.kind != llmc::rt::CommandKind::Gemm)
+      continue;
+    ++gemms;
+    if (command.kernel == llmc::rt::KernelKind::MatmulEpilogue &&
+        command.attrs.ints.size() == 3 && command.attrs.ints[2] >= 0 &&
+        command.attrs.ints[2] < llmc::rt::kNumMatmulEpilogueKinds)
+      ++epilogues[command.attrs.ints[2]];
+  }
+  if (gemms)
+    os << "  " << gemms << " GEMMs; with an epilogue: bias " << epilogues[0]
+       << ", bias+gelu " << epilogues[1] << ", bias+gelu+pre-activation "
+       << epilogues[2] << ", bias+residual " << epilogues[3]
+       << ", bias gradient " << epilogues[4] << "\n";
   if (exe.fusedKernels) {
     size_t unstored = 0;
     for (const llmc::rt::ValueInfo &value : rank.values)

@@ -58,15 +58,10 @@ Status cpuGelu(const KernelArgs &args) {
   LLMC_RETURN_IF_ERROR(args.expectAttrs(1, 0));
   const int64_t approximation = args.attrs.ints[0];
   if (approximation == 0) {
-    // GPT-2's tanh form: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
-    const double kSqrt2OverPi = 0.79788456080286535588; // sqrt(2 / pi)
     return mapElementwise(
         args, 1, [&](const double *x, const double *, double *y, int64_t n) {
-          for (int64_t i = 0; i < n; ++i) {
-            double inner =
-                kSqrt2OverPi * (x[i] + 0.044715 * x[i] * x[i] * x[i]);
-            y[i] = 0.5 * x[i] * (1.0 + std::tanh(inner));
-          }
+          for (int64_t i = 0; i < n; ++i)
+            y[i] = geluTanh(x[i]);
         });
   }
   if (approximation == 1) {

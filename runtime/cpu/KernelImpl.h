@@ -13,6 +13,7 @@
 #include "runtime/Status.h"
 #include "runtime/cpu/ThreadPool.h"
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -122,6 +123,14 @@ inline void storeInt(const TensorRef &t, int64_t i, int64_t v) {
   default:
     storeFloat(t, i, static_cast<double>(v));
   }
+}
+
+/// GPT-2's tanh form of gelu, in f64: 0.5 x (1 + tanh(sqrt(2/pi) (x +
+/// 0.044715 x^3))). Gelu and MatmulEpilogue's gelu both evaluate it.
+inline double geluTanh(double x) {
+  const double kSqrt2OverPi = 0.79788456080286535588; // sqrt(2 / pi)
+  double inner = kSqrt2OverPi * (x + 0.044715 * x * x * x);
+  return 0.5 * x * (1.0 + std::tanh(inner));
 }
 
 /// Whether arithmetic on this type is done in f64 (f64 only) or f32.

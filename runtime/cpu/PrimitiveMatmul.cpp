@@ -9,6 +9,13 @@
 // wrapping on overflow. OpenBLAS uses its own threads; the integer loop and
 // the conversions use the pool.
 //
+// MatmulEpilogue keeps the product in the GEMM's precision (f32; f64 for
+// f64 operands), applies the bias add, gelu or residual add to it there, and
+// rounds each result once, as cuBLASLt's epilogues do. For f32 operands that
+// is bit for bit the unfused program (an f32 product, f32 adds, gelu in f64
+// from the f32 sum); for bf16 it removes the rounding of the product and
+// of the sum before gelu (docs/cuda.md, "Numerics").
+//
 //===----------------------------------------------------------------------===//
 #include "runtime/cpu/PrimitiveHelpers.h"
 
@@ -181,7 +188,126 @@ void intMatmul(const KernelArgs &args, const MatmulShape &mm) {
       });
 }
 
+/// The epilogue on the unrounded product `c` (batch·M rows of N), into the
+/// result (and the pre-activation for BiasGeluAux).
+template <typename G>
+void applyEpilogue(const KernelArgs &args, MatmulEpilogueKind kind,
+                   const G *c, int64_t n) {
+  const TensorRef &bias = args.inputs[2], &out = args.outputs[0];
+  const TensorRef *residual =
+      kind == MatmulEpilogueKind::BiasResidual ? &args.inputs[3] : nullptr;
+  const TensorRef *pre =
+      kind == MatmulEpilogueKind::BiasGeluAux ? &args.outputs[1] : nullptr;
+  forEachElement(args.pool, out.numElements(), [&](int64_t i) {
+    // The adds in G, as the unfused f32 (or f64) adds compute them.
+    G sum = c[i] + static_cast<G>(loadFloat(bias, i % n));
+    switch (kind) {
+    case MatmulEpilogueKind::Bias:
+      storeFloat(out, i, sum);
+      break;
+    case MatmulEpilogueKind::BiasGeluAux:
+      storeFloat(*pre, i, sum);
+      [[fallthrough]];
+    case MatmulEpilogueKind::BiasGelu:
+      storeFloat(out, i, geluTanh(static_cast<double>(sum)));
+      break;
+    case MatmulEpilogueKind::BiasResidual:
+      storeFloat(out, i,
+                 static_cast<G>(static_cast<G>(loadFloat(*residual, i)) + sum));
+      break;
+    case MatmulEpilogueKind::BiasGradient: // biasGradientMatmul
+      break;
+    }
+  });
+}
+
+/// The product in G into a scratch of the result's shape, then the epilogue.
+template <typename G>
+void floatMatmulEpilogue(const KernelArgs &args, const MatmulShape &mm,
+                         MatmulEpilogueKind kind) {
+  std::vector<G> product(
+      static_cast<size_t>(args.outputs[0].numElements()));
+  TensorRef scratch{product.data(),
+                    std::is_same_v<G, float> ? DType::F32 : DType::F64,
+                    args.outputs[0].shape};
+  std::vector<TensorRef> inputs = {args.inputs[0], args.inputs[1]};
+  std::vector<TensorRef> outputs = {scratch};
+  KernelAttrs attrs{{args.attrs.ints[0], args.attrs.ints[1]}, {}};
+  KernelArgs gemmArgs{KernelKind::Matmul, attrs, inputs, outputs, args.pool};
+  floatMatmul<G>(gemmArgs, mm);
+  applyEpilogue<G>(args, kind, product.data(), mm.n);
+}
+
+/// BiasGradient: the product exactly as Matmul computes it, and the rhs
+/// summed over K exactly as ReduceSum computes it (in f64, rounded once),
+/// so that the command has the bits of the two it replaces.
+Status biasGradientMatmul(const KernelArgs &args, const KernelArgs &gemmArgs,
+                          const MatmulShape &mm) {
+  const TensorRef &out = args.outputs[0], &grad = args.outputs[1];
+  const TensorRef &rhs = args.inputs[1];
+  LLMC_RETURN_IF_ERROR(
+      expectSameDType(args, "bias gradient", grad.dtype, out.dtype));
+  if (grad.numElements() != mm.n)
+    return args.error("expected a bias gradient of " + std::to_string(mm.n) +
+                      " elements, got " + formatShape(grad.shape));
+  LLMC_RETURN_IF_ERROR(cpuMatmul(gemmArgs));
+  std::vector<TensorRef> rows = {
+      {rhs.data, rhs.dtype, mm.transB ? Shape{mm.n, mm.k} : Shape{mm.k, mm.n}}};
+  std::vector<TensorRef> sums = {{grad.data, grad.dtype, Shape{mm.n}}};
+  KernelAttrs dims{{mm.transB ? 1 : 0}, {}};
+  KernelArgs reduceArgs{KernelKind::ReduceSum, dims, rows, sums, args.pool};
+  return cpuReduceSum(reduceArgs);
+}
+
 } // namespace
+
+Status cpuMatmulEpilogue(const KernelArgs &args) {
+  LLMC_RETURN_IF_ERROR(checkOperands(args));
+  if (args.attrs.ints.size() != 3 || !args.attrs.floats.empty())
+    return args.error("expected 3 integer attributes (transpose_a, "
+                      "transpose_b, epilogue), got " +
+                      std::to_string(args.attrs.ints.size()));
+  int64_t code = args.attrs.ints[2];
+  if (code < 0 || code >= kNumMatmulEpilogueKinds)
+    return args.error("expected an epilogue in [0, " +
+                      std::to_string(kNumMatmulEpilogueKinds) + "), got " +
+                      std::to_string(code));
+  auto kind = static_cast<MatmulEpilogueKind>(code);
+  LLMC_RETURN_IF_ERROR(args.expectArity(matmulEpilogueInputs(kind),
+                                        matmulEpilogueOutputs(kind)));
+  // The product's checks are Matmul's, on the first two inputs.
+  std::vector<TensorRef> inputs = {args.inputs[0], args.inputs[1]};
+  std::vector<TensorRef> outputs = {args.outputs[0]};
+  KernelAttrs attrs{{args.attrs.ints[0], args.attrs.ints[1]}, {}};
+  KernelArgs gemmArgs{args.kind, attrs, inputs, outputs, args.pool};
+  MatmulShape mm;
+  LLMC_RETURN_IF_ERROR(checkMatmul(gemmArgs, mm));
+  const TensorRef &out = args.outputs[0];
+  LLMC_RETURN_IF_ERROR(expectDType(args, "result", out.dtype, kFloatTypes));
+  if (kind == MatmulEpilogueKind::BiasGradient)
+    return biasGradientMatmul(args, gemmArgs, mm);
+  LLMC_RETURN_IF_ERROR(
+      expectSameDType(args, "bias", args.inputs[2].dtype, out.dtype));
+  LLMC_RETURN_IF_ERROR(expectShape(args, "bias", args.inputs[2].shape,
+                                   Shape{mm.n}));
+  if (kind == MatmulEpilogueKind::BiasResidual) {
+    LLMC_RETURN_IF_ERROR(expectSameDType(args, "residual",
+                                         args.inputs[3].dtype, out.dtype));
+    LLMC_RETURN_IF_ERROR(
+        expectShape(args, "residual", args.inputs[3].shape, out.shape));
+  }
+  if (kind == MatmulEpilogueKind::BiasGeluAux) {
+    LLMC_RETURN_IF_ERROR(expectSameDType(args, "pre-activation",
+                                         args.outputs[1].dtype, out.dtype));
+    LLMC_RETURN_IF_ERROR(expectShape(args, "pre-activation",
+                                     args.outputs[1].shape, out.shape));
+  }
+  if (args.inputs[0].dtype == DType::F64)
+    floatMatmulEpilogue<double>(args, mm, kind);
+  else
+    floatMatmulEpilogue<float>(args, mm, kind);
+  return Status::ok();
+}
 
 Status cpuMatmul(const KernelArgs &args) {
   MatmulShape mm;

@@ -13,6 +13,11 @@ namespace {
 /// split-K and stream-K algorithms.
 constexpr size_t kWorkspaceBytes = 32u << 20;
 
+/// Heuristic candidates timed per problem, and the timed launches of each
+/// (after one warm-up).
+constexpr int kCandidates = 8;
+constexpr int kTimedRuns = 3;
+
 Status cublasStatus(cublasStatus_t status, const std::string &what) {
   if (status == CUBLAS_STATUS_SUCCESS)
     return Status::ok();
@@ -45,6 +50,42 @@ Status makeLayout(cublasLtMatrixLayout_t &layout, DType dtype, int64_t rows,
   return Status::ok();
 }
 
+cublasLtEpilogue_t cublasEpilogue(MatmulEpilogueKind kind) {
+  switch (kind) {
+  case MatmulEpilogueKind::Bias:
+  case MatmulEpilogueKind::BiasResidual: // the residual is C, beta = 1
+    return CUBLASLT_EPILOGUE_BIAS;
+  case MatmulEpilogueKind::BiasGelu:
+    return CUBLASLT_EPILOGUE_GELU_BIAS;
+  case MatmulEpilogueKind::BiasGeluAux:
+    return CUBLASLT_EPILOGUE_GELU_AUX_BIAS;
+  case MatmulEpilogueKind::BiasGradient:
+    return CUBLASLT_EPILOGUE_BGRADA;
+  }
+  return CUBLASLT_EPILOGUE_DEFAULT;
+}
+
+/// Points the descriptor at this launch's bias and pre-activation (a plan
+/// is shared by every command of its problem).
+Status setEpiloguePointers(cublasLtMatmulDesc_t desc, const MatmulProblem &p,
+                           const MatmulEpilogueOperands &e) {
+  if (!p.hasEpilogue)
+    return Status::ok();
+  const void *bias = p.epilogue == MatmulEpilogueKind::BiasGradient
+                         ? e.biasGradient
+                         : e.bias;
+  LLMC_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(
+                        desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias,
+                        sizeof(bias)),
+                    "setting the bias pointer");
+  if (p.epilogue == MatmulEpilogueKind::BiasGeluAux)
+    LLMC_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(
+                          desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER,
+                          &e.preActivation, sizeof(e.preActivation)),
+                      "setting the pre-activation pointer");
+  return Status::ok();
+}
+
 } // namespace
 
 /// The descriptors of one problem and the algorithm chosen for it.
@@ -52,6 +93,9 @@ struct CublasLtMatmul::Plan {
   cublasLtMatmulDesc_t desc = nullptr;
   cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
   cublasLtMatmulAlgo_t algo{};
+  /// The chosen algorithm's time per launch when the candidates were timed
+  /// (timeCandidates), else -1.
+  float ms = -1.0f;
 
   ~Plan() {
     if (c)
@@ -83,7 +127,10 @@ CublasLtMatmul::~CublasLtMatmul() {
     (void)cublasLtDestroy(handle_);
 }
 
-Status CublasLtMatmul::plan(const MatmulProblem &p, Plan *&result) {
+Status CublasLtMatmul::plan(const MatmulProblem &p,
+                            const MatmulEpilogueOperands &epilogue,
+                            const MatmulOperandPointers &at,
+                            cudaStream_t stream, Plan *&result) {
   auto found = plans_.find(p.key());
   if (found != plans_.end()) {
     result = found->second.get();
@@ -105,6 +152,23 @@ Status CublasLtMatmul::plan(const MatmulProblem &p, Plan *&result) {
                                                    CUBLASLT_MATMUL_DESC_TRANSB,
                                                    &opSecond, sizeof(opSecond)),
                     "setting transb");
+  if (p.hasEpilogue) {
+    cublasLtEpilogue_t mode = cublasEpilogue(p.epilogue);
+    LLMC_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(
+                          made->desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &mode,
+                          sizeof(mode)),
+                      "setting the epilogue");
+    if (p.epilogue == MatmulEpilogueKind::BiasGeluAux) {
+      // The pre-activation is laid out as D: N rows (column-major), ld N.
+      int64_t ld = p.n;
+      LLMC_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(
+                            made->desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD,
+                            &ld, sizeof(ld)),
+                        "setting the pre-activation's leading dimension");
+    }
+    // The heuristic reads the pointers' alignment.
+    LLMC_RETURN_IF_ERROR(setEpiloguePointers(made->desc, p, epilogue));
+  }
   // 2. Layouts of the stored matrices, before the op.
   int64_t rhsStride = p.sharedRhs ? 0 : p.k * p.n;
   if (p.transB)
@@ -122,35 +186,143 @@ Status CublasLtMatmul::plan(const MatmulProblem &p, Plan *&result) {
   LLMC_RETURN_IF_ERROR(
       makeLayout(made->c, p.result, p.n, p.m, p.n, p.batch, p.m * p.n));
 
-  // 3. The heuristic's first choice within our workspace.
+  // 3. The heuristic's candidates within our workspace. Split-K schemes
+  //    that add partial sums in the output type (in place, or stored in it)
+  //    would round bf16 partial sums: only f32 (compute type) reductions,
+  //    so that every result is the f32 sum rounded once.
   cublasLtMatmulPreference_t preference = nullptr;
   LLMC_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&preference),
                     "cublasLtMatmulPreferenceCreate");
+  uint32_t reductions = CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
   Status status =
       cublasStatus(cublasLtMatmulPreferenceSetAttribute(
                        preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
                        &workspaceBytes_, sizeof(workspaceBytes_)),
                    "setting the workspace preference");
-  cublasLtMatmulHeuristicResult_t heuristic{};
-  int found_count = 0;
   if (status.isOk())
-    status = cublasStatus(cublasLtMatmulAlgoGetHeuristic(
-                              handle_, made->desc, made->a, made->b, made->c,
-                              made->c, preference, 1, &heuristic, &found_count),
-                          "cublasLtMatmulAlgoGetHeuristic");
+    status = cublasStatus(cublasLtMatmulPreferenceSetAttribute(
+                              preference,
+                              CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK,
+                              &reductions, sizeof(reductions)),
+                          "setting the reduction schemes");
+  cublasLtMatmulHeuristicResult_t candidates[kCandidates] = {};
+  int found_count = 0;
+  auto ask = [&]() {
+    return cublasStatus(cublasLtMatmulAlgoGetHeuristic(
+                            handle_, made->desc, made->a, made->b, made->c,
+                            made->c, preference, kCandidates, candidates,
+                            &found_count),
+                        "cublasLtMatmulAlgoGetHeuristic");
+  };
+  if (status.isOk())
+    status = ask();
+  // Nothing with f32 reductions (not seen; the mask cannot name "no
+  // split-K"): any scheme rather than no GEMM.
+  if (status.isOk() && found_count == 0) {
+    reductions = CUBLASLT_REDUCTION_SCHEME_MASK;
+    status = cublasStatus(cublasLtMatmulPreferenceSetAttribute(
+                              preference,
+                              CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK,
+                              &reductions, sizeof(reductions)),
+                          "setting the reduction schemes");
+    if (status.isOk())
+      status = ask();
+  }
   cublasLtMatmulPreferenceDestroy(preference);
   LLMC_RETURN_IF_ERROR(status);
   if (found_count == 0)
     return Status::error(
-        StatusCode::Internal,
+        p.hasEpilogue ? StatusCode::Unimplemented : StatusCode::Internal,
         "cuBLASLt has no algorithm for a " +
             std::string(dtypeName(p.operands)) + " matmul of batch " +
             std::to_string(p.batch) + ", M=" + std::to_string(p.m) +
-            ", N=" + std::to_string(p.n) + ", K=" + std::to_string(p.k));
-  made->algo = heuristic.algo;
+            ", N=" + std::to_string(p.n) + ", K=" + std::to_string(p.k) +
+            (p.hasEpilogue ? " with epilogue " +
+                                 std::to_string(static_cast<int>(p.epilogue))
+                           : std::string()));
+  made->algo = candidates[0].algo;
+  // 4. Where it is safe, the fastest candidate on the real operands
+  //    (timeCandidates); the heuristic's order otherwise.
+  LLMC_RETURN_IF_ERROR(
+      timeCandidates(*made, candidates, found_count, p, at, stream));
+  // 5. A bias gradient in the GEMM must cost less than the reduction it
+  //    replaces (ReduceSum reads dY [K, N] at about 2 TB/s, plus its
+  //    launch); otherwise the caller runs the plain GEMM and the reduction.
+  if (p.hasEpilogue && p.epilogue == MatmulEpilogueKind::BiasGradient &&
+      made->ms >= 0) {
+    MatmulProblem plain = p;
+    plain.hasEpilogue = false;
+    Plan *plainPlan = nullptr;
+    LLMC_RETURN_IF_ERROR(plan(plain, {}, at, stream, plainPlan));
+    double reductionMs = static_cast<double>(p.k) * p.n *
+                             dtypeSize(p.operands) / 2.0e9 +
+                         0.003;
+    if (plainPlan->ms >= 0 && made->ms > plainPlan->ms + reductionMs)
+      return Status::error(
+          StatusCode::Unimplemented,
+          "the GEMM with BGRADA takes " + std::to_string(made->ms) +
+              " ms, the GEMM alone " + std::to_string(plainPlan->ms) +
+              " ms and the reduction about " + std::to_string(reductionMs) +
+              " ms");
+  }
   result = made.get();
   plans_.emplace(p.key(), std::move(made));
   return Status::ok();
+}
+
+Status CublasLtMatmul::timeCandidates(
+    Plan &plan, const cublasLtMatmulHeuristicResult_t *candidates, int count,
+    const MatmulProblem &p, const MatmulOperandPointers &at,
+    cudaStream_t stream) {
+  // Timing runs the GEMM into the real result (and pre-activation, bias
+  // gradient), which the launch that follows overwrites: not with a
+  // residual (C is D, beta = 1: the runs would accumulate), not without the
+  // operands, not while a graph is being captured.
+  cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
+  LLMC_CUDA_CHECK(cudaStreamIsCapturing(stream, &capturing),
+                  "cudaStreamIsCapturing");
+  bool residual =
+      p.hasEpilogue && p.epilogue == MatmulEpilogueKind::BiasResidual;
+  if (count < 2 || residual || !at.lhs || !at.rhs || !at.result ||
+      capturing != cudaStreamCaptureStatusNone)
+    return Status::ok();
+  cudaEvent_t start = nullptr, stop = nullptr;
+  LLMC_CUDA_CHECK(cudaEventCreate(&start), "cudaEventCreate");
+  Status status = cudaStatus(cudaEventCreate(&stop), "cudaEventCreate");
+  const float alpha = 1.0f, beta = 0.0f;
+  auto once = [&](const cublasLtMatmulAlgo_t &algo) {
+    return cublasLtMatmul(handle_, plan.desc, &alpha, at.rhs, plan.a, at.lhs,
+                          plan.b, &beta, at.result, plan.c, at.result, plan.c,
+                          &algo, workspace_, workspaceBytes_, stream);
+  };
+  float best = -1.0f;
+  for (int i = 0; i < count && status.isOk(); ++i) {
+    if (once(candidates[i].algo) != CUBLAS_STATUS_SUCCESS) // warm-up
+      continue;
+    status = cudaStatus(cudaEventRecord(start, stream), "cudaEventRecord");
+    bool ran = true;
+    for (int r = 0; r < kTimedRuns && status.isOk(); ++r)
+      ran = ran && once(candidates[i].algo) == CUBLAS_STATUS_SUCCESS;
+    if (status.isOk())
+      status = cudaStatus(cudaEventRecord(stop, stream), "cudaEventRecord");
+    if (status.isOk())
+      status =
+          cudaStatus(cudaEventSynchronize(stop), "cudaEventSynchronize");
+    float ms = 0.0f;
+    if (status.isOk())
+      status = cudaStatus(cudaEventElapsedTime(&ms, start, stop),
+                          "cudaEventElapsedTime");
+    if (status.isOk() && ran && (best < 0 || ms < best)) {
+      best = ms;
+      plan.algo = candidates[i].algo;
+    }
+  }
+  (void)cudaEventDestroy(start);
+  if (stop)
+    (void)cudaEventDestroy(stop);
+  if (best >= 0)
+    plan.ms = best / kTimedRuns;
+  return status;
 }
 
 Status checkMatmulProblem(const MatmulProblem &p) {
@@ -167,11 +339,24 @@ Status checkMatmulProblem(const MatmulProblem &p) {
   if (p.batch < 0 || p.m < 0 || p.n < 0 || p.k < 0)
     return Status::error(StatusCode::InvalidArgument,
                          "cuBLASLt matmul: expected non-negative sizes");
+  if (p.hasEpilogue && (p.batch != 1 || p.k == 0))
+    return Status::error(StatusCode::InvalidArgument,
+                         "cuBLASLt matmul: an epilogue takes one GEMM with "
+                         "K > 0, got batch " +
+                             std::to_string(p.batch) + " and K " +
+                             std::to_string(p.k));
+  if (p.hasEpilogue && p.epilogue == MatmulEpilogueKind::BiasGeluAux &&
+      p.n % 8 != 0)
+    return Status::error(StatusCode::InvalidArgument,
+                         "cuBLASLt matmul: the pre-activation's leading "
+                         "dimension N must be a multiple of 8, got " +
+                             std::to_string(p.n));
   return Status::ok();
 }
 
 Status CublasLtMatmul::run(const MatmulProblem &p, const void *lhs,
-                           const void *rhs, void *result, cudaStream_t stream) {
+                           const void *rhs, void *result, cudaStream_t stream,
+                           const MatmulEpilogueOperands &epilogue) {
   LLMC_RETURN_IF_ERROR(checkMatmulProblem(p));
   if (p.batch == 0 || p.m == 0 || p.n == 0)
     return Status::ok();
@@ -184,10 +369,17 @@ Status CublasLtMatmul::run(const MatmulProblem &p, const void *lhs,
     return Status::ok();
   }
   Plan *chosen = nullptr;
-  LLMC_RETURN_IF_ERROR(plan(p, chosen));
-  const float alpha = 1.0f, beta = 0.0f;
+  LLMC_RETURN_IF_ERROR(
+      plan(p, epilogue, MatmulOperandPointers{lhs, rhs, result}, stream,
+           chosen));
+  LLMC_RETURN_IF_ERROR(setEpiloguePointers(chosen->desc, p, epilogue));
+  // A residual is C: D = product + residual, then the bias.
+  bool residual =
+      p.hasEpilogue && p.epilogue == MatmulEpilogueKind::BiasResidual;
+  const void *c = residual ? epilogue.residual : result;
+  const float alpha = 1.0f, beta = residual ? 1.0f : 0.0f;
   LLMC_CUBLAS_CHECK(cublasLtMatmul(handle_, chosen->desc, &alpha, rhs,
-                                   chosen->a, lhs, chosen->b, &beta, result,
+                                   chosen->a, lhs, chosen->b, &beta, c,
                                    chosen->c, result, chosen->c, &chosen->algo,
                                    workspace_, workspaceBytes_, stream),
                     "cublasLtMatmul");

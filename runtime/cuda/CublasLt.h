@@ -11,13 +11,24 @@
 // cuBLASLt is column-major; a row-major C = op(A) op(B) is computed as the
 // column-major C^T = op(B)^T op(A)^T, i.e. with the operands swapped and
 // the storage reinterpreted, which costs no copy. The algorithm is chosen
-// once per problem (cublasLtMatmulAlgoGetHeuristic) and cached.
+// once per problem and cached: the fastest of the heuristic's first 8
+// (cublasLtMatmulAlgoGetHeuristic), timed on the first launch's operands,
+// among those that reduce split-K partial sums in f32.
+//
+// A problem may carry an epilogue (Kernels.def's MatmulEpilogue): the bias
+// is a vector over our N, which is the column-major D's rows, so it is
+// cuBLASLt's bias as is (CUBLASLT_EPILOGUE_BIAS / GELU_BIAS /
+// GELU_AUX_BIAS, the pre-activation with leading dimension N); a residual
+// is C with beta = 1 (D may be C itself). cuBLASLt applies the epilogue to
+// the f32 accumulator and rounds once. A bias gradient is BGRADA: the sum
+// over K of cuBLASLt's A, which is our rhs.
 //
 //===----------------------------------------------------------------------===//
 #ifndef LLMC_RUNTIME_CUDA_CUBLASLT_H
 #define LLMC_RUNTIME_CUDA_CUBLASLT_H
 
 #include "runtime/DType.h"
+#include "runtime/Kernel.h"
 #include "runtime/Status.h"
 
 #include <cublasLt.h>
@@ -36,16 +47,33 @@ struct MatmulProblem {
   DType result = DType::F32;   ///< f32, or bf16 when operands are bf16
   int64_t batch = 1, m = 0, n = 0, k = 0;
   bool transA = false, transB = false, sharedRhs = false;
+  /// MatmulEpilogue: the epilogue applied to the product (batch must be 1).
+  bool hasEpilogue = false;
+  MatmulEpilogueKind epilogue = MatmulEpilogueKind::Bias;
 
   auto key() const {
     return std::make_tuple(operands, result, batch, m, n, k, transA, transB,
-                           sharedRhs);
+                           sharedRhs, hasEpilogue,
+                           hasEpilogue ? static_cast<int64_t>(epilogue) : -1);
   }
+};
+
+/// The device pointers an epilogue reads and writes besides the GEMM's
+/// operands: bias [N] (of the result's type), the residual (BiasResidual,
+/// the result's shape; may be the result itself) and the pre-activation
+/// (BiasGeluAux, the result's shape).
+struct MatmulEpilogueOperands {
+  const void *bias = nullptr;
+  const void *residual = nullptr;
+  void *preActivation = nullptr;
+  void *biasGradient = nullptr; ///< BiasGradient: [N], the result's type
 };
 
 /// Whether CublasLtMatmul::run takes `problem` (no device needed): f32 or
 /// bf16 operands, an f32 result or one of the operands' type, non-negative
-/// sizes. InvalidArgument naming what is not covered.
+/// sizes; with an epilogue, one GEMM (batch 1) with K > 0, and N a multiple
+/// of 8 for BiasGeluAux (cuBLASLt's leading dimension of the
+/// pre-activation). InvalidArgument naming what is not covered.
 Status checkMatmulProblem(const MatmulProblem &problem);
 
 /// A cuBLASLt handle, its workspace and the algorithm cache. One per device
@@ -62,8 +90,12 @@ public:
   /// result = op(lhs) op(rhs) for device pointers, enqueued on `stream`.
   /// InvalidArgument for an unsupported problem, Internal with cuBLAS's
   /// status name when cuBLASLt fails or offers no algorithm.
+  /// `epilogue` gives the pointers of problem.epilogue (ignored without).
+  /// Unimplemented when cuBLASLt offers no algorithm for the problem with
+  /// its epilogue (the caller may run it another way).
   Status run(const MatmulProblem &problem, const void *lhs, const void *rhs,
-             void *result, cudaStream_t stream);
+             void *result, cudaStream_t stream,
+             const MatmulEpilogueOperands &epilogue = {});
 
   /// Problems whose algorithm is cached (each asked the heuristic once).
   size_t cachedPlans() const { return plans_.size(); }
@@ -71,7 +103,24 @@ public:
 private:
   struct Plan;
   CublasLtMatmul() = default;
-  Status plan(const MatmulProblem &problem, Plan *&plan);
+  /// The operands of the launch that plans, for timing the candidates.
+  struct MatmulOperandPointers {
+    const void *lhs = nullptr, *rhs = nullptr;
+    void *result = nullptr;
+  };
+  Status plan(const MatmulProblem &problem,
+              const MatmulEpilogueOperands &epilogue,
+              const MatmulOperandPointers &at, cudaStream_t stream,
+              Plan *&plan);
+  /// Times up to kCandidates of the heuristic's algorithms on the real
+  /// operands (writing only the launch's own results, which the launch
+  /// then overwrites) and keeps the fastest in `plan`; leaves the
+  /// heuristic's first choice where that is not safe (a residual in place,
+  /// a stream being captured).
+  Status timeCandidates(Plan &plan,
+                        const cublasLtMatmulHeuristicResult_t *candidates,
+                        int count, const MatmulProblem &problem,
+                        const MatmulOperandPointers &at, cudaStream_t stream);
 
   cublasLtHandle_t handle_ = nullptr;
   void *workspace_ = nullptr;

@@ -11,6 +11,7 @@
 #include "runtime/cuda/DeviceKernels.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdint>
 #include <cstring>
 #include <initializer_list>
@@ -230,8 +231,46 @@ Status CudaKernels::launch(KernelKind kind, const KernelAttrs &attrs,
     if (choice.matmul.k == 0)
       return cudaStatus(cudaMemsetAsync(out->data, 0, out->bytes(), stream),
                         "cudaMemsetAsync(empty matmul)");
-    return matmul_->run(choice.matmul, inputs[0].data, inputs[1].data,
-                        out->data, stream);
+    const MatmulProblem &problem = choice.matmul;
+    MatmulEpilogueOperands epilogue;
+    bool biasGradient =
+        problem.hasEpilogue &&
+        problem.epilogue == MatmulEpilogueKind::BiasGradient;
+    if (biasGradient)
+      epilogue.biasGradient = outputs[1].data;
+    else if (problem.hasEpilogue)
+      epilogue.bias = inputs[2].data;
+    if (problem.hasEpilogue &&
+        problem.epilogue == MatmulEpilogueKind::BiasResidual)
+      epilogue.residual = inputs[3].data;
+    if (problem.hasEpilogue &&
+        problem.epilogue == MatmulEpilogueKind::BiasGeluAux)
+      epilogue.preActivation = outputs[1].data;
+    if (!biasGradient || !biasGradientFallback_.count(problem.key())) {
+      Status status = matmul_->run(problem, inputs[0].data, inputs[1].data,
+                                   out->data, stream, epilogue);
+      if (!biasGradient || status)
+        return status;
+      // cuBLASLt has no BGRADA algorithm for this problem (Unimplemented)
+      // or refused the one it offered: from now on the plain GEMM, then the
+      // bias gradient with ReduceSum's kernels (the selection's entries).
+      std::fprintf(stderr,
+                   "llmc: cuBLASLt bias-gradient epilogue not available for "
+                   "a GEMM of M=%lld N=%lld K=%lld (%s); running the GEMM and "
+                   "a reduction\n",
+                   static_cast<long long>(problem.m),
+                   static_cast<long long>(problem.n),
+                   static_cast<long long>(problem.k), status.message().c_str());
+      biasGradientFallback_.insert(problem.key());
+    }
+    MatmulProblem plain = problem;
+    plain.hasEpilogue = false;
+    LLMC_RETURN_IF_ERROR(matmul_->run(plain, inputs[0].data, inputs[1].data,
+                                      out->data, stream));
+    return launchReduction(KernelKind::ReduceSum, entries,
+                           biasGradientReduceAttrs(problem).ints,
+                           biasGradientRows(problem, inputs[1]),
+                           biasGradientSums(problem, outputs[1]), stream);
   }
 
   // 3. The entries of the non-elementwise unit.

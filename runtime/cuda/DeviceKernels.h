@@ -29,6 +29,7 @@
 #include <cuda_runtime.h>
 
 #include <map>
+#include <set>
 #include <memory>
 #include <string>
 #include <vector>
@@ -218,6 +219,9 @@ private:
                      const std::vector<TensorRef> &inputs,
                      const std::vector<TensorRef> &outputs,
                      cudaStream_t stream, bool &taken);
+  /// Bias-gradient GEMMs that cuBLASLt could not run with BGRADA: they run
+  /// as the plain GEMM and ReduceSum from then on.
+  std::set<decltype(MatmulProblem().key())> biasGradientFallback_;
   void *scratch_ = nullptr;
   size_t scratchBytes_ = 0;
   unsigned multiprocessors_ = 1;

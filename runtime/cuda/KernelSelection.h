@@ -43,6 +43,20 @@ struct KernelChoice {
   size_t scratchBytes = 0;
 };
 
+/// A BiasGradient MatmulEpilogue's reduction where cuBLASLt has no BGRADA
+/// algorithm: the rhs as rows [K, N] (or [N, K] for transB) summed over K
+/// into [N], with ReduceSum's kernels (KernelChoice::entries of the
+/// MatmulEpilogue's choice).
+inline TensorRef biasGradientRows(const MatmulProblem &p, const TensorRef &rhs) {
+  return {rhs.data, rhs.dtype, p.transB ? Shape{p.n, p.k} : Shape{p.k, p.n}};
+}
+inline TensorRef biasGradientSums(const MatmulProblem &p, const TensorRef &out) {
+  return {out.data, out.dtype, Shape{p.n}};
+}
+inline KernelAttrs biasGradientReduceAttrs(const MatmulProblem &p) {
+  return {{p.transB ? 1 : 0}, {}};
+}
+
 /// "LayerNorm(bf16[16, 1024, 768], f32[768], f32[768]) -> bf16[16, 1024, 768]".
 std::string describeLaunch(KernelKind kind, const std::vector<TensorRef> &inputs,
                            const std::vector<TensorRef> &outputs);
