@@ -477,20 +477,21 @@ Status CudaKernels::launch(KernelKind kind, const KernelAttrs &attrs,
   }
   case KernelKind::Attention: {
     FlashLaunch flash;
-    if (std::string why = flashLaunch(inputs, attrs, flash); !why.empty())
+    if (std::string why = flashLaunch(inputs, attrs, flash, out);
+        !why.empty())
       return refuse(why);
     const void *qp = inputs[0].data, *kp = inputs[1].data, *vp = inputs[2].data;
     void *result = out->data;
     // The tensor-core kernel (entries[0]) where the device has bf16 MMA and
     // the operands allow 16-byte loads; else the scalar one after it.
-    if (flash.tensorCores && bf16TensorCores_ &&
+    if (flash.tensorCores && bf16TensorCores_ && flash.stridesAligned16 &&
         aligned16({qp, kp, vp, result})) {
       if (flash.tensorCoreQueryBlocks == 0)
         return Status::ok();
       std::vector<void *> args = {&qp,          &kp,           &vp,
                                   &result,      &flash.heads,  &flash.kvHeads,
                                   &flash.seq,   &flash.kvSeq,  &flash.causal,
-                                  &flash.scale};
+                                  &flash.scale, &flash.layout};
       return launchPrimitive(entries[0], flash.tensorCoreQueryBlocks,
                              kFlashThreads, flash.tensorCoreForwardShared,
                              args, stream);
@@ -498,7 +499,7 @@ Status CudaKernels::launch(KernelKind kind, const KernelAttrs &attrs,
     std::vector<void *> args = {&qp,    &kp,          &vp,
                                 &result, &flash.heads, &flash.kvHeads,
                                 &flash.seq, &flash.kvSeq, &flash.headDim,
-                                &flash.causal, &flash.scale};
+                                &flash.causal, &flash.scale, &flash.layout};
     return launchPrimitive(entries[flash.tensorCores ? 1 : 0],
                            flash.queryBlocks, kFlashThreads, 0, args, stream);
   }
@@ -509,13 +510,16 @@ Status CudaKernels::launch(KernelKind kind, const KernelAttrs &attrs,
     const void *qp = inputs[0].data, *kp = inputs[1].data,
                *vp = inputs[2].data, *op = inputs[3].data,
                *dop = inputs[4].data;
-    void *dq = outputs[0].data, *dk = outputs[1].data, *dv = outputs[2].data;
+    // Packed: one gradient, dq, dk and dv at the strides of q, k and v.
+    void *dq = outputs[0].data;
+    void *dk = outputs[outputs.size() == 3 ? 1 : 0].data;
+    void *dv = outputs[outputs.size() == 3 ? 2 : 0].data;
     // lse and delta of every query row, in the scratch prepare() reserved.
     float *lse = static_cast<float *>(scratch_);
-    float *delta = lse + flashRows(inputs[0]);
+    float *delta = lse + flashRows(inputs[3]);
     // The tensor-core pair (entries[0..1]) where the device has bf16 MMA
     // and the operands allow 16-byte loads; else the scalar pair.
-    if (flash.tensorCores && bf16TensorCores_ &&
+    if (flash.tensorCores && bf16TensorCores_ && flash.stridesAligned16 &&
         aligned16({qp, kp, vp, op, dop, dq, dk, dv})) {
       // 1. Per 64-query tile: the row statistics, then dq.
       if (flash.tensorCoreQueryBlocks > 0) {
@@ -523,7 +527,7 @@ Status CudaKernels::launch(KernelKind kind, const KernelAttrs &attrs,
             &qp,         &kp,          &vp,           &op,
             &dop,        &dq,          &lse,          &delta,
             &flash.heads, &flash.kvHeads, &flash.seq, &flash.kvSeq,
-            &flash.causal, &flash.scale};
+            &flash.causal, &flash.scale, &flash.layout};
         LLMC_RETURN_IF_ERROR(launchPrimitive(entries[0],
                                              flash.tensorCoreQueryBlocks,
                                              kFlashThreads,
@@ -536,7 +540,7 @@ Status CudaKernels::launch(KernelKind kind, const KernelAttrs &attrs,
             &qp,         &kp,            &vp,         &dop,
             &lse,        &delta,         &dk,         &dv,
             &flash.heads, &flash.kvHeads, &flash.seq, &flash.kvSeq,
-            &flash.causal, &flash.scale};
+            &flash.causal, &flash.scale, &flash.layout};
         LLMC_RETURN_IF_ERROR(launchPrimitive(entries[1],
                                              flash.tensorCoreKeyBlocks,
                                              kFlashThreads,
@@ -552,7 +556,7 @@ Status CudaKernels::launch(KernelKind kind, const KernelAttrs &attrs,
           &qp,          &kp,           &vp,          &op,
           &dop,         &dq,           &lse,         &delta,
           &flash.heads, &flash.kvHeads, &flash.seq,  &flash.kvSeq,
-          &flash.headDim, &flash.causal, &flash.scale};
+          &flash.headDim, &flash.causal, &flash.scale, &flash.layout};
       LLMC_RETURN_IF_ERROR(launchPrimitive(entries[scalar], flash.queryBlocks,
                                            kFlashThreads, 0, rowArgs, stream));
     }
@@ -563,7 +567,7 @@ Status CudaKernels::launch(KernelKind kind, const KernelAttrs &attrs,
           &qp,          &kp,            &vp,          &dop,
           &lse,         &delta,         &dk,          &dv,
           &flash.heads, &flash.kvHeads, &flash.seq,   &flash.kvSeq,
-          &flash.headDim, &flash.causal, &flash.scale};
+          &flash.headDim, &flash.causal, &flash.scale, &flash.layout};
       LLMC_RETURN_IF_ERROR(launchPrimitive(entries[scalar + 1],
                                            flash.keyBlocks, kFlashThreads, 0,
                                            keyArgs, stream));

@@ -364,8 +364,50 @@ void compare(const std::string &name, const std::vector<Bf16> &got,
               largest);
 }
 
-void runCase(const Case &c, ThreadPool &pool) {
-  std::string name = "B=" + std::to_string(c.batch) +
+/// The elements of a [B, H, T, D] tensor laid out as `layout` (1: bthd,
+/// [B, T, H, D]; 2: packed, heads [first, first + H) of a
+/// [B, T, all, D] tensor), and back.
+struct Placement {
+  int64_t layout, batch, heads, seq, headDim, all, first;
+  int64_t at(int64_t b, int64_t h, int64_t t) const {
+    if (layout == 0)
+      return ((b * heads + h) * seq + t) * headDim;
+    if (layout == 1)
+      return ((b * seq + t) * heads + h) * headDim;
+    return ((b * seq + t) * all + first + h) * headDim;
+  }
+  void place(const std::vector<Bf16> &bhtd, std::vector<Bf16> &laid) const {
+    for (int64_t b = 0; b < batch; ++b)
+      for (int64_t h = 0; h < heads; ++h)
+        for (int64_t t = 0; t < seq; ++t)
+          std::memcpy(&laid[at(b, h, t)],
+                      &bhtd[((b * heads + h) * seq + t) * headDim],
+                      headDim * sizeof(Bf16));
+  }
+  std::vector<Bf16> gather(const std::vector<Bf16> &laid) const {
+    std::vector<Bf16> bhtd(batch * heads * seq * headDim);
+    for (int64_t b = 0; b < batch; ++b)
+      for (int64_t h = 0; h < heads; ++h)
+        for (int64_t t = 0; t < seq; ++t)
+          std::memcpy(&bhtd[((b * heads + h) * seq + t) * headDim],
+                      &laid[at(b, h, t)], headDim * sizeof(Bf16));
+    return bhtd;
+  }
+};
+
+const char *layoutName(int64_t layout) {
+  return layout == 0 ? "bhtd" : layout == 1 ? "bthd" : "packed";
+}
+
+/// The CPU reference in the bhtd layout (out, dq, dk, dv), against which
+/// every layout is compared.
+struct Reference {
+  std::vector<Bf16> out, dq, dk, dv;
+};
+
+void runCase(const Case &c, int64_t layout, ThreadPool &pool) {
+  std::string name = std::string(layoutName(layout)) +
+                     " B=" + std::to_string(c.batch) +
                      " Hq=" + std::to_string(c.heads) +
                      " Hkv=" + std::to_string(c.kvHeads) +
                      " T=" + std::to_string(c.seq) +
@@ -391,31 +433,100 @@ void runCase(const Case &c, ThreadPool &pool) {
     return TensorRef{data.data(), DType::BF16, shape};
   };
 
-  // The CPU: out, then dq, dk, dv from that out.
-  std::vector<Bf16> out(qCount), dq(qCount), dk(kvCount), dv(kvCount);
+  // The CPU in the bhtd layout: out, then dq, dk, dv from that out.
+  Reference want{std::vector<Bf16>(qCount), std::vector<Bf16>(qCount),
+                 std::vector<Bf16>(kvCount), std::vector<Bf16>(kvCount)};
   ASSERT_TRUE(runCpuKernel(KernelKind::Attention, attrs,
                            {ref(q, qShape), ref(k, kvShape), ref(v, kvShape)},
-                           {ref(out, qShape)}, pool)
+                           {ref(want.out, qShape)}, pool)
                   .isOk());
   ASSERT_TRUE(runCpuKernel(KernelKind::AttentionGrad, attrs,
                            {ref(q, qShape), ref(k, kvShape), ref(v, kvShape),
-                            ref(out, qShape), ref(dout, qShape)},
-                           {ref(dq, qShape), ref(dk, kvShape),
-                            ref(dv, kvShape)},
+                            ref(want.out, qShape), ref(dout, qShape)},
+                           {ref(want.dq, qShape), ref(want.dk, kvShape),
+                            ref(want.dv, kvShape)},
                            pool)
                   .isOk());
 
-  // The emulated kernels with the launch's grids and shared memory.
+  // The operands in `layout`: q, k, v (one packed tensor: the same bytes
+  // three times) and out/dout.
+  const int64_t all = c.heads + 2 * c.kvHeads;
+  Placement qAt{layout, batch, c.heads, c.seq, c.headDim, all, 0};
+  Placement kAt{layout, batch, c.kvHeads, c.kvSeq, c.headDim, all, c.heads};
+  Placement vAt{layout, batch, c.kvHeads, c.kvSeq, c.headDim, all,
+                c.heads + c.kvHeads};
+  Placement oAt{layout == 2 ? 1 : layout, batch, c.heads, c.seq, c.headDim,
+                all, 0};
+  Shape laidQ = qShape, laidKv = kvShape, laidO = qShape;
+  if (layout != 0) {
+    laidQ = {batch, c.seq, c.heads, c.headDim};
+    laidKv = {batch, c.kvSeq, c.kvHeads, c.headDim};
+    laidO = laidQ;
+  }
+  if (layout == 2)
+    laidQ = laidKv = {batch, c.seq, all, c.headDim};
+  std::vector<Bf16> lq(numElements(laidQ)), lk(numElements(laidKv)),
+      lv(numElements(laidKv)), lout(qCount), ldout(qCount);
+  qAt.place(q, lq);
+  kAt.place(k, layout == 2 ? lq : lk);
+  vAt.place(v, layout == 2 ? lq : lv);
+  if (layout == 2)
+    lk = lv = lq;
+  oAt.place(want.out, lout);
+  oAt.place(dout, ldout);
+  attrs.ints.push_back(layout);
+
+  // The CPU in `layout` computes the same bits as in bhtd (only the
+  // addressing differs).
+  if (layout != 0) {
+    std::vector<Bf16> cpuOut(qCount), cpuDq(numElements(laidQ)),
+        cpuDk(numElements(laidKv)), cpuDv(numElements(laidKv));
+    ASSERT_TRUE(runCpuKernel(KernelKind::Attention, attrs,
+                             {ref(lq, laidQ), ref(lk, laidKv), ref(lv, laidKv)},
+                             {ref(cpuOut, laidO)}, pool)
+                    .isOk());
+    std::vector<TensorRef> grads = {ref(cpuDq, laidQ), ref(cpuDk, laidKv),
+                                    ref(cpuDv, laidKv)};
+    if (layout == 2)
+      grads.resize(1);
+    ASSERT_TRUE(runCpuKernel(KernelKind::AttentionGrad, attrs,
+                             {ref(lq, laidQ), ref(lk, laidKv), ref(lv, laidKv),
+                              ref(lout, laidO), ref(ldout, laidO)},
+                             grads, pool)
+                    .isOk());
+    auto same = [&](const char *what, const std::vector<Bf16> &got,
+                    const std::vector<Bf16> &expected) {
+      EXPECT_EQ(0, std::memcmp(got.data(), expected.data(),
+                               expected.size() * sizeof(Bf16)))
+          << "the CPU's " << what << " in " << layoutName(layout)
+          << " differs from bhtd";
+    };
+    same("out", oAt.gather(cpuOut), want.out);
+    same("dq", qAt.gather(cpuDq), want.dq);
+    same("dk", kAt.gather(layout == 2 ? cpuDq : cpuDk), want.dk);
+    same("dv", vAt.gather(layout == 2 ? cpuDq : cpuDv), want.dv);
+  }
+
+  // The emulated kernels with the launch's grids, shared memory and
+  // strides.
   FlashLaunch forward, backward;
-  TensorRef qRef{nullptr, DType::BF16, qShape}, kvRef{nullptr, DType::BF16,
-                                                      kvShape};
-  ASSERT_EQ(flashLaunch({qRef, kvRef, kvRef}, attrs, forward), "");
-  ASSERT_EQ(flashLaunch({qRef, kvRef, kvRef, qRef, qRef}, attrs, backward),
+  TensorRef qRef{nullptr, DType::BF16, laidQ},
+      kvRef{nullptr, DType::BF16, laidKv}, oRef{nullptr, DType::BF16, laidO};
+  ASSERT_EQ(flashLaunch({qRef, kvRef, kvRef}, attrs, forward, &oRef), "");
+  ASSERT_EQ(flashLaunch({qRef, kvRef, kvRef, oRef, oRef}, attrs, backward),
             "");
   ASSERT_TRUE(forward.tensorCores && backward.tensorCores);
+  ASSERT_TRUE(forward.stridesAligned16 && backward.stridesAligned16);
+  FlashLayout forwardLayout, backwardLayout;
+  static_assert(sizeof(FlashLayout) == sizeof(FlashOperands));
+  std::memcpy(&forwardLayout, &forward.layout, sizeof forwardLayout);
+  std::memcpy(&backwardLayout, &backward.layout, sizeof backwardLayout);
   const Bf16 poison{0x7f7f};
-  std::vector<Bf16> gpuOut(qCount, poison), gpuDq(qCount, poison),
-      gpuDk(kvCount, poison), gpuDv(kvCount, poison);
+  std::vector<Bf16> gpuOut(qCount, poison), gpuDq(lq.size(), poison),
+      gpuDk(lk.size(), poison), gpuDv(lv.size(), poison);
+  // Packed: one gradient buffer for dq, dk and dv.
+  Bf16 *dkData = layout == 2 ? gpuDq.data() : gpuDk.data();
+  Bf16 *dvData = layout == 2 ? gpuDq.data() : gpuDv.data();
   std::vector<float> lse(batch * c.heads * c.seq, NAN),
       delta(batch * c.heads * c.seq, NAN);
   int heads = static_cast<int>(c.heads), kvHeads = static_cast<int>(c.kvHeads);
@@ -423,13 +534,14 @@ void runCase(const Case &c, ThreadPool &pool) {
   int causal = c.causal ? 1 : 0;
   float scale = static_cast<float>(attrs.floats[0]);
   using Forward = void (*)(const Bf16 *, const Bf16 *, const Bf16 *, Bf16 *,
-                           int, int, long long, long long, int, float);
+                           int, int, long long, long long, int, float,
+                           FlashLayout);
   using Rows = void (*)(const Bf16 *, const Bf16 *, const Bf16 *, const Bf16 *,
                         const Bf16 *, Bf16 *, float *, float *, int, int,
-                        long long, long long, int, float);
+                        long long, long long, int, float, FlashLayout);
   using Keys = void (*)(const Bf16 *, const Bf16 *, const Bf16 *, const Bf16 *,
                         const float *, const float *, Bf16 *, Bf16 *, int, int,
-                        long long, long long, int, float);
+                        long long, long long, int, float, FlashLayout);
   bool wide = c.headDim == 128;
   Forward forwardKernel = wide ? llmc_flash_attention_tc_forward_bf16_d128
                                : llmc_flash_attention_tc_forward_bf16_d64;
@@ -438,23 +550,32 @@ void runCase(const Case &c, ThreadPool &pool) {
   Keys keysKernel = wide ? llmc_flash_attention_tc_grad_keys_bf16_d128
                          : llmc_flash_attention_tc_grad_keys_bf16_d64;
   runGrid(forward.tensorCoreQueryBlocks, forward.tensorCoreForwardShared, [&] {
-    forwardKernel(q.data(), k.data(), v.data(), gpuOut.data(), heads, kvHeads,
-                  seq, kvSeq, causal, scale);
+    forwardKernel(lq.data(), lk.data(), lv.data(), gpuOut.data(), heads,
+                  kvHeads, seq, kvSeq, causal, scale, forwardLayout);
   });
   runGrid(backward.tensorCoreQueryBlocks, backward.tensorCoreRowsShared, [&] {
-    rowsKernel(q.data(), k.data(), v.data(), out.data(), dout.data(),
+    rowsKernel(lq.data(), lk.data(), lv.data(), lout.data(), ldout.data(),
                gpuDq.data(), lse.data(), delta.data(), heads, kvHeads, seq,
-               kvSeq, causal, scale);
+               kvSeq, causal, scale, backwardLayout);
   });
   runGrid(backward.tensorCoreKeyBlocks, backward.tensorCoreKeysShared, [&] {
-    keysKernel(q.data(), k.data(), v.data(), dout.data(), lse.data(),
-               delta.data(), gpuDk.data(), gpuDv.data(), heads, kvHeads, seq,
-               kvSeq, causal, scale);
+    keysKernel(lq.data(), lk.data(), lv.data(), ldout.data(), lse.data(),
+               delta.data(), dkData, dvData, heads, kvHeads, seq, kvSeq,
+               causal, scale, backwardLayout);
   });
-  compare("attention " + name, gpuOut, out);
-  compare("attention_grad dq " + name, gpuDq, dq);
-  compare("attention_grad dk " + name, gpuDk, dk);
-  compare("attention_grad dv " + name, gpuDv, dv);
+  compare("attention " + name, oAt.gather(gpuOut), want.out);
+  compare("attention_grad dq " + name, qAt.gather(gpuDq), want.dq);
+  compare("attention_grad dk " + name,
+          kAt.gather(layout == 2 ? gpuDq : gpuDk), want.dk);
+  compare("attention_grad dv " + name,
+          vAt.gather(layout == 2 ? gpuDq : gpuDv), want.dv);
+  // Packed: every element of the gradient written (no poison left).
+  if (layout == 2)
+    for (size_t i = 0; i < gpuDq.size(); ++i)
+      if (gpuDq[i].bits == poison.bits) {
+        ADD_FAILURE() << "packed gradient element " << i << " not written";
+        break;
+      }
 }
 
 // D = 64 and 128, causal and not, grouped heads (B = 1, Hq = 2, Hkv = 1):
@@ -469,13 +590,28 @@ TEST(FlashTensorCoreEmulation, MatchesTheCpu) {
   for (int64_t headDim : {64, 128})
     for (bool causal : {false, true})
       for (int64_t seq : {13, 64, 130})
-        runCase({1, 2, 1, seq, seq, headDim, causal}, pool);
+        runCase({1, 2, 1, seq, seq, headDim, causal}, 0, pool);
   for (int64_t headDim : {64, 128}) {
-    runCase({1, 2, 1, 20, 100, headDim, false}, pool);
-    runCase({1, 2, 1, 130, 70, headDim, false}, pool);
+    runCase({1, 2, 1, 20, 100, headDim, false}, 0, pool);
+    runCase({1, 2, 1, 130, 70, headDim, false}, 0, pool);
   }
-  runCase({2, 2, 2, 100, 100, 64, true}, pool);
-  runCase({2, 8, 2, 70, 70, 128, true}, pool);
+  runCase({2, 2, 2, 100, 100, 64, true}, 0, pool);
+  runCase({2, 8, 2, 70, 70, 128, true}, 0, pool);
+}
+
+// The [B, T, H, D] layouts (docs/cuda.md, "Attention on [B, T, H, D]"):
+// bthd and packed (q, k, v one [B, T, Hq + 2 Hkv, D] tensor, one packed
+// gradient), D = 64 and 128, causal and not, grouped heads, batches of 2
+// (the batch stride), partial tiles; cross attention in bthd (packed is
+// self-attention only). The CPU in each layout gives the bits of bhtd; the
+// kernels compare with the tolerance above. About 40 s here.
+TEST(FlashTensorCoreEmulation, StridedLayoutsMatchTheCpu) {
+  ThreadPool pool;
+  for (int64_t layout : {1, 2})
+    for (int64_t headDim : {64, 128})
+      runCase({2, 4, 2, 70, 70, headDim, true}, layout, pool);
+  runCase({1, 2, 1, 70, 70, 64, false}, 2, pool);
+  runCase({1, 2, 1, 20, 100, 64, false}, 1, pool);
 }
 
 } // namespace
