@@ -369,7 +369,7 @@ Tensor attention(Tensor q, Tensor k, Tensor v, bool causal,
       scale ? t.builder().getF64FloatAttr(*scale) : FloatAttr();
   return t.wrap(AttentionOp::create(t.builder(), t.location(), q.type(),
                                     q.value(), k.value(), v.value(), causal,
-                                    scaleAttr));
+                                    scaleAttr, AttentionLayoutAttr()));
 }
 
 Tensor rope(Tensor x, double theta, Tensor positions) {

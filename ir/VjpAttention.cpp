@@ -26,10 +26,15 @@ LogicalResult AttentionOp::buildVjp(OpBuilder &b, ValueRange resultGrads,
   // f32 or better itself, so no casts beyond matching the cotangent to the
   // forward result's type.
   Value grad = castLike(b, loc, g, getResult());
+  // The gradients in the forward's layout; packed: one gradient of the one
+  // packed value, given to its first use (the uses' gradients are summed).
+  bool packed = getLayout() == AttentionLayout::packed;
+  SmallVector<Type, 3> types = {getQuery().getType()};
+  if (!packed)
+    types.append({getKey().getType(), getValue().getType()});
   auto grads = AttentionGradOp::create(
-      b, loc, getQuery().getType(), getKey().getType(), getValue().getType(),
-      getQuery(), getKey(), getValue(), getResult(), grad, getCausalAttr(),
-      getScaleAttr());
+      b, loc, types, getQuery(), getKey(), getValue(), getResult(), grad,
+      getCausalAttr(), getScaleAttr(), getLayoutAttr());
   operandGrads.push_back(grads.getDquery());
   operandGrads.push_back(grads.getDkey());
   operandGrads.push_back(grads.getDvalue());
