@@ -38,8 +38,19 @@ rm -rf "$out/cache"
 run_llmc cold "$out/cache"
 run_llmc cached "$out/cache"
 
-python3 "$peers/torch_gpt2_bench.py" --settings bf16+flash,bf16+flash+compile \
-  > "$out/torch.jsonl" 2> "$out/torch.err" || cat "$out/torch.err"
+# Each torch setting in its own process, so that the device memory in use
+# (nvidia-smi, sampled as for llmc: tensors, the caching allocator's
+# reserve, the CUDA context) is that setting's; torch itself reports
+# max_memory_allocated (its tensors only).
+: > "$out/torch.jsonl"
+for setting in bf16+flash bf16+flash+compile; do
+  nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -lms 100 \
+    > "$out/torch-$setting.mem" 2>/dev/null &
+  smi=$!
+  python3 "$peers/torch_gpt2_bench.py" --settings "$setting" \
+    >> "$out/torch.jsonl" 2> "$out/torch.err" || cat "$out/torch.err"
+  kill $smi 2>/dev/null || true
+done
 python3 "$peers/jax_gpt2_bench.py" --impls cudnn \
   > "$out/jax.jsonl" 2> "$out/jax.err" || tail -5 "$out/jax.err"
 
@@ -71,7 +82,13 @@ for f in ("torch.jsonl", "jax.jsonl"):
                 print(f"{r.get('system')} {r.get('setting')}: {r.get('error', 'no result')}")
                 continue
             name = (r.get("system", "?").split()[0]) + " " + r.get("setting", r.get("impl", ""))
-            peers.append((name, r["tok_s"], r["mfu"], f'{r.get("peak_mem_gib", float("nan"))}', f'{r.get("warmup_s", "?")} s warm-up', "", r.get("loss")))
+            mem = f'{r.get("peak_mem_gib", float("nan"))}'
+            used = f"{out}/torch-{r.get('setting')}.mem"
+            if f == "torch.jsonl" and os.path.exists(used):
+                samples = [int(x) for x in open(used).read().split() if x.strip().isdigit()]
+                if samples:
+                    mem = f"{mem} allocated, {max(samples) / 1024:.2f} used"
+            peers.append((name, r["tok_s"], r["mfu"], mem, f'{r.get("warmup_s", "?")} s warm-up', "", r.get("loss")))
 print(f"GPT-2 124M, B={B}, T={T}, bf16, AdamW + clipping; {steps} llmc steps, median after 5")
 print(f"| system | tokens/s | MFU | peak memory (GiB) | cold compile | cached start | last loss | llmc / this |")
 print("|---|---|---|---|---|---|---|---|")

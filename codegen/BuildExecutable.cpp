@@ -242,6 +242,8 @@ LogicalResult Lowering::lowerFused(FusedOp fused) {
   Block &body = fused.getBody().front();
   for (auto [arg, input] : llvm::zip(body.getArguments(), fused.getInputs()))
     slots[arg] = slotOf(input);
+  if (succeeded(lowerSumOfSquares(fused)))
+    return success();
   size_t first = rank.commands.size();
   for (Operation &inner : body) {
     if (auto yield = dyn_cast<YieldOp>(inner)) {
@@ -272,6 +274,44 @@ LogicalResult Lowering::lowerFused(FusedOp fused) {
   for (Value result : fused.getResults())
     marker.outputs.push_back(slotOf(result));
   rank.commands.insert(rank.commands.begin() + first, std::move(marker));
+  return success();
+}
+
+/// A row_reduction region of exactly {mul(x, x), reduce_sum of every
+/// dimension} with x f32 (llmc-fuse gives the gradient norm's terms such a
+/// region each) becomes one SumSquares command reading x: the same bits on
+/// the CPU (Kernels.def), and on the GPU no stored squares. The square keeps
+/// its value slot (the buffer plan placed it) but no command writes it.
+/// Fails, adding nothing, for any other region.
+LogicalResult Lowering::lowerSumOfSquares(FusedOp fused) {
+  Block &body = fused.getBody().front();
+  if (fused.getKind() != FusionKind::row_reduction ||
+      body.getOperations().size() != 3)
+    return failure();
+  auto mul = dyn_cast<MulOp>(&body.front());
+  auto reduce = dyn_cast_or_null<ReduceSumOp>(mul ? mul->getNextNode() : nullptr);
+  auto yield = dyn_cast<YieldOp>(body.getTerminator());
+  if (!mul || !reduce || mul.getLhs() != mul.getRhs() ||
+      reduce.getInput() != mul.getResult() ||
+      yield.getValues().size() != 1 ||
+      yield.getValues()[0] != reduce.getResult())
+    return failure();
+  auto inType = cast<RankedTensorType>(mul.getLhs().getType());
+  auto outType = cast<RankedTensorType>(reduce.getResult().getType());
+  if (!inType.getElementType().isF32() || !outType.getElementType().isF32() ||
+      outType.getRank() != 0 || inType.getRank() == 0)
+    return failure();
+  for (Value value : {mul.getResult(), reduce.getResult()})
+    if (failed(addValue(value)))
+      return failure();
+  rt::Command command;
+  command.kind = rt::CommandKind::Kernel;
+  command.kernel = rt::KernelKind::SumSquares;
+  command.origin = locationText(fused.getLoc());
+  command.inputs.push_back(slotOf(mul.getLhs()));
+  command.outputs.push_back(slotOf(reduce.getResult()));
+  rank.commands.push_back(std::move(command));
+  slots[fused.getResult(0)] = slotOf(reduce.getResult());
   return success();
 }
 

@@ -64,6 +64,7 @@ private:
   int32_t slotOf(Value value) { return slots.lookup(value); }
   LogicalResult lowerOp(Operation *op);
   LogicalResult lowerFused(FusedOp fused);
+  LogicalResult lowerSumOfSquares(FusedOp fused);
   void addCommand(Operation *op, rt::KernelKind kernel,
                   rt::KernelAttrs attrs = {},
                   rt::CommandKind kind = rt::CommandKind::Kernel);

@@ -367,9 +367,11 @@ Tensor attention(Tensor q, Tensor k, Tensor v, bool causal,
   Tracer &t = q.tracer();
   FloatAttr scaleAttr =
       scale ? t.builder().getF64FloatAttr(*scale) : FloatAttr();
+  // No log-sum-exp result: autodiff asks for it when it differentiates.
   return t.wrap(AttentionOp::create(t.builder(), t.location(), q.type(),
-                                    q.value(), k.value(), v.value(), causal,
-                                    scaleAttr, AttentionLayoutAttr()));
+                                    /*lse=*/Type(), q.value(), k.value(),
+                                    v.value(), causal, scaleAttr,
+                                    AttentionLayoutAttr()));
 }
 
 Tensor rope(Tensor x, double theta, Tensor positions) {
@@ -408,8 +410,8 @@ Tensor crossEntropy(Tensor logits, Tensor targets, Reduction reduction,
       ignoreIndex ? t.builder().getI64IntegerAttr(*ignoreIndex) : IntegerAttr();
   return t.wrap(CrossEntropyOp::create(
       t.builder(), t.location(),
-      withElement(shape, t.builder().getF32Type()), logits.value(),
-      targets.value(), ignore, kind));
+      withElement(shape, t.builder().getF32Type()), /*lse=*/Type(),
+      logits.value(), targets.value(), ignore, kind));
 }
 
 std::pair<Tensor, Tensor> moeTopK(Tensor logits, int64_t k, bool normalize) {

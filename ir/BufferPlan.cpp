@@ -55,8 +55,9 @@ bool isElementwise(Operation *op) {
 /// The operands whose buffer `op`'s result may take when they die at `op`:
 /// any operand of an elementwise op; the logits of cross_entropy_grad,
 /// whose kernels (CPU and CUDA) read each row whole before writing that
-/// row of dlogits (the classifier's bf16 [B, T, V] logits, 1.6 GB for
-/// GPT-2 124M at B=16, hold dlogits then).
+/// row of dlogits, or, given the forward's lse, each element before the
+/// same thread writes it (the classifier's bf16 [B, T, V] logits, 1.6 GB
+/// for GPT-2 124M at B=16, hold dlogits then).
 SmallVector<Value> inPlaceOperands(Operation *op) {
   if (isElementwise(op))
     return SmallVector<Value>(op->getOperands());

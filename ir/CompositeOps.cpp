@@ -163,16 +163,36 @@ static LogicalResult verifyAttentionOperands(Operation *op, Value query,
   return success();
 }
 
+/// The log-sum-exp of attention's rows: f32 [B, Hq, T] (absent is fine).
+/// lse is [B, Hq, T] in every layout: read from the query-side result
+/// `out` ([B, Hq, T, D] in bhtd, else [B, T, Hq, D]).
+static LogicalResult verifyAttentionLse(Operation *op, Value lse,
+                                        RankedTensorType out,
+                                        AttentionLayout layout) {
+  if (!lse)
+    return success();
+  ArrayRef<int64_t> o = out.getShape();
+  SmallVector<int64_t, 3> rows = {o[0], o[1], o[2]};
+  if (layout != AttentionLayout::bhtd)
+    rows = {o[0], o[2], o[1]};
+  return expectShape(op, "lse", shapeOf(lse), rows);
+}
+
 LogicalResult AttentionOp::verify() {
   AttentionLayout layout = getLayout().value_or(AttentionLayout::bhtd);
   if (failed(verifyAttentionOperands(*this, getQuery(), getKey(), getValue(),
-                                     getType(), layout, getCausal(),
-                                     getScale())))
+                                     tensorType(getResult()), layout,
+                                     getCausal(), getScale())))
+    return failure();
+  if (failed(verifyAttentionLse(*this, getLse(), tensorType(getResult()),
+                                layout)))
     return failure();
   if (layout == AttentionLayout::packed)
-    return expectElementType(*this, "result", getType().getElementType(),
+    return expectElementType(*this, "result",
+                             tensorType(getResult()).getElementType(),
                              tensorType(getQuery()).getElementType());
-  return expectType(*this, "result", getType(), tensorType(getQuery()));
+  return expectType(*this, "result", tensorType(getResult()),
+                    tensorType(getQuery()));
 }
 
 LogicalResult AttentionGradOp::verify() {
@@ -192,7 +212,8 @@ LogicalResult AttentionGradOp::verify() {
                                      q.getElementType()))
           : failed(expectType(*this, "out", out, q)))
     return failure();
-  if (failed(expectType(*this, "dout", tensorType(getDout()), out)) ||
+  if (failed(verifyAttentionLse(*this, getLse(), out, layout)) ||
+      failed(expectType(*this, "dout", tensorType(getDout()), out)) ||
       failed(expectType(*this, "dquery", tensorType(getDquery()), q)))
     return failure();
   if (layout == AttentionLayout::packed)
@@ -234,7 +255,12 @@ LogicalResult CrossEntropyOp::verify() {
   if (getReduction() == LossReduction::none)
     expected.assign(shapeOf(getTargets()).begin(),
                     shapeOf(getTargets()).end());
-  return expectShape(*this, "result", getType().getShape(), expected);
+  if (failed(expectShape(*this, "result", shapeOf(getResult()), expected)))
+    return failure();
+  // The lse: one per position, whatever the reduction.
+  if (Value lse = getLse())
+    return expectShape(*this, "lse", shapeOf(lse), shapeOf(getTargets()));
+  return success();
 }
 
 LogicalResult CrossEntropyGradOp::verify() {
@@ -249,6 +275,10 @@ LogicalResult CrossEntropyGradOp::verify() {
     expected.assign(shapeOf(getTargets()).begin(),
                     shapeOf(getTargets()).end());
   if (failed(expectShape(*this, "dloss", shapeOf(getDloss()), expected)))
+    return failure();
+  if (Value lse = getLse();
+      lse && failed(expectShape(*this, "lse", shapeOf(lse),
+                                shapeOf(getTargets()))))
     return failure();
   return expectType(*this, "dlogits", getType(), logits);
 }

@@ -192,12 +192,23 @@ def Llmc_AttentionOp : Llmc_CompositeOp<"attention", [
         : (tensor<8x1024x36x64xbf16>, tensor<8x1024x36x64xbf16>,
            tensor<8x1024x36x64xbf16>) -> tensor<8x1024x12x64xbf16>
     ```
+    An optional second result `lse`, f32 `[B, Hq, T]`, is the log-sum-exp of
+    each query row's scaled, masked scores (natural log; -inf for a row that
+    sees no key). The derivative rule asks for it and passes it to
+    `llmc.attention_grad`, whose kernel then skips its statistics pass.
+    ```mlir
+    %o, %lse = llmc.attention %q, %k, %v causal
+        : (tensor<8x12x1024x64xbf16>, tensor<8x4x1024x64xbf16>,
+           tensor<8x4x1024x64xbf16>)
+        -> (tensor<8x12x1024x64xbf16>, tensor<8x12x1024xf32>)
+    ```
   }];
   let arguments = (ins Llmc_FloatTensor:$query, Llmc_FloatTensor:$key,
                        Llmc_FloatTensor:$value, UnitAttr:$causal,
                        OptionalAttr<F64Attr>:$scale,
                        OptionalAttr<Llmc_AttentionLayoutAttr>:$layout);
-  let results = (outs Llmc_FloatTensor:$result);
+  let results = (outs Llmc_FloatTensor:$result,
+                      Optional<Llmc_F32Tensor>:$lse);
   let assemblyFormat = [{
     $query `,` $key `,` $value (`causal` $causal^)? (`scale` $scale^)?
     (`layout` $layout^)? attr-dict `:` functional-type(operands, results)
@@ -221,38 +232,40 @@ def Llmc_AttentionGradOp : Llmc_CompositeOp<"attention_grad", [
     ```
     Grouped query heads as in `llmc.attention`: `dk` and `dv` of a key/value
     head sum the contributions of the `Hq / Hkv` query heads that read it.
-    `llmc.attention` returns no log-sum-exp, so the softmax statistics (row
-    max and sum) are recomputed from `query` and `key`: one extra pass over
-    the keys, and never a `[B, Hq, T, S]` tensor (a flash backward kernel).
-    A later change may add the log-sum-exp as a second forward result. The
-    op is what the autodiff pass emits for attention; it has no derivative
-    rule of its own (differentiating through it is refused).
+    The optional operand `lse` (f32 `[B, Hq, T]`, after `dout`) is the
+    forward's log-sum-exp (the second result of `llmc.attention`); without
+    it the softmax statistics (row max and sum) are recomputed from `query`
+    and `key`: one extra pass over the keys. Never a `[B, Hq, T, S]` tensor
+    (a flash backward kernel). The op is what the autodiff pass emits for
+    attention; it has no derivative rule of its own (differentiating
+    through it is refused).
 
     `layout` as in `llmc.attention`: under `bthd` every operand and result
     is `[B, T, H, D]`; under `packed` the query, key and value are one
     `[B, T, Hq + 2 Hkv, D]` value, `out` and `dout` are `[B, T, Hq, D]`, and
     the op has one result, the gradient of that packed value (dq, dk and dv
     in its head ranges: GPT-2's concatenated `c_attn` gradient, no concat).
+    `lse` stays `[B, Hq, T]` in every layout.
     ```mlir
-    %dq, %dk, %dv = llmc.attention_grad %q, %k, %v, %o, %do causal
+    %dq, %dk, %dv = llmc.attention_grad %q, %k, %v, %o, %do lse %lse causal
         : (tensor<8x12x1024x64xbf16>, tensor<8x4x1024x64xbf16>,
            tensor<8x4x1024x64xbf16>, tensor<8x12x1024x64xbf16>,
-           tensor<8x12x1024x64xbf16>)
+           tensor<8x12x1024x64xbf16>, tensor<8x12x1024xf32>)
         -> (tensor<8x12x1024x64xbf16>, tensor<8x4x1024x64xbf16>,
             tensor<8x4x1024x64xbf16>)
     ```
   }];
   let arguments = (ins Llmc_FloatTensor:$query, Llmc_FloatTensor:$key,
                        Llmc_FloatTensor:$value, Llmc_FloatTensor:$out,
-                       Llmc_FloatTensor:$dout, UnitAttr:$causal,
-                       OptionalAttr<F64Attr>:$scale,
+                       Llmc_FloatTensor:$dout, Optional<Llmc_F32Tensor>:$lse,
+                       UnitAttr:$causal, OptionalAttr<F64Attr>:$scale,
                        OptionalAttr<Llmc_AttentionLayoutAttr>:$layout);
   // dquery, dkey, dvalue; under `packed` one gradient.
   let results = (outs Variadic<Llmc_FloatTensor>:$gradients);
   let assemblyFormat = [{
-    $query `,` $key `,` $value `,` $out `,` $dout (`causal` $causal^)?
-    (`scale` $scale^)? (`layout` $layout^)? attr-dict `:`
-    functional-type(operands, results)
+    $query `,` $key `,` $value `,` $out `,` $dout (`lse` $lse^)?
+    (`causal` $causal^)? (`scale` $scale^)? (`layout` $layout^)? attr-dict
+    `:` functional-type(operands, results)
   }];
   let extraClassDeclaration = [{
     /// The gradients of query, key and value; under `packed`, getDquery()
@@ -360,15 +373,24 @@ def Llmc_CrossEntropyOp : Llmc_CompositeOp<"cross_entropy", [
     Positions whose target equals `ignore_index` contribute nothing and are
     not counted by `mean`. `reduction` gives a rank-0 f32 result (`mean`,
     `sum`) or per-position losses shaped like `targets` (`none`).
+
+    The optional second result `lse` is the log-sum-exp of every position's
+    row (f32, shaped like `targets`, ignored positions included): the
+    statistics the forward computes anyway, kept for `cross_entropy_grad`
+    so that the gradient reads the logits once (llmc-share-loss-statistics
+    adds it after autodiff). It has no derivative rule.
     ```mlir
     %loss = llmc.cross_entropy %logits, %targets ignore_index -100 reduction mean
         : (tensor<8x1024x50257xbf16>, tensor<8x1024xi32>) -> tensor<f32>
+    %loss2, %lse = llmc.cross_entropy %logits, %targets reduction mean
+        : (tensor<8x1024x50257xbf16>, tensor<8x1024xi32>)
+        -> (tensor<f32>, tensor<8x1024xf32>)
     ```
   }];
   let arguments = (ins Llmc_FloatTensor:$logits, Llmc_IndexTensor:$targets,
                        OptionalAttr<I64Attr>:$ignore_index,
                        Llmc_LossReductionAttr:$reduction);
-  let results = (outs Llmc_F32Tensor:$result);
+  let results = (outs Llmc_F32Tensor:$result, Optional<Llmc_F32Tensor>:$lse);
   let assemblyFormat = [{
     $logits `,` $targets (`ignore_index` $ignore_index^)? `reduction` $reduction
     attr-dict `:` functional-type(operands, results)
@@ -392,23 +414,30 @@ def Llmc_CrossEntropyGradOp : Llmc_CompositeOp<"cross_entropy_grad", [
     target is `ignore_index`, else `dloss` (`sum`), `dloss / max(count, 1)`
     with `count` the positions not ignored (`mean`), or `dloss[n]` (`none`).
     The result has the logits' type: the softmax is computed on the fly and
-    never stored (one kernel reads the logits twice and writes `dlogits`
-    once). It is what the autodiff pass emits for cross_entropy and has no
-    derivative rule of its own.
+    never stored. The optional `lse` operand is the forward's `lse` result
+    (f32, shaped like `targets`); with it one kernel reads the logits once
+    and writes `dlogits` once, without it the kernel first recomputes each
+    row's log-sum-exp (a second read). It is what the autodiff pass emits
+    for cross_entropy and has no derivative rule of its own.
     ```mlir
     %dlogits = llmc.cross_entropy_grad %logits, %targets, %dloss
         ignore_index -100 reduction mean
         : (tensor<8x1024x50257xbf16>, tensor<8x1024xi32>, tensor<f32>)
         -> tensor<8x1024x50257xbf16>
+    %dlogits2 = llmc.cross_entropy_grad %logits, %targets, %dloss lse %lse
+        reduction mean
+        : (tensor<8x1024x50257xbf16>, tensor<8x1024xi32>, tensor<f32>,
+           tensor<8x1024xf32>) -> tensor<8x1024x50257xbf16>
     ```
   }];
   let arguments = (ins Llmc_FloatTensor:$logits, Llmc_IndexTensor:$targets,
-                       Llmc_F32Tensor:$dloss,
+                       Llmc_F32Tensor:$dloss, Optional<Llmc_F32Tensor>:$lse,
                        OptionalAttr<I64Attr>:$ignore_index,
                        Llmc_LossReductionAttr:$reduction);
   let results = (outs Llmc_FloatTensor:$dlogits);
   let assemblyFormat = [{
-    $logits `,` $targets `,` $dloss (`ignore_index` $ignore_index^)?
+    $logits `,` $targets `,` $dloss (`lse` $lse^)?
+    (`ignore_index` $ignore_index^)?
     `reduction` $reduction attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;

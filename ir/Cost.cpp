@@ -130,11 +130,13 @@ double AttentionOp::getFlops() {
 
 double AttentionGradOp::getFlops() {
   double scores = attentionScores(getOut(), getKey(), getLayout());
-  // Per score: q k^T twice (the statistics pass, then the gradients),
-  // dout v^T, and the contractions of dv, dq and dk, all over the head
-  // dimension; exp and ds = p (dp - delta). Causal skips half the scores.
+  // Per score: q k^T twice (the statistics pass, which the forward's
+  // log-sum-exp operand saves, then the gradients), dout v^T, and the
+  // contractions of dv, dq and dk, all over the head dimension; exp and
+  // ds = p (dp - delta). Causal skips half the scores.
+  double contractions = getLse() ? 10.0 : 12.0;
   double headDim = static_cast<double>(tensorType(getQuery()).getDimSize(3));
-  double flops = scores * (12.0 * headDim + 8.0);
+  double flops = scores * (contractions * headDim + 8.0);
   return getCausal() ? flops / 2.0 : flops;
 }
 
@@ -148,10 +150,11 @@ double SwigluOp::getFlops() { return 5.0 * numElements(getGate()); }
 // max, subtract, exp, sum per logit; a log and a subtract per position.
 double CrossEntropyOp::getFlops() { return 4.0 * numElements(getLogits()); }
 
-// max, subtract, exp, sum per logit (the statistics), then exp, subtract,
-// multiply per logit (the gradient).
+// max, subtract, exp, sum per logit (the statistics, unless the forward's
+// lse is an operand), then exp, subtract, multiply per logit (the
+// gradient; with the lse, x - lse is one more subtract).
 double CrossEntropyGradOp::getFlops() {
-  return 7.0 * numElements(getLogits());
+  return (getLse() ? 4.0 : 7.0) * numElements(getLogits());
 }
 
 double MoeTopKOp::getFlops() {

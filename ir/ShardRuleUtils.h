@@ -83,6 +83,9 @@ DimSplit contextParallelSplit(PartitionContext &context, mlir::Value sequenceOf,
 /// `global` positions split as `split` (zigzag or not).
 mlir::Value localPositions(PartitionContext &context, mlir::Location loc,
                            int64_t global, const DimSplit &split);
+/// The sharding of attention's log-sum-exp [B, Hq, T]: the query's splits
+/// of its first three dimensions.
+Sharding lseSharding(const Sharding &query);
 llvm::LogicalResult partitionRingAttention(AttentionOp op,
                                            PartitionContext &context,
                                            const DimSplit &seq);

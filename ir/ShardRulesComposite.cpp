@@ -369,6 +369,15 @@ void attentionShardings(PartitionContext &context, Value query, Value key,
   kv.dims[headDim] = q.dims[headDim];
 }
 
+/// The sharding of attention's log-sum-exp [B, Hq, T] from the query's in
+/// `layout` (heads and positions swapped unless bhtd).
+Sharding layoutLseSharding(const Sharding &query, AttentionLayout layout) {
+  Sharding lse = lseSharding(query);
+  if (layout != AttentionLayout::bhtd)
+    std::swap(lse.dims[1], lse.dims[2]);
+  return lse;
+}
+
 /// attention: batch and heads split, sequence and head dimension whole. Key
 /// and value heads follow the query heads when the split divides them, so
 /// that each rank keeps whole groups of grouped-query attention.
@@ -386,7 +395,8 @@ LogicalResult partitionAttention(AttentionOp op, PartitionContext &context) {
   FailureOr<Value> lv = reshardTo(context, op.getValue(), kv, op);
   if (failed(lq) || failed(lk) || failed(lv))
     return failure();
-  return context.cloneLocal(op, {*lq, *lk, *lv}, {q});
+  return context.cloneLocal(op, {*lq, *lk, *lv},
+                            {q, layoutLseSharding(q, layout)});
 }
 
 /// attention_grad: the same splits as attention; q, out, dout and dq share
@@ -400,11 +410,15 @@ LogicalResult partitionAttentionGrad(AttentionGradOp op,
       return partitionRingAttentionGrad(op, context, seq);
   Sharding q, kv;
   attentionShardings(context, op.getQuery(), op.getKey(), layout, q, kv);
+  SmallVector<Value> values = {op.getQuery(), op.getKey(), op.getValue(),
+                               op.getOut(), op.getDout()};
+  SmallVector<Sharding> wants = {q, kv, kv, q, q};
+  if (op.getLse()) {
+    values.push_back(op.getLse());
+    wants.push_back(layoutLseSharding(q, layout));
+  }
   SmallVector<Value> locals;
-  for (auto [value, want] :
-       llvm::zip(SmallVector<Value>{op.getQuery(), op.getKey(), op.getValue(),
-                                    op.getOut(), op.getDout()},
-                 SmallVector<Sharding>{q, kv, kv, q, q})) {
+  for (auto [value, want] : llvm::zip(values, wants)) {
     FailureOr<Value> local = reshardTo(context, value, want, op);
     if (failed(local))
       return failure();

@@ -5,7 +5,8 @@
 // the global count of counted positions); the vocabulary split when its
 // axes are free (vocabulary-parallel cross-entropy, as Megatron does it),
 // with the row max and sum of exponentials all-reduced and the one-hot
-// built from ids shifted by this rank's first class.
+// built from ids shifted by this rank's first class. The forward's optional
+// lse result and the gradient's lse operand are split like the positions.
 //
 //===----------------------------------------------------------------------===//
 
@@ -147,6 +148,19 @@ LogicalResult partitionVocabParallelLoss(CrossEntropyOp op,
   auto positionsType = RankedTensorType::get(idsType.getShape(),
                                              b.getF32Type());
   Value losses = ReshapeOp::create(b, loc, positionsType, perRow);
+  // The optional lse result: the global max (its all-reduce again; CSE
+  // merges the local max with the one above) plus log(sum).
+  if (Value wantedLse = op.getLse()) {
+    Value localMax = ReduceMaxOp::create(b, loc, rowType, x,
+                                         b.getDenseI64ArrayAttr({d}),
+                                         b.getUnitAttr());
+    Value max = context.allReduce(localMax, axes, PartialKind::Max, op,
+                                  "row maximum of a vocabulary-parallel "
+                                  "cross-entropy's lse");
+    Value rowLse = AddOp::create(b, loc, max, lse);
+    context.map(wantedLse, ReshapeOp::create(b, loc, positionsType, rowLse),
+                tokens);
+  }
   Value weights;
   if (std::optional<uint64_t> ignore = op.getIgnoreIndex()) {
     Value ignored = makeConstant(
@@ -213,22 +227,29 @@ LogicalResult partitionCrossEntropy(CrossEntropyOp op,
   if (vocab.isSplit())
     return partitionVocabParallelLoss(op, context, *l, *t, tokens,
                                       vocab.axes);
+  // The lse, when asked for, is per position: split like the positions.
   if (op.getReduction() == LossReduction::none)
-    return context.cloneLocal(op, {*l, *t}, {tokens});
+    return context.cloneLocal(op, {*l, *t}, {tokens, tokens});
   Sharding scalar;
   for (const DimSplit &d : tokens.dims)
     llvm::append_range(scalar.partial, d.axes);
   llvm::sort(scalar.partial);
   if (op.getReduction() == LossReduction::sum || scalar.partial.empty())
-    return context.cloneLocal(op, {*l, *t}, {scalar});
+    return context.cloneLocal(op, {*l, *t}, {scalar, tokens});
   // Mean over split positions: local sum / global count, both summed over
   // the ranks that split the positions.
   OpBuilder &b = context.builder();
   Location loc = op.getLoc();
   auto f32 = RankedTensorType::get({}, b.getF32Type());
-  auto sum = CrossEntropyOp::create(b, loc, f32, *l, *t,
+  Type lseType;
+  if (op.getLse())
+    lseType = RankedTensorType::get(
+        cast<RankedTensorType>((*t).getType()).getShape(), b.getF32Type());
+  auto sum = CrossEntropyOp::create(b, loc, f32, lseType, *l, *t,
                                     op.getIgnoreIndexAttr(),
                                     LossReduction::sum);
+  if (op.getLse())
+    context.map(op.getLse(), sum.getLse(), tokens);
   Value count;
   if (std::optional<uint64_t> ignore = op.getIgnoreIndex()) {
     auto idsType = cast<RankedTensorType>((*t).getType());
@@ -357,19 +378,32 @@ LogicalResult partitionCrossEntropyGrad(CrossEntropyGradOp op,
   if (failed(l) || failed(t) || failed(g))
     return failure();
   const DimSplit &vocab = logitsWant.dims.back();
+  // The expansion over a split vocabulary recomputes the row statistics
+  // (its all-reduces), so it does not read the forward's lse.
   if (vocab.isSplit())
     return partitionVocabParallelLossGrad(op, context, *l, *t, *g, tokens,
                                           logitsWant, vocab.axes);
+  // The lse, when given, is per position: split like the positions.
+  Value lse;
+  if (op.getLse()) {
+    FailureOr<Value> s = reshardTo(context, op.getLse(), tokens, op);
+    if (failed(s))
+      return failure();
+    lse = *s;
+  }
+  SmallVector<Value> operands = {*l, *t, *g};
+  if (lse)
+    operands.push_back(lse);
   SmallVector<int64_t> axes = positionAxes(tokens);
   if (op.getReduction() != LossReduction::mean || axes.empty())
-    return context.cloneLocal(op, {*l, *t, *g}, {logitsWant});
+    return context.cloneLocal(op, operands, {logitsWant});
   OpBuilder &b = context.builder();
   Location loc = op.getLoc();
   Value counted = countedMask(b, loc, *t, op.getIgnoreIndex());
   Value scale = DivOp::create(
       b, loc, *g, globalCount(context, op, counted, op.getTargets(), axes));
   Value grad = CrossEntropyGradOp::create(
-      b, loc, (*l).getType(), *l, *t, scale, op.getIgnoreIndexAttr(),
+      b, loc, (*l).getType(), *l, *t, scale, lse, op.getIgnoreIndexAttr(),
       LossReduction::sum);
   context.map(op.getResult(), grad, logitsWant);
   return success();

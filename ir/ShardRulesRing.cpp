@@ -151,6 +151,13 @@ FailureOr<SmallVector<Value>> localOperands(PartitionContext &context,
 
 } // namespace
 
+Sharding lseSharding(const Sharding &query) {
+  Sharding lse = Sharding::replicated(3);
+  for (int64_t d = 0; d < 3; ++d)
+    lse.dims[d] = query.dims[d];
+  return lse;
+}
+
 DimSplit contextParallelSplit(PartitionContext &context, Value sequenceOf,
                               int64_t dim) {
   return ringSplit(context.mesh(),
@@ -258,6 +265,12 @@ LogicalResult partitionRingAttention(AttentionOp op, PartitionContext &context,
   result = vjp::castTo(b, loc, result,
                        vjp::tensorType((*locals)[0]).getElementType());
   context.map(op.getResult(), result, q);
+  if (op.getLse()) {
+    // The rows' log-sum-exp as the op's result ([B, Hq, T] local, f32).
+    Value rows = vjp::reshapeTo(b, loc, lse, shapeOf((*locals)[0]).drop_back());
+    context.map(op.getLse(), vjp::castTo(b, loc, rows, b.getF32Type()),
+                lseSharding(q));
+  }
   return success();
 }
 

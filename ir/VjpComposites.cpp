@@ -232,16 +232,20 @@ LogicalResult RmsNormOp::buildVjp(OpBuilder &b, ValueRange resultGrads,
 LogicalResult CrossEntropyOp::buildVjp(OpBuilder &b, ValueRange resultGrads,
                                        SmallVectorImpl<Value> &operandGrads) {
   Value g = resultGrads[0];
+  if (resultGrads.size() > 1 && resultGrads[1])
+    return emitOpError() << "has no derivative rule for its lse result (it "
+                            "is the gradient's operand, not a loss)";
   if (!g)
     return noGradients(*this, operandGrads);
   // dlogits = (softmax(logits) - onehot(targets)) * w as one composite (w is
   // g, g / max(count, 1) or g per position, 0 where ignored): one kernel
-  // recomputes the row statistics and writes dlogits in the logits' type,
-  // and no [..., V] softmax, one-hot or f32 copy of the logits is ever a
-  // value of the program.
+  // writes dlogits in the logits' type, and no [..., V] softmax, one-hot or
+  // f32 copy of the logits is ever a value of the program. The forward's
+  // lse, when it has one, spares the kernel the row statistics
+  // (llmc-share-loss-statistics adds it after autodiff).
   operandGrads.push_back(CrossEntropyGradOp::create(
       b, getLoc(), getLogits().getType(), getLogits(), getTargets(), g,
-      getIgnoreIndexAttr(), getReductionAttr()));
+      getLse(), getIgnoreIndexAttr(), getReductionAttr()));
   operandGrads.push_back(Value());
   return success();
 }

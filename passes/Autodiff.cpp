@@ -280,6 +280,11 @@ LogicalResult AutodiffPass::buildStep(func::FuncOp loss, func::FuncOp step) {
     if (!forwardOps.contains(op))
       op->setLoc(llmc::withPhase(op->getLoc(), llmc::Phase::Backward));
   }
+  // And the forward ops a rule replaced (attention, rebuilt with its
+  // log-sum-exp result), users before what they use.
+  for (Operation &op : llvm::make_early_inc_range(llvm::reverse(*entry)))
+    if (forwardOps.contains(&op) && op.use_empty() && isPure(&op))
+      op.erase();
   return success();
 }
 

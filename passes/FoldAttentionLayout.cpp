@@ -93,21 +93,26 @@ LogicalResult foldTransposes(AttentionOp op, SetVector<Operation *> &dead) {
       return failure();
   }
   OpBuilder b(op);
+  // The log-sum-exp stays [B, Hq, T].
+  Type lse = op.getLse() ? op.getLse().getType() : Type();
   auto now = AttentionOp::create(
-      b, op.getLoc(), swapHeads(tensorOf(op.getResult())), inner[0],
+      b, op.getLoc(), swapHeads(tensorOf(op.getResult())), lse, inner[0],
       inner[1], inner[2], op.getCausalAttr(), op.getScaleAttr(),
       AttentionLayoutAttr::get(b.getContext(), AttentionLayout::bthd));
   now->setDiscardableAttrs(op->getDiscardableAttrDictionary());
   for (Value v : op->getOperands())
     dead.insert(v.getDefiningOp());
+  if (op.getLse())
+    op.getLse().replaceAllUsesWith(now.getLse());
   replaceSwapped(b, op.getResult(), now.getResult());
   op.erase();
   return success();
 }
 
 LogicalResult foldTransposes(AttentionGradOp op, SetVector<Operation *> &dead) {
+  // q, k, v, out, dout (not the log-sum-exp, [B, Hq, T] in every layout).
   SmallVector<Value, 5> inner;
-  for (Value v : op->getOperands()) {
+  for (Value v : op->getOperands().take_front(5)) {
     inner.push_back(untransposed(v));
     if (!inner.back())
       return failure();
@@ -118,10 +123,10 @@ LogicalResult foldTransposes(AttentionGradOp op, SetVector<Operation *> &dead) {
     types.push_back(swapHeads(tensorOf(g)));
   auto now = AttentionGradOp::create(
       b, op.getLoc(), types, inner[0], inner[1], inner[2], inner[3], inner[4],
-      op.getCausalAttr(), op.getScaleAttr(),
+      op.getLse(), op.getCausalAttr(), op.getScaleAttr(),
       AttentionLayoutAttr::get(b.getContext(), AttentionLayout::bthd));
   now->setDiscardableAttrs(op->getDiscardableAttrDictionary());
-  for (Value v : op->getOperands())
+  for (Value v : op->getOperands().take_front(5))
     dead.insert(v.getDefiningOp());
   for (auto [old, grad] : llvm::zip(op.getGradients(), now.getGradients()))
     replaceSwapped(b, old, grad);
@@ -203,14 +208,17 @@ LogicalResult packOperands(AttentionOp op, DenseMap<Value, Value> &views,
     return failure();
   OpBuilder b(op);
   Value view = packedView(b, *p, views);
+  Type lse = op.getLse() ? op.getLse().getType() : Type();
   auto now = AttentionOp::create(
-      b, op.getLoc(), op.getResult().getType(), view, view, view,
+      b, op.getLoc(), op.getResult().getType(), lse, view, view, view,
       op.getCausalAttr(), op.getScaleAttr(),
       AttentionLayoutAttr::get(b.getContext(), AttentionLayout::packed));
   now->setDiscardableAttrs(op->getDiscardableAttrDictionary());
   for (Value v : op->getOperands())
     dead.insert(v.getDefiningOp());
   op.getResult().replaceAllUsesWith(now.getResult());
+  if (op.getLse())
+    op.getLse().replaceAllUsesWith(now.getLse());
   op.erase();
   return success();
 }
@@ -246,7 +254,8 @@ LogicalResult packOperands(AttentionGradOp op, DenseMap<Value, Value> &views,
   Value view = packedView(b, *p, views);
   auto now = AttentionGradOp::create(
       b, op.getLoc(), TypeRange{view.getType()}, view, view, view,
-      op.getOut(), op.getDout(), op.getCausalAttr(), op.getScaleAttr(),
+      op.getOut(), op.getDout(), op.getLse(), op.getCausalAttr(),
+      op.getScaleAttr(),
       AttentionLayoutAttr::get(b.getContext(), AttentionLayout::packed));
   now->setDiscardableAttrs(op->getDiscardableAttrDictionary());
   b.setInsertionPoint(concat);

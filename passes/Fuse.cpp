@@ -90,6 +90,22 @@ bool isPullable(Operation *op) {
   return isa<BroadcastOp, IotaOp>(op);
 }
 
+/// mul(x, x) read only by a reduce_sum of every dimension (the optimizer's
+/// sum of squares of a gradient) starts a group of its own, which the
+/// reduce_sum joins: codegen lowers that pair to one SumSquares kernel that
+/// reads x (the squares are never stored, and consecutive ones run as one
+/// multi-tensor launch, docs/cuda.md). Joined to x's producer instead (a
+/// weight gradient's matmul epilogue), the squares would be stored by the
+/// epilogue and read back by a reduction per parameter.
+bool isSumOfSquares(Operation *op) {
+  auto mul = dyn_cast<MulOp>(op);
+  if (!mul || mul.getLhs() != mul.getRhs() || !mul->hasOneUse())
+    return false;
+  auto reduce = dyn_cast<ReduceSumOp>(*mul->getUsers().begin());
+  return reduce && shapeOf(reduce->getResult(0)).empty() &&
+         !shapeOf(mul.getResult()).empty();
+}
+
 void expandSplatUses(ConstantOp constant,
                      llvm::function_ref<bool(Operation *)> take);
 
@@ -285,7 +301,8 @@ void Fuser::run() {
     if (role == Role::None)
       continue;
     int joined = -1;
-    if (role != Role::Matmul)
+    bool startsOwn = role == Role::Matmul || isSumOfSquares(op);
+    if (!startsOwn)
       for (Value operand : op->getOperands()) {
         Operation *producer = operand.getDefiningOp();
         auto it = producer ? groupOf.find(producer) : groupOf.end();
@@ -322,7 +339,7 @@ void Fuser::run() {
     add(joined, op);
     // A matmul's operands are its prologue, not its epilogue: groups that
     // produce them stay apart.
-    if (role != Role::Matmul)
+    if (!startsOwn)
       mergeOperandGroups(joined, op);
     pullProducers(joined, op);
   }

@@ -315,6 +315,41 @@ def SplitPipelinePass : Pass<"llmc-split-pipeline", "mlir::ModuleOp"> {
   ];
 }
 
+def ShareLossStatisticsPass
+    : Pass<"llmc-share-loss-statistics", "mlir::ModuleOp"> {
+  let summary = "Give cross_entropy_grad the log-sum-exp its forward computed";
+  let description = [{
+    Runs on every function after autodiff (and after partitioning and
+    remat, so the sharding rules and the recomputation see the plain ops).
+    A `cross_entropy_grad` without an `lse` operand whose logits a
+    `cross_entropy` earlier in the same block reads gets that op's `lse`
+    result (the op is rebuilt with the result when it has none; the lse
+    depends on the logits only, so the reductions and targets need not
+    match). Its kernel then reads the logits once instead of twice
+    (docs/cuda.md, "The loss"). A gradient whose logits no earlier
+    cross_entropy reads (recomputed logits, a hand-written gradient) is
+    left alone.
+
+    ```mlir
+    %loss = llmc.cross_entropy %logits, %t reduction mean
+        : (tensor<8x64xbf16>, tensor<8xi32>) -> tensor<f32>
+    ...
+    %d = llmc.cross_entropy_grad %logits, %t, %g reduction mean
+        : (tensor<8x64xbf16>, tensor<8xi32>, tensor<f32>) -> tensor<8x64xbf16>
+    ```
+    becomes
+    ```mlir
+    %loss, %lse = llmc.cross_entropy %logits, %t reduction mean
+        : (tensor<8x64xbf16>, tensor<8xi32>) -> (tensor<f32>, tensor<8xf32>)
+    ...
+    %d = llmc.cross_entropy_grad %logits, %t, %g lse %lse reduction mean
+        : (tensor<8x64xbf16>, tensor<8xi32>, tensor<f32>, tensor<8xf32>)
+        -> tensor<8x64xbf16>
+    ```
+  }];
+  let dependentDialects = ["::llmc::LlmcDialect"];
+}
+
 def PlanBuffersPass : Pass<"llmc-plan-buffers", "mlir::ModuleOp"> {
   let summary = "Give every tensor its place in one arena; record the peak";
   let options = [

@@ -126,6 +126,11 @@ std::vector<Stage> stages(const llmc::CompilePipelineOptions &options) {
                       return llmc::createSplitPipelinePass(split);
                     }});
   }
+  // 7b. The loss gradient reads the forward's log-sum-exp (after
+  //     partitioning and remat, which see the plain ops).
+  if (options.training)
+    list.push_back({"llmc-share-loss-statistics",
+                    [] { return llmc::createShareLossStatisticsPass(); }});
   // 8. Fusion: attention reads q, k, v in place (no transposes, slices or
   //    concat around it), then the groups of ops that become one kernel
   //    (docs/fusion.md).

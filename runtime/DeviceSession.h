@@ -62,6 +62,14 @@ public:
   virtual Status outputToHost(size_t index, HostTensor &tensor) const = 0;
   /// Argument `index` as bound, the GLOBAL tensor, in host memory.
   virtual Status argumentToHost(size_t index, HostTensor &tensor) const = 0;
+
+  /// One line on the device memory the session holds, measured now, next
+  /// to the buffer plan's prediction; "" when the device has nothing to
+  /// say (the CPU session).
+  virtual std::string memorySummary() const { return {}; }
+  /// Lines on which libraries or kernels run what (the CUDA session: which
+  /// kernels run attention, and why); "" for the CPU session.
+  virtual std::string backendNotes() const { return {}; }
 };
 
 /// Makes the session a training run uses on a device other than the CPU.

@@ -70,7 +70,35 @@ install_python_packages() {
   printf '%s\n' "$want" >"$stamp"
 }
 
+# The cuDNN frontend's C++ headers (header-only; attention through cuDNN,
+# docs/cuda.md), pinned, from PyPI into the build folder. cuDNN itself is
+# loaded at run time where it is installed. Without network the build goes
+# on with llmc's own attention kernels (CMake says so).
+cudnn_frontend_version=1.32.0
+install_cudnn_frontend() {
+  command -v nvcc >/dev/null || [ -x /usr/local/cuda/bin/nvcc ] || return 0
+  local target=$build_dir/_deps/cudnn_frontend
+  local stamp=$target/.version
+  if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$cudnn_frontend_version" ]; then
+    return
+  fi
+  local venv=$root/.venv
+  [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
+  log "cudnn frontend: installing nvidia-cudnn-frontend==$cudnn_frontend_version headers into $target"
+  rm -rf "$target"
+  if "$venv/bin/python" -m pip install -q --disable-pip-version-check --no-deps \
+      --target "$target" "nvidia-cudnn-frontend==$cudnn_frontend_version"; then
+    printf '%s\n' "$cudnn_frontend_version" >"$stamp"
+    # A configured build looks for the headers again.
+    [ -f "$build_dir/CMakeCache.txt" ] &&
+      sed -i '/^LLMC_CUDNN_FRONTEND_INCLUDE:/d' "$build_dir/CMakeCache.txt"
+  else
+    log "cudnn frontend: not installed (no network?); attention will run llmc's own kernels"
+  fi
+}
+
 configure_and_build() {
+  install_cudnn_frontend
   if [ ! -f "$build_dir/build.ninja" ]; then
     log "configuring $build_dir"
     cmake -G Ninja -S "$root" -B "$build_dir" -DCMAKE_BUILD_TYPE=Release

@@ -70,14 +70,28 @@ Status checkAttention(const KernelArgs &args, const TensorRef &result,
   return Status::ok();
 }
 
+/// The optional log-sum-exp of attention's rows: f32 [B, Hq, T].
+/// The log-sum-exp of every query row: f32 [B, Hq, T] in every layout.
+Status checkLse(const KernelArgs &args, const TensorRef &lse,
+                const AttentionShape &shape) {
+  LLMC_RETURN_IF_ERROR(expectDType(args, "lse", lse, DType::F32));
+  return expectShape(args, "lse", lse,
+                     Shape{shape.batch, shape.heads, shape.seq});
+}
+
 } // namespace
 
 Status cpuAttention(const KernelArgs &args) {
-  LLMC_RETURN_IF_ERROR(expectOperands(args, 3, 3, 1));
+  // The result, and optionally the rows' log-sum-exp.
+  LLMC_RETURN_IF_ERROR(
+      expectOperands(args, 3, 3, args.outputs.size() == 2 ? 2 : 1));
   AttentionShape shape;
   LLMC_RETURN_IF_ERROR(checkAttention(args, args.outputs[0], shape));
   const TensorRef &q = args.inputs[0], &k = args.inputs[1], &v = args.inputs[2],
                   &out = args.outputs[0];
+  const TensorRef *lse = args.outputs.size() == 2 ? &args.outputs[1] : nullptr;
+  if (lse)
+    LLMC_RETURN_IF_ERROR(checkLse(args, *lse, shape));
   if (out.numElements() == 0)
     return Status::ok();
 
@@ -122,6 +136,13 @@ Status cpuAttention(const KernelArgs &args) {
           for (double &a : acc)
             a = visible > 0 ? a / sum : 0.0;
           storeRow(out, shape.o.at(b, h, t), headDim, acc.data());
+          // log(sum of exp(scores)): -inf for a row that sees no key.
+          if (lse) {
+            double rowLse = visible > 0
+                                ? max + std::log(sum)
+                                : -std::numeric_limits<double>::infinity();
+            storeRow(*lse, row, 1, &rowLse);
+          }
         }
       });
   return Status::ok();
@@ -137,13 +158,20 @@ Status cpuAttention(const KernelArgs &args) {
 // head in [S, D] buffers. No two tasks write the same element, so the sums
 // are in a fixed order and the result is the same for any thread count.
 Status cpuAttentionGrad(const KernelArgs &args) {
-  if (args.inputs.size() != 5 ||
+  // q, k, v, out, dout and optionally the forward's log-sum-exp, which this
+  // reference checks but does not read: it recomputes the rows' statistics
+  // in f64 (the CUDA kernels read it instead of recomputing it). Three
+  // gradients, or one packed.
+  if ((args.inputs.size() != 5 && args.inputs.size() != 6) ||
       (args.outputs.size() != 3 && args.outputs.size() != 1))
-    return args.error("expected 5 inputs and 3 outputs (1 when packed), got " +
+    return args.error("expected 5-6 inputs and 3 outputs (1 when packed), "
+                      "got " +
                       std::to_string(args.inputs.size()) + " and " +
                       std::to_string(args.outputs.size()));
   AttentionShape shape;
   LLMC_RETURN_IF_ERROR(checkAttention(args, args.inputs[3], shape));
+  if (args.inputs.size() == 6)
+    LLMC_RETURN_IF_ERROR(checkLse(args, args.inputs[5], shape));
   const TensorRef &q = args.inputs[0], &k = args.inputs[1], &v = args.inputs[2],
                   &out = args.inputs[3], &dout = args.inputs[4];
   // Packed: dq, dk and dv are the head ranges of one gradient, with the

@@ -112,7 +112,11 @@ Status readLossAttrs(const KernelArgs &args, Reduction &reduction,
 } // namespace
 
 Status cpuCrossEntropy(const KernelArgs &args) {
-  LLMC_RETURN_IF_ERROR(expectOperands(args, 2, 2, 1));
+  // Outputs: the loss, and optionally the log-sum-exp of every position.
+  if (args.outputs.size() != 1 && args.outputs.size() != 2)
+    return args.error("expected 1 or 2 outputs (the loss and the lse), got " +
+                      std::to_string(args.outputs.size()));
+  LLMC_RETURN_IF_ERROR(expectOperands(args, 2, 2, args.outputs.size()));
   Reduction reduction;
   int64_t hasIgnore, ignoreIndex;
   LLMC_RETURN_IF_ERROR(readLossAttrs(args, reduction, hasIgnore, ignoreIndex));
@@ -127,6 +131,11 @@ Status cpuCrossEntropy(const KernelArgs &args) {
   LLMC_RETURN_IF_ERROR(expectDType(args, "result", out, DType::F32));
   LLMC_RETURN_IF_ERROR(expectShape(
       args, "result", out, reduction == Reduction::None ? positions : Shape{}));
+  const TensorRef *lse = args.outputs.size() == 2 ? &args.outputs[1] : nullptr;
+  if (lse) {
+    LLMC_RETURN_IF_ERROR(expectDType(args, "lse", *lse, DType::F32));
+    LLMC_RETURN_IF_ERROR(expectShape(args, "lse", *lse, positions));
+  }
 
   const int64_t vocab = logits.shape.back();
   const int64_t count = targets.numElements();
@@ -140,14 +149,15 @@ Status cpuCrossEntropy(const KernelArgs &args) {
                                     ignoreIndex));
 
   // 2. Per-position losses logsumexp(row) - row[target], in f64; ignored
-  //    positions are 0.
-  std::vector<double> losses(count, 0.0);
+  //    positions are 0. The lse of every position (ignored ones too: it
+  //    depends on the logits only), rounded once to f32.
+  std::vector<double> losses(count, 0.0), sums(lse ? count : 0);
   args.pool.parallelFor(
       count, rowGrain(vocab), [&](int64_t begin, int64_t end) {
         std::vector<double> row(vocab);
         for (int64_t n = begin; n < end; ++n) {
           int64_t target = loadInt(targets, n);
-          if (ignored(target))
+          if (ignored(target) && !lse)
             continue;
           loadRow(logits, n * vocab, vocab, row.data());
           double max = -std::numeric_limits<double>::infinity();
@@ -156,9 +166,14 @@ Status cpuCrossEntropy(const KernelArgs &args) {
           double sum = 0.0;
           for (double v : row)
             sum += std::exp(v - max);
-          losses[n] = max + std::log(sum) - row[target];
+          if (lse)
+            sums[n] = max + std::log(sum);
+          if (!ignored(target))
+            losses[n] = max + std::log(sum) - row[target];
         }
       });
+  if (lse)
+    storeRow(*lse, 0, count, sums.data());
 
   // 3. Reduce in position order, so the result does not depend on the
   //    number of threads. A mean over no counted position is 0.
@@ -183,7 +198,8 @@ Status cpuCrossEntropy(const KernelArgs &args) {
 //===----------------------------------------------------------------------===//
 
 Status cpuCrossEntropyGrad(const KernelArgs &args) {
-  LLMC_RETURN_IF_ERROR(expectOperands(args, 3, 3, 1));
+  // Inputs: logits, targets, dloss, and optionally the forward's lse.
+  LLMC_RETURN_IF_ERROR(expectOperands(args, 3, 4, 1));
   Reduction reduction;
   int64_t hasIgnore, ignoreIndex;
   LLMC_RETURN_IF_ERROR(readLossAttrs(args, reduction, hasIgnore, ignoreIndex));
@@ -199,6 +215,11 @@ Status cpuCrossEntropyGrad(const KernelArgs &args) {
   LLMC_RETURN_IF_ERROR(expectShape(
       args, "dloss", dloss, reduction == Reduction::None ? positions : Shape{}));
   LLMC_RETURN_IF_ERROR(expectSameType(args, "dlogits", out, logits));
+  const TensorRef *lse = args.inputs.size() == 4 ? &args.inputs[3] : nullptr;
+  if (lse) {
+    LLMC_RETURN_IF_ERROR(expectDType(args, "lse", *lse, DType::F32));
+    LLMC_RETURN_IF_ERROR(expectShape(args, "lse", *lse, positions));
+  }
 
   const int64_t vocab = logits.shape.back();
   const int64_t count = targets.numElements();
@@ -225,8 +246,9 @@ Status cpuCrossEntropyGrad(const KernelArgs &args) {
     std::fill(weights.begin(), weights.end(), scale);
   }
 
-  // 2. Per row: the max and the log-sum-exp, then
-  //    (exp(x - lse) - onehot) * weight, rounded once to the logits' type.
+  // 2. Per row: the log-sum-exp (the operand's, else from the max and the
+  //    sum of exponentials), then (exp(x - lse) - onehot) * weight,
+  //    rounded once to the logits' type.
   args.pool.parallelFor(
       count, rowGrain(vocab), [&](int64_t begin, int64_t end) {
         std::vector<double> row(vocab);
@@ -238,15 +260,20 @@ Status cpuCrossEntropyGrad(const KernelArgs &args) {
             continue;
           }
           loadRow(logits, n * vocab, vocab, row.data());
-          double max = -std::numeric_limits<double>::infinity();
-          for (double v : row)
-            max = std::max(max, v);
-          double sum = 0.0;
-          for (double v : row)
-            sum += std::exp(v - max);
-          const double lse = max + std::log(sum);
+          double shift;
+          if (lse) {
+            loadRow(*lse, n, 1, &shift);
+          } else {
+            double max = -std::numeric_limits<double>::infinity();
+            for (double v : row)
+              max = std::max(max, v);
+            double sum = 0.0;
+            for (double v : row)
+              sum += std::exp(v - max);
+            shift = max + std::log(sum);
+          }
           for (int64_t v = 0; v < vocab; ++v)
-            row[v] = (std::exp(row[v] - lse) - (v == target ? 1.0 : 0.0)) *
+            row[v] = (std::exp(row[v] - shift) - (v == target ? 1.0 : 0.0)) *
                      weights[n];
           storeRow(out, n * vocab, vocab, row.data());
         }

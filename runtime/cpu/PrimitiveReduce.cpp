@@ -236,4 +236,30 @@ Status cpuReduceMean(const KernelArgs &args) {
   return reduceKernel(args, ReduceKind::Mean);
 }
 
+// The sum of squares of every element of an f32 tensor into an f32 scalar:
+// each square rounds to f32 (as llmc.mul's result would), and the squares
+// accumulate in f64 in row-major order, as reduce_sum's: exactly the bits of
+// the reduce_sum(mul(x, x)) this kernel replaces (codegen/BuildExecutable.cpp).
+Status cpuSumSquares(const KernelArgs &args) {
+  LLMC_RETURN_IF_ERROR(args.expectArity(1, 1));
+  LLMC_RETURN_IF_ERROR(args.expectAttrs(0, 0));
+  LLMC_RETURN_IF_ERROR(checkOperands(args));
+  const TensorRef &in = args.inputs[0], &out = args.outputs[0];
+  LLMC_RETURN_IF_ERROR(
+      expectDType(args, "input", in.dtype, dtypeBit(DType::F32)));
+  LLMC_RETURN_IF_ERROR(
+      expectDType(args, "result", out.dtype, dtypeBit(DType::F32)));
+  if (out.numElements() != 1)
+    return args.error("expected a one-element result, got " +
+                      formatShape(out.shape));
+  const float *x = static_cast<const float *>(in.data);
+  double sum = 0.0;
+  for (int64_t i = 0, n = in.numElements(); i < n; ++i) {
+    float square = x[i] * x[i];
+    sum += static_cast<double>(square);
+  }
+  *static_cast<float *>(out.data) = static_cast<float>(sum);
+  return Status::ok();
+}
+
 } // namespace llmc::rt

@@ -1,25 +1,30 @@
 //===- CrossEntropyGradSource.cpp - CUDA C++ of llmc.cross_entropy_grad --===//
 //
-// The classifier's loss gradient in one kernel: a block of 1024 threads per
-// row (GPT-2: 50304 logits, 16384 rows per step) reads the row once for its
-// max and sum of exponentials (one online pass), then again to write
-// dlogits = (exp(x - max) / sum - onehot) * w with 16-byte loads and
-// stores where the row length and the pointers allow. No softmax, one-hot
-// or f32 copy of the logits is stored: 2 reads and 1 write of the logits'
-// bytes per step. With 1024 threads, at most two rows per SM are in
-// flight (264 rows, 26 MB of bf16 GPT-2 rows on an H200), so the second
-// read should mostly hit the L2 (not measured). A first one-block kernel
-// puts the weight of a `mean` or `sum` reduction (dloss / max(count, 1) or
-// dloss) into the scratch. Appended to the device unit after
-// deviceKernelSource() (whose helpers it uses: loadValue, Bf16).
+// The classifier's loss gradient in one kernel: a block per row (GPT-2:
+// 50304 logits, 16384 rows per step) writes
+// dlogits = (exp(x - lse) - onehot) * w with 16-byte loads and stores where
+// the row length and the pointers allow (LLMC_CE_BATCH loads in flight per
+// thread). With the forward's log-sum-exp of each row (llmc.cross_entropy's
+// `lse` result, an operand of cross_entropy_grad) that is one read and one
+// write of the logits' bytes, 256 threads per row; without it the block
+// first computes the row's statistics as the forward does (lossRowStats of
+// CrossEntropySource.cpp), a second read, with 1024 threads so that at most
+// two rows per SM are in flight (26 MB of bf16 GPT-2 rows on an H200) and
+// the second read mostly hits the L2. No softmax, one-hot or f32 copy of
+// the logits is stored. A first one-block kernel puts the weight of a
+// `mean` or `sum` reduction (dloss / max(count, 1) or dloss) into the
+// scratch. Appended to the device unit after crossEntropyKernelSource()
+// (whose helpers it uses: LossPack, lossRowStats, LLMC_CE_BATCH).
 //
 // Numerics (stated in docs/cuda.md, checked by CudaCrossEntropyGrad.*):
-// the exponentials and the products in f32 (expf, a few ulp), the sums of
-// exponentials in f32 over one 16-byte pack (at most 8 terms), then in
-// double (per thread, then a fixed shuffle tree), the weight in double rounded once to f32, and one rounding
-// to the result type. Against the CPU's all-double reference: bf16 results
-// within one bf16 ulp; f32 results within 1e-5 relative (plus 1e-7 |w|;
-// expf is within 2 ulp, so a few ulp are expected).
+// expf(x - lse) in f32 (expf within 2 ulp; x - lse rounded once for f32
+// logits, exact for bf16 ones near the lse) where lse is the operand;
+// without it expf(x - max) * (1 / sum), the sum of the forward's row
+// statistics (exp2f, double sums); the weight in double rounded once to
+// f32, the products in f32, one rounding to the result type. Against the
+// CPU's all-double reference (given the same f32 lse when it is an
+// operand): bf16 results within one bf16 ulp; f32 results within 1e-5
+// relative (plus 1e-7 |w|).
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/cuda/DeviceKernels.h"
@@ -31,11 +36,6 @@ const char *crossEntropyGradKernelSource() {
 // ---- cross_entropy_grad: a block per row ----------------------------------
 
 #define LLMC_CE_GRAD_THREADS 1024
-
-// V consecutive elements moved by one 16-byte load or store.
-template <typename T, int V> struct __align__(sizeof(T) * V) GradPack {
-  T v[V];
-};
 
 __device__ __forceinline__ float gradStore(float value, float) {
   return value;
@@ -51,91 +51,6 @@ __device__ __forceinline__ Bf16 gradStore(float value, Bf16) {
   unsigned int rounding = 0x7fffu + ((word >> 16) & 1u);
   result.bits = (unsigned short)((word + rounding) >> 16);
   return result;
-}
-
-// The running (max, sum of exp(x - max)) takes x: f32 exponentials, a
-// double sum. An element of -inf adds nothing.
-__device__ __forceinline__ void gradTake(float &m, double &s, float x) {
-  if (x == -__int_as_float(0x7f800000))
-    return;
-  if (x > m) {
-    s = s * (double)expf(m - x) + 1.0;
-    m = x;
-  } else {
-    s += (double)expf(x - m);
-  }
-}
-
-// The running (max, sum) takes a pack of V elements: the pack's max first
-// (one rescale at most), then its V exponentials summed in f32 (V <= 8
-// terms below 1 each, a few f32 roundings) and added to the double sum,
-// so that a pack costs one conversion to double, not V.
-template <typename T, int V>
-__device__ __forceinline__ void gradTakePack(float &m, double &s,
-                                             const GradPack<T, V> &pack) {
-  float x[V];
-  float top = -__int_as_float(0x7f800000);
-#pragma unroll
-  for (int k = 0; k < V; ++k) {
-    x[k] = loadValue(pack.v[k]);
-    top = fmaxf(top, x[k]);
-  }
-  if (top > m) {
-    s *= (double)expf(m - top);
-    m = top;
-  }
-  if (m == -__int_as_float(0x7f800000))
-    return; // every element so far is -inf
-  float partial = 0.0f;
-#pragma unroll
-  for (int k = 0; k < V; ++k)
-    partial += expf(x[k] - m);
-  s += (double)partial;
-}
-
-__device__ __forceinline__ void gradCombine(float &m, double &s, float m2,
-                                            double s2) {
-  const float negInf = -__int_as_float(0x7f800000);
-  float top = fmaxf(m, m2);
-  double a = m == negInf ? 0.0 : s * (double)expf(m - top);
-  double b = m2 == negInf ? 0.0 : s2 * (double)expf(m2 - top);
-  m = top;
-  s = a + b;
-}
-
-// The block's (max, sum) in every thread; a fixed combination order (the
-// shuffle tree, then warp 0 over the 32 warps), so results repeat.
-__device__ void gradBlockMaxSum(float &m, double &s) {
-  __shared__ float maxes[32];
-  __shared__ double sums[32];
-  for (int offset = 16; offset > 0; offset /= 2) {
-    float m2 = __shfl_xor_sync(0xffffffffu, m, offset);
-    double s2 = __shfl_xor_sync(0xffffffffu, s, offset);
-    gradCombine(m, s, m2, s2);
-  }
-  int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  if (lane == 0) {
-    maxes[warp] = m;
-    sums[warp] = s;
-  }
-  __syncthreads();
-  if (warp == 0) {
-    int warps = blockDim.x / 32;
-    m = lane < warps ? maxes[lane] : -__int_as_float(0x7f800000);
-    s = lane < warps ? sums[lane] : 0.0;
-    for (int offset = 16; offset > 0; offset /= 2) {
-      float m2 = __shfl_xor_sync(0xffffffffu, m, offset);
-      double s2 = __shfl_xor_sync(0xffffffffu, s, offset);
-      gradCombine(m, s, m2, s2);
-    }
-    if (lane == 0) {
-      maxes[0] = m;
-      sums[0] = s;
-    }
-  }
-  __syncthreads();
-  m = maxes[0];
-  s = sums[0];
 }
 
 // The weight of a mean or sum reduction into *weight: dloss, divided for a
@@ -166,63 +81,97 @@ __device__ void crossEntropyGradWeight(const I *targets, const float *dloss,
   }
 }
 
+// One pack of dlogits: (exp(x - shift) * scale - [column == target]) * w
+// + poison, rounded once to T (shift = lse and scale = 1, or shift = max
+// and scale = 1 / sum). `hot` is the target's index within the pack
+// (outside [0, V) when the pack does not hold it). expf, not the forward's
+// exp2f: its argument is not rounded again (x - lse is exact for bf16
+// logits near the lse), so each value is within a few f32 ulp.
+template <typename T, int V>
+__device__ __forceinline__ LossPack<T, V>
+gradPack(const LossPack<T, V> &pack, float shift, float scale, long long hot,
+         float w, float poison) {
+  const int column = hot >= 0 && hot < V ? (int)hot : -1;
+  LossPack<T, V> result;
+#pragma unroll
+  for (int k = 0; k < V; ++k) {
+    float prob = expf(loadValue(pack.v[k]) - shift) * scale + poison;
+    float onehot = k == column ? 1.0f : 0.0f;
+    result.v[k] = gradStore((prob - onehot) * w, T());
+  }
+  return result;
+}
+
 // Block r writes row r of dlogits. `weight` is the scalar of a mean or sum
-// (the first kernel's), or null for `none` (dloss[r] per row).
+// (the first kernel's), or null for `none` (dloss[r] per row). `lse` is
+// the forward's log-sum-exp of every row, or null: then the block first
+// computes it (lossRowStats, one more read of the row).
 template <typename T, typename I, int V>
 __device__ void crossEntropyGradRows(const T *logits, const I *targets,
                                      const float *dloss, const double *weight,
-                                     T *dlogits, long long vocab,
-                                     int hasIgnore, long long ignoreIndex) {
+                                     const float *lse, T *dlogits,
+                                     long long vocab, int hasIgnore,
+                                     long long ignoreIndex) {
   const long long row = blockIdx.x;
   const long long target = (long long)targets[row];
   const T *in = logits + row * vocab;
   T *out = dlogits + row * vocab;
-  const long long packs = vocab / V;
-  const GradPack<T, V> *inPacks = (const GradPack<T, V> *)in;
-  GradPack<T, V> *outPacks = (GradPack<T, V> *)out;
+  const int packs = (int)(vocab / V);
+  const int stride = blockDim.x;
+  const LossPack<T, V> *inPacks = (const LossPack<T, V> *)in;
+  LossPack<T, V> *outPacks = (LossPack<T, V> *)out;
   // 1. An ignored position: zeros, without reading the row.
   if (hasIgnore && target == ignoreIndex) {
-    GradPack<T, V> zeros;
+    LossPack<T, V> zeros;
 #pragma unroll
     for (int k = 0; k < V; ++k)
       zeros.v[k] = gradStore(0.0f, T());
-    for (long long p = threadIdx.x; p < packs; p += blockDim.x)
+    for (int p = threadIdx.x; p < packs; p += stride)
       outPacks[p] = zeros;
-    for (long long i = packs * V + threadIdx.x; i < vocab; i += blockDim.x)
+    for (long long i = (long long)packs * V + threadIdx.x; i < vocab;
+         i += stride)
       out[i] = zeros.v[0];
     return;
   }
-  // 2. The row's max and sum of exponentials, one pass.
-  float m = -__int_as_float(0x7f800000);
-  double s = 0.0;
-  for (long long p = threadIdx.x; p < packs; p += blockDim.x)
-    gradTakePack<T, V>(m, s, inPacks[p]);
-  for (long long i = packs * V + threadIdx.x; i < vocab; i += blockDim.x)
-    gradTake(m, s, loadValue(in[i]));
-  gradBlockMaxSum(m, s);
-  // 3. (exp(x - max) / sum - onehot) * w. A target outside [0, vocab) (the
+  // 2. The row's log-sum-exp: the forward's, or its max and sum from one
+  //    pass over the row.
+  float shift, scale = 1.0f;
+  if (lse) {
+    shift = lse[row];
+  } else {
+    double s;
+    lossRowStats<T, V>(in, vocab, shift, s);
+    scale = (float)(1.0 / s);
+  }
+  // 3. (exp(x - lse) - onehot) * w, LLMC_CE_BATCH packs loaded before the
+  //    first is written. Each thread reads and writes the same packs, so
+  //    dlogits may be the logits' buffer. A target outside [0, vocab) (the
   //    CPU reports it) poisons the row with NaN.
   const float w = (float)(weight ? *weight : (double)dloss[row]);
-  const float inverse = (float)(1.0 / s);
-  const float poison = (target < 0 || target >= vocab)
-                           ? __int_as_float(0x7fc00000)
-                           : 0.0f;
-  for (long long p = threadIdx.x; p < packs; p += blockDim.x) {
-    GradPack<T, V> pack = inPacks[p];
-    GradPack<T, V> result;
+  const float poison =
+      (target < 0 || target >= vocab) ? __int_as_float(0x7fc00000) : 0.0f;
+  int p = threadIdx.x;
+  for (; p + (LLMC_CE_BATCH - 1) * stride < packs;
+       p += LLMC_CE_BATCH * stride) {
+    LossPack<T, V> batch[LLMC_CE_BATCH];
 #pragma unroll
-    for (int k = 0; k < V; ++k) {
-      long long column = p * V + k;
-      float prob = expf(loadValue(pack.v[k]) - m) * inverse + poison;
-      float hot = column == target ? 1.0f : 0.0f;
-      result.v[k] = gradStore((prob - hot) * w, T());
+    for (int b = 0; b < LLMC_CE_BATCH; ++b)
+      batch[b] = inPacks[p + b * stride];
+#pragma unroll
+    for (int b = 0; b < LLMC_CE_BATCH; ++b) {
+      const int q = p + b * stride;
+      outPacks[q] = gradPack<T, V>(batch[b], shift, scale,
+                                   target - (long long)q * V, w, poison);
     }
-    outPacks[p] = result;
   }
-  for (long long i = packs * V + threadIdx.x; i < vocab; i += blockDim.x) {
-    float prob = expf(loadValue(in[i]) - m) * inverse + poison;
-    float hot = i == target ? 1.0f : 0.0f;
-    out[i] = gradStore((prob - hot) * w, T());
+  for (; p < packs; p += stride)
+    outPacks[p] = gradPack<T, V>(inPacks[p], shift, scale,
+                                 target - (long long)p * V, w, poison);
+  for (long long i = (long long)packs * V + threadIdx.x; i < vocab;
+       i += stride) {
+    LossPack<T, 1> one;
+    one.v[0] = in[i];
+    out[i] = gradPack<T, 1>(one, shift, scale, target - i, w, poison).v[0];
   }
 }
 
@@ -230,10 +179,10 @@ __device__ void crossEntropyGradRows(const T *logits, const I *targets,
   extern "C" __global__ void __launch_bounds__(LLMC_CE_GRAD_THREADS)           \
       llmc_cross_entropy_grad_##SUFFIX##_##ISUFFIX##VEC(                       \
           const T *logits, const I *targets, const float *dloss,               \
-          const double *weight, T *dlogits, long long vocab, int hasIgnore,    \
-          long long ignoreIndex) {                                             \
-    crossEntropyGradRows<T, I, V>(logits, targets, dloss, weight, dlogits,     \
-                                  vocab, hasIgnore, ignoreIndex);              \
+          const double *weight, const float *lse, T *dlogits,                  \
+          long long vocab, int hasIgnore, long long ignoreIndex) {             \
+    crossEntropyGradRows<T, I, V>(logits, targets, dloss, weight, lse,         \
+                                  dlogits, vocab, hasIgnore, ignoreIndex);     \
   }
 
 LLMC_CE_GRAD_ROWS(float, f32, int, i32, 1, )

@@ -4,6 +4,7 @@
 
 #include "runtime/cuda/DeviceKernels.h"
 #include "runtime/cuda/KernelSelection.h"
+#include "runtime/cuda/MultiTensor.h"
 
 #include <algorithm>
 #include <chrono>
@@ -150,6 +151,23 @@ Status checkCudaCoverage(const Executable &executable,
       }
     }
   }
+  // Multi-tensor launches: an elementwise group's generated unit is
+  // compiled like a fused region's; a group of sums of squares runs
+  // entries of the device unit.
+  for (size_t r = 0; r < executable.ranks.size(); ++r)
+    for (const MultiTensorGroup &group :
+         planMultiTensorGroups(executable.ranks[r])) {
+      ++report.multiTensorGroups;
+      report.multiTensorCommands += group.members.size();
+      if (group.kind == MultiTensorGroup::Kind::Elementwise) {
+        fusedSources.emplace(group.entry, group.source);
+        continue;
+      }
+      for (const char *entry : {"llmc_sum_squares_multi_partial",
+                                "llmc_sum_squares_multi_finish"})
+        unitEntries[entry].push_back({r, group.members.front()});
+    }
+  report.entries = unitEntries.size();
   if (!options.sourcesDir.empty()) {
     auto write = [&](const std::string &name, const std::string &text) {
       std::ofstream out(options.sourcesDir + "/" + name + ".cu");

@@ -45,6 +45,9 @@ struct CoverageReport {
   size_t fusedRegions = 0; ///< elementwise regions run as one kernel
   size_t unfusedRegions = 0; ///< regions whose commands run one by one
   std::vector<std::string> unfusedReasons; ///< why, one per such region
+  /// Multi-tensor launches (MultiTensor.h) and the commands they run.
+  size_t multiTensorGroups = 0;
+  size_t multiTensorCommands = 0;
   double compileSeconds = 0.0;
   std::vector<CoverageGap> gaps;
   /// What runs, with the number of commands: "elementwise Add(f32, f32) ->

@@ -6,6 +6,7 @@
 #include "runtime/cuda/DeviceKernels.h"
 #include "runtime/cuda/FusedKernels.h"
 #include "runtime/cuda/KernelSelection.h"
+#include "runtime/cuda/MultiTensorLaunch.h"
 #include "runtime/cuda/Nccl.h"
 
 #include <nvtx3/nvToolsExt.h>
@@ -41,6 +42,7 @@ CudaSession::~CudaSession() {
       (void)cudaEventDestroy(event);
   if (runDone_)
     (void)cudaEventDestroy(runDone_);
+  multi_.reset(); // its launches use kernels_
   kernels_.reset();
   if (arena_)
     (void)cudaFree(arena_);
@@ -70,11 +72,42 @@ TensorRef CudaSession::slot(int32_t value) const {
 
 uint64_t CudaSession::arenaBytes() const { return program().arenaBytes; }
 
+std::string CudaSession::backendNotes() const {
+  return kernels_->attentionPath();
+}
+
+std::string CudaSession::memorySummary() const {
+  size_t freeBytes = 0, totalBytes = 0;
+  if (cudaSetDevice(options_.device) != cudaSuccess ||
+      cudaMemGetInfo(&freeBytes, &totalBytes) != cudaSuccess) {
+    cudaGetLastError();
+    return "device memory: cudaMemGetInfo failed on " + deviceName();
+  }
+  constexpr double GiB = 1024.0 * 1024.0 * 1024.0;
+  char line[256];
+  std::snprintf(line, sizeof(line),
+                "device memory on %s: %.2f GiB planned (the arena), %.2f GiB "
+                "in use (cudaMemGetInfo: the arena, scratch, library "
+                "workspaces and the CUDA context), of %.1f GiB",
+                deviceName().c_str(), arenaBytes() / GiB,
+                (totalBytes - freeBytes) / GiB, totalBytes / GiB);
+  return line;
+}
+
 void CudaSession::attachCollectives(std::unique_ptr<NcclWorld> world) {
   world_ = std::move(world);
 }
 
 size_t CudaSession::loadedUnits() const { return kernels_->loadedUnits(); }
+size_t CudaSession::multiTensorGroups() const {
+  return multi_ ? multi_->size() : 0;
+}
+size_t CudaSession::multiTensorCommands() const {
+  size_t commands = 0;
+  for (size_t g = 0; multi_ && g < multi_->size(); ++g)
+    commands += multi_->group(static_cast<int>(g)).members.size();
+  return commands;
+}
 double CudaSession::compileSeconds() const {
   return kernels_->compileSeconds();
 }
@@ -253,6 +286,18 @@ Status CudaSession::enqueueCommands() {
                                             inputs[0].bytes(),
                                             cudaMemcpyDeviceToDevice, stream_),
                             "cudaMemcpyAsync(copy)");
+    } else if (multi_ && !check_ && multi_->covered(index)) {
+      // A command of a multi-tensor group: the group's launch, at its
+      // first command, does the work of all of them (after waiting for
+      // any collective one of them touches); the others launch nothing.
+      if (int group = multi_->groupAt(index); group >= 0) {
+        const MultiTensorGroup &g = multi_->group(group);
+        for (size_t m = 0; status && m < g.members.size(); ++m)
+          for (size_t k = g.members[m]; status && k < g.ends[m]; ++k)
+            status = joinCollectives(&commands[k]);
+        if (status)
+          status = multi_->launch(group, stream_);
+      }
     } else if (auto fused = fused_.find(index);
                fused != fused_.end() &&
                (!check_ || fused->second.needsOneKernel)) {
@@ -403,6 +448,23 @@ void CudaSession::recordProfile() {
     if (cudaEventElapsedTime(&ms, events_[i], events_[i + 1]) != cudaSuccess)
       continue;
     const Command &command = commands[i];
+    // A multi-tensor launch: its time is its first command's; its other
+    // commands ran nothing.
+    if (multi_ && !check_ && multi_->covered(i)) {
+      if (int group = multi_->groupAt(i); group >= 0) {
+        const MultiTensorGroup &g = multi_->group(group);
+        ProfileRow &row = profileRows_["MultiTensor " + g.label];
+        row.ms += ms;
+        ++row.launches;
+        ProfileRow &one =
+            profileCommands_["MultiTensor " + g.label + " x" +
+                             std::to_string(g.members.size()) + " from " +
+                             command.origin];
+        one.ms += ms;
+        ++one.launches;
+      }
+      continue;
+    }
     // A region run as one kernel: its time is the marker's, and its own
     // commands did not run.
     if (auto fused = fused_.find(i); fused != fused_.end()) {

@@ -33,6 +33,7 @@
 namespace llmc::rt::cuda {
 
 class CudaKernels;
+class MultiTensorLaunches;
 class NcclWorld;
 
 struct CudaSessionOptions {
@@ -105,11 +106,21 @@ public:
 
   /// Bytes of the arena (the buffer plan's total).
   uint64_t arenaBytes() const;
+  /// DeviceSession: the arena (planned) against the device memory in use
+  /// (cudaMemGetInfo: every allocation of this process, the CUDA context,
+  /// loaded kernels and the libraries' workspaces). llmc allocates nothing
+  /// after creation, so after a step this is the run's peak.
+  std::string memorySummary() const override;
+  /// DeviceSession: CudaKernels::attentionPath().
+  std::string backendNotes() const override;
   /// NVRTC units loaded and the seconds spent compiling them at creation.
   size_t loadedUnits() const;
   /// Elementwise fused regions that run as one kernel, and the reasons of
   /// those that run op by op.
   size_t fusedRegions() const { return fused_.size(); }
+  /// Multi-tensor launches (MultiTensor.h) and the commands they stand for.
+  size_t multiTensorGroups() const;
+  size_t multiTensorCommands() const;
   const std::vector<std::string> &unfusedRegions() const { return unfused_; }
   double compileSeconds() const;
 
@@ -163,6 +174,11 @@ private:
     bool needsOneKernel = false;
   };
   std::map<size_t, FusedLaunch> fused_;
+  /// Runs of consecutive commands launched together (MultiTensor.h): the
+  /// weight casts, the AdamW regions, the gradient norm's sums of squares.
+  /// Off with LLMC_MULTI_TENSOR=0, and under LLMC_CHECK_CPU (which checks
+  /// every command on its own).
+  std::unique_ptr<MultiTensorLaunches> multi_;
   std::vector<std::string> unfused_; ///< why a region runs op by op
   bool profile_ = false;
   bool profileShapes_ = false; ///< LLMC_PROFILE=shapes

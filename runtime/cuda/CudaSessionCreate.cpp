@@ -11,6 +11,7 @@
 #include "runtime/cuda/DeviceKernels.h"
 #include "runtime/cuda/FusedKernels.h"
 #include "runtime/cuda/KernelSelection.h"
+#include "runtime/cuda/MultiTensorLaunch.h"
 
 #include <chrono>
 #include <cstdio>
@@ -50,6 +51,13 @@ private:
   Clock::time_point last_ = Clock::now();
   std::vector<std::pair<const char *, double>> laps_;
 };
+
+/// LLMC_MULTI_TENSOR=0 runs every command on its own (for measuring what
+/// the multi-tensor launches save, or ruling them out).
+bool multiTensorEnabled() {
+  const char *env = std::getenv("LLMC_MULTI_TENSOR");
+  return !(env && std::string(env) == "0");
+}
 
 } // namespace
 
@@ -114,8 +122,12 @@ Status CudaSession::create(const Executable &executable,
   {
     std::vector<ParallelUnit> units;
     std::set<std::string> seen;
+    // The tensor-core flash units only where cuDNN will not run attention
+    // (they compile on demand otherwise, should cuDNN refuse a problem).
+    bool cudnn = cudnnAttentionLikely();
     for (const DeviceUnit &unit : deviceKernelUnits())
-      units.push_back({unit.source, unit.name + ".cu", false});
+      if (!unit.onDemand || !cudnn)
+        units.push_back({unit.source, unit.name + ".cu", false});
     for (size_t i = 0; i < program.commands.size(); ++i) {
       const Command &command = program.commands[i];
       KernelChoice choice;
@@ -135,6 +147,11 @@ Status CudaSession::create(const Executable &executable,
           seen.insert(source.entry).second)
         units.push_back({source.source, source.entry + ".cu", false});
     }
+    if (multiTensorEnabled())
+      for (const MultiTensorGroup &group : planMultiTensorGroups(program))
+        if (group.kind == MultiTensorGroup::Kind::Elementwise &&
+            seen.insert(group.entry).second)
+          units.push_back({group.source, group.entry + ".cu", true});
     clock.lap("kernel sources");
     compileInParallel(units);
     clock.lap("parallel compile or cache check");
@@ -209,6 +226,12 @@ Status CudaSession::create(const Executable &executable,
     created->fused_[c] = launch;
   }
   clock.lap("fused kernels loaded");
+  // 5. The multi-tensor launches (MultiTensor.h): their kernels and their
+  //    tables of arena pointers, once.
+  if (multiTensorEnabled())
+    LLMC_RETURN_IF_ERROR(MultiTensorLaunches::create(
+        program, created->arena_, *created->kernels_, created->multi_));
+  clock.lap("multi-tensor tables");
   LLMC_CUDA_CHECK(cudaDeviceSynchronize(), "creating the CUDA session");
   clock.lap("synchronize");
   clock.print(created->loadedUnits());

@@ -78,7 +78,27 @@ constexpr unsigned kLongRowThreads = 256;
 /// Threads of the cross_entropy_grad kernels (CrossEntropyGradSource.cpp).
 constexpr unsigned kGradThreads = 1024;
 
-/// The long-row variant of a softmax or cross-entropy row entry (a block
+/// Whether the loss kernels' rows move 16 bytes at a time: the row length
+/// a multiple of 16 bytes and every pointer 16-byte aligned.
+bool lossRowsVectorized(long long vocab, size_t bytes,
+                        std::initializer_list<const void *> pointers) {
+  long long perMove = 16 / static_cast<long long>(bytes);
+  bool vec = vocab % perMove == 0;
+  for (const void *p : pointers)
+    vec = vec && reinterpret_cast<uintptr_t>(p) % 16 == 0;
+  return vec;
+}
+
+/// Threads of a loss row block (CrossEntropySource.cpp): enough for
+/// LLMC_CE_BATCH (4) moves per thread, a multiple of a warp, at most 256
+/// (the rows of GPT-2's 50304 classes take 256; GPT-2 tiny's 128 one warp).
+unsigned lossRowThreads(long long vocab, size_t bytes, bool vec) {
+  long long moves = vec ? vocab / (16 / static_cast<long long>(bytes)) : vocab;
+  long long warps = (moves + 4 * 32 - 1) / (4 * 32);
+  return static_cast<unsigned>(32 * std::clamp<long long>(warps, 1, 8));
+}
+
+/// The long-row variant of a softmax row entry (a block
 /// per row) for contiguous rows (inner 1) of 1024 elements and more, with
 /// 16-byte loads ("_vec") when the row length and `pointers` allow; "" to
 /// keep the warp-per-row entry.
@@ -163,6 +183,14 @@ Status CudaKernels::launch(KernelKind kind, const KernelAttrs &attrs,
                            const std::vector<TensorRef> &inputs,
                            const std::vector<TensorRef> &outputs,
                            cudaStream_t stream) {
+  // Attention that cuDNN takes (DeviceKernelsCudnn.cpp).
+  if (kind == KernelKind::Attention || kind == KernelKind::AttentionGrad) {
+    bool cudnn = false;
+    LLMC_RETURN_IF_ERROR(
+        launchCudnn(kind, attrs, inputs, outputs, stream, cudnn));
+    if (cudnn)
+      return Status::ok();
+  }
   // selectKernel has checked the operand and attribute counts and types;
   // what follows computes the launch parameters of the chosen entries.
   KernelChoice choice;
@@ -481,25 +509,28 @@ Status CudaKernels::launch(KernelKind kind, const KernelAttrs &attrs,
         !why.empty())
       return refuse(why);
     const void *qp = inputs[0].data, *kp = inputs[1].data, *vp = inputs[2].data;
-    void *result = out->data;
+    void *result = outputs[0].data;
+    // The rows' log-sum-exp, when the op returns it (else null: not stored).
+    void *lse = outputs.size() == 2 ? outputs[1].data : nullptr;
     // The tensor-core kernel (entries[0]) where the device has bf16 MMA and
     // the operands allow 16-byte loads; else the scalar one after it.
     if (flash.tensorCores && bf16TensorCores_ && flash.stridesAligned16 &&
         aligned16({qp, kp, vp, result})) {
       if (flash.tensorCoreQueryBlocks == 0)
         return Status::ok();
-      std::vector<void *> args = {&qp,          &kp,           &vp,
-                                  &result,      &flash.heads,  &flash.kvHeads,
-                                  &flash.seq,   &flash.kvSeq,  &flash.causal,
-                                  &flash.scale, &flash.layout};
+      std::vector<void *> args = {&qp,          &kp,          &vp,
+                                  &result,      &lse,         &flash.heads,
+                                  &flash.kvHeads, &flash.seq, &flash.kvSeq,
+                                  &flash.causal, &flash.scale, &flash.layout};
       return launchPrimitive(entries[0], flash.tensorCoreQueryBlocks,
                              kFlashThreads, flash.tensorCoreForwardShared,
                              args, stream);
     }
-    std::vector<void *> args = {&qp,    &kp,          &vp,
-                                &result, &flash.heads, &flash.kvHeads,
-                                &flash.seq, &flash.kvSeq, &flash.headDim,
-                                &flash.causal, &flash.scale, &flash.layout};
+    std::vector<void *> args = {&qp,        &kp,          &vp,
+                                &result,    &lse,         &flash.heads,
+                                &flash.kvHeads, &flash.seq, &flash.kvSeq,
+                                &flash.headDim, &flash.causal, &flash.scale,
+                                &flash.layout};
     return launchPrimitive(entries[flash.tensorCores ? 1 : 0],
                            flash.queryBlocks, kFlashThreads, 0, args, stream);
   }
@@ -517,28 +548,32 @@ Status CudaKernels::launch(KernelKind kind, const KernelAttrs &attrs,
     // lse and delta of every query row, in the scratch prepare() reserved.
     float *lse = static_cast<float *>(scratch_);
     float *delta = lse + flashRows(inputs[3]);
+    // The forward's log-sum-exp when the op has it: the tensor-core
+    // grad_rows then skips its statistics pass, and grad_keys reads it.
+    const void *forwardLse = inputs.size() == 6 ? inputs[5].data : nullptr;
     // The tensor-core pair (entries[0..1]) where the device has bf16 MMA
     // and the operands allow 16-byte loads; else the scalar pair.
     if (flash.tensorCores && bf16TensorCores_ && flash.stridesAligned16 &&
         aligned16({qp, kp, vp, op, dop, dq, dk, dv})) {
-      // 1. Per 64-query tile: the row statistics, then dq.
+      // 1. Per query tile: the row statistics (unless given), then dq.
       if (flash.tensorCoreQueryBlocks > 0) {
         std::vector<void *> rowArgs = {
             &qp,         &kp,          &vp,           &op,
-            &dop,        &dq,          &lse,          &delta,
-            &flash.heads, &flash.kvHeads, &flash.seq, &flash.kvSeq,
-            &flash.causal, &flash.scale, &flash.layout};
+            &dop,        &forwardLse,  &dq,           &lse,
+            &delta,      &flash.heads, &flash.kvHeads, &flash.seq,
+            &flash.kvSeq, &flash.causal, &flash.scale, &flash.layout};
         LLMC_RETURN_IF_ERROR(launchPrimitive(entries[0],
                                              flash.tensorCoreQueryBlocks,
                                              kFlashThreads,
                                              flash.tensorCoreRowsShared,
                                              rowArgs, stream));
       }
-      // 2. Per 64-key tile of each key/value head: dk and dv (after 1).
+      // 2. Per key tile of each key/value head: dk and dv (after 1).
+      const void *keysLse = forwardLse != nullptr ? forwardLse : lse;
       if (flash.tensorCoreKeyBlocks > 0) {
         std::vector<void *> keyArgs = {
             &qp,         &kp,            &vp,         &dop,
-            &lse,        &delta,         &dk,         &dv,
+            &keysLse,    &delta,         &dk,         &dv,
             &flash.heads, &flash.kvHeads, &flash.seq, &flash.kvSeq,
             &flash.causal, &flash.scale, &flash.layout};
         LLMC_RETURN_IF_ERROR(launchPrimitive(entries[1],
@@ -595,25 +630,22 @@ Status CudaKernels::launch(KernelKind kind, const KernelAttrs &attrs,
     long long ignoreIndex = attrs.ints[2];
     const void *lp = logits.data, *tp = targets.data;
     void *losses = scratch_, *result = out->data;
-    std::string longEntry =
-        longRowEntry(entries[0], 1, vocab, dtypeSize(logits.dtype), {lp});
-    if (count > 0 && !longEntry.empty()) {
-      std::vector<void *> rowArgs = {&lp,    &tp,        &losses,
+    void *lse = outputs.size() == 2 ? outputs[1].data : nullptr;
+    // 1. A block per row: the loss of each position (and its lse), with
+    //    16-byte loads when every row starts aligned.
+    if (count > 0) {
+      bool vec = lossRowsVectorized(vocab, dtypeSize(logits.dtype), {lp});
+      std::vector<void *> rowArgs = {&lp,    &tp,        &losses,     &lse,
                                      &vocab, &hasIgnore, &ignoreIndex};
-      LLMC_RETURN_IF_ERROR(launchPrimitive(longEntry,
-                                           static_cast<unsigned>(count),
-                                           kLongRowThreads, 0, rowArgs, stream));
-    } else if (count > 0) {
-      std::vector<void *> rowArgs = {&lp,    &tp,        &losses,     &count,
-                                     &vocab, &hasIgnore, &ignoreIndex};
-      unsigned blocks =
-          static_cast<unsigned>((count * 32 + kRowThreads - 1) / kRowThreads);
-      LLMC_RETURN_IF_ERROR(launchPrimitive(entries[0], blocks, kRowThreads, 0,
-                                           rowArgs, stream));
+      LLMC_RETURN_IF_ERROR(launchPrimitive(
+          vec ? entries[1] : entries[0], static_cast<unsigned>(count),
+          lossRowThreads(vocab, dtypeSize(logits.dtype), vec), 0, rowArgs,
+          stream));
     }
+    // 2. The reduction over positions, in a fixed order.
     std::vector<void *> finishArgs = {
         &losses, &tp, &result, &count, &reduction, &hasIgnore, &ignoreIndex};
-    return launchPrimitive(entries[1], 1, 256, 0, finishArgs, stream);
+    return launchPrimitive(entries[2], 1, 256, 0, finishArgs, stream);
   }
   case KernelKind::CrossEntropyGrad: {
     const TensorRef &logits = inputs[0], &targets = inputs[1];
@@ -622,6 +654,7 @@ Status CudaKernels::launch(KernelKind kind, const KernelAttrs &attrs,
     int hasIgnore = static_cast<int>(attrs.ints[1]);
     long long ignoreIndex = attrs.ints[2];
     const void *lp = logits.data, *tp = targets.data, *dp = inputs[2].data;
+    const void *lse = inputs.size() == 4 ? inputs[3].data : nullptr;
     void *result = out->data;
     // 1. The weight of a mean or sum into the scratch; none reads dloss
     //    per row (a null weight).
@@ -636,17 +669,32 @@ Status CudaKernels::launch(KernelKind kind, const KernelAttrs &attrs,
     }
     if (count == 0 || vocab == 0)
       return Status::ok();
-    // 2. A block per row; 16-byte moves when every row starts aligned.
+    // 2. A block per row; 16-byte moves when every row starts aligned. With
+    //    the forward's lse a row is one pass (the forward's block size);
+    //    without, two, by 1024 threads so that the second read hits the L2.
     size_t bytes = dtypeSize(logits.dtype);
-    long long perMove = 16 / static_cast<long long>(bytes);
-    bool vec = vocab % perMove == 0 &&
-               reinterpret_cast<uintptr_t>(lp) % 16 == 0 &&
-               reinterpret_cast<uintptr_t>(result) % 16 == 0;
-    std::vector<void *> rowArgs = {&lp,     &tp,    &dp,        &weight,
+    bool vec = lossRowsVectorized(vocab, bytes, {lp, result});
+    unsigned threads = lse ? lossRowThreads(vocab, bytes, vec) : kGradThreads;
+    std::vector<void *> rowArgs = {&lp,     &tp,    &dp,        &weight, &lse,
                                    &result, &vocab, &hasIgnore, &ignoreIndex};
     return launchPrimitive(vec ? entries[2] : entries[1],
-                           static_cast<unsigned>(count), kGradThreads, 0,
-                           rowArgs, stream);
+                           static_cast<unsigned>(count), threads, 0, rowArgs,
+                           stream);
+  }
+  case KernelKind::SumSquares: {
+    const void *x = inputs[0].data;
+    void *result = out->data;
+    void *partials = scratch_;
+    long long n = inputs[0].numElements();
+    long long chunks = sumSquaresChunks(n);
+    if (chunks > 0) {
+      std::vector<void *> partialArgs = {&x, &n, &partials};
+      LLMC_RETURN_IF_ERROR(launchPrimitive(entries[0],
+                                           static_cast<unsigned>(chunks), 256,
+                                           0, partialArgs, stream));
+    }
+    std::vector<void *> finishArgs = {&partials, &chunks, &result};
+    return launchPrimitive(entries[1], 1, 256, 0, finishArgs, stream);
   }
   case KernelKind::LrSchedule: {
     const void *step = inputs[0].data;

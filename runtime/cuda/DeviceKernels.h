@@ -20,6 +20,7 @@
 #include "runtime/Kernel.h"
 #include "runtime/Status.h"
 #include "runtime/cuda/CublasLt.h"
+#include "runtime/cuda/CudnnAttention.h"
 #include "runtime/cuda/CudaModule.h"
 #include "runtime/cuda/ElementwiseKernels.h"
 #include "runtime/cuda/KernelSelection.h"
@@ -39,11 +40,14 @@ const char *deviceKernelSource();
 /// The MoE routing kernels (MoeKernelsSource.cpp); they use helpers of
 /// deviceKernelSource().
 const char *moeKernelSource();
-/// Softmax and cross-entropy over long rows, a block per row
+/// Softmax over long rows, a block per row
 /// (LongRowKernelsSource.cpp); it uses helpers of deviceKernelSource().
 const char *longRowKernelSource();
+/// llmc.cross_entropy in f32, a block per row, and its finish
+/// (CrossEntropySource.cpp); it uses helpers of deviceKernelSource().
+const char *crossEntropyKernelSource();
 /// llmc.cross_entropy_grad, a block per row (CrossEntropyGradSource.cpp); it
-/// uses helpers of deviceKernelSource().
+/// uses helpers of deviceKernelSource() and crossEntropyKernelSource().
 const char *crossEntropyGradKernelSource();
 /// The row and column reductions (ReduceKernelsSource.cpp); they use
 /// helpers of deviceKernelSource().
@@ -63,7 +67,8 @@ const char *flashAttentionTensorCoreSource();
 std::string flashAttentionTensorCoreEntries(int headDim);
 /// The NVRTC unit of the non-elementwise kernels: deviceKernelSource()
 /// followed by reduceKernelSource(), moeKernelSource(),
-/// longRowKernelSource(), crossEntropyGradKernelSource(),
+/// longRowKernelSource(), crossEntropyKernelSource(),
+/// crossEntropyGradKernelSource(),
 /// normGradKernelSource(), flashAttentionSource() and
 /// flashAttentionTensorCoreSource() (its templates, without entries).
 std::string deviceKernelUnit();
@@ -71,7 +76,16 @@ std::string deviceKernelUnit();
 struct DeviceUnit {
   std::string name;
   std::string source;
+  /// Compiled and loaded only when a launch needs one of its entries (the
+  /// tensor-core flash attention, which cuDNN replaces where it is loaded).
+  bool onDemand = false;
+  /// The entries of an on-demand unit.
+  std::vector<std::string> entries;
 };
+/// Whether bf16 attention will run through cuDNN in a session created now
+/// (CudnnAttention can load), so that the on-demand tensor-core units need
+/// not be compiled ahead.
+bool cudnnAttentionLikely();
 /// Every unit of hand-written kernels, compiled side by side:
 /// deviceKernelUnit() and one unit per head dimension of the tensor-core
 /// flash attention (deviceKernelUnit() + its entries). NVRTC compiles a
@@ -127,9 +141,20 @@ public:
                      const std::vector<TensorRef> &outputs,
                      cudaStream_t stream);
 
+  /// Launches `entry` of the hand-written units (deviceKernelUnits()) on
+  /// blocks of 256 threads (the multi-tensor sums of squares,
+  /// MultiTensorLaunch.h).
+  Status launchDeviceEntry(const std::string &entry, unsigned blocks,
+                           std::vector<void *> &args, cudaStream_t stream) {
+    return launchPrimitive(entry, dim3(blocks), 256, 0, args, stream);
+  }
+
   /// NVRTC units loaded: the non-elementwise one, one per elementwise
   /// signature, and one per distinct fused region.
   size_t loadedUnits() const { return 1 + elementwise_.size() + fused_.size(); }
+  /// Which kernels run bf16 attention: "cuDNN 9.14.0", or llmc's flash
+  /// kernels and why not cuDNN (CudnnAttention.h).
+  std::string attentionPath() const;
   /// Seconds spent compiling (or reading from the cache) so far.
   double compileSeconds() const { return compileSeconds_; }
 
@@ -158,6 +183,11 @@ private:
   NvrtcOptions nvrtc_;
   /// The libraries of deviceKernelUnits(), searched in order for an entry.
   std::vector<std::unique_ptr<CudaLibrary>> primitives_;
+  /// The on-demand units not loaded yet (DeviceUnit::onDemand).
+  std::vector<DeviceUnit> pendingUnits_;
+  /// Compiles and loads the pending units that define one of `entries`.
+  Status loadUnitsFor(const std::vector<std::string> &entries);
+  Status loadUnit(const DeviceUnit &unit);
   std::map<std::string, Elementwise> elementwise_;
   std::map<std::string, std::unique_ptr<CudaLibrary>> fused_;
   /// The dynamic shared memory each primitive entry ("entry@device") was
@@ -165,6 +195,24 @@ private:
   /// (cudaFuncAttributeMaxDynamicSharedMemorySize).
   std::map<std::string, size_t> sharedLimits_;
   std::unique_ptr<CublasLtMatmul> matmul_;
+  /// Attention through cuDNN (null where it cannot: cudnnUnavailable_).
+  std::unique_ptr<CudnnAttention> cudnn_;
+  std::string cudnnUnavailable_;
+  /// The attention problems cuDNN refused, with why (attentionPath()).
+  std::vector<std::string> cudnnRefusals_;
+  /// The cuDNN problems of an Attention / AttentionGrad launch: false when
+  /// cuDNN does not take it (then llmc's kernels run).
+  bool cudnnProblems(KernelKind kind, const KernelAttrs &attrs,
+                     const std::vector<TensorRef> &inputs,
+                     const std::vector<TensorRef> &outputs,
+                     SdpaProblem &forward, SdpaProblem &backward) const;
+  Status prepareCudnn(KernelKind kind, const KernelAttrs &attrs,
+                      const std::vector<TensorRef> &inputs,
+                      const std::vector<TensorRef> &outputs, bool &taken);
+  Status launchCudnn(KernelKind kind, const KernelAttrs &attrs,
+                     const std::vector<TensorRef> &inputs,
+                     const std::vector<TensorRef> &outputs,
+                     cudaStream_t stream, bool &taken);
   void *scratch_ = nullptr;
   size_t scratchBytes_ = 0;
   unsigned multiprocessors_ = 1;

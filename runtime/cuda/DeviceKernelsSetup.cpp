@@ -78,21 +78,53 @@ Status CudaKernels::create(std::unique_ptr<CudaKernels> &kernels) {
   created->bf16TensorCores_ = major >= 8;
   created->nvrtc_.arch = "sm_" + std::to_string(major) + std::to_string(minor);
 
-  auto begin = std::chrono::steady_clock::now();
-  for (const DeviceUnit &unit : deviceKernelUnits()) {
-    CompiledCuda compiled;
-    LLMC_RETURN_IF_ERROR(compileCuda(unit.source, unit.name + ".cu",
-                                     created->nvrtc_, compiled));
-    created->primitives_.emplace_back();
-    LLMC_RETURN_IF_ERROR(
-        CudaLibrary::load(compiled.cubin, created->primitives_.back()));
+  for (DeviceUnit &unit : deviceKernelUnits()) {
+    if (unit.onDemand)
+      created->pendingUnits_.push_back(std::move(unit));
+    else
+      LLMC_RETURN_IF_ERROR(created->loadUnit(unit));
   }
-  created->compileSeconds_ +=
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - begin)
-          .count();
   LLMC_RETURN_IF_ERROR(CublasLtMatmul::create(created->matmul_));
+  LLMC_RETURN_IF_ERROR(
+      CudnnAttention::create(created->cudnn_, created->cudnnUnavailable_));
   kernels = std::move(created);
   return Status::ok();
+}
+
+Status CudaKernels::loadUnit(const DeviceUnit &unit) {
+  auto begin = std::chrono::steady_clock::now();
+  CompiledCuda compiled;
+  LLMC_RETURN_IF_ERROR(
+      compileCuda(unit.source, unit.name + ".cu", nvrtc_, compiled));
+  primitives_.emplace_back();
+  LLMC_RETURN_IF_ERROR(CudaLibrary::load(compiled.cubin, primitives_.back()));
+  compileSeconds_ +=
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - begin)
+          .count();
+  return Status::ok();
+}
+
+Status CudaKernels::loadUnitsFor(const std::vector<std::string> &entries) {
+  for (size_t i = 0; i < pendingUnits_.size();) {
+    bool needed = false;
+    const std::vector<std::string> &defined = pendingUnits_[i].entries;
+    for (const std::string &entry : entries)
+      needed |= std::find(defined.begin(), defined.end(), entry) !=
+                defined.end();
+    if (!needed) {
+      ++i;
+      continue;
+    }
+    LLMC_RETURN_IF_ERROR(loadUnit(pendingUnits_[i]));
+    pendingUnits_.erase(pendingUnits_.begin() + static_cast<long>(i));
+  }
+  return Status::ok();
+}
+
+bool cudnnAttentionLikely() {
+  std::unique_ptr<CudnnAttention> probe;
+  std::string why;
+  return CudnnAttention::create(probe, why) && probe != nullptr;
 }
 
 unsigned CudaKernels::gridFor(int64_t items, unsigned threads) const {
@@ -184,6 +216,10 @@ Status CudaKernels::launchFused(cudaKernel_t kernel, int64_t elements,
 Status CudaKernels::prepare(KernelKind kind, const KernelAttrs &attrs,
                             const std::vector<TensorRef> &inputs,
                             const std::vector<TensorRef> &outputs) {
+  bool cudnn = false;
+  LLMC_RETURN_IF_ERROR(prepareCudnn(kind, attrs, inputs, outputs, cudnn));
+  if (cudnn)
+    return Status::ok();
   KernelChoice choice;
   return prepare(kind, attrs, inputs, outputs, choice);
 }
@@ -193,6 +229,8 @@ Status CudaKernels::prepare(KernelKind kind, const KernelAttrs &attrs,
                             const std::vector<TensorRef> &outputs,
                             KernelChoice &choice) {
   LLMC_RETURN_IF_ERROR(selectKernel(kind, attrs, inputs, outputs, choice));
+  if (!pendingUnits_.empty())
+    LLMC_RETURN_IF_ERROR(loadUnitsFor(choice.entries));
   if (choice.route == KernelChoice::Route::Elementwise) {
     Elementwise *unit = nullptr;
     return elementwise(choice.elementwise, unit);

@@ -4,9 +4,10 @@
 // disk), holding the CUDA kernels of Kernels.def that are not elementwise:
 // data movement (broadcast, transpose, slice, concat, gather, embedding),
 // reductions, scatter_add, iota, integer compare, and the composites (layer
-// norm, rms norm, softmax, rope, cross-entropy, lr schedule); the flash
-// attention kernels of FlashAttentionSource.cpp follow it in the same unit
-// (deviceKernelUnit()). DeviceKernels.cpp launches them.
+// norm, rms norm, softmax, rope, lr schedule; cross-entropy is in
+// CrossEntropySource.cpp); the flash attention kernels of
+// FlashAttentionSource.cpp follow it in the same unit (deviceKernelUnit()).
+// DeviceKernels.cpp launches them.
 //
 // Numerics follow the CPU kernels: every reduction and every composite
 // except attention accumulates in double, as the CPU reference does, so an f32 result differs
@@ -491,78 +492,6 @@ __device__ void softmax(const T *x, U *y, long long rows, long long length,
         storeValue<U>(exp((double)loadValue(x[offset + s * inner]) - max) / sum);
 }
 
-// Cross-entropy, pass 1: the loss of each position (max + log sum exp -
-// the target's logit) into `losses` (double). An ignored position is 0; a
-// target outside the vocabulary gives NaN (the CPU refuses it up front).
-template <typename T, typename I>
-__device__ void crossEntropyRows(const T *logits, const I *targets,
-                                 double *losses, long long count,
-                                 long long vocab, int hasIgnore,
-                                 long long ignoreIndex) {
-  long long row = warpRow();
-  if (row >= count)
-    return;
-  long long target = (long long)targets[row];
-  if (hasIgnore && target == ignoreIndex) {
-    if (lane() == 0)
-      losses[row] = 0.0;
-    return;
-  }
-  const T *in = logits + row * vocab;
-  double max = negativeInfinity();
-  for (long long i = lane(); i < vocab; i += 32)
-    max = fmax(max, (double)loadValue(in[i]));
-  max = warpMax(max);
-  double sum = 0.0;
-  for (long long i = lane(); i < vocab; i += 32)
-    sum += exp((double)loadValue(in[i]) - max);
-  sum = warpSum(sum);
-  if (lane() == 0) {
-    if (target < 0 || target >= vocab)
-      losses[row] = __longlong_as_double(0x7ff8000000000000ll);
-    else
-      losses[row] = max + log(sum) - (double)loadValue(in[target]);
-  }
-}
-
-// Cross-entropy, pass 2 (one block): reduction 0 mean over the positions
-// not ignored, 1 sum, 2 none (each position's loss as f32).
-template <typename I>
-__device__ void crossEntropyFinish(const double *losses, const I *targets,
-                                   float *out, long long count, int reduction,
-                                   int hasIgnore, long long ignoreIndex) {
-  if (reduction == 2) {
-    for (long long n = threadIdx.x; n < count; n += blockDim.x)
-      out[n] = (float)losses[n];
-    return;
-  }
-  __shared__ double totals[256];
-  __shared__ double counted[256];
-  double total = 0.0;
-  double kept = 0.0;
-  for (long long n = threadIdx.x; n < count; n += blockDim.x) {
-    total += losses[n];
-    bool ignored = hasIgnore && (long long)targets[n] == ignoreIndex;
-    kept += ignored ? 0.0 : 1.0;
-  }
-  totals[threadIdx.x] = total;
-  counted[threadIdx.x] = kept;
-  __syncthreads();
-  for (int half = blockDim.x / 2; half > 0; half /= 2) {
-    if (threadIdx.x < half) {
-      totals[threadIdx.x] += totals[threadIdx.x + half];
-      counted[threadIdx.x] += counted[threadIdx.x + half];
-    }
-    __syncthreads();
-  }
-  if (threadIdx.x == 0) {
-    double result = totals[0];
-    if (reduction == 0)
-      result = counted[0] > 0.0 ? result / counted[0] : 0.0;
-    out[0] = (float)result;
-  }
-}
-
 // Rotary embedding over [..., T, D]: pairs (i, i + D/2) rotated by
 // position * theta^(-2i/D), in double as the CPU; positions may be null
 // (0..T-1).
@@ -590,19 +519,6 @@ __device__ void rope(const T *x, const I *positions, T *out, long long rows,
   extern "C" __global__ void llmc_softmax_##SUFFIX(                            \
       const T *x, T *y, long long rows, long long length, long long inner) {   \
     softmax(x, y, rows, length, inner);                                        \
-  }                                                                            \
-  extern "C" __global__ void llmc_cross_entropy_rows_##SUFFIX##_i32(           \
-      const T *logits, const int *targets, double *losses, long long count,    \
-      long long vocab, int hasIgnore, long long ignoreIndex) {                 \
-    crossEntropyRows(logits, targets, losses, count, vocab, hasIgnore,         \
-                     ignoreIndex);                                             \
-  }                                                                            \
-  extern "C" __global__ void llmc_cross_entropy_rows_##SUFFIX##_i64(           \
-      const T *logits, const long long *targets, double *losses,               \
-      long long count, long long vocab, int hasIgnore,                         \
-      long long ignoreIndex) {                                                 \
-    crossEntropyRows(logits, targets, losses, count, vocab, hasIgnore,         \
-                     ignoreIndex);                                             \
   }                                                                            \
   extern "C" __global__ void llmc_rope_##SUFFIX##_i32(                         \
       const T *x, const int *positions, T *out, long long rows, long long seq, \
@@ -640,19 +556,6 @@ LLMC_NORM_KERNELS(float, float, f32_f32)
 LLMC_NORM_KERNELS(Bf16, Bf16, bf16_bf16)
 LLMC_NORM_KERNELS(Bf16, float, bf16_f32)
 LLMC_NORM_KERNELS(float, Bf16, f32_bf16)
-
-extern "C" __global__ void llmc_cross_entropy_finish_i32(
-    const double *losses, const int *targets, float *out, long long count,
-    int reduction, int hasIgnore, long long ignoreIndex) {
-  crossEntropyFinish(losses, targets, out, count, reduction, hasIgnore,
-                     ignoreIndex);
-}
-extern "C" __global__ void llmc_cross_entropy_finish_i64(
-    const double *losses, const long long *targets, float *out,
-    long long count, int reduction, int hasIgnore, long long ignoreIndex) {
-  crossEntropyFinish(losses, targets, out, count, reduction, hasIgnore,
-                     ignoreIndex);
-}
 
 // The learning rate at step t (a scalar): linear warmup to peak, then
 // cosine (0), linear (1) or constant (2) decay to min at `total`; in double

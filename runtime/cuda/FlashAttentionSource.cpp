@@ -129,7 +129,7 @@ __device__ __forceinline__ long long flashRowAt(FlashStrides s, long long head,
 // memory once the scores are done.
 template <typename T, int D>
 __device__ void flashForward(const T *q, const T *k, const T *v, T *out,
-                             int heads, int kvHeads, long long seq,
+                             float *lse, int heads, int kvHeads, long long seq,
                              long long kvSeq, int headDim, int causal,
                              float scale, FlashLayout layout) {
   constexpr int BQ = FlashTiles<D>::forward;
@@ -217,8 +217,13 @@ __device__ void flashForward(const T *q, const T *k, const T *v, T *out,
   }
 
   // Normalize; no visible key (S = 0) gives a zero row, as on the CPU.
+  // The log-sum-exp when asked for: -inf for a row that sees no key.
   if (query >= seq)
     return;
+  if (lse != nullptr && part == 0)
+    lse[head * seq + query] = runningSum > 0.0f
+                                  ? runningMax + logf(runningSum)
+                                  : flashNegativeInfinity();
   T *outRow = out + flashRowAt(layout.o, head, heads, query);
   float inverse = runningSum > 0.0f ? 1.0f / runningSum : 0.0f;
 #pragma unroll
@@ -484,11 +489,11 @@ __device__ void flashGradKeys(const T *q, const T *k, const T *v,
 #define LLMC_FLASH_KERNELS(T, SUFFIX, D)                                       \
   extern "C" __global__ void __launch_bounds__(LLMC_FLASH_THREADS)             \
       llmc_flash_attention_forward_##SUFFIX##_d##D(                            \
-          const T *q, const T *k, const T *v, T *out, int heads,               \
+          const T *q, const T *k, const T *v, T *out, float *lse, int heads,   \
           int kvHeads, long long seq, long long kvSeq, int headDim,            \
           int causal, float scale, FlashLayout layout) {                       \
-    flashForward<T, D>(q, k, v, out, heads, kvHeads, seq, kvSeq, headDim,      \
-                       causal, scale, layout);                                 \
+    flashForward<T, D>(q, k, v, out, lse, heads, kvHeads, seq, kvSeq,          \
+                       headDim, causal, scale, layout);                        \
   }                                                                            \
   extern "C" __global__ void __launch_bounds__(LLMC_FLASH_THREADS)             \
       llmc_flash_attention_grad_rows_##SUFFIX##_d##D(                          \
@@ -523,7 +528,8 @@ LLMC_FLASH_HEAD_DIMS(Bf16, bf16)
 std::string deviceKernelUnit() {
   return std::string(deviceKernelSource()) + reduceKernelSource() +
          moeKernelSource() + longRowKernelSource() +
-         crossEntropyGradKernelSource() + normGradKernelSource() +
+         crossEntropyKernelSource() + crossEntropyGradKernelSource() +
+         normGradKernelSource() +
          flashAttentionSource() +
          flashAttentionTensorCoreSource();
 }
@@ -531,9 +537,15 @@ std::string deviceKernelUnit() {
 std::vector<DeviceUnit> deviceKernelUnits() {
   std::string base = deviceKernelUnit();
   std::vector<DeviceUnit> units = {{"llmc_device_kernels", base}};
-  for (int headDim : {64, 128})
+  for (int headDim : {64, 128}) {
+    std::string d = "_bf16_d" + std::to_string(headDim);
     units.push_back({"llmc_flash_tc_d" + std::to_string(headDim),
-                     base + flashAttentionTensorCoreEntries(headDim)});
+                     base + flashAttentionTensorCoreEntries(headDim),
+                     /*onDemand=*/true,
+                     {"llmc_flash_attention_tc_forward" + d,
+                      "llmc_flash_attention_tc_grad_rows" + d,
+                      "llmc_flash_attention_tc_grad_keys" + d}});
+  }
   return units;
 }
 

@@ -43,21 +43,73 @@ const char *flashAttentionTensorCoreSource() {
 // the dynamic shared memory of each kernel: the row tile(s) it keeps plus
 // two buffers of the tiles it streams (the next one is copied with cp.async
 // while the current one is multiplied). KernelSelection.cpp's
-// flashTensorCoreShared computes the same bytes for the launch; the kernels
+// flashTensorCoreLaunch computes the same bytes for the launch; the kernels
 // trap when launched with less.
+//
+// The sizes of D = 64 may be overridden by defining the LLMC_FLASH_TC_D64_*
+// macros below (CudaTest.FlashAttentionTileSweep compiles and times such
+// variants); KernelSelection.cpp's flashTcTileSizes must give the same.
+#ifndef LLMC_FLASH_TC_D64_FORWARD_ROW_BLOCKS
+#define LLMC_FLASH_TC_D64_FORWARD_ROW_BLOCKS 2
+#endif
+#ifndef LLMC_FLASH_TC_D64_FORWARD_KEYS
+#define LLMC_FLASH_TC_D64_FORWARD_KEYS 64
+#endif
+#ifndef LLMC_FLASH_TC_D64_ROWS_ROW_BLOCKS
+#define LLMC_FLASH_TC_D64_ROWS_ROW_BLOCKS 2
+#endif
+#ifndef LLMC_FLASH_TC_D64_ROWS_KEYS
+#define LLMC_FLASH_TC_D64_ROWS_KEYS 32
+#endif
+#ifndef LLMC_FLASH_TC_D64_KEYS_ROW_BLOCKS
+#define LLMC_FLASH_TC_D64_KEYS_ROW_BLOCKS 2
+#endif
+#ifndef LLMC_FLASH_TC_D64_KEYS_QUERIES
+#define LLMC_FLASH_TC_D64_KEYS_QUERIES 32
+#endif
+// The blocks per SM each kernel promises (__launch_bounds__): 1 and 2 let
+// ptxas use up to 255 registers at 128 threads, 3 up to 168 (12 warps per
+// SM instead of 8).
+#ifndef LLMC_FLASH_TC_FORWARD_MIN_BLOCKS
+#define LLMC_FLASH_TC_FORWARD_MIN_BLOCKS 1
+#endif
+#ifndef LLMC_FLASH_TC_ROWS_MIN_BLOCKS
+#define LLMC_FLASH_TC_ROWS_MIN_BLOCKS 1
+#endif
+#ifndef LLMC_FLASH_TC_KEYS_MIN_BLOCKS
+#define LLMC_FLASH_TC_KEYS_MIN_BLOCKS 1
+#endif
+// 1: the kernel keeps the A fragments of its fixed rows (forward: q;
+// grad_rows: q and dout; grad_keys: k and v) in registers for the whole
+// block instead of reading them with ldmatrix for every product: fewer
+// shared-memory reads, more registers (MT x D / 4 per operand).
+#ifndef LLMC_FLASH_TC_FORWARD_CACHED
+#define LLMC_FLASH_TC_FORWARD_CACHED 0
+#endif
+#ifndef LLMC_FLASH_TC_ROWS_CACHED
+#define LLMC_FLASH_TC_ROWS_CACHED 0
+#endif
+#ifndef LLMC_FLASH_TC_KEYS_CACHED
+#define LLMC_FLASH_TC_KEYS_CACHED 0
+#endif
 template <int D> struct FlashTcTiles {
   // The forward's 16-row blocks per warp and query rows per block.
-  static constexpr int forwardRowBlocks = D <= 64 ? 2 : 1;
+  static constexpr int forwardRowBlocks =
+      D <= 64 ? LLMC_FLASH_TC_D64_FORWARD_ROW_BLOCKS : 1;
   static constexpr int forwardQueries = 64 * forwardRowBlocks;
-  static constexpr int forwardKeys = D <= 64 ? 64 : 32;
+  static constexpr int forwardKeys =
+      D <= 64 ? LLMC_FLASH_TC_D64_FORWARD_KEYS : 32;
   // grad_rows: 16-row blocks per warp, query rows and keys per tile.
-  static constexpr int rowsRowBlocks = D <= 64 ? 2 : 1;
+  static constexpr int rowsRowBlocks =
+      D <= 64 ? LLMC_FLASH_TC_D64_ROWS_ROW_BLOCKS : 1;
   static constexpr int rowsQueries = 64 * rowsRowBlocks;
-  static constexpr int rowsKeys = D <= 64 ? 32 : 16;
+  static constexpr int rowsKeys = D <= 64 ? LLMC_FLASH_TC_D64_ROWS_KEYS : 16;
   // grad_keys: 16-row blocks per warp, keys and queries per tile.
-  static constexpr int keysRowBlocks = D <= 64 ? 2 : 1;
+  static constexpr int keysRowBlocks =
+      D <= 64 ? LLMC_FLASH_TC_D64_KEYS_ROW_BLOCKS : 1;
   static constexpr int keysKeys = 64 * keysRowBlocks;
-  static constexpr int keysQueries = D <= 64 ? 32 : 16;
+  static constexpr int keysQueries =
+      D <= 64 ? LLMC_FLASH_TC_D64_KEYS_QUERIES : 16;
   static constexpr int stride = D + LLMC_FLASH_TC_PAD;
   // Bytes of each kernel's tiles.
   static constexpr int forwardQueriesTile = forwardQueries * stride * 2;
@@ -284,13 +336,31 @@ __device__ __forceinline__ float quadSum(float value) {
   return value + __shfl_xor_sync(0xffffffffu, value, 2);
 }
 
+// The A fragments of one warp's MT x 16 rows at row0 of a row-major tile,
+// every 16-column block: for a kernel that keeps its fixed row operand in
+// registers instead of reading it from shared memory for every product
+// (LLMC_FLASH_TC_*_CACHED below).
+template <int D, int MT>
+__device__ __forceinline__ void loadRowFragments(unsigned (*a)[D / 16][4],
+                                                 const unsigned short *rows,
+                                                 int row0) {
+  constexpr int STRIDE = D + LLMC_FLASH_TC_PAD;
+#pragma unroll
+  for (int m = 0; m < MT; ++m)
+#pragma unroll
+    for (int kk = 0; kk < D / 16; ++kk)
+      loadFragmentA<STRIDE>(a[m][kk], rows, row0 + 16 * m, kk * 16);
+}
+
 // s[m][n] = A Bᵀ for one warp's MT x 16 rows: A the (16 MT) x D block at
-// row0 of `rows` and B the N x D `columns` tile (tile rows are B's
+// row0 of `rows` (or, CACHED, its fragments `cached` from
+// loadRowFragments) and B the N x D `columns` tile (tile rows are B's
 // columns). Each B fragment feeds MT products.
-template <int D, int N, int MT = 1>
+template <int D, int N, int MT = 1, bool CACHED = false>
 __device__ __forceinline__ void multiplyRowsByColumns(
     float (*s)[N / 8][4], const unsigned short *rows, int row0,
-    const unsigned short *columns) {
+    const unsigned short *columns,
+    const unsigned (*cached)[D / 16][4] = nullptr) {
   constexpr int STRIDE = D + LLMC_FLASH_TC_PAD;
 #pragma unroll
   for (int m = 0; m < MT; ++m)
@@ -303,8 +373,15 @@ __device__ __forceinline__ void multiplyRowsByColumns(
   for (int kk = 0; kk < D / 16; ++kk) {
     unsigned a[MT][4];
 #pragma unroll
-    for (int m = 0; m < MT; ++m)
-      loadFragmentA<STRIDE>(a[m], rows, row0 + 16 * m, kk * 16);
+    for (int m = 0; m < MT; ++m) {
+      if constexpr (CACHED) {
+#pragma unroll
+        for (int r = 0; r < 4; ++r)
+          a[m][r] = cached[m][kk][r];
+      } else {
+        loadFragmentA<STRIDE>(a[m], rows, row0 + 16 * m, kk * 16);
+      }
+    }
 #pragma unroll
     for (int n = 0; n < N / 8; n += 2) {
       unsigned b[4];
@@ -363,7 +440,7 @@ __device__ __forceinline__ void accumulateProduct(float (*acc)[D / 8][4],
 // a key tile skips it.
 template <int D>
 __device__ void flashForwardTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
-                               Bf16 *out, int heads, int kvHeads,
+                               Bf16 *out, float *lse, int heads, int kvHeads,
                                long long seq, long long kvSeq, int causal,
                                float scale, FlashLayout layout) {
   constexpr int MT = FlashTcTiles<D>::forwardRowBlocks;
@@ -413,6 +490,16 @@ __device__ void flashForwardTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
         acc[m][c][e] = 0.0f;
   }
 
+  // The query rows' A fragments in registers (LLMC_FLASH_TC_FORWARD_CACHED):
+  // once q has landed for every thread.
+  constexpr bool CACHED = LLMC_FLASH_TC_FORWARD_CACHED != 0;
+  unsigned queryA[MT][D / 16][4];
+  if constexpr (CACHED) {
+    waitAsync();
+    __syncthreads();
+    loadRowFragments<D, MT>(queryA, queryTile, warpRow);
+  }
+
   for (int j = 0; j < keyTileCount; ++j) {
     long long firstKey = (long long)j * BK;
     // Tile j has landed for every thread, and every warp is done with
@@ -435,7 +522,8 @@ __device__ void flashForwardTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
 
     // 1. s = q kᵀ.
     float s[MT][BK / 8][4];
-    multiplyRowsByColumns<D, BK, MT>(s, queryTile, warpRow, keyTile);
+    multiplyRowsByColumns<D, BK, MT, CACHED>(s, queryTile, warpRow, keyTile,
+                                             queryA);
 
     // 2. Scale to base-2 units; mask keys past the end and, causal, after
     //    the row (only tiles that reach them); the online softmax.
@@ -494,6 +582,8 @@ __device__ void flashForwardTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
   waitAsync(); // no copy outlives the block (none is pending here)
 
   // Normalize; no visible key (S = 0) gives a zero row, as on the CPU.
+  // The log-sum-exp (when asked for) in natural-log units, -inf for a row
+  // that sees no key.
 #pragma unroll
   for (int m = 0; m < MT; ++m)
 #pragma unroll
@@ -502,6 +592,10 @@ __device__ void flashForwardTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
       long long query = firstQuery + warpRow + 16 * m + g + 8 * i;
       if (query >= seq)
         continue;
+      if (lse != nullptr && t == 0)
+        lse[head * seq + query] =
+            sum > 0.0f ? (runningMax[m][i] + log2f(sum)) * LLMC_LN2
+                       : flashNegativeInfinity();
       float inverse = sum > 0.0f ? 1.0f / sum : 0.0f;
       unsigned *outRow =
           (unsigned *)(out + flashRowAt(layout.o, head, heads, query));
@@ -520,15 +614,17 @@ __device__ void flashForwardTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
 // grad_rows: one block per (batch·head, tile of BQ = 64 MT queries); each
 // warp owns MT blocks of 16 rows (MT = 2 for D = 64, so that every k and v
 // fragment read from shared memory feeds two products; 1 for D = 128).
-// 0. delta of each row; 1. the rows' max and sum over the key tiles
-// (s = q kᵀ), their log-sum-exp; 2. per key tile s and dp = dout vᵀ, ds,
-// dq += ds k. The key (and value) tiles stream through two buffers, the next
-// copying while the current one is multiplied; the last tile of 1
-// prefetches the first of 2. Causal: a warp whose rows all precede a key
-// tile skips it.
+// 0. delta of each row; 1. the rows' log-sum-exp: read from `forwardLse`
+// (the forward's second result) when given, else their max and sum over
+// the key tiles (s = q kᵀ), stored to `lse`; 2. per key tile s and
+// dp = dout vᵀ, ds, dq += ds k. The key (and value) tiles stream through
+// two buffers, the next copying while the current one is multiplied; the
+// last tile of 1 prefetches the first of 2. Causal: a warp whose rows all
+// precede a key tile skips it.
 template <int D>
 __device__ void flashGradRowsTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
-                                const Bf16 *out, const Bf16 *dout, Bf16 *dq,
+                                const Bf16 *out, const Bf16 *dout,
+                                const float *forwardLse, Bf16 *dq,
                                 float *lse, float *delta, int heads,
                                 int kvHeads, long long seq, long long kvSeq,
                                 int causal, float scale, FlashLayout layout) {
@@ -556,12 +652,18 @@ __device__ void flashGradRowsTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
 
   long long keyEnd = causal ? min(kvSeq, firstQuery + BQ) : kvSeq;
   int keyTileCount = (int)((keyEnd + BK - 1) / BK);
+  // The first tile of 1 (its keys), or of 2 (keys and values) when 1 reads
+  // the forward's log-sum-exp; tile j of 2 sits in buffer (base + j) % 2.
+  int base = forwardLse != nullptr ? 0 : keyTileCount;
   copyTcTile<BQ, D>(queryTile, q + flashHeadAt(layout.q, head, heads),
                     layout.q.row, firstQuery, seq);
   copyTcTile<BQ, D>(doutTile, dout + flashHeadAt(layout.o, head, heads),
                     layout.o.row, firstQuery, seq);
-  if (keyTileCount > 0)
+  if (keyTileCount > 0) {
     copyTcTile<BK, D>(keyTiles, kHead, layout.k.row, 0, kvSeq);
+    if (forwardLse != nullptr)
+      copyTcTile<BK, D>(valueTiles, vHead, layout.v.row, 0, kvSeq);
+  }
   commitAsync();
 
   // 0. delta = dout . out, PER_ROW threads per row, 16-byte loads (f32
@@ -612,7 +714,8 @@ __device__ void flashGradRowsTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
   };
 
   // 1. The rows' log-sum-exp, in base-2 units; per 16-row block m and half
-  //    i (its rows g and g + 8).
+  //    i (its rows g and g + 8). Without the forward's: the max and sum
+  //    over the key tiles.
   float runningMax[MT][2], runningSum[MT][2];
 #pragma unroll
   for (int m = 0; m < MT; ++m)
@@ -621,7 +724,7 @@ __device__ void flashGradRowsTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
       runningMax[m][i] = flashNegativeInfinity();
       runningSum[m][i] = 0.0f;
     }
-  for (int j = 0; j < keyTileCount; ++j) {
+  for (int j = 0; forwardLse == nullptr && j < keyTileCount; ++j) {
     long long firstKey = (long long)j * BK;
     waitAsync();
     __syncthreads();
@@ -683,18 +786,34 @@ __device__ void flashGradRowsTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
   for (int m = 0; m < MT; ++m)
 #pragma unroll
     for (int i = 0; i < 2; ++i) {
-      float sum = quadSum(runningSum[m][i]);
       int row = warpRow + 16 * m + g + 8 * i;
       long long query = firstQuery + row;
+      rowDelta[m][i] = tileDelta[row];
+      if (forwardLse != nullptr) {
+        rowLse[m][i] =
+            query < seq ? forwardLse[head * seq + query] * LLMC_LOG2E : 0.0f;
+        continue;
+      }
+      float sum = quadSum(runningSum[m][i]);
       // No visible key (S = 0): no tile below reads it.
       rowLse[m][i] = sum > 0.0f ? runningMax[m][i] + log2f(sum) : 0.0f;
-      rowDelta[m][i] = tileDelta[row];
       if (t == 0 && query < seq)
         lse[head * seq + query] = rowLse[m][i] * LLMC_LN2;
     }
 
+  // The A fragments of q and dout in registers (LLMC_FLASH_TC_ROWS_CACHED),
+  // once they have landed for every thread.
+  constexpr bool CACHED = LLMC_FLASH_TC_ROWS_CACHED != 0;
+  unsigned queryA[MT][D / 16][4], doutA[MT][D / 16][4];
+  if constexpr (CACHED) {
+    waitAsync();
+    __syncthreads();
+    loadRowFragments<D, MT>(queryA, queryTile, warpRow);
+    loadRowFragments<D, MT>(doutA, doutTile, warpRow);
+  }
+
   // 2. dq = sum over key tiles of ds k; tile j sits in buffer
-  //    (keyTileCount + j) % 2.
+  //    (base + j) % 2.
   float acc[MT][D / 8][4];
 #pragma unroll
   for (int m = 0; m < MT; ++m)
@@ -708,7 +827,7 @@ __device__ void flashGradRowsTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
     waitAsync();
     __syncthreads();
     if (j + 1 < keyTileCount) {
-      int next = (keyTileCount + j + 1) % 2;
+      int next = (base + j + 1) % 2;
       copyTcTile<BK, D>(keyTiles + next * BK * STRIDE, kHead, layout.k.row,
                         firstKey + BK, kvSeq);
       copyTcTile<BK, D>(valueTiles + next * BK * STRIDE, vHead, layout.v.row,
@@ -717,13 +836,15 @@ __device__ void flashGradRowsTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
     }
     if (skipTile(firstKey))
       continue;
-    int buffer = (keyTileCount + j) % 2;
+    int buffer = (base + j) % 2;
     const unsigned short *keyTile = keyTiles + buffer * BK * STRIDE;
     const unsigned short *valueTile = valueTiles + buffer * BK * STRIDE;
     float s[MT][BK / 8][4];
     float dp[MT][BK / 8][4];
-    multiplyRowsByColumns<D, BK, MT>(s, queryTile, warpRow, keyTile);
-    multiplyRowsByColumns<D, BK, MT>(dp, doutTile, warpRow, valueTile);
+    multiplyRowsByColumns<D, BK, MT, CACHED>(s, queryTile, warpRow, keyTile,
+                                             queryA);
+    multiplyRowsByColumns<D, BK, MT, CACHED>(dp, doutTile, warpRow, valueTile,
+                                             doutA);
 #pragma unroll
     for (int m = 0; m < MT; ++m) {
       bool edge = edgeBlock(firstKey, m);
@@ -843,6 +964,17 @@ __device__ void flashGradKeysTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
         dvAcc[m][c][e] = 0.0f;
       }
 
+  // The A fragments of k and v in registers (LLMC_FLASH_TC_KEYS_CACHED),
+  // once they have landed for every thread.
+  constexpr bool CACHED = LLMC_FLASH_TC_KEYS_CACHED != 0;
+  unsigned keyA[MT][D / 16][4], valueA[MT][D / 16][4];
+  if constexpr (CACHED) {
+    waitAsync();
+    __syncthreads();
+    loadRowFragments<D, MT>(keyA, keyTile, warpKey);
+    loadRowFragments<D, MT>(valueA, valueTile, warpKey);
+  }
+
   for (int item = 0; item < items; ++item) {
     // Item `item` has landed for every thread, and every warp is done with
     // the previous one, whose buffers the copy of the next now refills.
@@ -864,8 +996,10 @@ __device__ void flashGradKeysTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
     // 2. sᵀ = k qᵀ and dpᵀ = v doutᵀ for this warp's 16 MT keys.
     float s[MT][BQ / 8][4];
     float dp[MT][BQ / 8][4];
-    multiplyRowsByColumns<D, BQ, MT>(s, keyTile, warpKey, queryTile);
-    multiplyRowsByColumns<D, BQ, MT>(dp, valueTile, warpKey, doutTile);
+    multiplyRowsByColumns<D, BQ, MT, CACHED>(s, keyTile, warpKey, queryTile,
+                                             keyA);
+    multiplyRowsByColumns<D, BQ, MT, CACHED>(dp, valueTile, warpKey,
+                                             doutTile, valueA);
 
     // 3. pᵀ and dsᵀ in place of sᵀ and dpᵀ (the mask only where a 16-key
     //    block reaches past the queries, the keys or the diagonal).
@@ -923,24 +1057,27 @@ __device__ void flashGradKeysTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
 // bf16_d{64,128}, the same parameters as the scalar entries but headDim
 // (fixed to D).
 #define LLMC_FLASH_TC_KERNELS(D)                                               \
-  extern "C" __global__ void __launch_bounds__(LLMC_FLASH_TC_THREADS)          \
+  extern "C" __global__ void __launch_bounds__(                                \
+      LLMC_FLASH_TC_THREADS, LLMC_FLASH_TC_FORWARD_MIN_BLOCKS)                 \
       llmc_flash_attention_tc_forward_bf16_d##D(                               \
-          const Bf16 *q, const Bf16 *k, const Bf16 *v, Bf16 *out, int heads,   \
-          int kvHeads, long long seq, long long kvSeq, int causal,             \
+          const Bf16 *q, const Bf16 *k, const Bf16 *v, Bf16 *out, float *lse,  \
+          int heads, int kvHeads, long long seq, long long kvSeq, int causal,  \
           float scale, FlashLayout layout) {                                   \
-    flashForwardTc<D>(q, k, v, out, heads, kvHeads, seq, kvSeq, causal,        \
+    flashForwardTc<D>(q, k, v, out, lse, heads, kvHeads, seq, kvSeq, causal,   \
                       scale, layout);                                          \
   }                                                                            \
-  extern "C" __global__ void __launch_bounds__(LLMC_FLASH_TC_THREADS)          \
+  extern "C" __global__ void __launch_bounds__(                                \
+      LLMC_FLASH_TC_THREADS, LLMC_FLASH_TC_ROWS_MIN_BLOCKS)                    \
       llmc_flash_attention_tc_grad_rows_bf16_d##D(                             \
           const Bf16 *q, const Bf16 *k, const Bf16 *v, const Bf16 *out,        \
-          const Bf16 *dout, Bf16 *dq, float *lse, float *delta, int heads,     \
-          int kvHeads, long long seq, long long kvSeq, int causal,             \
-          float scale, FlashLayout layout) {                                   \
-    flashGradRowsTc<D>(q, k, v, out, dout, dq, lse, delta, heads, kvHeads,     \
-                       seq, kvSeq, causal, scale, layout);                     \
+          const Bf16 *dout, const float *forwardLse, Bf16 *dq, float *lse,     \
+          float *delta, int heads, int kvHeads, long long seq,                 \
+          long long kvSeq, int causal, float scale, FlashLayout layout) {      \
+    flashGradRowsTc<D>(q, k, v, out, dout, forwardLse, dq, lse, delta, heads,  \
+                       kvHeads, seq, kvSeq, causal, scale, layout);            \
   }                                                                            \
-  extern "C" __global__ void __launch_bounds__(LLMC_FLASH_TC_THREADS)          \
+  extern "C" __global__ void __launch_bounds__(                                \
+      LLMC_FLASH_TC_THREADS, LLMC_FLASH_TC_KEYS_MIN_BLOCKS)                    \
       llmc_flash_attention_tc_grad_keys_bf16_d##D(                             \
           const Bf16 *q, const Bf16 *k, const Bf16 *v, const Bf16 *dout,       \
           const float *lse, const float *delta, Bf16 *dk, Bf16 *dv, int heads, \

@@ -26,6 +26,7 @@
 #include "runtime/Status.h"
 
 #include <string>
+#include <vector>
 
 namespace llmc::rt::cuda {
 
@@ -34,6 +35,47 @@ struct FusedSource {
   std::string entry;  ///< its kernel: (inputs..., outputs..., long long n)
   int64_t elements = 0;
 };
+
+/// How a generated body indexes: over a whole tensor (a region's own kernel)
+/// or over a chunk of one (a multi-tensor launch, MultiTensor.h), where `i`
+/// is not the tensor's index, so that nothing may depend on it but the
+/// region-shaped loads and stores.
+enum class IndexMode { Tensor, Chunk };
+
+/// The per-element code of an elementwise computation: commands
+/// [firstCommand, firstCommand + count) of a program reading `inputs` (in
+/// order: in0, in1, ...) and yielding `outputs` (out0, ...), all of one
+/// shape except inputs that broadcasts read.
+struct RegionCode {
+  std::string functions; ///< the ops' __device__ functions
+  /// Statements computing every value of element `i` (named v1, v2, ...)
+  /// from in<k>[i] (an input of the region's shape) or a broadcast index.
+  std::string body;
+  std::vector<std::string> results; ///< the value each output stores
+  std::vector<DType> inputTypes, outputTypes;
+  std::vector<bool> fullInputs; ///< input k has the region's shape
+  bool anyBf16 = false;
+  bool small = true;      ///< 32-bit indices (`Index` is unsigned int)
+  bool usesIndex = false; ///< an iota or a broadcast of several elements
+  int64_t elements = 0;
+  size_t commands = 0;
+  size_t width = 1; ///< elements per packed (16-byte) move
+};
+
+/// Builds the code of those commands; Unimplemented, naming `owner`'s model
+/// part and the reason, for what the generator does not cover (and, in
+/// IndexMode::Chunk, for a body that depends on the element's index).
+Status buildRegionCode(const RankProgram &program, const Command &owner,
+                       const std::vector<int32_t> &inputs,
+                       const std::vector<int32_t> &outputs, size_t firstCommand,
+                       size_t count, IndexMode mode, RegionCode &code);
+/// The Pack template, the bf16 helpers when needed, and the functions.
+std::string regionPrelude(const RegionCode &code);
+/// The loops over elements [0, count) of pointers in<k> and out<k>, thread
+/// `first` of `stride`, with `Index`, `count`, `first` and `stride` defined
+/// before: 16-byte packed moves when every region-shaped pointer is
+/// aligned, then a scalar loop.
+std::string regionLoop(const RegionCode &code);
 
 /// Generates the kernel of the region whose marker is command `marker` of
 /// `program`. Unimplemented, with the reason, when the region has something

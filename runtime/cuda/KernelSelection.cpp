@@ -56,35 +56,8 @@ bool isElementwiseOnly(KernelKind kind) {
 }
 
 constexpr long long kFlashForwardTile = 32;
-/// The rows per block of the tensor-core kernels (query rows of the forward
-/// and grad_rows, key rows of grad_keys): each warp owns two 16-row blocks
-/// for D = 64, one for D = 128 (FlashTcTiles<D>::forwardQueries,
-/// rowsQueries, keysKeys).
-long long flashTensorCoreRows(int64_t headDim) {
-  return headDim <= 64 ? 128 : 64;
-}
 long long flashBackwardTile(int capacity) { return capacity <= 64 ? 32 : 16; }
 
-/// The dynamic shared memory of the tensor-core kernels for head dimension
-/// D (64 or 128), as FlashTcTiles<D> in FlashAttentionTensorCoreSource.cpp
-/// lays it out (the kernels trap when given less): tiles of bf16
-/// rows padded by 8 elements, plus two buffers of the streamed tiles.
-void flashTensorCoreShared(int64_t headDim, FlashLaunch &launch) {
-  unsigned rows = static_cast<unsigned>(flashTensorCoreRows(headDim));
-  unsigned forwardKeys = headDim <= 64 ? 64 : 32;
-  unsigned rowsKeys = headDim <= 64 ? 32 : 16;
-  unsigned keysQueries = headDim <= 64 ? 32 : 16;
-  unsigned stride = static_cast<unsigned>(headDim) + 8;
-  auto tile = [&](unsigned tileRows) { return tileRows * stride * 2; };
-  // q, 2 x (k, v).
-  launch.tensorCoreForwardShared = tile(rows) + 4 * tile(forwardKeys);
-  // q, dout, 2 x (k, v), the rows' delta (f32).
-  launch.tensorCoreRowsShared =
-      2 * tile(rows) + 4 * tile(rowsKeys) + 4 * rows;
-  // k, v, 2 x (q, dout, lse, delta).
-  launch.tensorCoreKeysShared =
-      2 * tile(rows) + 4 * tile(keysQueries) + 16 * keysQueries;
-}
 
 /// Checks Kernels.def's operand and attribute counts of `kind`.
 Status expectOperands(KernelKind kind, const KernelAttrs &attrs,
@@ -191,16 +164,52 @@ std::string flashLaunch(const std::vector<TensorRef> &inputs,
   // columns); their grids have fewer blocks than the scalar ones.
   launch.tensorCores =
       q.dtype == DType::BF16 && (headDim == 64 || headDim == 128);
-  if (launch.tensorCores) {
-    const long long tile = flashTensorCoreRows(headDim);
-    launch.tensorCoreQueryBlocks = static_cast<unsigned>(
-        geometry.batch * geometry.heads * ((launch.seq + tile - 1) / tile));
-    launch.tensorCoreKeyBlocks = static_cast<unsigned>(
-        geometry.batch * geometry.kvHeads *
-        ((launch.kvSeq + tile - 1) / tile));
-    flashTensorCoreShared(headDim, launch);
-  }
+  if (launch.tensorCores)
+    flashTensorCoreLaunch(
+        flashTcTileSizes(headDim), inputs.size() == 3,
+        Shape{geometry.batch, geometry.heads, geometry.seq, headDim},
+        Shape{geometry.batch, geometry.kvHeads, geometry.kvSeq, headDim},
+        launch);
   return "";
+}
+
+FlashTcTileSizes flashTcTileSizes(int64_t headDim) {
+  if (headDim <= 64)
+    return {2, 64, 2, 32, 2, 32};
+  return {1, 32, 1, 16, 1, 16};
+}
+
+void flashTensorCoreLaunch(const FlashTcTileSizes &tiles, bool forward,
+                           const Shape &q, const Shape &k,
+                           FlashLaunch &launch) {
+  auto blocks = [](long long heads, long long rows, long long tile) {
+    return static_cast<unsigned>(heads * ((rows + tile - 1) / tile));
+  };
+  // Rows per block: 16 per row block of each of the 4 warps.
+  long long queryRows =
+      64LL * (forward ? tiles.forwardRowBlocks : tiles.rowsRowBlocks);
+  long long keyRows = 64LL * tiles.keysRowBlocks;
+  launch.tensorCoreQueryBlocks = blocks(q[0] * q[1], q[2], queryRows);
+  launch.tensorCoreKeyBlocks = blocks(k[0] * k[1], k[2], keyRows);
+  // As FlashTcTiles<D> lays it out (the kernels trap when given less):
+  // tiles of bf16 rows padded by 8 elements, plus two buffers of the
+  // streamed tiles.
+  unsigned stride = static_cast<unsigned>(q[3]) + 8;
+  auto tile = [&](long long tileRows) {
+    return static_cast<unsigned>(tileRows) * stride * 2;
+  };
+  long long forwardRows = 64LL * tiles.forwardRowBlocks;
+  long long rowsRows = 64LL * tiles.rowsRowBlocks;
+  // q, 2 x (k, v).
+  launch.tensorCoreForwardShared =
+      tile(forwardRows) + 4 * tile(tiles.forwardKeys);
+  // q, dout, 2 x (k, v), the rows' delta (f32).
+  launch.tensorCoreRowsShared = 2 * tile(rowsRows) + 4 * tile(tiles.rowsKeys) +
+                                4 * static_cast<unsigned>(rowsRows);
+  // k, v, 2 x (q, dout, lse, delta).
+  launch.tensorCoreKeysShared = 2 * tile(keyRows) +
+                                4 * tile(tiles.keysQueries) +
+                                16 * static_cast<unsigned>(tiles.keysQueries);
 }
 
 Status selectKernel(KernelKind kind, const KernelAttrs &attrs,
@@ -426,7 +435,15 @@ Status selectKernel(KernelKind kind, const KernelAttrs &attrs,
     return runs({"llmc_softmax_" + suffix});
   }
   case KernelKind::Attention: {
-    LLMC_RETURN_IF_ERROR(expect(3, 3, 1, 1));
+    // The result and, optionally, the rows' log-sum-exp (f32 [B, Hq, T]).
+    if (outputs.size() == 2 &&
+        (outputs[1].dtype != DType::F32 ||
+         outputs[1].numElements() != flashRows(outputs[0])))
+      return refuse("attention's log-sum-exp is f32 [B, Hq, T]");
+    LLMC_RETURN_IF_ERROR(expectOperands(
+        kind, attrs, inputs,
+        outputs.size() == 2 ? std::vector<TensorRef>{outputs[0]} : outputs, 3,
+        3, 1, 1));
     FlashLaunch flash;
     if (std::string why = flashLaunch(inputs, attrs, flash, &outputs[0]);
         !why.empty())
@@ -439,11 +456,13 @@ Status selectKernel(KernelKind kind, const KernelAttrs &attrs,
     return runs({"llmc_flash_attention_forward_" + flash.suffix});
   }
   case KernelKind::AttentionGrad: {
-    // Three outputs dq, dk, dv, or one packed gradient (layout 2).
-    if (inputs.size() != 5 || (outputs.size() != 3 && outputs.size() != 1) ||
-        attrs.ints.empty() || attrs.floats.empty())
+    // Three outputs dq, dk, dv, or one packed gradient (layout 2); the
+    // forward's log-sum-exp optionally as a sixth input.
+    if (inputs.size() < 5 || inputs.size() > 6 ||
+        (outputs.size() != 3 && outputs.size() != 1) || attrs.ints.empty() ||
+        attrs.floats.empty())
       return Status::error(StatusCode::InvalidArgument,
-                           "AttentionGrad: expected 5 inputs, 3 outputs (1 "
+                           "AttentionGrad: expected 5-6 inputs, 3 outputs (1 "
                            "packed), 1 int and 1 float, got " +
                                std::to_string(inputs.size()) + ", " +
                                std::to_string(outputs.size()) + ", " +
@@ -463,6 +482,9 @@ Status selectKernel(KernelKind kind, const KernelAttrs &attrs,
     for (const TensorRef &operand : outputs)
       if (operand.dtype != inputs[0].dtype)
         return refuse("attention_grad expects one element type throughout");
+    if (inputs.size() == 6 && (inputs[5].dtype != DType::F32 ||
+                               inputs[5].numElements() != flashRows(inputs[3])))
+      return refuse("attention_grad's log-sum-exp is f32 [B, Hq, T]");
     // The log-sum-exp and delta of every query row (f32 each): the rows of
     // out, [B, Hq, T] in any layout.
     choice.scratchBytes =
@@ -488,29 +510,51 @@ Status selectKernel(KernelKind kind, const KernelAttrs &attrs,
     return runs({"llmc_rope_" + suffix + "_" + index});
   }
   case KernelKind::CrossEntropy: {
-    LLMC_RETURN_IF_ERROR(expect(2, 2, 3, 0));
+    // Outputs: the loss, and optionally each position's log-sum-exp.
+    if (inputs.size() != 2 || outputs.empty() || outputs.size() > 2 ||
+        attrs.ints.size() < 3)
+      return Status::error(StatusCode::InvalidArgument,
+                           "CrossEntropy: expected 2 inputs, 1 or 2 outputs "
+                           "and 3 ints");
     std::string suffix = floatSuffix(inputs[0].dtype);
     std::string index = indexSuffix(inputs[1].dtype);
-    if (suffix.empty() || index.empty() || outputs[0].dtype != DType::F32)
+    if (suffix.empty() || index.empty() || outputs[0].dtype != DType::F32 ||
+        inputs[0].rank() < 1)
       return refuse("cross_entropy covers f32 and bf16 logits, i32 or i64 "
                     "targets, an f32 result");
+    if (outputs.size() == 2 &&
+        (outputs[1].dtype != DType::F32 ||
+         outputs[1].numElements() != inputs[1].numElements()))
+      return refuse("cross_entropy's lse is f32, one per position");
+    if (inputs[1].numElements() > 0x7fffffffLL ||
+        inputs[0].shape.back() > 0x7fffffffLL)
+      return refuse("more than 2^31 - 1 positions or classes");
     // One double loss per position.
     choice.scratchBytes =
         static_cast<size_t>(std::max<int64_t>(1, inputs[1].numElements())) *
         sizeof(double);
+    // The launch takes the "_vec" row entry (16-byte loads) when the row
+    // length and the pointer allow.
     return runs({"llmc_cross_entropy_rows_" + suffix + "_" + index,
+                 "llmc_cross_entropy_rows_" + suffix + "_" + index + "_vec",
                  "llmc_cross_entropy_finish_" + index});
   }
   case KernelKind::CrossEntropyGrad: {
-    LLMC_RETURN_IF_ERROR(expect(3, 3, 3, 0));
+    // Inputs: logits, targets, dloss, and optionally the forward's lse.
+    LLMC_RETURN_IF_ERROR(expect(3, 4, 3, 0));
     std::string suffix = floatSuffix(inputs[0].dtype);
     std::string index = indexSuffix(inputs[1].dtype);
     if (suffix.empty() || index.empty() || inputs[2].dtype != DType::F32 ||
         outputs[0].dtype != inputs[0].dtype || inputs[0].rank() < 1)
       return refuse("cross_entropy_grad covers f32 and bf16 logits (dlogits "
                     "of their type), i32 or i64 targets, an f32 dloss");
-    if (inputs[1].numElements() > 0x7fffffffLL)
-      return refuse("more than 2^31 - 1 positions");
+    if (inputs.size() == 4 &&
+        (inputs[3].dtype != DType::F32 ||
+         inputs[3].numElements() != inputs[1].numElements()))
+      return refuse("cross_entropy_grad's lse is f32, one per position");
+    if (inputs[1].numElements() > 0x7fffffffLL ||
+        inputs[0].shape.back() > 0x7fffffffLL)
+      return refuse("more than 2^31 - 1 positions or classes");
     // The weight of a mean or sum (one double).
     choice.scratchBytes = sizeof(double);
     // The launch takes the "_vec" row entry (16-byte moves) when the
@@ -518,6 +562,16 @@ Status selectKernel(KernelKind kind, const KernelAttrs &attrs,
     return runs({"llmc_cross_entropy_grad_weight_" + index,
                  "llmc_cross_entropy_grad_" + suffix + "_" + index,
                  "llmc_cross_entropy_grad_" + suffix + "_" + index + "_vec"});
+  }
+  case KernelKind::SumSquares: {
+    LLMC_RETURN_IF_ERROR(expect(1, 1, 0, 0));
+    if (inputs[0].dtype != DType::F32 || outputs[0].dtype != DType::F32 ||
+        outputs[0].numElements() != 1)
+      return refuse("sum_squares covers an f32 tensor into one f32");
+    choice.scratchBytes = static_cast<size_t>(std::max<long long>(
+                              1, sumSquaresChunks(inputs[0].numElements()))) *
+                          sizeof(double);
+    return runs({"llmc_sum_squares_partial", "llmc_sum_squares_finish"});
   }
   case KernelKind::LrSchedule: {
     LLMC_RETURN_IF_ERROR(expect(1, 1, 3, 2));

@@ -113,6 +113,24 @@ struct FlashLaunch {
 std::string flashLaunch(const std::vector<TensorRef> &inputs,
                         const KernelAttrs &attrs, FlashLaunch &launch,
                         const TensorRef *result = nullptr);
+/// The tiles of the tensor-core kernels (FlashTcTiles<D> in
+/// FlashAttentionTensorCoreSource.cpp, which must agree): per kernel, the
+/// 16-row blocks each of the 4 warps owns (rows per block = 64 times that:
+/// query rows of the forward and grad_rows, key rows of grad_keys) and the
+/// rows of the tiles it streams.
+struct FlashTcTileSizes {
+  int forwardRowBlocks, forwardKeys;
+  int rowsRowBlocks, rowsKeys;
+  int keysRowBlocks, keysQueries;
+};
+/// The sizes the kernels are compiled with for head dimension 64 or 128.
+FlashTcTileSizes flashTcTileSizes(int64_t headDim);
+/// The tensor-core grids and shared memory of `launch` for `tiles`: those
+/// of the forward (`forward`) or of attention_grad, for q [B, Hq, T, D]
+/// and k [B, Hkv, S, D] (the sizes, in any layout).
+void flashTensorCoreLaunch(const FlashTcTileSizes &tiles, bool forward,
+                           const Shape &q, const Shape &k,
+                           FlashLaunch &launch);
 /// The query rows B * Hq * T of q (at least 1): the entries of
 /// attention_grad's log-sum-exp and delta scratch.
 int64_t flashRows(const TensorRef &q);
@@ -130,6 +148,16 @@ struct NormGradLaunch {
   }
 };
 NormGradLaunch normGradLaunch(const TensorRef &x);
+
+/// SumSquares (ReduceKernelsSource.cpp): a tensor is cut into chunks of
+/// kSumSquaresChunk elements, a block of 256 threads each, whose double
+/// partial sums a second kernel folds in chunk order. The multi-tensor
+/// launch (MultiTensor.h) cuts every tensor the same way, so one tensor's
+/// result has the same bits alone or in a group.
+constexpr long long kSumSquaresChunk = 4096;
+inline long long sumSquaresChunks(long long elements) {
+  return (elements + kSumSquaresChunk - 1) / kSumSquaresChunk;
+}
 
 } // namespace llmc::rt::cuda
 

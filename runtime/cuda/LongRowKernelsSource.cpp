@@ -1,5 +1,4 @@
-//===- LongRowKernelsSource.cpp - CUDA C++ of softmax and cross-entropy
-//                                over long rows ------------------------===//
+//===- LongRowKernelsSource.cpp - CUDA C++ of softmax over long rows -----===//
 //
 // The classifier's rows are a vocabulary long (GPT-2: 50304 logits per
 // position, 16384 positions per step). The row composites of
@@ -7,8 +6,8 @@
 // row gets a block of 256 threads, is read with 16-byte loads where the
 // row length and the pointers allow, and its max and sum of exponentials
 // come from one online pass (the running sum is rescaled when the running
-// max grows, in double), so softmax reads a row twice and cross-entropy
-// once. Appended to the device unit after deviceKernelSource() (whose
+// max grows, in double), so softmax reads a row twice (cross-entropy, in
+// f32, is CrossEntropySource.cpp). Appended to the device unit after deviceKernelSource() (whose
 // helpers it uses: loadValue, storeValue, negativeInfinity). Chosen by
 // DeviceKernels.cpp for contiguous rows of 1024 elements and more.
 //
@@ -132,46 +131,10 @@ __device__ void softmaxLongRows(const T *x, U *y, long long length) {
     out[i] = storeValue<U>(exp((double)loadValue(in[i]) - m) / s);
 }
 
-// Cross-entropy, pass 1 over long rows: the loss of each position into
-// `losses` (double), as crossEntropyRows.
-template <typename T, typename I, int V>
-__device__ void crossEntropyLongRows(const T *logits, const I *targets,
-                                     double *losses, long long vocab,
-                                     int hasIgnore, long long ignoreIndex) {
-  const long long row = blockIdx.x;
-  const long long target = (long long)targets[row];
-  if (hasIgnore && target == ignoreIndex) {
-    if (threadIdx.x == 0)
-      losses[row] = 0.0;
-    return;
-  }
-  const T *in = logits + row * vocab;
-  double m, s;
-  rowMaxSum<T, V>(in, vocab, m, s);
-  if (threadIdx.x == 0) {
-    if (target < 0 || target >= vocab)
-      losses[row] = __longlong_as_double(0x7ff8000000000000ll);
-    else
-      losses[row] = m + log(s) - (double)loadValue(in[target]);
-  }
-}
-
 #define LLMC_LONG_ROW_KERNELS(T, SUFFIX, V, VEC)                               \
   extern "C" __global__ void llmc_softmax_##SUFFIX##_long##VEC(                \
       const T *x, T *y, long long length) {                                    \
     softmaxLongRows<T, T, V>(x, y, length);                                    \
-  }                                                                            \
-  extern "C" __global__ void llmc_cross_entropy_rows_##SUFFIX##_i32_long##VEC( \
-      const T *logits, const int *targets, double *losses, long long vocab,    \
-      int hasIgnore, long long ignoreIndex) {                                  \
-    crossEntropyLongRows<T, int, V>(logits, targets, losses, vocab,            \
-                                    hasIgnore, ignoreIndex);                   \
-  }                                                                            \
-  extern "C" __global__ void llmc_cross_entropy_rows_##SUFFIX##_i64_long##VEC( \
-      const T *logits, const long long *targets, double *losses,               \
-      long long vocab, int hasIgnore, long long ignoreIndex) {                 \
-    crossEntropyLongRows<T, long long, V>(logits, targets, losses, vocab,      \
-                                          hasIgnore, ignoreIndex);             \
   }
 
 LLMC_LONG_ROW_KERNELS(float, f32, 1, )

@@ -240,6 +240,106 @@ extern "C" __global__ void llmc_reduce_columns_finish_bf16(
     long long length, int kind) {
   reduceColumnsFinish(partials, out, count, chunks, length, kind);
 }
+// ---- Sums of squares: the gradient norm's terms (SumSquares) --------------
+// A tensor is cut into chunks of kSquaresChunk elements (KernelSelection.h's
+// kSumSquaresChunk), a block of 256 threads each. Every square rounds to f32
+// (__fmul_rn: never contracted into the sum; the CPU's float product), then
+// the squares fold in double: per thread in a fixed order, across the block
+// by blockCombine; a second kernel folds a tensor's chunk sums in chunk
+// order and rounds once to f32. Only the order of the double additions
+// differs from the CPU's sequential sum (docs/cuda.md, "Numerics").
+constexpr long long kSquaresChunk = 4096;
+
+__device__ double chunkSumSquares(const float *x, long long n, long long chunk,
+                                  double *shares) {
+  const long long begin = chunk * kSquaresChunk;
+  const long long count = min(kSquaresChunk, n - begin);
+  const float *p = x + begin;
+  double acc = 0.0;
+  long long vectors = 0;
+  if ((reinterpret_cast<unsigned long long>(p) & 15ull) == 0ull) {
+    vectors = count / 4;
+    const float4 *q = reinterpret_cast<const float4 *>(p);
+    for (long long v = threadIdx.x; v < vectors; v += blockDim.x) {
+      const float4 w = q[v];
+      acc += (double)__fmul_rn(w.x, w.x);
+      acc += (double)__fmul_rn(w.y, w.y);
+      acc += (double)__fmul_rn(w.z, w.z);
+      acc += (double)__fmul_rn(w.w, w.w);
+    }
+  }
+  for (long long i = vectors * 4 + threadIdx.x; i < count; i += blockDim.x) {
+    const float v = p[i];
+    acc += (double)__fmul_rn(v, v);
+  }
+  return blockCombine(shares, acc, 0);
+}
+
+// Folds `chunks` chunk sums in order (strided per thread, then the block's
+// tree) and stores the f32 result.
+__device__ void finishSumSquares(const double *partials, long long chunks,
+                                 float *out, double *shares) {
+  double acc = 0.0;
+  for (long long c = threadIdx.x; c < chunks; c += blockDim.x)
+    acc += partials[c];
+  const double total = blockCombine(shares, acc, 0);
+  if (threadIdx.x == 0)
+    *out = (float)total;
+}
+
+// One tensor: a block per chunk, then one block.
+extern "C" __global__ void llmc_sum_squares_partial(const float *x, long long n,
+                                                    double *partials) {
+  __shared__ double shares[256];
+  const double total = chunkSumSquares(x, n, blockIdx.x, shares);
+  if (threadIdx.x == 0)
+    partials[blockIdx.x] = total;
+}
+extern "C" __global__ void llmc_sum_squares_finish(const double *partials,
+                                                   long long chunks,
+                                                   float *out) {
+  __shared__ double shares[256];
+  finishSumSquares(partials, chunks, out, shares);
+}
+
+// Many tensors in one launch (runtime/cuda/MultiTensor.h): a table of
+// entries, one per tensor, built once when the session is created (the
+// pointers are fixed places in the arena). Entry t owns the blocks
+// [firstChunk, firstChunk + chunks) of the partial kernel, and block t of
+// the finish kernel.
+struct SumSquaresEntry {
+  const float *x;
+  float *out;
+  long long n;
+  long long firstChunk;
+  long long chunks;
+};
+
+extern "C" __global__ void llmc_sum_squares_multi_partial(
+    const SumSquaresEntry *table, int entries, double *partials) {
+  __shared__ double shares[256];
+  // The tensor of this block: the last entry starting at or before it.
+  int lo = 0, hi = entries - 1;
+  while (lo < hi) {
+    const int mid = (lo + hi + 1) / 2;
+    if (table[mid].firstChunk <= (long long)blockIdx.x)
+      lo = mid;
+    else
+      hi = mid - 1;
+  }
+  const SumSquaresEntry entry = table[lo];
+  const double total =
+      chunkSumSquares(entry.x, entry.n, blockIdx.x - entry.firstChunk, shares);
+  if (threadIdx.x == 0)
+    partials[blockIdx.x] = total;
+}
+extern "C" __global__ void llmc_sum_squares_multi_finish(
+    const SumSquaresEntry *table, const double *partials) {
+  __shared__ double shares[256];
+  const SumSquaresEntry entry = table[blockIdx.x];
+  finishSumSquares(partials + entry.firstChunk, entry.chunks, entry.out,
+                   shares);
+}
 )cuda";
 }
 

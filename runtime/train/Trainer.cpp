@@ -431,6 +431,11 @@ Status train(const Executable &exe, const TrainOptions &options,
                  dataSeconds,
                  options.resume.empty() ? "initial state" : "checkpoint",
                  since(stateBegin), drawSeconds);
+  if (options.log) {
+    std::string notes = session->backendNotes();
+    if (!notes.empty())
+      std::fprintf(options.log, "%s\n", notes.c_str());
+  }
 
   std::FILE *metrics = nullptr;
   if (!options.metricsPath.empty() && options.primary) {
@@ -587,6 +592,11 @@ Status train(const Executable &exe, const TrainOptions &options,
       if (options.log)
         std::fprintf(options.log, "saved checkpoint %s\n", path.c_str());
     }
+  }
+  if (options.log && first <= last) {
+    std::string memory = session->memorySummary();
+    if (!memory.empty())
+      std::fprintf(options.log, "%s\n", memory.c_str());
   }
   if (settings.sampleTokens > 0)
     LLMC_RETURN_IF_ERROR(printSample(exe, *session, loader.data(), settings,

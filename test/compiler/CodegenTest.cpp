@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 
 using namespace mlir;
 namespace rt = llmc::rt;
@@ -209,3 +210,70 @@ TEST_F(CodegenTest, UnboundArgumentsAreNamed) {
 }
 
 } // namespace
+
+// A row_reduction region of exactly mul(x, x) and a reduce_sum of every
+// dimension (llmc-fuse makes one per gradient-norm term) is one SumSquares
+// command reading x; the same ops outside a region, or a region squaring
+// something else, stay Mul + ReduceSum. Both programs give the same bits
+// on the CPU (SumSquares rounds each square to f32 and sums in f64 in
+// order, as the pair does).
+constexpr const char *kSquares = R"mlir(
+func.func @loss(%x: tensor<37x29xf32> {llmc.name = "x", llmc.role = "input"},
+                %y: tensor<37x29xf32> {llmc.name = "y", llmc.role = "input"}) -> (tensor<f32>, tensor<f32>, tensor<f32>) {
+  %a = llmc.fused row_reduction (%x) : (tensor<37x29xf32>) -> tensor<f32> {
+  ^bb0(%g: tensor<37x29xf32>):
+    %sq = llmc.mul %g, %g : tensor<37x29xf32>
+    %s = llmc.reduce_sum %sq dims [0, 1] : tensor<37x29xf32> -> tensor<f32>
+    llmc.yield %s : tensor<f32>
+  } loc("norm.x")
+  %sq2 = llmc.mul %x, %x : tensor<37x29xf32>
+  %b = llmc.reduce_sum %sq2 dims [0, 1] : tensor<37x29xf32> -> tensor<f32>
+  %c = llmc.fused row_reduction (%x, %y) : (tensor<37x29xf32>, tensor<37x29xf32>) -> tensor<f32> {
+  ^bb0(%g: tensor<37x29xf32>, %h: tensor<37x29xf32>):
+    %p = llmc.mul %g, %h : tensor<37x29xf32>
+    %s = llmc.reduce_sum %p dims [0, 1] : tensor<37x29xf32> -> tensor<f32>
+    llmc.yield %s : tensor<f32>
+  }
+  return %a, %b, %c : tensor<f32>, tensor<f32>, tensor<f32>
+}
+)mlir";
+
+TEST_F(CodegenTest, SumOfSquaresRegionIsOneKernelWithTheSameBits) {
+  FailureOr<rt::Executable> exe = compile(kSquares);
+  ASSERT_TRUE(succeeded(exe));
+  const rt::RankProgram &rank = exe->ranks.front();
+  ASSERT_EQ(rank.commands.size(), 5u);
+  EXPECT_EQ(rank.commands[0].kernel, rt::KernelKind::SumSquares);
+  EXPECT_EQ(rank.commands[0].origin, "norm.x");
+  EXPECT_EQ(rank.commands[0].inputs,
+            std::vector<int32_t>{exe->arguments[0].value});
+  EXPECT_EQ(rank.commands[0].outputs,
+            std::vector<int32_t>{exe->outputs[0].value});
+  EXPECT_EQ(rank.commands[1].kernel, rt::KernelKind::Mul);
+  EXPECT_EQ(rank.commands[2].kernel, rt::KernelKind::ReduceSum);
+  EXPECT_EQ(rank.commands[3].kernel, rt::KernelKind::Mul);
+  EXPECT_EQ(rank.commands[4].kernel, rt::KernelKind::ReduceSum);
+
+  std::unique_ptr<rt::Session> session;
+  ASSERT_TRUE(rt::Session::create(*exe, rt::SessionOptions(), session));
+  std::vector<float> x(37 * 29), y(37 * 29);
+  uint32_t state = 20261130;
+  for (std::vector<float> *values : {&x, &y})
+    for (float &v : *values) {
+      state = state * 1664525u + 1013904223u;
+      v = static_cast<float>(state >> 8) / 16777216.0f * 6.0f - 3.0f;
+    }
+  ASSERT_TRUE(session->setArgument("x", rt::DType::F32, {37, 29}, x.data(),
+                                   x.size() * 4));
+  ASSERT_TRUE(session->setArgument("y", rt::DType::F32, {37, 29}, y.data(),
+                                   y.size() * 4));
+  rt::Status status = session->run();
+  ASSERT_TRUE(status) << status.message();
+  rt::TensorRef fused, plain;
+  ASSERT_TRUE(session->output(0, fused));
+  ASSERT_TRUE(session->output(1, plain));
+  float a = *static_cast<float *>(fused.data);
+  float b = *static_cast<float *>(plain.data);
+  EXPECT_EQ(std::memcmp(&a, &b, 4), 0) << a << " vs " << b;
+  EXPECT_GT(a, 100.0f);
+}

@@ -136,6 +136,22 @@ TEST_F(CostTest, CrossEntropyGradReadsTheLogitsAndWritesTheirGradient) {
   EXPECT_EQ(op.getBytesWritten(), 4 * 8 * 100 * 2);
 }
 
+// With the forward's lse as an operand the statistics are not recomputed:
+// 4 flops per logit (x - lse, exp, - onehot, * w); the lse adds 4 bytes a
+// position to what is read.
+TEST_F(CostTest, CrossEntropyGradWithLseSkipsTheStatistics) {
+  auto op = firstOp(
+      "%l: tensor<4x8x100xbf16>, %t: tensor<4x8xi32>, %g: tensor<f32>, "
+      "%s: tensor<4x8xf32>",
+      "%d = llmc.cross_entropy_grad %l, %t, %g lse %s reduction mean : "
+      "(tensor<4x8x100xbf16>, tensor<4x8xi32>, tensor<f32>, tensor<4x8xf32>) "
+      "-> tensor<4x8x100xbf16>");
+  ASSERT_TRUE(op);
+  EXPECT_DOUBLE_EQ(op.getFlops(), 4.0 * 4 * 8 * 100);
+  EXPECT_EQ(op.getBytesRead(), 4 * 8 * 100 * 2 + 4 * 8 * 4 + 4 + 4 * 8 * 4);
+  EXPECT_EQ(op.getBytesWritten(), 4 * 8 * 100 * 2);
+}
+
 TEST_F(CostTest, ReshapeIsFreeAndTransposeMovesBytes) {
   auto reshape = firstOp("%x: tensor<4x6xf32>",
                          "%y = llmc.reshape %x : tensor<4x6xf32> -> "

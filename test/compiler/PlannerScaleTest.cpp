@@ -6,6 +6,8 @@
 #include "planner/CostModel.h"
 #include "planner/DeviceProfile.h"
 
+#include "PlannerTestSupport.h"
+
 #include "ir/BufferPlan.h"
 #include "ir/Registration.h"
 
@@ -21,35 +23,7 @@ using namespace llmc::planner;
 
 namespace {
 
-// 1 TFLOP/s vector ops, 100 GB/s of memory, 5 us a kernel; NVLink 100 GB/s
-// and 2 us (4 ranks a node), IB 10 GB/s and 20 us.
-constexpr const char *kProfile = R"toml(
-[t]
-memory_gb = 1
-hbm_gbs = 100
-launch_us = 5
-vector_tflops = 1
-devices_per_node = 4
-matmul_tflops = { bf16 = 100, f16 = 100, f32 = 10, f64 = 5 }
-[t.intra_node]
-name = "nvlink"
-bandwidth_gbs = 100
-latency_us = 2
-[t.inter_node]
-name = "infiniband"
-bandwidth_gbs = 10
-latency_us = 20
-)toml";
-
-DeviceProfile profile() {
-  llvm::Expected<std::vector<DeviceProfile>> p =
-      parseDeviceProfiles(kProfile, "test.toml");
-  if (!p) {
-    ADD_FAILURE() << llvm::toString(p.takeError());
-    return {};
-  }
-  return p->front();
-}
+DeviceProfile profile() { return test::testProfile(); }
 
 TEST(Collectives, TreeStepsAreTwiceTheDepth) {
   EXPECT_EQ(treeSteps(1), 0);
@@ -148,15 +122,8 @@ TEST(Collectives, TwoRanksUnchanged) {
   }
 }
 
-class StreamsTest : public ::testing::Test {
+class StreamsTest : public test::DialectTest {
 protected:
-  StreamsTest() {
-    DialectRegistry registry;
-    llmc::registerLlmcDialects(registry);
-    context.appendDialectRegistry(registry);
-    context.loadAllAvailableDialects();
-  }
-
   StepCost estimate(StringRef body, const DeviceProfile &p) {
     std::string text =
         ("module attributes {llmc.mesh_axes = [\"dp\"]} {\n"
@@ -175,8 +142,6 @@ protected:
     return estimateStep(module->lookupSymbol<func::FuncOp>("f"), &mesh, p);
   }
 
-  MLIRContext context;
-  OwningOpRef<ModuleOp> module;
 };
 
 // 4 MiB f32 all-reduce over 2 ranks on NVLink: 4 us + 4 MiB / 100 GB/s =

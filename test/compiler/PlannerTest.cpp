@@ -4,6 +4,8 @@
 #include "planner/CostModel.h"
 #include "planner/DeviceProfile.h"
 
+#include "PlannerTestSupport.h"
+
 #include "ir/LlmcOps.h"
 #include "ir/Registration.h"
 
@@ -21,38 +23,6 @@ using namespace llmc::planner;
 
 namespace {
 
-// Round numbers so that every expectation below is a closed form:
-// 100 TFLOP/s bf16 matmuls, 1 TFLOP/s vector ops, 100 GB/s of memory,
-// 5 us per kernel; links of 100 GB/s and 2 us (4 ranks a node) and
-// 10 GB/s and 20 us between nodes.
-constexpr const char *kTestProfile = R"toml(
-[t]
-memory_gb = 1
-hbm_gbs = 100
-launch_us = 5
-vector_tflops = 1
-devices_per_node = 4
-matmul_tflops = { bf16 = 100, f16 = 100, f32 = 10, f64 = 5 }
-[t.intra_node]
-name = "nvlink"
-bandwidth_gbs = 100
-latency_us = 2
-[t.inter_node]
-name = "infiniband"
-bandwidth_gbs = 10
-latency_us = 20
-)toml";
-
-DeviceProfile testProfile() {
-  llvm::Expected<std::vector<DeviceProfile>> profiles =
-      parseDeviceProfiles(kTestProfile, "test.toml");
-  if (!profiles) {
-    ADD_FAILURE() << llvm::toString(profiles.takeError());
-    return {};
-  }
-  return profiles->front();
-}
-
 /// The loader's error for `text` ("" when it loads).
 std::string loadError(llvm::StringRef text) {
   llvm::Expected<std::vector<DeviceProfile>> profiles =
@@ -62,15 +32,8 @@ std::string loadError(llvm::StringRef text) {
   return llvm::toString(profiles.takeError());
 }
 
-class PlannerTest : public ::testing::Test {
+class PlannerTest : public test::DialectTest {
 protected:
-  PlannerTest() {
-    DialectRegistry registry;
-    llmc::registerLlmcDialects(registry);
-    context.appendDialectRegistry(registry);
-    context.loadAllAvailableDialects();
-  }
-
   /// The step cost of `body` in a function of `args` (one device, or a
   /// mesh of one axis "dp" of `ranks` when ranks > 1).
   StepCost estimate(StringRef args, StringRef body, int64_t ranks = 1) {
@@ -99,9 +62,7 @@ protected:
     return nullptr;
   }
 
-  MLIRContext context;
-  OwningOpRef<ModuleOp> module;
-  DeviceProfile profile = testProfile();
+  DeviceProfile profile = test::testProfile();
 };
 
 TEST_F(PlannerTest, BuiltinProfilesLoad) {
@@ -241,8 +202,9 @@ TEST_F(PlannerTest, RingAllReduce) {
                : 2 * (3 * 2e-6 + 0.75 * s / 100e9) + 2 * 20e-6 + s / 4 / 10e9;
     double flatRing = 2 * (n - 1) * 20e-6 + sent / 10e9;
     EXPECT_NEAR(ar->seconds, expected, 1e-12) << n;
-    if (n == 8)
+    if (n == 8) {
       EXPECT_LT(ar->seconds, flatRing);
+    }
     EXPECT_NEAR(step.communication, ar->seconds, 1e-12);
     EXPECT_EQ(step.compute, 0.0);
   }
@@ -293,7 +255,7 @@ TEST_F(PlannerTest, H200LinkMatchesItsCalibration) {
 }
 
 TEST(DeviceProfileTest, Errors) {
-  std::string good = kTestProfile;
+  std::string good = test::kTestProfile;
   EXPECT_EQ(loadError(good), "");
   // A negative bandwidth: the key, its line and column, and the fix.
   std::string negative = good;
@@ -441,7 +403,7 @@ TEST_F(PlannerTest, CpuProfileIsCalibrated) {
 }
 
 TEST(DeviceProfileTest, CpuKeysErrors) {
-  std::string good = kTestProfile;
+  std::string good = test::kTestProfile;
   std::string withCores = good;
   withCores.replace(withCores.find("devices_per_node"), 0,
                     "host_cores = 0\n");

@@ -156,3 +156,12 @@ func.func @packed_heads(%p: tensor<1x16x5x8xf32>) -> tensor<1x16x2x8xf32> {
   %o = llmc.attention %p, %p, %p layout packed : (tensor<1x16x5x8xf32>, tensor<1x16x5x8xf32>, tensor<1x16x5x8xf32>) -> tensor<1x16x2x8xf32>
   return %o : tensor<1x16x2x8xf32>
 }
+
+// -----
+
+// The log-sum-exp has one value per query row: [B, Hq, T].
+func.func @lse_shape(%q: tensor<1x4x16x8xf32>, %k: tensor<1x2x16x8xf32>) -> tensor<1x2x16xf32> {
+  // expected-error @+1 {{'llmc.attention' op expected lse of shape [1, 4, 16], got [1, 2, 16]}}
+  %o, %lse = llmc.attention %q, %k, %k : (tensor<1x4x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>) -> (tensor<1x4x16x8xf32>, tensor<1x2x16xf32>)
+  return %lse : tensor<1x2x16xf32>
+}

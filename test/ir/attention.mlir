@@ -91,3 +91,16 @@ func.func @packed(%p: tensor<2x16x8x8xf32>) -> tensor<2x16x4x8xf32> {
   %o = llmc.attention %p, %p, %p layout packed : (tensor<2x16x8x8xf32>, tensor<2x16x8x8xf32>, tensor<2x16x8x8xf32>) -> tensor<2x16x4x8xf32>
   return %o : tensor<2x16x4x8xf32>
 }
+
+// -----
+
+// The optional log-sum-exp result: f32 [B, Hq, T] whatever the operands'
+// element type.
+// CHECK-LABEL: func.func @with_lse
+// CHECK-SAME:    (%[[Q:.+]]: tensor<1x6x16x8xbf16>, %[[K:.+]]: tensor<1x2x16x8xbf16>, %[[V:.+]]: tensor<1x2x16x8xbf16>)
+// CHECK-NEXT:    %[[O:.+]], %[[L:.+]] = llmc.attention %[[Q]], %[[K]], %[[V]] causal : (tensor<1x6x16x8xbf16>, tensor<1x2x16x8xbf16>, tensor<1x2x16x8xbf16>) -> (tensor<1x6x16x8xbf16>, tensor<1x6x16xf32>)
+// CHECK-NEXT:    return %[[O]], %[[L]] : tensor<1x6x16x8xbf16>, tensor<1x6x16xf32>
+func.func @with_lse(%q: tensor<1x6x16x8xbf16>, %k: tensor<1x2x16x8xbf16>, %v: tensor<1x2x16x8xbf16>) -> (tensor<1x6x16x8xbf16>, tensor<1x6x16xf32>) {
+  %o, %lse = llmc.attention %q, %k, %v causal : (tensor<1x6x16x8xbf16>, tensor<1x2x16x8xbf16>, tensor<1x2x16x8xbf16>) -> (tensor<1x6x16x8xbf16>, tensor<1x6x16xf32>)
+  return %o, %lse : tensor<1x6x16x8xbf16>, tensor<1x6x16xf32>
+}

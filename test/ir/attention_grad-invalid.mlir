@@ -60,9 +60,26 @@ func.func @packed_gradients(%p: tensor<1x16x6x8xf32>, %o: tensor<1x16x2x8xf32>) 
 
 // -----
 
+// The log-sum-exp operand must be f32 (the ODS constraint).
+func.func @lse_element_type(%q: tensor<1x2x4x8xbf16>, %lse: tensor<1x2x4xbf16>) {
+  // expected-error @+1 {{'llmc.attention_grad' op operand #5 must be statically shaped tensor of 32-bit float values}}
+  %dq, %dk, %dv = llmc.attention_grad %q, %q, %q, %q, %q lse %lse : (tensor<1x2x4x8xbf16>, tensor<1x2x4x8xbf16>, tensor<1x2x4x8xbf16>, tensor<1x2x4x8xbf16>, tensor<1x2x4x8xbf16>, tensor<1x2x4xbf16>) -> (tensor<1x2x4x8xbf16>, tensor<1x2x4x8xbf16>, tensor<1x2x4x8xbf16>)
+  return
+}
+
+// -----
+
 // bthd: out has the query's [B, T, Hq, D] type.
 func.func @bthd_out(%q: tensor<1x16x2x8xf32>, %o: tensor<1x2x16x8xf32>) {
   // expected-error @+1 {{'llmc.attention_grad' op expected out of type 'tensor<1x16x2x8xf32>', got 'tensor<1x2x16x8xf32>'}}
   %dq, %dk, %dv = llmc.attention_grad %q, %q, %q, %o, %o layout bthd : (tensor<1x16x2x8xf32>, tensor<1x16x2x8xf32>, tensor<1x16x2x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>) -> (tensor<1x16x2x8xf32>, tensor<1x16x2x8xf32>, tensor<1x16x2x8xf32>)
+  return
+}
+
+// -----
+
+func.func @lse_shape(%q: tensor<1x2x4x8xf32>, %lse: tensor<1x2x8xf32>) {
+  // expected-error @+1 {{'llmc.attention_grad' op expected lse of shape [1, 2, 4], got [1, 2, 8]}}
+  %dq, %dk, %dv = llmc.attention_grad %q, %q, %q, %q, %q lse %lse : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x8xf32>) -> (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>)
   return
 }

@@ -42,3 +42,14 @@ func.func @packed(%p: tensor<2x16x8x8xbf16>, %o: tensor<2x16x4x8xbf16>, %g: tens
   %d = llmc.attention_grad %p, %p, %p, %o, %g causal layout packed : (tensor<2x16x8x8xbf16>, tensor<2x16x8x8xbf16>, tensor<2x16x8x8xbf16>, tensor<2x16x4x8xbf16>, tensor<2x16x4x8xbf16>) -> tensor<2x16x8x8xbf16>
   return %d : tensor<2x16x8x8xbf16>
 }
+
+// -----
+
+// The forward's log-sum-exp as the optional operand after dout.
+// CHECK-LABEL: func.func @with_lse
+// CHECK-SAME:    %[[L:[^:]+]]: tensor<1x6x16xf32>
+// CHECK:         llmc.attention_grad %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} lse %[[L]] causal : (tensor<1x6x16x8xbf16>, tensor<1x2x16x8xbf16>, tensor<1x2x16x8xbf16>, tensor<1x6x16x8xbf16>, tensor<1x6x16x8xbf16>, tensor<1x6x16xf32>) -> (tensor<1x6x16x8xbf16>, tensor<1x2x16x8xbf16>, tensor<1x2x16x8xbf16>)
+func.func @with_lse(%q: tensor<1x6x16x8xbf16>, %k: tensor<1x2x16x8xbf16>, %v: tensor<1x2x16x8xbf16>, %o: tensor<1x6x16x8xbf16>, %g: tensor<1x6x16x8xbf16>, %lse: tensor<1x6x16xf32>) -> tensor<1x6x16x8xbf16> {
+  %dq, %dk, %dv = llmc.attention_grad %q, %k, %v, %o, %g lse %lse causal : (tensor<1x6x16x8xbf16>, tensor<1x2x16x8xbf16>, tensor<1x2x16x8xbf16>, tensor<1x6x16x8xbf16>, tensor<1x6x16x8xbf16>, tensor<1x6x16xf32>) -> (tensor<1x6x16x8xbf16>, tensor<1x2x16x8xbf16>, tensor<1x2x16x8xbf16>)
+  return %dq : tensor<1x6x16x8xbf16>
+}

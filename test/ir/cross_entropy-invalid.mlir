@@ -88,3 +88,20 @@ func.func @unknown_reduction(%logits: tensor<8x64xf32>, %targets: tensor<8xi32>)
   %l = llmc.cross_entropy %logits, %targets reduction max : (tensor<8x64xf32>, tensor<8xi32>) -> tensor<f32>
   return %l : tensor<f32>
 }
+
+// -----
+
+// The lse is one per position, not one per class.
+func.func @lse_shape(%logits: tensor<8x64xf32>, %targets: tensor<8xi32>) -> tensor<f32> {
+  // expected-error @+1 {{'llmc.cross_entropy' op expected lse of shape [8], got [8, 64]}}
+  %l, %lse = llmc.cross_entropy %logits, %targets reduction mean : (tensor<8x64xf32>, tensor<8xi32>) -> (tensor<f32>, tensor<8x64xf32>)
+  return %l : tensor<f32>
+}
+
+// -----
+
+func.func @lse_f32(%logits: tensor<8x64xbf16>, %targets: tensor<8xi32>) -> tensor<f32> {
+  // expected-error @+1 {{'llmc.cross_entropy' op result #1 must be statically shaped tensor of 32-bit float values, but got 'tensor<8xbf16>'}}
+  %l, %lse = llmc.cross_entropy %logits, %targets reduction mean : (tensor<8x64xbf16>, tensor<8xi32>) -> (tensor<f32>, tensor<8xbf16>)
+  return %l : tensor<f32>
+}

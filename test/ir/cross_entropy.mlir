@@ -46,3 +46,15 @@ func.func @single_position(%logits: tensor<64xf32>, %target: tensor<i32>) -> ten
   %l = llmc.cross_entropy %logits, %target reduction none : (tensor<64xf32>, tensor<i32>) -> tensor<f32>
   return %l : tensor<f32>
 }
+
+// -----
+
+// The optional lse result: one f32 per position, whatever the reduction.
+// CHECK-LABEL: func.func @with_lse
+// CHECK-SAME:    (%[[LOGITS:.+]]: tensor<2x16x64xbf16>, %[[TARGETS:.+]]: tensor<2x16xi32>)
+// CHECK-NEXT:    %[[L:.+]], %[[S:.+]] = llmc.cross_entropy %[[LOGITS]], %[[TARGETS]] ignore_index -100 reduction mean : (tensor<2x16x64xbf16>, tensor<2x16xi32>) -> (tensor<f32>, tensor<2x16xf32>)
+// CHECK-NEXT:    return %[[L]], %[[S]] : tensor<f32>, tensor<2x16xf32>
+func.func @with_lse(%logits: tensor<2x16x64xbf16>, %targets: tensor<2x16xi32>) -> (tensor<f32>, tensor<2x16xf32>) {
+  %l, %lse = llmc.cross_entropy %logits, %targets ignore_index -100 reduction mean : (tensor<2x16x64xbf16>, tensor<2x16xi32>) -> (tensor<f32>, tensor<2x16xf32>)
+  return %l, %lse : tensor<f32>, tensor<2x16xf32>
+}

@@ -48,3 +48,12 @@ func.func @dloss_f32(%l: tensor<2x16xbf16>, %t: tensor<2xi32>, %g: tensor<bf16>)
   %d = llmc.cross_entropy_grad %l, %t, %g reduction mean : (tensor<2x16xbf16>, tensor<2xi32>, tensor<bf16>) -> tensor<2x16xbf16>
   return
 }
+
+// -----
+
+// The lse is one per position.
+func.func @lse_shape(%l: tensor<2x4x16xf32>, %t: tensor<2x4xi32>, %g: tensor<f32>, %s: tensor<8xf32>) {
+  // expected-error @+1 {{'llmc.cross_entropy_grad' op expected lse of shape [2, 4], got [8]}}
+  %d = llmc.cross_entropy_grad %l, %t, %g lse %s reduction mean : (tensor<2x4x16xf32>, tensor<2x4xi32>, tensor<f32>, tensor<8xf32>) -> tensor<2x4x16xf32>
+  return
+}

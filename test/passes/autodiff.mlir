@@ -231,13 +231,17 @@ func.func @loss(%x: tensor<8xf32> {llmc.role = "parameter"}) -> tensor<f32> {
 // -----
 
 // Attention's derivative is one llmc.attention_grad (a flash backward
-// kernel) reading the forward operands, the forward result and its
-// cotangent, with the forward's causal and scale: no [B, H, T, S] scores.
+// kernel) reading the forward operands, the forward result, its cotangent
+// and the forward's log-sum-exp (the rule gives the forward op that second
+// result and erases the op it replaces), with the forward's causal and
+// scale: no [B, H, T, S] scores.
 // CHECK-LABEL: func.func @train_step
 // CHECK-SAME:    (%[[Q:.+]]: tensor<1x4x8x16xbf16> {{.*}}, %[[K:.+]]: tensor<1x2x8x16xbf16> {{.*}}, %[[V:.+]]: tensor<1x2x8x16xbf16> {{.*}})
-// CHECK:         %[[O:.+]] = llmc.attention %[[Q]], %[[K]], %[[V]] causal scale 2.500000e-01
+// CHECK-NOT:     llmc.attention
+// CHECK:         %[[O:.+]], %[[L:.+]] = llmc.attention %[[Q]], %[[K]], %[[V]] causal scale 2.500000e-01 : ({{.*}}) -> (tensor<1x4x8x16xbf16>, tensor<1x4x8xf32>)
+// CHECK-NOT:     llmc.attention %
 // CHECK:         %[[G:.+]] = llmc.broadcast
-// CHECK-NEXT:    %[[D:.+]]:3 = llmc.attention_grad %[[Q]], %[[K]], %[[V]], %[[O]], %[[G]] causal scale 2.500000e-01
+// CHECK-NEXT:    %[[D:.+]]:3 = llmc.attention_grad %[[Q]], %[[K]], %[[V]], %[[O]], %[[G]] lse %[[L]] causal scale 2.500000e-01
 // CHECK-NOT:     llmc.softmax
 // CHECK-NOT:     llmc.matmul
 // CHECK:         return %{{.+}}, %[[D]]#0, %[[D]]#1, %[[D]]#2
@@ -255,13 +259,25 @@ func.func @loss(%q: tensor<1x4x8x16xbf16> {llmc.role = "parameter"},
 // packed layout, whose one gradient is the packed value's (no sum of three).
 // CHECK-LABEL: func.func @train_step
 // CHECK-SAME:    (%[[P:.+]]: tensor<1x8x8x16xf32> {{.*}})
-// CHECK:         %[[O:.+]] = llmc.attention %[[P]], %[[P]], %[[P]] causal layout packed
+// CHECK:         %[[O:.+]], %[[L:.+]] = llmc.attention %[[P]], %[[P]], %[[P]] causal layout packed : ({{.*}}) -> (tensor<1x8x4x16xf32>, tensor<1x4x8xf32>)
 // CHECK:         %[[G:.+]] = llmc.broadcast
-// CHECK-NEXT:    %[[D:.+]] = llmc.attention_grad %[[P]], %[[P]], %[[P]], %[[O]], %[[G]] causal layout packed : {{.*}} -> tensor<1x8x8x16xf32>
+// CHECK-NEXT:    %[[D:.+]] = llmc.attention_grad %[[P]], %[[P]], %[[P]], %[[O]], %[[G]] lse %[[L]] causal layout packed : {{.*}} -> tensor<1x8x8x16xf32>
 // CHECK-NEXT:    return %{{.+}}, %[[D]]
 func.func @loss(%p: tensor<1x8x8x16xf32> {llmc.role = "parameter"}) -> tensor<f32> {
   %o = llmc.attention %p, %p, %p causal layout packed : (tensor<1x8x8x16xf32>, tensor<1x8x8x16xf32>, tensor<1x8x8x16xf32>) -> tensor<1x8x4x16xf32>
   %r = llmc.reduce_sum %o dims [0, 1, 2, 3] : tensor<1x8x4x16xf32> -> tensor<f32>
+  return %r : tensor<f32>
+}
+
+// -----
+
+// Only attention's result has a derivative rule: a loss that reads the
+// log-sum-exp result is refused at the op.
+func.func @loss(%q: tensor<1x2x4x8xf32> {llmc.role = "parameter"},
+                %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x4x8xf32>) -> tensor<f32> {
+  // expected-error @+1 {{'llmc.attention' op cannot differentiate through the log-sum-exp result; only the attention result has a rule}}
+  %o, %lse = llmc.attention %q, %k, %v : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> (tensor<1x2x4x8xf32>, tensor<1x2x4xf32>)
+  %r = llmc.reduce_sum %lse dims [0, 1, 2] : tensor<1x2x4xf32> -> tensor<f32>
   return %r : tensor<f32>
 }
 

@@ -303,3 +303,46 @@ func.func @softmax_of_cast(%x: tensor<4x64xbf16>) -> tensor<4x64xf32> {
   %p = llmc.softmax %w dim 1 : tensor<4x64xf32>
   return %p : tensor<4x64xf32>
 }
+
+// -----
+
+// The gradient norm's term of a weight gradient: mul(g, g) read only by a
+// reduce_sum of every dimension starts a region of its own, which codegen
+// lowers to one SumSquares kernel reading g (docs/cuda.md). Joined to the
+// matmul's epilogue it would make the epilogue store the squares.
+// CHECK-LABEL: func.func @sum_of_squares_alone
+// CHECK:         %[[EPI:.+]] = llmc.fused matmul_epilogue
+// CHECK:           llmc.matmul
+// CHECK-NEXT:      llmc.cast
+// CHECK-NEXT:      llmc.yield
+// CHECK:         llmc.fused row_reduction (%[[EPI]]) : (tensor<8x4xf32>) -> tensor<f32> {
+// CHECK-NEXT:    ^bb0(%[[G:.+]]: tensor<8x4xf32>):
+// CHECK-NEXT:      %[[SQ:.+]] = llmc.mul %[[G]], %[[G]] : tensor<8x4xf32>
+// CHECK-NEXT:      %[[S:.+]] = llmc.reduce_sum %[[SQ]] dims [0, 1] : tensor<8x4xf32> -> tensor<f32>
+// CHECK-NEXT:      llmc.yield %[[S]]
+func.func @sum_of_squares_alone(%a: tensor<16x8xbf16>, %b: tensor<16x4xbf16>) -> (tensor<8x4xf32>, tensor<f32>) {
+  %m = llmc.matmul %a, %b transpose_a : tensor<16x8xbf16>, tensor<16x4xbf16> -> tensor<8x4xbf16>
+  %g = llmc.cast %m : tensor<8x4xbf16> -> tensor<8x4xf32>
+  %sq = llmc.mul %g, %g : tensor<8x4xf32>
+  %s = llmc.reduce_sum %sq dims [0, 1] : tensor<8x4xf32> -> tensor<f32>
+  return %g, %s : tensor<8x4xf32>, tensor<f32>
+}
+
+// -----
+
+// A square reduced over some dimensions only (a row statistic) is no
+// gradient-norm term: it joins its producer's chain as any pointwise op.
+// CHECK-LABEL: func.func @row_squares_join
+// CHECK:         llmc.fused row_reduction
+// CHECK-NEXT:    ^bb0
+// CHECK-NEXT:      llmc.fused elementwise
+// CHECK-NEXT:      ^bb0
+// CHECK-NEXT:        llmc.add
+// CHECK-NEXT:        llmc.mul
+// CHECK:           llmc.reduce_sum %{{.+}} dims [1]
+func.func @row_squares_join(%x: tensor<8x64xf32>, %y: tensor<8x64xf32>) -> tensor<8xf32> {
+  %a = llmc.add %x, %y : tensor<8x64xf32>
+  %sq = llmc.mul %a, %a : tensor<8x64xf32>
+  %s = llmc.reduce_sum %sq dims [1] : tensor<8x64xf32> -> tensor<8xf32>
+  return %s : tensor<8xf32>
+}

@@ -285,6 +285,58 @@ TEST_P(AttentionTest, CausalFirstQueryReturnsFirstValue) {
         EXPECT_EQ(out.at(((b * 2 + h) * 4) * 8 + d), v->at(b * 32 + d));
 }
 
+// The optional log-sum-exp result (f32 [B, Hq, T]): log of the sum of
+// exp(scaled, masked scores) per row, from the definition in f64 (1e-6
+// relative: the kernel sums in f64 too and rounds once to f32); the
+// attention result is the same as without it.
+TEST_P(AttentionTest, LogSumExpResult) {
+  const int64_t batch = 2, heads = 4, kvHeads = 2, seq = 6, dim = 8;
+  for (bool causal : {false, true}) {
+    SCOPED_TRACE(causal ? "causal" : "not causal");
+    auto q = random(dtype(), {batch, heads, seq, dim}, rng);
+    auto k = random(dtype(), {batch, kvHeads, seq, dim}, rng);
+    auto v = random(dtype(), {batch, kvHeads, seq, dim}, rng);
+    const double scale = 0.4;
+    Buffer out(dtype(), {batch, heads, seq, dim}),
+        alone(dtype(), {batch, heads, seq, dim}),
+        lse(DType::F32, {batch, heads, seq});
+    ASSERT_OK(run(KernelKind::Attention, {{causal}, {scale}},
+                  {q.get(), k.get(), v.get()}, {&out, &lse}));
+    ASSERT_OK(run(KernelKind::Attention, {{causal}, {scale}},
+                  {q.get(), k.get(), v.get()}, {&alone}));
+    EXPECT_EQ(out.values(), alone.values());
+    std::vector<double> want;
+    for (int64_t b = 0; b < batch; ++b)
+      for (int64_t h = 0; h < heads; ++h)
+        for (int64_t t = 0; t < seq; ++t) {
+          int64_t row = (b * heads + h) * seq + t;
+          int64_t kvBase = (b * kvHeads + h / (heads / kvHeads)) * seq;
+          double sum = 0.0;
+          for (int64_t s = 0; s < (causal ? t + 1 : seq); ++s) {
+            double dot = 0.0;
+            for (int64_t d = 0; d < dim; ++d)
+              dot += q->at(row * dim + d) * k->at((kvBase + s) * dim + d);
+            sum += std::exp(dot * scale);
+          }
+          want.push_back(std::log(sum));
+        }
+    EXPECT_TRUE(allClose(lse.values(), want, 1e-6));
+  }
+}
+
+// An lse output of the wrong shape is refused.
+TEST(AttentionEdges, LogSumExpShapeIsChecked) {
+  std::mt19937 rng(5);
+  auto q = random(DType::F32, {1, 2, 3, 4}, rng);
+  Buffer out(DType::F32, {1, 2, 3, 4}), lse(DType::F32, {1, 2, 4});
+  Status status = run(KernelKind::Attention, {{0}, {0.5}},
+                      {q.get(), q.get(), q.get()}, {&out, &lse});
+  EXPECT_FALSE(status.isOk());
+  EXPECT_NE(status.message().find("expected lse of shape [1, 2, 3]"),
+            std::string::npos)
+      << status.message();
+}
+
 // With no keys (S = 0, not causal) there is nothing to average: every row
 // is defined as zero.
 TEST(AttentionEdges, NoKeysGiveZeroRows) {
@@ -827,8 +879,8 @@ TEST(CompositeErrors, AttentionGrad) {
   Buffer wrong(DType::F32, {1, 2, 4, 4});
   expectError(run(KernelKind::AttentionGrad, {{1}, {0.5}},
                   {&q, &k, &k, &q, &q}, {&dq, &dk}),
-              "AttentionGrad kernel: expected 5 inputs and 3 outputs (1 when "
-              "packed), got 5 and 2");
+              "AttentionGrad kernel: expected 5-6 inputs and 3 outputs (1 "
+              "when packed), got 5 and 2");
   expectError(run(KernelKind::AttentionGrad, {{1}, {0.5}},
                   {&q, &k, &k, &wrong, &q}, {&dq, &dk, &dk}),
               "AttentionGrad kernel: expected the query-side result of shape "

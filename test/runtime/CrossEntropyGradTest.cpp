@@ -150,6 +150,56 @@ TEST_P(CrossEntropyGradTest, MeanWithoutIgnoreDividesByEveryPosition) {
   EXPECT_TRUE(gradClose(got.values(), want, dtype(), 0.5));
 }
 
+// The forward's optional lse result: logsumexp of every row in f64,
+// rounded once to f32 (ignored rows too), and the loss unchanged by it. The
+// gradient given that lse agrees with the gradient that recomputes it
+// within the f32 rounding of the lse (half an f32 ulp of a value below 8:
+// about 5e-7 absolute in the exponent, so 1e-6 relative) and the rounding
+// of the result.
+TEST_P(CrossEntropyGradTest, LseResultFeedsTheGradient) {
+  auto logits = random(dtype(), {2, 3, 41}, rng, -6.0, 6.0);
+  Buffer targets(DType::I64, {2, 3}, {0, -100, 40, 7, 7, 19});
+  Buffer loss(DType::F32, {}), alone(DType::F32, {});
+  Buffer lse(DType::F32, {2, 3});
+  const KernelAttrs attrs{{kMean, 1, -100}, {}};
+  ASSERT_OK(run(KernelKind::CrossEntropy, attrs, {logits.get(), &targets},
+                {&loss, &lse}));
+  ASSERT_OK(run(KernelKind::CrossEntropy, attrs, {logits.get(), &targets},
+                {&alone}));
+  EXPECT_EQ(loss.at(0), alone.at(0));
+  for (int64_t n = 0; n < 6; ++n) {
+    double max = -INFINITY, sum = 0.0;
+    for (int64_t v = 0; v < 41; ++v)
+      max = std::max(max, logits->at(n * 41 + v));
+    for (int64_t v = 0; v < 41; ++v)
+      sum += std::exp(logits->at(n * 41 + v) - max);
+    EXPECT_EQ(lse.at(n), static_cast<double>(static_cast<float>(
+                             max + std::log(sum))))
+        << "row " << n;
+  }
+  Buffer dloss(DType::F32, {}, {1.5});
+  Buffer with(dtype(), {2, 3, 41}), without(dtype(), {2, 3, 41});
+  ASSERT_OK(run(KernelKind::CrossEntropyGrad, attrs,
+                {logits.get(), &targets, &dloss, &lse}, {&with}));
+  ASSERT_OK(run(KernelKind::CrossEntropyGrad, attrs,
+                {logits.get(), &targets, &dloss}, {&without}));
+  // The f32 lse bounds the agreement at 2^-20 relative even for f64.
+  double rel = std::max(std::ldexp(1.0, -20),
+                        dtype() == DType::BF16  ? std::ldexp(1.0, -7)
+                        : dtype() == DType::F16 ? std::ldexp(1.0, -10)
+                                                : 0.0);
+  for (int64_t i = 0; i < with.size(); ++i)
+    ASSERT_LE(std::fabs(with.at(i) - without.at(i)),
+              rel * std::fabs(without.at(i)) + 6e-7)
+        << "element " << i;
+  // A wrong-shaped lse is named.
+  Buffer flat(DType::F32, {6});
+  Status bad = run(KernelKind::CrossEntropyGrad, attrs,
+                   {logits.get(), &targets, &dloss, &flat}, {&with});
+  EXPECT_EQ(bad.message(), "CrossEntropyGrad kernel: expected lse of shape "
+                           "[2, 3], got [6]");
+}
+
 // Every position ignored: zeros, whatever the reduction (the mean's
 // divisor is then 1, as the forward's mean is 0).
 TEST(CrossEntropyGradEdges, AllIgnoredGivesZeros) {

@@ -61,10 +61,12 @@ int main(int argc, char **argv) {
     std::printf("%s: %zu commands (%zu kernels), %zu NVRTC units (%.1f s), "
                 "%zu entries of the device unit, %zu cuBLASLt type "
                 "combinations, %zu fused regions as one kernel (%zu op by "
-                "op): %zu uncovered commands of %zu kinds\n",
+                "op), %zu multi-tensor launches for %zu commands: %zu "
+                "uncovered commands of %zu kinds\n",
                 path.c_str(), report.commands, report.kernels, report.units,
                 report.compileSeconds, report.entries, report.gemmTypes,
                 report.fusedRegions, report.unfusedRegions,
+                report.multiTensorGroups, report.multiTensorCommands,
                 report.gaps.size(), perKind.size());
     if (list) {
       for (const auto &[choice, count] : report.choices)

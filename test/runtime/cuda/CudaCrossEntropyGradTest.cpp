@@ -1,25 +1,30 @@
-//===- CudaCrossEntropyGradTest.cpp - the loss gradient on the GPU --------===//
+//===- CudaCrossEntropyGradTest.cpp - the loss and its gradient on the GPU ===//
 //
 // Part of `cuda-kernel-tests` (needs a GPU; skips without one).
-// llmc.cross_entropy_grad (CrossEntropyGradSource.cpp) through
+// The loss and its gradient on the GPU. llmc.cross_entropy_grad
+// (CrossEntropyGradSource.cpp) through
 // CudaKernels::launch against runCpuKernel on the same fresh random logits
 // in [-8, 8]: an odd vocabulary (scalar loads), one shorter than the block
 // (most threads idle), a vocabulary of 16-byte rows (the "_vec" entry),
 // an unaligned logits pointer (scalar fallback), ignore_index, mean, sum
 // and none, f32 and bf16 logits, i32 and i64 targets.
 //
-// Tolerance: the GPU takes exponentials in f32 (expf, a few ulp) and sums
-// them in double; the CPU computes everything in double; both round once
-// to the result type. bf16: at most one bf16 ulp (2^-8 relative) plus
+// Tolerance of the gradient: the GPU takes exponentials in f32 (expf, a
+// few ulp; the row statistics, when the lse is not an operand, as the
+// forward: exp2f, 8-term sums in f32, then double); the CPU computes
+// everything in double; both round once to the result type. bf16: at most one bf16 ulp (2^-8 relative) plus
 // 1e-6 |w| for values near zero; f32: 1e-5 relative plus 1e-7 |w| (expf
 // is within 2 ulp, the scale and the products add a rounding each: a few
 // ulp expected, the bound leaves room). The printed counts show how many
 // elements are not bitwise equal.
 //
-// CrossEntropyGradTimingGpt2 times the GPT-2 124M bench shape [16384,
-// 50304] bf16 (mean, no ignore) and prints ms and GB/s against the 5 GB
-// (2 reads + 1 write of 1.65 GB) the kernel moves, next to the old
-// expansion's softmax-to-f32 alone (a lower bound of what it replaces).
+// ForwardMatchesTheCpu: llmc.cross_entropy (CrossEntropySource.cpp, f32
+// exponentials) with its lse result against the CPU's double; the stated
+// tolerance is on the test. WithLseMatchesTheCpu: the gradient reading the
+// forward's lse (the CPU's, so both sides use the same f32 lse), also in
+// place. CrossEntropyGradTimingGpt2 times the GPT-2 124M bench shape
+// [16384, 50304] bf16 (mean, no ignore): the forward, the gradient with and
+// without the lse, and prints ms and GB/s.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/cpu/CpuKernels.h"
@@ -157,7 +162,23 @@ protected:
     int64_t reduction;
     bool ignore;        ///< every third position is ignore_index -100
     int64_t offset = 0; ///< logits elements past 16-byte alignment
+    /// The forward's lse (the CPU's, rounded to f32) as the fourth operand:
+    /// the one-pass kernel. Else the kernel computes the row statistics.
+    bool lse = false;
+    /// dlogits written over the logits (the buffer plan's aliasing).
+    bool inPlace = false;
   };
+
+  /// The CPU forward with its lse result: the lse of every row of `logits`.
+  void cpuLse(Buffer &logits, Buffer &targets, int64_t reduction, bool ignore,
+              Buffer &lse) {
+    Buffer loss(DType::F32, reduction == kNone ? Shape{targets.shape}
+                                               : Shape{});
+    ASSERT_OK(runCpuKernel(KernelKind::CrossEntropy,
+                           {{reduction, ignore ? 1 : 0, -100}, {}},
+                           {logits.hostRef(), targets.hostRef()},
+                           {loss.hostRef(), lse.hostRef()}, pool_));
+  }
 
   void run(const Case &c) {
     SCOPED_TRACE(c.name);
@@ -175,23 +196,43 @@ protected:
     for (int64_t i = 0; i < dloss.count(); ++i)
       dloss.set(i, g(random_));
     KernelAttrs attrs{{c.reduction, c.ignore ? 1 : 0, -100}, {}};
-    ASSERT_OK(runCpuKernel(KernelKind::CrossEntropyGrad, attrs,
-                           {logits.hostRef(), targets.hostRef(),
-                            dloss.hostRef()},
+    Buffer lse(DType::F32, {c.rows});
+    std::vector<TensorRef> hostIn = {logits.hostRef(), targets.hostRef(),
+                                     dloss.hostRef()};
+    if (c.lse) {
+      cpuLse(logits, targets, c.reduction, c.ignore, lse);
+      hostIn.push_back(lse.hostRef());
+    }
+    ASSERT_OK(runCpuKernel(KernelKind::CrossEntropyGrad, attrs, hostIn,
                            {want.hostRef()}, pool_));
     ASSERT_OK(logits.allocate(c.offset));
     ASSERT_OK(targets.allocate());
     ASSERT_OK(dloss.allocate());
-    ASSERT_OK(got.allocate());
+    ASSERT_OK(lse.allocate());
     ASSERT_OK(logits.upload());
     ASSERT_OK(targets.upload());
     ASSERT_OK(dloss.upload());
-    ASSERT_EQ(cudaMemset(got.device, 0x7f, got.host.size()), cudaSuccess);
-    ASSERT_OK(kernels_->launch(
-        KernelKind::CrossEntropyGrad, attrs,
-        {logits.deviceRef(), targets.deviceRef(), dloss.deviceRef()},
-        {got.deviceRef()}, nullptr));
-    ASSERT_OK(got.download());
+    ASSERT_OK(lse.upload());
+    TensorRef result;
+    if (c.inPlace) {
+      result = logits.deviceRef();
+    } else {
+      ASSERT_OK(got.allocate());
+      ASSERT_EQ(cudaMemset(got.device, 0x7f, got.host.size()), cudaSuccess);
+      result = got.deviceRef();
+    }
+    std::vector<TensorRef> deviceIn = {logits.deviceRef(), targets.deviceRef(),
+                                       dloss.deviceRef()};
+    if (c.lse)
+      deviceIn.push_back(lse.deviceRef());
+    ASSERT_OK(kernels_->launch(KernelKind::CrossEntropyGrad, attrs, deviceIn,
+                               {result}, nullptr));
+    if (c.inPlace) {
+      ASSERT_OK(logits.download());
+      got.host = logits.host;
+    } else {
+      ASSERT_OK(got.download());
+    }
     // The largest weight bounds |w| in the absolute term.
     double weight = 0.0;
     for (int64_t i = 0; i < dloss.count(); ++i)
@@ -217,6 +258,82 @@ protected:
                 "relative error %.3g\n",
                 c.name.c_str(), static_cast<long long>(got.count()),
                 static_cast<long long>(inexact), worst);
+    EXPECT_EQ(bad, 0);
+  }
+
+  /// The forward, llmc.cross_entropy with its lse result, on logits in
+  /// [-range, range] (every 7th logit of every 4th row -inf when `masked`).
+  struct ForwardCase {
+    std::string name;
+    DType logits, targets;
+    int64_t rows, vocab;
+    int64_t reduction;
+    bool ignore;        ///< every third position is ignore_index -100
+    int64_t offset = 0; ///< logits elements past 16-byte alignment
+    double range = 8.0;
+    bool masked = false;
+  };
+
+  void runForward(const ForwardCase &c) {
+    SCOPED_TRACE(c.name);
+    Buffer logits(c.logits, {c.rows, c.vocab});
+    Buffer targets(c.targets, {c.rows});
+    Shape lossShape = c.reduction == kNone ? Shape{c.rows} : Shape{};
+    Buffer want(DType::F32, lossShape), wantLse(DType::F32, {c.rows});
+    Buffer got(DType::F32, lossShape), gotLse(DType::F32, {c.rows});
+    Buffer alone(DType::F32, lossShape);
+    std::uniform_real_distribution<double> value(-c.range, c.range);
+    std::uniform_int_distribution<int64_t> cls(0, c.vocab - 1);
+    for (int64_t i = 0; i < logits.count(); ++i) {
+      int64_t row = i / c.vocab, column = i % c.vocab;
+      bool hidden = c.masked && row % 4 == 0 && column % 7 == 3;
+      logits.set(i, hidden ? -INFINITY : value(random_));
+    }
+    for (int64_t n = 0; n < c.rows; ++n) {
+      int64_t target = cls(random_);
+      if (c.masked && n % 4 == 0 && target % 7 == 3)
+        target = (target + 1) % c.vocab; // a class that is not masked
+      targets.set(n, c.ignore && n % 3 == 1 ? -100 : target);
+    }
+    KernelAttrs attrs{{c.reduction, c.ignore ? 1 : 0, -100}, {}};
+    ASSERT_OK(runCpuKernel(KernelKind::CrossEntropy, attrs,
+                           {logits.hostRef(), targets.hostRef()},
+                           {want.hostRef(), wantLse.hostRef()}, pool_));
+    ASSERT_OK(logits.allocate(c.offset));
+    ASSERT_OK(targets.allocate());
+    for (Buffer *b : {&got, &gotLse, &alone})
+      ASSERT_OK(b->allocate());
+    ASSERT_OK(logits.upload());
+    ASSERT_OK(targets.upload());
+    for (Buffer *b : {&got, &gotLse, &alone})
+      ASSERT_EQ(cudaMemset(b->device, 0x7f, b->host.size()), cudaSuccess);
+    ASSERT_OK(kernels_->launch(KernelKind::CrossEntropy, attrs,
+                               {logits.deviceRef(), targets.deviceRef()},
+                               {got.deviceRef(), gotLse.deviceRef()}, nullptr));
+    // Without the lse result: the same loss, bit for bit.
+    ASSERT_OK(kernels_->launch(KernelKind::CrossEntropy, attrs,
+                               {logits.deviceRef(), targets.deviceRef()},
+                               {alone.deviceRef()}, nullptr));
+    for (Buffer *b : {&got, &gotLse, &alone})
+      ASSERT_OK(b->download());
+    EXPECT_EQ(got.host, alone.host) << "the loss depends on the lse result";
+    int64_t bad = 0;
+    double worstLoss = 0.0, worstLse = 0.0;
+    auto compare = [&](const Buffer &g, const Buffer &w, const char *what,
+                       double &worst) {
+      for (int64_t i = 0; i < g.count(); ++i) {
+        double gv = g.at(i), wv = w.at(i);
+        double error = std::fabs(gv - wv);
+        worst = std::max(worst, error / std::max(std::fabs(wv), 1e-30));
+        if (!(error <= 1e-5 * std::fabs(wv) + 1e-6) && bad++ < 5)
+          ADD_FAILURE() << what << " " << i << ": got " << gv << ", want "
+                        << wv;
+      }
+    };
+    compare(got, want, "loss", worstLoss);
+    compare(gotLse, wantLse, "lse of row", worstLse);
+    std::printf("[ce] %-50s loss max relative error %.3g, lse %.3g\n",
+                c.name.c_str(), worstLoss, worstLse);
     EXPECT_EQ(bad, 0);
   }
 
@@ -253,6 +370,67 @@ TEST_F(CudaCrossEntropyGrad, MatchesTheCpu) {
     run(c);
 }
 
+// With the forward's lse as an operand: one pass over each row, also
+// written over the logits (as the buffer plan places dlogits).
+TEST_F(CudaCrossEntropyGrad, WithLseMatchesTheCpu) {
+  std::vector<Case> cases = {
+      {"lse bf16 i32 [37, 50257] mean ignore (odd V)", kBf16, kI32, 37, 50257,
+       kMean, true, 0, true},
+      {"lse bf16 i32 [64, 50304] mean (vec) in place", kBf16, kI32, 64, 50304,
+       kMean, false, 0, true, true},
+      {"lse bf16 i64 [20, 50304] sum ignore (vec)", kBf16, kI64, 20, 50304,
+       kSum, true, 0, true},
+      {"lse bf16 i32 [9, 4096] none ignore unaligned", kBf16, kI32, 9, 4096,
+       kNone, true, 3, true},
+      {"lse bf16 i32 [50, 128] mean (GPT-2 tiny V) in place", kBf16, kI32, 50,
+       128, kMean, false, 0, true, true},
+      {"lse f32 i32 [33, 1001] mean ignore (odd V)", kF32, kI32, 33, 1001,
+       kMean, true, 0, true},
+      {"lse f32 i64 [16, 50304] none (vec) in place", kF32, kI64, 16, 50304,
+       kNone, false, 0, true, true},
+      {"lse f32 i32 [7, 3] sum (tiny)", kF32, kI32, 7, 3, kSum, false, 0,
+       true},
+      {"lse f32 i32 [12, 8194] mean unaligned", kF32, kI32, 12, 8194, kMean,
+       false, 1, true},
+  };
+  for (const Case &c : cases)
+    run(c);
+}
+
+// The forward in f32 (CrossEntropySource.cpp) against the CPU's double.
+// Tolerance for the loss and the lse: 1e-5 relative plus 1e-6 absolute.
+// The GPU's exponentials are f32 (exp2f, 2 ulp, and its argument rounded
+// twice: about |x - max| 2^-23 relative for each term, largest for the
+// smallest terms), an 8-term pack summed in f32, the rest in double; the
+// relative error of the row's sum is a few 1e-7, an absolute error of the
+// same size in log(sum), hence in the loss and the lse (of order 1-30
+// here, whose own f32 rounding is up to 1e-6).
+TEST_F(CudaCrossEntropyGrad, ForwardMatchesTheCpu) {
+  std::vector<ForwardCase> cases = {
+      {"bf16 i32 [37, 50257] mean ignore (odd V)", kBf16, kI32, 37, 50257,
+       kMean, true},
+      {"bf16 i32 [64, 50304] mean (vec)", kBf16, kI32, 64, 50304, kMean,
+       false},
+      {"bf16 i64 [20, 50304] sum ignore (vec)", kBf16, kI64, 20, 50304, kSum,
+       true},
+      {"bf16 i32 [9, 4096] none ignore unaligned", kBf16, kI32, 9, 4096,
+       kNone, true, 3},
+      {"bf16 i32 [64, 128] mean (GPT-2 tiny V, a warp)", kBf16, kI32, 64, 128,
+       kMean, false},
+      {"bf16 i32 [24, 2048] none, -inf logits, [-30, 30]", kBf16, kI32, 24,
+       2048, kNone, false, 0, 30.0, true},
+      {"f32 i32 [33, 1001] mean ignore (odd V)", kF32, kI32, 33, 1001, kMean,
+       true},
+      {"f32 i64 [16, 50304] none (vec)", kF32, kI64, 16, 50304, kNone, false},
+      {"f32 i32 [7, 3] sum (tiny)", kF32, kI32, 7, 3, kSum, false},
+      {"f32 i32 [12, 8194] mean unaligned, [-30, 30]", kF32, kI32, 12, 8194,
+       kMean, false, 1, 30.0},
+      {"f32 i64 [30, 30] none ignore", kF32, kI64, 30, 30, kNone, true},
+  };
+  for (const ForwardCase &c : cases)
+    runForward(c);
+}
+
 // Every position ignored: zeros for mean and sum (the mean's divisor is 1).
 TEST_F(CudaCrossEntropyGrad, AllIgnoredGivesZeros) {
   Buffer logits(kBf16, {4, 2048}), targets(kI32, {4}), dloss(kF32, {}),
@@ -278,14 +456,16 @@ TEST_F(CudaCrossEntropyGrad, AllIgnoredGivesZeros) {
   }
 }
 
-// GPT-2 124M's classifier gradient, [B*T, V] = [16384, 50304] bf16, mean:
-// the time of the one kernel, and of the softmax (bf16 -> f32, the long-row
-// kernel) the old expansion ran before its elementwise kernel, for scale.
+// GPT-2 124M's loss, [B*T, V] = [16384, 50304] bf16, mean: the forward
+// with its lse (one read of the 1.65 GB), the gradient reading that lse
+// (one read, one write) and, for scale, the gradient without it (two reads,
+// one write). Prints ms and GB/s; spot-checks three rows against the CPU
+// (the whole tensor would take minutes there).
 TEST_F(CudaCrossEntropyGrad, CrossEntropyGradTimingGpt2) {
   const int64_t rows = 16384, vocab = 50304;
   Buffer logits(kBf16, {rows, vocab}), targets(kI32, {rows}),
-      dloss(kF32, {}), dlogits(kBf16, {rows, vocab});
-  Buffer probs(kF32, {rows, vocab});
+      dloss(kF32, {}), dlogits(kBf16, {rows, vocab}), loss(kF32, {}),
+      lse(kF32, {rows});
   std::uniform_real_distribution<double> value(-8.0, 8.0);
   std::uniform_int_distribution<int64_t> cls(0, vocab - 1);
   for (int64_t i = 0; i < logits.count(); ++i)
@@ -293,20 +473,27 @@ TEST_F(CudaCrossEntropyGrad, CrossEntropyGradTimingGpt2) {
   for (int64_t n = 0; n < rows; ++n)
     targets.set(n, cls(random_));
   dloss.set(0, 1.0);
-  for (Buffer *b : {&logits, &targets, &dloss, &dlogits, &probs})
+  for (Buffer *b : {&logits, &targets, &dloss, &dlogits, &loss, &lse})
     ASSERT_OK(b->allocate());
   for (Buffer *b : {&logits, &targets, &dloss})
     ASSERT_OK(b->upload());
+  const KernelAttrs attrs{{kMean, 0, 0}, {}};
+  auto forward = [&] {
+    return kernels_->launch(KernelKind::CrossEntropy, attrs,
+                            {logits.deviceRef(), targets.deviceRef()},
+                            {loss.deviceRef(), lse.deviceRef()}, nullptr);
+  };
+  auto gradWithLse = [&] {
+    return kernels_->launch(KernelKind::CrossEntropyGrad, attrs,
+                            {logits.deviceRef(), targets.deviceRef(),
+                             dloss.deviceRef(), lse.deviceRef()},
+                            {dlogits.deviceRef()}, nullptr);
+  };
   auto grad = [&] {
     return kernels_->launch(
-        KernelKind::CrossEntropyGrad, {{kMean, 0, 0}, {}},
+        KernelKind::CrossEntropyGrad, attrs,
         {logits.deviceRef(), targets.deviceRef(), dloss.deviceRef()},
         {dlogits.deviceRef()}, nullptr);
-  };
-  auto softmax = [&] {
-    return kernels_->launch(KernelKind::Softmax, {{1}, {}},
-                            {logits.deviceRef()}, {probs.deviceRef()},
-                            nullptr);
   };
   cudaEvent_t start, stop;
   ASSERT_EQ(cudaEventCreate(&start), cudaSuccess);
@@ -322,38 +509,56 @@ TEST_F(CudaCrossEntropyGrad, CrossEntropyGradTimingGpt2) {
     ASSERT_EQ(cudaEventElapsedTime(&ms, start, stop), cudaSuccess);
     ms /= repeats;
   };
-  float gradMs = 0.0f, softmaxMs = 0.0f;
-  time(grad, gradMs);
-  time(softmax, softmaxMs);
-  double gradBytes = 3.0 * static_cast<double>(rows * vocab) * 2.0;
-  std::printf("[ce_grad] GPT-2 [16384, 50304] bf16 mean: cross_entropy_grad "
-              "%.3f ms (%.0f GB/s over 2 reads + 1 write); the old "
-              "expansion's softmax alone %.3f ms\n",
-              gradMs, gradBytes / (gradMs * 1e-3) / 1e9, softmaxMs);
-  // Spot-check three rows against the CPU (the whole tensor would take
-  // minutes there): rows 0, 8191 and the last.
+  float forwardMs = 0.0f, withLseMs = 0.0f, gradMs = 0.0f;
+  time(forward, forwardMs);
+  time(gradWithLse, withLseMs);
+  const double bytes = static_cast<double>(rows * vocab) * 2.0;
+  auto rate = [](double moved, float ms) { return moved / (ms * 1e-3) / 1e9; };
+  std::printf("[ce] GPT-2 [16384, 50304] bf16 mean: cross_entropy with lse "
+              "%.3f ms (%.0f GB/s over 1 read); cross_entropy_grad with lse "
+              "%.3f ms (%.0f GB/s over 1 read + 1 write)\n",
+              forwardMs, rate(bytes, forwardMs), withLseMs,
+              rate(2 * bytes, withLseMs));
+  // The spot check reads the one-pass gradient; the two-pass one is timed
+  // after it.
   ASSERT_OK(dlogits.download());
+  ASSERT_OK(lse.download());
+  ASSERT_OK(loss.download());
+  EXPECT_TRUE(std::isfinite(loss.at(0)));
+  time(grad, gradMs);
+  std::printf("[ce] cross_entropy_grad without lse %.3f ms (%.0f GB/s over 2 "
+              "reads + 1 write)\n",
+              gradMs, rate(3 * bytes, gradMs));
   ASSERT_EQ(cudaMemcpy(logits.host.data(), logits.device, logits.host.size(),
                        cudaMemcpyDeviceToHost),
             cudaSuccess);
   for (int64_t row : {int64_t{0}, int64_t{8191}, rows - 1}) {
-    Buffer one(kBf16, {1, vocab}), oneTarget(kI32, {1}), oneWant(kBf16, {1, vocab});
+    SCOPED_TRACE("row " + std::to_string(row));
+    Buffer one(kBf16, {1, vocab}), oneTarget(kI32, {1}),
+        oneWant(kBf16, {1, vocab}), oneLoss(kF32, {1}), oneLse(kF32, {1});
     std::memcpy(one.host.data(), logits.host.data() + row * vocab * 2,
                 vocab * 2);
     oneTarget.set(0, targets.at(row));
-    // The mean's weight 1 / rows as a `none` weight of one row.
-    Buffer oneWeight(kF32, {1});
+    // The forward's lse against the CPU's (tolerance of ForwardMatchesTheCpu).
+    ASSERT_OK(runCpuKernel(KernelKind::CrossEntropy, {{kNone, 0, 0}, {}},
+                           {one.hostRef(), oneTarget.hostRef()},
+                           {oneLoss.hostRef(), oneLse.hostRef()}, pool_));
+    EXPECT_LE(std::fabs(lse.at(row) - oneLse.at(0)),
+              1e-5 * std::fabs(oneLse.at(0)) + 1e-6);
+    // The gradient from the GPU's lse: the mean's weight 1 / rows as a
+    // `none` weight of one row.
+    Buffer oneWeight(kF32, {1}), gpuLse(kF32, {1});
     oneWeight.set(0, 1.0 / static_cast<double>(rows));
-    ASSERT_OK(runCpuKernel(KernelKind::CrossEntropyGrad,
-                           {{kNone, 0, 0}, {}},
+    gpuLse.set(0, lse.at(row));
+    ASSERT_OK(runCpuKernel(KernelKind::CrossEntropyGrad, {{kNone, 0, 0}, {}},
                            {one.hostRef(), oneTarget.hostRef(),
-                            oneWeight.hostRef()},
+                            oneWeight.hostRef(), gpuLse.hostRef()},
                            {oneWant.hostRef()}, pool_));
     for (int64_t v = 0; v < vocab; ++v) {
       double gv = dlogits.at(row * vocab + v), wv = oneWant.at(v);
       ASSERT_LE(std::fabs(gv - wv),
                 std::ldexp(std::fabs(wv), -8) + 1e-6 / rows)
-          << "row " << row << ", column " << v;
+          << "column " << v;
     }
   }
   (void)cudaEventDestroy(start);

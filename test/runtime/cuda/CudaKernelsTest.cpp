@@ -534,11 +534,15 @@ void runFlashAttention(CudaKernels &kernels, DType dtype, AttentionCase c,
   attrs.ints = {c.causal ? 1 : 0};
   attrs.floats = {1.0 / std::sqrt(static_cast<double>(c.headDim))};
 
-  // The CPU reference: out, then dq, dk, dv from that out.
+  // The CPU reference: out and the rows' log-sum-exp, then dq, dk, dv from
+  // that out.
+  Shape rowShape = {batch, heads, c.seq};
   AttentionTensor out(dtype, qShape), dq(dtype, qShape), dk(dtype, kvShape),
-      dv(dtype, kvShape);
+      dv(dtype, kvShape), lse(DType::F32, rowShape),
+      gpuLse(DType::F32, rowShape);
   ASSERT_OK(runCpuKernel(KernelKind::Attention, attrs,
-                         {q.host(), k.host(), v.host()}, {out.host()}, pool));
+                         {q.host(), k.host(), v.host()},
+                         {out.host(), lse.host()}, pool));
   AttentionTensor cpuDq(dtype, qShape), cpuDk(dtype, kvShape),
       cpuDv(dtype, kvShape);
   ASSERT_OK(runCpuKernel(
@@ -546,35 +550,59 @@ void runFlashAttention(CudaKernels &kernels, DType dtype, AttentionCase c,
       {q.host(), k.host(), v.host(), out.host(), dout.host()},
       {cpuDq.host(), cpuDk.host(), cpuDv.host()}, pool));
 
-  // The GPU: the forward into gpuOut, the backward from the CPU's out (so
-  // that both backward passes see the same operands).
+  // The GPU: the forward into gpuOut and gpuLse, the backward from the
+  // CPU's out (so that both backward passes see the same operands), once
+  // recomputing the statistics and once reading the GPU forward's lse (as
+  // the autodiff pass arranges).
   AttentionTensor gpuOut(dtype, qShape);
-  for (AttentionTensor *t : {&q, &k, &v, &out, &dout, &gpuOut, &dq, &dk, &dv})
+  for (AttentionTensor *t :
+       {&q, &k, &v, &out, &dout, &gpuOut, &dq, &dk, &dv, &gpuLse})
     ASSERT_OK(t->data.upload(c.offsetElements));
-  for (AttentionTensor *t : {&gpuOut, &dq, &dk, &dv})
+  for (AttentionTensor *t : {&gpuOut, &gpuLse})
     ASSERT_EQ(cudaMemset(t->data.at(c.offsetElements), 0x7f, t->data.bytes()),
               cudaSuccess);
   auto device = [&](AttentionTensor &t) {
     return TensorRef{t.data.at(c.offsetElements), t.data.dtype, t.shape};
   };
-  ASSERT_OK(kernels.launch(KernelKind::Attention, attrs,
-                           {device(q), device(k), device(v)}, {device(gpuOut)},
-                           nullptr));
-  ASSERT_OK(kernels.launch(
-      KernelKind::AttentionGrad, attrs,
-      {device(q), device(k), device(v), device(out), device(dout)},
-      {device(dq), device(dk), device(dv)}, nullptr));
-  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-  for (AttentionTensor *t : {&gpuOut, &dq, &dk, &dv})
-    ASSERT_EQ(cudaMemcpy(t->data.host.data(), t->data.at(c.offsetElements),
-                         t->data.bytes(), cudaMemcpyDeviceToHost),
+  auto download = [&](AttentionTensor &t) {
+    ASSERT_EQ(cudaMemcpy(t.data.host.data(), t.data.at(c.offsetElements),
+                         t.data.bytes(), cudaMemcpyDeviceToHost),
               cudaSuccess);
-
+  };
+  ASSERT_OK(kernels.launch(KernelKind::Attention, attrs,
+                           {device(q), device(k), device(v)},
+                           {device(gpuOut), device(gpuLse)}, nullptr));
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  download(gpuOut);
+  download(gpuLse);
   double relative = dtype == DType::F32 ? 1e-4 : 2e-2;
   compareAttention("attention " + name, gpuOut, out.host(), relative);
-  compareAttention("attention_grad dq " + name, dq, cpuDq.host(), relative);
-  compareAttention("attention_grad dk " + name, dk, cpuDk.host(), relative);
-  compareAttention("attention_grad dv " + name, dv, cpuDv.host(), relative);
+  // The log-sum-exp is f32 either way: sums of the same products in f32
+  // against f64, a few units large (1e-5 of the largest |lse|).
+  compareAttention("attention lse " + name, gpuLse, lse.host(), 1e-5);
+
+  for (bool withLse : {false, true}) {
+    std::string how = withLse ? " (forward lse) " : " ";
+    for (AttentionTensor *t : {&dq, &dk, &dv})
+      ASSERT_EQ(
+          cudaMemset(t->data.at(c.offsetElements), 0x7f, t->data.bytes()),
+          cudaSuccess);
+    std::vector<TensorRef> inputs = {device(q), device(k), device(v),
+                                     device(out), device(dout)};
+    if (withLse)
+      inputs.push_back(device(gpuLse));
+    ASSERT_OK(kernels.launch(KernelKind::AttentionGrad, attrs, inputs,
+                             {device(dq), device(dk), device(dv)}, nullptr));
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    for (AttentionTensor *t : {&dq, &dk, &dv})
+      download(*t);
+    compareAttention("attention_grad dq" + how + name, dq, cpuDq.host(),
+                     relative);
+    compareAttention("attention_grad dk" + how + name, dk, cpuDk.host(),
+                     relative);
+    compareAttention("attention_grad dv" + how + name, dv, cpuDv.host(),
+                     relative);
+  }
 }
 
 // Tolerances, relative to the tensor's largest magnitude: f32 1e-4 (the GPU
@@ -646,20 +674,29 @@ void timeFlashAttention(CudaKernels &kernels, const char *name, int64_t batch,
   AttentionTensor q(DType::BF16, shape), k(DType::BF16, kvShape),
       v(DType::BF16, kvShape), out(DType::BF16, shape),
       dout(DType::BF16, shape), dq(DType::BF16, shape),
-      dk(DType::BF16, kvShape), dv(DType::BF16, kvShape);
+      dk(DType::BF16, kvShape), dv(DType::BF16, kvShape),
+      lse(DType::F32, {batch, heads, seq});
   for (AttentionTensor *t : {&q, &k, &v, &dout})
     t->fill(rng, 1.0f);
-  for (AttentionTensor *t : {&q, &k, &v, &out, &dout, &dq, &dk, &dv})
+  for (AttentionTensor *t : {&q, &k, &v, &out, &dout, &dq, &dk, &dv, &lse})
     ASSERT_OK(t->data.upload());
   KernelAttrs attrs;
   attrs.ints = {1};
   attrs.floats = {1.0 / std::sqrt(static_cast<double>(headDim))};
+  // As in training: the forward returns the log-sum-exp and the backward
+  // reads it; `recompute` times the backward without it.
   auto forward = [&] {
     return kernels.launch(KernelKind::Attention, attrs,
                           {q.device(), k.device(), v.device()},
-                          {out.device()}, nullptr);
+                          {out.device(), lse.device()}, nullptr);
   };
   auto backward = [&] {
+    return kernels.launch(KernelKind::AttentionGrad, attrs,
+                          {q.device(), k.device(), v.device(), out.device(),
+                           dout.device(), lse.device()},
+                          {dq.device(), dk.device(), dv.device()}, nullptr);
+  };
+  auto recompute = [&] {
     return kernels.launch(
         KernelKind::AttentionGrad, attrs,
         {q.device(), k.device(), v.device(), out.device(), dout.device()},
@@ -683,8 +720,9 @@ void timeFlashAttention(CudaKernels &kernels, const char *name, int64_t batch,
     std::sort(times.begin(), times.end());
     ms = times[times.size() / 2];
   };
-  double forwardMs = 0.0, backwardMs = 0.0;
+  double forwardMs = 0.0, backwardMs = 0.0, recomputeMs = 0.0;
   medianMs(forward, forwardMs);
+  medianMs(recompute, recomputeMs);
   medianMs(backward, backwardMs);
 
   // Determinism: the gradients of the last timed run, then of one more.
@@ -715,12 +753,12 @@ void timeFlashAttention(CudaKernels &kernels, const char *name, int64_t batch,
   double flops = 4.0 * batch * heads * seq * seq * headDim / 2.0;
   std::printf("flash attention bf16 %s B=%lld H=%lld Hkv=%lld T=%lld D=%lld "
               "causal: forward %.3f ms (%.0f TFLOP/s), backward %.3f ms "
-              "(%.0f TFLOP/s)\n",
+              "(%.0f TFLOP/s; %.3f ms recomputing the log-sum-exp)\n",
               name, static_cast<long long>(batch),
               static_cast<long long>(heads), static_cast<long long>(kvHeads),
               static_cast<long long>(seq), static_cast<long long>(headDim),
               forwardMs, flops / forwardMs * 1e-9, backwardMs,
-              2.5 * flops / backwardMs * 1e-9);
+              2.5 * flops / backwardMs * 1e-9, recomputeMs);
 }
 
 // GPT-2 124M's attention (B = 16, H = 12, T = 1024, D = 64, causal, bf16)

@@ -433,12 +433,18 @@ void runCase(const Case &c, int64_t layout, ThreadPool &pool) {
     return TensorRef{data.data(), DType::BF16, shape};
   };
 
-  // The CPU in the bhtd layout: out, then dq, dk, dv from that out.
+  // The CPU in the bhtd layout: out and the rows' log-sum-exp, then dq,
+  // dk, dv from that out.
+  Shape rowShape = {batch, c.heads, c.seq};
+  int64_t rowCount = batch * c.heads * c.seq;
+  std::vector<float> cpuLse(rowCount);
   Reference want{std::vector<Bf16>(qCount), std::vector<Bf16>(qCount),
                  std::vector<Bf16>(kvCount), std::vector<Bf16>(kvCount)};
   ASSERT_TRUE(runCpuKernel(KernelKind::Attention, attrs,
                            {ref(q, qShape), ref(k, kvShape), ref(v, kvShape)},
-                           {ref(want.out, qShape)}, pool)
+                           {ref(want.out, qShape),
+                            TensorRef{cpuLse.data(), DType::F32, rowShape}},
+                           pool)
                   .isOk());
   ASSERT_TRUE(runCpuKernel(KernelKind::AttentionGrad, attrs,
                            {ref(q, qShape), ref(k, kvShape), ref(v, kvShape),
@@ -517,6 +523,18 @@ void runCase(const Case &c, int64_t layout, ThreadPool &pool) {
             "");
   ASSERT_TRUE(forward.tensorCores && backward.tensorCores);
   ASSERT_TRUE(forward.stridesAligned16 && backward.stridesAligned16);
+#ifdef LLMC_FLASH_EMULATION_D64_TILES
+  // cuda-flash-emulation-tiles: the kernels compiled with the D = 64 sizes
+  // of this target's LLMC_FLASH_TC_D64_* definitions, launched with them.
+  if (c.headDim == 64) {
+    FlashTcTileSizes tiles = {
+        LLMC_FLASH_TC_D64_FORWARD_ROW_BLOCKS, LLMC_FLASH_TC_D64_FORWARD_KEYS,
+        LLMC_FLASH_TC_D64_ROWS_ROW_BLOCKS,    LLMC_FLASH_TC_D64_ROWS_KEYS,
+        LLMC_FLASH_TC_D64_KEYS_ROW_BLOCKS,    LLMC_FLASH_TC_D64_KEYS_QUERIES};
+    flashTensorCoreLaunch(tiles, true, qShape, kvShape, forward);
+    flashTensorCoreLaunch(tiles, false, qShape, kvShape, backward);
+  }
+#endif
   FlashLayout forwardLayout, backwardLayout;
   static_assert(sizeof(FlashLayout) == sizeof(FlashOperands));
   std::memcpy(&forwardLayout, &forward.layout, sizeof forwardLayout);
@@ -527,18 +545,19 @@ void runCase(const Case &c, int64_t layout, ThreadPool &pool) {
   // Packed: one gradient buffer for dq, dk and dv.
   Bf16 *dkData = layout == 2 ? gpuDq.data() : gpuDk.data();
   Bf16 *dvData = layout == 2 ? gpuDq.data() : gpuDv.data();
-  std::vector<float> lse(batch * c.heads * c.seq, NAN),
-      delta(batch * c.heads * c.seq, NAN);
+  std::vector<float> gpuLse(rowCount, NAN), lse(rowCount, NAN),
+      delta(rowCount, NAN);
   int heads = static_cast<int>(c.heads), kvHeads = static_cast<int>(c.kvHeads);
   long long seq = c.seq, kvSeq = c.kvSeq;
   int causal = c.causal ? 1 : 0;
   float scale = static_cast<float>(attrs.floats[0]);
   using Forward = void (*)(const Bf16 *, const Bf16 *, const Bf16 *, Bf16 *,
-                           int, int, long long, long long, int, float,
+                           float *, int, int, long long, long long, int, float,
                            FlashLayout);
   using Rows = void (*)(const Bf16 *, const Bf16 *, const Bf16 *, const Bf16 *,
-                        const Bf16 *, Bf16 *, float *, float *, int, int,
-                        long long, long long, int, float, FlashLayout);
+                        const Bf16 *, const float *, Bf16 *, float *, float *,
+                        int, int, long long, long long, int, float,
+                        FlashLayout);
   using Keys = void (*)(const Bf16 *, const Bf16 *, const Bf16 *, const Bf16 *,
                         const float *, const float *, Bf16 *, Bf16 *, int, int,
                         long long, long long, int, float, FlashLayout);
@@ -550,32 +569,57 @@ void runCase(const Case &c, int64_t layout, ThreadPool &pool) {
   Keys keysKernel = wide ? llmc_flash_attention_tc_grad_keys_bf16_d128
                          : llmc_flash_attention_tc_grad_keys_bf16_d64;
   runGrid(forward.tensorCoreQueryBlocks, forward.tensorCoreForwardShared, [&] {
-    forwardKernel(lq.data(), lk.data(), lv.data(), gpuOut.data(), heads,
-                  kvHeads, seq, kvSeq, causal, scale, forwardLayout);
-  });
-  runGrid(backward.tensorCoreQueryBlocks, backward.tensorCoreRowsShared, [&] {
-    rowsKernel(lq.data(), lk.data(), lv.data(), lout.data(), ldout.data(),
-               gpuDq.data(), lse.data(), delta.data(), heads, kvHeads, seq,
-               kvSeq, causal, scale, backwardLayout);
-  });
-  runGrid(backward.tensorCoreKeyBlocks, backward.tensorCoreKeysShared, [&] {
-    keysKernel(lq.data(), lk.data(), lv.data(), ldout.data(), lse.data(),
-               delta.data(), dkData, dvData, heads, kvHeads, seq, kvSeq,
-               causal, scale, backwardLayout);
+    forwardKernel(lq.data(), lk.data(), lv.data(), gpuOut.data(),
+                  gpuLse.data(), heads, kvHeads, seq, kvSeq, causal, scale,
+                  forwardLayout);
   });
   compare("attention " + name, oAt.gather(gpuOut), want.out);
-  compare("attention_grad dq " + name, qAt.gather(gpuDq), want.dq);
-  compare("attention_grad dk " + name,
-          kAt.gather(layout == 2 ? gpuDq : gpuDk), want.dk);
-  compare("attention_grad dv " + name,
-          vAt.gather(layout == 2 ? gpuDq : gpuDv), want.dv);
-  // Packed: every element of the gradient written (no poison left).
-  if (layout == 2)
-    for (size_t i = 0; i < gpuDq.size(); ++i)
-      if (gpuDq[i].bits == poison.bits) {
-        ADD_FAILURE() << "packed gradient element " << i << " not written";
-        break;
-      }
+  // The log-sum-exp ([B, Hq, T] in every layout): f32 sums of bf16
+  // products against f64 ones, within 1e-4 of max(1, |lse|) (scores here
+  // are at most a few units).
+  int lseFailures = 0;
+  for (int64_t i = 0; i < rowCount; ++i) {
+    double bound = 1e-4 * std::max(1.0, std::fabs(double(cpuLse[i])));
+    if (!(std::fabs(double(gpuLse[i]) - cpuLse[i]) <= bound) &&
+        ++lseFailures <= 5)
+      ADD_FAILURE() << "lse row " << i << ": emulated " << gpuLse[i]
+                    << ", cpu " << cpuLse[i];
+  }
+  EXPECT_EQ(lseFailures, 0);
+
+  // The backward twice: recomputing the statistics (forwardLse null), and
+  // reading the forward's log-sum-exp as the autodiff pass arranges.
+  for (const float *forwardLse : {(const float *)nullptr,
+                                  (const float *)gpuLse.data()}) {
+    std::string how = forwardLse ? " (forward lse) " : " ";
+    std::fill(gpuDq.begin(), gpuDq.end(), poison);
+    std::fill(gpuDk.begin(), gpuDk.end(), poison);
+    std::fill(gpuDv.begin(), gpuDv.end(), poison);
+    std::fill(lse.begin(), lse.end(), NAN);
+    runGrid(backward.tensorCoreQueryBlocks, backward.tensorCoreRowsShared, [&] {
+      rowsKernel(lq.data(), lk.data(), lv.data(), lout.data(), ldout.data(),
+                 forwardLse, gpuDq.data(), lse.data(), delta.data(), heads,
+                 kvHeads, seq, kvSeq, causal, scale, backwardLayout);
+    });
+    const float *keysLse = forwardLse ? forwardLse : lse.data();
+    runGrid(backward.tensorCoreKeyBlocks, backward.tensorCoreKeysShared, [&] {
+      keysKernel(lq.data(), lk.data(), lv.data(), ldout.data(), keysLse,
+                 delta.data(), dkData, dvData, heads, kvHeads, seq, kvSeq,
+                 causal, scale, backwardLayout);
+    });
+    compare("attention_grad dq" + how + name, qAt.gather(gpuDq), want.dq);
+    compare("attention_grad dk" + how + name,
+            kAt.gather(layout == 2 ? gpuDq : gpuDk), want.dk);
+    compare("attention_grad dv" + how + name,
+            vAt.gather(layout == 2 ? gpuDq : gpuDv), want.dv);
+    // Packed: every element of the gradient written (no poison left).
+    if (layout == 2)
+      for (size_t i = 0; i < gpuDq.size(); ++i)
+        if (gpuDq[i].bits == poison.bits) {
+          ADD_FAILURE() << "packed gradient element " << i << " not written";
+          break;
+        }
+  }
 }
 
 // D = 64 and 128, causal and not, grouped heads (B = 1, Hq = 2, Hkv = 1):
@@ -587,6 +631,16 @@ void runCase(const Case &c, int64_t layout, ThreadPool &pool) {
 // and barrier).
 TEST(FlashTensorCoreEmulation, MatchesTheCpu) {
   ThreadPool pool;
+#ifdef LLMC_FLASH_EMULATION_D64_TILES
+  // Only D = 64 has other sizes here.
+  for (bool causal : {false, true})
+    for (int64_t seq : {13, 64, 130, 200})
+      runCase({1, 2, 1, seq, seq, 64, causal}, 0, pool);
+  runCase({1, 2, 1, 20, 100, 64, false}, 0, pool);
+  runCase({1, 2, 1, 130, 70, 64, false}, 0, pool);
+  runCase({2, 2, 2, 100, 100, 64, true}, 0, pool);
+  return;
+#endif
   for (int64_t headDim : {64, 128})
     for (bool causal : {false, true})
       for (int64_t seq : {13, 64, 130})
