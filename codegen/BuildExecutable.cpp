@@ -144,6 +144,12 @@ double attentionScale(Value query, std::optional<APFloat> scale) {
   return 1.0 / std::sqrt(headDim);
 }
 
+/// Kernels.def's attention layout int (runtime/AttentionLayout.h): bhtd 0,
+/// bthd 1, packed 2, as the enum's values.
+int64_t attentionLayout(std::optional<AttentionLayout> layout) {
+  return static_cast<int64_t>(layout.value_or(AttentionLayout::bhtd));
+}
+
 std::vector<int64_t> toVector(ArrayRef<int64_t> values) {
   return std::vector<int64_t>(values.begin(), values.end());
 }
@@ -486,13 +492,13 @@ LogicalResult Lowering::lowerOp(Operation *op) {
       })
       .Case([&](AttentionOp a) {
         addCommand(op, K::Attention,
-                   {{a.getCausal() ? 1 : 0},
+                   {{a.getCausal() ? 1 : 0, attentionLayout(a.getLayout())},
                     {attentionScale(a.getQuery(), a.getScale())}});
         return success();
       })
       .Case([&](AttentionGradOp a) {
         addCommand(op, K::AttentionGrad,
-                   {{a.getCausal() ? 1 : 0},
+                   {{a.getCausal() ? 1 : 0, attentionLayout(a.getLayout())},
                     {attentionScale(a.getQuery(), a.getScale())}});
         return success();
       })

@@ -370,7 +370,8 @@ Tensor attention(Tensor q, Tensor k, Tensor v, bool causal,
   // No log-sum-exp result: autodiff asks for it when it differentiates.
   return t.wrap(AttentionOp::create(t.builder(), t.location(), q.type(),
                                     /*lse=*/Type(), q.value(), k.value(),
-                                    v.value(), causal, scaleAttr));
+                                    v.value(), causal, scaleAttr,
+                                    AttentionLayoutAttr()));
 }
 
 Tensor rope(Tensor x, double theta, Tensor positions) {

@@ -92,10 +92,14 @@ LogicalResult SoftmaxOp::verify() {
 }
 
 /// The operand checks llmc.attention and llmc.attention_grad share: query
-/// [B, Hq, T, D], key and value [B, Hkv, S, D] of one element type, Hq a
-/// multiple of Hkv, T == S when causal, a positive scale.
+/// [B, Hq, T, D], key and value [B, Hkv, S, D] of one element type (bthd:
+/// [B, T, Hq, D] and [B, S, Hkv, D]; packed: one [B, T, Hq + 2 Hkv, D]
+/// value, with Hq read from the query-side result `out`), Hq a multiple of
+/// Hkv, T == S when causal, a positive scale.
 static LogicalResult verifyAttentionOperands(Operation *op, Value query,
                                              Value key, Value value,
+                                             RankedTensorType out,
+                                             AttentionLayout layout,
                                              bool causal,
                                              std::optional<APFloat> scale) {
   RankedTensorType q = tensorType(query), k = tensorType(key),
@@ -106,9 +110,35 @@ static LogicalResult verifyAttentionOperands(Operation *op, Value query,
       failed(expectElementType(op, "key", k.getElementType(),
                                q.getElementType())))
     return failure();
-  int64_t batch = q.getDimSize(0), heads = q.getDimSize(1),
-          seq = q.getDimSize(2), headDim = q.getDimSize(3);
-  int64_t kvHeads = k.getDimSize(1), kvSeq = k.getDimSize(2);
+  // Where the heads and positions are: dims 1 and 2 (bhtd), 2 and 1.
+  const int headDimIndex = layout == AttentionLayout::bhtd ? 1 : 2;
+  const int seqDimIndex = layout == AttentionLayout::bhtd ? 2 : 1;
+  int64_t batch = q.getDimSize(0), heads = q.getDimSize(headDimIndex),
+          seq = q.getDimSize(seqDimIndex), headDim = q.getDimSize(3);
+  int64_t kvHeads = k.getDimSize(headDimIndex),
+          kvSeq = k.getDimSize(seqDimIndex);
+  if (layout == AttentionLayout::packed) {
+    if (query != key || query != value)
+      return op->emitOpError()
+             << "expected one packed value as query, key and value";
+    if (failed(expectRank(op, "out", out.getRank(), 4)))
+      return failure();
+    if (out.getDimSize(0) != batch || out.getDimSize(1) != seq ||
+        out.getDimSize(3) != headDim)
+      return op->emitOpError()
+             << "expected the query-side result [" << batch << ", " << seq
+             << ", Hq, " << headDim << "] of the packed " << q << ", got "
+             << out;
+    // The packed heads: Hq query heads, then Hkv key and Hkv value heads.
+    heads = out.getDimSize(2);
+    int64_t rest = q.getDimSize(2) - heads;
+    if (heads < 1 || rest < 2 || rest % 2 != 0)
+      return op->emitOpError()
+             << "expected " << q.getDimSize(2)
+             << " packed heads to be Hq = " << heads
+             << " query heads and as many key as value heads";
+    kvHeads = rest / 2;
+  }
   if (k.getDimSize(0) != batch)
     return op->emitOpError() << "expected key batch size " << batch
                              << ", got " << k.getDimSize(0);
@@ -134,34 +164,61 @@ static LogicalResult verifyAttentionOperands(Operation *op, Value query,
 }
 
 /// The log-sum-exp of attention's rows: f32 [B, Hq, T] (absent is fine).
+/// lse is [B, Hq, T] in every layout: read from the query-side result
+/// `out` ([B, Hq, T, D] in bhtd, else [B, T, Hq, D]).
 static LogicalResult verifyAttentionLse(Operation *op, Value lse,
-                                        Value query) {
+                                        RankedTensorType out,
+                                        AttentionLayout layout) {
   if (!lse)
     return success();
-  ArrayRef<int64_t> q = shapeOf(query);
-  return expectShape(op, "lse", shapeOf(lse), q.drop_back());
+  ArrayRef<int64_t> o = out.getShape();
+  SmallVector<int64_t, 3> rows = {o[0], o[1], o[2]};
+  if (layout != AttentionLayout::bhtd)
+    rows = {o[0], o[2], o[1]};
+  return expectShape(op, "lse", shapeOf(lse), rows);
 }
 
 LogicalResult AttentionOp::verify() {
+  AttentionLayout layout = getLayout().value_or(AttentionLayout::bhtd);
   if (failed(verifyAttentionOperands(*this, getQuery(), getKey(), getValue(),
+                                     tensorType(getResult()), layout,
                                      getCausal(), getScale())))
     return failure();
-  if (failed(verifyAttentionLse(*this, getLse(), getQuery())))
+  if (failed(verifyAttentionLse(*this, getLse(), tensorType(getResult()),
+                                layout)))
     return failure();
+  if (layout == AttentionLayout::packed)
+    return expectElementType(*this, "result",
+                             tensorType(getResult()).getElementType(),
+                             tensorType(getQuery()).getElementType());
   return expectType(*this, "result", tensorType(getResult()),
                     tensorType(getQuery()));
 }
 
 LogicalResult AttentionGradOp::verify() {
+  AttentionLayout layout = getLayout().value_or(AttentionLayout::bhtd);
+  RankedTensorType q = tensorType(getQuery()), out = tensorType(getOut());
   if (failed(verifyAttentionOperands(*this, getQuery(), getKey(), getValue(),
-                                     getCausal(), getScale())))
+                                     out, layout, getCausal(), getScale())))
     return failure();
-  RankedTensorType q = tensorType(getQuery());
-  if (failed(verifyAttentionLse(*this, getLse(), getQuery())) ||
-      failed(expectType(*this, "out", tensorType(getOut()), q)) ||
-      failed(expectType(*this, "dout", tensorType(getDout()), q)) ||
-      failed(expectType(*this, "dquery", tensorType(getDquery()), q)) ||
-      failed(expectType(*this, "dkey", tensorType(getDkey()),
+  size_t expected = layout == AttentionLayout::packed ? 1 : 3;
+  if (getGradients().size() != expected)
+    return emitOpError() << "expected " << expected << " gradient"
+                         << (expected == 1 ? "" : "s") << " in the "
+                         << stringifyAttentionLayout(layout)
+                         << " layout, got " << getGradients().size();
+  if (layout == AttentionLayout::packed
+          ? failed(expectElementType(*this, "out", out.getElementType(),
+                                     q.getElementType()))
+          : failed(expectType(*this, "out", out, q)))
+    return failure();
+  if (failed(verifyAttentionLse(*this, getLse(), out, layout)) ||
+      failed(expectType(*this, "dout", tensorType(getDout()), out)) ||
+      failed(expectType(*this, "dquery", tensorType(getDquery()), q)))
+    return failure();
+  if (layout == AttentionLayout::packed)
+    return success();
+  if (failed(expectType(*this, "dkey", tensorType(getDkey()),
                         tensorType(getKey()))))
     return failure();
   return expectType(*this, "dvalue", tensorType(getDvalue()),

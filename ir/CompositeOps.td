@@ -174,10 +174,23 @@ def Llmc_AttentionOp : Llmc_CompositeOp<"attention", [
     `scale` defaults to `1 / sqrt(D)`. The result is `[B, Hq, T, D]`. One op,
     so that the backend can use a flash kernel that never stores the T x S
     matrix.
+
+    `layout` (default `bhtd`, as above) says how the operands lie; the
+    kernels read every row of D elements in place through strides
+    (docs/cuda.md, "Attention on [B, T, H, D]"):
+    - `bthd`: `query [B, T, Hq, D]`, `key` and `value [B, S, Hkv, D]`, the
+      result `[B, T, Hq, D]` (no transposes around a model's attention);
+    - `packed`: `query`, `key` and `value` are one value `[B, T, Hq + 2 Hkv,
+      D]`, query heads first, then key heads, then value heads (GPT-2's
+      `c_attn` product reshaped: no slices either); the result is
+      `[B, T, Hq, D]`, so `Hq` is read from it.
     ```mlir
     %o = llmc.attention %q, %k, %v causal
         : (tensor<8x12x1024x64xbf16>, tensor<8x4x1024x64xbf16>,
            tensor<8x4x1024x64xbf16>) -> tensor<8x12x1024x64xbf16>
+    %p = llmc.attention %qkv, %qkv, %qkv causal layout packed
+        : (tensor<8x1024x36x64xbf16>, tensor<8x1024x36x64xbf16>,
+           tensor<8x1024x36x64xbf16>) -> tensor<8x1024x12x64xbf16>
     ```
     An optional second result `lse`, f32 `[B, Hq, T]`, is the log-sum-exp of
     each query row's scaled, masked scores (natural log; -inf for a row that
@@ -192,12 +205,13 @@ def Llmc_AttentionOp : Llmc_CompositeOp<"attention", [
   }];
   let arguments = (ins Llmc_FloatTensor:$query, Llmc_FloatTensor:$key,
                        Llmc_FloatTensor:$value, UnitAttr:$causal,
-                       OptionalAttr<F64Attr>:$scale);
+                       OptionalAttr<F64Attr>:$scale,
+                       OptionalAttr<Llmc_AttentionLayoutAttr>:$layout);
   let results = (outs Llmc_FloatTensor:$result,
                       Optional<Llmc_F32Tensor>:$lse);
   let assemblyFormat = [{
-    $query `,` $key `,` $value (`causal` $causal^)? (`scale` $scale^)? attr-dict
-    `:` functional-type(operands, results)
+    $query `,` $key `,` $value (`causal` $causal^)? (`scale` $scale^)?
+    (`layout` $layout^)? attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
 }
@@ -225,6 +239,13 @@ def Llmc_AttentionGradOp : Llmc_CompositeOp<"attention_grad", [
     (a flash backward kernel). The op is what the autodiff pass emits for
     attention; it has no derivative rule of its own (differentiating
     through it is refused).
+
+    `layout` as in `llmc.attention`: under `bthd` every operand and result
+    is `[B, T, H, D]`; under `packed` the query, key and value are one
+    `[B, T, Hq + 2 Hkv, D]` value, `out` and `dout` are `[B, T, Hq, D]`, and
+    the op has one result, the gradient of that packed value (dq, dk and dv
+    in its head ranges: GPT-2's concatenated `c_attn` gradient, no concat).
+    `lse` stays `[B, Hq, T]` in every layout.
     ```mlir
     %dq, %dk, %dv = llmc.attention_grad %q, %k, %v, %o, %do lse %lse causal
         : (tensor<8x12x1024x64xbf16>, tensor<8x4x1024x64xbf16>,
@@ -237,13 +258,25 @@ def Llmc_AttentionGradOp : Llmc_CompositeOp<"attention_grad", [
   let arguments = (ins Llmc_FloatTensor:$query, Llmc_FloatTensor:$key,
                        Llmc_FloatTensor:$value, Llmc_FloatTensor:$out,
                        Llmc_FloatTensor:$dout, Optional<Llmc_F32Tensor>:$lse,
-                       UnitAttr:$causal, OptionalAttr<F64Attr>:$scale);
-  let results = (outs Llmc_FloatTensor:$dquery, Llmc_FloatTensor:$dkey,
-                      Llmc_FloatTensor:$dvalue);
+                       UnitAttr:$causal, OptionalAttr<F64Attr>:$scale,
+                       OptionalAttr<Llmc_AttentionLayoutAttr>:$layout);
+  // dquery, dkey, dvalue; under `packed` one gradient.
+  let results = (outs Variadic<Llmc_FloatTensor>:$gradients);
   let assemblyFormat = [{
     $query `,` $key `,` $value `,` $out `,` $dout (`lse` $lse^)?
-    (`causal` $causal^)? (`scale` $scale^)? attr-dict `:`
-    functional-type(operands, results)
+    (`causal` $causal^)? (`scale` $scale^)? (`layout` $layout^)? attr-dict
+    `:` functional-type(operands, results)
+  }];
+  let extraClassDeclaration = [{
+    /// The gradients of query, key and value; under `packed`, getDquery()
+    /// is the one gradient of the packed operand and the others are null.
+    mlir::Value getDquery() { return getGradients()[0]; }
+    mlir::Value getDkey() {
+      return getGradients().size() == 3 ? getGradients()[1] : mlir::Value();
+    }
+    mlir::Value getDvalue() {
+      return getGradients().size() == 3 ? getGradients()[2] : mlir::Value();
+    }
   }];
   let hasVerifier = 1;
 }

@@ -107,29 +107,36 @@ double RmsNormGradOp::getFlops() { return 11.0 * numElements(getInput()); }
 // max, subtract, exp, sum, divide.
 double SoftmaxOp::getFlops() { return 5.0 * numElements(getInput()); }
 
+/// The scores of attention: query rows (B Hq T, from the query-side result
+/// `out`, in any layout) times keys (S: key dimension 2 in bhtd, else 1).
+static double attentionScores(Value out, Value key,
+                              std::optional<AttentionLayout> layout) {
+  RankedTensorType o = tensorType(out), k = tensorType(key);
+  double rows = static_cast<double>(o.getNumElements() / o.getDimSize(3));
+  int keyDim = layout.value_or(AttentionLayout::bhtd) == AttentionLayout::bhtd
+                   ? 2
+                   : 1;
+  return rows * static_cast<double>(k.getDimSize(keyDim));
+}
+
 double AttentionOp::getFlops() {
-  RankedTensorType q = tensorType(getQuery()), k = tensorType(getKey());
-  double batchHeads = static_cast<double>(q.getDimSize(0) * q.getDimSize(1));
-  double scores = batchHeads * static_cast<double>(q.getDimSize(2)) *
-                  static_cast<double>(k.getDimSize(2));
+  double scores = attentionScores(getResult(), getKey(), getLayout());
   // q k^T and p v: two contractions over the head dimension, plus the
   // softmax over the scores. A causal mask skips half of the scores.
-  double flops = scores * (4.0 * static_cast<double>(q.getDimSize(3)) + 5.0);
+  double headDim = static_cast<double>(tensorType(getQuery()).getDimSize(3));
+  double flops = scores * (4.0 * headDim + 5.0);
   return getCausal() ? flops / 2.0 : flops;
 }
 
 double AttentionGradOp::getFlops() {
-  RankedTensorType q = tensorType(getQuery()), k = tensorType(getKey());
-  double batchHeads = static_cast<double>(q.getDimSize(0) * q.getDimSize(1));
-  double scores = batchHeads * static_cast<double>(q.getDimSize(2)) *
-                  static_cast<double>(k.getDimSize(2));
+  double scores = attentionScores(getOut(), getKey(), getLayout());
   // Per score: q k^T twice (the statistics pass, which the forward's
   // log-sum-exp operand saves, then the gradients), dout v^T, and the
   // contractions of dv, dq and dk, all over the head dimension; exp and
   // ds = p (dp - delta). Causal skips half the scores.
   double contractions = getLse() ? 10.0 : 12.0;
-  double flops =
-      scores * (contractions * static_cast<double>(q.getDimSize(3)) + 8.0);
+  double headDim = static_cast<double>(tensorType(getQuery()).getDimSize(3));
+  double flops = scores * (contractions * headDim + 8.0);
   return getCausal() ? flops / 2.0 : flops;
 }
 

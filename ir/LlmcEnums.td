@@ -34,6 +34,14 @@ def Llmc_LrScheduleKindAttr : I32EnumAttr<"LrScheduleKind",
   let cppNamespace = "::llmc";
 }
 
+def Llmc_AttentionLayoutAttr : I32EnumAttr<"AttentionLayout",
+    "how llmc.attention's operands lie: [B, H, T, D], [B, T, H, D], or q, k "
+    "and v as one [B, T, Hq + 2 Hkv, D] tensor", [
+      I32EnumAttrCase<"bhtd", 0>, I32EnumAttrCase<"bthd", 1>,
+      I32EnumAttrCase<"packed", 2>]> {
+  let cppNamespace = "::llmc";
+}
+
 def Llmc_FusionKindAttr : I32EnumAttr<"FusionKind",
     "what an llmc.fused region becomes: one kernel of this shape", [
       I32EnumAttrCase<"elementwise", 0>, I32EnumAttrCase<"row_reduction", 1>,

@@ -349,53 +349,73 @@ LogicalResult partitionSoftmax(SoftmaxOp op, PartitionContext &context) {
 /// The shardings attention and its derivative take: the query's batch and
 /// head splits (sequence and head dimension whole); key and value heads
 /// split the same way when the split divides them, else the heads are whole.
+/// The heads are dimension 1 (bhtd) or 2 (bthd); a packed q/k/v value
+/// splits its batch only (a split of its heads would cut across the query,
+/// key and value ranges).
 void attentionShardings(PartitionContext &context, Value query, Value key,
-                        Sharding &q, Sharding &kv) {
+                        AttentionLayout layout, Sharding &q, Sharding &kv) {
+  const int headDim = layout == AttentionLayout::bhtd ? 1 : 2;
+  const int seqDim = 3 - headDim;
   q = context.resolvedSharding(query);
-  q.dims[2] = q.dims[3] = DimSplit{};
-  if (q.dims[1].groups != 1)
-    q.dims[1] = DimSplit{};
-  int64_t kvHeads = shapeOf(key)[1];
-  if (q.dims[1].isSplit() &&
-      kvHeads % context.mesh().ways(q.dims[1].axes) != 0)
-    q.dims[1] = DimSplit{};
+  q.dims[seqDim] = q.dims[3] = DimSplit{};
+  if (q.dims[headDim].groups != 1 || layout == AttentionLayout::packed)
+    q.dims[headDim] = DimSplit{};
+  int64_t kvHeads = shapeOf(key)[headDim];
+  if (q.dims[headDim].isSplit() &&
+      kvHeads % context.mesh().ways(q.dims[headDim].axes) != 0)
+    q.dims[headDim] = DimSplit{};
   kv = Sharding::replicated(4);
   kv.dims[0] = q.dims[0];
-  kv.dims[1] = q.dims[1];
+  kv.dims[headDim] = q.dims[headDim];
+}
+
+/// The sharding of attention's log-sum-exp [B, Hq, T] from the query's in
+/// `layout` (heads and positions swapped unless bhtd).
+Sharding layoutLseSharding(const Sharding &query, AttentionLayout layout) {
+  Sharding lse = lseSharding(query);
+  if (layout != AttentionLayout::bhtd)
+    std::swap(lse.dims[1], lse.dims[2]);
+  return lse;
 }
 
 /// attention: batch and heads split, sequence and head dimension whole. Key
 /// and value heads follow the query heads when the split divides them, so
 /// that each rank keeps whole groups of grouped-query attention.
 LogicalResult partitionAttention(AttentionOp op, PartitionContext &context) {
-  if (DimSplit seq = contextParallelSplit(context, op.getQuery(), 2);
-      seq.isSplit())
-    return partitionRingAttention(op, context, seq);
+  AttentionLayout layout = op.getLayout().value_or(AttentionLayout::bhtd);
+  // Ring attention (sequence split) is written for bhtd.
+  if (layout == AttentionLayout::bhtd)
+    if (DimSplit seq = contextParallelSplit(context, op.getQuery(), 2);
+        seq.isSplit())
+      return partitionRingAttention(op, context, seq);
   Sharding q, kv;
-  attentionShardings(context, op.getQuery(), op.getKey(), q, kv);
+  attentionShardings(context, op.getQuery(), op.getKey(), layout, q, kv);
   FailureOr<Value> lq = reshardTo(context, op.getQuery(), q, op);
   FailureOr<Value> lk = reshardTo(context, op.getKey(), kv, op);
   FailureOr<Value> lv = reshardTo(context, op.getValue(), kv, op);
   if (failed(lq) || failed(lk) || failed(lv))
     return failure();
-  return context.cloneLocal(op, {*lq, *lk, *lv}, {q, lseSharding(q)});
+  return context.cloneLocal(op, {*lq, *lk, *lv},
+                            {q, layoutLseSharding(q, layout)});
 }
 
 /// attention_grad: the same splits as attention; q, out, dout and dq share
 /// the query's, k, v, dk and dv the key/value heads'.
 LogicalResult partitionAttentionGrad(AttentionGradOp op,
                                      PartitionContext &context) {
-  if (DimSplit seq = contextParallelSplit(context, op.getQuery(), 2);
-      seq.isSplit())
-    return partitionRingAttentionGrad(op, context, seq);
+  AttentionLayout layout = op.getLayout().value_or(AttentionLayout::bhtd);
+  if (layout == AttentionLayout::bhtd)
+    if (DimSplit seq = contextParallelSplit(context, op.getQuery(), 2);
+        seq.isSplit())
+      return partitionRingAttentionGrad(op, context, seq);
   Sharding q, kv;
-  attentionShardings(context, op.getQuery(), op.getKey(), q, kv);
+  attentionShardings(context, op.getQuery(), op.getKey(), layout, q, kv);
   SmallVector<Value> values = {op.getQuery(), op.getKey(), op.getValue(),
                                op.getOut(), op.getDout()};
   SmallVector<Sharding> wants = {q, kv, kv, q, q};
   if (op.getLse()) {
     values.push_back(op.getLse());
-    wants.push_back(lseSharding(q));
+    wants.push_back(layoutLseSharding(q, layout));
   }
   SmallVector<Value> locals;
   for (auto [value, want] : llvm::zip(values, wants)) {
@@ -404,6 +424,8 @@ LogicalResult partitionAttentionGrad(AttentionGradOp op,
       return failure();
     locals.push_back(*local);
   }
+  if (layout == AttentionLayout::packed)
+    return context.cloneLocal(op, locals, {q});
   return context.cloneLocal(op, locals, {q, kv, kv});
 }
 

@@ -25,9 +25,12 @@ namespace {
 /// without the rule's builder, whose listener would tag it as backward.
 AttentionOp withLogSumExp(AttentionOp op) {
   Operation *old = op.getOperation();
-  RankedTensorType q = tensorType(op.getQuery());
-  auto lseType = RankedTensorType::get(q.getShape().drop_back(),
-                                       Float32Type::get(op.getContext()));
+  // [B, Hq, T] in every layout, from the result ([B, T, Hq, D] unless bhtd).
+  ArrayRef<int64_t> o = tensorType(op.getResult()).getShape();
+  SmallVector<int64_t, 3> rows = {o[0], o[1], o[2]};
+  if (op.getLayout().value_or(AttentionLayout::bhtd) != AttentionLayout::bhtd)
+    rows = {o[0], o[2], o[1]};
+  auto lseType = RankedTensorType::get(rows, Float32Type::get(op.getContext()));
   SmallVector<Type> types = {op.getResult().getType(), lseType};
   Operation *created = Operation::create(
       old->getLoc(), old->getName(), types, old->getOperands(),
@@ -56,10 +59,16 @@ LogicalResult AttentionOp::buildVjp(OpBuilder &b, ValueRange resultGrads,
   // f32 or better itself, so no casts beyond matching the cotangent to the
   // forward result's type.
   Value grad = castLike(b, loc, g, forward.getResult());
+  // The gradients in the forward's layout; packed: one gradient of the one
+  // packed value, given to its first use (the uses' gradients are summed).
+  bool packed = getLayout() == AttentionLayout::packed;
+  SmallVector<Type, 3> types = {getQuery().getType()};
+  if (!packed)
+    types.append({getKey().getType(), getValue().getType()});
   auto grads = AttentionGradOp::create(
-      b, loc, getQuery().getType(), getKey().getType(), getValue().getType(),
-      getQuery(), getKey(), getValue(), forward.getResult(), grad,
-      forward.getLse(), getCausalAttr(), getScaleAttr());
+      b, loc, types, getQuery(), getKey(), getValue(), forward.getResult(),
+      grad, forward.getLse(), getCausalAttr(), getScaleAttr(),
+      getLayoutAttr());
   operandGrads.push_back(grads.getDquery());
   operandGrads.push_back(grads.getDkey());
   operandGrads.push_back(grads.getDvalue());

@@ -432,6 +432,35 @@ def PrintCostPass : Pass<"llmc-print-cost", "mlir::ModuleOp"> {
   ];
 }
 
+def FoldAttentionLayoutPass : Pass<"llmc-fold-attention-layout",
+                                   "mlir::ModuleOp"> {
+  let summary = "Let attention read q, k, v and write its results in place";
+  let description = [{
+    Runs before fusion. Attention and attention_grad whose operands are all
+    transposes `[0, 2, 1, 3]` of `[B, T, H, D]` values take those values
+    (`layout bthd`), and the transposes of their results back disappear.
+    When q, k and v are reshapes of the three consecutive column ranges of
+    one `[B, T, (Hq + 2 Hkv) D]` product, both ops read one packed
+    `[B, T, Hq + 2 Hkv, D]` reshape of it (`layout packed`; no slices), and
+    attention_grad writes one packed gradient whose reshape replaces the
+    concat of dq, dk and dv:
+    ```mlir
+    %q = llmc.slice %qkv starts [0, 0, 0] limits [2, 8, 32] ...
+    %qh = llmc.reshape %q : tensor<2x8x32xf32> -> tensor<2x8x4x8xf32>
+    %qt = llmc.transpose %qh perm [0, 2, 1, 3] ...   // and k, v alike
+    %o = llmc.attention %qt, %kt, %vt causal ...
+    %ot = llmc.transpose %o perm [0, 2, 1, 3] ...
+    ```
+    becomes
+    ```mlir
+    %p = llmc.reshape %qkv : tensor<2x8x96xf32> -> tensor<2x8x12x8xf32>
+    %o = llmc.attention %p, %p, %p causal layout packed
+        : (...) -> tensor<2x8x4x8xf32>
+    ```
+    Only the addressing changes; the kernels compute the same values.
+  }];
+}
+
 def FusePass : Pass<"llmc-fuse", "mlir::ModuleOp"> {
   let summary = "Group the ops that become one kernel into llmc.fused regions";
   let description = [{

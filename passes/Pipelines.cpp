@@ -131,7 +131,12 @@ std::vector<Stage> stages(const llmc::CompilePipelineOptions &options) {
   if (options.training)
     list.push_back({"llmc-share-loss-statistics",
                     [] { return llmc::createShareLossStatisticsPass(); }});
-  // 8. Fusion: the groups of ops that become one kernel (docs/fusion.md).
+  // 8. Fusion: attention reads q, k, v in place (no transposes, slices or
+  //    concat around it), then the groups of ops that become one kernel
+  //    (docs/fusion.md).
+  if (options.fuse)
+    list.push_back({"llmc-fold-attention-layout",
+                    [] { return llmc::createFoldAttentionLayoutPass(); }});
   if (options.fuse)
     list.push_back({"llmc-fuse", [options] {
                       llmc::FusePassOptions fuse;

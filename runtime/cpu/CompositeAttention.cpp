@@ -6,6 +6,7 @@
 // f64. All compute in f64 and round once on store.
 //
 //===----------------------------------------------------------------------===//
+#include "runtime/AttentionLayout.h"
 #include "runtime/cpu/CompositeCommon.h"
 
 #include <cmath>
@@ -22,45 +23,35 @@ using namespace composite;
 
 namespace {
 
-/// The sizes of attention over q [B, Hq, T, D], k and v [B, Hkv, S, D].
-struct AttentionShape {
-  int64_t batch, heads, seq, headDim, kvHeads, kvSeq, group;
+/// The sizes of attention over q [B, Hq, T, D], k and v [B, Hkv, S, D] (or
+/// the other layouts of runtime/AttentionLayout.h) and its operands' strides.
+struct AttentionShape : AttentionGeometry {
+  int64_t group;
   bool causal;
   double scale;
 };
 
 /// The checks attention and attention_grad share (operands 0-2 are q, k, v;
-/// ints [causal], floats [scale]).
-Status checkAttention(const KernelArgs &args, AttentionShape &shape) {
-  LLMC_RETURN_IF_ERROR(args.expectAttrs(1, 1));
+/// `result` the query-side result, out; ints [causal, layout], floats
+/// [scale]; a missing layout is bhtd).
+Status checkAttention(const KernelArgs &args, const TensorRef &result,
+                      AttentionShape &shape) {
+  // ints [causal] (bhtd) or [causal, layout].
+  if (args.attrs.ints.size() != 2)
+    LLMC_RETURN_IF_ERROR(args.expectAttrs(1, 1));
+  LLMC_RETURN_IF_ERROR(args.expectAttrs(args.attrs.ints.size(), 1));
   const TensorRef &q = args.inputs[0], &k = args.inputs[1], &v = args.inputs[2];
   LLMC_RETURN_IF_ERROR(expectFloat(args, "query", q));
   LLMC_RETURN_IF_ERROR(expectRank(args, "query", q, 4));
   LLMC_RETURN_IF_ERROR(expectDType(args, "key", k, q.dtype));
   LLMC_RETURN_IF_ERROR(expectRank(args, "key", k, 4));
   LLMC_RETURN_IF_ERROR(expectSameType(args, "value", v, k));
-  shape.batch = q.shape[0];
-  shape.heads = q.shape[1];
-  shape.seq = q.shape[2];
-  shape.headDim = q.shape[3];
-  shape.kvHeads = k.shape[1];
-  shape.kvSeq = k.shape[2];
-  if (k.shape[0] != shape.batch)
-    return args.error("expected key batch size " + std::to_string(shape.batch) +
-                      ", got " + std::to_string(k.shape[0]));
-  if (k.shape[3] != shape.headDim)
-    return args.error("expected key head dimension " +
-                      std::to_string(shape.headDim) + ", got " +
-                      std::to_string(k.shape[3]));
-  // Checked before the modulo below, which would divide by zero.
-  if (shape.kvHeads < 1)
-    return args.error("expected at least one key/value head, got " +
-                      std::to_string(shape.kvHeads));
-  if (shape.heads % shape.kvHeads != 0)
-    return args.error("expected the query heads to be a multiple of the "
-                      "key/value heads, got " +
-                      std::to_string(shape.heads) + " and " +
-                      std::to_string(shape.kvHeads));
+  LLMC_RETURN_IF_ERROR(expectDType(args, "result", result, q.dtype));
+  LLMC_RETURN_IF_ERROR(expectRank(args, "result", result, 4));
+  const int64_t layout = args.attrs.ints.size() > 1 ? args.attrs.ints[1] : 0;
+  if (std::string why = attentionGeometry(layout, q, k, result, shape);
+      !why.empty())
+    return args.error(why);
   shape.group = shape.heads / shape.kvHeads;
   const int64_t causal = args.attrs.ints[0];
   if (causal != 0 && causal != 1)
@@ -80,11 +71,12 @@ Status checkAttention(const KernelArgs &args, AttentionShape &shape) {
 }
 
 /// The optional log-sum-exp of attention's rows: f32 [B, Hq, T].
+/// The log-sum-exp of every query row: f32 [B, Hq, T] in every layout.
 Status checkLse(const KernelArgs &args, const TensorRef &lse,
-                const TensorRef &q) {
+                const AttentionShape &shape) {
   LLMC_RETURN_IF_ERROR(expectDType(args, "lse", lse, DType::F32));
   return expectShape(args, "lse", lse,
-                     Shape(q.shape.begin(), q.shape.end() - 1));
+                     Shape{shape.batch, shape.heads, shape.seq});
 }
 
 } // namespace
@@ -94,19 +86,17 @@ Status cpuAttention(const KernelArgs &args) {
   LLMC_RETURN_IF_ERROR(
       expectOperands(args, 3, 3, args.outputs.size() == 2 ? 2 : 1));
   AttentionShape shape;
-  LLMC_RETURN_IF_ERROR(checkAttention(args, shape));
+  LLMC_RETURN_IF_ERROR(checkAttention(args, args.outputs[0], shape));
   const TensorRef &q = args.inputs[0], &k = args.inputs[1], &v = args.inputs[2],
                   &out = args.outputs[0];
-  LLMC_RETURN_IF_ERROR(expectSameType(args, "result", out, q));
   const TensorRef *lse = args.outputs.size() == 2 ? &args.outputs[1] : nullptr;
   if (lse)
-    LLMC_RETURN_IF_ERROR(checkLse(args, *lse, q));
+    LLMC_RETURN_IF_ERROR(checkLse(args, *lse, shape));
   if (out.numElements() == 0)
     return Status::ok();
 
   const int64_t heads = shape.heads, seq = shape.seq, headDim = shape.headDim,
-                kvHeads = shape.kvHeads, kvSeq = shape.kvSeq,
-                group = shape.group;
+                kvSeq = shape.kvSeq, group = shape.group;
   const double scale = shape.scale;
   const int64_t rows = shape.batch * heads * seq;
   args.pool.parallelFor(
@@ -117,15 +107,15 @@ Status cpuAttention(const KernelArgs &args) {
           // row = (b * heads + h) * seq + t.
           const int64_t t = row % seq, h = (row / seq) % heads,
                         b = row / (seq * heads);
-          const int64_t kvBase = (b * kvHeads + h / group) * kvSeq * headDim;
+          const int64_t kvh = h / group;
           // Causal: query t sees keys 0..t.
           const int64_t visible = shape.causal ? t + 1 : kvSeq;
-          loadRow(q, row * headDim, headDim, query.data());
+          loadRow(q, shape.q.at(b, h, t), headDim, query.data());
 
           // 1. Scores and their max.
           double max = -std::numeric_limits<double>::infinity();
           for (int64_t s = 0; s < visible; ++s) {
-            loadRow(k, kvBase + s * headDim, headDim, kvRow.data());
+            loadRow(k, shape.k.at(b, kvh, s), headDim, kvRow.data());
             double dot = 0.0;
             for (int64_t d = 0; d < headDim; ++d)
               dot += query[d] * kvRow[d];
@@ -138,14 +128,14 @@ Status cpuAttention(const KernelArgs &args) {
           for (int64_t s = 0; s < visible; ++s) {
             double p = std::exp(scores[s] - max);
             sum += p;
-            loadRow(v, kvBase + s * headDim, headDim, kvRow.data());
+            loadRow(v, shape.v.at(b, kvh, s), headDim, kvRow.data());
             for (int64_t d = 0; d < headDim; ++d)
               acc[d] += p * kvRow[d];
           }
           // 3. Normalize. No visible key (S = 0) gives a zero row.
           for (double &a : acc)
             a = visible > 0 ? a / sum : 0.0;
-          storeRow(out, row * headDim, headDim, acc.data());
+          storeRow(out, shape.o.at(b, h, t), headDim, acc.data());
           // log(sum of exp(scores)): -inf for a row that sees no key.
           if (lse) {
             double rowLse = visible > 0
@@ -170,23 +160,34 @@ Status cpuAttention(const KernelArgs &args) {
 Status cpuAttentionGrad(const KernelArgs &args) {
   // q, k, v, out, dout and optionally the forward's log-sum-exp, which this
   // reference checks but does not read: it recomputes the rows' statistics
-  // in f64 (the CUDA kernels read it instead of recomputing it).
-  LLMC_RETURN_IF_ERROR(expectOperands(args, 5, 6, 3));
+  // in f64 (the CUDA kernels read it instead of recomputing it). Three
+  // gradients, or one packed.
+  if ((args.inputs.size() != 5 && args.inputs.size() != 6) ||
+      (args.outputs.size() != 3 && args.outputs.size() != 1))
+    return args.error("expected 5-6 inputs and 3 outputs (1 when packed), "
+                      "got " +
+                      std::to_string(args.inputs.size()) + " and " +
+                      std::to_string(args.outputs.size()));
   AttentionShape shape;
-  LLMC_RETURN_IF_ERROR(checkAttention(args, shape));
+  LLMC_RETURN_IF_ERROR(checkAttention(args, args.inputs[3], shape));
   if (args.inputs.size() == 6)
-    LLMC_RETURN_IF_ERROR(checkLse(args, args.inputs[5], args.inputs[0]));
+    LLMC_RETURN_IF_ERROR(checkLse(args, args.inputs[5], shape));
   const TensorRef &q = args.inputs[0], &k = args.inputs[1], &v = args.inputs[2],
                   &out = args.inputs[3], &dout = args.inputs[4];
-  const TensorRef &dq = args.outputs[0], &dk = args.outputs[1],
-                  &dv = args.outputs[2];
-  LLMC_RETURN_IF_ERROR(expectSameType(args, "out", out, q));
-  LLMC_RETURN_IF_ERROR(expectSameType(args, "dout", dout, q));
+  // Packed: dq, dk and dv are the head ranges of one gradient, with the
+  // strides of q, k and v.
+  const bool packed = shape.layout == AttentionLayout::Packed;
+  if (packed != (args.outputs.size() == 1))
+    return args.error(packed ? "expected one packed gradient"
+                             : "expected three gradients dq, dk, dv");
+  const TensorRef &dq = args.outputs[0], &dk = args.outputs[packed ? 0 : 1],
+                  &dv = args.outputs[packed ? 0 : 2];
+  LLMC_RETURN_IF_ERROR(expectSameType(args, "dout", dout, out));
   LLMC_RETURN_IF_ERROR(expectSameType(args, "dquery", dq, q));
   LLMC_RETURN_IF_ERROR(expectSameType(args, "dkey", dk, k));
   LLMC_RETURN_IF_ERROR(expectSameType(args, "dvalue", dv, v));
 
-  const int64_t heads = shape.heads, seq = shape.seq, headDim = shape.headDim,
+  const int64_t seq = shape.seq, headDim = shape.headDim,
                 kvHeads = shape.kvHeads, kvSeq = shape.kvSeq,
                 group = shape.group;
   const double scale = shape.scale;
@@ -198,22 +199,20 @@ Status cpuAttentionGrad(const KernelArgs &args) {
             dValue(kvSeq * headDim);
         for (int64_t task = begin; task < end; ++task) {
           const int64_t b = task / kvHeads, kvh = task % kvHeads;
-          const int64_t kvBase = task * kvSeq * headDim;
           std::fill(dKey.begin(), dKey.end(), 0.0);
           std::fill(dValue.begin(), dValue.end(), 0.0);
           for (int64_t h = kvh * group; h < (kvh + 1) * group; ++h)
             for (int64_t t = 0; t < seq; ++t) {
-              const int64_t row = (b * heads + h) * seq + t;
               const int64_t visible = shape.causal ? t + 1 : kvSeq;
-              loadRow(q, row * headDim, headDim, query.data());
-              loadRow(out, row * headDim, headDim, outRow.data());
-              loadRow(dout, row * headDim, headDim, dOut.data());
+              loadRow(q, shape.q.at(b, h, t), headDim, query.data());
+              loadRow(out, shape.o.at(b, h, t), headDim, outRow.data());
+              loadRow(dout, shape.o.at(b, h, t), headDim, dOut.data());
 
               // 1. p = softmax(q k^T * scale) over the visible keys, the
               //    statistics recomputed (the forward kept none).
               double max = -std::numeric_limits<double>::infinity();
               for (int64_t s = 0; s < visible; ++s) {
-                loadRow(k, kvBase + s * headDim, headDim, kvRow.data());
+                loadRow(k, shape.k.at(b, kvh, s), headDim, kvRow.data());
                 double dot = 0.0;
                 for (int64_t d = 0; d < headDim; ++d)
                   dot += query[d] * kvRow[d];
@@ -237,12 +236,12 @@ Status cpuAttentionGrad(const KernelArgs &args) {
               //    dk += ds q, dv += p dout (scale applied to dq, dk).
               std::fill(dQuery.begin(), dQuery.end(), 0.0);
               for (int64_t s = 0; s < visible; ++s) {
-                loadRow(v, kvBase + s * headDim, headDim, kvRow.data());
+                loadRow(v, shape.v.at(b, kvh, s), headDim, kvRow.data());
                 double dp = 0.0;
                 for (int64_t d = 0; d < headDim; ++d)
                   dp += dOut[d] * kvRow[d];
                 const double ds = probs[s] * (dp - delta) * scale;
-                loadRow(k, kvBase + s * headDim, headDim, kvRow.data());
+                loadRow(k, shape.k.at(b, kvh, s), headDim, kvRow.data());
                 double *dKeyRow = &dKey[s * headDim];
                 double *dValueRow = &dValue[s * headDim];
                 for (int64_t d = 0; d < headDim; ++d) {
@@ -251,11 +250,11 @@ Status cpuAttentionGrad(const KernelArgs &args) {
                   dValueRow[d] += probs[s] * dOut[d];
                 }
               }
-              storeRow(dq, row * headDim, headDim, dQuery.data());
+              storeRow(dq, shape.q.at(b, h, t), headDim, dQuery.data());
             }
-          if (kvSeq > 0) {
-            storeRow(dk, kvBase, kvSeq * headDim, dKey.data());
-            storeRow(dv, kvBase, kvSeq * headDim, dValue.data());
+          for (int64_t s = 0; s < kvSeq; ++s) {
+            storeRow(dk, shape.k.at(b, kvh, s), headDim, &dKey[s * headDim]);
+            storeRow(dv, shape.v.at(b, kvh, s), headDim, &dValue[s * headDim]);
           }
         }
       });

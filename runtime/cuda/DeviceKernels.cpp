@@ -559,7 +559,8 @@ Status CudaKernels::launch(KernelKind kind, const KernelAttrs &attrs,
   }
   case KernelKind::Attention: {
     FlashLaunch flash;
-    if (std::string why = flashLaunch(inputs, attrs, flash); !why.empty())
+    if (std::string why = flashLaunch(inputs, attrs, flash, out);
+        !why.empty())
       return refuse(why);
     const void *qp = inputs[0].data, *kp = inputs[1].data, *vp = inputs[2].data;
     void *result = outputs[0].data;
@@ -567,14 +568,14 @@ Status CudaKernels::launch(KernelKind kind, const KernelAttrs &attrs,
     void *lse = outputs.size() == 2 ? outputs[1].data : nullptr;
     // The tensor-core kernel (entries[0]) where the device has bf16 MMA and
     // the operands allow 16-byte loads; else the scalar one after it.
-    if (flash.tensorCores && bf16TensorCores_ &&
+    if (flash.tensorCores && bf16TensorCores_ && flash.stridesAligned16 &&
         aligned16({qp, kp, vp, result})) {
       if (flash.tensorCoreQueryBlocks == 0)
         return Status::ok();
       std::vector<void *> args = {&qp,          &kp,          &vp,
                                   &result,      &lse,         &flash.heads,
                                   &flash.kvHeads, &flash.seq, &flash.kvSeq,
-                                  &flash.causal, &flash.scale};
+                                  &flash.causal, &flash.scale, &flash.layout};
       return launchPrimitive(entries[0], flash.tensorCoreQueryBlocks,
                              kFlashThreads, flash.tensorCoreForwardShared,
                              args, stream);
@@ -582,7 +583,8 @@ Status CudaKernels::launch(KernelKind kind, const KernelAttrs &attrs,
     std::vector<void *> args = {&qp,        &kp,          &vp,
                                 &result,    &lse,         &flash.heads,
                                 &flash.kvHeads, &flash.seq, &flash.kvSeq,
-                                &flash.headDim, &flash.causal, &flash.scale};
+                                &flash.headDim, &flash.causal, &flash.scale,
+                                &flash.layout};
     return launchPrimitive(entries[flash.tensorCores ? 1 : 0],
                            flash.queryBlocks, kFlashThreads, 0, args, stream);
   }
@@ -593,16 +595,19 @@ Status CudaKernels::launch(KernelKind kind, const KernelAttrs &attrs,
     const void *qp = inputs[0].data, *kp = inputs[1].data,
                *vp = inputs[2].data, *op = inputs[3].data,
                *dop = inputs[4].data;
-    void *dq = outputs[0].data, *dk = outputs[1].data, *dv = outputs[2].data;
+    // Packed: one gradient, dq, dk and dv at the strides of q, k and v.
+    void *dq = outputs[0].data;
+    void *dk = outputs[outputs.size() == 3 ? 1 : 0].data;
+    void *dv = outputs[outputs.size() == 3 ? 2 : 0].data;
     // lse and delta of every query row, in the scratch prepare() reserved.
     float *lse = static_cast<float *>(scratch_);
-    float *delta = lse + flashRows(inputs[0]);
+    float *delta = lse + flashRows(inputs[3]);
     // The forward's log-sum-exp when the op has it: the tensor-core
     // grad_rows then skips its statistics pass, and grad_keys reads it.
     const void *forwardLse = inputs.size() == 6 ? inputs[5].data : nullptr;
     // The tensor-core pair (entries[0..1]) where the device has bf16 MMA
     // and the operands allow 16-byte loads; else the scalar pair.
-    if (flash.tensorCores && bf16TensorCores_ &&
+    if (flash.tensorCores && bf16TensorCores_ && flash.stridesAligned16 &&
         aligned16({qp, kp, vp, op, dop, dq, dk, dv})) {
       // 1. Per query tile: the row statistics (unless given), then dq.
       if (flash.tensorCoreQueryBlocks > 0) {
@@ -610,7 +615,7 @@ Status CudaKernels::launch(KernelKind kind, const KernelAttrs &attrs,
             &qp,         &kp,          &vp,           &op,
             &dop,        &forwardLse,  &dq,           &lse,
             &delta,      &flash.heads, &flash.kvHeads, &flash.seq,
-            &flash.kvSeq, &flash.causal, &flash.scale};
+            &flash.kvSeq, &flash.causal, &flash.scale, &flash.layout};
         LLMC_RETURN_IF_ERROR(launchPrimitive(entries[0],
                                              flash.tensorCoreQueryBlocks,
                                              kFlashThreads,
@@ -624,7 +629,7 @@ Status CudaKernels::launch(KernelKind kind, const KernelAttrs &attrs,
             &qp,         &kp,            &vp,         &dop,
             &keysLse,    &delta,         &dk,         &dv,
             &flash.heads, &flash.kvHeads, &flash.seq, &flash.kvSeq,
-            &flash.causal, &flash.scale};
+            &flash.causal, &flash.scale, &flash.layout};
         LLMC_RETURN_IF_ERROR(launchPrimitive(entries[1],
                                              flash.tensorCoreKeyBlocks,
                                              kFlashThreads,
@@ -640,7 +645,7 @@ Status CudaKernels::launch(KernelKind kind, const KernelAttrs &attrs,
           &qp,          &kp,           &vp,          &op,
           &dop,         &dq,           &lse,         &delta,
           &flash.heads, &flash.kvHeads, &flash.seq,  &flash.kvSeq,
-          &flash.headDim, &flash.causal, &flash.scale};
+          &flash.headDim, &flash.causal, &flash.scale, &flash.layout};
       LLMC_RETURN_IF_ERROR(launchPrimitive(entries[scalar], flash.queryBlocks,
                                            kFlashThreads, 0, rowArgs, stream));
     }
@@ -651,7 +656,7 @@ Status CudaKernels::launch(KernelKind kind, const KernelAttrs &attrs,
           &qp,          &kp,            &vp,          &dop,
           &lse,         &delta,         &dk,          &dv,
           &flash.heads, &flash.kvHeads, &flash.seq,   &flash.kvSeq,
-          &flash.headDim, &flash.causal, &flash.scale};
+          &flash.headDim, &flash.causal, &flash.scale, &flash.layout};
       LLMC_RETURN_IF_ERROR(launchPrimitive(entries[scalar + 1],
                                            flash.keyBlocks, kFlashThreads, 0,
                                            keyArgs, stream));

@@ -80,7 +80,12 @@ bool CudaKernels::cudnnProblems(KernelKind kind, const KernelAttrs &attrs,
       inputs[0].rank() != 4)
     return false;
   FlashLaunch flash;
-  if (!flashLaunch(inputs, attrs, flash).empty())
+  if (!flashLaunch(inputs, attrs, flash,
+                   kind == KernelKind::Attention && !outputs.empty()
+                       ? &outputs[0]
+                       : nullptr)
+           .empty() ||
+      !flash.stridesAligned16)
     return false;
   SdpaProblem p;
   p.batch = inputs[0].shape[0];
@@ -91,8 +96,16 @@ bool CudaKernels::cudnnProblems(KernelKind kind, const KernelAttrs &attrs,
   p.headDim = flash.headDim;
   p.causal = flash.causal != 0;
   p.scale = flash.scale;
-  p.qStride = p.oStride = SdpaProblem::packed(p.heads, p.seq, p.headDim);
-  p.kStride = p.vStride = SdpaProblem::packed(p.kvHeads, p.kvSeq, p.headDim);
+  // The layout's strides (runtime/AttentionLayout.h; bhtd gives the packed
+  // [B, H, T, D] ones); dq, dk, dv have those of q, k, v. The offsets of
+  // a packed tensor's k and v heads go on the pointers (cudnnPointers).
+  auto strides = [](const AttentionStrides &s) {
+    return std::array<int64_t, 4>{s.batch, s.head, s.row, 1};
+  };
+  p.qStride = strides(flash.layout.q);
+  p.kStride = strides(flash.layout.k);
+  p.vStride = strides(flash.layout.v);
+  p.oStride = strides(flash.layout.o);
   if (!CudnnAttention::covers(p).empty())
     return false;
   bool lse = carriesLse(kind, inputs, outputs);
@@ -146,7 +159,7 @@ Status CudaKernels::launchCudnn(KernelKind kind, const KernelAttrs &attrs,
                                 const std::vector<TensorRef> &inputs,
                                 const std::vector<TensorRef> &outputs,
                                 cudaStream_t stream, bool &taken) {
-  if (!bf16Aligned(outputs, kind == KernelKind::Attention ? 1 : 3))
+  if (!bf16Aligned(outputs, kind == KernelKind::Attention ? 1 : outputs.size()))
     return Status::ok();
   LLMC_RETURN_IF_ERROR(prepareCudnn(kind, attrs, inputs, outputs, taken));
   if (!taken)
@@ -154,29 +167,39 @@ Status CudaKernels::launchCudnn(KernelKind kind, const KernelAttrs &attrs,
   SdpaProblem forward, backward;
   cudnnProblems(kind, attrs, inputs, outputs, forward, backward);
   auto *scratch = static_cast<uint8_t *>(scratch_);
+  // q, k, v (and dq, dk, dv) at their layout's offsets: a packed q/k/v
+  // tensor (and its one gradient) holds k and v after q's heads.
+  FlashLaunch flash;
+  (void)flashLaunch(inputs, attrs, flash,
+                    kind == KernelKind::Attention ? &outputs[0] : nullptr);
+  auto at = [](const void *base, const AttentionStrides &s) {
+    return static_cast<void *>(
+        static_cast<uint8_t *>(const_cast<void *>(base)) + s.offset * 2);
+  };
+  void *q = at(inputs[0].data, flash.layout.q);
+  void *k = at(inputs[1].data, flash.layout.k);
+  void *v = at(inputs[2].data, flash.layout.v);
   if (kind == KernelKind::Attention)
     return cudnn_->forward(
-        forward, inputs[0].data, inputs[1].data, inputs[2].data,
-        outputs[0].data,
+        forward, q, k, v, outputs[0].data,
         forward.stats ? static_cast<float *>(outputs[1].data) : nullptr,
         scratch, stream);
+  bool packed = outputs.size() == 1;
+  void *dq = at(outputs[0].data, flash.layout.q);
+  void *dk = at(outputs[packed ? 0 : 1].data, flash.layout.k);
+  void *dv = at(outputs[packed ? 0 : 2].data, flash.layout.v);
   if (carriesLse(kind, inputs, outputs))
-    return cudnn_->backward(backward, inputs[0].data, inputs[1].data,
-                            inputs[2].data, inputs[3].data, inputs[4].data,
-                            static_cast<const float *>(inputs[5].data),
-                            outputs[0].data, outputs[1].data, outputs[2].data,
-                            scratch, stream);
+    return cudnn_->backward(backward, q, k, v, inputs[3].data, inputs[4].data,
+                            static_cast<const float *>(inputs[5].data), dq, dk,
+                            dv, scratch, stream);
   GradScratch layout = gradScratch(forward);
   auto *stats = reinterpret_cast<float *>(scratch);
   void *recomputed = scratch + layout.statsBytes;
   void *workspace = scratch + layout.workspaceOffset();
-  LLMC_RETURN_IF_ERROR(cudnn_->forward(forward, inputs[0].data,
-                                       inputs[1].data, inputs[2].data,
-                                       recomputed, stats, workspace, stream));
-  return cudnn_->backward(backward, inputs[0].data, inputs[1].data,
-                          inputs[2].data, inputs[3].data, inputs[4].data,
-                          stats, outputs[0].data, outputs[1].data,
-                          outputs[2].data, workspace, stream);
+  LLMC_RETURN_IF_ERROR(cudnn_->forward(forward, q, k, v, recomputed, stats,
+                                       workspace, stream));
+  return cudnn_->backward(backward, q, k, v, inputs[3].data, inputs[4].data,
+                          stats, dq, dk, dv, workspace, stream);
 }
 
 } // namespace llmc::rt::cuda

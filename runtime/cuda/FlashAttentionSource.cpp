@@ -46,19 +46,20 @@ template <int D> struct FlashTiles {
   static constexpr int backward = D <= 64 ? 32 : 16;
 };
 
-// tile[r][c] = head[(first + r) * headDim + c] as f32 for the ROWS rows of
+// tile[r][c] = head[(first + r) * rowStride + c] as f32 for the ROWS rows of
 // the tile; rows past `length` and columns past headDim are zero.
 // Consecutive threads read consecutive columns (coalesced).
 template <typename T, int ROWS, int D>
 __device__ void loadFlashTile(float (*tile)[D + 1], const T *head,
-                              long long first, long long length, int headDim) {
+                              long long rowStride, long long first,
+                              long long length, int headDim) {
   for (int i = threadIdx.x; i < ROWS * D; i += LLMC_FLASH_THREADS) {
     int r = i / D;
     int c = i % D;
     long long row = first + r;
     float value = 0.0f;
     if (row < length && c < headDim)
-      value = loadValue(head[row * headDim + c]);
+      value = loadValue(head[row * rowStride + c]);
     tile[r][c] = value;
   }
 }
@@ -94,6 +95,30 @@ __device__ __forceinline__ long long kvHeadOf(long long head, int heads,
   return b * kvHeads + h / (heads / kvHeads);
 }
 
+// Where an operand's rows lie (runtime/AttentionLayout.h): the row of
+// (batch b, head h, position t) starts at element
+// offset + b * batch + h * head + t * row; its D elements are contiguous.
+struct FlashStrides {
+  long long offset, batch, head, row;
+};
+// The strides of q (and dq), k (dk), v (dv) and the query-side result o
+// (out, dout): one kernel parameter, the same bytes as the launcher's
+// FlashOperands.
+struct FlashLayout {
+  FlashStrides q, k, v, o;
+};
+// Row 0 of head `head` = b * heads + h (a query head, or a key/value head
+// with heads = kvHeads).
+__device__ __forceinline__ long long flashHeadAt(FlashStrides s,
+                                                 long long head, int heads) {
+  return s.offset + (head / heads) * s.batch + (head % heads) * s.head;
+}
+// Row t of head `head`.
+__device__ __forceinline__ long long flashRowAt(FlashStrides s, long long head,
+                                                int heads, long long t) {
+  return flashHeadAt(s, head, heads) + t * s.row;
+}
+
 // ---- Forward ----------------------------------------------------------------
 //
 // Thread layout: LANES = 4 consecutive threads per query row r; each owns
@@ -106,7 +131,7 @@ template <typename T, int D>
 __device__ void flashForward(const T *q, const T *k, const T *v, T *out,
                              float *lse, int heads, int kvHeads, long long seq,
                              long long kvSeq, int headDim, int causal,
-                             float scale) {
+                             float scale, FlashLayout layout) {
   constexpr int BQ = FlashTiles<D>::forward;
   constexpr int BK = FlashTiles<D>::forward;
   constexpr int LANES = LLMC_FLASH_THREADS / BQ;
@@ -122,14 +147,15 @@ __device__ void flashForward(const T *q, const T *k, const T *v, T *out,
   long long head = blockIdx.x / queryTiles;
   long long firstQuery = (queryTiles - 1 - blockIdx.x % queryTiles) * BQ;
   long long kvHead = kvHeadOf(head, heads, kvHeads);
-  const T *qHead = q + head * seq * headDim;
-  const T *kHead = k + kvHead * kvSeq * headDim;
-  const T *vHead = v + kvHead * kvSeq * headDim;
+  const T *qHead = q + flashHeadAt(layout.q, head, heads);
+  const T *kHead = k + flashHeadAt(layout.k, kvHead, kvHeads);
+  const T *vHead = v + flashHeadAt(layout.v, kvHead, kvHeads);
   int r = threadIdx.x / LANES;
   int part = threadIdx.x % LANES;
   long long query = firstQuery + r;
 
-  loadFlashTile<T, BQ, D>(queryTile, qHead, firstQuery, seq, headDim);
+  loadFlashTile<T, BQ, D>(queryTile, qHead, layout.q.row, firstQuery, seq,
+                          headDim);
   float runningMax = flashNegativeInfinity();
   float runningSum = 0.0f;
   float acc[COLUMNS];
@@ -140,7 +166,8 @@ __device__ void flashForward(const T *q, const T *k, const T *v, T *out,
   long long keyEnd = causal ? min(kvSeq, firstQuery + BQ) : kvSeq;
   for (long long firstKey = 0; firstKey < keyEnd; firstKey += BK) {
     __syncthreads(); // the previous tile's values are read
-    loadFlashTile<T, BK, D>(kvTile, kHead, firstKey, kvSeq, headDim);
+    loadFlashTile<T, BK, D>(kvTile, kHead, layout.k.row, firstKey, kvSeq,
+                            headDim);
     __syncthreads();
 
     // 1. Scores of this thread's keys; masked ones are -inf.
@@ -178,7 +205,8 @@ __device__ void flashForward(const T *q, const T *k, const T *v, T *out,
 
     // 3. acc += p v, with the value tile in place of the key tile.
     __syncthreads();
-    loadFlashTile<T, BK, D>(kvTile, vHead, firstKey, kvSeq, headDim);
+    loadFlashTile<T, BK, D>(kvTile, vHead, layout.v.row, firstKey, kvSeq,
+                            headDim);
     __syncthreads();
     for (int j = 0; j < BK; ++j) {
       float p = probTile[r][j];
@@ -196,7 +224,7 @@ __device__ void flashForward(const T *q, const T *k, const T *v, T *out,
     lse[head * seq + query] = runningSum > 0.0f
                                   ? runningMax + logf(runningSum)
                                   : flashNegativeInfinity();
-  T *outRow = out + (head * seq + query) * headDim;
+  T *outRow = out + flashRowAt(layout.o, head, heads, query);
   float inverse = runningSum > 0.0f ? 1.0f / runningSum : 0.0f;
 #pragma unroll
   for (int cc = 0; cc < COLUMNS; ++cc) {
@@ -219,7 +247,7 @@ __device__ void flashGradRows(const T *q, const T *k, const T *v, const T *out,
                               const T *dout, T *dq, float *lse, float *delta,
                               int heads, int kvHeads, long long seq,
                               long long kvSeq, int headDim, int causal,
-                              float scale) {
+                              float scale, FlashLayout layout) {
   constexpr int BQ = FlashTiles<D>::backward;
   constexpr int BK = FlashTiles<D>::backward;
   constexpr int LANES = LLMC_FLASH_THREADS / BQ;
@@ -235,17 +263,18 @@ __device__ void flashGradRows(const T *q, const T *k, const T *v, const T *out,
   long long head = blockIdx.x / queryTiles;
   long long firstQuery = (queryTiles - 1 - blockIdx.x % queryTiles) * BQ;
   long long kvHead = kvHeadOf(head, heads, kvHeads);
-  const T *kHead = k + kvHead * kvSeq * headDim;
-  const T *vHead = v + kvHead * kvSeq * headDim;
+  const T *kHead = k + flashHeadAt(layout.k, kvHead, kvHeads);
+  const T *vHead = v + flashHeadAt(layout.v, kvHead, kvHeads);
   int r = threadIdx.x / LANES;
   int part = threadIdx.x % LANES;
   long long query = firstQuery + r;
   long long row = head * seq + query; // valid when query < seq
+  long long outRow = flashRowAt(layout.o, head, heads, query);
 
-  loadFlashTile<T, BQ, D>(queryTile, q + head * seq * headDim, firstQuery, seq,
-                          headDim);
-  loadFlashTile<T, BQ, D>(doutTile, dout + head * seq * headDim, firstQuery,
-                          seq, headDim);
+  loadFlashTile<T, BQ, D>(queryTile, q + flashHeadAt(layout.q, head, heads),
+                          layout.q.row, firstQuery, seq, headDim);
+  loadFlashTile<T, BQ, D>(doutTile, dout + flashHeadAt(layout.o, head, heads),
+                          layout.o.row, firstQuery, seq, headDim);
   long long keyEnd = causal ? min(kvSeq, firstQuery + BQ) : kvSeq;
 
   // 1. The row's max and sum of exponentials (one pass over the keys), its
@@ -254,7 +283,8 @@ __device__ void flashGradRows(const T *q, const T *k, const T *v, const T *out,
   float runningSum = 0.0f;
   for (long long firstKey = 0; firstKey < keyEnd; firstKey += BK) {
     __syncthreads();
-    loadFlashTile<T, BK, D>(keyTile, kHead, firstKey, kvSeq, headDim);
+    loadFlashTile<T, BK, D>(keyTile, kHead, layout.k.row, firstKey, kvSeq,
+                            headDim);
     __syncthreads();
     float scores[KEYS];
     float tileMax = flashNegativeInfinity();
@@ -283,8 +313,7 @@ __device__ void flashGradRows(const T *q, const T *k, const T *v, const T *out,
   float rowDelta = 0.0f;
   if (query < seq)
     for (int c = part; c < headDim; c += LANES)
-      rowDelta += loadValue(dout[row * headDim + c]) *
-                  loadValue(out[row * headDim + c]);
+      rowDelta += loadValue(dout[outRow + c]) * loadValue(out[outRow + c]);
   rowDelta = rowSum<LANES>(rowDelta);
   if (query < seq && part == 0) {
     lse[row] = rowLse;
@@ -298,8 +327,10 @@ __device__ void flashGradRows(const T *q, const T *k, const T *v, const T *out,
     acc[cc] = 0.0f;
   for (long long firstKey = 0; firstKey < keyEnd; firstKey += BK) {
     __syncthreads();
-    loadFlashTile<T, BK, D>(keyTile, kHead, firstKey, kvSeq, headDim);
-    loadFlashTile<T, BK, D>(valueTile, vHead, firstKey, kvSeq, headDim);
+    loadFlashTile<T, BK, D>(keyTile, kHead, layout.k.row, firstKey, kvSeq,
+                            headDim);
+    loadFlashTile<T, BK, D>(valueTile, vHead, layout.v.row, firstKey, kvSeq,
+                            headDim);
     __syncthreads();
 #pragma unroll
     for (int jj = 0; jj < KEYS; ++jj) {
@@ -330,7 +361,8 @@ __device__ void flashGradRows(const T *q, const T *k, const T *v, const T *out,
   for (int cc = 0; cc < COLUMNS; ++cc) {
     int c = part + LANES * cc;
     if (c < headDim)
-      dq[row * headDim + c] = storeValue<T>((double)(acc[cc] * scale));
+      dq[flashRowAt(layout.q, head, heads, query) + c] =
+          storeValue<T>((double)(acc[cc] * scale));
   }
 }
 
@@ -343,7 +375,8 @@ __device__ void flashGradKeys(const T *q, const T *k, const T *v,
                               const T *dout, const float *lse,
                               const float *delta, T *dk, T *dv, int heads,
                               int kvHeads, long long seq, long long kvSeq,
-                              int headDim, int causal, float scale) {
+                              int headDim, int causal, float scale,
+                              FlashLayout layout) {
   constexpr int BQ = FlashTiles<D>::backward;
   constexpr int BK = FlashTiles<D>::backward;
   constexpr int LANES = LLMC_FLASH_THREADS / BQ; // == LLMC_FLASH_THREADS / BK
@@ -368,10 +401,11 @@ __device__ void flashGradKeys(const T *q, const T *k, const T *v,
   int part = threadIdx.x % LANES;
   int ownKey = threadIdx.x / LANES; // the key layout
 
-  loadFlashTile<T, BK, D>(keyTile, k + kvHead * kvSeq * headDim, firstKey,
-                          kvSeq, headDim);
-  loadFlashTile<T, BK, D>(valueTile, v + kvHead * kvSeq * headDim, firstKey,
-                          kvSeq, headDim);
+  loadFlashTile<T, BK, D>(keyTile, k + flashHeadAt(layout.k, kvHead, kvHeads),
+                          layout.k.row, firstKey, kvSeq, headDim);
+  loadFlashTile<T, BK, D>(valueTile,
+                          v + flashHeadAt(layout.v, kvHead, kvHeads),
+                          layout.v.row, firstKey, kvSeq, headDim);
   float dkAcc[COLUMNS], dvAcc[COLUMNS];
 #pragma unroll
   for (int cc = 0; cc < COLUMNS; ++cc) {
@@ -387,10 +421,11 @@ __device__ void flashGradKeys(const T *q, const T *k, const T *v,
          firstQuery += BQ) {
       // 1. The query, dout, lse and delta of this query tile.
       __syncthreads();
-      loadFlashTile<T, BQ, D>(queryTile, q + head * seq * headDim, firstQuery,
-                              seq, headDim);
-      loadFlashTile<T, BQ, D>(doutTile, dout + head * seq * headDim,
-                              firstQuery, seq, headDim);
+      loadFlashTile<T, BQ, D>(queryTile, q + flashHeadAt(layout.q, head, heads),
+                              layout.q.row, firstQuery, seq, headDim);
+      loadFlashTile<T, BQ, D>(doutTile,
+                              dout + flashHeadAt(layout.o, head, heads),
+                              layout.o.row, firstQuery, seq, headDim);
       if (threadIdx.x < BQ) {
         long long query = firstQuery + threadIdx.x;
         tileLse[threadIdx.x] = query < seq ? lse[head * seq + query] : 0.0f;
@@ -437,13 +472,14 @@ __device__ void flashGradKeys(const T *q, const T *k, const T *v,
   long long key = firstKey + ownKey;
   if (key >= kvSeq)
     return;
-  long long offset = (kvHead * kvSeq + key) * headDim;
+  long long dkRow = flashRowAt(layout.k, kvHead, kvHeads, key);
+  long long dvRow = flashRowAt(layout.v, kvHead, kvHeads, key);
 #pragma unroll
   for (int cc = 0; cc < COLUMNS; ++cc) {
     int c = part + LANES * cc;
     if (c < headDim) {
-      dk[offset + c] = storeValue<T>((double)(dkAcc[cc] * scale));
-      dv[offset + c] = storeValue<T>((double)dvAcc[cc]);
+      dk[dkRow + c] = storeValue<T>((double)(dkAcc[cc] * scale));
+      dv[dvRow + c] = storeValue<T>((double)dvAcc[cc]);
     }
   }
 }
@@ -455,27 +491,27 @@ __device__ void flashGradKeys(const T *q, const T *k, const T *v,
       llmc_flash_attention_forward_##SUFFIX##_d##D(                            \
           const T *q, const T *k, const T *v, T *out, float *lse, int heads,   \
           int kvHeads, long long seq, long long kvSeq, int headDim,            \
-          int causal, float scale) {                                           \
+          int causal, float scale, FlashLayout layout) {                       \
     flashForward<T, D>(q, k, v, out, lse, heads, kvHeads, seq, kvSeq,          \
-                       headDim, causal, scale);                                \
+                       headDim, causal, scale, layout);                        \
   }                                                                            \
   extern "C" __global__ void __launch_bounds__(LLMC_FLASH_THREADS)             \
       llmc_flash_attention_grad_rows_##SUFFIX##_d##D(                          \
           const T *q, const T *k, const T *v, const T *out, const T *dout,     \
           T *dq, float *lse, float *delta, int heads, int kvHeads,             \
           long long seq, long long kvSeq, int headDim, int causal,             \
-          float scale) {                                                       \
+          float scale, FlashLayout layout) {                                   \
     flashGradRows<T, D>(q, k, v, out, dout, dq, lse, delta, heads, kvHeads,    \
-                        seq, kvSeq, headDim, causal, scale);                   \
+                        seq, kvSeq, headDim, causal, scale, layout);           \
   }                                                                            \
   extern "C" __global__ void __launch_bounds__(LLMC_FLASH_THREADS)             \
       llmc_flash_attention_grad_keys_##SUFFIX##_d##D(                          \
           const T *q, const T *k, const T *v, const T *dout, const float *lse, \
           const float *delta, T *dk, T *dv, int heads, int kvHeads,            \
           long long seq, long long kvSeq, int headDim, int causal,             \
-          float scale) {                                                       \
+          float scale, FlashLayout layout) {                                   \
     flashGradKeys<T, D>(q, k, v, dout, lse, delta, dk, dv, heads, kvHeads,     \
-                        seq, kvSeq, headDim, causal, scale);                   \
+                        seq, kvSeq, headDim, causal, scale, layout);           \
   }
 
 #define LLMC_FLASH_HEAD_DIMS(T, SUFFIX)                                        \

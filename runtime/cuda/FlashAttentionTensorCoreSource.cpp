@@ -308,12 +308,15 @@ __device__ __forceinline__ void waitAsync() {
 #endif
 }
 
-// tile[r][c] = head[(first + r) * D + c] for the ROWS rows of the tile (zero
-// past `length`), 16 bytes per copy (the launcher checked that every
-// operand is 16-byte aligned); asynchronous (see copyAsync16).
+// tile[r][c] = head[(first + r) * rowStride + c] for the ROWS rows of the
+// tile (zero past `length`), 16 bytes per copy (the launcher checked that
+// every operand and row stride is 16-byte aligned); asynchronous (see
+// copyAsync16).
 template <int ROWS, int D>
 __device__ __forceinline__ void copyTcTile(unsigned short *tile,
-                                           const Bf16 *head, long long first,
+                                           const Bf16 *head,
+                                           long long rowStride,
+                                           long long first,
                                            long long length) {
   constexpr int CHUNKS = D / 8;
   constexpr int STRIDE = D + LLMC_FLASH_TC_PAD;
@@ -327,7 +330,8 @@ __device__ __forceinline__ void copyTcTile(unsigned short *tile,
     long long row = first + r;
     bool valid = row < length;
     copyAsync16(tile + r * STRIDE + c,
-                valid ? (const void *)(head + row * D + c) : (const void *)head,
+                valid ? (const void *)(head + row * rowStride + c)
+                      : (const void *)head,
                 valid);
   }
 }
@@ -448,7 +452,7 @@ template <int D>
 __device__ void flashForwardTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
                                Bf16 *out, float *lse, int heads, int kvHeads,
                                long long seq, long long kvSeq, int causal,
-                               float scale) {
+                               float scale, FlashLayout layout) {
   constexpr int MT = FlashTcTiles<D>::forwardRowBlocks;
   constexpr int BQ = FlashTcTiles<D>::forwardQueries;
   constexpr int BK = FlashTcTiles<D>::forwardKeys;
@@ -462,8 +466,8 @@ __device__ void flashForwardTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
   long long head = blockIdx.x / queryTiles;
   long long firstQuery = (queryTiles - 1 - blockIdx.x % queryTiles) * BQ;
   long long kvHead = kvHeadOf(head, heads, kvHeads);
-  const Bf16 *kHead = k + kvHead * kvSeq * D;
-  const Bf16 *vHead = v + kvHead * kvSeq * D;
+  const Bf16 *kHead = k + flashHeadAt(layout.k, kvHead, kvHeads);
+  const Bf16 *vHead = v + flashHeadAt(layout.v, kvHead, kvHeads);
   int warpRow = (threadIdx.x / 32) * 16 * MT;
   int g = (threadIdx.x % 32) / 4;
   int t = threadIdx.x % 4;
@@ -471,10 +475,11 @@ __device__ void flashForwardTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
 
   long long keyEnd = causal ? min(kvSeq, firstQuery + BQ) : kvSeq;
   int keyTileCount = (int)((keyEnd + BK - 1) / BK);
-  copyTcTile<BQ, D>(queryTile, q + head * seq * D, firstQuery, seq);
+  copyTcTile<BQ, D>(queryTile, q + flashHeadAt(layout.q, head, heads),
+                    layout.q.row, firstQuery, seq);
   if (keyTileCount > 0) {
-    copyTcTile<BK, D>(keyTiles, kHead, 0, kvSeq);
-    copyTcTile<BK, D>(valueTiles, vHead, 0, kvSeq);
+    copyTcTile<BK, D>(keyTiles, kHead, layout.k.row, 0, kvSeq);
+    copyTcTile<BK, D>(valueTiles, vHead, layout.v.row, 0, kvSeq);
   }
   commitAsync();
 
@@ -513,9 +518,9 @@ __device__ void flashForwardTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
     __syncthreads();
     if (j + 1 < keyTileCount) {
       int next = (j + 1) % 2;
-      copyTcTile<BK, D>(keyTiles + next * BK * STRIDE, kHead, firstKey + BK,
-                        kvSeq);
-      copyTcTile<BK, D>(valueTiles + next * BK * STRIDE, vHead,
+      copyTcTile<BK, D>(keyTiles + next * BK * STRIDE, kHead, layout.k.row,
+                        firstKey + BK, kvSeq);
+      copyTcTile<BK, D>(valueTiles + next * BK * STRIDE, vHead, layout.v.row,
                         firstKey + BK, kvSeq);
       commitAsync();
     }
@@ -602,7 +607,8 @@ __device__ void flashForwardTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
             sum > 0.0f ? (runningMax[m][i] + log2f(sum)) * LLMC_LN2
                        : flashNegativeInfinity();
       float inverse = sum > 0.0f ? 1.0f / sum : 0.0f;
-      unsigned *outRow = (unsigned *)(out + (head * seq + query) * D);
+      unsigned *outRow =
+          (unsigned *)(out + flashRowAt(layout.o, head, heads, query));
 #pragma unroll
       for (int c = 0; c < D / 8; ++c)
         outRow[(c * 8 + 2 * t) / 2] = packBf16(acc[m][c][2 * i] * inverse,
@@ -631,7 +637,7 @@ __device__ void flashGradRowsTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
                                 const float *forwardLse, Bf16 *dq,
                                 float *lse, float *delta, int heads,
                                 int kvHeads, long long seq, long long kvSeq,
-                                int causal, float scale) {
+                                int causal, float scale, FlashLayout layout) {
   constexpr int MT = FlashTcTiles<D>::rowsRowBlocks;
   constexpr int BQ = FlashTcTiles<D>::rowsQueries;
   constexpr int BK = FlashTcTiles<D>::rowsKeys;
@@ -647,8 +653,8 @@ __device__ void flashGradRowsTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
   long long head = blockIdx.x / queryTiles;
   long long firstQuery = (queryTiles - 1 - blockIdx.x % queryTiles) * BQ;
   long long kvHead = kvHeadOf(head, heads, kvHeads);
-  const Bf16 *kHead = k + kvHead * kvSeq * D;
-  const Bf16 *vHead = v + kvHead * kvSeq * D;
+  const Bf16 *kHead = k + flashHeadAt(layout.k, kvHead, kvHeads);
+  const Bf16 *vHead = v + flashHeadAt(layout.v, kvHead, kvHeads);
   int warpRow = (threadIdx.x / 32) * 16 * MT;
   int g = (threadIdx.x % 32) / 4;
   int t = threadIdx.x % 4;
@@ -659,12 +665,14 @@ __device__ void flashGradRowsTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
   // The first tile of 1 (its keys), or of 2 (keys and values) when 1 reads
   // the forward's log-sum-exp; tile j of 2 sits in buffer (base + j) % 2.
   int base = forwardLse != nullptr ? 0 : keyTileCount;
-  copyTcTile<BQ, D>(queryTile, q + head * seq * D, firstQuery, seq);
-  copyTcTile<BQ, D>(doutTile, dout + head * seq * D, firstQuery, seq);
+  copyTcTile<BQ, D>(queryTile, q + flashHeadAt(layout.q, head, heads),
+                    layout.q.row, firstQuery, seq);
+  copyTcTile<BQ, D>(doutTile, dout + flashHeadAt(layout.o, head, heads),
+                    layout.o.row, firstQuery, seq);
   if (keyTileCount > 0) {
-    copyTcTile<BK, D>(keyTiles, kHead, 0, kvSeq);
+    copyTcTile<BK, D>(keyTiles, kHead, layout.k.row, 0, kvSeq);
     if (forwardLse != nullptr)
-      copyTcTile<BK, D>(valueTiles, vHead, 0, kvSeq);
+      copyTcTile<BK, D>(valueTiles, vHead, layout.v.row, 0, kvSeq);
   }
   commitAsync();
 
@@ -677,8 +685,9 @@ __device__ void flashGradRowsTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
     long long query = firstQuery + r;
     float sum = 0.0f;
     if (query < seq) {
-      const uint4 *outRow = (const uint4 *)(out + (head * seq + query) * D);
-      const uint4 *doutRow = (const uint4 *)(dout + (head * seq + query) * D);
+      long long at = flashRowAt(layout.o, head, heads, query);
+      const uint4 *outRow = (const uint4 *)(out + at);
+      const uint4 *doutRow = (const uint4 *)(dout + at);
       for (int c = threadIdx.x % PER_ROW; c < D / 8; c += PER_ROW) {
         uint4 outChunk = outRow[c], doutChunk = doutRow[c];
         unsigned o[4] = {outChunk.x, outChunk.y, outChunk.z, outChunk.w};
@@ -731,12 +740,14 @@ __device__ void flashGradRowsTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
     __syncthreads();
     int next = (j + 1) % 2;
     if (j + 1 < keyTileCount) {
-      copyTcTile<BK, D>(keyTiles + next * BK * STRIDE, kHead, firstKey + BK,
-                        kvSeq);
+      copyTcTile<BK, D>(keyTiles + next * BK * STRIDE, kHead, layout.k.row,
+                        firstKey + BK, kvSeq);
     } else {
       // The first tile of 2 (its keys and values).
-      copyTcTile<BK, D>(keyTiles + next * BK * STRIDE, kHead, 0, kvSeq);
-      copyTcTile<BK, D>(valueTiles + next * BK * STRIDE, vHead, 0, kvSeq);
+      copyTcTile<BK, D>(keyTiles + next * BK * STRIDE, kHead, layout.k.row, 0,
+                        kvSeq);
+      copyTcTile<BK, D>(valueTiles + next * BK * STRIDE, vHead, layout.v.row,
+                        0, kvSeq);
     }
     commitAsync();
     if (skipTile(firstKey))
@@ -827,9 +838,9 @@ __device__ void flashGradRowsTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
     __syncthreads();
     if (j + 1 < keyTileCount) {
       int next = (base + j + 1) % 2;
-      copyTcTile<BK, D>(keyTiles + next * BK * STRIDE, kHead, firstKey + BK,
-                        kvSeq);
-      copyTcTile<BK, D>(valueTiles + next * BK * STRIDE, vHead,
+      copyTcTile<BK, D>(keyTiles + next * BK * STRIDE, kHead, layout.k.row,
+                        firstKey + BK, kvSeq);
+      copyTcTile<BK, D>(valueTiles + next * BK * STRIDE, vHead, layout.v.row,
                         firstKey + BK, kvSeq);
       commitAsync();
     }
@@ -872,7 +883,8 @@ __device__ void flashGradRowsTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
       long long query = firstQuery + warpRow + 16 * m + g + 8 * i;
       if (query >= seq)
         continue;
-      unsigned *dqRow = (unsigned *)(dq + (head * seq + query) * D);
+      unsigned *dqRow =
+          (unsigned *)(dq + flashRowAt(layout.q, head, heads, query));
 #pragma unroll
       for (int c = 0; c < D / 8; ++c)
         dqRow[(c * 8 + 2 * t) / 2] = packBf16(acc[m][c][2 * i] * scale,
@@ -895,7 +907,8 @@ __device__ void flashGradKeysTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
                                 const Bf16 *dout, const float *lse,
                                 const float *delta, Bf16 *dk, Bf16 *dv,
                                 int heads, int kvHeads, long long seq,
-                                long long kvSeq, int causal, float scale) {
+                                long long kvSeq, int causal, float scale,
+                                FlashLayout layout) {
   constexpr int MT = FlashTcTiles<D>::keysRowBlocks;
   constexpr int BK = FlashTcTiles<D>::keysKeys;
   constexpr int BQ = FlashTcTiles<D>::keysQueries;
@@ -927,10 +940,12 @@ __device__ void flashGradKeysTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
   auto copyItem = [&](int item, int buffer) {
     long long head = b * heads + firstHead + item / perHead;
     long long firstQuery = queryBegin + (long long)(item % perHead) * BQ;
-    copyTcTile<BQ, D>(queryTiles + buffer * BQ * STRIDE, q + head * seq * D,
+    copyTcTile<BQ, D>(queryTiles + buffer * BQ * STRIDE,
+                      q + flashHeadAt(layout.q, head, heads), layout.q.row,
                       firstQuery, seq);
     copyTcTile<BQ, D>(doutTiles + buffer * BQ * STRIDE,
-                      dout + head * seq * D, firstQuery, seq);
+                      dout + flashHeadAt(layout.o, head, heads), layout.o.row,
+                      firstQuery, seq);
     if (threadIdx.x < BQ) {
       long long query = firstQuery + threadIdx.x;
       bool valid = query < seq;
@@ -941,8 +956,10 @@ __device__ void flashGradKeysTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
     commitAsync();
   };
 
-  copyTcTile<BK, D>(keyTile, k + kvHead * kvSeq * D, firstKey, kvSeq);
-  copyTcTile<BK, D>(valueTile, v + kvHead * kvSeq * D, firstKey, kvSeq);
+  copyTcTile<BK, D>(keyTile, k + flashHeadAt(layout.k, kvHead, kvHeads),
+                    layout.k.row, firstKey, kvSeq);
+  copyTcTile<BK, D>(valueTile, v + flashHeadAt(layout.v, kvHead, kvHeads),
+                    layout.v.row, firstKey, kvSeq);
   commitAsync();
   if (items > 0)
     copyItem(0, 0);
@@ -1032,8 +1049,10 @@ __device__ void flashGradKeysTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
       long long key = firstKey + warpKey + 16 * m + g + 8 * i;
       if (key >= kvSeq)
         continue;
-      unsigned *dkRow = (unsigned *)(dk + (kvHead * kvSeq + key) * D);
-      unsigned *dvRow = (unsigned *)(dv + (kvHead * kvSeq + key) * D);
+      unsigned *dkRow =
+          (unsigned *)(dk + flashRowAt(layout.k, kvHead, kvHeads, key));
+      unsigned *dvRow =
+          (unsigned *)(dv + flashRowAt(layout.v, kvHead, kvHeads, key));
 #pragma unroll
       for (int c = 0; c < D / 8; ++c) {
         dkRow[(c * 8 + 2 * t) / 2] = packBf16(dkAcc[m][c][2 * i] * scale,
@@ -1053,9 +1072,9 @@ __device__ void flashGradKeysTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
       llmc_flash_attention_tc_forward_bf16_d##D(                               \
           const Bf16 *q, const Bf16 *k, const Bf16 *v, Bf16 *out, float *lse,  \
           int heads, int kvHeads, long long seq, long long kvSeq, int causal,  \
-          float scale) {                                                       \
+          float scale, FlashLayout layout) {                                   \
     flashForwardTc<D>(q, k, v, out, lse, heads, kvHeads, seq, kvSeq, causal,   \
-                      scale);                                                  \
+                      scale, layout);                                          \
   }                                                                            \
   extern "C" __global__ void __launch_bounds__(                                \
       LLMC_FLASH_TC_THREADS, FlashTcTiles<D>::rowsMinBlocks)                   \
@@ -1063,9 +1082,9 @@ __device__ void flashGradKeysTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
           const Bf16 *q, const Bf16 *k, const Bf16 *v, const Bf16 *out,        \
           const Bf16 *dout, const float *forwardLse, Bf16 *dq, float *lse,     \
           float *delta, int heads, int kvHeads, long long seq,                 \
-          long long kvSeq, int causal, float scale) {                          \
+          long long kvSeq, int causal, float scale, FlashLayout layout) {      \
     flashGradRowsTc<D>(q, k, v, out, dout, forwardLse, dq, lse, delta, heads,  \
-                       kvHeads, seq, kvSeq, causal, scale);                    \
+                       kvHeads, seq, kvSeq, causal, scale, layout);            \
   }                                                                            \
   extern "C" __global__ void __launch_bounds__(                                \
       LLMC_FLASH_TC_THREADS, FlashTcTiles<D>::keysMinBlocks)                   \
@@ -1073,9 +1092,9 @@ __device__ void flashGradKeysTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
           const Bf16 *q, const Bf16 *k, const Bf16 *v, const Bf16 *dout,       \
           const float *lse, const float *delta, Bf16 *dk, Bf16 *dv, int heads, \
           int kvHeads, long long seq, long long kvSeq, int causal,             \
-          float scale) {                                                       \
+          float scale, FlashLayout layout) {                                   \
     flashGradKeysTc<D>(q, k, v, dout, lse, delta, dk, dv, heads, kvHeads, seq, \
-                       kvSeq, causal, scale);                                  \
+                       kvSeq, causal, scale, layout);                          \
   }
 
 // The entries are instantiated by flashAttentionTensorCoreEntries(D), each

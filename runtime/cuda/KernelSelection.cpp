@@ -111,13 +111,29 @@ NormGradLaunch normGradLaunch(const TensorRef &x) {
 }
 
 std::string flashLaunch(const std::vector<TensorRef> &inputs,
-                        const KernelAttrs &attrs, FlashLaunch &launch) {
+                        const KernelAttrs &attrs, FlashLaunch &launch,
+                        const TensorRef *result) {
   const TensorRef &q = inputs[0], &k = inputs[1], &v = inputs[2];
   std::string type = floatSuffix(q.dtype);
   if (type.empty() || q.rank() != 4 || k.rank() != 4 || k.dtype != q.dtype ||
       v.dtype != q.dtype)
     return "flash attention covers f32 and bf16 [B, H, T, D]";
-  int64_t headDim = q.shape[3];
+  // The query-side result (out): given, attention_grad's out, or the shape
+  // of q (the forward in the bhtd and bthd layouts).
+  const TensorRef &o =
+      result ? *result : inputs.size() >= 4 ? inputs[3] : inputs[0];
+  AttentionGeometry geometry;
+  if (std::string why = attentionGeometry(
+          attrs.ints.size() > 1 ? attrs.ints[1] : 0, q, k, o, geometry);
+      !why.empty())
+    return why;
+  launch.layout = {geometry.q, geometry.k, geometry.v, geometry.o};
+  launch.stridesAligned16 = true;
+  for (const AttentionStrides &s :
+       {geometry.q, geometry.k, geometry.v, geometry.o})
+    for (int64_t stride : {s.offset, s.batch, s.head, s.row})
+      launch.stridesAligned16 &= stride % 8 == 0; // 16 bytes of bf16
+  int64_t headDim = geometry.headDim;
   // The kernels are instantiated for these head-dimension capacities; a
   // smaller D runs zero-padded in the next one up.
   int capacity = headDim <= 16 ? 16 : headDim <= 32 ? 32 : headDim <= 64 ? 64
@@ -125,22 +141,20 @@ std::string flashLaunch(const std::vector<TensorRef> &inputs,
   if (capacity == 0)
     return "flash attention covers head dimensions up to 128, got " +
            std::to_string(headDim);
-  if (k.shape[1] < 1 || q.shape[1] % k.shape[1] != 0)
-    return "expected the query heads to be a multiple of the key/value heads";
   launch.suffix = type + "_d" + std::to_string(capacity);
-  launch.heads = static_cast<int>(q.shape[1]);
-  launch.kvHeads = static_cast<int>(k.shape[1]);
-  launch.seq = q.shape[2];
-  launch.kvSeq = k.shape[2];
+  launch.heads = static_cast<int>(geometry.heads);
+  launch.kvHeads = static_cast<int>(geometry.kvHeads);
+  launch.seq = geometry.seq;
+  launch.kvSeq = geometry.kvSeq;
   launch.headDim = static_cast<int>(headDim);
   launch.causal = static_cast<int>(attrs.ints[0]);
   launch.scale = static_cast<float>(attrs.floats[0]);
   long long forwardTile = inputs.size() == 3 ? kFlashForwardTile
                                              : flashBackwardTile(capacity);
   long long backwardTile = flashBackwardTile(capacity);
-  long long queryBlocks = q.shape[0] * q.shape[1] *
+  long long queryBlocks = geometry.batch * geometry.heads *
                           ((launch.seq + forwardTile - 1) / forwardTile);
-  long long keyBlocks = k.shape[0] * k.shape[1] *
+  long long keyBlocks = geometry.batch * geometry.kvHeads *
                         ((launch.kvSeq + backwardTile - 1) / backwardTile);
   if (queryBlocks > 0x7fffffffLL || keyBlocks > 0x7fffffffLL)
     return "more than 2^31 - 1 attention blocks";
@@ -151,8 +165,11 @@ std::string flashLaunch(const std::vector<TensorRef> &inputs,
   launch.tensorCores =
       q.dtype == DType::BF16 && (headDim == 64 || headDim == 128);
   if (launch.tensorCores)
-    flashTensorCoreLaunch(flashTcTileSizes(headDim), inputs.size() == 3,
-                          q.shape, k.shape, launch);
+    flashTensorCoreLaunch(
+        flashTcTileSizes(headDim), inputs.size() == 3,
+        Shape{geometry.batch, geometry.heads, geometry.seq, headDim},
+        Shape{geometry.batch, geometry.kvHeads, geometry.kvSeq, headDim},
+        launch);
   return "";
 }
 
@@ -499,14 +516,15 @@ Status selectKernel(KernelKind kind, const KernelAttrs &attrs,
     // The result and, optionally, the rows' log-sum-exp (f32 [B, Hq, T]).
     if (outputs.size() == 2 &&
         (outputs[1].dtype != DType::F32 ||
-         outputs[1].numElements() != flashRows(inputs[0])))
+         outputs[1].numElements() != flashRows(outputs[0])))
       return refuse("attention's log-sum-exp is f32 [B, Hq, T]");
     LLMC_RETURN_IF_ERROR(expectOperands(
         kind, attrs, inputs,
         outputs.size() == 2 ? std::vector<TensorRef>{outputs[0]} : outputs, 3,
         3, 1, 1));
     FlashLaunch flash;
-    if (std::string why = flashLaunch(inputs, attrs, flash); !why.empty())
+    if (std::string why = flashLaunch(inputs, attrs, flash, &outputs[0]);
+        !why.empty())
       return refuse(why);
     if (outputs[0].dtype != inputs[0].dtype)
       return refuse("attention expects one element type throughout");
@@ -516,11 +534,14 @@ Status selectKernel(KernelKind kind, const KernelAttrs &attrs,
     return runs({"llmc_flash_attention_forward_" + flash.suffix});
   }
   case KernelKind::AttentionGrad: {
-    if (inputs.size() < 5 || inputs.size() > 6 || outputs.size() != 3 ||
-        attrs.ints.empty() || attrs.floats.empty())
+    // Three outputs dq, dk, dv, or one packed gradient (layout 2); the
+    // forward's log-sum-exp optionally as a sixth input.
+    if (inputs.size() < 5 || inputs.size() > 6 ||
+        (outputs.size() != 3 && outputs.size() != 1) || attrs.ints.empty() ||
+        attrs.floats.empty())
       return Status::error(StatusCode::InvalidArgument,
-                           "AttentionGrad: expected 5-6 inputs, 3 outputs, 1 "
-                           "int and 1 float, got " +
+                           "AttentionGrad: expected 5-6 inputs, 3 outputs (1 "
+                           "packed), 1 int and 1 float, got " +
                                std::to_string(inputs.size()) + ", " +
                                std::to_string(outputs.size()) + ", " +
                                std::to_string(attrs.ints.size()) + " and " +
@@ -528,16 +549,24 @@ Status selectKernel(KernelKind kind, const KernelAttrs &attrs,
     FlashLaunch flash;
     if (std::string why = flashLaunch(inputs, attrs, flash); !why.empty())
       return refuse(why);
-    for (const TensorRef &operand : {inputs[3], inputs[4], outputs[0],
-                                     outputs[1], outputs[2]})
+    bool packed = attrs.ints.size() > 1 &&
+                  attrs.ints[1] == static_cast<int64_t>(AttentionLayout::Packed);
+    if (packed != (outputs.size() == 1))
+      return refuse(packed ? "packed attention_grad writes one gradient"
+                           : "attention_grad writes dq, dk and dv");
+    for (const TensorRef &operand : {inputs[3], inputs[4]})
+      if (operand.dtype != inputs[0].dtype)
+        return refuse("attention_grad expects one element type throughout");
+    for (const TensorRef &operand : outputs)
       if (operand.dtype != inputs[0].dtype)
         return refuse("attention_grad expects one element type throughout");
     if (inputs.size() == 6 && (inputs[5].dtype != DType::F32 ||
-                               inputs[5].numElements() != flashRows(inputs[0])))
+                               inputs[5].numElements() != flashRows(inputs[3])))
       return refuse("attention_grad's log-sum-exp is f32 [B, Hq, T]");
-    // The log-sum-exp and delta of every query row (f32 each).
+    // The log-sum-exp and delta of every query row (f32 each): the rows of
+    // out, [B, Hq, T] in any layout.
     choice.scratchBytes =
-        static_cast<size_t>(flashRows(inputs[0])) * 2 * sizeof(float);
+        static_cast<size_t>(flashRows(inputs[3])) * 2 * sizeof(float);
     if (flash.tensorCores)
       return runs({"llmc_flash_attention_tc_grad_rows_" + flash.suffix,
                    "llmc_flash_attention_tc_grad_keys_" + flash.suffix,

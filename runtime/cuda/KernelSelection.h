@@ -13,6 +13,7 @@
 #ifndef LLMC_RUNTIME_CUDA_KERNELSELECTION_H
 #define LLMC_RUNTIME_CUDA_KERNELSELECTION_H
 
+#include "runtime/AttentionLayout.h"
 #include "runtime/Executable.h"
 #include "runtime/Kernel.h"
 #include "runtime/Status.h"
@@ -84,6 +85,14 @@ Status selectCommand(const RankProgram &program, const Command &command,
 /// says why not.
 Status checkOneRank(const Executable &executable);
 
+/// The strides of q (dq), k (dk), v (dv) and out (dout): the kernels'
+/// FlashLayout parameter (FlashAttentionSource.cpp), field for field.
+struct FlashOperands {
+  AttentionStrides q, k, v, o;
+};
+static_assert(sizeof(FlashOperands) == 16 * sizeof(long long),
+              "FlashOperands must match the kernels' FlashLayout");
+
 /// The launch parameters of flash attention (FlashAttentionSource.cpp)
 /// shared by the selection and the launch.
 struct FlashLaunch {
@@ -104,12 +113,20 @@ struct FlashLaunch {
   unsigned tensorCoreForwardShared = 0;
   unsigned tensorCoreRowsShared = 0;
   unsigned tensorCoreKeysShared = 0;
+  /// The operands' strides (runtime/AttentionLayout.h), passed to every
+  /// flash kernel as one FlashLayout parameter (the same bytes).
+  FlashOperands layout;
+  /// Whether every offset and stride is a multiple of 16 bytes (bf16), as
+  /// the tensor-core kernels' 16-byte copies need.
+  bool stridesAligned16 = false;
 };
-/// Fills `launch` from q [B, Hq, T, D], k [B, Hkv, S, D] and the
-/// attributes; returns why not when the kernels do not cover them ("" when
-/// they do).
+/// Fills `launch` from q, k (and `result`, the query-side result: the
+/// forward's result; attention_grad's out, inputs[3], when null) and the
+/// attributes ints [causal, layout], floats [scale]; returns why not when
+/// the kernels do not cover them ("" when they do).
 std::string flashLaunch(const std::vector<TensorRef> &inputs,
-                        const KernelAttrs &attrs, FlashLaunch &launch);
+                        const KernelAttrs &attrs, FlashLaunch &launch,
+                        const TensorRef *result = nullptr);
 /// The tiles of the tensor-core kernels (FlashTcTiles<D> in
 /// FlashAttentionTensorCoreSource.cpp, which must agree): per kernel, the
 /// 16-row blocks each of the 4 warps owns (rows per block = 64 times that:
@@ -124,7 +141,7 @@ struct FlashTcTileSizes {
 FlashTcTileSizes flashTcTileSizes(int64_t headDim);
 /// The tensor-core grids and shared memory of `launch` for `tiles`: those
 /// of the forward (`forward`) or of attention_grad, for q [B, Hq, T, D]
-/// and k [B, Hkv, S, D].
+/// and k [B, Hkv, S, D] (the sizes, in any layout).
 void flashTensorCoreLaunch(const FlashTcTileSizes &tiles, bool forward,
                            const Shape &q, const Shape &k,
                            FlashLaunch &launch);

@@ -133,6 +133,32 @@ func.func @dynamic_shape(%q: tensor<1x2x?x8xf32>, %k: tensor<1x2x16x8xf32>) -> t
 
 // -----
 
+// bthd: the heads are dimension 2, positions dimension 1.
+func.func @bthd_heads(%q: tensor<1x16x6x8xf32>, %k: tensor<1x16x4x8xf32>) -> tensor<1x16x6x8xf32> {
+  // expected-error @+1 {{'llmc.attention' op expected the query heads to be a multiple of the key/value heads, got 6 and 4}}
+  %o = llmc.attention %q, %k, %k layout bthd : (tensor<1x16x6x8xf32>, tensor<1x16x4x8xf32>, tensor<1x16x4x8xf32>) -> tensor<1x16x6x8xf32>
+  return %o : tensor<1x16x6x8xf32>
+}
+
+// -----
+
+func.func @packed_values(%p: tensor<1x16x6x8xf32>, %r: tensor<1x16x6x8xf32>) -> tensor<1x16x2x8xf32> {
+  // expected-error @+1 {{'llmc.attention' op expected one packed value as query, key and value}}
+  %o = llmc.attention %p, %r, %p layout packed : (tensor<1x16x6x8xf32>, tensor<1x16x6x8xf32>, tensor<1x16x6x8xf32>) -> tensor<1x16x2x8xf32>
+  return %o : tensor<1x16x2x8xf32>
+}
+
+// -----
+
+// 5 packed heads cannot be 2 query heads and as many key as value heads.
+func.func @packed_heads(%p: tensor<1x16x5x8xf32>) -> tensor<1x16x2x8xf32> {
+  // expected-error @+1 {{'llmc.attention' op expected 5 packed heads to be Hq = 2 query heads and as many key as value heads}}
+  %o = llmc.attention %p, %p, %p layout packed : (tensor<1x16x5x8xf32>, tensor<1x16x5x8xf32>, tensor<1x16x5x8xf32>) -> tensor<1x16x2x8xf32>
+  return %o : tensor<1x16x2x8xf32>
+}
+
+// -----
+
 // The log-sum-exp has one value per query row: [B, Hq, T].
 func.func @lse_shape(%q: tensor<1x4x16x8xf32>, %k: tensor<1x2x16x8xf32>) -> tensor<1x2x16xf32> {
   // expected-error @+1 {{'llmc.attention' op expected lse of shape [1, 4, 16], got [1, 2, 16]}}

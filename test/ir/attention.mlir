@@ -72,6 +72,28 @@ func.func @cross_scale(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x32x8xf32>, %v: te
 
 // -----
 
+// [B, T, H, D] operands and result; grouped heads (4 read 2).
+// CHECK-LABEL: func.func @bthd
+// CHECK-NEXT:    llmc.attention %{{.+}}, %{{.+}}, %{{.+}} causal layout bthd : (tensor<2x16x4x8xbf16>, tensor<2x16x2x8xbf16>, tensor<2x16x2x8xbf16>) -> tensor<2x16x4x8xbf16>
+func.func @bthd(%q: tensor<2x16x4x8xbf16>, %k: tensor<2x16x2x8xbf16>, %v: tensor<2x16x2x8xbf16>) -> tensor<2x16x4x8xbf16> {
+  %o = llmc.attention %q, %k, %v causal layout bthd : (tensor<2x16x4x8xbf16>, tensor<2x16x2x8xbf16>, tensor<2x16x2x8xbf16>) -> tensor<2x16x4x8xbf16>
+  return %o : tensor<2x16x4x8xbf16>
+}
+
+// -----
+
+// One packed [B, T, Hq + 2 Hkv, D] operand: 4 query heads, 2 key and 2
+// value heads.
+// CHECK-LABEL: func.func @packed
+// CHECK-SAME:    (%[[P:.+]]: tensor<2x16x8x8xf32>)
+// CHECK-NEXT:    llmc.attention %[[P]], %[[P]], %[[P]] layout packed : (tensor<2x16x8x8xf32>, tensor<2x16x8x8xf32>, tensor<2x16x8x8xf32>) -> tensor<2x16x4x8xf32>
+func.func @packed(%p: tensor<2x16x8x8xf32>) -> tensor<2x16x4x8xf32> {
+  %o = llmc.attention %p, %p, %p layout packed : (tensor<2x16x8x8xf32>, tensor<2x16x8x8xf32>, tensor<2x16x8x8xf32>) -> tensor<2x16x4x8xf32>
+  return %o : tensor<2x16x4x8xf32>
+}
+
+// -----
+
 // The optional log-sum-exp result: f32 [B, Hq, T] whatever the operands'
 // element type.
 // CHECK-LABEL: func.func @with_lse

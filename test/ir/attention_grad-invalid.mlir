@@ -51,10 +51,28 @@ func.func @scale(%q: tensor<1x2x4x8xf32>) {
 
 // -----
 
+// packed writes one gradient.
+func.func @packed_gradients(%p: tensor<1x16x6x8xf32>, %o: tensor<1x16x2x8xf32>) {
+  // expected-error @+1 {{'llmc.attention_grad' op expected 1 gradient in the packed layout, got 3}}
+  %dq, %dk, %dv = llmc.attention_grad %p, %p, %p, %o, %o layout packed : (tensor<1x16x6x8xf32>, tensor<1x16x6x8xf32>, tensor<1x16x6x8xf32>, tensor<1x16x2x8xf32>, tensor<1x16x2x8xf32>) -> (tensor<1x16x6x8xf32>, tensor<1x16x6x8xf32>, tensor<1x16x6x8xf32>)
+  return
+}
+
+// -----
+
 // The log-sum-exp operand must be f32 (the ODS constraint).
 func.func @lse_element_type(%q: tensor<1x2x4x8xbf16>, %lse: tensor<1x2x4xbf16>) {
   // expected-error @+1 {{'llmc.attention_grad' op operand #5 must be statically shaped tensor of 32-bit float values}}
   %dq, %dk, %dv = llmc.attention_grad %q, %q, %q, %q, %q lse %lse : (tensor<1x2x4x8xbf16>, tensor<1x2x4x8xbf16>, tensor<1x2x4x8xbf16>, tensor<1x2x4x8xbf16>, tensor<1x2x4x8xbf16>, tensor<1x2x4xbf16>) -> (tensor<1x2x4x8xbf16>, tensor<1x2x4x8xbf16>, tensor<1x2x4x8xbf16>)
+  return
+}
+
+// -----
+
+// bthd: out has the query's [B, T, Hq, D] type.
+func.func @bthd_out(%q: tensor<1x16x2x8xf32>, %o: tensor<1x2x16x8xf32>) {
+  // expected-error @+1 {{'llmc.attention_grad' op expected out of type 'tensor<1x16x2x8xf32>', got 'tensor<1x2x16x8xf32>'}}
+  %dq, %dk, %dv = llmc.attention_grad %q, %q, %q, %o, %o layout bthd : (tensor<1x16x2x8xf32>, tensor<1x16x2x8xf32>, tensor<1x16x2x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>) -> (tensor<1x16x2x8xf32>, tensor<1x16x2x8xf32>, tensor<1x16x2x8xf32>)
   return
 }
 

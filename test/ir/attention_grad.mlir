@@ -4,8 +4,8 @@
 // Neither causal nor scale is printed when absent.
 // CHECK-LABEL: func.func @plain
 // CHECK-SAME:    (%[[Q:.+]]: tensor<2x4x16x8xf32>, %[[K:.+]]: tensor<2x4x12x8xf32>, %[[V:.+]]: tensor<2x4x12x8xf32>, %[[O:.+]]: tensor<2x4x16x8xf32>, %[[G:.+]]: tensor<2x4x16x8xf32>)
-// CHECK-NEXT:    %[[DQ:.+]], %[[DK:.+]], %[[DV:.+]] = llmc.attention_grad %[[Q]], %[[K]], %[[V]], %[[O]], %[[G]] : (tensor<2x4x16x8xf32>, tensor<2x4x12x8xf32>, tensor<2x4x12x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>) -> (tensor<2x4x16x8xf32>, tensor<2x4x12x8xf32>, tensor<2x4x12x8xf32>)
-// CHECK-NEXT:    return %[[DQ]], %[[DK]], %[[DV]]
+// CHECK-NEXT:    %[[D:.+]]:3 = llmc.attention_grad %[[Q]], %[[K]], %[[V]], %[[O]], %[[G]] : (tensor<2x4x16x8xf32>, tensor<2x4x12x8xf32>, tensor<2x4x12x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>) -> (tensor<2x4x16x8xf32>, tensor<2x4x12x8xf32>, tensor<2x4x12x8xf32>)
+// CHECK-NEXT:    return %[[D]]#0, %[[D]]#1, %[[D]]#2
 func.func @plain(%q: tensor<2x4x16x8xf32>, %k: tensor<2x4x12x8xf32>, %v: tensor<2x4x12x8xf32>, %o: tensor<2x4x16x8xf32>, %g: tensor<2x4x16x8xf32>) -> (tensor<2x4x16x8xf32>, tensor<2x4x12x8xf32>, tensor<2x4x12x8xf32>) {
   %dq, %dk, %dv = llmc.attention_grad %q, %k, %v, %o, %g : (tensor<2x4x16x8xf32>, tensor<2x4x12x8xf32>, tensor<2x4x12x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>) -> (tensor<2x4x16x8xf32>, tensor<2x4x12x8xf32>, tensor<2x4x12x8xf32>)
   return %dq, %dk, %dv : tensor<2x4x16x8xf32>, tensor<2x4x12x8xf32>, tensor<2x4x12x8xf32>
@@ -19,6 +19,28 @@ func.func @plain(%q: tensor<2x4x16x8xf32>, %k: tensor<2x4x12x8xf32>, %v: tensor<
 func.func @grouped_causal_scale(%q: tensor<1x6x16x8xbf16>, %k: tensor<1x2x16x8xbf16>, %v: tensor<1x2x16x8xbf16>, %o: tensor<1x6x16x8xbf16>, %g: tensor<1x6x16x8xbf16>) -> tensor<1x2x16x8xbf16> {
   %dq, %dk, %dv = llmc.attention_grad %q, %k, %v, %o, %g causal scale 0.125 : (tensor<1x6x16x8xbf16>, tensor<1x2x16x8xbf16>, tensor<1x2x16x8xbf16>, tensor<1x6x16x8xbf16>, tensor<1x6x16x8xbf16>) -> (tensor<1x6x16x8xbf16>, tensor<1x2x16x8xbf16>, tensor<1x2x16x8xbf16>)
   return %dk : tensor<1x2x16x8xbf16>
+}
+
+// -----
+
+// bthd: three gradients of [B, T, H, D].
+// CHECK-LABEL: func.func @bthd
+// CHECK:         llmc.attention_grad %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} causal layout bthd : (tensor<2x16x4x8xf32>, tensor<2x16x2x8xf32>, tensor<2x16x2x8xf32>, tensor<2x16x4x8xf32>, tensor<2x16x4x8xf32>) -> (tensor<2x16x4x8xf32>, tensor<2x16x2x8xf32>, tensor<2x16x2x8xf32>)
+func.func @bthd(%q: tensor<2x16x4x8xf32>, %k: tensor<2x16x2x8xf32>, %o: tensor<2x16x4x8xf32>) -> tensor<2x16x2x8xf32> {
+  %dq, %dk, %dv = llmc.attention_grad %q, %k, %k, %o, %o causal layout bthd : (tensor<2x16x4x8xf32>, tensor<2x16x2x8xf32>, tensor<2x16x2x8xf32>, tensor<2x16x4x8xf32>, tensor<2x16x4x8xf32>) -> (tensor<2x16x4x8xf32>, tensor<2x16x2x8xf32>, tensor<2x16x2x8xf32>)
+  return %dk : tensor<2x16x2x8xf32>
+}
+
+// -----
+
+// packed: one gradient, of the packed operand's type.
+// CHECK-LABEL: func.func @packed
+// CHECK-SAME:    (%[[P:.+]]: tensor<2x16x8x8xbf16>, %[[O:.+]]: tensor<2x16x4x8xbf16>, %[[G:.+]]: tensor<2x16x4x8xbf16>)
+// CHECK-NEXT:    %[[D:.+]] = llmc.attention_grad %[[P]], %[[P]], %[[P]], %[[O]], %[[G]] causal layout packed : (tensor<2x16x8x8xbf16>, tensor<2x16x8x8xbf16>, tensor<2x16x8x8xbf16>, tensor<2x16x4x8xbf16>, tensor<2x16x4x8xbf16>) -> tensor<2x16x8x8xbf16>
+// CHECK-NEXT:    return %[[D]]
+func.func @packed(%p: tensor<2x16x8x8xbf16>, %o: tensor<2x16x4x8xbf16>, %g: tensor<2x16x4x8xbf16>) -> tensor<2x16x8x8xbf16> {
+  %d = llmc.attention_grad %p, %p, %p, %o, %g causal layout packed : (tensor<2x16x8x8xbf16>, tensor<2x16x8x8xbf16>, tensor<2x16x8x8xbf16>, tensor<2x16x4x8xbf16>, tensor<2x16x4x8xbf16>) -> tensor<2x16x8x8xbf16>
+  return %d : tensor<2x16x8x8xbf16>
 }
 
 // -----

@@ -241,16 +241,32 @@ func.func @loss(%x: tensor<8xf32> {llmc.role = "parameter"}) -> tensor<f32> {
 // CHECK:         %[[O:.+]], %[[L:.+]] = llmc.attention %[[Q]], %[[K]], %[[V]] causal scale 2.500000e-01 : ({{.*}}) -> (tensor<1x4x8x16xbf16>, tensor<1x4x8xf32>)
 // CHECK-NOT:     llmc.attention %
 // CHECK:         %[[G:.+]] = llmc.broadcast
-// CHECK-NEXT:    %[[DQ:.+]], %[[DK:.+]], %[[DV:.+]] = llmc.attention_grad %[[Q]], %[[K]], %[[V]], %[[O]], %[[G]] lse %[[L]] causal scale 2.500000e-01
+// CHECK-NEXT:    %[[D:.+]]:3 = llmc.attention_grad %[[Q]], %[[K]], %[[V]], %[[O]], %[[G]] lse %[[L]] causal scale 2.500000e-01
 // CHECK-NOT:     llmc.softmax
 // CHECK-NOT:     llmc.matmul
-// CHECK:         return %{{.+}}, %[[DQ]], %[[DK]], %[[DV]]
+// CHECK:         return %{{.+}}, %[[D]]#0, %[[D]]#1, %[[D]]#2
 func.func @loss(%q: tensor<1x4x8x16xbf16> {llmc.role = "parameter"},
                 %k: tensor<1x2x8x16xbf16> {llmc.role = "parameter"},
                 %v: tensor<1x2x8x16xbf16> {llmc.role = "parameter"}) -> tensor<bf16> {
   %o = llmc.attention %q, %k, %v causal scale 0.25 : (tensor<1x4x8x16xbf16>, tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>) -> tensor<1x4x8x16xbf16>
   %r = llmc.reduce_sum %o dims [0, 1, 2, 3] : tensor<1x4x8x16xbf16> -> tensor<bf16>
   return %r : tensor<bf16>
+}
+
+// -----
+
+// Packed q/k/v (one value read three times): one attention_grad in the
+// packed layout, whose one gradient is the packed value's (no sum of three).
+// CHECK-LABEL: func.func @train_step
+// CHECK-SAME:    (%[[P:.+]]: tensor<1x8x8x16xf32> {{.*}})
+// CHECK:         %[[O:.+]], %[[L:.+]] = llmc.attention %[[P]], %[[P]], %[[P]] causal layout packed : ({{.*}}) -> (tensor<1x8x4x16xf32>, tensor<1x4x8xf32>)
+// CHECK:         %[[G:.+]] = llmc.broadcast
+// CHECK-NEXT:    %[[D:.+]] = llmc.attention_grad %[[P]], %[[P]], %[[P]], %[[O]], %[[G]] lse %[[L]] causal layout packed : {{.*}} -> tensor<1x8x8x16xf32>
+// CHECK-NEXT:    return %{{.+}}, %[[D]]
+func.func @loss(%p: tensor<1x8x8x16xf32> {llmc.role = "parameter"}) -> tensor<f32> {
+  %o = llmc.attention %p, %p, %p causal layout packed : (tensor<1x8x8x16xf32>, tensor<1x8x8x16xf32>, tensor<1x8x8x16xf32>) -> tensor<1x8x4x16xf32>
+  %r = llmc.reduce_sum %o dims [0, 1, 2, 3] : tensor<1x8x4x16xf32> -> tensor<f32>
+  return %r : tensor<f32>
 }
 
 // -----

@@ -879,12 +879,12 @@ TEST(CompositeErrors, AttentionGrad) {
   Buffer wrong(DType::F32, {1, 2, 4, 4});
   expectError(run(KernelKind::AttentionGrad, {{1}, {0.5}},
                   {&q, &k, &k, &q, &q}, {&dq, &dk}),
-              "AttentionGrad kernel: expected 5 or 6 inputs and 3 outputs, "
-              "got 5 and 2");
+              "AttentionGrad kernel: expected 5-6 inputs and 3 outputs (1 "
+              "when packed), got 5 and 2");
   expectError(run(KernelKind::AttentionGrad, {{1}, {0.5}},
                   {&q, &k, &k, &wrong, &q}, {&dq, &dk, &dk}),
-              "AttentionGrad kernel: expected out of shape [1, 2, 4, 8], got "
-              "[1, 2, 4, 4]");
+              "AttentionGrad kernel: expected the query-side result of shape "
+              "[1, 2, 4, 8], got [1, 2, 4, 4]");
   expectError(run(KernelKind::AttentionGrad, {{1}, {0.5}},
                   {&q, &k, &k, &q, &q}, {&dq, &dq, &dk}),
               "AttentionGrad kernel: expected dkey of shape [1, 1, 4, 8], got "

@@ -36,16 +36,17 @@
 // TRAINDUMP-NEXT: 05-canonicalize.mlir
 // TRAINDUMP-NEXT: 06-cse.mlir
 // TRAINDUMP-NEXT: 07-llmc-share-loss-statistics.mlir
-// TRAINDUMP-NEXT: 08-llmc-fuse.mlir
-// TRAINDUMP-NEXT: 09-llmc-plan-buffers.mlir
-// TRAINDUMP-NOT:  10-
+// TRAINDUMP-NEXT: 08-llmc-fold-attention-layout.mlir
+// TRAINDUMP-NEXT: 09-llmc-fuse.mlir
+// TRAINDUMP-NEXT: 10-llmc-plan-buffers.mlir
+// TRAINDUMP-NOT:  11-
 // The loss gradient reads the forward's log-sum-exp.
 // RUN: FileCheck %s --check-prefix=SHARELSE < %t.train/07-llmc-share-loss-statistics.mlir
 // SHARELSE: %{{.+}}, %[[LSE:.+]] = llmc.cross_entropy
 // SHARELSE: llmc.cross_entropy_grad %{{.+}}, %{{.+}}, %{{.+}} lse %[[LSE]]
 // The fusion decisions are visible in the dump: each region says its
 // kind and, by its location, the model part it comes from.
-// RUN: FileCheck %s --check-prefix=FUSEDUMP < %t.train/08-llmc-fuse.mlir
+// RUN: FileCheck %s --check-prefix=FUSEDUMP < %t.train/09-llmc-fuse.mlir
 // FUSEDUMP-DAG: llmc.fused matmul_epilogue
 // FUSEDUMP-DAG: llmc.fused row_reduction
 // FUSEDUMP-DAG: llmc.fused classifier_loss
@@ -65,11 +66,12 @@
 // EMITLOSS:     func.func @loss
 // EMITLOSS-NOT: @train_step
 // RUN: not llmc compile %llmc_src_root/examples/gpt2-tiny.toml --emit=bogus 2>&1 | FileCheck %s --check-prefix=BADEMIT
-// BADEMIT: llmc: unknown --emit stage 'bogus'; expected loss, final, or a pass of the pipeline: 01-canonicalize, 02-cse, 03-llmc-autodiff, 04-llmc-optimizer, 05-canonicalize, 06-cse, 07-llmc-share-loss-statistics, 08-llmc-fuse, 09-llmc-plan-buffers
+// BADEMIT: llmc: unknown --emit stage 'bogus'; expected loss, final, or a pass of the pipeline: 01-canonicalize, 02-cse, 03-llmc-autodiff, 04-llmc-optimizer, 05-canonicalize, 06-cse, 07-llmc-share-loss-statistics, 08-llmc-fold-attention-layout, 09-llmc-fuse, 10-llmc-plan-buffers
 // --forward compiles @loss only (fuses it and plans its buffers).
 // RUN: rm -rf %t.fwd && llmc compile %llmc_src_root/examples/gpt2-tiny.toml --forward --dump-ir=%t.fwd --quiet
 // RUN: ls %t.fwd | FileCheck %s --check-prefix=FWDDUMP
 // FWDDUMP:      02-cse.mlir
-// FWDDUMP-NEXT: 03-llmc-fuse.mlir
-// FWDDUMP-NEXT: 04-llmc-plan-buffers.mlir
-// FWDDUMP-NOT:  05-
+// FWDDUMP-NEXT: 03-llmc-fold-attention-layout.mlir
+// FWDDUMP-NEXT: 04-llmc-fuse.mlir
+// FWDDUMP-NEXT: 05-llmc-plan-buffers.mlir
+// FWDDUMP-NOT:  06-

@@ -20,8 +20,8 @@
 // last stage also keeps each microbatch's loss lse (32 positions, 128
 // bytes) for the loss gradient (llmc-share-loss-statistics).
 // GPIPE:        stage    in flight    activations*     peak (live)           arena  bytes
-// GPIPE-NEXT:   0                4       1,118,784
-// GPIPE-NEXT:   1                4       1,250,304
+// GPIPE-NEXT:   0                4       1,053,248
+// GPIPE-NEXT:   1                4       1,184,768
 // 425,984 bytes: per microbatch a [2, 16, 64] f32 activation forward, its
 // gradient back, and the head's [128, 64] contribution to the tied
 // embedding's gradient back, and once the summed [128, 64] gradient forward
@@ -36,8 +36,8 @@
 // ONEF:         pipeline: 2 stages, schedule 1f1b
 // ONEF-NEXT:    bubble fraction 0.2{{[0-9]+}}
 // ONEF:         stage    in flight    activations*
-// ONEF-NEXT:    0                2         674,240
-// ONEF-NEXT:    1                1         427,520
+// ONEF-NEXT:    0                2         641,472
+// ONEF-NEXT:    1                1         411,136
 
 // Interleaved, 2 chunks of 2 layers per stage (8 layers): a smaller bubble.
 // INTER:        pipeline: 2 stages, schedule interleaved, 2 model chunk(s) per stage, 4 microbatches; chunks start at layers 0, 2, 4, 6 of 8

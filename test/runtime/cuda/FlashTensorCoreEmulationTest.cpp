@@ -364,8 +364,50 @@ void compare(const std::string &name, const std::vector<Bf16> &got,
               largest);
 }
 
-void runCase(const Case &c, ThreadPool &pool) {
-  std::string name = "B=" + std::to_string(c.batch) +
+/// The elements of a [B, H, T, D] tensor laid out as `layout` (1: bthd,
+/// [B, T, H, D]; 2: packed, heads [first, first + H) of a
+/// [B, T, all, D] tensor), and back.
+struct Placement {
+  int64_t layout, batch, heads, seq, headDim, all, first;
+  int64_t at(int64_t b, int64_t h, int64_t t) const {
+    if (layout == 0)
+      return ((b * heads + h) * seq + t) * headDim;
+    if (layout == 1)
+      return ((b * seq + t) * heads + h) * headDim;
+    return ((b * seq + t) * all + first + h) * headDim;
+  }
+  void place(const std::vector<Bf16> &bhtd, std::vector<Bf16> &laid) const {
+    for (int64_t b = 0; b < batch; ++b)
+      for (int64_t h = 0; h < heads; ++h)
+        for (int64_t t = 0; t < seq; ++t)
+          std::memcpy(&laid[at(b, h, t)],
+                      &bhtd[((b * heads + h) * seq + t) * headDim],
+                      headDim * sizeof(Bf16));
+  }
+  std::vector<Bf16> gather(const std::vector<Bf16> &laid) const {
+    std::vector<Bf16> bhtd(batch * heads * seq * headDim);
+    for (int64_t b = 0; b < batch; ++b)
+      for (int64_t h = 0; h < heads; ++h)
+        for (int64_t t = 0; t < seq; ++t)
+          std::memcpy(&bhtd[((b * heads + h) * seq + t) * headDim],
+                      &laid[at(b, h, t)], headDim * sizeof(Bf16));
+    return bhtd;
+  }
+};
+
+const char *layoutName(int64_t layout) {
+  return layout == 0 ? "bhtd" : layout == 1 ? "bthd" : "packed";
+}
+
+/// The CPU reference in the bhtd layout (out, dq, dk, dv), against which
+/// every layout is compared.
+struct Reference {
+  std::vector<Bf16> out, dq, dk, dv;
+};
+
+void runCase(const Case &c, int64_t layout, ThreadPool &pool) {
+  std::string name = std::string(layoutName(layout)) +
+                     " B=" + std::to_string(c.batch) +
                      " Hq=" + std::to_string(c.heads) +
                      " Hkv=" + std::to_string(c.kvHeads) +
                      " T=" + std::to_string(c.seq) +
@@ -391,33 +433,96 @@ void runCase(const Case &c, ThreadPool &pool) {
     return TensorRef{data.data(), DType::BF16, shape};
   };
 
-  // The CPU: out and the rows' log-sum-exp, then dq, dk, dv from that out.
+  // The CPU in the bhtd layout: out and the rows' log-sum-exp, then dq,
+  // dk, dv from that out.
   Shape rowShape = {batch, c.heads, c.seq};
   int64_t rowCount = batch * c.heads * c.seq;
-  std::vector<Bf16> out(qCount), dq(qCount), dk(kvCount), dv(kvCount);
   std::vector<float> cpuLse(rowCount);
+  Reference want{std::vector<Bf16>(qCount), std::vector<Bf16>(qCount),
+                 std::vector<Bf16>(kvCount), std::vector<Bf16>(kvCount)};
   ASSERT_TRUE(runCpuKernel(KernelKind::Attention, attrs,
                            {ref(q, qShape), ref(k, kvShape), ref(v, kvShape)},
-                           {ref(out, qShape),
+                           {ref(want.out, qShape),
                             TensorRef{cpuLse.data(), DType::F32, rowShape}},
                            pool)
                   .isOk());
   ASSERT_TRUE(runCpuKernel(KernelKind::AttentionGrad, attrs,
                            {ref(q, qShape), ref(k, kvShape), ref(v, kvShape),
-                            ref(out, qShape), ref(dout, qShape)},
-                           {ref(dq, qShape), ref(dk, kvShape),
-                            ref(dv, kvShape)},
+                            ref(want.out, qShape), ref(dout, qShape)},
+                           {ref(want.dq, qShape), ref(want.dk, kvShape),
+                            ref(want.dv, kvShape)},
                            pool)
                   .isOk());
 
-  // The emulated kernels with the launch's grids and shared memory.
+  // The operands in `layout`: q, k, v (one packed tensor: the same bytes
+  // three times) and out/dout.
+  const int64_t all = c.heads + 2 * c.kvHeads;
+  Placement qAt{layout, batch, c.heads, c.seq, c.headDim, all, 0};
+  Placement kAt{layout, batch, c.kvHeads, c.kvSeq, c.headDim, all, c.heads};
+  Placement vAt{layout, batch, c.kvHeads, c.kvSeq, c.headDim, all,
+                c.heads + c.kvHeads};
+  Placement oAt{layout == 2 ? 1 : layout, batch, c.heads, c.seq, c.headDim,
+                all, 0};
+  Shape laidQ = qShape, laidKv = kvShape, laidO = qShape;
+  if (layout != 0) {
+    laidQ = {batch, c.seq, c.heads, c.headDim};
+    laidKv = {batch, c.kvSeq, c.kvHeads, c.headDim};
+    laidO = laidQ;
+  }
+  if (layout == 2)
+    laidQ = laidKv = {batch, c.seq, all, c.headDim};
+  std::vector<Bf16> lq(numElements(laidQ)), lk(numElements(laidKv)),
+      lv(numElements(laidKv)), lout(qCount), ldout(qCount);
+  qAt.place(q, lq);
+  kAt.place(k, layout == 2 ? lq : lk);
+  vAt.place(v, layout == 2 ? lq : lv);
+  if (layout == 2)
+    lk = lv = lq;
+  oAt.place(want.out, lout);
+  oAt.place(dout, ldout);
+  attrs.ints.push_back(layout);
+
+  // The CPU in `layout` computes the same bits as in bhtd (only the
+  // addressing differs).
+  if (layout != 0) {
+    std::vector<Bf16> cpuOut(qCount), cpuDq(numElements(laidQ)),
+        cpuDk(numElements(laidKv)), cpuDv(numElements(laidKv));
+    ASSERT_TRUE(runCpuKernel(KernelKind::Attention, attrs,
+                             {ref(lq, laidQ), ref(lk, laidKv), ref(lv, laidKv)},
+                             {ref(cpuOut, laidO)}, pool)
+                    .isOk());
+    std::vector<TensorRef> grads = {ref(cpuDq, laidQ), ref(cpuDk, laidKv),
+                                    ref(cpuDv, laidKv)};
+    if (layout == 2)
+      grads.resize(1);
+    ASSERT_TRUE(runCpuKernel(KernelKind::AttentionGrad, attrs,
+                             {ref(lq, laidQ), ref(lk, laidKv), ref(lv, laidKv),
+                              ref(lout, laidO), ref(ldout, laidO)},
+                             grads, pool)
+                    .isOk());
+    auto same = [&](const char *what, const std::vector<Bf16> &got,
+                    const std::vector<Bf16> &expected) {
+      EXPECT_EQ(0, std::memcmp(got.data(), expected.data(),
+                               expected.size() * sizeof(Bf16)))
+          << "the CPU's " << what << " in " << layoutName(layout)
+          << " differs from bhtd";
+    };
+    same("out", oAt.gather(cpuOut), want.out);
+    same("dq", qAt.gather(cpuDq), want.dq);
+    same("dk", kAt.gather(layout == 2 ? cpuDq : cpuDk), want.dk);
+    same("dv", vAt.gather(layout == 2 ? cpuDq : cpuDv), want.dv);
+  }
+
+  // The emulated kernels with the launch's grids, shared memory and
+  // strides.
   FlashLaunch forward, backward;
-  TensorRef qRef{nullptr, DType::BF16, qShape}, kvRef{nullptr, DType::BF16,
-                                                      kvShape};
-  ASSERT_EQ(flashLaunch({qRef, kvRef, kvRef}, attrs, forward), "");
-  ASSERT_EQ(flashLaunch({qRef, kvRef, kvRef, qRef, qRef}, attrs, backward),
+  TensorRef qRef{nullptr, DType::BF16, laidQ},
+      kvRef{nullptr, DType::BF16, laidKv}, oRef{nullptr, DType::BF16, laidO};
+  ASSERT_EQ(flashLaunch({qRef, kvRef, kvRef}, attrs, forward, &oRef), "");
+  ASSERT_EQ(flashLaunch({qRef, kvRef, kvRef, oRef, oRef}, attrs, backward),
             "");
   ASSERT_TRUE(forward.tensorCores && backward.tensorCores);
+  ASSERT_TRUE(forward.stridesAligned16 && backward.stridesAligned16);
 #ifdef LLMC_FLASH_EMULATION_D64_TILES
   // cuda-flash-emulation-tiles: the kernels compiled with the D = 64 sizes
   // of this target's LLMC_FLASH_TC_D64_* definitions, launched with them.
@@ -430,9 +535,16 @@ void runCase(const Case &c, ThreadPool &pool) {
     flashTensorCoreLaunch(tiles, false, qShape, kvShape, backward);
   }
 #endif
+  FlashLayout forwardLayout, backwardLayout;
+  static_assert(sizeof(FlashLayout) == sizeof(FlashOperands));
+  std::memcpy(&forwardLayout, &forward.layout, sizeof forwardLayout);
+  std::memcpy(&backwardLayout, &backward.layout, sizeof backwardLayout);
   const Bf16 poison{0x7f7f};
-  std::vector<Bf16> gpuOut(qCount, poison), gpuDq(qCount, poison),
-      gpuDk(kvCount, poison), gpuDv(kvCount, poison);
+  std::vector<Bf16> gpuOut(qCount, poison), gpuDq(lq.size(), poison),
+      gpuDk(lk.size(), poison), gpuDv(lv.size(), poison);
+  // Packed: one gradient buffer for dq, dk and dv.
+  Bf16 *dkData = layout == 2 ? gpuDq.data() : gpuDk.data();
+  Bf16 *dvData = layout == 2 ? gpuDq.data() : gpuDv.data();
   std::vector<float> gpuLse(rowCount, NAN), lse(rowCount, NAN),
       delta(rowCount, NAN);
   int heads = static_cast<int>(c.heads), kvHeads = static_cast<int>(c.kvHeads);
@@ -440,13 +552,15 @@ void runCase(const Case &c, ThreadPool &pool) {
   int causal = c.causal ? 1 : 0;
   float scale = static_cast<float>(attrs.floats[0]);
   using Forward = void (*)(const Bf16 *, const Bf16 *, const Bf16 *, Bf16 *,
-                           float *, int, int, long long, long long, int, float);
+                           float *, int, int, long long, long long, int, float,
+                           FlashLayout);
   using Rows = void (*)(const Bf16 *, const Bf16 *, const Bf16 *, const Bf16 *,
                         const Bf16 *, const float *, Bf16 *, float *, float *,
-                        int, int, long long, long long, int, float);
+                        int, int, long long, long long, int, float,
+                        FlashLayout);
   using Keys = void (*)(const Bf16 *, const Bf16 *, const Bf16 *, const Bf16 *,
                         const float *, const float *, Bf16 *, Bf16 *, int, int,
-                        long long, long long, int, float);
+                        long long, long long, int, float, FlashLayout);
   bool wide = c.headDim == 128;
   Forward forwardKernel = wide ? llmc_flash_attention_tc_forward_bf16_d128
                                : llmc_flash_attention_tc_forward_bf16_d64;
@@ -455,12 +569,14 @@ void runCase(const Case &c, ThreadPool &pool) {
   Keys keysKernel = wide ? llmc_flash_attention_tc_grad_keys_bf16_d128
                          : llmc_flash_attention_tc_grad_keys_bf16_d64;
   runGrid(forward.tensorCoreQueryBlocks, forward.tensorCoreForwardShared, [&] {
-    forwardKernel(q.data(), k.data(), v.data(), gpuOut.data(), gpuLse.data(),
-                  heads, kvHeads, seq, kvSeq, causal, scale);
+    forwardKernel(lq.data(), lk.data(), lv.data(), gpuOut.data(),
+                  gpuLse.data(), heads, kvHeads, seq, kvSeq, causal, scale,
+                  forwardLayout);
   });
-  compare("attention " + name, gpuOut, out);
-  // The log-sum-exp: f32 sums of bf16 products against f64 ones, within
-  // 1e-4 of max(1, |lse|) (scores here are at most a few units).
+  compare("attention " + name, oAt.gather(gpuOut), want.out);
+  // The log-sum-exp ([B, Hq, T] in every layout): f32 sums of bf16
+  // products against f64 ones, within 1e-4 of max(1, |lse|) (scores here
+  // are at most a few units).
   int lseFailures = 0;
   for (int64_t i = 0; i < rowCount; ++i) {
     double bound = 1e-4 * std::max(1.0, std::fabs(double(cpuLse[i])));
@@ -481,19 +597,28 @@ void runCase(const Case &c, ThreadPool &pool) {
     std::fill(gpuDv.begin(), gpuDv.end(), poison);
     std::fill(lse.begin(), lse.end(), NAN);
     runGrid(backward.tensorCoreQueryBlocks, backward.tensorCoreRowsShared, [&] {
-      rowsKernel(q.data(), k.data(), v.data(), out.data(), dout.data(),
+      rowsKernel(lq.data(), lk.data(), lv.data(), lout.data(), ldout.data(),
                  forwardLse, gpuDq.data(), lse.data(), delta.data(), heads,
-                 kvHeads, seq, kvSeq, causal, scale);
+                 kvHeads, seq, kvSeq, causal, scale, backwardLayout);
     });
     const float *keysLse = forwardLse ? forwardLse : lse.data();
     runGrid(backward.tensorCoreKeyBlocks, backward.tensorCoreKeysShared, [&] {
-      keysKernel(q.data(), k.data(), v.data(), dout.data(), keysLse,
-                 delta.data(), gpuDk.data(), gpuDv.data(), heads, kvHeads, seq,
-                 kvSeq, causal, scale);
+      keysKernel(lq.data(), lk.data(), lv.data(), ldout.data(), keysLse,
+                 delta.data(), dkData, dvData, heads, kvHeads, seq, kvSeq,
+                 causal, scale, backwardLayout);
     });
-    compare("attention_grad dq" + how + name, gpuDq, dq);
-    compare("attention_grad dk" + how + name, gpuDk, dk);
-    compare("attention_grad dv" + how + name, gpuDv, dv);
+    compare("attention_grad dq" + how + name, qAt.gather(gpuDq), want.dq);
+    compare("attention_grad dk" + how + name,
+            kAt.gather(layout == 2 ? gpuDq : gpuDk), want.dk);
+    compare("attention_grad dv" + how + name,
+            vAt.gather(layout == 2 ? gpuDq : gpuDv), want.dv);
+    // Packed: every element of the gradient written (no poison left).
+    if (layout == 2)
+      for (size_t i = 0; i < gpuDq.size(); ++i)
+        if (gpuDq[i].bits == poison.bits) {
+          ADD_FAILURE() << "packed gradient element " << i << " not written";
+          break;
+        }
   }
 }
 
@@ -510,22 +635,37 @@ TEST(FlashTensorCoreEmulation, MatchesTheCpu) {
   // Only D = 64 has other sizes here.
   for (bool causal : {false, true})
     for (int64_t seq : {13, 64, 130, 200})
-      runCase({1, 2, 1, seq, seq, 64, causal}, pool);
-  runCase({1, 2, 1, 20, 100, 64, false}, pool);
-  runCase({1, 2, 1, 130, 70, 64, false}, pool);
-  runCase({2, 2, 2, 100, 100, 64, true}, pool);
+      runCase({1, 2, 1, seq, seq, 64, causal}, 0, pool);
+  runCase({1, 2, 1, 20, 100, 64, false}, 0, pool);
+  runCase({1, 2, 1, 130, 70, 64, false}, 0, pool);
+  runCase({2, 2, 2, 100, 100, 64, true}, 0, pool);
   return;
 #endif
   for (int64_t headDim : {64, 128})
     for (bool causal : {false, true})
       for (int64_t seq : {13, 64, 130})
-        runCase({1, 2, 1, seq, seq, headDim, causal}, pool);
+        runCase({1, 2, 1, seq, seq, headDim, causal}, 0, pool);
   for (int64_t headDim : {64, 128}) {
-    runCase({1, 2, 1, 20, 100, headDim, false}, pool);
-    runCase({1, 2, 1, 130, 70, headDim, false}, pool);
+    runCase({1, 2, 1, 20, 100, headDim, false}, 0, pool);
+    runCase({1, 2, 1, 130, 70, headDim, false}, 0, pool);
   }
-  runCase({2, 2, 2, 100, 100, 64, true}, pool);
-  runCase({2, 8, 2, 70, 70, 128, true}, pool);
+  runCase({2, 2, 2, 100, 100, 64, true}, 0, pool);
+  runCase({2, 8, 2, 70, 70, 128, true}, 0, pool);
+}
+
+// The [B, T, H, D] layouts (docs/cuda.md, "Attention on [B, T, H, D]"):
+// bthd and packed (q, k, v one [B, T, Hq + 2 Hkv, D] tensor, one packed
+// gradient), D = 64 and 128, causal and not, grouped heads, batches of 2
+// (the batch stride), partial tiles; cross attention in bthd (packed is
+// self-attention only). The CPU in each layout gives the bits of bhtd; the
+// kernels compare with the tolerance above. About 40 s here.
+TEST(FlashTensorCoreEmulation, StridedLayoutsMatchTheCpu) {
+  ThreadPool pool;
+  for (int64_t layout : {1, 2})
+    for (int64_t headDim : {64, 128})
+      runCase({2, 4, 2, 70, 70, headDim, true}, layout, pool);
+  runCase({1, 2, 1, 70, 70, 64, false}, 2, pool);
+  runCase({1, 2, 1, 20, 100, 64, false}, 1, pool);
 }
 
 } // namespace
