@@ -190,6 +190,11 @@ TEST(CudaTileSweep, FlashAttentionTileSweep) {
   ASSERT_EQ(cudaEventCreate(&stop), cudaSuccess);
   int kHeads = static_cast<int>(heads);
   long long kSeq = seq;
+  // Every operand in the [B, H, T, D] layout (the kernels' FlashLayout
+  // parameter, runtime/AttentionLayout.h).
+  FlashOperands layout;
+  layout.q = layout.k = layout.v = layout.o =
+      AttentionStrides{0, heads * seq * headDim, seq * headDim, headDim};
   int causal = 1;
   float scale = 0.125f;
   const void *qp = qb.data, *kp = kb.data, *vp = vb.data, *op = ob.data,
@@ -215,7 +220,7 @@ TEST(CudaTileSweep, FlashAttentionTileSweep) {
                     forward.tensorCoreQueryBlocks,
                     forward.tensorCoreForwardShared,
                     {&qp, &kp, &vp, &outp, &lsep, &kHeads, &kHeads, &kSeq,
-                     &kSeq, &causal, &scale});
+                     &kSeq, &causal, &scale, &layout});
     };
     // The backward as the session runs it with the forward's lse: rows
     // (which also writes delta), then keys.
@@ -224,14 +229,15 @@ TEST(CudaTileSweep, FlashAttentionTileSweep) {
                     backward.tensorCoreQueryBlocks,
                     backward.tensorCoreRowsShared,
                     {&qp, &kp, &vp, &op, &dop, &lseIn, &dqp, &lseScratch,
-                     &delta, &kHeads, &kHeads, &kSeq, &kSeq, &causal, &scale});
+                     &delta, &kHeads, &kHeads, &kSeq, &kSeq, &causal, &scale,
+                     &layout});
     };
     auto runKeys = [&] {
       return launch(*library, "llmc_flash_attention_tc_grad_keys_bf16_d64",
                     backward.tensorCoreKeyBlocks,
                     backward.tensorCoreKeysShared,
                     {&qp, &kp, &vp, &dop, &lseIn, &delta, &dkp, &dvp, &kHeads,
-                     &kHeads, &kSeq, &kSeq, &causal, &scale});
+                     &kHeads, &kSeq, &kSeq, &causal, &scale, &layout});
     };
     auto medianMs = [&](const std::function<Status()> &run) {
       std::vector<float> times;
