@@ -110,7 +110,7 @@ struct Placement {
     for (int64_t b = 0; b < batch; ++b)
       for (int64_t h = 0; h < heads; ++h)
         for (int64_t t = 0; t < seq; ++t) {
-          size_t dense = ((b * heads + h) * seq + t) * row / headDim;
+          size_t dense = static_cast<size_t>((b * heads + h) * seq + t) * row;
           size_t strided = at(b, h, t) * row / headDim;
           if (toLaid)
             std::memcpy(&laid.bytes[strided], &bhtd.bytes[dense], row);
