@@ -90,8 +90,9 @@ install_cudnn_frontend() {
       --target "$target" "nvidia-cudnn-frontend==$cudnn_frontend_version"; then
     printf '%s\n' "$cudnn_frontend_version" >"$stamp"
     # A configured build looks for the headers again.
-    [ -f "$build_dir/CMakeCache.txt" ] &&
+    if [ -f "$build_dir/CMakeCache.txt" ]; then
       sed -i '/^LLMC_CUDNN_FRONTEND_INCLUDE:/d' "$build_dir/CMakeCache.txt"
+    fi
   else
     log "cudnn frontend: not installed (no network?); attention will run llmc's own kernels"
   fi
