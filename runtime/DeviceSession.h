@@ -49,6 +49,16 @@ public:
   /// The default binds a host buffer of zeros; a device session clears its
   /// own memory instead.
   virtual Status zeroArgument(const std::string &name);
+  /// Draws argument `index` from its initializer with `seed` where it
+  /// lives, the values initialArgumentBytes (runtime/train/Init.h) would
+  /// bind, and sets `drawn`. A session that cannot (the default; the CUDA
+  /// session for a sharded argument or an f16 one) leaves `drawn` false and
+  /// the caller draws on the host.
+  virtual Status drawArgument(size_t index, uint64_t seed, bool &drawn) {
+    (void)index, (void)seed;
+    drawn = false;
+    return Status::ok();
+  }
   /// Output `output` of the last run becomes argument `name`'s value, without
   /// a trip through the host (the training loop's feedback of new parameters
   /// and optimizer state).

@@ -1,6 +1,7 @@
 //===- CudaSession.cpp - run a loaded Executable on one GPU ---------------===//
 #include "runtime/cuda/CudaSession.h"
 #include "runtime/Sharding.h"
+#include "runtime/train/Init.h"
 
 #include "runtime/cuda/CudaModule.h"
 #include "runtime/cuda/DeviceKernels.h"
@@ -155,6 +156,64 @@ Status CudaSession::zeroArgument(const std::string &name) {
   LLMC_CUDA_CHECK(cudaMemsetAsync(target.data, 0, target.bytes(), stream_),
                   "clearing argument '" + name + "'");
   bound_[index] = true;
+  return Status::ok();
+}
+
+Status CudaSession::drawArgument(size_t index, uint64_t seed, bool &drawn) {
+  drawn = false;
+  if (index >= executable_.arguments.size())
+    return Status::error(StatusCode::InvalidArgument,
+                         "no argument #" + std::to_string(index));
+  const ArgumentInfo &info = executable_.arguments[index];
+  TensorRef target = slot(info.value);
+  int type = target.dtype == DType::F32    ? 0
+             : target.dtype == DType::F64  ? 1
+             : target.dtype == DType::BF16 ? 2
+                                           : -1;
+  int kind = -1;
+  double scale = info.init.scale;
+  switch (info.init.kind) {
+  case InitSpec::Kind::Normal:
+    kind = 0;
+    break;
+  case InitSpec::Kind::Uniform:
+    kind = 1;
+    break;
+  case InitSpec::Kind::Ones:
+    kind = 2, scale = 1.0;
+    break;
+  case InitSpec::Kind::Constant:
+    kind = 2;
+    break;
+  case InitSpec::Kind::Zeros:
+    kind = 2, scale = 0.0;
+    break;
+  default:
+    break;
+  }
+  // Optimizer state starts at zero unless its initializer is a constant
+  // (initialArgumentBytes).
+  if (info.role == ArgumentRole::OptimizerState &&
+      info.init.kind != InitSpec::Kind::Constant)
+    kind = 2, scale = 0.0;
+  // A sharded argument's block would need the global positions of its
+  // elements: the host draws it and setArgument splits it.
+  if (type < 0 || kind < 0 || !info.sharding.replicated() ||
+      info.role == ArgumentRole::Input)
+    return Status::ok();
+  void *out = target.data;
+  long long n = static_cast<long long>(numElements(target.shape));
+  unsigned long long stream = initialStream(seed, index);
+  std::vector<void *> args = {&out, &type, &n, &stream, &kind, &scale};
+  // Blocks of 256 threads, two pairs per thread (more beyond 65,535
+  // blocks: the kernel strides over the grid).
+  long long pairs = (n + 1) / 2;
+  unsigned blocks = static_cast<unsigned>(
+      std::clamp<long long>((pairs + 511) / 512, 1, 65535));
+  LLMC_RETURN_IF_ERROR(
+      kernels_->launchDeviceEntry("llmc_init_draw", blocks, args, stream_));
+  bound_[index] = true;
+  drawn = true;
   return Status::ok();
 }
 

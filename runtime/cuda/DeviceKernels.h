@@ -56,6 +56,9 @@ const char *reduceKernelSource();
 /// The norms' gradients, layer_norm_grad and rms_norm_grad
 /// (NormGradKernelsSource.cpp); they use helpers of deviceKernelSource().
 const char *normGradKernelSource();
+/// The initial parameters drawn on the device, the values of the host's
+/// draw (InitKernelsSource.cpp); it uses helpers of deviceKernelSource().
+const char *initKernelSource();
 /// The CUDA C++ of flash attention forward and backward
 /// (FlashAttentionSource.cpp); it uses helpers of deviceKernelSource().
 const char *flashAttentionSource();
@@ -70,7 +73,7 @@ std::string flashAttentionTensorCoreEntries(int headDim);
 /// followed by reduceKernelSource(), moeKernelSource(),
 /// longRowKernelSource(), crossEntropyKernelSource(),
 /// crossEntropyGradKernelSource(),
-/// normGradKernelSource(), flashAttentionSource() and
+/// normGradKernelSource(), initKernelSource(), flashAttentionSource() and
 /// flashAttentionTensorCoreSource() (its templates, without entries).
 std::string deviceKernelUnit();
 /// A unit of hand-written kernels: its name (without ".cu") and source.

@@ -529,7 +529,7 @@ std::string deviceKernelUnit() {
   return std::string(deviceKernelSource()) + reduceKernelSource() +
          moeKernelSource() + longRowKernelSource() +
          crossEntropyKernelSource() + crossEntropyGradKernelSource() +
-         normGradKernelSource() +
+         normGradKernelSource() + initKernelSource() +
          flashAttentionSource() +
          flashAttentionTensorCoreSource();
 }

@@ -11,6 +11,10 @@
 
 namespace llmc::rt {
 
+uint64_t initialStream(uint64_t seed, size_t index) {
+  return splitMix(seed * kSplitMixGamma + index);
+}
+
 Status initialArgumentBytes(const Executable &executable, size_t index,
                             uint64_t seed, std::vector<uint8_t> &bytes) {
   const ArgumentInfo &arg = executable.arguments.at(index);
@@ -37,7 +41,7 @@ Status initialArgumentBytes(const Executable &executable, size_t index,
   // number of threads. (A
   // sequential std::mt19937_64 with std::normal_distribution took 4.5 s of
   // the 5 s start of GPT-2 124M on the H200's host.)
-  const uint64_t stream = splitMix(seed * kSplitMixGamma + index);
+  const uint64_t stream = initialStream(seed, index);
   const InitSpec init = arg.init;
   const DType dtype = value.dtype;
   uint8_t *out = bytes.data();

@@ -24,6 +24,10 @@ namespace llmc::rt {
 Status initialArgumentBytes(const Executable &executable, size_t index,
                             uint64_t seed, std::vector<uint8_t> &bytes);
 
+/// The start of argument `index`'s SplitMix64 stream for `seed`: the one
+/// initialArgumentBytes draws from (and the device draw, CudaSession).
+uint64_t initialStream(uint64_t seed, size_t index);
+
 } // namespace llmc::rt
 
 #endif // LLMC_RUNTIME_TRAIN_INIT_H

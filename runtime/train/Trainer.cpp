@@ -151,9 +151,11 @@ Status layoutOf(const Executable &exe, StepLayout &layout) {
 /// and the optimizer state to zeros.
 /// Binds every parameter and optimizer state argument; `drawSeconds` gets
 /// the time spent drawing initial values on the host (the rest is binding:
-/// the copies to the device).
+/// the copies to the device), `deviceDrawn` the number of arguments the
+/// session drew where they live (enqueued: their time joins the first step).
 Status bindInitialState(const Executable &exe, DeviceSession &session,
-                        const TrainOptions &options, double &drawSeconds) {
+                        const TrainOptions &options, double &drawSeconds,
+                        int &deviceDrawn) {
   using Clock = std::chrono::steady_clock;
   SafetensorsFile weights;
   if (!options.weightsPath.empty())
@@ -183,7 +185,16 @@ Status bindInitialState(const Executable &exe, DeviceSession &session,
       LLMC_RETURN_IF_ERROR(session.zeroArgument(arg.name));
       continue;
     }
-    // Drawn globally (the single-device values), split when bound.
+    // Drawn where it lives when the session can (the CUDA session: the
+    // same values, no host draw or copy), else drawn globally on the host
+    // (the single-device values) and split when bound.
+    bool drawn = false;
+    LLMC_RETURN_IF_ERROR(
+        session.drawArgument(i, options.settings.seed, drawn));
+    if (drawn) {
+      ++deviceDrawn;
+      continue;
+    }
     std::vector<uint8_t> bytes;
     Shape shape;
     LLMC_RETURN_IF_ERROR(argumentGlobalShape(exe, i, shape));
@@ -408,6 +419,7 @@ Status train(const Executable &exe, const TrainOptions &options,
   double dataSeconds = since(dataBegin);
   Clock::time_point stateBegin = Clock::now();
   double drawSeconds = 0;
+  int deviceDrawn = 0;
   // Where to start: a checkpoint, or the initial state.
   int64_t first = 1;
   if (!options.resume.empty()) {
@@ -421,16 +433,21 @@ Status train(const Executable &exe, const TrainOptions &options,
       std::fprintf(options.log, "resumed from %s (step %lld)\n", path.c_str(),
                    static_cast<long long>(state.step));
   } else {
-    LLMC_RETURN_IF_ERROR(bindInitialState(exe, *session, options, drawSeconds));
+    LLMC_RETURN_IF_ERROR(bindInitialState(exe, *session, options, drawSeconds,
+                                          deviceDrawn));
   }
   if (options.log)
     std::fprintf(options.log,
                  "ready in %.2f s: %s session %.2f s, data %.2f s, %s %.2f s "
-                 "(%.2f s of it drawn on the host)\n",
+                 "(%.2f s of it drawn on the host%s)\n",
                  since(sessionBegin), device.c_str(), sessionSeconds,
                  dataSeconds,
                  options.resume.empty() ? "initial state" : "checkpoint",
-                 since(stateBegin), drawSeconds);
+                 since(stateBegin), drawSeconds,
+                 deviceDrawn ? (", " + std::to_string(deviceDrawn) +
+                                " tensors drawn on the device")
+                                   .c_str()
+                             : "");
   if (options.log) {
     std::string notes = session->backendNotes();
     if (!notes.empty())
