@@ -345,6 +345,25 @@ Status checkMatmulProblem(const MatmulProblem &p) {
                          "K > 0, got batch " +
                              std::to_string(p.batch) + " and K " +
                              std::to_string(p.k));
+  // Measured on the H200: with a leading dimension that is not a multiple
+  // of 16 bytes (M = 17, K = 65, both operands transposed), cuBLASLt's bf16
+  // epilogues missed the f32-accumulation bound by up to 24x
+  // (CudaMatmulEpilogueTest). Codegen lowers such regions op by op
+  // (codegen/LowerMatmulEpilogue.cpp).
+  if (p.hasEpilogue && p.operands == DType::BF16 &&
+      p.epilogue != MatmulEpilogueKind::BiasGradient) {
+    int64_t lhsLeading = p.transA ? p.m : p.k;
+    int64_t rhsLeading = p.transB ? p.k : p.n;
+    if (lhsLeading % 8 != 0 || rhsLeading % 8 != 0 || p.n % 8 != 0)
+      return Status::error(
+          StatusCode::InvalidArgument,
+          "cuBLASLt matmul: a bf16 epilogue needs leading dimensions that "
+          "are multiples of 8 elements (lhs " +
+              std::to_string(lhsLeading) + ", rhs " +
+              std::to_string(rhsLeading) + ", result " + std::to_string(p.n) +
+              "); recompile with this llmc, which lowers such regions op by "
+              "op");
+  }
   if (p.hasEpilogue && p.epilogue == MatmulEpilogueKind::BiasGeluAux &&
       p.n % 8 != 0)
     return Status::error(StatusCode::InvalidArgument,

@@ -323,3 +323,38 @@ TEST_F(CodegenEpilogueTest, ABiasGradientReadBeforeTheGemmStaysAReduction) {
 }
 
 } // namespace
+
+namespace {
+
+std::string replaceAll(std::string text, const std::string &from,
+                       const std::string &to) {
+  for (size_t at = text.find(from); at != std::string::npos;
+       at = text.find(from, at + to.size()))
+    text.replace(at, from.size(), to);
+  return text;
+}
+
+// 16-bit operands join an epilogue only when every leading dimension is a
+// multiple of 8 elements (cuBLASLt's bf16 epilogues missed their bound on
+// the H200 with K = 65; runtime/cuda/CublasLt.cpp refuses such problems).
+TEST_F(CodegenEpilogueTest, Bf16EpiloguesNeedLeadingDimensionsOf16Bytes) {
+  std::string t = kT;
+  std::string f32 =
+      program(true, "  %s = llmc.add %p, %bb : " + t + "\n", "%s", t);
+  std::string aligned = replaceAll(f32, "xf32>", "xbf16>");
+  std::string unaligned = replaceAll(
+      replaceAll(aligned, "4x6x8x", "4x6x5x"), "tensor<8x16x", "tensor<5x16x");
+  auto epilogues = [&](const std::string &text) {
+    FailureOr<rt::Executable> exe = compile(text);
+    EXPECT_TRUE(succeeded(exe)) << text;
+    if (failed(exe))
+      return -1;
+    std::vector<rt::KernelKind> kinds = kernels(*exe);
+    return static_cast<int>(std::count(kinds.begin(), kinds.end(),
+                                       rt::KernelKind::MatmulEpilogue));
+  };
+  EXPECT_EQ(epilogues(aligned), 1);   // K = 8, N = 16
+  EXPECT_EQ(epilogues(unaligned), 0); // K = 5: op by op
+}
+
+} // namespace

@@ -20,6 +20,10 @@
 //    tanh.approx.f32 (|error| <= 2^-10.99 relative), which is the worst we
 //    expect; the test prints the worst error against this bound so that
 //    the first GPU run shows how much of it is used. Plus 1 bf16 ulp.
+//  - bf16 with a leading dimension that is not a multiple of 8 elements
+//    (the M = 17, K = 65 case): refused by selectKernel. On the H200
+//    cuBLASLt missed the bounds above by up to 24x there, for every
+//    epilogue; codegen lowers such regions op by op.
 //  - bias_gradient: the product as a matmul; the bias gradient (the rhs
 //    summed over K: cuBLASLt's BGRADA sums in f32, the CPU's ReduceSum in
 //    f64) 2 K 2^-24 sum_k |dy_kn|, plus 1 bf16 ulp.
@@ -212,8 +216,19 @@ TEST_F(CudaMatmulEpilogue, MatchesTheCpu) {
     if (hasPre)
       devOut.push_back(gotPre.deviceRef());
     KernelChoice choice;
-    ASSERT_OK(selectKernel(KernelKind::MatmulEpilogue, attrs, devIn, devOut,
-                           choice));
+    Status selected = selectKernel(KernelKind::MatmulEpilogue, attrs, devIn,
+                                   devOut, choice);
+    // bf16 with a leading dimension off 16 bytes is refused (the K = 65
+    // case missed the bound by up to 24x; codegen lowers it op by op).
+    int64_t lhsLeading = c.transA ? c.m : c.k, rhsLeading = c.transB ? c.k : c.n;
+    if (c.dtype == DType::BF16 &&
+        (lhsLeading % 8 != 0 || rhsLeading % 8 != 0 || c.n % 8 != 0)) {
+      EXPECT_FALSE(selected.isOk());
+      EXPECT_NE(selected.message().find("multiples of 8"), std::string::npos)
+          << selected.message();
+      continue;
+    }
+    ASSERT_OK(selected);
     ASSERT_EQ(choice.route, KernelChoice::Route::Gemm);
     EXPECT_EQ(choice.matmul.batch, 1); // [B, T, C] folded into one GEMM
     MatmulEpilogueOperands operands;
