@@ -23,6 +23,7 @@
 
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstring>
 
 namespace llmc::rt::cuda {
@@ -86,6 +87,9 @@ void expectDeviceDrawMatchesHost(CudaSession &session, size_t index,
     int64_t distance = a > b ? a - b : b - a;
     ASSERT_LE(distance, 1) << exe.arguments[index].name << " element " << k;
   }
+  if (differing)
+    std::printf("  %s: %zu of %zu elements differ from the host by 1 ulp\n",
+                exe.arguments[index].name.c_str(), differing, n);
   EXPECT_LE(differing * 100000, n) << exe.arguments[index].name << ": "
                                    << differing << " of " << n << " differ";
 }

@@ -288,10 +288,25 @@ TEST_F(CudaMatmulEpilogue, MatchesTheCpu) {
         }
         double error = std::fabs(got.at(i) - want.at(i));
         worst = std::max(worst, error / bound);
-        if (!(error <= bound) && ++failures <= 5)
+        if (!(error <= bound) && ++failures <= 5) {
           ADD_FAILURE() << "element [" << r << ", " << j << "]: gpu "
                         << got.at(i) << ", cpu " << want.at(i) << ", bound "
                         << bound;
+          if (c.kind == Kind::BiasResidual && c.dtype == DType::BF16) {
+            // Which order of roundings gives the device's value (a
+            // diagnosis for the log, not a check).
+            auto b16 = [](double v) {
+              return static_cast<double>(
+                  bf16ToFloat(floatToBf16(static_cast<float>(v))));
+            };
+            double res = residual.at(i), bi = bias.at(j);
+            std::printf("    acc %.9g bias %g residual %g: "
+                        "bf16(acc+res)+bias %g, bf16(acc+bias)+res %g, "
+                        "bf16(acc)+bias+res %g\n",
+                        acc, bi, res, b16(b16(acc + res) + bi),
+                        b16(b16(acc + bi) + res), b16(b16(acc) + bi + res));
+          }
+        }
         if (hasPre) {
           double preError = std::fabs(gotPre.at(i) - wantPre.at(i));
           worstPre = std::max(worstPre, preError / preBound);
