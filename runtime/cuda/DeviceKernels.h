@@ -66,6 +66,10 @@ const char *flashAttentionSource();
 /// and 128 (FlashAttentionTensorCoreSource.cpp); it uses helpers of the two
 /// sources above.
 const char *flashAttentionTensorCoreSource();
+/// Its forward and backward kernels (FlashAttentionTcForwardSource.cpp,
+/// FlashAttentionTcBackwardSource.cpp), appended after it.
+const char *flashAttentionTcForwardSource();
+const char *flashAttentionTcBackwardSource();
 /// The entries of flashAttentionTensorCoreSource() for one head dimension
 /// (64 or 128): appended to deviceKernelUnit() they make a unit.
 std::string flashAttentionTensorCoreEntries(int headDim);
@@ -74,7 +78,8 @@ std::string flashAttentionTensorCoreEntries(int headDim);
 /// longRowKernelSource(), crossEntropyKernelSource(),
 /// crossEntropyGradKernelSource(),
 /// normGradKernelSource(), initKernelSource(), flashAttentionSource() and
-/// flashAttentionTensorCoreSource() (its templates, without entries).
+/// flashAttentionTensorCoreSource(), flashAttentionTcForwardSource() and
+/// flashAttentionTcBackwardSource() (their templates, without entries).
 std::string deviceKernelUnit();
 /// A unit of hand-written kernels: its name (without ".cu") and source.
 struct DeviceUnit {

@@ -531,7 +531,8 @@ std::string deviceKernelUnit() {
          crossEntropyKernelSource() + crossEntropyGradKernelSource() +
          normGradKernelSource() + initKernelSource() +
          flashAttentionSource() +
-         flashAttentionTensorCoreSource();
+         flashAttentionTensorCoreSource() + flashAttentionTcForwardSource() +
+         flashAttentionTcBackwardSource();
 }
 
 std::vector<DeviceUnit> deviceKernelUnits() {
