@@ -195,16 +195,27 @@ def host_busy_seconds():
             children.ru_utime + children.ru_stime)
 
 
-def compile_runs(args, runs):
-    """Compiles each run not compiled yet (llmc compile -o)."""
-    for run in runs:
+def compile_runs(args, runs, failed=None):
+    """Compiles each run not compiled yet (llmc compile -o). A failure
+    exits, or, with a `failed` list, moves the run there with the
+    compiler's error (a mesh llmc plan accepts and llmc compile rejects)."""
+    for run in list(runs):
         if run.get("compiled"):
             continue
         proc = subprocess.run([args.llmc, "compile", run["toml"], "-o",
                                run["artifact"]], capture_output=True,
                               text=True)
-        if proc.returncode:
+        if proc.returncode and failed is None:
             sys.exit(f"llmc compile {run['toml']} failed:\n{proc.stderr}")
+        if proc.returncode:
+            lines = [l for l in proc.stderr.splitlines() if "error" in l]
+            reason = (lines[0] if lines else proc.stderr.strip())[:200]
+            print(f"  llmc compile rejects {run['name']}: {reason}",
+                  file=sys.stderr)
+            runs.remove(run)
+            failed.append({"name": run["name"], "mesh": run["mesh"],
+                           "reason": "llmc compile: " + reason})
+            continue
         run["compiled"] = True
 
 
@@ -346,7 +357,7 @@ def prepare_choice(args, work, model):
     """The hand-written meshes llmc accepts (predicted and compiled), the
     ones it rejects with its reason, and the auto run."""
     runs, pruned = prepare(args, work, model, all_meshes())
-    compile_runs(args, runs)
+    compile_runs(args, runs, pruned)
     return runs, pruned, auto_run(args, work, model)
 
 

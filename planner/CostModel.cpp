@@ -244,6 +244,10 @@ StepCost estimateStep(func::FuncOp function, const Mesh *mesh,
         g.group = "collectives " + axes + " (" +
                   linkFor(*mesh, t->axes, profile).name + ")";
         g.communication = true;
+        // A pipeline transfer pairs two ranks; a collective (and a ring
+        // shift, whose repeated steps chain the whole ring) every rank of
+        // its group.
+        g.groupRanks = t->kind == "send/recv" ? 2 : t->ranks;
         ++g.kernels;
         g.bytes += static_cast<double>(t->sentBytesPerRank);
         g.seconds += cost.seconds;
@@ -354,11 +358,25 @@ StepCost estimateStep(func::FuncOp function, const Mesh *mesh,
 }
 
 ProgramStep programStep(double criticalPath, double totalBusy, int64_t ranks,
-                        double bubble, const DeviceProfile &profile) {
+                        double bubble, const DeviceProfile &profile,
+                        double drain) {
   ProgramStep step;
   step.criticalPath = criticalPath;
-  step.sharedCores = profile.shared.seconds(totalBusy, ranks, bubble);
+  step.sharedCores = profile.shared.seconds(totalBusy, ranks, bubble, drain);
   return step;
+}
+
+double drainShare(llvm::ArrayRef<const StepCost *> steps, int64_t ranks,
+                  const DeviceProfile &profile) {
+  std::map<std::string, double> seconds;
+  std::map<std::string, int64_t> groupRanks;
+  for (const StepCost *step : steps)
+    for (const GroupCost &g : step->groups)
+      if (g.communication) {
+        seconds[g.group] += g.seconds;
+        groupRanks[g.group] = g.groupRanks;
+      }
+  return profile.shared.drainShare(seconds, groupRanks, ranks);
 }
 
 } // namespace llmc::planner

@@ -97,6 +97,10 @@ struct GroupCost {
   double bytes = 0;      ///< memory bytes (kernels) or sent bytes (collectives)
   double seconds = 0;
   bool communication = false;
+  /// Collectives: the ranks one call synchronizes (the product of the
+  /// group's axis sizes; 2 for pipeline transfers, which pair two ranks),
+  /// for SharedCores::drainShare.
+  int64_t groupRanks = 0;
 };
 
 struct StepCost {
@@ -159,7 +163,8 @@ StepCost estimateStep(mlir::func::FuncOp function, const Mesh *mesh,
 /// backend's threads), at least the ranks' summed busy time `totalBusy`
 /// spread over min(ranks, hostCores) cores, of which the profile's measured
 /// idle share is lost (SharedCores::seconds, which grows with the
-/// bubble). A rank waiting
+/// bubble and with `drain`, the share of the collective time in groups
+/// that drain the cores: drainShare). A rank waiting
 /// for a peer (a collective, a pipeline receive, the bubble) leaves its
 /// core to the others, so that wait is not in `totalBusy`; the idle share
 /// is what the others do not take up.
@@ -171,7 +176,14 @@ struct ProgramStep {
   }
 };
 ProgramStep programStep(double criticalPath, double totalBusy, int64_t ranks,
-                        double bubble, const DeviceProfile &profile);
+                        double bubble, const DeviceProfile &profile,
+                        double drain = 0);
+
+/// The share of the collective time of `steps` (one per pipeline stage,
+/// or one) in groups that drain the shared cores
+/// (SharedCores::drainShare over their collective rows).
+double drainShare(llvm::ArrayRef<const StepCost *> steps, int64_t ranks,
+                  const DeviceProfile &profile);
 
 } // namespace llmc::planner
 

@@ -27,8 +27,8 @@ constexpr const char *kProfileKeys[] = {
     "description",   "memory_gb",        "hbm_gbs",    "launch_us",
     "vector_tflops", "matmul_tflops",    "devices_per_node",
     "intra_node",    "inter_node",       "calibration",
-    "fused_kernels", "host_cores", "shared_idle", "shared_bubble_idle",
-    "efficiency"};
+    "fused_kernels", "host_cores", "shared_idle", "shared_drain_idle",
+    "shared_bubble_idle", "efficiency"};
 constexpr const char *kLinkKeys[] = {"name", "bandwidth_gbs", "nominal_gbs",
                                      "latency_us", "call_latency_us"};
 constexpr const char *kDtypes[] = {"bf16", "f16", "f32", "f64"};
@@ -167,8 +167,10 @@ llvm::Expected<DeviceProfile> readProfile(Reader &reader,
                                       /*required=*/false))
     return std::move(e);
   p.shared.hostCores = static_cast<int64_t>(cores);
-  for (auto [key, value] : {std::pair{"shared_idle", &p.shared.idle},
-                            std::pair{"shared_bubble_idle", &p.shared.bubbleIdle}}) {
+  for (auto [key, value] :
+       {std::pair{"shared_idle", &p.shared.idle},
+        std::pair{"shared_drain_idle", &p.shared.drainIdle},
+        std::pair{"shared_bubble_idle", &p.shared.bubbleIdle}}) {
     const toml::node *node = table.get(key);
     if (!node)
       continue;
@@ -178,12 +180,14 @@ llvm::Expected<DeviceProfile> readProfile(Reader &reader,
                                               "' must be a number in [0, 1)");
     *value = *share;
   }
-  if (p.shared.idle + p.shared.bubbleIdle >= 1)
+  if (p.shared.idle + p.shared.drainIdle + p.shared.bubbleIdle >= 1)
     return reader.error(table.source(),
                         "keys '" + prefix + "shared_idle' + '" + prefix +
+                            "shared_drain_idle' + '" + prefix +
                             "shared_bubble_idle' must stay below 1 (the "
                             "share of the cores idle in a step whose whole "
-                            "schedule is bubble)");
+                            "schedule is bubble and whose collectives all "
+                            "drain the cores)");
 
   const toml::node *mm = table.get("matmul_tflops");
   const toml::table *mmTable = mm ? mm->as_table() : nullptr;
@@ -269,13 +273,33 @@ double DeviceProfile::matmulPeak(llvm::StringRef dtype) const {
   return matmulFlops.at("f32");
 }
 
-double SharedCores::seconds(double totalBusy, int64_t ranks,
-                            double bubble) const {
+bool SharedCores::drains(int64_t groupRanks, int64_t ranks) const {
+  // Ranks on cores of their own (ranks <= cores) wait for peers, never for
+  // a core: their waits are the critical path's, nothing drains.
+  return hostCores > 0 && ranks > hostCores && groupRanks * hostCores > ranks;
+}
+
+double SharedCores::drainShare(const std::map<std::string, double> &commSeconds,
+                               const std::map<std::string, int64_t> &groupRanks,
+                               int64_t ranks) const {
+  double all = 0, draining = 0;
+  for (const auto &[group, seconds] : commSeconds) {
+    all += seconds;
+    auto it = groupRanks.find(group);
+    if (it != groupRanks.end() && drains(it->second, ranks))
+      draining += seconds;
+  }
+  return all > 0 ? draining / all : 0.0;
+}
+
+double SharedCores::seconds(double totalBusy, int64_t ranks, double bubble,
+                            double drain) const {
   if (hostCores <= 0)
     return 0;
   double cores = static_cast<double>(
       std::min<int64_t>(std::max<int64_t>(ranks, 1), hostCores));
-  double idle = this->idle + bubbleIdle * std::clamp(bubble, 0.0, 1.0);
+  double idle = this->idle + drainIdle * std::clamp(drain, 0.0, 1.0) +
+                bubbleIdle * std::clamp(bubble, 0.0, 1.0);
   return totalBusy / cores / (1.0 - idle);
 }
 

@@ -47,15 +47,33 @@ struct CalibrationPoint {
 /// threads of one process, so a step of R ranks does their summed work on
 /// min(R, hostCores) cores (host_cores; 0: every device has its own
 /// compute), of which a measured share stays idle while ranks wait on each
-/// other: `shared_idle`, plus `shared_bubble_idle` per unit of a
-/// pipeline's bubble (docs/planning.md, "Quality of choice").
+/// other (docs/planning.md, "Quality of choice"):
+///   idle = shared_idle + shared_drain_idle x drain
+///          + shared_bubble_idle x bubble
+/// where `drain` is the share of a rank's collective time spent in groups
+/// that drain the cores: groups of more than R / hostCores ranks, of which
+/// fewer than hostCores exist, so that while each waits for its last
+/// member fewer ranks than cores can run (dp8's collectives on 2 cores;
+/// not tp2's pairs, which leave the other pairs' ranks runnable).
 struct SharedCores {
   int64_t hostCores = 0;
   double idle = 0;
+  double drainIdle = 0;
   double bubbleIdle = 0;
-  /// totalBusy / min(ranks, hostCores) / (1 - idle - bubbleIdle * bubble);
-  /// 0 where no cores are shared.
-  double seconds(double totalBusy, int64_t ranks, double bubble) const;
+  /// Whether a collective whose one call synchronizes `groupRanks` of the
+  /// program's `ranks` drains the cores: ranks > hostCores (they share
+  /// them) and groupRanks x hostCores > ranks.
+  bool drains(int64_t groupRanks, int64_t ranks) const;
+  /// The share of `commSeconds` (seconds by group, e.g. by mesh axes) in
+  /// groups that drain the cores (`groupRanks`: the ranks one call of the
+  /// group synchronizes); 0 without communication.
+  double drainShare(const std::map<std::string, double> &commSeconds,
+                    const std::map<std::string, int64_t> &groupRanks,
+                    int64_t ranks) const;
+  /// totalBusy / min(ranks, hostCores) / (1 - idle - drainIdle * drain -
+  /// bubbleIdle * bubble); 0 where no cores are shared.
+  double seconds(double totalBusy, int64_t ranks, double bubble,
+                 double drain = 0) const;
 };
 
 struct DeviceProfile {

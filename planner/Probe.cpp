@@ -111,7 +111,14 @@ double Measure::stepSeconds() const {
   for (const StageMeasure &stage : stages)
     totalBusy += stage.busy() * static_cast<double>(ranks) /
                  static_cast<double>(stages.size());
-  return std::max(critical, shared.seconds(totalBusy, ranks, bubble));
+  // The drain over every stage's collectives (each stage has as many
+  // ranks).
+  std::map<std::string, double> commSeconds;
+  for (const StageMeasure &stage : stages)
+    for (const auto &[axes, seconds] : stage.commSeconds)
+      commSeconds[axes] += seconds;
+  double drain = shared.drainShare(commSeconds, groupRanks, ranks);
+  return std::max(critical, shared.seconds(totalBusy, ranks, bubble, drain));
 }
 
 double Measure::memoryBytes() const {
@@ -177,6 +184,7 @@ mlir::FailureOr<Measure> measureProgram(mlir::ModuleOp module,
         std::string axes = axesOfGroup(g.group);
         m.commSeconds[axes] += g.seconds;
         m.commBytes[axes] += g.bytes;
+        measure.groupRanks[axes] = g.groupRanks;
       }
     m.arena = static_cast<double>(plan->arenaBytes);
     m.activations = static_cast<double>(plan->memory.mostActivations);
@@ -268,6 +276,8 @@ Measure extrapolate(const Measure &a, double xa, const Measure &b, double xb,
   Measure out;
   out.ranks = a.ranks;
   out.shared = a.shared;
+  out.groupRanks = b.groupRanks;
+  out.groupRanks.insert(a.groupRanks.begin(), a.groupRanks.end());
   out.schedule = a.schedule;
   out.virtualStages = a.virtualStages;
   for (size_t s = 0; s < a.stages.size() && s < b.stages.size(); ++s) {

@@ -181,6 +181,9 @@ void printStepTime(llvm::raw_ostream &os, mlir::func::FuncOp function,
   int64_t ranks = mesh ? mesh->numDevices() : 1;
   double totalBusy = step.seconds() * static_cast<double>(ranks);
   double critical = step.seconds(), bubble = 0;
+  // Every stage's collectives, for the share of them that drains shared
+  // cores (planner::drainShare).
+  std::vector<llmc::planner::StepCost> stageCosts;
   if (auto pipeline =
           function->getAttrOfType<mlir::DictionaryAttr>("llmc.pipeline")) {
     int64_t stages = pipeline.getAs<mlir::IntegerAttr>("stages").getInt();
@@ -192,6 +195,7 @@ void printStepTime(llvm::raw_ostream &os, mlir::func::FuncOp function,
           llmc::planner::estimateStep(function, mesh, profile, s);
       totalBusy += stageCost.seconds() * static_cast<double>(ranks) /
                    static_cast<double>(stages);
+      stageCosts.push_back(stageCost);
       perStage += llvm::formatv("{0}{1:f3}", s ? ", " : "",
                                 stageCost.seconds() * 1e3)
                       .str();
@@ -270,18 +274,25 @@ void printStepTime(llvm::raw_ostream &os, mlir::func::FuncOp function,
                 llvm::formatv("{0:f3}", g.seconds * 1e3).str(), 11)
          << "\n";
   }
+  llvm::SmallVector<const llmc::planner::StepCost *> costs;
+  for (const llmc::planner::StepCost &c : stageCosts)
+    costs.push_back(&c);
+  if (costs.empty())
+    costs.push_back(&step);
+  double drain = llmc::planner::drainShare(costs, ranks, profile);
   llmc::planner::ProgramStep whole = llmc::planner::programStep(
-      critical, totalBusy, ranks, bubble, profile);
+      critical, totalBusy, ranks, bubble, profile, drain);
   os << llvm::formatv("    predicted step: {0:f3} ms", whole.seconds() * 1e3);
   if (whole.sharedCores > 0)
     os << llvm::formatv(" (the larger of the critical path {0:f3} ms and "
                         "{1} ranks' {2:f3} ms of work on {3} shared cores, "
-                        "{4:f1}% of them idle: {5:f3} ms)",
+                        "{4:f1}% of them idle ({6:f0}% of the collective "
+                        "time in groups that drain them): {5:f3} ms)",
                         whole.criticalPath * 1e3, ranks, totalBusy * 1e3,
                         std::min(ranks, profile.shared.hostCores),
                         100 * (1 - totalBusy / std::min(ranks, profile.shared.hostCores) /
                                        whole.sharedCores),
-                        whole.sharedCores * 1e3);
+                        whole.sharedCores * 1e3, 100 * drain);
   os << "\n";
   os << llvm::formatv("    memory: arena {0} of {1:f1} GB per device "
                       "({2})\n",

@@ -361,6 +361,65 @@ TEST_F(PlannerTest, RanksSharingCores) {
                    4.0 / 0.9);
   EXPECT_DOUBLE_EQ(programStep(1.0, 8.0, 8, 0.5, profile).sharedCores,
                    4.0 / 0.75);
+  // Collectives whose groups drain the cores add shared_drain_idle per
+  // unit of their share of the collective time: all of it 0.05 more, half
+  // of it 0.025, with the bubble's share on top.
+  profile.shared.drainIdle = 0.05;
+  EXPECT_DOUBLE_EQ(programStep(1.0, 8.0, 8, 0.0, profile).sharedCores,
+                   4.0 / 0.9);
+  EXPECT_DOUBLE_EQ(programStep(1.0, 8.0, 8, 0.0, profile, 1.0).sharedCores,
+                   4.0 / 0.85);
+  EXPECT_DOUBLE_EQ(programStep(1.0, 8.0, 8, 0.5, profile, 0.5).sharedCores,
+                   4.0 / (1 - 0.1 - 0.025 - 0.15));
+}
+
+// A group drains shared cores when fewer groups than cores exist (more
+// than ranks / cores ranks each): while each waits for its last member
+// fewer ranks than cores can run.
+TEST_F(PlannerTest, GroupsThatDrainSharedCores) {
+  SharedCores shared;
+  EXPECT_FALSE(shared.drains(8, 8)); // devices with their own compute
+  shared.hostCores = 2;
+  EXPECT_TRUE(shared.drains(8, 8));   // dp8: one group for 2 cores
+  EXPECT_TRUE(shared.drains(5, 8));
+  EXPECT_FALSE(shared.drains(4, 8));  // dp4 x tp2's dp: two groups
+  EXPECT_FALSE(shared.drains(2, 8));  // tp2: four pairs
+  EXPECT_TRUE(shared.drains(4, 4));
+  EXPECT_FALSE(shared.drains(2, 4));
+  // Ranks with a core each do not share them: nothing drains.
+  EXPECT_FALSE(shared.drains(2, 2));
+  // The share of the collective time in draining groups, by group.
+  std::map<std::string, double> seconds = {{"dp", 3.0}, {"tp", 1.0}};
+  std::map<std::string, int64_t> dp8 = {{"dp", 8}, {"tp", 2}};
+  std::map<std::string, int64_t> dp4 = {{"dp", 4}, {"tp", 2}};
+  EXPECT_DOUBLE_EQ(shared.drainShare(seconds, dp8, 16), 0.0);
+  EXPECT_DOUBLE_EQ(shared.drainShare(seconds, dp8, 8), 0.75);
+  EXPECT_DOUBLE_EQ(shared.drainShare(seconds, dp4, 8), 0.0);
+  EXPECT_DOUBLE_EQ(shared.drainShare({}, dp8, 8), 0.0);
+}
+
+// estimateStep records the ranks one call of each collective row
+// synchronizes: the group's for a collective, 2 for a pipeline transfer.
+TEST_F(PlannerTest, CollectiveRowsKnowTheirGroup) {
+  profile.shared.hostCores = 2;
+  StepCost step = estimate("%x: tensor<1024xf32>",
+                           "%y = shard.all_reduce %x on @mesh grid_axes = [0] "
+                           ": tensor<1024xf32> -> tensor<1024xf32>",
+                           8);
+  const GroupCost *ar = group(step, "collectives dp");
+  ASSERT_TRUE(ar);
+  EXPECT_EQ(ar->groupRanks, 8);
+  EXPECT_DOUBLE_EQ(drainShare({&step}, 8, profile), 1.0);
+  // The same all-reduce among 16 ranks on 2 cores: two groups of 8 for
+  // two cores.
+  EXPECT_DOUBLE_EQ(drainShare({&step}, 16, profile), 0.0);
+  StepCost pipe = estimate("%x: tensor<1024xf32>",
+                           "llmc.send %x axis 0 from 0 to 1 : tensor<1024xf32>",
+                           8);
+  const GroupCost *send = group(pipe, "collectives dp");
+  ASSERT_TRUE(send);
+  EXPECT_EQ(send->groupRanks, 2);
+  EXPECT_DOUBLE_EQ(drainShare({&pipe}, 8, profile), 0.0);
 }
 
 // A pipeline transfer costs both sides: the send its stage's ranks, the
@@ -396,7 +455,13 @@ TEST_F(PlannerTest, CpuProfileIsCalibrated) {
   EXPECT_EQ(cpu->shared.hostCores, 2);
   EXPECT_FALSE(cpu->fusedKernels);
   EXPECT_GT(cpu->intraNode.callLatency, 0.0);
-  for (const char *op : {"attention", "attention_grad", "gelu", "softmax"}) {
+  // The idle shares of shared cores, the drain's among them.
+  EXPECT_GT(cpu->shared.idle, 0.0);
+  EXPECT_GT(cpu->shared.drainIdle, 0.0);
+  EXPECT_GT(cpu->shared.bubbleIdle, 0.0);
+  for (const char *op : {"attention", "attention_grad", "gelu", "softmax",
+                         "layer_norm_grad", "rms_norm_grad",
+                         "cross_entropy_grad"}) {
     EXPECT_GT(cpu->efficiencyOf(op), 0.0) << op;
     EXPECT_LT(cpu->efficiencyOf(op), 0.2) << op;
   }
@@ -446,15 +511,31 @@ TEST(DeviceProfileTest, CpuKeysErrors) {
               "shared_idle = 0.6\nshared_bubble_idle = 0.5\n");
   EXPECT_NE(loadError(sum).find("must stay below 1"), std::string::npos)
       << loadError(sum);
+  std::string sumDrain = good;
+  sumDrain.replace(sumDrain.find("devices_per_node"), 0,
+                   "shared_idle = 0.4\nshared_drain_idle = 0.3\n"
+                   "shared_bubble_idle = 0.3\n");
+  EXPECT_NE(loadError(sumDrain).find("'t.shared_drain_idle' + "
+                                     "'t.shared_bubble_idle' must stay below 1"),
+            std::string::npos)
+      << loadError(sumDrain);
+  std::string drain = good;
+  drain.replace(drain.find("devices_per_node"), 0, "shared_drain_idle = -0.1\n");
+  EXPECT_NE(loadError(drain).find("error: key 't.shared_drain_idle' must be a "
+                                  "number in [0, 1)"),
+            std::string::npos)
+      << loadError(drain);
   std::string fine = good;
   fine.replace(fine.find("devices_per_node"), 0,
-               "host_cores = 2\nshared_idle = 0.1\nshared_bubble_idle = 0.3\n");
+               "host_cores = 2\nshared_idle = 0.1\nshared_drain_idle = 0.05\n"
+               "shared_bubble_idle = 0.3\n");
   llvm::Expected<std::vector<DeviceProfile>> withIdle =
       parseDeviceProfiles(fine, "ok.toml");
   ASSERT_TRUE(static_cast<bool>(withIdle))
       << llvm::toString(withIdle.takeError());
   EXPECT_EQ(withIdle->front().shared.hostCores, 2);
   EXPECT_DOUBLE_EQ(withIdle->front().shared.idle, 0.1);
+  EXPECT_DOUBLE_EQ(withIdle->front().shared.drainIdle, 0.05);
   EXPECT_DOUBLE_EQ(withIdle->front().shared.bubbleIdle, 0.3);
 }
 

@@ -9,8 +9,9 @@
 // CHECK-NEXT: group kernels flops bytes ms share
 // CHECK-NEXT: matmul
 // CHECK: collectives dp (memory) 2
-// The 4 ranks are threads that share the host's 2 cores (host_cores).
-// CHECK-NEXT: predicted step: {{[0-9.]+}} ms (the larger of the critical path {{[0-9.]+}} ms and 4 ranks' {{[0-9.]+}} ms of work on 2 shared cores, 9.7% of them idle: {{[0-9.]+}} ms)
+// The 4 ranks are threads that share the host's 2 cores (host_cores); their
+// one dp group of 4 drains the 2 cores at each collective.
+// CHECK-NEXT: predicted step: {{[0-9.]+}} ms (the larger of the critical path {{[0-9.]+}} ms and 4 ranks' {{[0-9.]+}} ms of work on 2 shared cores, 13.7% of them idle (100% of the collective time in groups that drain them): {{[0-9.]+}} ms)
 // CHECK-NEXT: memory: arena {{[0-9.]+}} MiB of 16.0 GB per device (fits)
 
 // The collectives of the cpu profile (26 us per call, 0.2 us per ring step,
