@@ -236,14 +236,28 @@ def measure(args, work, runs):
     host_before, ours_before = host_busy_seconds()
     wall_before = time.monotonic()
     for round_index in range(args.rounds):
-        for run in runs:
+        # Each round starts one run later, so that no run always follows
+        # the same neighbour or holds the same place in the round (on the
+        # H200 host two builds of one program, always measured one after
+        # the other, differed by 10.7% over 5 rounds).
+        shift = round_index % len(runs) if runs else 0
+        for run in runs[shift:] + runs[:shift]:
+            if run.get("failed"):
+                continue
             metrics = os.path.join(work, f"{run['name']}-{round_index}.jsonl")
             proc = subprocess.run(
                 nice + [args.llmc_run, run["artifact"], "--steps",
                         str(args.warmup + args.steps), "--metrics", metrics],
                 capture_output=True, text=True)
             if proc.returncode:
-                sys.exit(f"llmc-run {run['artifact']} failed:\n{proc.stderr}")
+                if not getattr(args, "keep_going", False):
+                    sys.exit(f"llmc-run {run['artifact']} failed:\n"
+                             f"{proc.stderr}")
+                lines = proc.stderr.strip().splitlines()
+                run["failed"] = lines[0] if lines else f"exit {proc.returncode}"
+                print(f"  {run['name']} failed at run time: {run['failed']}",
+                      file=sys.stderr)
+                continue
             steps = [json.loads(l) for l in open(metrics)][args.warmup:]
             run["steps_ms"] += [s["ms_per_step"] for s in steps]
             run["cpu_ms"] += [s["cpu_ms_per_step"] for s in steps]
@@ -258,6 +272,8 @@ def measure(args, work, runs):
     print(f"  other processes used {100 * others:.0f}% of the host's "
           f"{os.cpu_count()} cores during the measurement", file=sys.stderr)
     for run in runs:
+        if run.get("failed"):
+            continue
         run["measured_ms"] = statistics.median(run["steps_ms"])
         run["measured_cpu_ms"] = statistics.median(run["cpu_ms"])
 
@@ -404,7 +420,16 @@ def choice(args, work):
             print(f"  rejected ({len(names)}, e.g. {names[0]}): {reason}")
         # The auto run is measured with the others, in the same rounds; the
         # best is the best hand-written mesh.
+        args.keep_going = True
         measure(args, work, runs + [auto])
+        args.keep_going = False
+        if auto.get("failed"):
+            sys.exit(f"the auto run failed at run time: {auto['failed']}")
+        # A hand-written mesh that llmc compiles but that fails when it
+        # runs is an llmc bug, listed; it is not a valid mesh to compare.
+        for run in [r for r in runs if r.get("failed")]:
+            print(f"  FAILED at run time ({run['name']}): {run['failed']}")
+        runs = [r for r in runs if not r.get("failed")]
         chosen = auto
         best = min(runs, key=lambda r: r["measured_ms"])
         best_cpu = min(runs, key=lambda r: r["measured_cpu_ms"])
