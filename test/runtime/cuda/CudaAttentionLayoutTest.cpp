@@ -15,6 +15,8 @@
 // packed gradient is checked to be written everywhere.
 //
 //===----------------------------------------------------------------------===//
+#include "CudaTestSupport.h"
+
 #include "runtime/cpu/CpuKernels.h"
 #include "runtime/cpu/ThreadPool.h"
 #include "runtime/cuda/CudaModule.h"
@@ -31,65 +33,11 @@
 namespace llmc::rt::cuda {
 namespace {
 
-#define ASSERT_OK(expr)                                                        \
-  do {                                                                         \
-    ::llmc::rt::Status status_ = (expr);                                       \
-    ASSERT_TRUE(status_.isOk()) << status_.toString();                         \
-  } while (0)
+using namespace testing;
 
-class CudaAttentionLayoutTest : public ::testing::Test {
+class CudaAttentionLayoutTest : public GpuTest {
 protected:
-  void SetUp() override {
-    int count = 0;
-    cudaError_t error = cudaGetDeviceCount(&count);
-    if (error != cudaSuccess || count == 0) {
-      (void)cudaGetLastError();
-      GTEST_SKIP() << "no CUDA device; the CUDA kernel tests need a GPU";
-    }
-    ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
-  }
-};
-
-/// Host values as f32 (bf16 stored rounded), and their bytes in a dtype.
-struct HostTensor {
-  DType dtype;
-  Shape shape;
-  std::vector<uint8_t> bytes;
-  HostTensor(DType dtype, Shape shape)
-      : dtype(dtype), shape(std::move(shape)),
-        bytes(static_cast<size_t>(numElements(this->shape)) *
-              dtypeSize(dtype)) {}
-  int64_t size() const { return numElements(shape); }
-  float get(int64_t i) const {
-    if (dtype == DType::BF16) {
-      uint16_t bits;
-      std::memcpy(&bits, &bytes[2 * i], 2);
-      uint32_t word = static_cast<uint32_t>(bits) << 16;
-      float value;
-      std::memcpy(&value, &word, 4);
-      return value;
-    }
-    float value;
-    std::memcpy(&value, &bytes[4 * i], 4);
-    return value;
-  }
-  void set(int64_t i, float value) {
-    if (dtype == DType::BF16) {
-      uint32_t word;
-      std::memcpy(&word, &value, 4);
-      uint16_t bits =
-          static_cast<uint16_t>((word + 0x7fff + ((word >> 16) & 1)) >> 16);
-      std::memcpy(&bytes[2 * i], &bits, 2);
-      return;
-    }
-    std::memcpy(&bytes[4 * i], &value, 4);
-  }
-  void fill(std::mt19937 &rng, float range) {
-    std::uniform_real_distribution<float> draw(-range, range);
-    for (int64_t i = 0; i < size(); ++i)
-      set(i, draw(rng));
-  }
-  TensorRef ref() { return {bytes.data(), dtype, shape}; }
+  CudaAttentionLayoutTest() : GpuTest("the CUDA kernel tests") {}
 };
 
 /// Where row (b, h, t) of a [B, H, T, D] operand lies in `layout`: bhtd,
@@ -105,7 +53,7 @@ struct Placement {
     return ((b * seq + t) * all + first + h) * headDim;
   }
   /// Copies the element (b, h, t, d) of `bhtd` to (or from) `laid`.
-  void copy(HostTensor &bhtd, HostTensor &laid, bool toLaid) const {
+  void copy(DeviceTensor &bhtd, DeviceTensor &laid, bool toLaid) const {
     size_t row = static_cast<size_t>(headDim) * dtypeSize(bhtd.dtype);
     for (int64_t b = 0; b < batch; ++b)
       for (int64_t h = 0; h < heads; ++h)
@@ -113,34 +61,20 @@ struct Placement {
           size_t dense = static_cast<size_t>((b * heads + h) * seq + t) * row;
           size_t strided = at(b, h, t) * row / headDim;
           if (toLaid)
-            std::memcpy(&laid.bytes[strided], &bhtd.bytes[dense], row);
+            std::memcpy(&laid.host[strided], &bhtd.host[dense], row);
           else
-            std::memcpy(&bhtd.bytes[dense], &laid.bytes[strided], row);
+            std::memcpy(&bhtd.host[dense], &laid.host[strided], row);
         }
   }
 };
 
-void compare(const std::string &name, const HostTensor &got,
-             const HostTensor &want) {
+/// Tolerance as FlashAttentionMatchesTheCpu (see the file comment).
+void compare(const std::string &name, const DeviceTensor &got,
+             const DeviceTensor &want) {
   double relative = want.dtype == DType::F32 ? 1e-4 : 2e-2;
-  double largest = 0.0, worst = 0.0;
-  for (int64_t i = 0; i < want.size(); ++i)
-    largest = std::max(largest, std::fabs(double(want.get(i))));
-  int64_t failures = 0;
-  for (int64_t i = 0; i < want.size(); ++i) {
-    double expected = want.get(i), actual = got.get(i);
-    double bound = relative * largest;
-    if (want.dtype == DType::BF16 && expected != 0.0)
-      bound += std::ldexp(1.0, std::ilogb(expected) - 7);
-    double error = std::fabs(actual - expected);
-    worst = std::max(worst, error / std::max(largest, 1e-30));
-    if (!(error <= bound) && ++failures <= 5)
-      ADD_FAILURE() << name << " element " << i << ": gpu " << actual
-                    << ", cpu " << expected << ", bound " << bound;
-  }
-  EXPECT_EQ(failures, 0) << name;
-  std::printf("  %-56s max error %.2e of %.3g\n", name.c_str(), worst,
-              largest);
+  CompareResult r = compareToLargest(name, got, want, relative);
+  std::printf("  %-56s max error %.2e of %.3g\n", name.c_str(), r.worst,
+              r.largest);
 }
 
 struct LayoutCase {
@@ -152,24 +86,6 @@ struct LayoutCase {
   /// misaligns bf16 rows for the tensor-core kernels' 16-byte copies, so
   /// the scalar kernels run with the same strides.
   int64_t offsetElements = 0;
-};
-
-/// The device copy of a host tensor, `offset` elements into its allocation.
-struct DeviceCopy {
-  void *base = nullptr;
-  void *at = nullptr;
-  ~DeviceCopy() {
-    if (base)
-      (void)cudaFree(base);
-  }
-  Status upload(const HostTensor &t, int64_t offset) {
-    LLMC_CUDA_CHECK(cudaMalloc(&base, t.bytes.size() + 64), "cudaMalloc");
-    at = static_cast<uint8_t *>(base) + offset * dtypeSize(t.dtype);
-    LLMC_CUDA_CHECK(cudaMemcpy(at, t.bytes.data(), t.bytes.size(),
-                               cudaMemcpyHostToDevice),
-                    "cudaMemcpy to device");
-    return Status::ok();
-  }
 };
 
 void runLayoutCase(CudaKernels &kernels, const LayoutCase &c,
@@ -187,23 +103,25 @@ void runLayoutCase(CudaKernels &kernels, const LayoutCase &c,
   const DType dtype = c.dtype;
   Shape qShape = {c.batch, c.heads, c.seq, c.headDim};
   Shape kvShape = {c.batch, c.kvHeads, c.kvSeq, c.headDim};
-  HostTensor q(dtype, qShape), k(dtype, kvShape), v(dtype, kvShape),
+  DeviceTensor q(dtype, qShape), k(dtype, kvShape), v(dtype, kvShape),
       dout(dtype, qShape);
-  q.fill(rng, 2.0f);
-  k.fill(rng, 2.0f);
-  v.fill(rng, 1.0f);
-  dout.fill(rng, 1.0f);
+  q.fillUniform(rng, -2.0f, 2.0f);
+  k.fillUniform(rng, -2.0f, 2.0f);
+  v.fillUniform(rng, -1.0f, 1.0f);
+  dout.fillUniform(rng, -1.0f, 1.0f);
   KernelAttrs attrs{{c.causal ? 1 : 0},
                     {1.0 / std::sqrt(static_cast<double>(c.headDim))}};
 
   // 1. The CPU reference in bhtd.
-  HostTensor out(dtype, qShape), dq(dtype, qShape), dk(dtype, kvShape),
+  DeviceTensor out(dtype, qShape), dq(dtype, qShape), dk(dtype, kvShape),
       dv(dtype, kvShape);
   ASSERT_OK(runCpuKernel(KernelKind::Attention, attrs,
-                         {q.ref(), k.ref(), v.ref()}, {out.ref()}, pool));
-  ASSERT_OK(runCpuKernel(KernelKind::AttentionGrad, attrs,
-                         {q.ref(), k.ref(), v.ref(), out.ref(), dout.ref()},
-                         {dq.ref(), dk.ref(), dv.ref()}, pool));
+                         {q.hostRef(), k.hostRef(), v.hostRef()},
+                         {out.hostRef()}, pool));
+  ASSERT_OK(runCpuKernel(
+      KernelKind::AttentionGrad, attrs,
+      {q.hostRef(), k.hostRef(), v.hostRef(), out.hostRef(), dout.hostRef()},
+      {dq.hostRef(), dk.hostRef(), dv.hostRef()}, pool));
 
   // 2. The operands in the layout (packed: q, k, v one tensor).
   const bool packed = c.layout == 2;
@@ -217,79 +135,73 @@ void runLayoutCase(CudaKernels &kernels, const LayoutCase &c,
   Shape laidQ = {c.batch, c.seq, packed ? all : c.heads, c.headDim};
   Shape laidKv = packed ? laidQ : Shape{c.batch, c.kvSeq, c.kvHeads, c.headDim};
   Shape laidO = {c.batch, c.seq, c.heads, c.headDim};
-  HostTensor lq(dtype, laidQ), lk(dtype, laidKv), lv(dtype, laidKv),
+  DeviceTensor lq(dtype, laidQ), lk(dtype, laidKv), lv(dtype, laidKv),
       lout(dtype, laidO), ldout(dtype, laidO);
   qAt.copy(q, lq, true);
   kAt.copy(k, packed ? lq : lk, true);
   vAt.copy(v, packed ? lq : lv, true);
   if (packed)
-    lk = lv = lq;
+    lk.host = lv.host = lq.host; // laidKv is laidQ
   oAt.copy(out, lout, true);
   oAt.copy(dout, ldout, true);
   attrs.ints.push_back(c.layout);
 
   // 3. The CPU in the layout: the bits of bhtd.
   {
-    HostTensor cOut(dtype, laidO), cDq(dtype, laidQ), cDk(dtype, laidKv),
+    DeviceTensor cOut(dtype, laidO), cDq(dtype, laidQ), cDk(dtype, laidKv),
         cDv(dtype, laidKv);
     ASSERT_OK(runCpuKernel(KernelKind::Attention, attrs,
-                           {lq.ref(), lk.ref(), lv.ref()}, {cOut.ref()},
-                           pool));
-    std::vector<TensorRef> grads = {cDq.ref(), cDk.ref(), cDv.ref()};
+                           {lq.hostRef(), lk.hostRef(), lv.hostRef()},
+                           {cOut.hostRef()}, pool));
+    std::vector<TensorRef> grads = {cDq.hostRef(), cDk.hostRef(),
+                                    cDv.hostRef()};
     if (packed)
       grads.resize(1);
-    ASSERT_OK(runCpuKernel(
-        KernelKind::AttentionGrad, attrs,
-        {lq.ref(), lk.ref(), lv.ref(), lout.ref(), ldout.ref()}, grads, pool));
-    HostTensor back(dtype, qShape), kvBack(dtype, kvShape);
+    ASSERT_OK(runCpuKernel(KernelKind::AttentionGrad, attrs,
+                           {lq.hostRef(), lk.hostRef(), lv.hostRef(),
+                            lout.hostRef(), ldout.hostRef()},
+                           grads, pool));
+    DeviceTensor back(dtype, qShape), kvBack(dtype, kvShape);
     oAt.copy(back, cOut, false);
-    EXPECT_EQ(back.bytes, out.bytes) << "the CPU's out in this layout";
+    EXPECT_EQ(back.host, out.host) << "the CPU's out in this layout";
     qAt.copy(back, cDq, false);
-    EXPECT_EQ(back.bytes, dq.bytes) << "the CPU's dq in this layout";
+    EXPECT_EQ(back.host, dq.host) << "the CPU's dq in this layout";
     kAt.copy(kvBack, packed ? cDq : cDk, false);
-    EXPECT_EQ(kvBack.bytes, dk.bytes) << "the CPU's dk in this layout";
+    EXPECT_EQ(kvBack.host, dk.host) << "the CPU's dk in this layout";
     vAt.copy(kvBack, packed ? cDq : cDv, false);
-    EXPECT_EQ(kvBack.bytes, dv.bytes) << "the CPU's dv in this layout";
+    EXPECT_EQ(kvBack.host, dv.host) << "the CPU's dv in this layout";
   }
 
   // 4. The GPU in the layout: the forward into gOut, the backward from the
   //    CPU's out (both backward passes see the same operands).
-  HostTensor gOut(dtype, laidO), gDq(dtype, laidQ), gDk(dtype, laidKv),
+  DeviceTensor gOut(dtype, laidO), gDq(dtype, laidQ), gDk(dtype, laidKv),
       gDv(dtype, laidKv);
-  DeviceCopy dQ, dK, dV, dOut, dDout, dGOut, dGDq, dGDk, dGDv;
   const int64_t off = c.offsetElements;
-  ASSERT_OK(dQ.upload(lq, off));
-  ASSERT_OK(dK.upload(lk, off));
-  ASSERT_OK(dV.upload(lv, off));
-  ASSERT_OK(dOut.upload(lout, off));
-  ASSERT_OK(dDout.upload(ldout, off));
-  for (auto [copy, host] : {std::pair{&dGOut, &gOut}, std::pair{&dGDq, &gDq},
-                            std::pair{&dGDk, &gDk}, std::pair{&dGDv, &gDv}}) {
-    std::fill(host->bytes.begin(), host->bytes.end(), 0x7f);
-    ASSERT_OK(copy->upload(*host, off));
+  for (DeviceTensor *t : {&lq, &lk, &lv, &lout, &ldout}) {
+    ASSERT_OK(t->allocate(off));
+    ASSERT_OK(t->upload());
   }
-  auto device = [](DeviceCopy &d, const HostTensor &t) {
-    return TensorRef{d.at, t.dtype, t.shape};
-  };
+  for (DeviceTensor *t : {&gOut, &gDq, &gDk, &gDv}) {
+    std::fill(t->host.begin(), t->host.end(), 0x7f);
+    ASSERT_OK(t->allocate(off));
+    ASSERT_OK(t->upload());
+  }
   ASSERT_OK(kernels.launch(KernelKind::Attention, attrs,
-                           {device(dQ, lq), device(dK, lk), device(dV, lv)},
-                           {device(dGOut, gOut)}, nullptr));
-  std::vector<TensorRef> gradOutputs = {device(dGDq, gDq), device(dGDk, gDk),
-                                        device(dGDv, gDv)};
+                           {lq.deviceRef(), lk.deviceRef(), lv.deviceRef()},
+                           {gOut.deviceRef()}, nullptr));
+  std::vector<TensorRef> gradOutputs = {gDq.deviceRef(), gDk.deviceRef(),
+                                        gDv.deviceRef()};
   if (packed)
     gradOutputs.resize(1);
   ASSERT_OK(kernels.launch(KernelKind::AttentionGrad, attrs,
-                           {device(dQ, lq), device(dK, lk), device(dV, lv),
-                            device(dOut, lout), device(dDout, ldout)},
+                           {lq.deviceRef(), lk.deviceRef(), lv.deviceRef(),
+                            lout.deviceRef(), ldout.deviceRef()},
                            gradOutputs, nullptr));
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-  for (auto [copy, host] : {std::pair{&dGOut, &gOut}, std::pair{&dGDq, &gDq},
-                            std::pair{&dGDk, &gDk}, std::pair{&dGDv, &gDv}})
-    ASSERT_EQ(cudaMemcpy(host->bytes.data(), copy->at, host->bytes.size(),
-                         cudaMemcpyDeviceToHost),
-              cudaSuccess);
+  for (DeviceTensor *t : {&gOut, &gDq, &gDk, &gDv})
+    ASSERT_OK(t->download());
 
-  HostTensor got(dtype, qShape), kvGot(dtype, kvShape);
+  DeviceTensor got(dtype, qShape), kvGot(dtype, kvShape);
   oAt.copy(got, gOut, false);
   compare("attention " + name, got, out);
   qAt.copy(got, gDq, false);
@@ -300,8 +212,8 @@ void runLayoutCase(CudaKernels &kernels, const LayoutCase &c,
   compare("attention_grad dv " + name, kvGot, dv);
   if (packed) {
     std::vector<uint8_t> poison(dtypeSize(dtype), 0x7f);
-    for (int64_t i = 0; i < gDq.size(); ++i)
-      if (std::memcmp(&gDq.bytes[i * poison.size()], poison.data(),
+    for (int64_t i = 0; i < gDq.count(); ++i)
+      if (std::memcmp(&gDq.host[i * poison.size()], poison.data(),
                       poison.size()) == 0) {
         ADD_FAILURE() << "packed gradient element " << i << " not written";
         break;

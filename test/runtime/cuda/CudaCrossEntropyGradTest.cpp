@@ -27,6 +27,8 @@
 // without the lse, and prints ms and GB/s.
 //
 //===----------------------------------------------------------------------===//
+#include "CudaTestSupport.h"
+
 #include "runtime/cpu/CpuKernels.h"
 #include "runtime/cpu/ThreadPool.h"
 #include "runtime/cuda/CudaModule.h"
@@ -43,117 +45,14 @@
 namespace llmc::rt::cuda {
 namespace {
 
-#define ASSERT_OK(expr)                                                        \
-  do {                                                                         \
-    ::llmc::rt::Status status_ = (expr);                                       \
-    ASSERT_TRUE(status_.isOk()) << status_.toString();                         \
-  } while (0)
-
-/// Host bytes and a device copy (`offset` elements past cudaMalloc's
-/// alignment, to test the unaligned fallback).
-struct Buffer {
-  DType dtype;
-  Shape shape;
-  std::vector<uint8_t> host;
-  void *allocation = nullptr;
-  void *device = nullptr;
-
-  Buffer(DType dtype, Shape shape)
-      : dtype(dtype), shape(std::move(shape)),
-        host(static_cast<size_t>(numElements(this->shape)) * dtypeSize(dtype)) {
-  }
-  ~Buffer() {
-    if (allocation)
-      (void)cudaFree(allocation);
-  }
-  Buffer(const Buffer &) = delete;
-  Buffer &operator=(const Buffer &) = delete;
-  int64_t count() const { return numElements(shape); }
-  Status allocate(int64_t offset = 0) {
-    LLMC_CUDA_CHECK(cudaMalloc(&allocation, host.size() + 64), "cudaMalloc");
-    device = static_cast<uint8_t *>(allocation) + offset * dtypeSize(dtype);
-    return Status::ok();
-  }
-  Status upload() {
-    LLMC_CUDA_CHECK(
-        cudaMemcpy(device, host.data(), host.size(), cudaMemcpyHostToDevice),
-        "cudaMemcpy to device");
-    return Status::ok();
-  }
-  Status download() {
-    LLMC_CUDA_CHECK(cudaDeviceSynchronize(), "cross_entropy_grad");
-    LLMC_CUDA_CHECK(
-        cudaMemcpy(host.data(), device, host.size(), cudaMemcpyDeviceToHost),
-        "cudaMemcpy to host");
-    return Status::ok();
-  }
-  double at(int64_t i) const {
-    if (dtype == DType::BF16) {
-      uint16_t bits;
-      std::memcpy(&bits, host.data() + 2 * i, 2);
-      return bf16ToFloat(bits);
-    }
-    if (dtype == DType::I32) {
-      int32_t value;
-      std::memcpy(&value, host.data() + 4 * i, 4);
-      return value;
-    }
-    if (dtype == DType::I64) {
-      int64_t value;
-      std::memcpy(&value, host.data() + 8 * i, 8);
-      return static_cast<double>(value);
-    }
-    float value;
-    std::memcpy(&value, host.data() + 4 * i, 4);
-    return value;
-  }
-  void set(int64_t i, double v) {
-    if (dtype == DType::BF16) {
-      uint16_t bits = floatToBf16(static_cast<float>(v));
-      std::memcpy(host.data() + 2 * i, &bits, 2);
-    } else if (dtype == DType::I32) {
-      int32_t value = static_cast<int32_t>(v);
-      std::memcpy(host.data() + 4 * i, &value, 4);
-    } else if (dtype == DType::I64) {
-      int64_t value = static_cast<int64_t>(v);
-      std::memcpy(host.data() + 8 * i, &value, 8);
-    } else {
-      float value = static_cast<float>(v);
-      std::memcpy(host.data() + 4 * i, &value, 4);
-    }
-  }
-  TensorRef hostRef() { return {host.data(), dtype, shape}; }
-  TensorRef deviceRef() { return {device, dtype, shape}; }
-};
+using namespace testing;
 
 constexpr int64_t kMean = 0, kSum = 1, kNone = 2;
 
-class CudaCrossEntropyGrad : public ::testing::Test {
+class CudaCrossEntropyGrad : public SharedKernelsTest {
 protected:
-  static void SetUpTestSuite() {
-    int count = 0;
-    if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
-      (void)cudaGetLastError();
-      return;
-    }
-    (void)cudaSetDevice(0);
-    Status status = CudaKernels::create(kernels_);
-    if (!status)
-      ADD_FAILURE() << status.toString();
-  }
-  static void TearDownTestSuite() { kernels_.reset(); }
-  void SetUp() override {
-    int count = 0;
-    cudaError_t error = cudaGetDeviceCount(&count);
-    if (error != cudaSuccess || count == 0) {
-      (void)cudaGetLastError();
-      GTEST_SKIP() << "no CUDA device (cudaGetDeviceCount: "
-                   << (error == cudaSuccess ? "0 devices"
-                                            : cudaGetErrorString(error))
-                   << "); the CUDA cross_entropy_grad tests need a GPU";
-    }
-    ASSERT_TRUE(kernels_) << "CudaKernels::create failed";
-  }
+  CudaCrossEntropyGrad()
+      : SharedKernelsTest("the CUDA cross_entropy_grad tests") {}
 
   struct Case {
     std::string name;
@@ -170,10 +69,10 @@ protected:
   };
 
   /// The CPU forward with its lse result: the lse of every row of `logits`.
-  void cpuLse(Buffer &logits, Buffer &targets, int64_t reduction, bool ignore,
-              Buffer &lse) {
-    Buffer loss(DType::F32, reduction == kNone ? Shape{targets.shape}
-                                               : Shape{});
+  void cpuLse(DeviceTensor &logits, DeviceTensor &targets, int64_t reduction,
+              bool ignore, DeviceTensor &lse) {
+    DeviceTensor loss(DType::F32,
+                      reduction == kNone ? Shape{targets.shape} : Shape{});
     ASSERT_OK(runCpuKernel(KernelKind::CrossEntropy,
                            {{reduction, ignore ? 1 : 0, -100}, {}},
                            {logits.hostRef(), targets.hostRef()},
@@ -182,11 +81,12 @@ protected:
 
   void run(const Case &c) {
     SCOPED_TRACE(c.name);
-    Buffer logits(c.logits, {c.rows, c.vocab});
-    Buffer targets(c.targets, {c.rows});
+    DeviceTensor logits(c.logits, {c.rows, c.vocab});
+    DeviceTensor targets(c.targets, {c.rows});
     Shape dlossShape = c.reduction == kNone ? Shape{c.rows} : Shape{};
-    Buffer dloss(DType::F32, dlossShape);
-    Buffer got(c.logits, {c.rows, c.vocab}), want(c.logits, {c.rows, c.vocab});
+    DeviceTensor dloss(DType::F32, dlossShape);
+    DeviceTensor got(c.logits, {c.rows, c.vocab}),
+        want(c.logits, {c.rows, c.vocab});
     std::uniform_real_distribution<double> value(-8.0, 8.0), g(0.5, 2.0);
     std::uniform_int_distribution<int64_t> cls(0, c.vocab - 1);
     for (int64_t i = 0; i < logits.count(); ++i)
@@ -196,7 +96,7 @@ protected:
     for (int64_t i = 0; i < dloss.count(); ++i)
       dloss.set(i, g(random_));
     KernelAttrs attrs{{c.reduction, c.ignore ? 1 : 0, -100}, {}};
-    Buffer lse(DType::F32, {c.rows});
+    DeviceTensor lse(DType::F32, {c.rows});
     std::vector<TensorRef> hostIn = {logits.hostRef(), targets.hostRef(),
                                      dloss.hostRef()};
     if (c.lse) {
@@ -218,7 +118,7 @@ protected:
       result = logits.deviceRef();
     } else {
       ASSERT_OK(got.allocate());
-      ASSERT_EQ(cudaMemset(got.device, 0x7f, got.host.size()), cudaSuccess);
+      ASSERT_OK(got.poison());
       result = got.deviceRef();
     }
     std::vector<TensorRef> deviceIn = {logits.deviceRef(), targets.deviceRef(),
@@ -236,13 +136,13 @@ protected:
     // The largest weight bounds |w| in the absolute term.
     double weight = 0.0;
     for (int64_t i = 0; i < dloss.count(); ++i)
-      weight = std::max(weight, std::fabs(dloss.at(i)));
+      weight = std::max(weight, std::fabs(dloss.get(i)));
     bool bf16 = c.logits == DType::BF16;
     int64_t bad = 0, inexact = 0;
     double worst = 0.0;
     size_t width = dtypeSize(c.logits);
     for (int64_t i = 0; i < got.count(); ++i) {
-      double gv = got.at(i), wv = want.at(i);
+      double gv = got.get(i), wv = want.get(i);
       if (std::memcmp(got.host.data() + i * width,
                       want.host.data() + i * width, width) != 0)
         ++inexact;
@@ -276,12 +176,12 @@ protected:
 
   void runForward(const ForwardCase &c) {
     SCOPED_TRACE(c.name);
-    Buffer logits(c.logits, {c.rows, c.vocab});
-    Buffer targets(c.targets, {c.rows});
+    DeviceTensor logits(c.logits, {c.rows, c.vocab});
+    DeviceTensor targets(c.targets, {c.rows});
     Shape lossShape = c.reduction == kNone ? Shape{c.rows} : Shape{};
-    Buffer want(DType::F32, lossShape), wantLse(DType::F32, {c.rows});
-    Buffer got(DType::F32, lossShape), gotLse(DType::F32, {c.rows});
-    Buffer alone(DType::F32, lossShape);
+    DeviceTensor want(DType::F32, lossShape), wantLse(DType::F32, {c.rows});
+    DeviceTensor got(DType::F32, lossShape), gotLse(DType::F32, {c.rows});
+    DeviceTensor alone(DType::F32, lossShape);
     std::uniform_real_distribution<double> value(-c.range, c.range);
     std::uniform_int_distribution<int64_t> cls(0, c.vocab - 1);
     for (int64_t i = 0; i < logits.count(); ++i) {
@@ -301,12 +201,12 @@ protected:
                            {want.hostRef(), wantLse.hostRef()}, pool_));
     ASSERT_OK(logits.allocate(c.offset));
     ASSERT_OK(targets.allocate());
-    for (Buffer *b : {&got, &gotLse, &alone})
+    for (DeviceTensor *b : {&got, &gotLse, &alone})
       ASSERT_OK(b->allocate());
     ASSERT_OK(logits.upload());
     ASSERT_OK(targets.upload());
-    for (Buffer *b : {&got, &gotLse, &alone})
-      ASSERT_EQ(cudaMemset(b->device, 0x7f, b->host.size()), cudaSuccess);
+    for (DeviceTensor *b : {&got, &gotLse, &alone})
+      ASSERT_OK(b->poison());
     ASSERT_OK(kernels_->launch(KernelKind::CrossEntropy, attrs,
                                {logits.deviceRef(), targets.deviceRef()},
                                {got.deviceRef(), gotLse.deviceRef()}, nullptr));
@@ -314,15 +214,15 @@ protected:
     ASSERT_OK(kernels_->launch(KernelKind::CrossEntropy, attrs,
                                {logits.deviceRef(), targets.deviceRef()},
                                {alone.deviceRef()}, nullptr));
-    for (Buffer *b : {&got, &gotLse, &alone})
+    for (DeviceTensor *b : {&got, &gotLse, &alone})
       ASSERT_OK(b->download());
     EXPECT_EQ(got.host, alone.host) << "the loss depends on the lse result";
     int64_t bad = 0;
     double worstLoss = 0.0, worstLse = 0.0;
-    auto compare = [&](const Buffer &g, const Buffer &w, const char *what,
-                       double &worst) {
+    auto compare = [&](const DeviceTensor &g, const DeviceTensor &w,
+                       const char *what, double &worst) {
       for (int64_t i = 0; i < g.count(); ++i) {
-        double gv = g.at(i), wv = w.at(i);
+        double gv = g.get(i), wv = w.get(i);
         double error = std::fabs(gv - wv);
         worst = std::max(worst, error / std::max(std::fabs(wv), 1e-30));
         if (!(error <= 1e-5 * std::fabs(wv) + 1e-6) && bad++ < 5)
@@ -339,10 +239,7 @@ protected:
 
   std::mt19937_64 random_{20261129};
   ThreadPool pool_{1};
-  static std::unique_ptr<CudaKernels> kernels_;
 };
-
-std::unique_ptr<CudaKernels> CudaCrossEntropyGrad::kernels_;
 
 constexpr DType kF32 = DType::F32, kBf16 = DType::BF16, kI32 = DType::I32,
                 kI64 = DType::I64;
@@ -433,26 +330,26 @@ TEST_F(CudaCrossEntropyGrad, ForwardMatchesTheCpu) {
 
 // Every position ignored: zeros for mean and sum (the mean's divisor is 1).
 TEST_F(CudaCrossEntropyGrad, AllIgnoredGivesZeros) {
-  Buffer logits(kBf16, {4, 2048}), targets(kI32, {4}), dloss(kF32, {}),
+  DeviceTensor logits(kBf16, {4, 2048}), targets(kI32, {4}), dloss(kF32, {}),
       got(kBf16, {4, 2048});
   for (int64_t i = 0; i < logits.count(); ++i)
     logits.set(i, 0.25 * static_cast<double>(i % 7));
   for (int64_t n = 0; n < 4; ++n)
     targets.set(n, -100);
   dloss.set(0, 1.0);
-  for (Buffer *b : {&logits, &targets, &dloss, &got})
+  for (DeviceTensor *b : {&logits, &targets, &dloss, &got})
     ASSERT_OK(b->allocate());
-  for (Buffer *b : {&logits, &targets, &dloss})
+  for (DeviceTensor *b : {&logits, &targets, &dloss})
     ASSERT_OK(b->upload());
   for (int64_t reduction : {kMean, kSum}) {
-    ASSERT_EQ(cudaMemset(got.device, 0x7f, got.host.size()), cudaSuccess);
+    ASSERT_OK(got.poison());
     ASSERT_OK(kernels_->launch(
         KernelKind::CrossEntropyGrad, {{reduction, 1, -100}, {}},
         {logits.deviceRef(), targets.deviceRef(), dloss.deviceRef()},
         {got.deviceRef()}, nullptr));
     ASSERT_OK(got.download());
     for (int64_t i = 0; i < got.count(); ++i)
-      ASSERT_EQ(got.at(i), 0.0) << "reduction " << reduction << ", " << i;
+      ASSERT_EQ(got.get(i), 0.0) << "reduction " << reduction << ", " << i;
   }
 }
 
@@ -463,7 +360,7 @@ TEST_F(CudaCrossEntropyGrad, AllIgnoredGivesZeros) {
 // (the whole tensor would take minutes there).
 TEST_F(CudaCrossEntropyGrad, CrossEntropyGradTimingGpt2) {
   const int64_t rows = 16384, vocab = 50304;
-  Buffer logits(kBf16, {rows, vocab}), targets(kI32, {rows}),
+  DeviceTensor logits(kBf16, {rows, vocab}), targets(kI32, {rows}),
       dloss(kF32, {}), dlogits(kBf16, {rows, vocab}), loss(kF32, {}),
       lse(kF32, {rows});
   std::uniform_real_distribution<double> value(-8.0, 8.0);
@@ -473,9 +370,9 @@ TEST_F(CudaCrossEntropyGrad, CrossEntropyGradTimingGpt2) {
   for (int64_t n = 0; n < rows; ++n)
     targets.set(n, cls(random_));
   dloss.set(0, 1.0);
-  for (Buffer *b : {&logits, &targets, &dloss, &dlogits, &loss, &lse})
+  for (DeviceTensor *b : {&logits, &targets, &dloss, &dlogits, &loss, &lse})
     ASSERT_OK(b->allocate());
-  for (Buffer *b : {&logits, &targets, &dloss})
+  for (DeviceTensor *b : {&logits, &targets, &dloss})
     ASSERT_OK(b->upload());
   const KernelAttrs attrs{{kMean, 0, 0}, {}};
   auto forward = [&] {
@@ -524,7 +421,7 @@ TEST_F(CudaCrossEntropyGrad, CrossEntropyGradTimingGpt2) {
   ASSERT_OK(dlogits.download());
   ASSERT_OK(lse.download());
   ASSERT_OK(loss.download());
-  EXPECT_TRUE(std::isfinite(loss.at(0)));
+  EXPECT_TRUE(std::isfinite(loss.get(0)));
   time(grad, gradMs);
   std::printf("[ce] cross_entropy_grad without lse %.3f ms (%.0f GB/s over 2 "
               "reads + 1 write)\n",
@@ -534,28 +431,28 @@ TEST_F(CudaCrossEntropyGrad, CrossEntropyGradTimingGpt2) {
             cudaSuccess);
   for (int64_t row : {int64_t{0}, int64_t{8191}, rows - 1}) {
     SCOPED_TRACE("row " + std::to_string(row));
-    Buffer one(kBf16, {1, vocab}), oneTarget(kI32, {1}),
+    DeviceTensor one(kBf16, {1, vocab}), oneTarget(kI32, {1}),
         oneWant(kBf16, {1, vocab}), oneLoss(kF32, {1}), oneLse(kF32, {1});
     std::memcpy(one.host.data(), logits.host.data() + row * vocab * 2,
                 vocab * 2);
-    oneTarget.set(0, targets.at(row));
+    oneTarget.set(0, targets.get(row));
     // The forward's lse against the CPU's (tolerance of ForwardMatchesTheCpu).
     ASSERT_OK(runCpuKernel(KernelKind::CrossEntropy, {{kNone, 0, 0}, {}},
                            {one.hostRef(), oneTarget.hostRef()},
                            {oneLoss.hostRef(), oneLse.hostRef()}, pool_));
-    EXPECT_LE(std::fabs(lse.at(row) - oneLse.at(0)),
-              1e-5 * std::fabs(oneLse.at(0)) + 1e-6);
+    EXPECT_LE(std::fabs(lse.get(row) - oneLse.get(0)),
+              1e-5 * std::fabs(oneLse.get(0)) + 1e-6);
     // The gradient from the GPU's lse: the mean's weight 1 / rows as a
     // `none` weight of one row.
-    Buffer oneWeight(kF32, {1}), gpuLse(kF32, {1});
+    DeviceTensor oneWeight(kF32, {1}), gpuLse(kF32, {1});
     oneWeight.set(0, 1.0 / static_cast<double>(rows));
-    gpuLse.set(0, lse.at(row));
+    gpuLse.set(0, lse.get(row));
     ASSERT_OK(runCpuKernel(KernelKind::CrossEntropyGrad, {{kNone, 0, 0}, {}},
                            {one.hostRef(), oneTarget.hostRef(),
                             oneWeight.hostRef(), gpuLse.hostRef()},
                            {oneWant.hostRef()}, pool_));
     for (int64_t v = 0; v < vocab; ++v) {
-      double gv = dlogits.at(row * vocab + v), wv = oneWant.at(v);
+      double gv = dlogits.get(row * vocab + v), wv = oneWant.get(v);
       ASSERT_LE(std::fabs(gv - wv),
                 std::ldexp(std::fabs(wv), -8) + 1e-6 / rows)
           << "column " << v;

@@ -16,12 +16,12 @@
 // (expected: none).
 //
 //===----------------------------------------------------------------------===//
+#include "CudaTestSupport.h"
+
 #include "runtime/cuda/CudaSession.h"
 #include "runtime/train/Init.h"
 
 #include <gtest/gtest.h>
-
-#include <unistd.h>
 
 #include <cstdio>
 #include <cstring>
@@ -29,29 +29,12 @@
 namespace llmc::rt::cuda {
 namespace {
 
-#define ASSERT_OK(expr)                                                        \
-  do {                                                                         \
-    ::llmc::rt::Status status_ = (expr);                                       \
-    ASSERT_TRUE(status_.isOk()) << status_.toString();                         \
-  } while (0)
+using namespace testing;
 
-class CudaInitTest : public ::testing::Test {
+class CudaInitTest : public GpuTest {
 protected:
-  void SetUp() override {
-    if (cudaDeviceCount() == 0)
-      GTEST_SKIP() << "no CUDA device; the device draw needs a GPU";
-  }
+  CudaInitTest() : GpuTest("the device draw tests", SelectDevice::Leave) {}
 };
-
-std::string binaryDir() {
-  char path[4096];
-  ssize_t length = readlink("/proc/self/exe", path, sizeof(path) - 1);
-  if (length <= 0)
-    return ".";
-  path[length] = 0;
-  std::string text(path);
-  return text.substr(0, text.rfind('/'));
-}
 
 /// Element k of `bytes` as an integer of the element's width, whose
 /// difference between two values of one sign is their distance in ulps.

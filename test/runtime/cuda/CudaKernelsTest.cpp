@@ -28,6 +28,8 @@
 //    FlashAttentionMatchesTheCpu.
 //
 //===----------------------------------------------------------------------===//
+#include "CudaTestSupport.h"
+
 #include "runtime/cpu/CpuKernels.h"
 #include "runtime/cpu/ThreadPool.h"
 #include "runtime/cuda/CublasLt.h"
@@ -47,87 +49,23 @@
 namespace llmc::rt::cuda {
 namespace {
 
-#define ASSERT_OK(expr)                                                        \
-  do {                                                                         \
-    ::llmc::rt::Status status_ = (expr);                                       \
-    ASSERT_TRUE(status_.isOk()) << status_.toString();                         \
-  } while (0)
+using namespace testing;
 
-class CudaTest : public ::testing::Test {
+class CudaTest : public GpuTest {
 protected:
-  void SetUp() override {
-    int count = 0;
-    cudaError_t error = cudaGetDeviceCount(&count);
-    if (error != cudaSuccess || count == 0) {
-      (void)cudaGetLastError();
-      GTEST_SKIP() << "no CUDA device (cudaGetDeviceCount: "
-                   << (error == cudaSuccess ? "0 devices"
-                                            : cudaGetErrorString(error))
-                   << "); the CUDA kernel tests need a GPU";
-    }
-    ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
-  }
+  CudaTest() : GpuTest("the CUDA kernel tests") {}
 };
 
-/// Host bytes of one tensor and their device copy.
-struct DeviceTensor {
-  DType dtype;
-  int64_t n;
-  std::vector<uint8_t> host;
-  void *device = nullptr;
-
-  DeviceTensor(DType dtype, int64_t n)
-      : dtype(dtype), n(n), host(static_cast<size_t>(n) * dtypeSize(dtype)) {}
-  ~DeviceTensor() {
-    if (device)
-      (void)cudaFree(device);
-  }
-  size_t bytes() const { return host.size(); }
-  /// The tensor's first element on the device: `offsetElements` past an
-  /// allocation that cudaMalloc aligns to 256 bytes.
-  void *at(int64_t offsetElements = 0) const {
-    return static_cast<uint8_t *>(device) + offsetElements * dtypeSize(dtype);
-  }
-  Status upload(int64_t offsetElements = 0) {
-    LLMC_CUDA_CHECK(cudaMalloc(&device, bytes() + 64), "cudaMalloc");
-    LLMC_CUDA_CHECK(cudaMemcpy(at(offsetElements), host.data(), bytes(),
-                               cudaMemcpyHostToDevice),
-                    "cudaMemcpy to device");
-    return Status::ok();
-  }
-  TensorRef ref() { return {host.data(), dtype, {n}}; }
-};
-
-float loadAsFloat(const std::vector<uint8_t> &bytes, DType dtype, int64_t i) {
-  if (dtype == DType::BF16) {
-    uint16_t bits;
-    std::memcpy(&bits, bytes.data() + 2 * i, 2);
-    return bf16ToFloat(bits);
-  }
-  if (dtype == DType::I1)
-    return bytes[i];
-  float value;
-  std::memcpy(&value, bytes.data() + 4 * i, 4);
-  return value;
-}
-
-void storeFromFloat(std::vector<uint8_t> &bytes, DType dtype, int64_t i,
-                    float value) {
-  if (dtype == DType::BF16) {
-    uint16_t bits = floatToBf16(value);
-    std::memcpy(bytes.data() + 2 * i, &bits, 2);
-  } else if (dtype == DType::I1) {
-    bytes[i] = value != 0.0f;
-  } else if (dtype == DType::I32) {
-    // Spread over most of the range: products overflow and must wrap.
-    int32_t v = static_cast<int32_t>(value * 5.0e8f);
-    std::memcpy(bytes.data() + 4 * i, &v, 4);
-  } else if (dtype == DType::I64) {
-    int64_t v = static_cast<int64_t>(static_cast<double>(value) * 2.0e18);
-    std::memcpy(bytes.data() + 8 * i, &v, 8);
-  } else {
-    std::memcpy(bytes.data() + 4 * i, &value, 4);
-  }
+/// Element `i` of a random operand drawn as `value`: integers spread over
+/// most of their range (products overflow and must wrap), other dtypes
+/// stored as storeElement does.
+void storeOperand(DeviceTensor &t, int64_t i, float value) {
+  if (t.dtype == DType::I32)
+    t.set(i, value * 5.0e8f);
+  else if (t.dtype == DType::I64)
+    t.set(i, static_cast<double>(value) * 2.0e18);
+  else
+    t.set(i, value);
 }
 
 /// Distance in units in the last place of `dtype` (f32 or bf16) between two
@@ -182,7 +120,7 @@ void fillInputs(const ElementwiseSignature &sig,
                  sig.kind == KernelKind::Compare;
   for (size_t k = 0; k < inputs.size(); ++k) {
     DeviceTensor &t = *inputs[k];
-    for (int64_t i = 0; i < t.n; ++i) {
+    for (int64_t i = 0; i < t.count(); ++i) {
       float value;
       if (t.dtype == DType::I1)
         value = coin(rng);
@@ -194,13 +132,13 @@ void fillInputs(const ElementwiseSignature &sig,
         value = general(rng);
       if (withNan && i % 101 == 7 + static_cast<int64_t>(k))
         value = NAN;
-      storeFromFloat(t.host, t.dtype, i, value);
+      storeOperand(t, i, value);
     }
   }
   // Equal pairs (every 5th element) so eq/le/ge and max/min ties happen.
   if (sig.kind == KernelKind::Compare || sig.kind == KernelKind::Max ||
       sig.kind == KernelKind::Min)
-    for (int64_t i = 0; i < inputs[0]->n; i += 5)
+    for (int64_t i = 0; i < inputs[0]->count(); i += 5)
       std::memcpy(inputs[1]->host.data() + i * dtypeSize(inputs[1]->dtype),
                   inputs[0]->host.data() + i * dtypeSize(inputs[0]->dtype),
                   dtypeSize(inputs[0]->dtype));
@@ -225,31 +163,32 @@ void runElementwise(const ElementwiseSignature &sig, int64_t n,
 
   std::vector<std::unique_ptr<DeviceTensor>> inputs;
   for (DType dtype : sig.inputs)
-    inputs.push_back(std::make_unique<DeviceTensor>(dtype, n));
+    inputs.push_back(std::make_unique<DeviceTensor>(dtype, Shape{n}));
   fillInputs(sig, inputs, rng);
-  DeviceTensor result(sig.result, n), expected(sig.result, n);
+  DeviceTensor result(sig.result, {n}), expected(sig.result, {n});
   std::vector<const void *> devicePointers;
   std::vector<TensorRef> cpuInputs;
   for (auto &input : inputs) {
-    ASSERT_OK(input->upload(offsetElements));
-    devicePointers.push_back(input->at(offsetElements));
-    cpuInputs.push_back(input->ref());
+    ASSERT_OK(input->allocate(offsetElements));
+    ASSERT_OK(input->upload());
+    devicePointers.push_back(input->device);
+    cpuInputs.push_back(input->hostRef());
   }
+  ASSERT_OK(result.allocate(offsetElements));
   ASSERT_OK(result.upload());
-  // Poison the result so an unwritten element shows.
-  ASSERT_EQ(cudaMemset(result.device, 0xA5, result.bytes() + 64), cudaSuccess);
-  void *resultPointer = result.at(offsetElements);
+  // Poison the whole allocation so an unwritten element shows.
+  ASSERT_EQ(cudaMemset(result.allocation, 0xA5, result.allocatedBytes),
+            cudaSuccess);
 
-  ASSERT_OK(launchElementwise(source, *library, devicePointers, resultPointer,
+  ASSERT_OK(launchElementwise(source, *library, devicePointers, result.device,
                               n, nullptr, vectorize));
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-  ASSERT_EQ(cudaMemcpy(result.host.data(), resultPointer, result.bytes(),
-                       cudaMemcpyDeviceToHost),
-            cudaSuccess);
+  ASSERT_OK(result.download());
 
   KernelAttrs attrs;
   attrs.ints = sig.ints;
-  ASSERT_OK(runCpuKernel(sig.kind, attrs, cpuInputs, {expected.ref()}, pool));
+  ASSERT_OK(
+      runCpuKernel(sig.kind, attrs, cpuInputs, {expected.hostRef()}, pool));
 
   Check check = checkFor(sig);
   int64_t maxUlps = 0, failures = 0;
@@ -263,8 +202,8 @@ void runElementwise(const ElementwiseSignature &sig, int64_t n,
         ADD_FAILURE() << "element " << i << " differs";
       continue;
     }
-    float got = loadAsFloat(result.host, sig.result, i);
-    float want = loadAsFloat(expected.host, sig.result, i);
+    float got = static_cast<float>(result.get(i));
+    float want = static_cast<float>(expected.get(i));
     DType ulpType = sig.result == DType::BF16 ? DType::BF16 : DType::F32;
     int64_t ulps = sig.result == DType::I1 ? (got != want) * INT64_MAX
                                            : ulpDistance(got, want, ulpType);
@@ -335,18 +274,17 @@ void runMatmul(CublasLtMatmul &matmul, DType operands, DType resultType,
                " transB=" + std::to_string(transB) +
                " sharedRhs=" + std::to_string(sharedRhs));
   int64_t rhsBatch = sharedRhs ? 1 : batch;
-  DeviceTensor lhs(operands, batch * m * k), rhs(operands, rhsBatch * k * n);
-  DeviceTensor result(resultType, batch * m * n),
-      expected(resultType, batch * m * n);
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  for (int64_t i = 0; i < lhs.n; ++i)
-    storeFromFloat(lhs.host, operands, i, dist(rng));
-  for (int64_t i = 0; i < rhs.n; ++i)
-    storeFromFloat(rhs.host, operands, i, dist(rng));
-  ASSERT_OK(lhs.upload());
-  ASSERT_OK(rhs.upload());
-  ASSERT_OK(result.upload());
-  ASSERT_EQ(cudaMemset(result.device, 0xA5, result.bytes()), cudaSuccess);
+  DeviceTensor lhs(operands, {batch * m * k}),
+      rhs(operands, {rhsBatch * k * n});
+  DeviceTensor result(resultType, {batch * m * n}),
+      expected(resultType, {batch * m * n});
+  lhs.fillUniform(rng, -1.0f, 1.0f);
+  rhs.fillUniform(rng, -1.0f, 1.0f);
+  for (DeviceTensor *t : {&lhs, &rhs, &result}) {
+    ASSERT_OK(t->allocate());
+    ASSERT_OK(t->upload());
+  }
+  ASSERT_OK(result.poison(0xA5));
 
   MatmulProblem problem;
   problem.operands = operands;
@@ -361,9 +299,7 @@ void runMatmul(CublasLtMatmul &matmul, DType operands, DType resultType,
   ASSERT_OK(
       matmul.run(problem, lhs.device, rhs.device, result.device, nullptr));
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-  ASSERT_EQ(cudaMemcpy(result.host.data(), result.device, result.bytes(),
-                       cudaMemcpyDeviceToHost),
-            cudaSuccess);
+  ASSERT_OK(result.download());
 
   Shape lhsShape = {batch, transA ? k : m, transA ? m : k};
   Shape rhsShape = {transB ? n : k, transB ? k : n};
@@ -387,15 +323,16 @@ void runMatmul(CublasLtMatmul &matmul, DType operands, DType resultType,
           int64_t ai = b * m * k + (transA ? p * m + i : i * k + p);
           int64_t bi =
               (sharedRhs ? 0 : b * k * n) + (transB ? j * k + p : p * n + j);
-          absSum += std::fabs(loadAsFloat(lhs.host, operands, ai) *
-                              loadAsFloat(rhs.host, operands, bi));
+          // The product in f32, as the bound was first computed.
+          absSum += std::fabs(static_cast<float>(lhs.get(ai)) *
+                              static_cast<float>(rhs.get(bi)));
         }
         int64_t ci = (b * m + i) * n + j;
-        double got = loadAsFloat(result.host, resultType, ci);
-        double want = loadAsFloat(expected.host, resultType, ci);
+        double got = result.get(ci);
+        double want = expected.get(ci);
         double bound = 2.0 * k * 0x1p-24 * absSum;
-        if (resultType == DType::BF16 && want != 0) // 1 bf16 ulp of want
-          bound += std::ldexp(1.0, std::ilogb(want) - 7);
+        if (resultType == DType::BF16 && want != 0)
+          bound += bf16Ulp(want);
         worst = std::max(worst, std::fabs(got - want) / std::max(bound, 1e-30));
         if (!(std::fabs(got - want) <= bound) && ++failures <= 5)
           ADD_FAILURE() << "element [" << b << ", " << i << ", " << j
@@ -454,50 +391,14 @@ TEST_F(CudaTest, CublasLtRefusesUnsupportedTypes) {
 
 // ---- Flash attention ---------------------------------------------------------
 
-/// A shaped tensor for the attention tests: random values in [-range, range]
-/// (rounded to the dtype), uploaded to the device.
-struct AttentionTensor {
-  DeviceTensor data;
-  Shape shape;
-  AttentionTensor(DType dtype, Shape shape)
-      : data(dtype, numElements(shape)), shape(std::move(shape)) {}
-  void fill(std::mt19937 &rng, float range) {
-    std::uniform_real_distribution<float> draw(-range, range);
-    for (int64_t i = 0; i < data.n; ++i)
-      storeFromFloat(data.host, data.dtype, i, draw(rng));
-  }
-  TensorRef host() { return {data.host.data(), data.dtype, shape}; }
-  TensorRef device() { return {data.device, data.dtype, shape}; }
-};
-
 /// Largest |gpu - cpu| over a tensor against `relative` times the tensor's
 /// largest reference magnitude (plus one ulp of the element for bf16, whose
 /// two roundings of nearby f32/f64 values may land on neighbours).
-void compareAttention(const std::string &name, AttentionTensor &gpu,
-                      const TensorRef &cpu, double relative) {
-  std::vector<uint8_t> expectedBytes(
-      static_cast<const uint8_t *>(cpu.data),
-      static_cast<const uint8_t *>(cpu.data) + cpu.bytes());
-  double want = 0.0, worst = 0.0;
-  for (int64_t i = 0; i < gpu.data.n; ++i)
-    want = std::max(want, std::fabs(static_cast<double>(
-                              loadAsFloat(expectedBytes, cpu.dtype, i))));
-  int64_t failures = 0;
-  for (int64_t i = 0; i < gpu.data.n; ++i) {
-    double got = loadAsFloat(gpu.data.host, gpu.data.dtype, i);
-    double expected = loadAsFloat(expectedBytes, cpu.dtype, i);
-    double bound = relative * want;
-    if (gpu.data.dtype == DType::BF16 && expected != 0.0)
-      bound += std::ldexp(1.0, std::ilogb(expected) - 7);
-    double error = std::fabs(got - expected);
-    worst = std::max(worst, error / std::max(want, 1e-30));
-    if (!(error <= bound) && ++failures <= 5)
-      ADD_FAILURE() << name << " element " << i << ": gpu " << got << ", cpu "
-                    << expected << ", bound " << bound;
-  }
-  EXPECT_EQ(failures, 0) << name;
+void compareAttention(const std::string &name, const DeviceTensor &gpu,
+                      const DeviceTensor &cpu, double relative) {
+  CompareResult r = compareToLargest(name, gpu, cpu, relative);
   std::printf("  %-44s max error %.2e of the largest |value| %.3g\n",
-              name.c_str(), worst, want);
+              name.c_str(), r.worst, r.largest);
 }
 
 struct AttentionCase {
@@ -523,13 +424,13 @@ void runFlashAttention(CudaKernels &kernels, DType dtype, AttentionCase c,
   const int64_t batch = 2, heads = 4, kvHeads = 2;
   Shape qShape = {batch, heads, c.seq, c.headDim};
   Shape kvShape = {batch, kvHeads, c.kvSeq, c.headDim};
-  AttentionTensor q(dtype, qShape), k(dtype, kvShape), v(dtype, kvShape),
+  DeviceTensor q(dtype, qShape), k(dtype, kvShape), v(dtype, kvShape),
       dout(dtype, qShape);
   // Scores of a few units: the softmax neither uniform nor one-hot.
-  q.fill(rng, 2.0f);
-  k.fill(rng, 2.0f);
-  v.fill(rng, 1.0f);
-  dout.fill(rng, 1.0f);
+  q.fillUniform(rng, -2.0f, 2.0f);
+  k.fillUniform(rng, -2.0f, 2.0f);
+  v.fillUniform(rng, -1.0f, 1.0f);
+  dout.fillUniform(rng, -1.0f, 1.0f);
   KernelAttrs attrs;
   attrs.ints = {c.causal ? 1 : 0};
   attrs.floats = {1.0 / std::sqrt(static_cast<double>(c.headDim))};
@@ -537,71 +438,61 @@ void runFlashAttention(CudaKernels &kernels, DType dtype, AttentionCase c,
   // The CPU reference: out and the rows' log-sum-exp, then dq, dk, dv from
   // that out.
   Shape rowShape = {batch, heads, c.seq};
-  AttentionTensor out(dtype, qShape), dq(dtype, qShape), dk(dtype, kvShape),
+  DeviceTensor out(dtype, qShape), dq(dtype, qShape), dk(dtype, kvShape),
       dv(dtype, kvShape), lse(DType::F32, rowShape),
       gpuLse(DType::F32, rowShape);
   ASSERT_OK(runCpuKernel(KernelKind::Attention, attrs,
-                         {q.host(), k.host(), v.host()},
-                         {out.host(), lse.host()}, pool));
-  AttentionTensor cpuDq(dtype, qShape), cpuDk(dtype, kvShape),
+                         {q.hostRef(), k.hostRef(), v.hostRef()},
+                         {out.hostRef(), lse.hostRef()}, pool));
+  DeviceTensor cpuDq(dtype, qShape), cpuDk(dtype, kvShape),
       cpuDv(dtype, kvShape);
   ASSERT_OK(runCpuKernel(
       KernelKind::AttentionGrad, attrs,
-      {q.host(), k.host(), v.host(), out.host(), dout.host()},
-      {cpuDq.host(), cpuDk.host(), cpuDv.host()}, pool));
+      {q.hostRef(), k.hostRef(), v.hostRef(), out.hostRef(), dout.hostRef()},
+      {cpuDq.hostRef(), cpuDk.hostRef(), cpuDv.hostRef()}, pool));
 
   // The GPU: the forward into gpuOut and gpuLse, the backward from the
   // CPU's out (so that both backward passes see the same operands), once
   // recomputing the statistics and once reading the GPU forward's lse (as
   // the autodiff pass arranges).
-  AttentionTensor gpuOut(dtype, qShape);
-  for (AttentionTensor *t :
-       {&q, &k, &v, &out, &dout, &gpuOut, &dq, &dk, &dv, &gpuLse})
-    ASSERT_OK(t->data.upload(c.offsetElements));
-  for (AttentionTensor *t : {&gpuOut, &gpuLse})
-    ASSERT_EQ(cudaMemset(t->data.at(c.offsetElements), 0x7f, t->data.bytes()),
-              cudaSuccess);
-  auto device = [&](AttentionTensor &t) {
-    return TensorRef{t.data.at(c.offsetElements), t.data.dtype, t.shape};
-  };
-  auto download = [&](AttentionTensor &t) {
-    ASSERT_EQ(cudaMemcpy(t.data.host.data(), t.data.at(c.offsetElements),
-                         t.data.bytes(), cudaMemcpyDeviceToHost),
-              cudaSuccess);
-  };
+  DeviceTensor gpuOut(dtype, qShape);
+  for (DeviceTensor *t :
+       {&q, &k, &v, &out, &dout, &gpuOut, &dq, &dk, &dv, &gpuLse}) {
+    ASSERT_OK(t->allocate(c.offsetElements));
+    ASSERT_OK(t->upload());
+  }
+  for (DeviceTensor *t : {&gpuOut, &gpuLse})
+    ASSERT_OK(t->poison());
   ASSERT_OK(kernels.launch(KernelKind::Attention, attrs,
-                           {device(q), device(k), device(v)},
-                           {device(gpuOut), device(gpuLse)}, nullptr));
+                           {q.deviceRef(), k.deviceRef(), v.deviceRef()},
+                           {gpuOut.deviceRef(), gpuLse.deviceRef()}, nullptr));
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-  download(gpuOut);
-  download(gpuLse);
+  ASSERT_OK(gpuOut.download());
+  ASSERT_OK(gpuLse.download());
   double relative = dtype == DType::F32 ? 1e-4 : 2e-2;
-  compareAttention("attention " + name, gpuOut, out.host(), relative);
+  compareAttention("attention " + name, gpuOut, out, relative);
   // The log-sum-exp is f32 either way: sums of the same products in f32
   // against f64, a few units large (1e-5 of the largest |lse|).
-  compareAttention("attention lse " + name, gpuLse, lse.host(), 1e-5);
+  compareAttention("attention lse " + name, gpuLse, lse, 1e-5);
 
   for (bool withLse : {false, true}) {
     std::string how = withLse ? " (forward lse) " : " ";
-    for (AttentionTensor *t : {&dq, &dk, &dv})
-      ASSERT_EQ(
-          cudaMemset(t->data.at(c.offsetElements), 0x7f, t->data.bytes()),
-          cudaSuccess);
-    std::vector<TensorRef> inputs = {device(q), device(k), device(v),
-                                     device(out), device(dout)};
+    for (DeviceTensor *t : {&dq, &dk, &dv})
+      ASSERT_OK(t->poison());
+    std::vector<TensorRef> inputs = {q.deviceRef(), k.deviceRef(),
+                                     v.deviceRef(), out.deviceRef(),
+                                     dout.deviceRef()};
     if (withLse)
-      inputs.push_back(device(gpuLse));
+      inputs.push_back(gpuLse.deviceRef());
     ASSERT_OK(kernels.launch(KernelKind::AttentionGrad, attrs, inputs,
-                             {device(dq), device(dk), device(dv)}, nullptr));
+                             {dq.deviceRef(), dk.deviceRef(), dv.deviceRef()},
+                             nullptr));
     ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-    for (AttentionTensor *t : {&dq, &dk, &dv})
-      download(*t);
-    compareAttention("attention_grad dq" + how + name, dq, cpuDq.host(),
-                     relative);
-    compareAttention("attention_grad dk" + how + name, dk, cpuDk.host(),
-                     relative);
-    compareAttention("attention_grad dv" + how + name, dv, cpuDv.host(),
-                     relative);
+    for (DeviceTensor *t : {&dq, &dk, &dv})
+      ASSERT_OK(t->download());
+    compareAttention("attention_grad dq" + how + name, dq, cpuDq, relative);
+    compareAttention("attention_grad dk" + how + name, dk, cpuDk, relative);
+    compareAttention("attention_grad dv" + how + name, dv, cpuDv, relative);
   }
 }
 
@@ -671,15 +562,17 @@ void timeFlashAttention(CudaKernels &kernels, const char *name, int64_t batch,
   Shape shape = {batch, heads, seq, headDim};
   Shape kvShape = {batch, kvHeads, seq, headDim};
   std::mt19937 rng(1234);
-  AttentionTensor q(DType::BF16, shape), k(DType::BF16, kvShape),
+  DeviceTensor q(DType::BF16, shape), k(DType::BF16, kvShape),
       v(DType::BF16, kvShape), out(DType::BF16, shape),
       dout(DType::BF16, shape), dq(DType::BF16, shape),
       dk(DType::BF16, kvShape), dv(DType::BF16, kvShape),
       lse(DType::F32, {batch, heads, seq});
-  for (AttentionTensor *t : {&q, &k, &v, &dout})
-    t->fill(rng, 1.0f);
-  for (AttentionTensor *t : {&q, &k, &v, &out, &dout, &dq, &dk, &dv, &lse})
-    ASSERT_OK(t->data.upload());
+  for (DeviceTensor *t : {&q, &k, &v, &dout})
+    t->fillUniform(rng, -1.0f, 1.0f);
+  for (DeviceTensor *t : {&q, &k, &v, &out, &dout, &dq, &dk, &dv, &lse}) {
+    ASSERT_OK(t->allocate());
+    ASSERT_OK(t->upload());
+  }
   KernelAttrs attrs;
   attrs.ints = {1};
   attrs.floats = {1.0 / std::sqrt(static_cast<double>(headDim))};
@@ -687,20 +580,22 @@ void timeFlashAttention(CudaKernels &kernels, const char *name, int64_t batch,
   // reads it; `recompute` times the backward without it.
   auto forward = [&] {
     return kernels.launch(KernelKind::Attention, attrs,
-                          {q.device(), k.device(), v.device()},
-                          {out.device(), lse.device()}, nullptr);
+                          {q.deviceRef(), k.deviceRef(), v.deviceRef()},
+                          {out.deviceRef(), lse.deviceRef()}, nullptr);
   };
   auto backward = [&] {
     return kernels.launch(KernelKind::AttentionGrad, attrs,
-                          {q.device(), k.device(), v.device(), out.device(),
-                           dout.device(), lse.device()},
-                          {dq.device(), dk.device(), dv.device()}, nullptr);
+                          {q.deviceRef(), k.deviceRef(), v.deviceRef(),
+                           out.deviceRef(), dout.deviceRef(), lse.deviceRef()},
+                          {dq.deviceRef(), dk.deviceRef(), dv.deviceRef()},
+                          nullptr);
   };
   auto recompute = [&] {
-    return kernels.launch(
-        KernelKind::AttentionGrad, attrs,
-        {q.device(), k.device(), v.device(), out.device(), dout.device()},
-        {dq.device(), dk.device(), dv.device()}, nullptr);
+    return kernels.launch(KernelKind::AttentionGrad, attrs,
+                          {q.deviceRef(), k.deviceRef(), v.deviceRef(),
+                           out.deviceRef(), dout.deviceRef()},
+                          {dq.deviceRef(), dk.deviceRef(), dv.deviceRef()},
+                          nullptr);
   };
   cudaEvent_t start, stop;
   ASSERT_EQ(cudaEventCreate(&start), cudaSuccess);
@@ -727,22 +622,18 @@ void timeFlashAttention(CudaKernels &kernels, const char *name, int64_t batch,
 
   // Determinism: the gradients of the last timed run, then of one more.
   std::vector<std::vector<uint8_t>> first;
-  for (AttentionTensor *t : {&dq, &dk, &dv}) {
-    ASSERT_EQ(cudaMemcpy(t->data.host.data(), t->data.device, t->data.bytes(),
-                         cudaMemcpyDeviceToHost),
-              cudaSuccess);
-    first.push_back(t->data.host);
+  for (DeviceTensor *t : {&dq, &dk, &dv}) {
+    ASSERT_OK(t->download());
+    first.push_back(t->host);
   }
-  ASSERT_EQ(cudaMemset(dk.data.device, 0, dk.data.bytes()), cudaSuccess);
+  ASSERT_EQ(cudaMemset(dk.device, 0, dk.bytes()), cudaSuccess);
   ASSERT_OK(backward());
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   const char *names[] = {"dq", "dk", "dv"};
   int index = 0;
-  for (AttentionTensor *t : {&dq, &dk, &dv}) {
-    ASSERT_EQ(cudaMemcpy(t->data.host.data(), t->data.device, t->data.bytes(),
-                         cudaMemcpyDeviceToHost),
-              cudaSuccess);
-    EXPECT_TRUE(t->data.host == first[index])
+  for (DeviceTensor *t : {&dq, &dk, &dv}) {
+    ASSERT_OK(t->download());
+    EXPECT_TRUE(t->host == first[index])
         << names[index] << " differs between two runs of the backward";
     ++index;
   }

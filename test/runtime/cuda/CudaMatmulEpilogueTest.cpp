@@ -34,6 +34,8 @@
 //    f64) 2 K 2^-24 sum_k |dy_kn|, plus 1 bf16 ulp.
 //
 //===----------------------------------------------------------------------===//
+#include "CudaTestSupport.h"
+
 #include "runtime/cpu/CpuKernels.h"
 #include "runtime/cpu/ThreadPool.h"
 #include "runtime/cuda/CublasLt.h"
@@ -51,27 +53,17 @@
 namespace llmc::rt::cuda {
 namespace {
 
-#define ASSERT_OK(expr)                                                        \
-  do {                                                                         \
-    ::llmc::rt::Status status_ = (expr);                                       \
-    ASSERT_TRUE(status_.isOk()) << status_.toString();                         \
-  } while (0)
+using namespace testing;
 
 using Kind = MatmulEpilogueKind;
 
-class CudaMatmulEpilogue : public ::testing::Test {
+class CudaMatmulEpilogue : public GpuTest {
 protected:
+  CudaMatmulEpilogue() : GpuTest("the cuBLASLt epilogue tests") {}
   void SetUp() override {
-    int count = 0;
-    cudaError_t error = cudaGetDeviceCount(&count);
-    if (error != cudaSuccess || count == 0) {
-      (void)cudaGetLastError();
-      GTEST_SKIP() << "no CUDA device (cudaGetDeviceCount: "
-                   << (error == cudaSuccess ? "0 devices"
-                                            : cudaGetErrorString(error))
-                   << "); the cuBLASLt epilogue tests need a GPU";
-    }
-    ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
+    GpuTest::SetUp();
+    if (stopped())
+      return;
     ASSERT_OK(CublasLtMatmul::create(matmul_));
   }
 
@@ -79,62 +71,6 @@ protected:
   ThreadPool pool_;
   std::mt19937 rng_{std::random_device{}()};
 };
-
-/// A host tensor and its device copy.
-struct Buffer {
-  DType dtype;
-  Shape shape;
-  std::vector<uint8_t> host;
-  void *device = nullptr;
-
-  Buffer(DType dtype, Shape shape)
-      : dtype(dtype), shape(std::move(shape)),
-        host(static_cast<size_t>(numElements(this->shape)) *
-             dtypeSize(dtype)) {}
-  ~Buffer() {
-    if (device)
-      (void)cudaFree(device);
-  }
-  int64_t count() const { return numElements(shape); }
-  double at(int64_t i) const {
-    if (dtype == DType::BF16) {
-      uint16_t bits;
-      std::memcpy(&bits, host.data() + 2 * i, 2);
-      return bf16ToFloat(bits);
-    }
-    float v;
-    std::memcpy(&v, host.data() + 4 * i, 4);
-    return v;
-  }
-  void set(int64_t i, float v) {
-    if (dtype == DType::BF16) {
-      uint16_t bits = floatToBf16(v);
-      std::memcpy(host.data() + 2 * i, &bits, 2);
-    } else {
-      std::memcpy(host.data() + 4 * i, &v, 4);
-    }
-  }
-  Status upload() {
-    if (!device)
-      LLMC_CUDA_CHECK(cudaMalloc(&device, host.size()), "cudaMalloc");
-    LLMC_CUDA_CHECK(
-        cudaMemcpy(device, host.data(), host.size(), cudaMemcpyHostToDevice),
-        "cudaMemcpy to device");
-    return Status::ok();
-  }
-  Status download() {
-    LLMC_CUDA_CHECK(
-        cudaMemcpy(host.data(), device, host.size(), cudaMemcpyDeviceToHost),
-        "cudaMemcpy to host");
-    return Status::ok();
-  }
-  TensorRef hostRef() { return {host.data(), dtype, shape}; }
-  TensorRef deviceRef() const { return {device, dtype, shape}; }
-};
-
-double bf16Ulp(double x) {
-  return x == 0 ? 0x1p-133 : std::ldexp(1.0, std::ilogb(x) - 7);
-}
 
 struct Case {
   Shape lhsBatch; ///< leading dims of a row-major lhs ([B, T] for GPT-2)
@@ -177,11 +113,11 @@ TEST_F(CudaMatmulEpilogue, MatchesTheCpu) {
     lhsShape.insert(lhsShape.end(),
                     {c.transA ? c.k : c.m, c.transA ? c.m : c.k});
     out.insert(out.end(), {c.m, c.n});
-    Buffer lhs(c.dtype, lhsShape),
+    DeviceTensor lhs(c.dtype, lhsShape),
         rhs(c.dtype, {c.transB ? c.n : c.k, c.transB ? c.k : c.n});
-    Buffer bias(c.dtype, {c.n}), residual(c.dtype, out);
-    Buffer got(c.dtype, out), gotPre(c.dtype, out);
-    Buffer want(c.dtype, out), wantPre(c.dtype, out);
+    DeviceTensor bias(c.dtype, {c.n}), residual(c.dtype, out);
+    DeviceTensor got(c.dtype, out), gotPre(c.dtype, out);
+    DeviceTensor want(c.dtype, out), wantPre(c.dtype, out);
     std::uniform_real_distribution<float> value(-1.0f, 1.0f), wide(-3.0f, 3.0f);
     for (int64_t i = 0; i < lhs.count(); ++i)
       lhs.set(i, value(rng_));
@@ -205,14 +141,13 @@ TEST_F(CudaMatmulEpilogue, MatchesTheCpu) {
     ASSERT_OK(runCpuKernel(KernelKind::MatmulEpilogue, attrs, hostIn, hostOut,
                            pool_));
 
-    for (Buffer *b : {&lhs, &rhs, &bias, &residual})
+    for (DeviceTensor *b : {&lhs, &rhs, &bias, &residual})
       ASSERT_OK(b->upload());
     ASSERT_OK(got.upload());
     ASSERT_OK(gotPre.upload());
-    ASSERT_EQ(cudaMemset(got.device, 0x7f, got.host.size()), cudaSuccess);
-    ASSERT_EQ(cudaMemset(gotPre.device, 0x7f, gotPre.host.size()),
-              cudaSuccess);
-    const Buffer &result = c.inPlace ? residual : got;
+    ASSERT_OK(got.poison());
+    ASSERT_OK(gotPre.poison());
+    const DeviceTensor &result = c.inPlace ? residual : got;
     std::vector<TensorRef> devIn = {lhs.deviceRef(), rhs.deviceRef(),
                                     bias.deviceRef()};
     std::vector<TensorRef> devOut = {result.deviceRef()};
@@ -262,22 +197,22 @@ TEST_F(CudaMatmulEpilogue, MatchesTheCpu) {
         for (int64_t p = 0; p < c.k; ++p) {
           int64_t ai = c.transA ? p * c.m + r : r * c.k + p;
           int64_t bi = c.transB ? j * c.k + p : p * c.n + j;
-          double prod = lhs.at(ai) * rhs.at(bi);
+          double prod = lhs.get(ai) * rhs.get(bi);
           absSum += std::fabs(prod);
           acc += prod;
         }
         int64_t i = r * c.n + j;
         double matmulBound = 2.0 * c.k * 0x1p-24 * absSum;
-        double pre = acc + bias.at(j);
+        double pre = acc + bias.get(j);
         double bound = 0, preBound = 0;
         switch (c.kind) {
         case Kind::Bias:
-          bound = matmulBound + 0x1p-23 * std::fabs(want.at(i));
+          bound = matmulBound + 0x1p-23 * std::fabs(want.get(i));
           break;
         case Kind::BiasResidual:
-          bound = matmulBound + 0x1p-23 * (std::fabs(acc) +
-                                           std::fabs(bias.at(j)) +
-                                           std::fabs(residual.at(i)));
+          bound =
+              matmulBound + 0x1p-23 * (std::fabs(acc) + std::fabs(bias.get(j)) +
+                                       std::fabs(residual.get(i)));
           break;
         case Kind::BiasGelu:
         case Kind::BiasGeluAux:
@@ -288,18 +223,18 @@ TEST_F(CudaMatmulEpilogue, MatchesTheCpu) {
           break;
         }
         if (c.dtype == DType::BF16) {
-          bound += bf16Ulp(want.at(i));
-          preBound += bf16Ulp(wantPre.at(i));
+          bound += bf16Ulp(want.get(i));
+          preBound += bf16Ulp(wantPre.get(i));
           // In place, cuBLASLt rounds the bias sum to bf16 before adding
           // the residual (see the top of the file).
           if (c.kind == Kind::BiasResidual)
-            bound += bf16Ulp(acc + bias.at(j));
+            bound += bf16Ulp(acc + bias.get(j));
         }
-        double error = std::fabs(got.at(i) - want.at(i));
+        double error = std::fabs(got.get(i) - want.get(i));
         worst = std::max(worst, error / bound);
         if (!(error <= bound) && ++failures <= 5) {
           ADD_FAILURE() << "element [" << r << ", " << j << "]: gpu "
-                        << got.at(i) << ", cpu " << want.at(i) << ", bound "
+                        << got.get(i) << ", cpu " << want.get(i) << ", bound "
                         << bound;
           if (c.kind == Kind::BiasResidual && c.dtype == DType::BF16) {
             // Which order of roundings gives the device's value (a
@@ -308,7 +243,7 @@ TEST_F(CudaMatmulEpilogue, MatchesTheCpu) {
               return static_cast<double>(
                   bf16ToFloat(floatToBf16(static_cast<float>(v))));
             };
-            double res = residual.at(i), bi = bias.at(j);
+            double res = residual.get(i), bi = bias.get(j);
             std::printf("    acc %.9g bias %g residual %g: "
                         "bf16(acc+res)+bias %g, bf16(acc+bias)+res %g, "
                         "bf16(acc)+bias+res %g\n",
@@ -317,11 +252,11 @@ TEST_F(CudaMatmulEpilogue, MatchesTheCpu) {
           }
         }
         if (hasPre) {
-          double preError = std::fabs(gotPre.at(i) - wantPre.at(i));
+          double preError = std::fabs(gotPre.get(i) - wantPre.get(i));
           worstPre = std::max(worstPre, preError / preBound);
           if (!(preError <= preBound) && ++failures <= 5)
             ADD_FAILURE() << "pre-activation [" << r << ", " << j << "]: gpu "
-                          << gotPre.at(i) << ", cpu " << wantPre.at(i)
+                          << gotPre.get(i) << ", cpu " << wantPre.get(i)
                           << ", bound " << preBound;
         }
       }
@@ -350,10 +285,10 @@ TEST_F(CudaMatmulEpilogue, BiasGradientMatchesTheCpu) {
       SCOPED_TRACE(std::string(dtypeName(dtype)) + " K=" +
                    std::to_string(c.k) + " M=" + std::to_string(c.m) +
                    " N=" + std::to_string(c.n) + (c.transB ? " transB" : ""));
-      Buffer x(dtype, {c.k, c.m});
-      Buffer dy(dtype, c.transB ? Shape{c.n, c.k} : Shape{c.k, c.n});
-      Buffer got(dtype, {c.m, c.n}), gotGrad(dtype, {1, c.n});
-      Buffer want(dtype, {c.m, c.n}), wantGrad(dtype, {1, c.n});
+      DeviceTensor x(dtype, {c.k, c.m});
+      DeviceTensor dy(dtype, c.transB ? Shape{c.n, c.k} : Shape{c.k, c.n});
+      DeviceTensor got(dtype, {c.m, c.n}), gotGrad(dtype, {1, c.n});
+      DeviceTensor want(dtype, {c.m, c.n}), wantGrad(dtype, {1, c.n});
       std::uniform_real_distribution<float> value(-1.0f, 1.0f);
       for (int64_t i = 0; i < x.count(); ++i)
         x.set(i, value(rng_));
@@ -365,11 +300,10 @@ TEST_F(CudaMatmulEpilogue, BiasGradientMatchesTheCpu) {
       ASSERT_OK(runCpuKernel(KernelKind::MatmulEpilogue, attrs,
                              {x.hostRef(), dy.hostRef()},
                              {want.hostRef(), wantGrad.hostRef()}, pool_));
-      for (Buffer *b : {&x, &dy, &got, &gotGrad})
+      for (DeviceTensor *b : {&x, &dy, &got, &gotGrad})
         ASSERT_OK(b->upload());
-      ASSERT_EQ(cudaMemset(got.device, 0x7f, got.host.size()), cudaSuccess);
-      ASSERT_EQ(cudaMemset(gotGrad.device, 0x7f, gotGrad.host.size()),
-                cudaSuccess);
+      ASSERT_OK(got.poison());
+      ASSERT_OK(gotGrad.poison());
       std::vector<TensorRef> in = {x.deviceRef(), dy.deviceRef()};
       std::vector<TensorRef> out = {got.deviceRef(), gotGrad.deviceRef()};
       ASSERT_OK(kernels->prepare(KernelKind::MatmulEpilogue, attrs, in, out));
@@ -393,31 +327,31 @@ TEST_F(CudaMatmulEpilogue, BiasGradientMatchesTheCpu) {
       for (int64_t j = 0; j < c.n; ++j) {
         double absSum = 0;
         for (int64_t p = 0; p < c.k; ++p)
-          absSum += std::fabs(dy.at(c.transB ? j * c.k + p : p * c.n + j));
+          absSum += std::fabs(dy.get(c.transB ? j * c.k + p : p * c.n + j));
         double bound = 2.0 * c.k * 0x1p-24 * absSum;
         if (dtype == DType::BF16)
-          bound += bf16Ulp(wantGrad.at(j));
-        double error = std::fabs(gotGrad.at(j) - wantGrad.at(j));
+          bound += bf16Ulp(wantGrad.get(j));
+        double error = std::fabs(gotGrad.get(j) - wantGrad.get(j));
         worstGrad = std::max(worstGrad, error / bound);
         if (!(error <= bound) && ++failures <= 5)
-          ADD_FAILURE() << "bias gradient [" << j << "]: gpu " << gotGrad.at(j)
-                        << ", cpu " << wantGrad.at(j) << ", bound " << bound;
+          ADD_FAILURE() << "bias gradient [" << j << "]: gpu " << gotGrad.get(j)
+                        << ", cpu " << wantGrad.get(j) << ", bound " << bound;
       }
       for (int64_t i = 0; i < c.m; ++i)
         for (int64_t j = 0; j < c.n; ++j) {
           double absSum = 0;
           for (int64_t p = 0; p < c.k; ++p)
-            absSum += std::fabs(x.at(p * c.m + i) *
-                                dy.at(c.transB ? j * c.k + p : p * c.n + j));
+            absSum += std::fabs(x.get(p * c.m + i) *
+                                dy.get(c.transB ? j * c.k + p : p * c.n + j));
           double bound = 2.0 * c.k * 0x1p-24 * absSum;
           int64_t e = i * c.n + j;
           if (dtype == DType::BF16)
-            bound += bf16Ulp(want.at(e));
-          double error = std::fabs(got.at(e) - want.at(e));
+            bound += bf16Ulp(want.get(e));
+          double error = std::fabs(got.get(e) - want.get(e));
           worst = std::max(worst, error / bound);
           if (!(error <= bound) && ++failures <= 5)
             ADD_FAILURE() << "product [" << i << ", " << j << "]: gpu "
-                          << got.at(e) << ", cpu " << want.at(e) << ", bound "
+                          << got.get(e) << ", cpu " << want.get(e) << ", bound "
                           << bound;
         }
       EXPECT_EQ(failures, 0);
@@ -450,9 +384,9 @@ TEST_F(CudaMatmulEpilogue, TimingGpt2) {
   // The weight gradient of c_attn with its bias gradient: dW [768, 2304]
   // = X^T [16384, 768]^T dY [16384, 2304] (BGRADA), when cuBLASLt has it.
   {
-    Buffer x(DType::BF16, {m, 768}), dy(DType::BF16, {m, 2304});
-    Buffer dw(DType::BF16, {768, 2304}), db(DType::BF16, {2304});
-    for (Buffer *b : {&x, &dy, &dw, &db})
+    DeviceTensor x(DType::BF16, {m, 768}), dy(DType::BF16, {m, 2304});
+    DeviceTensor dw(DType::BF16, {768, 2304}), db(DType::BF16, {2304});
+    for (DeviceTensor *b : {&x, &dy, &dw, &db})
       ASSERT_OK(b->upload());
     MatmulProblem plain;
     plain.operands = plain.result = DType::BF16;
@@ -494,10 +428,10 @@ TEST_F(CudaMatmulEpilogue, TimingGpt2) {
     }
   }
   for (const Shape3 &s : shapes) {
-    Buffer lhs(DType::BF16, {m, s.k}), rhs(DType::BF16, {s.k, s.n});
-    Buffer bias(DType::BF16, {s.n}), out(DType::BF16, {m, s.n}),
+    DeviceTensor lhs(DType::BF16, {m, s.k}), rhs(DType::BF16, {s.k, s.n});
+    DeviceTensor bias(DType::BF16, {s.n}), out(DType::BF16, {m, s.n}),
         pre(DType::BF16, {m, s.n});
-    for (Buffer *b : {&lhs, &rhs, &bias, &out, &pre})
+    for (DeviceTensor *b : {&lhs, &rhs, &bias, &out, &pre})
       ASSERT_OK(b->upload()); // zeros: only the time matters here
     MatmulProblem plain;
     plain.operands = plain.result = DType::BF16;

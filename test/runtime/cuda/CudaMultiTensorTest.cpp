@@ -20,13 +20,13 @@
 //    add rounds as the Add kernel).
 //
 //===----------------------------------------------------------------------===//
+#include "CudaTestSupport.h"
+
 #include "runtime/Session.h"
 #include "runtime/cuda/CudaSession.h"
 #include "runtime/train/Init.h"
 
 #include <gtest/gtest.h>
-
-#include <unistd.h>
 
 #include <cmath>
 #include <cstdlib>
@@ -36,32 +36,13 @@
 namespace llmc::rt::cuda {
 namespace {
 
-#define ASSERT_OK(expr)                                                        \
-  do {                                                                         \
-    ::llmc::rt::Status status_ = (expr);                                       \
-    ASSERT_TRUE(status_.isOk()) << status_.toString();                         \
-  } while (0)
+using namespace testing;
 
-class CudaMultiTensorTest : public ::testing::Test {
+class CudaMultiTensorTest : public GpuTest {
 protected:
-  void SetUp() override {
-    int count = 0;
-    if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
-      (void)cudaGetLastError();
-      GTEST_SKIP() << "no CUDA device; the multi-tensor tests need a GPU";
-    }
-  }
+  CudaMultiTensorTest()
+      : GpuTest("the multi-tensor tests", SelectDevice::Leave) {}
 };
-
-std::string binaryDir() {
-  char path[4096];
-  ssize_t length = readlink("/proc/self/exe", path, sizeof(path) - 1);
-  if (length <= 0)
-    return ".";
-  path[length] = 0;
-  std::string text(path);
-  return text.substr(0, text.rfind('/'));
-}
 
 /// A one-rank program whose inputs are arguments and whose results are
 /// outputs, laid out one after another.

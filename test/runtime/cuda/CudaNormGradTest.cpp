@@ -24,6 +24,8 @@
 // and asserts that two runs give the same bits (no atomics).
 //
 //===----------------------------------------------------------------------===//
+#include "CudaTestSupport.h"
+
 #include "runtime/cpu/CpuKernels.h"
 #include "runtime/cpu/ThreadPool.h"
 #include "runtime/cuda/CudaModule.h"
@@ -40,114 +42,26 @@
 namespace llmc::rt::cuda {
 namespace {
 
-#define ASSERT_OK(expr)                                                        \
-  do {                                                                         \
-    ::llmc::rt::Status status_ = (expr);                                       \
-    ASSERT_TRUE(status_.isOk()) << status_.toString();                         \
-  } while (0)
+using namespace testing;
 
-/// Host bytes and a device copy.
-struct Tensor {
-  DType dtype;
-  Shape shape;
-  std::vector<uint8_t> host;
-  void *device = nullptr;
-
-  Tensor(DType dtype, Shape shape)
-      : dtype(dtype), shape(std::move(shape)),
-        host(static_cast<size_t>(numElements(this->shape)) * dtypeSize(dtype)) {
-  }
-  ~Tensor() {
-    if (device)
-      (void)cudaFree(device);
-  }
-  Tensor(const Tensor &) = delete;
-  Tensor &operator=(const Tensor &) = delete;
-  int64_t count() const { return numElements(shape); }
-  Status upload() {
-    LLMC_CUDA_CHECK(cudaMalloc(&device, std::max<size_t>(host.size(), 16)),
-                    "cudaMalloc");
-    LLMC_CUDA_CHECK(
-        cudaMemcpy(device, host.data(), host.size(), cudaMemcpyHostToDevice),
-        "cudaMemcpy to device");
-    return Status::ok();
-  }
-  Status download() {
-    LLMC_CUDA_CHECK(cudaDeviceSynchronize(), "the norm gradient");
-    LLMC_CUDA_CHECK(
-        cudaMemcpy(host.data(), device, host.size(), cudaMemcpyDeviceToHost),
-        "cudaMemcpy to host");
-    return Status::ok();
-  }
-  double at(int64_t i) const {
-    if (dtype == DType::BF16) {
-      uint16_t bits;
-      std::memcpy(&bits, host.data() + 2 * i, 2);
-      return bf16ToFloat(bits);
-    }
-    float value;
-    std::memcpy(&value, host.data() + 4 * i, 4);
-    return value;
-  }
-  void fill(std::mt19937_64 &random, float lo, float hi) {
-    std::uniform_real_distribution<float> draw(lo, hi);
-    for (int64_t i = 0; i < count(); ++i) {
-      float value = draw(random);
-      if (dtype == DType::BF16) {
-        uint16_t bits = floatToBf16(value);
-        std::memcpy(host.data() + 2 * i, &bits, 2);
-      } else {
-        std::memcpy(host.data() + 4 * i, &value, 4);
-      }
-    }
-  }
-  TensorRef hostRef() { return {host.data(), dtype, shape}; }
-  TensorRef deviceRef() { return {device, dtype, shape}; }
-};
-
-/// Counts elements of `got` outside the tolerance (see the file comment)
-/// and those not bitwise equal; reports the first few.
-void compare(const std::string &name, const Tensor &got, const Tensor &want) {
-  double largest = 0.0;
-  for (int64_t i = 0; i < want.count(); ++i)
-    largest = std::max(largest, std::fabs(want.at(i)));
-  size_t width = dtypeSize(got.dtype);
-  int64_t bad = 0, inexact = 0;
-  double worst = 0.0;
-  for (int64_t i = 0; i < got.count(); ++i) {
-    double g = got.at(i), w = want.at(i);
-    if (std::memcmp(got.host.data() + i * width, want.host.data() + i * width,
-                    width) != 0)
-      ++inexact;
-    double allowed = std::ldexp(largest, -22);
-    if (got.dtype == DType::BF16 && w != 0.0)
-      allowed += std::ldexp(1.0, std::ilogb(w) - 7);
-    double error = std::fabs(g - w);
-    worst = std::max(worst, error / std::max(largest, 1e-30));
-    if (!(error <= allowed) && bad++ < 5)
-      ADD_FAILURE() << name << ": element " << i << ": gpu " << g << ", cpu "
-                    << w << ", bound " << allowed;
-  }
-  EXPECT_EQ(bad, 0) << name;
+/// Prints what compareToLargest found (see the file comment: 2^-22 of the
+/// largest |value|, plus one ulp of the element for bf16).
+void compare(const std::string &name, const DeviceTensor &got,
+             const DeviceTensor &want) {
+  CompareResult r = compareToLargest(name, got, want, 0x1p-22);
   std::printf("  %-48s %lld of %lld not bitwise equal, max error %.2e of "
               "the largest |value| %.3g\n",
-              name.c_str(), static_cast<long long>(inexact),
-              static_cast<long long>(got.count()), worst, largest);
+              name.c_str(), static_cast<long long>(r.inexact),
+              static_cast<long long>(got.count()), r.worst, r.largest);
 }
 
-class CudaNormGrad : public ::testing::Test {
+class CudaNormGrad : public GpuTest {
 protected:
+  CudaNormGrad() : GpuTest("the CUDA norm gradient tests") {}
   void SetUp() override {
-    int count = 0;
-    cudaError_t error = cudaGetDeviceCount(&count);
-    if (error != cudaSuccess || count == 0) {
-      (void)cudaGetLastError();
-      GTEST_SKIP() << "no CUDA device (cudaGetDeviceCount: "
-                   << (error == cudaSuccess ? "0 devices"
-                                            : cudaGetErrorString(error))
-                   << "); the CUDA norm gradient tests need a GPU";
-    }
-    ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
+    GpuTest::SetUp();
+    if (stopped())
+      return;
     ASSERT_OK(CudaKernels::create(kernels));
   }
 
@@ -161,13 +75,15 @@ protected:
                        std::to_string(rows) + ", " + std::to_string(dim) + "]";
     SCOPED_TRACE(name);
     std::mt19937_64 random(std::random_device{}());
-    Tensor x(type, {rows, dim}), gamma(params, {dim}), dy(type, {rows, dim});
-    x.fill(random, -1.0f, 3.0f); // a mean of 1: centering matters
-    gamma.fill(random, 0.5f, 1.5f);
-    dy.fill(random, -1.0f, 1.0f);
-    Tensor cpuDx(type, {rows, dim}), cpuDgamma(params, {dim}),
+    DeviceTensor x(type, {rows, dim}), gamma(params, {dim}),
+        dy(type, {rows, dim});
+    x.fillUniform(random, -1.0f, 3.0f); // a mean of 1: centering matters
+    gamma.fillUniform(random, 0.5f, 1.5f);
+    dy.fillUniform(random, -1.0f, 1.0f);
+    DeviceTensor cpuDx(type, {rows, dim}), cpuDgamma(params, {dim}),
         cpuDbeta(params, {dim});
-    Tensor dx(type, {rows, dim}), dgamma(params, {dim}), dbeta(params, {dim});
+    DeviceTensor dx(type, {rows, dim}), dgamma(params, {dim}),
+        dbeta(params, {dim});
     KernelAttrs attrs{{}, {1e-5}};
     std::vector<TensorRef> cpuOut{cpuDx.hostRef(), cpuDgamma.hostRef()};
     if (layer)
@@ -176,10 +92,10 @@ protected:
     ASSERT_OK(runCpuKernel(kind, attrs,
                            {x.hostRef(), gamma.hostRef(), dy.hostRef()},
                            cpuOut, pool));
-    for (Tensor *t : {&x, &gamma, &dy, &dx, &dgamma, &dbeta})
+    for (DeviceTensor *t : {&x, &gamma, &dy, &dx, &dgamma, &dbeta})
       ASSERT_OK(t->upload());
-    for (Tensor *t : {&dx, &dgamma, &dbeta})
-      ASSERT_EQ(cudaMemset(t->device, 0x7f, t->host.size()), cudaSuccess);
+    for (DeviceTensor *t : {&dx, &dgamma, &dbeta})
+      ASSERT_OK(t->poison());
     std::vector<TensorRef> out{dx.deviceRef(), dgamma.deviceRef()};
     if (layer)
       out.push_back(dbeta.deviceRef());
@@ -187,7 +103,7 @@ protected:
                               dy.deviceRef()};
     ASSERT_OK(kernels->prepare(kind, attrs, in, out));
     ASSERT_OK(kernels->launch(kind, attrs, in, out, nullptr));
-    for (Tensor *t : {&dx, &dgamma, &dbeta})
+    for (DeviceTensor *t : {&dx, &dgamma, &dbeta})
       ASSERT_OK(t->download());
     compare(name + " dx", dx, cpuDx);
     compare(name + " dgamma", dgamma, cpuDgamma);
@@ -213,13 +129,13 @@ TEST_F(CudaNormGrad, MatchesTheCpu) {
 TEST_F(CudaNormGrad, TimingGpt2) {
   const int64_t rows = 16 * 1024, dim = 768;
   std::mt19937_64 random(42);
-  Tensor x(DType::BF16, {rows, dim}), gamma(DType::F32, {dim}),
+  DeviceTensor x(DType::BF16, {rows, dim}), gamma(DType::F32, {dim}),
       dy(DType::BF16, {rows, dim}), dx(DType::BF16, {rows, dim}),
       dgamma(DType::F32, {dim}), dbeta(DType::F32, {dim});
-  x.fill(random, -1.0f, 3.0f);
-  gamma.fill(random, 0.5f, 1.5f);
-  dy.fill(random, -1.0f, 1.0f);
-  for (Tensor *t : {&x, &gamma, &dy, &dx, &dgamma, &dbeta})
+  x.fillUniform(random, -1.0f, 3.0f);
+  gamma.fillUniform(random, 0.5f, 1.5f);
+  dy.fillUniform(random, -1.0f, 1.0f);
+  for (DeviceTensor *t : {&x, &gamma, &dy, &dx, &dgamma, &dbeta})
     ASSERT_OK(t->upload());
   KernelAttrs attrs{{}, {1e-5}};
   std::vector<TensorRef> in{x.deviceRef(), gamma.deviceRef(), dy.deviceRef()};
@@ -244,14 +160,14 @@ TEST_F(CudaNormGrad, TimingGpt2) {
   std::sort(times.begin(), times.end());
   double ms = times[times.size() / 2];
   // Determinism: the last timed run's results, then one more run's.
-  for (Tensor *t : {&dx, &dgamma, &dbeta})
+  for (DeviceTensor *t : {&dx, &dgamma, &dbeta})
     ASSERT_OK(t->download());
   std::vector<std::vector<uint8_t>> first{dx.host, dgamma.host, dbeta.host};
-  ASSERT_EQ(cudaMemset(dgamma.device, 0, dgamma.host.size()), cudaSuccess);
+  ASSERT_EQ(cudaMemset(dgamma.device, 0, dgamma.bytes()), cudaSuccess);
   ASSERT_OK(kernels->launch(KernelKind::LayerNormGrad, attrs, in, out,
                             nullptr));
   int index = 0;
-  for (Tensor *t : {&dx, &dgamma, &dbeta}) {
+  for (DeviceTensor *t : {&dx, &dgamma, &dbeta}) {
     ASSERT_OK(t->download());
     EXPECT_TRUE(t->host == first[index]) << "result " << index
                                          << " differs between two runs";

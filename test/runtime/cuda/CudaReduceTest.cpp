@@ -24,6 +24,8 @@
 // step each shape class saves.
 //
 //===----------------------------------------------------------------------===//
+#include "CudaTestSupport.h"
+
 #include "runtime/cpu/CpuKernels.h"
 #include "runtime/cpu/ThreadPool.h"
 #include "runtime/cuda/CudaModule.h"
@@ -42,11 +44,7 @@
 namespace llmc::rt::cuda {
 namespace {
 
-#define ASSERT_OK(expr)                                                        \
-  do {                                                                         \
-    ::llmc::rt::Status status_ = (expr);                                       \
-    ASSERT_TRUE(status_.isOk()) << status_.toString();                         \
-  } while (0)
+using namespace testing;
 
 using Path = ReduceLaunch::Path;
 
@@ -64,83 +62,18 @@ const char *pathName(Path path) {
   return "?";
 }
 
-/// Host bytes and a device copy (`offset` elements past cudaMalloc's
-/// 256-byte alignment, to test the unaligned fallback).
-struct Buffer {
-  DType dtype;
-  Shape shape;
-  std::vector<uint8_t> host;
-  void *allocation = nullptr;
-  void *device = nullptr;
-
-  Buffer(DType dtype, Shape shape)
-      : dtype(dtype), shape(std::move(shape)),
-        host(static_cast<size_t>(numElements(this->shape)) * dtypeSize(dtype)) {
-  }
-  ~Buffer() {
-    if (allocation)
-      (void)cudaFree(allocation);
-  }
-  Buffer(const Buffer &) = delete;
-  Buffer &operator=(const Buffer &) = delete;
-  int64_t count() const { return numElements(shape); }
-  Status allocate(int64_t offset = 0) {
-    LLMC_CUDA_CHECK(cudaMalloc(&allocation, host.size() + 64), "cudaMalloc");
-    device = static_cast<uint8_t *>(allocation) + offset * dtypeSize(dtype);
-    return Status::ok();
-  }
-  Status upload() {
-    LLMC_CUDA_CHECK(
-        cudaMemcpy(device, host.data(), host.size(), cudaMemcpyHostToDevice),
-        "cudaMemcpy to device");
-    return Status::ok();
-  }
-  Status download() {
-    LLMC_CUDA_CHECK(cudaDeviceSynchronize(), "the reduction");
-    LLMC_CUDA_CHECK(
-        cudaMemcpy(host.data(), device, host.size(), cudaMemcpyDeviceToHost),
-        "cudaMemcpy to host");
-    return Status::ok();
-  }
-  double at(int64_t i) const {
-    if (dtype == DType::BF16) {
-      uint16_t bits;
-      std::memcpy(&bits, host.data() + 2 * i, 2);
-      return bf16ToFloat(bits);
-    }
-    float value;
-    std::memcpy(&value, host.data() + 4 * i, 4);
-    return value;
-  }
-  TensorRef hostRef() { return {host.data(), dtype, shape}; }
-  TensorRef deviceRef() { return {device, dtype, shape}; }
-};
-
-void fillRandom(Buffer &buffer, std::mt19937_64 &random) {
-  std::uniform_real_distribution<float> draw(-2.0f, 2.0f);
-  for (int64_t i = 0; i < buffer.count(); ++i) {
-    float value = draw(random);
-    if (buffer.dtype == DType::BF16) {
-      uint16_t bits = floatToBf16(value);
-      std::memcpy(buffer.host.data() + 2 * i, &bits, 2);
-    } else {
-      std::memcpy(buffer.host.data() + 4 * i, &value, 4);
-    }
-  }
-}
-
 /// Counts the elements of `got` outside the tolerance against `want` (and
 /// those not bitwise equal); reports the first few.
 struct Comparison {
   int64_t bad = 0, inexact = 0;
   double worstRelative = 0.0;
 };
-Comparison compare(const std::string &name, const Buffer &got,
-                   const Buffer &want) {
+Comparison compare(const std::string &name, const DeviceTensor &got,
+                   const DeviceTensor &want) {
   Comparison result;
   size_t width = dtypeSize(got.dtype);
   for (int64_t i = 0; i < got.count(); ++i) {
-    double g = got.at(i), w = want.at(i);
+    double g = got.get(i), w = want.get(i);
     if (std::memcmp(got.host.data() + i * width, want.host.data() + i * width,
                     width) != 0)
       ++result.inexact;
@@ -157,32 +90,9 @@ Comparison compare(const std::string &name, const Buffer &got,
   return result;
 }
 
-class CudaReduce : public ::testing::Test {
+class CudaReduce : public SharedKernelsTest {
 protected:
-  static void SetUpTestSuite() {
-    int count = 0;
-    if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
-      (void)cudaGetLastError();
-      return;
-    }
-    (void)cudaSetDevice(0);
-    Status status = CudaKernels::create(kernels_);
-    if (!status)
-      ADD_FAILURE() << status.toString();
-  }
-  static void TearDownTestSuite() { kernels_.reset(); }
-  void SetUp() override {
-    int count = 0;
-    cudaError_t error = cudaGetDeviceCount(&count);
-    if (error != cudaSuccess || count == 0) {
-      (void)cudaGetLastError();
-      GTEST_SKIP() << "no CUDA device (cudaGetDeviceCount: "
-                   << (error == cudaSuccess ? "0 devices"
-                                            : cudaGetErrorString(error))
-                   << "); the CUDA reduction tests need a GPU";
-    }
-    ASSERT_TRUE(kernels_) << "CudaKernels::create failed";
-  }
+  CudaReduce() : SharedKernelsTest("the CUDA reduction tests") {}
 
   struct Case {
     std::string name;
@@ -201,15 +111,16 @@ protected:
     SCOPED_TRACE(c.name);
     ReduceLaunch launch = planReduceLaunch(c.in, c.dims, c.inType);
     ASSERT_EQ(pathName(launch.path), std::string(pathName(c.path)));
-    Buffer in(c.inType, c.in), got(c.outType, c.out), want(c.outType, c.out);
-    fillRandom(in, random_);
+    DeviceTensor in(c.inType, c.in), got(c.outType, c.out),
+        want(c.outType, c.out);
+    in.fillUniform(random_, -2.0f, 2.0f);
     KernelAttrs attrs{c.dims, {}};
     ASSERT_OK(runCpuKernel(c.kind, attrs, {in.hostRef()}, {want.hostRef()},
                            pool_));
     ASSERT_OK(in.allocate(c.offset));
     ASSERT_OK(in.upload());
     ASSERT_OK(got.allocate());
-    ASSERT_EQ(cudaMemset(got.device, 0x7f, got.host.size()), cudaSuccess);
+    ASSERT_OK(got.poison());
     ASSERT_OK(kernels_->launch(c.kind, attrs, {in.deviceRef()},
                                {got.deviceRef()}, nullptr));
     ASSERT_OK(got.download());
@@ -228,10 +139,7 @@ protected:
 
   std::mt19937_64 random_{20261129};
   ThreadPool pool_{1};
-  static std::unique_ptr<CudaKernels> kernels_;
 };
-
-std::unique_ptr<CudaKernels> CudaReduce::kernels_;
 
 constexpr KernelKind kSum = KernelKind::ReduceSum;
 constexpr KernelKind kMax = KernelKind::ReduceMax;
@@ -340,7 +248,7 @@ TEST_F(CudaReduce, GeneralAndSplit) {
     if (c.in[0] == 0) {
       // NaN never compares equal: the empty mean is checked by its bits.
       SCOPED_TRACE(c.name);
-      Buffer in(c.inType, c.in), got(c.outType, c.out);
+      DeviceTensor in(c.inType, c.in), got(c.outType, c.out);
       ASSERT_OK(in.allocate());
       ASSERT_OK(got.allocate());
       ASSERT_OK(kernels_->launch(c.kind, {c.dims, {}}, {in.deviceRef()},
@@ -348,9 +256,9 @@ TEST_F(CudaReduce, GeneralAndSplit) {
       ASSERT_OK(got.download());
       for (int64_t i = 0; i < got.count(); ++i) {
         if (c.kind == kMean)
-          EXPECT_TRUE(std::isnan(got.at(i))) << i;
+          EXPECT_TRUE(std::isnan(got.get(i))) << i;
         else
-          EXPECT_EQ(got.at(i), 0.0) << i;
+          EXPECT_EQ(got.get(i), 0.0) << i;
       }
       continue;
     }
@@ -459,9 +367,9 @@ TEST_F(CudaReduce, ReductionTimingGpt2) {
               "ms   new ms  GB/s new  x/step  saved ms/step\n");
   for (const Shape3 &s : shapes) {
     SCOPED_TRACE(s.name);
-    Buffer in(s.type, s.in), want(s.type, s.out), general(s.type, s.out),
+    DeviceTensor in(s.type, s.in), want(s.type, s.out), general(s.type, s.out),
         fast(s.type, s.out);
-    fillRandom(in, random_);
+    in.fillUniform(random_, -2.0f, 2.0f);
     KernelAttrs attrs{s.dims, {}};
     ASSERT_OK(runCpuKernel(kSum, attrs, {in.hostRef()}, {want.hostRef()},
                            pool_));

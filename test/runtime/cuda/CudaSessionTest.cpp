@@ -37,6 +37,8 @@
 // 3. The training loop on the GPU, with a checkpoint and a resume (below).
 //
 //===----------------------------------------------------------------------===//
+#include "CudaTestSupport.h"
+
 #include "runtime/cuda/CudaSession.h"
 #include "runtime/Session.h"
 #include "runtime/cpu/CpuKernels.h"
@@ -48,8 +50,6 @@
 
 #include <gtest/gtest.h>
 
-#include <unistd.h>
-
 #include <cmath>
 #include <cstdlib>
 #include <cstdio>
@@ -59,150 +59,55 @@
 namespace llmc::rt::cuda {
 namespace {
 
-#define ASSERT_OK(expr)                                                        \
-  do {                                                                         \
-    ::llmc::rt::Status status_ = (expr);                                       \
-    ASSERT_TRUE(status_.isOk()) << status_.toString();                         \
-  } while (0)
-
-bool haveDevice(std::string &why) {
-  int count = 0;
-  cudaError_t error = cudaGetDeviceCount(&count);
-  if (error != cudaSuccess || count == 0) {
-    (void)cudaGetLastError();
-    why = std::string("no CUDA device (cudaGetDeviceCount: ") +
-          (error == cudaSuccess ? "0 devices" : cudaGetErrorString(error)) +
-          "); the CUDA session tests need a GPU";
-    return false;
-  }
-  return true;
-}
+using namespace testing;
 
 // ---- 1. Per kernel ----------------------------------------------------------
 
-/// A host tensor with its device copy.
-struct Tensor {
-  DType dtype;
-  Shape shape;
-  std::vector<uint8_t> host;
-  void *device = nullptr;
-
-  Tensor(DType dtype, Shape shape)
-      : dtype(dtype), shape(std::move(shape)),
-        host(static_cast<size_t>(numElements(this->shape)) * dtypeSize(dtype)) {
-  }
-  ~Tensor() {
-    if (device)
-      (void)cudaFree(device);
-  }
-  int64_t count() const { return numElements(shape); }
-  TensorRef hostRef() { return {host.data(), dtype, shape}; }
-  TensorRef deviceRef() { return {device, dtype, shape}; }
-};
-
 enum class Tolerance { Exact, Double, Atomic, Float32, Flash };
 
-class CudaKernelCase : public ::testing::Test {
+class CudaKernelCase : public SharedKernelsTest {
 protected:
-  static void SetUpTestSuite() {
-    std::string why;
-    if (!haveDevice(why))
-      return;
-    (void)cudaSetDevice(0);
-    Status status = CudaKernels::create(kernels_);
-    if (!status)
-      ADD_FAILURE() << status.toString();
-  }
-  static void TearDownTestSuite() { kernels_.reset(); }
-  void SetUp() override {
-    std::string why;
-    if (!haveDevice(why))
-      GTEST_SKIP() << why;
-    ASSERT_TRUE(kernels_) << "CudaKernels::create failed";
-  }
+  CudaKernelCase() : SharedKernelsTest("the CUDA session tests") {}
 
-  void fillFloat(Tensor &t, float low = -2.0f, float high = 2.0f) {
-    std::uniform_real_distribution<float> draw(low, high);
-    for (int64_t i = 0; i < t.count(); ++i) {
-      float v = draw(random_);
-      if (t.dtype == DType::BF16) {
-        uint16_t bits = floatToBf16(v);
-        std::memcpy(t.host.data() + 2 * i, &bits, 2);
-      } else {
-        std::memcpy(t.host.data() + 4 * i, &v, 4);
-      }
-    }
+  void fillFloat(DeviceTensor &t, float low = -2.0f, float high = 2.0f) {
+    t.fillUniform(random_, low, high);
   }
-  void fillInt(Tensor &t, int64_t low, int64_t high) {
+  /// Integers of i32 or i64 tensors (small: exact through set's double).
+  void fillInt(DeviceTensor &t, int64_t low, int64_t high) {
     std::uniform_int_distribution<int64_t> draw(low, high);
-    for (int64_t i = 0; i < t.count(); ++i) {
-      int64_t v = draw(random_);
-      if (t.dtype == DType::I32) {
-        int32_t narrow = static_cast<int32_t>(v);
-        std::memcpy(t.host.data() + 4 * i, &narrow, 4);
-      } else {
-        std::memcpy(t.host.data() + 8 * i, &v, 8);
-      }
-    }
-  }
-  static double valueAt(const std::vector<uint8_t> &bytes, DType dtype,
-                        int64_t i) {
-    switch (dtype) {
-    case DType::BF16: {
-      uint16_t bits;
-      std::memcpy(&bits, bytes.data() + 2 * i, 2);
-      return bf16ToFloat(bits);
-    }
-    case DType::I32: {
-      int32_t v;
-      std::memcpy(&v, bytes.data() + 4 * i, 4);
-      return v;
-    }
-    case DType::I1:
-      return bytes[i];
-    default: {
-      float v;
-      std::memcpy(&v, bytes.data() + 4 * i, 4);
-      return v;
-    }
-    }
+    for (int64_t i = 0; i < t.count(); ++i)
+      t.set(i, static_cast<double>(draw(random_)));
   }
 
   /// Runs `kind` on the CPU and the GPU and compares the one result;
   /// `scale` (for Atomic): per-element sums of magnitudes.
   void check(const std::string &name, KernelKind kind, KernelAttrs attrs,
-             std::vector<Tensor *> inputs, Tensor &result, Tolerance tolerance,
-             const std::vector<double> *scale = nullptr) {
+             std::vector<DeviceTensor *> inputs, DeviceTensor &result,
+             Tolerance tolerance, const std::vector<double> *scale = nullptr) {
     SCOPED_TRACE(name);
     std::vector<TensorRef> hostIn, deviceIn;
-    for (Tensor *input : inputs) {
-      ASSERT_EQ(cudaMalloc(&input->device, input->host.size() + 1),
-                cudaSuccess);
-      ASSERT_EQ(cudaMemcpy(input->device, input->host.data(),
-                           input->host.size(), cudaMemcpyHostToDevice),
-                cudaSuccess);
+    for (DeviceTensor *input : inputs) {
+      ASSERT_OK(input->allocate(0, 1));
+      ASSERT_OK(input->upload());
       hostIn.push_back(input->hostRef());
       deviceIn.push_back(input->deviceRef());
     }
-    Tensor reference(result.dtype, result.shape);
+    DeviceTensor reference(result.dtype, result.shape);
     ASSERT_OK(runCpuKernel(kind, attrs, hostIn, {reference.hostRef()}, pool_));
-    ASSERT_EQ(cudaMalloc(&result.device, result.host.size() + 1), cudaSuccess);
+    ASSERT_OK(result.allocate(0, 1));
     // Poisoned: a result element the kernel never writes shows.
-    ASSERT_EQ(cudaMemset(result.device, 0x7f, result.host.size()), cudaSuccess);
+    ASSERT_OK(result.poison());
     ASSERT_OK(
         kernels_->launch(kind, attrs, deviceIn, {result.deviceRef()}, nullptr));
     ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-    ASSERT_EQ(cudaMemcpy(result.host.data(), result.device, result.host.size(),
-                         cudaMemcpyDeviceToHost),
-              cudaSuccess);
+    ASSERT_OK(result.download());
     double worst = 0.0, largest = 0.0;
     int64_t bad = 0;
     for (int64_t i = 0; i < result.count(); ++i)
-      largest = std::max(largest,
-                         std::fabs(valueAt(reference.host, result.dtype, i)));
+      largest = std::max(largest, std::fabs(reference.get(i)));
     for (int64_t i = 0; i < result.count(); ++i) {
-      double want = valueAt(reference.host, result.dtype, i);
-      double got = valueAt(result.host, result.dtype, i);
+      double want = reference.get(i);
+      double got = result.get(i);
       double error = std::fabs(got - want);
       double allowed = 0.0;
       if (tolerance == Tolerance::Double)
@@ -240,44 +145,41 @@ protected:
 
   std::mt19937_64 random_{20261129};
   ThreadPool pool_{1};
-  static std::unique_ptr<CudaKernels> kernels_;
 };
-
-std::unique_ptr<CudaKernels> CudaKernelCase::kernels_;
 
 TEST_F(CudaKernelCase, Movement) {
   {
-    Tensor in(DType::F32, {3, 1, 5}), out(DType::F32, {2, 3, 4, 5});
+    DeviceTensor in(DType::F32, {3, 1, 5}), out(DType::F32, {2, 3, 4, 5});
     fillFloat(in);
     check("broadcast f32", KernelKind::Broadcast, {{1, 2, 3}, {}}, {&in}, out,
           Tolerance::Exact);
   }
   {
-    Tensor in(DType::I32, {}), out(DType::I32, {7, 3});
+    DeviceTensor in(DType::I32, {}), out(DType::I32, {7, 3});
     fillInt(in, -100, 100);
     check("broadcast i32 scalar", KernelKind::Broadcast, {{}, {}}, {&in}, out,
           Tolerance::Exact);
   }
   {
-    Tensor in(DType::F32, {2, 3, 4, 5}), out(DType::F32, {2, 4, 3, 5});
+    DeviceTensor in(DType::F32, {2, 3, 4, 5}), out(DType::F32, {2, 4, 3, 5});
     fillFloat(in);
     check("transpose f32 0213", KernelKind::Transpose, {{0, 2, 1, 3}, {}},
           {&in}, out, Tolerance::Exact);
   }
   {
-    Tensor in(DType::BF16, {6, 7}), out(DType::BF16, {7, 6});
+    DeviceTensor in(DType::BF16, {6, 7}), out(DType::BF16, {7, 6});
     fillFloat(in);
     check("transpose bf16 10", KernelKind::Transpose, {{1, 0}, {}}, {&in}, out,
           Tolerance::Exact);
   }
   {
-    Tensor in(DType::F32, {4, 6, 8}), out(DType::F32, {3, 3, 2});
+    DeviceTensor in(DType::F32, {4, 6, 8}), out(DType::F32, {3, 3, 2});
     fillFloat(in);
     check("slice f32 strided", KernelKind::Slice,
           {{1, 0, 2, 4, 6, 8, 1, 2, 3}, {}}, {&in}, out, Tolerance::Exact);
   }
   {
-    Tensor a(DType::F32, {2, 3, 4}), b(DType::F32, {2, 5, 4}),
+    DeviceTensor a(DType::F32, {2, 3, 4}), b(DType::F32, {2, 5, 4}),
         c(DType::F32, {2, 1, 4}), out(DType::F32, {2, 9, 4});
     fillFloat(a);
     fillFloat(b);
@@ -290,37 +192,38 @@ TEST_F(CudaKernelCase, Movement) {
   // the attention's head transposes, the q/k/v slices, bias broadcasts and
   // the concat of the q/k/v gradients, and shapes that allow none of it.
   {
-    Tensor in(DType::BF16, {2, 5, 3, 64}), out(DType::BF16, {2, 3, 5, 64});
+    DeviceTensor in(DType::BF16, {2, 5, 3, 64}),
+        out(DType::BF16, {2, 3, 5, 64});
     fillFloat(in);
     check("transpose bf16 0213 (16-byte rows)", KernelKind::Transpose,
           {{0, 2, 1, 3}, {}}, {&in}, out, Tolerance::Exact);
   }
   {
-    Tensor in(DType::BF16, {4, 6, 24}), out(DType::BF16, {4, 6, 8});
+    DeviceTensor in(DType::BF16, {4, 6, 24}), out(DType::BF16, {4, 6, 8});
     fillFloat(in);
     check("slice bf16 columns 8..16 (16 bytes)", KernelKind::Slice,
           {{0, 0, 8, 4, 6, 16, 1, 1, 1}, {}}, {&in}, out, Tolerance::Exact);
   }
   {
-    Tensor in(DType::BF16, {4, 6, 24}), out(DType::BF16, {4, 6, 5});
+    DeviceTensor in(DType::BF16, {4, 6, 24}), out(DType::BF16, {4, 6, 5});
     fillFloat(in);
     check("slice bf16 columns 3..8 (2 bytes)", KernelKind::Slice,
           {{0, 0, 3, 4, 6, 8, 1, 1, 1}, {}}, {&in}, out, Tolerance::Exact);
   }
   {
-    Tensor in(DType::BF16, {24}), out(DType::BF16, {5, 7, 24});
+    DeviceTensor in(DType::BF16, {24}), out(DType::BF16, {5, 7, 24});
     fillFloat(in);
     check("broadcast bf16 bias (16 bytes)", KernelKind::Broadcast,
           {{2}, {}}, {&in}, out, Tolerance::Exact);
   }
   {
-    Tensor in(DType::F32, {6}), out(DType::F32, {5, 6, 3});
+    DeviceTensor in(DType::F32, {6}), out(DType::F32, {5, 6, 3});
     fillFloat(in);
     check("broadcast f32 middle dim", KernelKind::Broadcast, {{1}, {}}, {&in},
           out, Tolerance::Exact);
   }
   {
-    Tensor a(DType::BF16, {3, 4, 8}), b(DType::BF16, {3, 4, 16}),
+    DeviceTensor a(DType::BF16, {3, 4, 8}), b(DType::BF16, {3, 4, 16}),
         out(DType::BF16, {3, 4, 24});
     fillFloat(a);
     fillFloat(b);
@@ -328,7 +231,7 @@ TEST_F(CudaKernelCase, Movement) {
           {&a, &b}, out, Tolerance::Exact);
   }
   {
-    Tensor a(DType::BF16, {3, 4, 3}), b(DType::BF16, {3, 4, 5}),
+    DeviceTensor a(DType::BF16, {3, 4, 3}), b(DType::BF16, {3, 4, 5}),
         out(DType::BF16, {3, 4, 8});
     fillFloat(a);
     fillFloat(b);
@@ -398,14 +301,14 @@ TEST_F(CudaKernelCase, Reductions) {
        DType::BF16},
   };
   for (const Case &c : cases) {
-    Tensor in(c.inType, c.in), out(c.outType, c.out);
+    DeviceTensor in(c.inType, c.in), out(c.outType, c.out);
     fillFloat(in);
     check(c.name, c.kind, {c.dims, {}}, {&in}, out, Tolerance::Double);
   }
   // The gradient norm's terms (a chunk is 4096 elements): squares rounded
   // to f32 and summed in double on both sides.
   for (int64_t n : {1, 768, 4096, 4097, 3 * 4096 + 5, (1 << 21) + 3}) {
-    Tensor in(DType::F32, {n}), out(DType::F32, {});
+    DeviceTensor in(DType::F32, {n}), out(DType::F32, {});
     fillFloat(in);
     check("sum_squares f32[" + std::to_string(n) + "]", KernelKind::SumSquares,
           {{}, {}}, {&in}, out, Tolerance::Double);
@@ -414,7 +317,7 @@ TEST_F(CudaKernelCase, Reductions) {
 
 TEST_F(CudaKernelCase, Indexing) {
   {
-    Tensor in(DType::F32, {3, 10, 4}), ids(DType::I32, {2, 6}),
+    DeviceTensor in(DType::F32, {3, 10, 4}), ids(DType::I32, {2, 6}),
         out(DType::F32, {3, 2, 6, 4});
     fillFloat(in);
     fillInt(ids, -1, 10); // -1 and 10 are out of range: zeros
@@ -422,7 +325,7 @@ TEST_F(CudaKernelCase, Indexing) {
           out, Tolerance::Exact);
   }
   {
-    Tensor table(DType::F32, {50, 16}), ids(DType::I32, {2, 7}),
+    DeviceTensor table(DType::F32, {50, 16}), ids(DType::I32, {2, 7}),
         out(DType::F32, {2, 7, 16});
     fillFloat(table);
     fillInt(ids, 0, 49);
@@ -430,7 +333,7 @@ TEST_F(CudaKernelCase, Indexing) {
           Tolerance::Exact);
   }
   {
-    Tensor table(DType::BF16, {30, 8}), ids(DType::I64, {9}),
+    DeviceTensor table(DType::BF16, {30, 8}), ids(DType::I64, {9}),
         out(DType::BF16, {9, 8});
     fillFloat(table);
     fillInt(ids, 0, 29);
@@ -439,34 +342,34 @@ TEST_F(CudaKernelCase, Indexing) {
   }
   {
     // Many updates into few rows: colliding atomics.
-    Tensor dest(DType::F32, {10, 8}), ids(DType::I32, {200}),
+    DeviceTensor dest(DType::F32, {10, 8}), ids(DType::I32, {200}),
         updates(DType::F32, {200, 8}), out(DType::F32, {10, 8});
     fillFloat(dest);
     fillInt(ids, 0, 9);
     fillFloat(updates);
     std::vector<double> scale(80, 0.0);
     for (int64_t e = 0; e < 80; ++e)
-      scale[e] = std::fabs(valueAt(dest.host, DType::F32, e));
+      scale[e] = std::fabs(dest.get(e));
     for (int64_t j = 0; j < 200; ++j) {
       int32_t row;
       std::memcpy(&row, ids.host.data() + 4 * j, 4);
       for (int64_t c = 0; c < 8; ++c)
-        scale[row * 8 + c] +=
-            std::fabs(valueAt(updates.host, DType::F32, j * 8 + c));
+        scale[row * 8 + c] += std::fabs(updates.get(j * 8 + c));
     }
     check("scatter_add f32 dim 0", KernelKind::ScatterAdd, {{0}, {}},
           {&dest, &ids, &updates}, out, Tolerance::Atomic, &scale);
   }
   {
-    Tensor out(DType::F32, {3, 4, 5});
+    DeviceTensor out(DType::F32, {3, 4, 5});
     check("iota f32 dim 1", KernelKind::Iota, {{1}, {}}, {}, out,
           Tolerance::Exact);
-    Tensor outInt(DType::I32, {6, 7});
+    DeviceTensor outInt(DType::I32, {6, 7});
     check("iota i32 dim 1", KernelKind::Iota, {{1}, {}}, {}, outInt,
           Tolerance::Exact);
   }
   for (int64_t direction = 0; direction < 6; ++direction) {
-    Tensor a(DType::I32, {300}), b(DType::I32, {300}), out(DType::I1, {300});
+    DeviceTensor a(DType::I32, {300}), b(DType::I32, {300}),
+        out(DType::I1, {300});
     fillInt(a, 0, 5);
     fillInt(b, 0, 5);
     check("compare i32 direction " + std::to_string(direction),
@@ -479,31 +382,31 @@ TEST_F(CudaKernelCase, Composites) {
   for (DType type : {DType::F32, DType::BF16}) {
     std::string suffix = type == DType::F32 ? " f32" : " bf16";
     {
-      Tensor x(type, {6, 70}), gamma(type, {70}), beta(type, {70}),
+      DeviceTensor x(type, {6, 70}), gamma(type, {70}), beta(type, {70}),
           out(type, {6, 70});
       fillFloat(x, -3, 5);
       fillFloat(gamma);
       fillFloat(beta);
       check("layer_norm" + suffix, KernelKind::LayerNorm, {{}, {1e-5}},
             {&x, &gamma, &beta}, out, Tolerance::Double);
-      Tensor out2(type, {6, 70});
+      DeviceTensor out2(type, {6, 70});
       check("layer_norm no beta" + suffix, KernelKind::LayerNorm, {{}, {1e-5}},
             {&x, &gamma}, out2, Tolerance::Double);
-      Tensor out3(type, {6, 70});
+      DeviceTensor out3(type, {6, 70});
       check("rms_norm" + suffix, KernelKind::RmsNorm, {{}, {1e-6}},
             {&x, &gamma}, out3, Tolerance::Double);
     }
     {
-      Tensor x(type, {3, 7, 5}), out(type, {3, 7, 5});
+      DeviceTensor x(type, {3, 7, 5}), out(type, {3, 7, 5});
       fillFloat(x, -8, 8);
       check("softmax dim 1" + suffix, KernelKind::Softmax, {{1}, {}}, {&x}, out,
             Tolerance::Double);
-      Tensor out2(type, {3, 7, 5});
+      DeviceTensor out2(type, {3, 7, 5});
       check("softmax dim 2" + suffix, KernelKind::Softmax, {{2}, {}}, {&x},
             out2, Tolerance::Double);
     }
     for (int64_t causal : {0, 1}) {
-      Tensor q(type, {2, 4, 9, 16}), k(type, {2, 2, 9, 16}),
+      DeviceTensor q(type, {2, 4, 9, 16}), k(type, {2, 2, 9, 16}),
           v(type, {2, 2, 9, 16}), out(type, {2, 4, 9, 16});
       fillFloat(q);
       fillFloat(k);
@@ -513,13 +416,13 @@ TEST_F(CudaKernelCase, Composites) {
             Tolerance::Flash);
     }
     {
-      Tensor x(type, {2, 3, 8, 16}), positions(DType::I32, {8}),
+      DeviceTensor x(type, {2, 3, 8, 16}), positions(DType::I32, {8}),
           out(type, {2, 3, 8, 16});
       fillFloat(x);
       fillInt(positions, 0, 1000);
       check("rope positions" + suffix, KernelKind::Rope, {{}, {10000.0}},
             {&x, &positions}, out, Tolerance::Double);
-      Tensor out2(type, {2, 3, 8, 16});
+      DeviceTensor out2(type, {2, 3, 8, 16});
       check("rope" + suffix, KernelKind::Rope, {{}, {500000.0}}, {&x}, out2,
             Tolerance::Double);
     }
@@ -530,31 +433,31 @@ TEST_F(CudaKernelCase, Composites) {
     if (type == DType::BF16)
       for (int64_t length : {70, 1027, 4096}) {
         // The widened form (bf16 in, f32 out) llmc-fuse folds a cast into.
-        Tensor x(type, {3, length}), out(DType::F32, {3, length});
+        DeviceTensor x(type, {3, length}), out(DType::F32, {3, length});
         fillFloat(x, -30, 30);
         check("softmax bf16 -> f32 " + std::to_string(length),
               KernelKind::Softmax, {{1}, {}}, {&x}, out, Tolerance::Double);
       }
     for (int64_t length : {1027, 2048, 4096}) {
-      Tensor x(type, {3, length}), out(type, {3, length});
+      DeviceTensor x(type, {3, length}), out(type, {3, length});
       fillFloat(x, -30, 30);
       check("softmax long rows " + std::to_string(length) + suffix,
             KernelKind::Softmax, {{1}, {}}, {&x}, out, Tolerance::Double);
-      Tensor logits(type, {2, 3, length}), targets(DType::I32, {2, 3});
+      DeviceTensor logits(type, {2, 3, length}), targets(DType::I32, {2, 3});
       fillFloat(logits, -20, 20);
       fillInt(targets, 0, length - 1);
       std::memcpy(targets.host.data(), "\xff\xff\xff\xff", 4); // ignored
-      Tensor loss(DType::F32, {});
+      DeviceTensor loss(DType::F32, {});
       check("cross_entropy long rows " + std::to_string(length) + suffix,
             KernelKind::CrossEntropy, {{0, 1, -1}, {}}, {&logits, &targets},
             loss, Tolerance::Float32);
     }
     for (int64_t reduction : {0, 1, 2}) {
-      Tensor logits(type, {4, 6, 30}), targets(DType::I32, {4, 6});
+      DeviceTensor logits(type, {4, 6, 30}), targets(DType::I32, {4, 6});
       fillFloat(logits, -5, 5);
       fillInt(targets, 0, 29);
       std::memcpy(targets.host.data(), "\xff\xff\xff\xff", 4); // ignored: -1
-      Tensor out(DType::F32, reduction == 2 ? Shape{4, 6} : Shape{});
+      DeviceTensor out(DType::F32, reduction == 2 ? Shape{4, 6} : Shape{});
       check("cross_entropy reduction " + std::to_string(reduction) + suffix,
             KernelKind::CrossEntropy, {{reduction, 1, -1}, {}},
             {&logits, &targets}, out, Tolerance::Float32);
@@ -562,7 +465,7 @@ TEST_F(CudaKernelCase, Composites) {
   }
   for (int64_t kind : {0, 1, 2})
     for (float t : {0.0f, 3.0f, 10.0f, 55.0f, 200.0f}) {
-      Tensor step(DType::F32, {}), out(DType::F32, {});
+      DeviceTensor step(DType::F32, {}), out(DType::F32, {});
       std::memcpy(step.host.data(), &t, 4);
       check("lr_schedule kind " + std::to_string(kind) + " t " +
                 std::to_string(static_cast<int>(t)),
@@ -587,17 +490,17 @@ TEST_F(CudaKernelCase, NormRowsInRegisters) {
         std::string suffix = std::string(" ") + dtypeName(type) + " x, " +
                              dtypeName(params) + " gamma, dim " +
                              std::to_string(dim);
-        Tensor x(type, {37, dim}), gamma(params, {dim}), beta(params, {dim}),
-            out(type, {37, dim});
+        DeviceTensor x(type, {37, dim}), gamma(params, {dim}),
+            beta(params, {dim}), out(type, {37, dim});
         fillFloat(x, -3, 5);
         fillFloat(gamma);
         fillFloat(beta);
         check("layer_norm rows" + suffix, KernelKind::LayerNorm, {{}, {1e-5}},
               {&x, &gamma, &beta}, out, Tolerance::Double);
-        Tensor out2(type, {37, dim});
+        DeviceTensor out2(type, {37, dim});
         check("layer_norm rows no beta" + suffix, KernelKind::LayerNorm,
               {{}, {1e-5}}, {&x, &gamma}, out2, Tolerance::Double);
-        Tensor out3(type, {37, dim});
+        DeviceTensor out3(type, {37, dim});
         check("rms_norm rows" + suffix, KernelKind::RmsNorm, {{}, {1e-6}},
               {&x, &gamma}, out3, Tolerance::Double);
       }
@@ -613,30 +516,30 @@ TEST_F(CudaKernelCase, MixedPrecision) {
     DType type = params == DType::F32 ? DType::BF16 : DType::F32;
     std::string suffix = std::string(" ") + dtypeName(type) + " x, " +
                          dtypeName(params) + " gamma";
-    Tensor x(type, {6, 770}), gamma(params, {770}), beta(params, {770}),
+    DeviceTensor x(type, {6, 770}), gamma(params, {770}), beta(params, {770}),
         out(type, {6, 770});
     fillFloat(x, -3, 5);
     fillFloat(gamma);
     fillFloat(beta);
     check("layer_norm" + suffix, KernelKind::LayerNorm, {{}, {1e-5}},
           {&x, &gamma, &beta}, out, Tolerance::Double);
-    Tensor out2(type, {6, 770});
+    DeviceTensor out2(type, {6, 770});
     check("layer_norm no beta" + suffix, KernelKind::LayerNorm, {{}, {1e-5}},
           {&x, &gamma}, out2, Tolerance::Double);
-    Tensor out3(type, {6, 770});
+    DeviceTensor out3(type, {6, 770});
     check("rms_norm" + suffix, KernelKind::RmsNorm, {{}, {1e-6}},
           {&x, &gamma}, out3, Tolerance::Double);
   }
   {
     // Few outputs, long reductions: the split (two-pass) reduction.
-    Tensor in(DType::F32, {3, 700000}), out(DType::F32, {3});
+    DeviceTensor in(DType::F32, {3, 700000}), out(DType::F32, {3});
     fillFloat(in);
     check("reduce_sum f32 split dim 1", KernelKind::ReduceSum, {{1}, {}},
           {&in}, out, Tolerance::Double);
-    Tensor all(DType::F32, {});
+    DeviceTensor all(DType::F32, {});
     check("reduce_sum f32 split all", KernelKind::ReduceSum, {{0, 1}, {}},
           {&in}, all, Tolerance::Double);
-    Tensor wide(DType::BF16, {2, 300000}), max(DType::BF16, {2}),
+    DeviceTensor wide(DType::BF16, {2, 300000}), max(DType::BF16, {2}),
         mean(DType::F32, {2});
     fillFloat(wide);
     check("reduce_max bf16 split dim 1", KernelKind::ReduceMax, {{1}, {}},
@@ -647,25 +550,22 @@ TEST_F(CudaKernelCase, MixedPrecision) {
   for (DType index : {DType::I32, DType::I64}) {
     // Many bf16 updates into few rows of a bf16 table: f32 accumulation
     // (atomics), one rounding at the end, as the CPU.
-    Tensor dest(DType::BF16, {10, 8}), ids(index, {200}),
+    DeviceTensor dest(DType::BF16, {10, 8}), ids(index, {200}),
         updates(DType::BF16, {200, 8}), out(DType::BF16, {10, 8});
     fillFloat(dest);
     fillInt(ids, -1, 10); // -1 and 10 are out of range: skipped
     fillFloat(updates);
     std::vector<double> scale(80, 0.0);
     for (int64_t e = 0; e < 80; ++e)
-      scale[e] = std::fabs(valueAt(dest.host, DType::BF16, e));
+      scale[e] = std::fabs(dest.get(e));
     for (int64_t j = 0; j < 200; ++j) {
-      int64_t row = index == DType::I32 ? static_cast<int64_t>(valueAt(
-                                              ids.host, DType::I32, j))
-                                        : 0;
+      int64_t row = index == DType::I32 ? static_cast<int64_t>(ids.get(j)) : 0;
       if (index == DType::I64)
         std::memcpy(&row, ids.host.data() + 8 * j, 8);
       if (row < 0 || row >= 10)
         continue;
       for (int64_t c = 0; c < 8; ++c)
-        scale[row * 8 + c] +=
-            std::fabs(valueAt(updates.host, DType::BF16, j * 8 + c));
+        scale[row * 8 + c] += std::fabs(updates.get(j * 8 + c));
     }
     check(std::string("scatter_add bf16 dim 0 ") + dtypeName(index),
           KernelKind::ScatterAdd, {{0}, {}}, {&dest, &ids, &updates}, out,
@@ -681,15 +581,16 @@ TEST_F(CudaKernelCase, Moe) {
   for (DType type : {DType::F32, DType::BF16}) {
     std::string suffix = type == DType::F32 ? " f32" : " bf16";
     const int64_t tokens = 37, experts = 8, k = 2, dim = 24;
-    Tensor indices(DType::I32, {tokens, k});
+    DeviceTensor indices(DType::I32, {tokens, k});
     fillInt(indices, 0, experts - 1);
     for (int64_t capacity : {int64_t{10}, int64_t{3}}) {
       std::string name = " capacity " + std::to_string(capacity) + suffix;
-      Tensor input(type, {tokens, dim}), out(type, {experts, capacity, dim});
+      DeviceTensor input(type, {tokens, dim}),
+          out(type, {experts, capacity, dim});
       fillFloat(input);
       check("moe_dispatch" + name, KernelKind::MoeDispatch, {{}, {}},
             {&input, &indices}, out, Tolerance::Exact);
-      Tensor expertOut(type, {experts, capacity, dim}),
+      DeviceTensor expertOut(type, {experts, capacity, dim}),
           weights(type, {tokens, k}), combined(type, {tokens, dim});
       fillFloat(expertOut);
       fillFloat(weights);
@@ -701,23 +602,9 @@ TEST_F(CudaKernelCase, Moe) {
 
 // ---- 2. The GPT-2 tiny training step ---------------------------------------
 
-std::string executableDir() {
-  char path[4096];
-  ssize_t length = readlink("/proc/self/exe", path, sizeof(path) - 1);
-  if (length <= 0)
-    return ".";
-  path[length] = 0;
-  std::string text(path);
-  return text.substr(0, text.rfind('/'));
-}
-
-class CudaSessionTest : public ::testing::Test {
+class CudaSessionTest : public GpuTest {
 protected:
-  void SetUp() override {
-    std::string why;
-    if (!haveDevice(why))
-      GTEST_SKIP() << why;
-  }
+  CudaSessionTest() : GpuTest("the CUDA session tests", SelectDevice::Leave) {}
 };
 
 float floatAt(const void *data, int64_t i) {
@@ -736,11 +623,11 @@ void compareTraining(const std::string &program, double lossTolerance,
                      double paramAbsolute, double paramRelative,
                      const std::string &gpuProgram = "") {
   Executable exe, gpuExe;
-  std::string path = executableDir() + "/" + program;
+  std::string path = binaryDir() + "/" + program;
   ASSERT_OK(readExecutable(path, exe));
   gpuExe = exe;
   if (!gpuProgram.empty()) {
-    ASSERT_OK(readExecutable(executableDir() + "/" + gpuProgram, gpuExe));
+    ASSERT_OK(readExecutable(binaryDir() + "/" + gpuProgram, gpuExe));
     ASSERT_EQ(gpuExe.arguments.size(), exe.arguments.size());
     for (size_t i = 0; i < exe.arguments.size(); ++i)
       ASSERT_EQ(gpuExe.arguments[i].name, exe.arguments[i].name);
@@ -965,7 +852,7 @@ TEST_F(CudaSessionTest, NamesTheModelPartOfAMissingKernel) {
 //    in no fixed order, so two GPU runs may differ in the last bits).
 TEST_F(CudaSessionTest, TrainingLoopMatchesCpuAndResumes) {
   Executable exe;
-  ASSERT_OK(readExecutable(executableDir() + "/gpt2-tiny.llmcx", exe));
+  ASSERT_OK(readExecutable(binaryDir() + "/gpt2-tiny.llmcx", exe));
   char dir[] = "/tmp/llmc-cuda-train-XXXXXX";
   ASSERT_NE(mkdtemp(dir), nullptr);
   std::string checkpoints = std::string(dir) + "/ckpt";

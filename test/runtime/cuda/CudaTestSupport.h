@@ -1,0 +1,351 @@
+//===- CudaTestSupport.h - what the GPU tests share -------------*- C++ -*-===//
+//
+// Header-only support of the GoogleTest files in test/runtime/cuda that need
+// a GPU (cuda-kernel-tests, cuda-session-tests): ASSERT_OK, the GpuTest
+// fixture that skips without a device, binaryDir(), DeviceTensor (a
+// tensor's host bytes and its device copy) and the element helpers by
+// dtype. Only the CUDA runtime and llmc's runtime: no MLIR.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LLMC_TEST_RUNTIME_CUDA_CUDATESTSUPPORT_H
+#define LLMC_TEST_RUNTIME_CUDA_CUDATESTSUPPORT_H
+
+#include "runtime/DType.h"
+#include "runtime/Kernel.h"
+#include "runtime/Status.h"
+#include "runtime/cuda/CudaModule.h"
+#include "runtime/cuda/DeviceKernels.h"
+
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+
+/// Fails the test (and returns from the function) unless `expr`, an
+/// llmc::rt::Status, is ok; the message is the status.
+#define ASSERT_OK(expr)                                                        \
+  do {                                                                         \
+    ::llmc::rt::Status status_ = (expr);                                       \
+    ASSERT_TRUE(status_.isOk()) << status_.toString();                         \
+  } while (0)
+
+namespace llmc::rt::cuda::testing {
+
+//===----------------------------------------------------------------------===//
+// The device, and fixtures that skip without one
+//===----------------------------------------------------------------------===//
+
+/// True when cudaGetDeviceCount finds a device. Otherwise clears the sticky
+/// error and sets `why` to the skip message, "no CUDA device
+/// (cudaGetDeviceCount: <0 devices or the error>); <what> need a GPU".
+inline bool haveDevice(const std::string &what, std::string &why) {
+  int count = 0;
+  cudaError_t error = cudaGetDeviceCount(&count);
+  if (error == cudaSuccess && count > 0)
+    return true;
+  (void)cudaGetLastError();
+  why = std::string("no CUDA device (cudaGetDeviceCount: ") +
+        (error == cudaSuccess ? "0 devices" : cudaGetErrorString(error)) +
+        "); " + what + " need a GPU";
+  return false;
+}
+
+/// Whether GpuTest::SetUp makes device 0 current. Tests that only create
+/// CudaSessions leave it to them (a session selects its own device).
+enum class SelectDevice { Zero, Leave };
+
+/// A fixture whose tests skip, saying why, without a CUDA device. `what`
+/// names them in the message ("the CUDA kernel tests"). A derived SetUp
+/// calls GpuTest::SetUp() first and returns when stopped().
+class GpuTest : public ::testing::Test {
+protected:
+  explicit GpuTest(std::string what, SelectDevice select = SelectDevice::Zero)
+      : what_(std::move(what)), select_(select) {}
+
+  void SetUp() override {
+    std::string why;
+    if (!haveDevice(what_, why))
+      GTEST_SKIP() << why;
+    if (select_ == SelectDevice::Zero) {
+      ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
+    }
+  }
+
+  /// True when GpuTest::SetUp skipped the test or failed: the derived
+  /// SetUp must not go on.
+  static bool stopped() { return IsSkipped() || HasFatalFailure(); }
+
+private:
+  std::string what_;
+  SelectDevice select_;
+};
+
+/// A GpuTest whose suite shares one CudaKernels (`kernels_`), created once
+/// for the suite so that its NVRTC units compile once; each test fails if
+/// the creation did.
+class SharedKernelsTest : public GpuTest {
+protected:
+  explicit SharedKernelsTest(std::string what)
+      : GpuTest(std::move(what), SelectDevice::Leave) {}
+
+  static void SetUpTestSuite() {
+    std::string why;
+    if (!haveDevice("", why))
+      return;
+    (void)cudaSetDevice(0);
+    Status status = CudaKernels::create(kernels_);
+    if (!status)
+      ADD_FAILURE() << status.toString();
+  }
+  static void TearDownTestSuite() { kernels_.reset(); }
+  void SetUp() override {
+    GpuTest::SetUp();
+    if (stopped())
+      return;
+    ASSERT_TRUE(kernels_) << "CudaKernels::create failed";
+  }
+
+  static inline std::unique_ptr<CudaKernels> kernels_;
+};
+
+/// The folder of the running test binary, where the build puts the .llmcx
+/// programs the tests read; "." when /proc/self/exe cannot be read.
+inline std::string binaryDir() {
+  char path[4096];
+  ssize_t length = readlink("/proc/self/exe", path, sizeof(path) - 1);
+  if (length <= 0)
+    return ".";
+  path[length] = 0;
+  std::string text(path);
+  return text.substr(0, text.rfind('/'));
+}
+
+//===----------------------------------------------------------------------===//
+// Elements by dtype
+//===----------------------------------------------------------------------===//
+
+/// Element `i` of `data` (values of `dtype`) as a double: f32, f64 and bf16
+/// exactly, i1 as 0 or 1, i32 and i64 as their values; any other dtype is
+/// read as f32.
+inline double loadElement(const void *data, DType dtype, int64_t i) {
+  const uint8_t *bytes = static_cast<const uint8_t *>(data);
+  switch (dtype) {
+  case DType::BF16: {
+    uint16_t bits;
+    std::memcpy(&bits, bytes + 2 * i, 2);
+    return bf16ToFloat(bits);
+  }
+  case DType::I1:
+    return bytes[i];
+  case DType::I32: {
+    int32_t value;
+    std::memcpy(&value, bytes + 4 * i, 4);
+    return value;
+  }
+  case DType::I64: {
+    int64_t value;
+    std::memcpy(&value, bytes + 8 * i, 8);
+    return static_cast<double>(value);
+  }
+  case DType::F64: {
+    double value;
+    std::memcpy(&value, bytes + 8 * i, 8);
+    return value;
+  }
+  default: {
+    float value;
+    std::memcpy(&value, bytes + 4 * i, 4);
+    return value;
+  }
+  }
+}
+
+/// Stores `value` as element `i` of `data`: rounded to f32 and then, for
+/// bf16, to nearest even (floatToBf16); truncated for i32 and i64; 1 for
+/// any nonzero value in i1; any other dtype is written as f32.
+inline void storeElement(void *data, DType dtype, int64_t i, double value) {
+  uint8_t *bytes = static_cast<uint8_t *>(data);
+  switch (dtype) {
+  case DType::BF16: {
+    uint16_t bits = floatToBf16(static_cast<float>(value));
+    std::memcpy(bytes + 2 * i, &bits, 2);
+    return;
+  }
+  case DType::I1:
+    bytes[i] = value != 0.0;
+    return;
+  case DType::I32: {
+    int32_t narrow = static_cast<int32_t>(value);
+    std::memcpy(bytes + 4 * i, &narrow, 4);
+    return;
+  }
+  case DType::I64: {
+    int64_t wide = static_cast<int64_t>(value);
+    std::memcpy(bytes + 8 * i, &wide, 8);
+    return;
+  }
+  case DType::F64:
+    std::memcpy(bytes + 8 * i, &value, 8);
+    return;
+  default: {
+    float narrow = static_cast<float>(value);
+    std::memcpy(bytes + 4 * i, &narrow, 4);
+    return;
+  }
+  }
+}
+
+/// One bf16 ulp at `x` (2^(exponent - 7)); at zero, the smallest bf16
+/// subnormal 2^-133.
+inline double bf16Ulp(double x) {
+  return x == 0 ? 0x1p-133 : std::ldexp(1.0, std::ilogb(x) - 7);
+}
+
+//===----------------------------------------------------------------------===//
+// DeviceTensor
+//===----------------------------------------------------------------------===//
+
+/// A tensor's host bytes and, once allocated, its device copy. `device`
+/// points `offset` elements past the start of `allocation` (cudaMalloc
+/// aligns it to 256 bytes), so that a test can misalign an operand.
+/// A test that only needs host values (a CPU reference) never allocates.
+struct DeviceTensor {
+  DType dtype;
+  Shape shape;
+  std::vector<uint8_t> host;
+  void *allocation = nullptr;
+  void *device = nullptr;
+  size_t allocatedBytes = 0;
+
+  DeviceTensor(DType dtype, Shape shape)
+      : dtype(dtype), shape(std::move(shape)),
+        host(static_cast<size_t>(numElements(this->shape)) * dtypeSize(dtype)) {
+  }
+  ~DeviceTensor() { release(); }
+  DeviceTensor(const DeviceTensor &) = delete;
+  DeviceTensor &operator=(const DeviceTensor &) = delete;
+
+  int64_t count() const { return numElements(shape); }
+  size_t bytes() const { return host.size(); }
+
+  /// Allocates bytes() + `padding` on the device (room for `offset` and
+  /// for what a test poisons past the end) and points `device` `offset`
+  /// elements into it. An earlier allocation is freed.
+  Status allocate(int64_t offset = 0, size_t padding = 64) {
+    release();
+    LLMC_CUDA_CHECK(cudaMalloc(&allocation, bytes() + padding), "cudaMalloc");
+    allocatedBytes = bytes() + padding;
+    device = static_cast<uint8_t *>(allocation) + offset * dtypeSize(dtype);
+    return Status::ok();
+  }
+  /// Copies the host bytes to `device`; allocates exactly bytes() first
+  /// when nothing is allocated.
+  Status upload() {
+    if (!allocation)
+      LLMC_RETURN_IF_ERROR(allocate(0, 0));
+    LLMC_CUDA_CHECK(
+        cudaMemcpy(device, host.data(), bytes(), cudaMemcpyHostToDevice),
+        "cudaMemcpy to device");
+    return Status::ok();
+  }
+  /// Waits for the device, then copies the device bytes to the host.
+  Status download() {
+    LLMC_CUDA_CHECK(cudaDeviceSynchronize(), "the work before a download");
+    LLMC_CUDA_CHECK(
+        cudaMemcpy(host.data(), device, bytes(), cudaMemcpyDeviceToHost),
+        "cudaMemcpy to host");
+    return Status::ok();
+  }
+  /// Sets every device byte of the tensor to `byte`, so that an element a
+  /// kernel never writes shows.
+  Status poison(uint8_t byte = 0x7f) {
+    LLMC_CUDA_CHECK(cudaMemset(device, byte, bytes()), "cudaMemset");
+    return Status::ok();
+  }
+
+  /// Host element `i` as a double (loadElement).
+  double get(int64_t i) const { return loadElement(host.data(), dtype, i); }
+  /// Stores host element `i` (storeElement).
+  void set(int64_t i, double value) {
+    storeElement(host.data(), dtype, i, value);
+  }
+  /// Every host element drawn in order from U(low, high) in f32, then
+  /// stored (bf16: rounded).
+  template <class Random>
+  void fillUniform(Random &random, float low, float high) {
+    std::uniform_real_distribution<float> draw(low, high);
+    for (int64_t i = 0; i < count(); ++i)
+      set(i, draw(random));
+  }
+
+  TensorRef hostRef() { return {host.data(), dtype, shape}; }
+  TensorRef deviceRef() const { return {device, dtype, shape}; }
+
+private:
+  void release() {
+    if (allocation)
+      (void)cudaFree(allocation);
+    allocation = device = nullptr;
+    allocatedBytes = 0;
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Comparisons
+//===----------------------------------------------------------------------===//
+
+/// What compareToLargest found.
+struct CompareResult {
+  int64_t failures = 0; ///< elements beyond the bound
+  int64_t inexact = 0;  ///< elements not bitwise equal
+  double worst = 0.0;   ///< the largest |got - want| / `largest`
+  double largest = 0.0; ///< the largest |want|
+};
+
+/// Compares the host values of `got` with those of `want` (same dtype and
+/// count), element by element, against `relative` times want's largest
+/// magnitude, plus one bf16 ulp of a nonzero element for bf16 (the two
+/// sides' roundings of nearby values may land on neighbours): for results
+/// whose elements cancel, where an element-wise relative bound means
+/// nothing near zero. Reports the first 5 elements beyond the bound,
+/// EXPECTs none; the caller prints the summary.
+inline CompareResult compareToLargest(const std::string &name,
+                                      const DeviceTensor &got,
+                                      const DeviceTensor &want,
+                                      double relative) {
+  CompareResult result;
+  for (int64_t i = 0; i < want.count(); ++i)
+    result.largest = std::max(result.largest, std::fabs(want.get(i)));
+  size_t width = dtypeSize(got.dtype);
+  for (int64_t i = 0; i < got.count(); ++i) {
+    double actual = got.get(i), expected = want.get(i);
+    if (std::memcmp(got.host.data() + i * width, want.host.data() + i * width,
+                    width) != 0)
+      ++result.inexact;
+    double bound = relative * result.largest;
+    if (got.dtype == DType::BF16 && expected != 0.0)
+      bound += bf16Ulp(expected);
+    double error = std::fabs(actual - expected);
+    result.worst =
+        std::max(result.worst, error / std::max(result.largest, 1e-30));
+    if (!(error <= bound) && ++result.failures <= 5)
+      ADD_FAILURE() << name << " element " << i << ": gpu " << actual
+                    << ", cpu " << expected << ", bound " << bound;
+  }
+  EXPECT_EQ(result.failures, 0) << name;
+  return result;
+}
+
+} // namespace llmc::rt::cuda::testing
+
+#endif // LLMC_TEST_RUNTIME_CUDA_CUDATESTSUPPORT_H
