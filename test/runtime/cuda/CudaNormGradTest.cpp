@@ -55,6 +55,9 @@ void compare(const std::string &name, const DeviceTensor &got,
               static_cast<long long>(got.count()), r.worst, r.largest);
 }
 
+/// Whether dx is stored plus a residual addend (CudaKernels::launch).
+enum class Addend { None, Residual };
+
 class CudaNormGrad : public GpuTest {
 protected:
   CudaNormGrad() : GpuTest("the CUDA norm gradient tests") {}
@@ -66,13 +69,18 @@ protected:
   }
 
   /// One launch of `kind` on x, dy of `type` [rows, dim] and gamma of
-  /// `params`, against the CPU.
+  /// `params`, against the CPU. With Addend::Residual, a second launch
+  /// stores dx plus a random r (the session's folded residual add), which
+  /// must equal bit for bit the CPU's Add of the first launch's dx and r.
   void run(KernelKind kind, DType type, DType params, int64_t rows,
-           int64_t dim) {
+           int64_t dim, Addend addend = Addend::None) {
     bool layer = kind == KernelKind::LayerNormGrad;
-    std::string name = std::string(layer ? "layer_norm_grad " : "rms_norm_grad ") +
-                       dtypeName(type) + "/" + dtypeName(params) + " [" +
-                       std::to_string(rows) + ", " + std::to_string(dim) + "]";
+    bool residual = addend == Addend::Residual;
+    std::string name =
+        std::string(layer ? "layer_norm_grad " : "rms_norm_grad ") +
+        dtypeName(type) + "/" + dtypeName(params) + " [" +
+        std::to_string(rows) + ", " + std::to_string(dim) + "]" +
+        (residual ? " + r" : "");
     SCOPED_TRACE(name);
     std::mt19937_64 random(std::random_device{}());
     DeviceTensor x(type, {rows, dim}), gamma(params, {dim}),
@@ -80,6 +88,8 @@ protected:
     x.fillUniform(random, -1.0f, 3.0f); // a mean of 1: centering matters
     gamma.fillUniform(random, 0.5f, 1.5f);
     dy.fillUniform(random, -1.0f, 1.0f);
+    DeviceTensor r(type, {rows, dim});
+    r.fillUniform(random, -0.5f, 0.5f);
     DeviceTensor cpuDx(type, {rows, dim}), cpuDgamma(params, {dim}),
         cpuDbeta(params, {dim});
     DeviceTensor dx(type, {rows, dim}), dgamma(params, {dim}),
@@ -92,7 +102,7 @@ protected:
     ASSERT_OK(runCpuKernel(kind, attrs,
                            {x.hostRef(), gamma.hostRef(), dy.hostRef()},
                            cpuOut, pool));
-    for (DeviceTensor *t : {&x, &gamma, &dy, &dx, &dgamma, &dbeta})
+    for (DeviceTensor *t : {&x, &gamma, &dy, &r, &dx, &dgamma, &dbeta})
       ASSERT_OK(t->upload());
     for (DeviceTensor *t : {&dx, &dgamma, &dbeta})
       ASSERT_OK(t->poison());
@@ -109,6 +119,24 @@ protected:
     compare(name + " dgamma", dgamma, cpuDgamma);
     if (layer)
       compare(name + " dbeta", dbeta, cpuDbeta);
+    if (!residual)
+      return;
+    // The folded add: exactly the Add of the stored dx and r.
+    DeviceTensor sum(type, {rows, dim});
+    ASSERT_OK(runCpuKernel(KernelKind::Add, {}, {dx.hostRef(), r.hostRef()},
+                           {sum.hostRef()}, pool));
+    ASSERT_OK(dx.poison());
+    ASSERT_OK(kernels->launch(kind, attrs, in, out, nullptr, r.device));
+    ASSERT_OK(dx.download());
+    int64_t differ = 0;
+    for (int64_t i = 0; i < dx.count(); ++i)
+      differ += std::memcmp(dx.host.data() + i * dtypeSize(type),
+                            sum.host.data() + i * dtypeSize(type),
+                            dtypeSize(type)) != 0;
+    std::printf("  %-48s %lld of %lld not bitwise equal to dx + r\n",
+                (name + " dx + r").c_str(), static_cast<long long>(differ),
+                static_cast<long long>(dx.count()));
+    EXPECT_EQ(differ, 0);
   }
 
   std::unique_ptr<CudaKernels> kernels;
@@ -123,7 +151,13 @@ TEST_F(CudaNormGrad, MatchesTheCpu) {
         run(kind, type, params, 130, 1000); // 5 chunks, the last of 2 rows
       }
   run(KernelKind::LayerNormGrad, DType::BF16, DType::F32, 16 * 1024, 768);
+  run(KernelKind::LayerNormGrad, DType::BF16, DType::F32, 16 * 1024, 768,
+      Addend::Residual);
+  run(KernelKind::LayerNormGrad, DType::F32, DType::F32, 130, 1000,
+      Addend::Residual); // f32, the 8-pack rows entry
   run(KernelKind::RmsNormGrad, DType::BF16, DType::F32, 4 * 256, 2048);
+  run(KernelKind::RmsNormGrad, DType::BF16, DType::BF16, 100, 2048,
+      Addend::Residual);
 }
 
 TEST_F(CudaNormGrad, TimingGpt2) {
