@@ -178,6 +178,9 @@ __device__ void normGradFinish(const double *partials, P *dgamma, P *dbeta,
 //     L1/L2 (the block has just read them). gamma is widened once per block
 //     into shared memory, laid out [pack][element][lane] so that a warp's
 //     reads of it are 32 consecutive doubles (no bank conflicts).
+//     dx must not alias x or dy: the column step reads them after the row
+//     step has written dx (the buffer plan writes no result of this op in
+//     place, ir/BufferPlan.cpp inPlaceOperands).
 //     The widening to double (F2F, a quarter of the FP64 rate) is the
 //     arithmetic's cost: x and dy are widened again in each pass rather
 //     than held as doubles (which would take 4 * PACKS * V registers).

@@ -6,8 +6,12 @@
 // same inputs: f32 and bf16 x/dy with f32 or bf16 gamma, an odd row length
 // (not a multiple of a warp), one row, several 32-row chunks of the column
 // sums with a partial last one, GPT-2's [16*1024, 768] (512 chunks, 16 per
-// run of the finish) and an rms case of 1024 rows of 2048. Results are
-// poisoned before the launch.
+// run of the finish) and an rms case of 1024 rows of 2048. Rows of whole
+// 16-byte packs (768, 1000 for bf16 and f32, 2048) take the rows-in-
+// registers entries, 37 the general kernel. Results are poisoned before the
+// launch. With the residual addend (the session's folded add: GPT-2's
+// shape, f32 [130, 1000], bf16 rms [100, 2048]) a second launch's dx + r
+// must equal bit for bit the CPU's Add of the first launch's dx and r.
 //
 // Tolerance: both sides compute in double from the same stored inputs and
 // round once to the result type, in different orders (the CPU sequentially,
