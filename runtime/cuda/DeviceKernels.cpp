@@ -515,14 +515,23 @@ Status CudaKernels::launch(KernelKind kind, const KernelAttrs &attrs,
     double epsilon = attrs.floats[0];
     // The chunks' partial column sums, in the scratch prepare() reserved.
     double *partials = static_cast<double *>(scratch_);
-    // 1. A block per chunk of rows: dx and the chunk's partials.
+    // 1. A block per chunk of rows: dx and the chunk's partials, the row in
+    //    registers (entries 2 and 3: up to 4 or 8 packs of 16 bytes per
+    //    lane) when the row is whole packs and the pointers 16-byte aligned.
     if (launch.chunks > 0) {
       std::vector<void *> chunkArgs = {&x,           &gamma,      &dy,
                                        &dx,          &addend,     &partials,
                                        &launch.rows, &launch.dim, &epsilon,
                                        &centered};
+      long long perPack =
+          16 / static_cast<long long>(dtypeSize(inputs[0].dtype));
+      long long packs = launch.dim / perPack;
+      bool packed = launch.dim % perPack == 0 && packs <= 32 * 8 &&
+                    aligned16({x, dy, dx, addend});
+      const std::string &entry =
+          !packed ? entries[0] : packs <= 32 * 4 ? entries[2] : entries[3];
       LLMC_RETURN_IF_ERROR(launchPrimitive(
-          entries[0], static_cast<unsigned>(launch.chunks), 256, 0, chunkArgs,
+          entry, static_cast<unsigned>(launch.chunks), 256, 0, chunkArgs,
           stream));
     }
     // 2. dgamma and dbeta from the partials (zeros for no rows): blocks of

@@ -35,14 +35,14 @@ __device__ __forceinline__ float loadValue(Bf16 value) {
   return __uint_as_float(((unsigned int)value.bits) << 16);
 }
 
-template <typename T> __device__ __forceinline__ T storeValue(double value);
-template <> __device__ __forceinline__ float storeValue<float>(double value) {
-  return (float)value;
+// An f32 value stored as T: bf16 rounds to nearest even, keeping NaN quiet
+// (the CPU's floatToBf16).
+template <typename T> __device__ __forceinline__ T storeFloat(float value);
+template <> __device__ __forceinline__ float storeFloat<float>(float value) {
+  return value;
 }
-// Round to nearest even through f32, keeping NaN quiet (the CPU's
-// floatToBf16 of the f32 value).
-template <> __device__ __forceinline__ Bf16 storeValue<Bf16>(double value) {
-  unsigned int word = __float_as_uint((float)value);
+template <> __device__ __forceinline__ Bf16 storeFloat<Bf16>(float value) {
+  unsigned int word = __float_as_uint(value);
   Bf16 result;
   if ((word & 0x7fffffffu) > 0x7f800000u) {
     result.bits = (unsigned short)((word >> 16) | 0x40u);
@@ -51,6 +51,12 @@ template <> __device__ __forceinline__ Bf16 storeValue<Bf16>(double value) {
   unsigned int rounding = 0x7fffu + ((word >> 16) & 1u);
   result.bits = (unsigned short)((word + rounding) >> 16);
   return result;
+}
+
+// A double value stored as T: rounded to f32 once, then (bf16) as
+// storeFloat.
+template <typename T> __device__ __forceinline__ T storeValue(double value) {
+  return storeFloat<T>((float)value);
 }
 
 __device__ __forceinline__ double negativeInfinity() {

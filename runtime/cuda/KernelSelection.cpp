@@ -500,8 +500,12 @@ Status selectKernel(KernelKind kind, const KernelAttrs &attrs,
     choice.scratchBytes = normGradLaunch(x).scratchBytes();
     if (normGradLaunch(x).chunks > 0x7fffffffLL)
       return refuse("more than 2^31 - 1 chunks of rows");
+    // The launch takes a "rows" entry (the row in registers, 16-byte
+    // loads) when the row length and the pointers allow.
     return runs({"llmc_norm_grad_" + type + "_" + params,
-                 "llmc_norm_grad_finish_" + params});
+                 "llmc_norm_grad_finish_" + params,
+                 "llmc_norm_grad_rows4_" + type + "_" + params,
+                 "llmc_norm_grad_rows8_" + type + "_" + params});
   }
   case KernelKind::Softmax: {
     LLMC_RETURN_IF_ERROR(expect(1, 1, 1, 0));

@@ -6,8 +6,12 @@
 // same inputs: f32 and bf16 x/dy with f32 or bf16 gamma, an odd row length
 // (not a multiple of a warp), one row, several 32-row chunks of the column
 // sums with a partial last one, GPT-2's [16*1024, 768] (512 chunks, 16 per
-// run of the finish) and an rms case of 1024 rows of 2048. Results are
-// poisoned before the launch.
+// run of the finish) and an rms case of 1024 rows of 2048. Rows of whole
+// 16-byte packs (768, 1000 for bf16 and f32, 2048) take the rows-in-
+// registers entries, 37 the general kernel. Results are poisoned before the
+// launch. With the residual addend (the session's folded add: GPT-2's
+// shape, f32 [130, 1000], bf16 rms [100, 2048]) a second launch's dx + r
+// must equal bit for bit the CPU's Add of the first launch's dx and r.
 //
 // Tolerance: both sides compute in double from the same stored inputs and
 // round once to the result type, in different orders (the CPU sequentially,
@@ -21,7 +25,8 @@
 //
 // NormGradTimingGpt2 prints the time of one GPT-2 124M layer_norm_grad
 // (bf16 x and dy [16*1024, 768], f32 gamma), median of 20 after 3 warm-ups,
-// and asserts that two runs give the same bits (no atomics).
+// then the same with the residual addend (the session's case), and asserts
+// that two runs give the same bits (no atomics).
 //
 //===----------------------------------------------------------------------===//
 #include "CudaTestSupport.h"
@@ -55,6 +60,9 @@ void compare(const std::string &name, const DeviceTensor &got,
               static_cast<long long>(got.count()), r.worst, r.largest);
 }
 
+/// Whether dx is stored plus a residual addend (CudaKernels::launch).
+enum class Addend { None, Residual };
+
 class CudaNormGrad : public GpuTest {
 protected:
   CudaNormGrad() : GpuTest("the CUDA norm gradient tests") {}
@@ -66,13 +74,18 @@ protected:
   }
 
   /// One launch of `kind` on x, dy of `type` [rows, dim] and gamma of
-  /// `params`, against the CPU.
+  /// `params`, against the CPU. With Addend::Residual, a second launch
+  /// stores dx plus a random r (the session's folded residual add), which
+  /// must equal bit for bit the CPU's Add of the first launch's dx and r.
   void run(KernelKind kind, DType type, DType params, int64_t rows,
-           int64_t dim) {
+           int64_t dim, Addend addend = Addend::None) {
     bool layer = kind == KernelKind::LayerNormGrad;
-    std::string name = std::string(layer ? "layer_norm_grad " : "rms_norm_grad ") +
-                       dtypeName(type) + "/" + dtypeName(params) + " [" +
-                       std::to_string(rows) + ", " + std::to_string(dim) + "]";
+    bool residual = addend == Addend::Residual;
+    std::string name =
+        std::string(layer ? "layer_norm_grad " : "rms_norm_grad ") +
+        dtypeName(type) + "/" + dtypeName(params) + " [" +
+        std::to_string(rows) + ", " + std::to_string(dim) + "]" +
+        (residual ? " + r" : "");
     SCOPED_TRACE(name);
     std::mt19937_64 random(std::random_device{}());
     DeviceTensor x(type, {rows, dim}), gamma(params, {dim}),
@@ -80,6 +93,8 @@ protected:
     x.fillUniform(random, -1.0f, 3.0f); // a mean of 1: centering matters
     gamma.fillUniform(random, 0.5f, 1.5f);
     dy.fillUniform(random, -1.0f, 1.0f);
+    DeviceTensor r(type, {rows, dim});
+    r.fillUniform(random, -0.5f, 0.5f);
     DeviceTensor cpuDx(type, {rows, dim}), cpuDgamma(params, {dim}),
         cpuDbeta(params, {dim});
     DeviceTensor dx(type, {rows, dim}), dgamma(params, {dim}),
@@ -92,7 +107,7 @@ protected:
     ASSERT_OK(runCpuKernel(kind, attrs,
                            {x.hostRef(), gamma.hostRef(), dy.hostRef()},
                            cpuOut, pool));
-    for (DeviceTensor *t : {&x, &gamma, &dy, &dx, &dgamma, &dbeta})
+    for (DeviceTensor *t : {&x, &gamma, &dy, &r, &dx, &dgamma, &dbeta})
       ASSERT_OK(t->upload());
     for (DeviceTensor *t : {&dx, &dgamma, &dbeta})
       ASSERT_OK(t->poison());
@@ -109,6 +124,24 @@ protected:
     compare(name + " dgamma", dgamma, cpuDgamma);
     if (layer)
       compare(name + " dbeta", dbeta, cpuDbeta);
+    if (!residual)
+      return;
+    // The folded add: exactly the Add of the stored dx and r.
+    DeviceTensor sum(type, {rows, dim});
+    ASSERT_OK(runCpuKernel(KernelKind::Add, {}, {dx.hostRef(), r.hostRef()},
+                           {sum.hostRef()}, pool));
+    ASSERT_OK(dx.poison());
+    ASSERT_OK(kernels->launch(kind, attrs, in, out, nullptr, r.device));
+    ASSERT_OK(dx.download());
+    int64_t differ = 0;
+    for (int64_t i = 0; i < dx.count(); ++i)
+      differ += std::memcmp(dx.host.data() + i * dtypeSize(type),
+                            sum.host.data() + i * dtypeSize(type),
+                            dtypeSize(type)) != 0;
+    std::printf("  %-48s %lld of %lld not bitwise equal to dx + r\n",
+                (name + " dx + r").c_str(), static_cast<long long>(differ),
+                static_cast<long long>(dx.count()));
+    EXPECT_EQ(differ, 0);
   }
 
   std::unique_ptr<CudaKernels> kernels;
@@ -123,7 +156,13 @@ TEST_F(CudaNormGrad, MatchesTheCpu) {
         run(kind, type, params, 130, 1000); // 5 chunks, the last of 2 rows
       }
   run(KernelKind::LayerNormGrad, DType::BF16, DType::F32, 16 * 1024, 768);
+  run(KernelKind::LayerNormGrad, DType::BF16, DType::F32, 16 * 1024, 768,
+      Addend::Residual);
+  run(KernelKind::LayerNormGrad, DType::F32, DType::F32, 130, 1000,
+      Addend::Residual); // f32, the 8-pack rows entry
   run(KernelKind::RmsNormGrad, DType::BF16, DType::F32, 4 * 256, 2048);
+  run(KernelKind::RmsNormGrad, DType::BF16, DType::BF16, 100, 2048,
+      Addend::Residual);
 }
 
 TEST_F(CudaNormGrad, TimingGpt2) {
@@ -145,20 +184,28 @@ TEST_F(CudaNormGrad, TimingGpt2) {
   cudaEvent_t start, stop;
   ASSERT_EQ(cudaEventCreate(&start), cudaSuccess);
   ASSERT_EQ(cudaEventCreate(&stop), cudaSuccess);
-  std::vector<float> times;
-  for (int i = 0; i < 23; ++i) {
-    ASSERT_EQ(cudaEventRecord(start, nullptr), cudaSuccess);
-    ASSERT_OK(kernels->launch(KernelKind::LayerNormGrad, attrs, in, out,
-                              nullptr));
-    ASSERT_EQ(cudaEventRecord(stop, nullptr), cudaSuccess);
-    ASSERT_EQ(cudaEventSynchronize(stop), cudaSuccess);
-    float elapsed = 0.0f;
-    ASSERT_EQ(cudaEventElapsedTime(&elapsed, start, stop), cudaSuccess);
-    if (i >= 3)
-      times.push_back(elapsed);
-  }
-  std::sort(times.begin(), times.end());
-  double ms = times[times.size() / 2];
+  // The median of 20 launches after 3 warm-ups, dx stored plus `addend`
+  // when not null.
+  auto medianMs = [&](const void *addend, double &ms) {
+    std::vector<float> times;
+    for (int i = 0; i < 23; ++i) {
+      ASSERT_EQ(cudaEventRecord(start, nullptr), cudaSuccess);
+      ASSERT_OK(kernels->launch(KernelKind::LayerNormGrad, attrs, in, out,
+                                nullptr, addend));
+      ASSERT_EQ(cudaEventRecord(stop, nullptr), cudaSuccess);
+      ASSERT_EQ(cudaEventSynchronize(stop), cudaSuccess);
+      float elapsed = 0.0f;
+      ASSERT_EQ(cudaEventElapsedTime(&elapsed, start, stop), cudaSuccess);
+      if (i >= 3)
+        times.push_back(elapsed);
+    }
+    std::sort(times.begin(), times.end());
+    ms = times[times.size() / 2];
+  };
+  double ms = 0.0;
+  medianMs(nullptr, ms);
+  if (HasFatalFailure())
+    return;
   // Determinism: the last timed run's results, then one more run's.
   for (DeviceTensor *t : {&dx, &dgamma, &dbeta})
     ASSERT_OK(t->download());
@@ -173,6 +220,14 @@ TEST_F(CudaNormGrad, TimingGpt2) {
                                          << " differs between two runs";
     ++index;
   }
+  // The session's case: the residual add folded in (24 of GPT-2's 25).
+  DeviceTensor r(DType::BF16, {rows, dim});
+  r.fillUniform(random, -0.5f, 0.5f);
+  ASSERT_OK(r.upload());
+  double foldedMs = 0.0;
+  medianMs(r.device, foldedMs);
+  if (HasFatalFailure())
+    return;
   (void)cudaEventDestroy(start);
   (void)cudaEventDestroy(stop);
   // Bytes the kernels must move at least: x and dy read, dx written (bf16).
@@ -181,6 +236,9 @@ TEST_F(CudaNormGrad, TimingGpt2) {
               "(%.0f GB/s of the 3 x 25.2 MB the op must move; 25 per "
               "GPT-2 124M step: %.2f ms)\n",
               ms, bytes / ms * 1e-6, 25 * ms);
+  std::printf("layer_norm_grad bf16 [16*1024, 768], f32 gamma, + r: %.3f ms "
+              "(%.0f GB/s of the 4 x 25.2 MB it must move)\n",
+              foldedMs, 4.0 * rows * dim * 2 / foldedMs * 1e-6);
 }
 
 } // namespace

@@ -273,9 +273,10 @@ TEST(CudaNvrtcCompile, FlashAttentionSelectsTensorCoresForBf16) {
             (Entries{"llmc_flash_attention_forward_bf16_d64"}));
 }
 
-/// The norm gradients: the chunk kernel of (x's, gamma's) types and the
-/// finish of gamma's, with scratch for 2 doubles per column and 32-row
-/// chunk; f16 is refused naming what is covered.
+/// The norm gradients: the chunk kernel of (x's, gamma's) types, the finish
+/// of gamma's and the rows-in-registers entries (4 and 8 packs per lane),
+/// with scratch for 2 doubles per column and 32-row chunk; f16 is refused
+/// naming what is covered.
 TEST(CudaNvrtcCompile, NormGradSelection) {
   TensorRef x{nullptr, DType::BF16, {16, 1024, 768}};
   TensorRef gamma{nullptr, DType::F32, {768}};
@@ -285,7 +286,9 @@ TEST(CudaNvrtcCompile, NormGradSelection) {
                   .isOk());
   EXPECT_EQ(choice.entries,
             (std::vector<std::string>{"llmc_norm_grad_bf16_f32",
-                                      "llmc_norm_grad_finish_f32"}));
+                                      "llmc_norm_grad_finish_f32",
+                                      "llmc_norm_grad_rows4_bf16_f32",
+                                      "llmc_norm_grad_rows8_bf16_f32"}));
   EXPECT_EQ(choice.scratchBytes, size_t{2} * (16 * 1024 / 32) * 768 * 8);
   TensorRef xf{nullptr, DType::F32, {33, 37}};
   TensorRef gb{nullptr, DType::BF16, {37}};
@@ -295,7 +298,9 @@ TEST(CudaNvrtcCompile, NormGradSelection) {
                   .isOk());
   EXPECT_EQ(rms.entries,
             (std::vector<std::string>{"llmc_norm_grad_f32_bf16",
-                                      "llmc_norm_grad_finish_bf16"}));
+                                      "llmc_norm_grad_finish_bf16",
+                                      "llmc_norm_grad_rows4_f32_bf16",
+                                      "llmc_norm_grad_rows8_f32_bf16"}));
   EXPECT_EQ(rms.scratchBytes, size_t{2} * 2 * 37 * 8); // 2 chunks
   TensorRef half{nullptr, DType::F16, {4, 8}};
   TensorRef gh{nullptr, DType::F32, {8}};
