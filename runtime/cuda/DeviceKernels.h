@@ -38,6 +38,11 @@ namespace llmc::rt::cuda {
 
 /// The CUDA C++ of the non-elementwise kernels (DeviceKernelsSource.cpp).
 const char *deviceKernelSource();
+/// The types and helpers every hand-written unit starts with (Bf16,
+/// loadValue, storeFloat, storeValue, warpSum, lane, RowPack, ...), in
+/// DeviceKernelsSource.cpp; deviceKernelSource() follows it in the device
+/// unit.
+const char *deviceKernelPrelude();
 /// The MoE routing kernels (MoeKernelsSource.cpp); they use helpers of
 /// deviceKernelSource().
 const char *moeKernelSource();
@@ -56,6 +61,12 @@ const char *reduceKernelSource();
 /// The norms' gradients, layer_norm_grad and rms_norm_grad
 /// (NormGradKernelsSource.cpp); they use helpers of deviceKernelSource().
 const char *normGradKernelSource();
+/// The norm gradients' chunk constants, which both norm-gradient sources
+/// use (NormGradKernelsSource.cpp).
+const char *normGradCommonSource();
+/// The rows-in-registers norm gradients (NormGradKernelsSource.cpp): a unit
+/// of their own after deviceKernelPrelude() and normGradCommonSource().
+const char *normGradRowsSource();
 /// The initial parameters drawn on the device, the values of the host's
 /// draw (InitKernelsSource.cpp); it uses helpers of deviceKernelSource().
 const char *initKernelSource();
@@ -73,10 +84,10 @@ const char *flashAttentionTcBackwardSource();
 /// The entries of flashAttentionTensorCoreSource() for one head dimension
 /// (64 or 128): appended to deviceKernelUnit() they make a unit.
 std::string flashAttentionTensorCoreEntries(int headDim);
-/// The NVRTC unit of the non-elementwise kernels: deviceKernelSource()
-/// followed by reduceKernelSource(), moeKernelSource(),
+/// The NVRTC unit of the non-elementwise kernels: deviceKernelPrelude(),
+/// deviceKernelSource(), reduceKernelSource(), moeKernelSource(),
 /// longRowKernelSource(), crossEntropyKernelSource(),
-/// crossEntropyGradKernelSource(),
+/// crossEntropyGradKernelSource(), normGradCommonSource(),
 /// normGradKernelSource(), initKernelSource(), flashAttentionSource() and
 /// flashAttentionTensorCoreSource(), flashAttentionTcForwardSource() and
 /// flashAttentionTcBackwardSource() (their templates, without entries).
@@ -96,8 +107,10 @@ struct DeviceUnit {
 /// not be compiled ahead.
 bool cudnnAttentionLikely();
 /// Every unit of hand-written kernels, compiled side by side:
-/// deviceKernelUnit() and one unit per head dimension of the tensor-core
-/// flash attention (deviceKernelUnit() + its entries). NVRTC compiles a
+/// deviceKernelUnit(), the rows-in-registers norm gradients
+/// (deviceKernelPrelude() + normGradCommonSource() + normGradRowsSource())
+/// and one unit per head dimension of the tensor-core flash attention
+/// (deviceKernelUnit() + its entries). NVRTC compiles a
 /// unit serially, and the pipelined tensor-core kernels took GPT-2's cold
 /// compile from 6.9 to 30.4 s in one unit on the H200's host.
 std::vector<DeviceUnit> deviceKernelUnits();

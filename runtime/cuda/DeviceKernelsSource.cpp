@@ -22,8 +22,8 @@
 
 namespace llmc::rt::cuda {
 
-const char *deviceKernelSource() {
-  return R"cuda(// llmc: the non-elementwise kernels (runtime/cuda/DeviceKernelsSource.cpp).
+const char *deviceKernelPrelude() {
+  return R"cuda(// llmc: the hand-written kernels' types and helpers (runtime/cuda/DeviceKernelsSource.cpp).
 #define LLMC_MAX_RANK 8
 
 struct Bf16 {
@@ -81,6 +81,17 @@ __device__ __forceinline__ double warpMax(double value) {
   return value;
 }
 
+__device__ __forceinline__ int lane() { return threadIdx.x % 32; }
+
+// V consecutive elements moved by one load (16 bytes when V * sizeof(T) is).
+template <typename T, int V> struct __align__(sizeof(T) * V) RowPack {
+  T v[V];
+};
+)cuda";
+}
+
+const char *deviceKernelSource() {
+  return R"cuda(
 // ---- Data movement --------------------------------------------------------
 
 // out[i] = in[base + sum_d index_d(i) * inStrides[d]] over the result's shape:
@@ -437,7 +448,6 @@ extern "C" __global__ void llmc_reduce_bf16_bf16(const Bf16 *in, Bf16 *out,
 __device__ __forceinline__ long long warpRow() {
   return ((long long)blockIdx.x * blockDim.x + threadIdx.x) / 32;
 }
-__device__ __forceinline__ int lane() { return threadIdx.x % 32; }
 
 // y = (x - mean) * rstd * gamma + beta over the last dimension; beta may
 // be null. Two passes over the row as the CPU (mean, then the variance).

@@ -30,11 +30,6 @@ const char *longRowKernelSource() {
 
 #define LLMC_LONG_ROW_THREADS 256
 
-// V consecutive elements moved by one load (16 bytes when V * sizeof(T) is).
-template <typename T, int V> struct __align__(sizeof(T) * V) RowPack {
-  T v[V];
-};
-
 // The running (max, sum of exp(x - max)) of a row takes element x. An
 // element of -inf adds nothing (a masked logit), as exp(-inf - max) = 0.
 __device__ __forceinline__ void takeElement(double &m, double &s, double x) {

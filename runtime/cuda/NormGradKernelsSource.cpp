@@ -42,16 +42,21 @@
 
 namespace llmc::rt::cuda {
 
-const char *normGradKernelSource() {
+const char *normGradCommonSource() {
   return R"cuda(
 // ---- Norm gradients (NormGradKernelsSource.cpp) ----------------------------
-
 // Rows per chunk of the column sums: NormGradLaunch::kChunkRows
 // (KernelSelection.h) sizes the scratch with it; the CPU reference uses the
 // same.
 #define LLMC_NORM_GRAD_CHUNK 32
 // Runs of chunks the finish kernel sums side by side per column.
 #define LLMC_NORM_GRAD_RUNS 32
+
+)cuda";
+}
+
+const char *normGradKernelSource() {
+  return R"cuda(
 
 // 1. Block c takes rows [32c, 32c + 32). With g = dy * gamma and
 //    xhat = (x - mean) * rstd: dx = rstd * (g - mean(g) - xhat *
@@ -167,6 +172,32 @@ __device__ void normGradFinish(const double *partials, P *dgamma, P *dbeta,
     dbeta[column] = storeValue<P>(dBeta);
 }
 
+#define LLMC_NORM_GRAD_CHUNK_KERNEL(T, P, SUFFIX)                              \
+  extern "C" __global__ void llmc_norm_grad_##SUFFIX(                          \
+      const T *x, const P *gamma, const T *dy, T *dx, const T *addend,         \
+      double *partials, long long rows, long long dim, double epsilon,         \
+      int centered) {                                                          \
+    normGradChunk(x, gamma, dy, dx, addend, partials, rows, dim, epsilon,      \
+                  centered);                                                   \
+  }
+LLMC_NORM_GRAD_CHUNK_KERNEL(float, float, f32_f32)
+LLMC_NORM_GRAD_CHUNK_KERNEL(Bf16, Bf16, bf16_bf16)
+LLMC_NORM_GRAD_CHUNK_KERNEL(Bf16, float, bf16_f32)
+LLMC_NORM_GRAD_CHUNK_KERNEL(float, Bf16, f32_bf16)
+
+#define LLMC_NORM_GRAD_FINISH(P, SUFFIX)                                       \
+  extern "C" __global__ void llmc_norm_grad_finish_##SUFFIX(                   \
+      const double *partials, P *dgamma, P *dbeta, long long chunks,           \
+      long long dim) {                                                         \
+    normGradFinish(partials, dgamma, dbeta, chunks, dim);                      \
+  }
+LLMC_NORM_GRAD_FINISH(float, f32)
+LLMC_NORM_GRAD_FINISH(Bf16, bf16)
+)cuda";
+}
+
+const char *normGradRowsSource() {
+  return R"cuda(
 // 1'. The rows in registers: the same chunk, results and partials as 1.,
 //     for rows of dim = V * packs elements (V = 16 bytes of T, packs <=
 //     32 * PACKS) with x, dy, dx and the addend 16-byte aligned.
@@ -315,19 +346,6 @@ __device__ void normGradRows(const T *x, const P *gamma, const T *dy, T *dx,
   }
 }
 
-#define LLMC_NORM_GRAD_CHUNK_KERNEL(T, P, SUFFIX)                              \
-  extern "C" __global__ void llmc_norm_grad_##SUFFIX(                          \
-      const T *x, const P *gamma, const T *dy, T *dx, const T *addend,         \
-      double *partials, long long rows, long long dim, double epsilon,         \
-      int centered) {                                                          \
-    normGradChunk(x, gamma, dy, dx, addend, partials, rows, dim, epsilon,      \
-                  centered);                                                   \
-  }
-LLMC_NORM_GRAD_CHUNK_KERNEL(float, float, f32_f32)
-LLMC_NORM_GRAD_CHUNK_KERNEL(Bf16, Bf16, bf16_bf16)
-LLMC_NORM_GRAD_CHUNK_KERNEL(Bf16, float, bf16_f32)
-LLMC_NORM_GRAD_CHUNK_KERNEL(float, Bf16, f32_bf16)
-
 // The rows-in-registers entries: PACKS 4 (bf16 rows up to 1024, GPT-2's
 // 768) and 8 (up to 2048, LLaMA-1B's). The launch bounds ask for 3 (2)
 // blocks of 256 per SM, 80 (128) registers: ptxas (CUDA 13, sm_90) spills
@@ -351,14 +369,6 @@ LLMC_NORM_GRAD_ROWS_KERNEL(Bf16, Bf16, 8, bf16_bf16)
 LLMC_NORM_GRAD_ROWS_KERNEL(Bf16, float, 8, bf16_f32)
 LLMC_NORM_GRAD_ROWS_KERNEL(float, Bf16, 8, f32_bf16)
 
-#define LLMC_NORM_GRAD_FINISH(P, SUFFIX)                                       \
-  extern "C" __global__ void llmc_norm_grad_finish_##SUFFIX(                   \
-      const double *partials, P *dgamma, P *dbeta, long long chunks,           \
-      long long dim) {                                                         \
-    normGradFinish(partials, dgamma, dbeta, chunks, dim);                      \
-  }
-LLMC_NORM_GRAD_FINISH(float, f32)
-LLMC_NORM_GRAD_FINISH(Bf16, bf16)
 )cuda";
 }
 

@@ -161,7 +161,8 @@ TEST(CudaNvrtcCompile, UnsupportedSignaturesAreRefused) {
 
 /// The units of the non-elementwise kernels compile for sm_90 with, between
 /// them, the flash attention entries of every dtype and head-dimension
-/// capacity (the tensor-core ones in a unit per head dimension).
+/// capacity (the tensor-core ones in a unit per head dimension) and the
+/// rows-in-registers norm gradients (a unit of their own).
 TEST(CudaNvrtcCompile, DeviceUnitHasEveryFlashAttentionKernel) {
   NvrtcOptions options;
   options.arch = "sm_90";
@@ -169,7 +170,7 @@ TEST(CudaNvrtcCompile, DeviceUnitHasEveryFlashAttentionKernel) {
   auto start = std::chrono::steady_clock::now();
   std::string ptx; // every unit's
   std::vector<DeviceUnit> units = deviceKernelUnits();
-  ASSERT_EQ(units.size(), 3u);
+  ASSERT_EQ(units.size(), 4u);
   for (const DeviceUnit &unit : units) {
     CompiledCuda compiled;
     auto unitStart = std::chrono::steady_clock::now();
@@ -180,11 +181,15 @@ TEST(CudaNvrtcCompile, DeviceUnitHasEveryFlashAttentionKernel) {
     EXPECT_EQ(std::string(compiled.cubin.data() + 1, 3), "ELF");
     std::printf("NVRTC, sm_90, %s: %.2f s\n", unit.name.c_str(),
                 secondsSince(unitStart));
-    // The base unit has no tensor-core entry; each other unit those of its
-    // head dimension.
+    // The tensor-core entries only in the units of their head dimension;
+    // the rows-in-registers norm gradients only in their own unit.
     bool tensorCores =
         compiled.ptx.find(".entry llmc_flash_attention_tc_") != std::string::npos;
-    EXPECT_EQ(tensorCores, unit.name != "llmc_device_kernels") << unit.name;
+    EXPECT_EQ(tensorCores, unit.name.rfind("llmc_flash_tc_", 0) == 0)
+        << unit.name;
+    bool rows = compiled.ptx.find(".entry llmc_norm_grad_rows") !=
+                std::string::npos;
+    EXPECT_EQ(rows, unit.name == "llmc_norm_grad_rows") << unit.name;
     ptx += compiled.ptx;
   }
   for (const char *kernel : {"forward", "grad_rows", "grad_keys"})
