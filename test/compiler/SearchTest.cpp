@@ -199,8 +199,8 @@ protected:
 
   /// The fit from probes of one and two microbatches (fitMicrobatches)
   /// against the compile of every layer and microbatch: the step time
-  /// within 5% (affine in M: measured 0.000% for mb2, +0.26% for tp2 pp2
-  /// mb4), the memory within 10% (A + B / M for the bytes other than the
+  /// within 8% (affine in M: measured 0.000% for mb2, +7.1% for tp2 pp2
+  /// mb4, +0.26% before the multi-tensor launches), the memory within 10% (A + B / M for the bytes other than the
   /// activations is a model of the buffer plan, not the plan: measured
   /// 0.000% for mb2, -7.3% for tp2 pp2 mb4).
   void expectFitted(const Candidate &c, const Measure &whole,
@@ -221,7 +221,13 @@ protected:
                 what.c_str(), fit.stepSeconds() * 1e3,
                 whole.stepSeconds() * 1e3, fit.memoryBytes(),
                 whole.memoryBytes());
-    EXPECT_LT(relative(fit.stepSeconds(), whole.stepSeconds()), 0.05) << what;
+    // 8%: on GPU profiles the optimizer's and the gradient accumulation's
+    // members of multi-tensor launches launch once per group, and how they
+    // group depends on the program of M microbatches, not affinely on M
+    // (docs/planning.md, "What the CUDA runtime runs"): tp2 pp2 mb4 went
+    // from +0.26% to +7.1% with that, the derived step (below) from +11.0%
+    // to -0.2%.
+    EXPECT_LT(relative(fit.stepSeconds(), whole.stepSeconds()), 0.08) << what;
     // Memory within 25%: since buffers are planned for fused kernels
     // (devices = cuda: a fused region's intermediates have no storage) the
     // per-microbatch pattern is less affine; measured -20.8% for tp2 pp2
@@ -342,7 +348,9 @@ TEST_F(ProbeTest, PipelineMicrobatchesDerivedFromOne) {
               derived.memoryBytes(), whole.memoryBytes());
   // 12%: the derived step is over by the same 0.95 ms before and after
   // the norms' backward became llmc.layer_norm_grad, but the step is
-  // shorter (11.07 -> 8.65 ms): +8.6% -> +11.0%.
+  // shorter (11.07 -> 8.65 ms): +8.6% -> +11.0%; -0.2% since the derived
+  // launches are the cost model's (a GEMM with its epilogue is one, a
+  // folded residual add none).
   EXPECT_LT(relative(derived.stepSeconds(), whole.stepSeconds()), 0.12)
       << derived.stepSeconds() << " s vs " << whole.stepSeconds() << " s";
   EXPECT_GE(derived.memoryBytes(), whole.memoryBytes() * 0.98);
