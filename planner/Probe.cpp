@@ -155,6 +155,7 @@ mlir::FailureOr<Measure> measureProgram(mlir::ModuleOp module,
   Measure measure;
   measure.ranks = partitioned ? mesh->numDevices() : 1;
   measure.shared = profile.shared;
+  measure.launchCost = profile.launchCost;
   int64_t stages = 1, pipelineMicrobatches = 1;
   if (auto pipeline =
           function->getAttrOfType<mlir::DictionaryAttr>("llmc.pipeline")) {
@@ -264,6 +265,7 @@ Measure extrapolate(const Measure &a, double xa, const Measure &b, double xb,
   Measure out;
   out.ranks = a.ranks;
   out.shared = a.shared;
+  out.launchCost = a.launchCost;
   out.groupRanks = b.groupRanks;
   out.groupRanks.insert(a.groupRanks.begin(), a.groupRanks.end());
   out.schedule = a.schedule;
