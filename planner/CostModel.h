@@ -7,7 +7,9 @@
 // with the op's flops and bytes from CostOpInterface (an elementwise fused
 // region is one kernel that reads its operands and writes its results once,
 // where the profile has fused_kernels; other regions run op by op, as the
-// backends run them today), the sent
+// backends run them today; on such a profile also the CUDA runtime's own
+// forms: a GEMM with its epilogue, a sum of squares, multi-tensor launches,
+// residual adds folded into norm gradients), the sent
 // bytes from ir/Communication.h (ring algorithms: all-reduce 2(N-1)/N S,
 // all-gather, reduce-scatter, all-to-all (N-1)/N S, shift and send S) and
 // the ring steps 2(N-1), N-1, N-1, N-1 and 1. The step is the sum of its
