@@ -193,11 +193,13 @@ Measure fitMicrobatches(const Measure &one, const Measure &two,
     // profiles a residual add that the runtime folds into the norm
     // gradient in one program and not in the other, multi-tensor groups
     // that differ), that is a difference of the two programs, not a cost
-    // per microbatch: the launches are kept (as withMicrobatches derives).
-    double slope = b.compute >= a.compute
-                       ? b.compute - a.compute
-                       : a.forwardBackwardKernels * one.launchCost;
-    m.compute = a.compute + slope * (micro - 1);
+    // per microbatch: from the program of two, each further microbatch
+    // costs its launches (half of the two's, as withMicrobatches derives).
+    if (b.compute >= a.compute || micro < 2)
+      m.compute = affine(a.compute, b.compute);
+    else
+      m.compute = b.compute + b.forwardBackwardKernels / 2 *
+                                  two.launchCost * (micro - 2);
     // Collectives over dp run once per step unless ZeRO-2/3 makes them run
     // per microbatch: those keep the two-microbatch probe's value (a
     // difference between one and two microbatches there is the program of
