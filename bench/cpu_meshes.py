@@ -506,7 +506,9 @@ def profile(args, work):
     thread) against llmc plan --by-op, and the efficiency that makes them
     agree (data/devices.toml [cpu.efficiency]): the current efficiency x
     (predicted - launches) / (measured - launches)."""
-    plan_row = re.compile(r"^\s{4}(\w+)\s+(\d+)\s+\S+\s+\S+\s+([0-9.]+)$")
+    # name, kernels, launches, flops, bytes, ms (llmc plan --by-op)
+    plan_row = re.compile(
+        r"^\s{4}(\w+)\s+(\d+)\s+\d+\s+\S+\s+\S+\s+([0-9.]+)$")
     prof_row = re.compile(r"^\s{2}(\w+)\s+([0-9.]+)\s+([0-9.]+)\s+[0-9.]+%$")
     import tomllib
     cpu = tomllib.load(open(os.path.join(ROOT, "data", "devices.toml"),

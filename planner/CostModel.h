@@ -7,7 +7,9 @@
 // with the op's flops and bytes from CostOpInterface (an elementwise fused
 // region is one kernel that reads its operands and writes its results once,
 // where the profile has fused_kernels; other regions run op by op, as the
-// backends run them today), the sent
+// backends run them today; on such a profile also the CUDA runtime's own
+// forms: a GEMM with its epilogue, a sum of squares, multi-tensor launches,
+// residual adds folded into norm gradients), the sent
 // bytes from ir/Communication.h (ring algorithms: all-reduce 2(N-1)/N S,
 // all-gather, reduce-scatter, all-to-all (N-1)/N S, shift and send S) and
 // the ring steps 2(N-1), N-1, N-1, N-1 and 1. The step is the sum of its
@@ -93,6 +95,10 @@ CollectiveCost collectiveCost(const CollectiveTraffic &t, const Mesh &mesh,
 struct GroupCost {
   std::string group;
   int64_t kernels = 0;   ///< kernels or collectives
+  /// Kernel launches: `kernels` less the members of multi-tensor launches
+  /// after their first and the residual adds folded into a norm gradient
+  /// (GPU profiles; docs/planning.md, "What the CUDA runtime runs").
+  int64_t launches = 0;
   double flops = 0;
   double bytes = 0;      ///< memory bytes (kernels) or sent bytes (collectives)
   double seconds = 0;
@@ -121,6 +127,10 @@ struct StepCost {
   /// Seconds of the optimizer's kernels (run once per step, after the
   /// pipeline's last backward).
   double optimizer = 0;
+  /// Kernel launches of the forward and backward ops (every phase but the
+  /// optimizer's): what a split into microbatches launches again per
+  /// microbatch (planner/Microbatches.cpp).
+  int64_t forwardBackwardLaunches = 0;
   double noOverlap() const { return compute + communication; }
   /// The step of this rank: the two-stream simulation where there is one.
   double seconds() const { return streams > 0 ? streams : noOverlap(); }

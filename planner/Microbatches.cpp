@@ -188,7 +188,18 @@ Measure fitMicrobatches(const Measure &one, const Measure &two,
     const StageMeasure &a = one.stages[s], &b = two.stages[s];
     StageMeasure &m = out.stages[s];
     auto affine = [&](double v1, double v2) { return v1 + (v2 - v1) * (micro - 1); };
-    m.compute = affine(a.compute, b.compute);
+    // A further microbatch costs no less than nothing: where the program
+    // of two microbatches costs less than the program of one (on GPU
+    // profiles a residual add that the runtime folds into the norm
+    // gradient in one program and not in the other, multi-tensor groups
+    // that differ), that is a difference of the two programs, not a cost
+    // per microbatch: from the program of two, each further microbatch
+    // costs its launches (half of the two's, as withMicrobatches derives).
+    if (b.compute >= a.compute || micro < 2)
+      m.compute = affine(a.compute, b.compute);
+    else
+      m.compute = b.compute + b.forwardBackwardKernels / 2 *
+                                  two.launchCost * (micro - 2);
     // Collectives over dp run once per step unless ZeRO-2/3 makes them run
     // per microbatch: those keep the two-microbatch probe's value (a
     // difference between one and two microbatches there is the program of

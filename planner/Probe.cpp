@@ -155,6 +155,7 @@ mlir::FailureOr<Measure> measureProgram(mlir::ModuleOp module,
   Measure measure;
   measure.ranks = partitioned ? mesh->numDevices() : 1;
   measure.shared = profile.shared;
+  measure.launchCost = profile.launchCost;
   int64_t stages = 1, pipelineMicrobatches = 1;
   if (auto pipeline =
           function->getAttrOfType<mlir::DictionaryAttr>("llmc.pipeline")) {
@@ -179,6 +180,11 @@ mlir::FailureOr<Measure> measureProgram(mlir::ModuleOp module,
     m.communication = cost.communication;
     m.hidden = std::max(0.0, cost.noOverlap() - cost.seconds());
     m.optimizer = cost.optimizer;
+    // The launches as the cost model counts them (a region the backend
+    // does not run as one kernel is its ops; a GEMM with its epilogue and
+    // a folded residual add launch once and not at all).
+    m.forwardBackwardKernels =
+        static_cast<double>(cost.forwardBackwardLaunches);
     for (const GroupCost &g : cost.groups)
       if (g.communication) {
         std::string axes = axesOfGroup(g.group);
@@ -192,8 +198,8 @@ mlir::FailureOr<Measure> measureProgram(mlir::ModuleOp module,
                                        plan->memory.optimizerState +
                                        plan->memory.gradients);
     // The forward and backward flops of the stage (the pipeline
-    // simulation's unit costs) and the kernels that run once per
-    // microbatch.
+    // simulation's unit costs) and the latency of the collectives that run
+    // once per microbatch.
     for (mlir::Operation &op : function.getBody().front()) {
       if (stage >= 0)
         if (auto attr = op.getAttrOfType<mlir::IntegerAttr>("llmc.stage"))
@@ -220,25 +226,8 @@ mlir::FailureOr<Measure> measureProgram(mlir::ModuleOp module,
           if (latency > 0 &&
               !llvm::is_contained(t->axes, meshPtr->axisIndex("dp")))
             m.microbatchLatency += latency;
-          continue;
         }
       }
-      // Kernels as the cost model counts them: a region the backend does
-      // not run as one kernel is its ops.
-      if (auto fused = llvm::dyn_cast<FusedOp>(op)) {
-        mlir::Block &body = fused.getBody().front();
-        bool oneKernel = profile.fusedKernels &&
-                         fused.getKind() == FusionKind::elementwise &&
-                         body.getOperations().size() > 2;
-        if (!oneKernel) {
-          for (mlir::Operation &inner : body)
-            if (!kernelGroup(&inner).empty())
-              m.forwardBackwardKernels += 1;
-          continue;
-        }
-      }
-      if (!kernelGroup(&op).empty())
-        m.forwardBackwardKernels += 1;
     }
     measure.stages.push_back(std::move(m));
   }
@@ -276,6 +265,7 @@ Measure extrapolate(const Measure &a, double xa, const Measure &b, double xb,
   Measure out;
   out.ranks = a.ranks;
   out.shared = a.shared;
+  out.launchCost = a.launchCost;
   out.groupRanks = b.groupRanks;
   out.groupRanks.insert(a.groupRanks.begin(), a.groupRanks.end());
   out.schedule = a.schedule;

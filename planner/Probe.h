@@ -86,6 +86,9 @@ struct Measure {
   /// every rank's work spread over the cores (planner::programStep).
   int64_t ranks = 1;
   SharedCores shared;
+  /// The profile's launch cost (the least a further microbatch costs per
+  /// forward and backward launch: fitMicrobatches).
+  double launchCost = 0;
   /// The ranks one collective call of each key of the stages' commSeconds
   /// synchronizes (GroupCost::groupRanks), for the shared cores' drain.
   std::map<std::string, int64_t> groupRanks;

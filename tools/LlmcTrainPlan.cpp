@@ -264,10 +264,14 @@ void printStepTime(llvm::raw_ostream &os, mlir::func::FuncOp function,
               8)
        << "\n";
   if (byOp) {
-    os << "    by op (a region run as one kernel is 'fused'):\n";
+    // The launches column: members of a multi-tensor launch after the
+    // first and folded residual adds launch nothing (docs/planning.md).
+    os << "    by op (a region run as one kernel is 'fused'; kernels, "
+          "launches, flops, bytes, ms):\n";
     for (const llmc::planner::GroupCost &g : step.byOp)
       os << "    " << llvm::left_justify(g.group, 32)
          << llvm::right_justify(std::to_string(g.kernels), 8)
+         << llvm::right_justify(std::to_string(g.launches), 9)
          << llvm::right_justify(llvm::formatv("{0:e2}", g.flops).str(), 12)
          << llvm::right_justify(llvm::formatv("{0:e2}", g.bytes).str(), 12)
          << llvm::right_justify(

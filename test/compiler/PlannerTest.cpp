@@ -177,6 +177,149 @@ TEST_F(PlannerTest, FusedRegions) {
   EXPECT_EQ(group(rows, "fused"), nullptr);
 }
 
+//===----------------------------------------------------------------------===//
+// What the CUDA runtime runs (profiles with fused_kernels; the CPU's keeps
+// the op-by-op view its efficiencies were fitted on)
+//===----------------------------------------------------------------------===//
+
+const GroupCost *byOp(const StepCost &step, StringRef name) {
+  for (const GroupCost &g : step.byOp)
+    if (g.group == name)
+      return &g;
+  return nullptr;
+}
+
+TEST_F(PlannerTest, EpilogueGemmIsOneKernel) {
+  // matmul + bias as one cuBLASLt GEMM: one matmul kernel that reads a, w
+  // and the bias and writes the result: (64x128 + 128x256 + 256 + 64x256)
+  // bf16 = 115,200 bytes, 1.15 us at 100 GB/s (the 4.2 Mflop product takes
+  // 0.04 us at 100 TFLOP/s), plus one launch.
+  const char *args = "%a: tensor<64x128xbf16>, %w: tensor<128x256xbf16>, "
+                     "%b: tensor<256xbf16>";
+  auto region = [](const char *epilogue) {
+    return std::string(
+               "%f = llmc.fused matmul_epilogue (%a, %w, %b) : "
+               "(tensor<64x128xbf16>, tensor<128x256xbf16>, "
+               "tensor<256xbf16>) -> tensor<64x256xbf16> {\n"
+               "^bb0(%x: tensor<64x128xbf16>, %y: tensor<128x256xbf16>, "
+               "%z: tensor<256xbf16>):\n"
+               "  %m = llmc.matmul %x, %y : tensor<64x128xbf16>, "
+               "tensor<128x256xbf16> -> tensor<64x256xbf16>\n"
+               "  %e = llmc.fused elementwise (%z, %m) : (tensor<256xbf16>, "
+               "tensor<64x256xbf16>) -> tensor<64x256xbf16> {\n"
+               "  ^bb0(%p: tensor<256xbf16>, %q: tensor<64x256xbf16>):\n"
+               "    %v = llmc.broadcast %p dims [1] : tensor<256xbf16> -> "
+               "tensor<64x256xbf16>\n    %s = llmc.") +
+           epilogue +
+           " %q, %v : tensor<64x256xbf16>\n"
+           "    llmc.yield %s : tensor<64x256xbf16>\n  }\n"
+           "  llmc.yield %e : tensor<64x256xbf16>\n}";
+  };
+  StepCost gemm = estimate(args, region("add"));
+  const GroupCost *mm = byOp(gemm, "matmul");
+  ASSERT_TRUE(mm);
+  EXPECT_EQ(mm->kernels, 1);
+  EXPECT_EQ(mm->launches, 1);
+  EXPECT_DOUBLE_EQ(mm->bytes, 115200.0);
+  EXPECT_NEAR(gemm.compute, 115200 / 100e9 + 5e-6, 1e-12);
+  EXPECT_EQ(group(gemm, "fused regions"), nullptr);
+  // Not an epilogue cuBLASLt has (a product times the bias): the GEMM and
+  // the elementwise region, two kernels.
+  StepCost twoKernels = estimate(args, region("mul"));
+  EXPECT_EQ(byOp(twoKernels, "matmul")->kernels, 1);
+  ASSERT_TRUE(byOp(twoKernels, "fused"));
+  EXPECT_EQ(byOp(twoKernels, "fused")->kernels, 1);
+  // On the CPU profile's view: op by op (the matmul, the broadcast, the add).
+  profile.fusedKernels = false;
+  StepCost cpu = estimate(args, region("add"));
+  EXPECT_EQ(cpu.byOp.size(), 3u);
+  profile.fusedKernels = true;
+}
+
+TEST_F(PlannerTest, SumOfSquaresReadsOnce) {
+  // The gradient norm's term: one SumSquares kernel that reads 2^20 floats
+  // once (4 MiB, 41.9 us at 100 GB/s) and writes one, not a mul that writes
+  // the squares and a reduce_sum that reads them again.
+  const char *region =
+      "%f = llmc.fused row_reduction (%g) : (tensor<1048576xf32>) -> "
+      "tensor<f32> {\n"
+      "^bb0(%x: tensor<1048576xf32>):\n"
+      "  %s = llmc.mul %x, %x : tensor<1048576xf32>\n"
+      "  %r = llmc.reduce_sum %s dims [0] : tensor<1048576xf32> -> "
+      "tensor<f32>\n"
+      "  llmc.yield %r : tensor<f32>\n}";
+  StepCost step = estimate("%g: tensor<1048576xf32>", region);
+  const GroupCost *sq = byOp(step, "sum_squares");
+  ASSERT_TRUE(sq);
+  EXPECT_EQ(sq->launches, 1);
+  const double n = 1048576;
+  EXPECT_DOUBLE_EQ(sq->bytes, 4 * n + 4);
+  EXPECT_NEAR(step.compute, (4 * n + 4) / 100e9 + 5e-6, 1e-12);
+  EXPECT_EQ(step.byOp.size(), 1u);
+  profile.fusedKernels = false;
+  EXPECT_EQ(estimate("%g: tensor<1048576xf32>", region).byOp.size(), 2u);
+  profile.fusedKernels = true;
+}
+
+TEST_F(PlannerTest, MultiTensorLaunchesOnce) {
+  // Three lone casts of one signature in a row: one multi-tensor launch
+  // (their bytes, one launch cost); an add ends the run, so the cast after
+  // it is a kernel of its own.
+  const char *args = "%a: tensor<1000xf32>, %b: tensor<2000xf32>, "
+                     "%c: tensor<3000xf32>";
+  StepCost step = estimate(
+      args, "%x = llmc.cast %a : tensor<1000xf32> -> tensor<1000xbf16>\n"
+            "%y = llmc.cast %b : tensor<2000xf32> -> tensor<2000xbf16>\n"
+            "%z = llmc.cast %c : tensor<3000xf32> -> tensor<3000xbf16>\n"
+            "%s = llmc.add %a, %a : tensor<1000xf32>\n"
+            "%w = llmc.cast %s : tensor<1000xf32> -> tensor<1000xbf16>");
+  const GroupCost *multi = byOp(step, "multi_tensor_cast");
+  ASSERT_TRUE(multi);
+  EXPECT_EQ(multi->kernels, 3);
+  EXPECT_EQ(multi->launches, 1);
+  EXPECT_NEAR(multi->seconds, 6000 * 6 / 100e9 + 5e-6, 1e-12);
+  const GroupCost *lone = byOp(step, "cast");
+  ASSERT_TRUE(lone);
+  EXPECT_EQ(lone->kernels, 1);
+  EXPECT_EQ(lone->launches, 1);
+  // A cast of another signature joins a group of its own: two launches.
+  StepCost mixed = estimate(
+      args, "%x = llmc.cast %a : tensor<1000xf32> -> tensor<1000xbf16>\n"
+            "%y = llmc.cast %b : tensor<2000xf32> -> tensor<2000xf16>\n"
+            "%z = llmc.cast %c : tensor<3000xf32> -> tensor<3000xbf16>");
+  EXPECT_EQ(byOp(mixed, "multi_tensor_cast")->launches, 1);
+  EXPECT_EQ(byOp(mixed, "cast")->launches, 1);
+}
+
+TEST_F(PlannerTest, ResidualAddFoldedIntoNormGradient) {
+  // The add of the norm gradient's dx and the residual gradient r: the
+  // norm's kernel reads r and stores dx + r, so the step costs the norm
+  // gradient plus r's bytes (1024 x 64 floats, 2.6 us at 100 GB/s), one
+  // launch and no elementwise kernel.
+  const char *args = "%x: tensor<1024x64xf32>, %g: tensor<64xf32>, "
+                     "%dy: tensor<1024x64xf32>, %r: tensor<1024x64xf32>";
+  const char *norm =
+      "%dx, %dg, %db = llmc.layer_norm_grad %x, %g, %dy epsilon 1.0e-05 : "
+      "(tensor<1024x64xf32>, tensor<64xf32>, tensor<1024x64xf32>) -> "
+      "(tensor<1024x64xf32>, tensor<64xf32>, tensor<64xf32>)\n";
+  StepCost alone = estimate(args, norm);
+  StepCost folded = estimate(
+      args, std::string(norm) + "%s = llmc.add %dx, %r : tensor<1024x64xf32>");
+  const GroupCost *grad = byOp(folded, "layer_norm_grad");
+  ASSERT_TRUE(grad);
+  EXPECT_EQ(grad->kernels, 1);
+  EXPECT_EQ(grad->launches, 1);
+  EXPECT_EQ(byOp(folded, "add"), nullptr);
+  EXPECT_NEAR(folded.compute, alone.compute + 1024 * 64 * 4 / 100e9, 1e-12);
+  // dx read again after the add: not folded (the runtime folds only an
+  // in-place add, which needs dx to have no other reader).
+  StepCost kept = estimate(
+      args, std::string(norm) +
+                "%s = llmc.add %dx, %r : tensor<1024x64xf32>\n"
+                "%t = llmc.add %dx, %s : tensor<1024x64xf32>");
+  EXPECT_EQ(byOp(kept, "add")->kernels, 2);
+}
+
 TEST_F(PlannerTest, RingAllReduce) {
   // 64 MiB of f32 over N ranks: 2(N-1) steps, 2(N-1)/N * S bytes sent.
   const double s = 64.0 * 1024 * 1024;

@@ -137,6 +137,33 @@ TEST(SearchRules, ZeroNeedsDataParallelism) {
   EXPECT_EQ(reason(m, t, c), "");
 }
 
+TEST(SearchRules, MicrobatchFitIsAffineAndNeverShrinks) {
+  // fitMicrobatches: compute(M) = compute(1) + (compute(2) - compute(1))
+  // (M - 1), one stage without communication: 10 ms and 12 ms give 16 ms
+  // at M = 4.
+  Measure one, two;
+  one.launchCost = two.launchCost = 5e-6;
+  one.stages.resize(1);
+  two.stages.resize(1);
+  one.stages[0].compute = 10e-3;
+  one.stages[0].forwardBackwardKernels = 100;
+  two.stages[0].compute = 12e-3;
+  Candidate c;
+  c.microbatches = 4;
+  EXPECT_NEAR(fitMicrobatches(one, two, c).stages[0].compute, 16e-3, 1e-12);
+  // The program of two microbatches cheaper than the one of one (a
+  // residual add folded in one, not in the other): a program difference,
+  // so from the program of two (9 ms, 200 launches) each further
+  // microbatch costs its 100 launches (0.5 ms), not -1 ms; at M = 2 the
+  // program of two itself.
+  two.stages[0].compute = 9e-3;
+  two.stages[0].forwardBackwardKernels = 200;
+  EXPECT_NEAR(fitMicrobatches(one, two, c).stages[0].compute,
+              9e-3 + 2 * 100 * 5e-6, 1e-12);
+  c.microbatches = 2;
+  EXPECT_NEAR(fitMicrobatches(one, two, c).stages[0].compute, 9e-3, 1e-12);
+}
+
 TEST(SearchRules, EveryMeshOfTheDeviceCountOnce) {
   // Ordered factorizations of 2^3 into five factors: C(3 + 4, 4) = 35.
   std::vector<Candidate> meshes = enumerateMeshes(8);
@@ -199,8 +226,9 @@ protected:
 
   /// The fit from probes of one and two microbatches (fitMicrobatches)
   /// against the compile of every layer and microbatch: the step time
-  /// within 5% (affine in M: measured 0.000% for mb2, +0.26% for tp2 pp2
-  /// mb4), the memory within 10% (A + B / M for the bytes other than the
+  /// within 8% (affine in M: measured +1.7% for dp2 tp2 zero3 selective
+  /// mb2 and +7.1% for tp2 pp2 mb4 with the CUDA runtime's counts, 0.000%
+  /// and +0.26% before them), the memory within 10% (A + B / M for the bytes other than the
   /// activations is a model of the buffer plan, not the plan: measured
   /// 0.000% for mb2, -7.3% for tp2 pp2 mb4).
   void expectFitted(const Candidate &c, const Measure &whole,
@@ -221,7 +249,13 @@ protected:
                 what.c_str(), fit.stepSeconds() * 1e3,
                 whole.stepSeconds() * 1e3, fit.memoryBytes(),
                 whole.memoryBytes());
-    EXPECT_LT(relative(fit.stepSeconds(), whole.stepSeconds()), 0.05) << what;
+    // 8%: on GPU profiles the optimizer's and the gradient accumulation's
+    // members of multi-tensor launches launch once per group, and how they
+    // group depends on the program of M microbatches, not affinely on M
+    // (docs/planning.md, "What the CUDA runtime runs"): tp2 pp2 mb4 went
+    // from +0.26% to +7.1% with that, the derived step (below) from +11.0%
+    // to -0.2%.
+    EXPECT_LT(relative(fit.stepSeconds(), whole.stepSeconds()), 0.08) << what;
     // Memory within 25%: since buffers are planned for fused kernels
     // (devices = cuda: a fused region's intermediates have no storage) the
     // per-microbatch pattern is less affine; measured -20.8% for tp2 pp2
@@ -342,7 +376,9 @@ TEST_F(ProbeTest, PipelineMicrobatchesDerivedFromOne) {
               derived.memoryBytes(), whole.memoryBytes());
   // 12%: the derived step is over by the same 0.95 ms before and after
   // the norms' backward became llmc.layer_norm_grad, but the step is
-  // shorter (11.07 -> 8.65 ms): +8.6% -> +11.0%.
+  // shorter (11.07 -> 8.65 ms): +8.6% -> +11.0%; -0.2% since the derived
+  // launches are the cost model's (a GEMM with its epilogue is one, a
+  // folded residual add none).
   EXPECT_LT(relative(derived.stepSeconds(), whole.stepSeconds()), 0.12)
       << derived.stepSeconds() << " s vs " << whole.stepSeconds() << " s";
   EXPECT_GE(derived.memoryBytes(), whole.memoryBytes() * 0.98);
