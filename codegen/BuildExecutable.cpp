@@ -329,6 +329,28 @@ LogicalResult Lowering::lowerSumOfSquares(FusedOp fused) {
 
 LogicalResult Lowering::lowerOp(Operation *op) {
   using K = rt::KernelKind;
+  // Every operand must exist on this rank: a value another pipeline stage
+  // makes reaches this one through llmc.recv. Without the check its slot
+  // would read as 0, the first argument (of another shape).
+  for (auto [i, operand] : llvm::enumerate(op->getOperands())) {
+    if (slots.count(operand))
+      continue;
+    auto here = op->getAttrOfType<IntegerAttr>("llmc.stage");
+    Operation *def = operand.getDefiningOp();
+    auto there =
+        def ? def->getAttrOfType<IntegerAttr>("llmc.stage") : IntegerAttr();
+    InFlightDiagnostic diag = op->emitOpError()
+                              << "codegen: operand #" << i
+                              << " does not exist on pipeline stage " << stage
+                              << " (rank " << rankIndex << "), which runs this op";
+    if (!here)
+      diag << " (it has no llmc.stage: a pass after llmc-split-pipeline "
+              "created it without copyPipelinePlacement)";
+    if (there)
+      diag.attachNote(def->getLoc())
+          << "the operand is made on stage " << there.getInt() << " here";
+    return failure();
+  }
   if (auto fused = dyn_cast<FusedOp>(op))
     return lowerFused(fused);
   for (Value result : op->getResults())

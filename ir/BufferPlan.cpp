@@ -87,6 +87,7 @@ public:
 private:
   Value resolve(Value value) const;
   void collectSteps(Block &block);
+  LogicalResult checkStageReads(Block &body) const;
   void markKernelInternal(Operation &region, int64_t firstStep);
   int storageOf(Value value) const {
     int s = storageIds.lookup(resolve(value));
@@ -254,9 +255,47 @@ void Planner::markKernelInternal(Operation &region, int64_t firstStep) {
   }
 }
 
+/// A pipelined stage's ops read only values of that stage (a value of
+/// another reaches it through llmc.recv) or arguments. An op without
+/// llmc.stage runs on every stage; if it reads one stage's value, the
+/// other stages have no such value (a pass after llmc-split-pipeline
+/// created it without copyPipelinePlacement): an error here, so that
+/// `llmc plan` and the mesh search refuse what codegen would.
+LogicalResult Planner::checkStageReads(Block &body) const {
+  if (stage < 0)
+    return success();
+  for (Operation *op : steps)
+    for (auto [i, operand] : llvm::enumerate(op->getOperands())) {
+      Value value = resolve(operand);
+      Operation *def = value.getDefiningOp();
+      if (!def)
+        continue; // an argument (or a region's, resolved to its operand)
+      Operation *top = body.findAncestorOpInBlock(*def);
+      if (!top || onStage(top))
+        continue;
+      auto there = top->getAttrOfType<IntegerAttr>("llmc.stage");
+      InFlightDiagnostic diag =
+          op->emitOpError() << "buffer plan: operand #" << i
+                            << " does not exist on pipeline stage " << stage
+                            << ", which runs this op";
+      // An op of a region has its region's placement.
+      Operation *runner = body.findAncestorOpInBlock(*op);
+      if (runner && !runner->hasAttr("llmc.stage"))
+        diag << " (it has no llmc.stage: a pass after llmc-split-pipeline "
+                "created it without copyPipelinePlacement)";
+      if (there)
+        diag.attachNote(top->getLoc())
+            << "the operand is made on stage " << there.getInt() << " here";
+      return failure();
+    }
+  return success();
+}
+
 FailureOr<BufferPlan> Planner::run() {
   Block &body = function.getBody().front();
   collectSteps(body);
+  if (failed(checkStageReads(body)))
+    return failure();
   auto ret = cast<func::ReturnOp>(body.getTerminator());
   end = static_cast<int64_t>(steps.size());
   returned.assign(ret.getOperands().begin(), ret.getOperands().end());

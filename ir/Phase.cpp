@@ -52,4 +52,12 @@ std::string modelPartOf(Location loc) {
   return "";
 }
 
+void copyPipelinePlacement(Operation *from, Operation *to) {
+  if (!from || !to)
+    return;
+  for (StringRef name : {"llmc.stage", "llmc.chunk", "llmc.microbatch"})
+    if (Attribute attr = from->getAttr(name))
+      to->setAttr(name, attr);
+}
+
 } // namespace llmc

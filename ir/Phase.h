@@ -13,6 +13,7 @@
 #define LLMC_IR_PHASE_H
 
 #include "mlir/IR/Location.h"
+#include "mlir/IR/Operation.h"
 #include "llvm/ADT/StringRef.h"
 
 #include <string>
@@ -34,6 +35,13 @@ mlir::Location withPhase(mlir::Location loc, Phase phase);
 /// The model part a location names ("transformer.h.0.attn"), looking
 /// through phase tags and fused locations; empty when it names none.
 std::string modelPartOf(mlir::Location loc);
+
+/// Copies the pipeline placement that llmc-split-pipeline gives every op of
+/// a pipelined step (llmc.stage, llmc.chunk, llmc.microbatch) from `from`
+/// to `to`. A pass after the split that creates an op in place of others
+/// must call it: codegen and the buffer plan run an op without llmc.stage
+/// on every stage, where its operands may not exist.
+void copyPipelinePlacement(mlir::Operation *from, mlir::Operation *to);
 
 } // namespace llmc
 

@@ -19,11 +19,15 @@
 //     replaces the concat;
 //  3. the transposes, reshapes and slices no longer read are erased.
 //
-// Only the addressing changes: the kernels compute the same values.
+// Only the addressing changes: the kernels compute the same values. The pass
+// runs after llmc-split-pipeline: every op it creates takes the pipeline
+// placement (llmc.stage, ...) of the op it stands beside, or codegen would
+// run it on every stage, reading values that exist on one.
 //
 //===----------------------------------------------------------------------===//
 
 #include "ir/LlmcOps.h"
+#include "ir/Phase.h"
 #include "passes/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -77,8 +81,10 @@ void replaceSwapped(OpBuilder &b, Value old, Value now) {
     }
     if (!transposed) {
       b.setInsertionPointAfterValue(now);
-      transposed = TransposeOp::create(b, now.getLoc(), old.getType(), now,
-                                       ArrayRef<int64_t>(kSwapHeads));
+      auto transpose = TransposeOp::create(b, now.getLoc(), old.getType(),
+                                           now, ArrayRef<int64_t>(kSwapHeads));
+      copyPipelinePlacement(now.getDefiningOp(), transpose);
+      transposed = transpose;
     }
     use.set(transposed);
   }
@@ -195,7 +201,9 @@ Value packedView(OpBuilder &b, const PackedSource &p,
       s.getElementType());
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointAfterValue(p.source);
-  view = ReshapeOp::create(b, p.source.getLoc(), type, p.source);
+  auto reshape = ReshapeOp::create(b, p.source.getLoc(), type, p.source);
+  copyPipelinePlacement(p.source.getDefiningOp(), reshape);
+  view = reshape;
   return view;
 }
 
@@ -261,6 +269,7 @@ LogicalResult packOperands(AttentionGradOp op, DenseMap<Value, Value> &views,
   b.setInsertionPoint(concat);
   auto gradient = ReshapeOp::create(b, concat.getLoc(), concat.getType(),
                                     now.getDquery());
+  copyPipelinePlacement(concat, gradient);
   concat.getResult().replaceAllUsesWith(gradient.getResult());
   SmallVector<Operation *, 3> reshapes;
   for (Value v : concat.getInputs())

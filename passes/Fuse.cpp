@@ -425,9 +425,7 @@ FusedOp wrapOps(ArrayRef<Operation *> ops, FusionKind kind, Operation *anchor,
     resultTypes.push_back(v.getType());
   auto fused = FusedOp::create(builder, anchor->getLoc(), resultTypes,
                                inputs.getArrayRef(), kind);
-  for (StringRef name : {"llmc.stage", "llmc.chunk", "llmc.microbatch"})
-    if (Attribute attr = anchor->getAttr(name))
-      fused->setAttr(name, attr);
+  copyPipelinePlacement(anchor, fused);
   Block *body = builder.createBlock(&fused.getBody());
   IRMapping mapping;
   for (Value input : inputs)

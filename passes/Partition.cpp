@@ -24,12 +24,15 @@
 
 #include "ir/LlmcOps.h"
 #include "ir/Partition.h"
+#include "ir/Phase.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/StringMap.h"
 
+#include <algorithm>
+#include <cctype>
 #include <map>
 #include <tuple>
 
@@ -42,6 +45,24 @@ using namespace mlir;
 
 namespace llmc {
 namespace {
+
+/// The layer a location's model part is in, up to its first all-digit
+/// component ("transformer.h.3.attn" -> "transformer.h.3"), or the whole
+/// part outside the layers ("lm_head").
+std::string layerOrPartOf(Location loc) {
+  std::string part = modelPartOf(loc);
+  size_t start = 0;
+  while (start < part.size()) {
+    size_t end = std::min(part.find('.', start), part.size());
+    bool digits = end > start;
+    for (size_t i = start; i < end; ++i)
+      digits = digits && std::isdigit(static_cast<unsigned char>(part[i]));
+    if (digits)
+      return part.substr(0, end);
+    start = end + 1;
+  }
+  return part;
+}
 
 /// Copies llmc.microbatch from the op being partitioned to every op its
 /// rule builds.
@@ -276,20 +297,36 @@ struct PartitionPass : public impl::PartitionPassBase<PartitionPass> {
   /// data-parallel gradients: 28 all-reduces of GPT-2 tiny become 1; fewer,
   /// larger messages, as DDP's buckets). The flat buffer costs a copy in
   /// and out; a bucket of one stays as it is.
+  /// Under pipeline parallelism a bucket of the forward or the backward
+  /// keeps to one layer (or one model part outside the layers):
+  /// llmc-split-pipeline runs those ops in units of one chunk of layers and
+  /// one microbatch, and puts a bucket where its first member's model part
+  /// is, so a bucket of several layers could run on one stage after a unit
+  /// of another stage that reads it (ZeRO-2 under cp: the cp sums of every
+  /// layer's per-microbatch gradients made one bucket at the embedding's
+  /// backward, on the first stage, which the last stage's reduce-scatters
+  /// read before the first stage's backward runs). The update's buckets run
+  /// after every unit and may span layers.
   void bucketAllReduces(func::FuncOp function, const Mesh &mesh) {
     if (bucketBytes <= 0)
       return;
     SmallVector<SmallVector<shard::AllReduceOp>> buckets;
     // One open bucket per kind; other collectives in between do not close it.
-    using Key = std::tuple<std::vector<int16_t>, int, const void *>;
+    using Key =
+        std::tuple<std::vector<int16_t>, int, const void *, std::string>;
     std::map<Key, std::pair<SmallVector<shard::AllReduceOp>, int64_t>> open;
-    auto key = [](shard::AllReduceOp op) {
+    bool pipelined = mesh.axisIndex("pp") >= 0;
+    auto key = [&](shard::AllReduceOp op) {
+      std::string unit;
+      if (pipelined && phaseOf(op.getLoc()) != Phase::Optimizer)
+        unit = layerOrPartOf(op.getLoc());
       return Key(std::vector<int16_t>(op.getGridAxes().begin(),
                                       op.getGridAxes().end()),
                  static_cast<int>(op.getReduction()),
                  cast<RankedTensorType>(op.getType())
                      .getElementType()
-                     .getAsOpaquePointer());
+                     .getAsOpaquePointer(),
+                 unit);
     };
     auto close = [&](SmallVector<shard::AllReduceOp> &bucket, int64_t &bytes) {
       if (bucket.size() >= 2)

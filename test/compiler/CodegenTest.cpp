@@ -165,6 +165,39 @@ func.func @loss(%a: tensor<4xf32>) -> tensor<4xf32> {
                      "codegen handles the llmc dialect only");
 }
 
+// A pipelined program runs on each stage's ranks only the ops of that
+// stage and those without llmc.stage. An op without it that reads a value of
+// another stage (a pass after llmc-split-pipeline forgot the placement) is
+// an error at the op, not a read of slot 0 (the first argument, of another
+// shape: GPT-2 pp2 + ZeRO-3 ran a transpose on a [32, 64] weight).
+TEST_F(CodegenTest, AnOpReadingAnotherStagesValueIsAnError) {
+  std::string message, note;
+  ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diag) {
+    message = diag.str();
+    for (Diagnostic &n : diag.getNotes())
+      note = n.str();
+    return success();
+  });
+  FailureOr<rt::Executable> exe = compile(R"mlir(
+module attributes {llmc.mesh_axes = ["pp"]} {
+  shard.grid @mesh(shape = 2)
+  func.func @loss(%w: tensor<4x2xf32> {llmc.name = "w"}, %a: tensor<2x4xf32> {llmc.name = "a"}) -> tensor<4x2xf32>
+      attributes {llmc.partitioned, llmc.pipeline = {stages = 2 : i64}} {
+    %b = llmc.neg %a {llmc.stage = 0 : i64} : tensor<2x4xf32>
+    %t = llmc.transpose %b perm [1, 0] : tensor<2x4xf32> -> tensor<4x2xf32> loc("h.0.attn")
+    return %t : tensor<4x2xf32>
+  }
+}
+)mlir");
+  EXPECT_TRUE(failed(exe));
+  EXPECT_EQ(message,
+            "'llmc.transpose' op codegen: operand #0 does not exist on "
+            "pipeline stage 1 (rank 1), which runs this op (it has no "
+            "llmc.stage: a pass after llmc-split-pipeline created it without "
+            "copyPipelinePlacement)");
+  EXPECT_EQ(note, "the operand is made on stage 0 here");
+}
+
 TEST_F(CodegenTest, TheExecutableRunsAndMatchesAHandComputation) {
   FailureOr<rt::Executable> exe = compile(kMlp);
   ASSERT_TRUE(succeeded(exe));
