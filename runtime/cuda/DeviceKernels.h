@@ -82,16 +82,18 @@ const char *flashAttentionTensorCoreSource();
 const char *flashAttentionTcForwardSource();
 const char *flashAttentionTcBackwardSource();
 /// The entries of flashAttentionTensorCoreSource() for one head dimension
-/// (64 or 128): appended to deviceKernelUnit() they make a unit.
+/// (64 or 128): appended to flashKernelUnit() they make a unit.
 std::string flashAttentionTensorCoreEntries(int headDim);
-/// The NVRTC unit of the non-elementwise kernels: deviceKernelPrelude(),
-/// deviceKernelSource(), reduceKernelSource(), moeKernelSource(),
-/// longRowKernelSource(), crossEntropyKernelSource(),
+/// The NVRTC unit of the non-elementwise kernels but attention:
+/// deviceKernelPrelude(), deviceKernelSource(), reduceKernelSource(),
+/// moeKernelSource(), longRowKernelSource(), crossEntropyKernelSource(),
 /// crossEntropyGradKernelSource(), normGradCommonSource(),
-/// normGradKernelSource(), initKernelSource(), flashAttentionSource() and
-/// flashAttentionTensorCoreSource(), flashAttentionTcForwardSource() and
-/// flashAttentionTcBackwardSource() (their templates, without entries).
+/// normGradKernelSource() and initKernelSource().
 std::string deviceKernelUnit();
+/// The NVRTC unit of flash attention: deviceKernelPrelude(),
+/// flashAttentionSource() (the scalar kernels and their entries) and the
+/// tensor-core sources (their templates, without entries).
+std::string flashKernelUnit();
 /// A unit of hand-written kernels: its name (without ".cu") and source.
 struct DeviceUnit {
   std::string name;
@@ -107,12 +109,11 @@ struct DeviceUnit {
 /// not be compiled ahead.
 bool cudnnAttentionLikely();
 /// Every unit of hand-written kernels, compiled side by side:
-/// deviceKernelUnit(), the rows-in-registers norm gradients
-/// (deviceKernelPrelude() + normGradCommonSource() + normGradRowsSource())
-/// and one unit per head dimension of the tensor-core flash attention
-/// (deviceKernelUnit() + its entries). NVRTC compiles a
-/// unit serially, and the pipelined tensor-core kernels took GPT-2's cold
-/// compile from 6.9 to 30.4 s in one unit on the H200's host.
+/// deviceKernelUnit(), flashKernelUnit(), the rows-in-registers norm
+/// gradients (deviceKernelPrelude() + normGradCommonSource() +
+/// normGradRowsSource()) and, on demand, one unit per head dimension of the
+/// tensor-core flash attention (flashKernelUnit() + its entries). NVRTC
+/// compiles a unit serially: the longest unit is the cold compile.
 std::vector<DeviceUnit> deviceKernelUnits();
 
 /// One NVRTC unit to compile ahead: its source, its name, and whether it

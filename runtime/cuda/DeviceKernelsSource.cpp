@@ -5,8 +5,9 @@
 // data movement (broadcast, transpose, slice, concat, gather, embedding),
 // reductions, scatter_add, iota, integer compare, and the composites (layer
 // norm, rms norm, softmax, rope, lr schedule; cross-entropy is in
-// CrossEntropySource.cpp); the flash attention kernels of
-// FlashAttentionSource.cpp follow it in the same unit (deviceKernelUnit()).
+// CrossEntropySource.cpp), after deviceKernelPrelude() (the types and
+// helpers every hand-written unit starts with) in deviceKernelUnit(); the
+// flash attention kernels are a unit of their own (flashKernelUnit()).
 // DeviceKernels.cpp launches them.
 //
 // Numerics follow the CPU kernels: every reduction and every composite
