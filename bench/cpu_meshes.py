@@ -266,8 +266,10 @@ def measure(args, work, runs):
     host_after, ours_after = host_busy_seconds()
     elapsed = time.monotonic() - wall_before
     # What the other processes took of the host while we measured.
-    others = ((host_after - host_before) - (ours_after - ours_before)) / (
-        elapsed * os.cpu_count())
+    # (Clamped at 0: the two clocks are read apart, so an idle host can
+    # come out a fraction of a percent below.)
+    others = max(0.0, ((host_after - host_before) - (ours_after - ours_before))
+                 / (elapsed * os.cpu_count()))
     args.others_share = max(getattr(args, "others_share", 0.0), others)
     print(f"  other processes used {100 * others:.0f}% of the host's "
           f"{os.cpu_count()} cores during the measurement", file=sys.stderr)
