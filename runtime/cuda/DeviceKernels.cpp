@@ -672,19 +672,10 @@ Status CudaKernels::launch(KernelKind kind, const KernelAttrs &attrs,
     }
     return Status::ok();
   }
-  case KernelKind::Rope: {
-    const TensorRef &x = inputs[0];
-    long long seq = x.shape[x.rank() - 2], headDim = x.shape.back();
-    long long rows = x.numElements() / headDim;
-    double theta = attrs.floats[0];
-    const void *source = x.data;
-    const void *positions = inputs.size() == 2 ? inputs[1].data : nullptr;
-    void *result = out->data;
-    std::vector<void *> args = {&source, &positions, &result, &rows,
-                                &seq,    &headDim,   &theta};
-    return launchPrimitive(entries[0], gridFor(rows * (headDim / 2), 256), 256,
-                           0, args, stream);
-  }
+  case KernelKind::Rope:
+    return launchRope(entries, inputs[0],
+                      inputs.size() == 2 ? inputs[1].data : nullptr, *out,
+                      attrs.floats[0], stream);
   case KernelKind::CrossEntropy: {
     const TensorRef &logits = inputs[0], &targets = inputs[1];
     long long vocab = logits.shape.back(), count = targets.numElements();

@@ -67,6 +67,9 @@ const char *normGradCommonSource();
 /// The rows-in-registers norm gradients (NormGradKernelsSource.cpp): a unit
 /// of their own after deviceKernelPrelude() and normGradCommonSource().
 const char *normGradRowsSource();
+/// llmc.rope: the cos/sin table and the rotations (RopeKernelsSource.cpp),
+/// a unit of their own after deviceKernelPrelude().
+const char *ropeKernelSource();
 /// The initial parameters drawn on the device, the values of the host's
 /// draw (InitKernelsSource.cpp); it uses helpers of deviceKernelSource().
 const char *initKernelSource();
@@ -111,7 +114,8 @@ bool cudnnAttentionLikely();
 /// Every unit of hand-written kernels, compiled side by side:
 /// deviceKernelUnit(), flashKernelUnit(), the rows-in-registers norm
 /// gradients (deviceKernelPrelude() + normGradCommonSource() +
-/// normGradRowsSource()) and, on demand, one unit per head dimension of the
+/// normGradRowsSource()), rope (deviceKernelPrelude() + ropeKernelSource())
+/// and, on demand, one unit per head dimension of the
 /// tensor-core flash attention (flashKernelUnit() + its entries). NVRTC
 /// compiles a unit serially: the longest unit is the cold compile.
 std::vector<DeviceUnit> deviceKernelUnits();
@@ -207,6 +211,12 @@ private:
                          const std::vector<std::string> &entries,
                          const std::vector<int64_t> &dims, const TensorRef &in,
                          const TensorRef &out, cudaStream_t stream);
+  /// Rope through `entries` of the selection (the table, the general and
+  /// the packed rotation; RopeLaunch.cpp): the table into the scratch, then
+  /// the rotation of x (positions null: 0..T-1) into out.
+  Status launchRope(const std::vector<std::string> &entries,
+                    const TensorRef &x, const void *positions,
+                    const TensorRef &out, double theta, cudaStream_t stream);
 
   NvrtcOptions nvrtc_;
   /// The libraries of deviceKernelUnits(), searched in order for an entry.

@@ -552,6 +552,10 @@ std::vector<DeviceUnit> deviceKernelUnits() {
   units.push_back({"llmc_norm_grad_rows",
                    std::string(deviceKernelPrelude()) + normGradCommonSource() +
                        normGradRowsSource()});
+  // Rope (its table kernel evaluates pow, cos and sin in double) on the
+  // helpers alone, beside the device unit rather than in it.
+  units.push_back(
+      {"llmc_rope", std::string(deviceKernelPrelude()) + ropeKernelSource()});
   for (int headDim : {64, 128}) {
     std::string d = "_bf16_d" + std::to_string(headDim);
     units.push_back({"llmc_flash_tc_d" + std::to_string(headDim),

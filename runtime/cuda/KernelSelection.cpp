@@ -586,10 +586,14 @@ Status selectKernel(KernelKind kind, const KernelAttrs &attrs,
     std::string index =
         inputs.size() == 2 ? indexSuffix(inputs[1].dtype) : "i32";
     if (suffix.empty() || index.empty() || x.rank() < 2 ||
-        outputs[0].dtype != x.dtype)
-      return refuse("rope covers f32 and bf16 [..., T, D] with i32 or i64 "
-                    "positions");
-    return runs({"llmc_rope_" + suffix + "_" + index});
+        outputs[0].dtype != x.dtype || x.shape.back() % 2 != 0)
+      return refuse("rope covers f32 and bf16 [..., T, D] with an even D and "
+                    "i32 or i64 positions");
+    // The cos and sin tables [T, D/2] in double (RopeKernelsSource.cpp).
+    choice.scratchBytes = static_cast<size_t>(x.shape[x.rank() - 2]) *
+                          static_cast<size_t>(x.shape.back()) * sizeof(double);
+    return runs({"llmc_rope_table_" + index, "llmc_rope_rotate_" + suffix,
+                 "llmc_rope_rotate_vec_" + suffix});
   }
   case KernelKind::CrossEntropy: {
     // Outputs: the loss, and optionally each position's log-sum-exp.
