@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/cuda/KernelSelection.h"
 #include "runtime/cuda/ReduceKernels.h"
+#include "runtime/cuda/RopeLaunch.h"
 
 #include "runtime/Sharding.h"
 
@@ -590,8 +591,8 @@ Status selectKernel(KernelKind kind, const KernelAttrs &attrs,
       return refuse("rope covers f32 and bf16 [..., T, D] with an even D and "
                     "i32 or i64 positions");
     // The cos and sin tables [T, D/2] in double (RopeKernelsSource.cpp).
-    choice.scratchBytes = static_cast<size_t>(x.shape[x.rank() - 2]) *
-                          static_cast<size_t>(x.shape.back()) * sizeof(double);
+    choice.scratchBytes =
+        planRopeLaunch(x.shape, x.dtype, nullptr, nullptr, 1).scratchBytes();
     return runs({"llmc_rope_table_" + index, "llmc_rope_rotate_" + suffix,
                  "llmc_rope_rotate_vec_" + suffix});
   }
