@@ -67,8 +67,8 @@ RopeLaunch planRopeLaunch(const Shape &shape, DType type, const void *x,
   int64_t runs = std::clamp<int64_t>(wanted / itemBlocks, 1, plan.heads);
   plan.headsPerThread = (plan.heads + runs - 1) / runs;
   plan.rotateBlocks = static_cast<unsigned>(itemBlocks);
-  plan.runs = static_cast<unsigned>(
-      (plan.heads + plan.headsPerThread - 1) / plan.headsPerThread);
+  plan.runs = static_cast<unsigned>((plan.heads + plan.headsPerThread - 1) /
+                                    plan.headsPerThread);
   return plan;
 }
 
@@ -101,8 +101,8 @@ Status CudaKernels::launchRope(const std::vector<std::string> &entries,
   }
   std::vector<void *> args = {&source, &cosTable, &sinTable, &result,
                               &rows,   &seq,      &headDim};
-  return launchPrimitive(entries[1], plan.rotateBlocks, RopeLaunch::kThreads,
-                         0, args, stream);
+  return launchPrimitive(entries[1], plan.rotateBlocks, RopeLaunch::kThreads, 0,
+                         args, stream);
 }
 
 } // namespace llmc::rt::cuda

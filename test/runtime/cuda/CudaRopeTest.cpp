@@ -72,24 +72,26 @@ protected:
       name += (d ? ", " : "") + std::to_string(shape[d]);
     name += "]";
     if (positions != Positions::None)
-      name += std::string(positions == Positions::Negated ? " -t " : " random ") +
-              dtypeName(index) + " positions";
+      name +=
+          std::string(positions == Positions::Negated ? " -t " : " random ") +
+          dtypeName(index) + " positions";
     SCOPED_TRACE(name);
     std::mt19937_64 random(std::random_device{}());
     DeviceTensor x(type, shape), p(index, {seq});
     x.fillUniform(random, -2.0f, 2.0f);
     std::uniform_int_distribution<int64_t> draw(0, 4095);
     for (int64_t t = 0; t < seq; ++t)
-      p.set(t, positions == Positions::Negated ? -static_cast<double>(t)
-                                                : static_cast<double>(draw(random)));
+      p.set(t, positions == Positions::Negated
+                   ? -static_cast<double>(t)
+                   : static_cast<double>(draw(random)));
     KernelAttrs attrs{{}, {theta}};
     std::vector<TensorRef> cpuIn{x.hostRef()};
     if (positions != Positions::None)
       cpuIn.push_back(p.hostRef());
     DeviceTensor want(type, shape);
     ThreadPool pool;
-    ASSERT_OK(runCpuKernel(KernelKind::Rope, attrs, cpuIn, {want.hostRef()},
-                           pool));
+    ASSERT_OK(
+        runCpuKernel(KernelKind::Rope, attrs, cpuIn, {want.hostRef()}, pool));
 
     // offset 0: 16-byte aligned (cudaMalloc's 256); 1: one element off.
     std::vector<uint8_t> aligned;
@@ -103,8 +105,8 @@ protected:
       std::vector<TensorRef> in{x.deviceRef()};
       if (positions != Positions::None)
         in.push_back(p.deviceRef());
-      ASSERT_OK(kernels->launch(KernelKind::Rope, attrs, in,
-                                {got.deviceRef()}, nullptr));
+      ASSERT_OK(kernels->launch(KernelKind::Rope, attrs, in, {got.deviceRef()},
+                                nullptr));
       ASSERT_OK(got.download());
       std::string what = name + (offset ? " unaligned" : " aligned");
       if (offset == 0)
@@ -123,8 +125,8 @@ protected:
     size_t width = dtypeSize(got.dtype);
     int64_t inexact = 0, beyond = 0;
     for (int64_t i = 0; i < got.count(); ++i) {
-      if (std::memcmp(got.host.data() + i * width,
-                      want.host.data() + i * width, width) == 0)
+      if (std::memcmp(got.host.data() + i * width, want.host.data() + i * width,
+                      width) == 0)
         continue;
       ++inexact;
       double error = std::fabs(got.get(i) - want.get(i));

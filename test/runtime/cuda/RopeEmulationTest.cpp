@@ -164,8 +164,7 @@ bool run(DType type, const Shape &shape, Positions positions,
       });
     else
       runGrid(plan.rotateBlocks, 1, RopeLaunch::kThreads, [&] {
-        ropeRotate(source, cosTable, sinTable, result, plan.rows, seq,
-                   headDim);
+        ropeRotate(source, cosTable, sinTable, result, plan.rows, seq, headDim);
       });
   };
   if (type == DType::BF16)
@@ -205,10 +204,9 @@ TEST(RopeEmulation, MatchesTheCpuBitForBit) {
 /// 6 blocks per SM, every head covered once.
 TEST(RopeEmulation, PlanForLlama) {
   for (int64_t heads : {8 * 16, 8 * 8}) {
-    RopeLaunch plan =
-        planRopeLaunch({8, heads / 8, 1024, 128}, DType::BF16,
-                       reinterpret_cast<void *>(256),
-                       reinterpret_cast<void *>(512), 132);
+    RopeLaunch plan = planRopeLaunch({8, heads / 8, 1024, 128}, DType::BF16,
+                                     reinterpret_cast<void *>(256),
+                                     reinterpret_cast<void *>(512), 132);
     ASSERT_TRUE(plan.packed);
     EXPECT_EQ(plan.rotateBlocks, 1024u * 8 / 128);
     EXPECT_LE(static_cast<int64_t>(plan.rotateBlocks) * plan.runs, 132 * 6);
