@@ -468,11 +468,13 @@ Status selectKernel(KernelKind kind, const KernelAttrs &attrs,
       return refuse("norms cover f32 and bf16 inputs (the result of the "
                     "input's type) with f32 or bf16 gamma (and beta of "
                     "gamma's type)");
-    // The launch takes the "rows" entry (the row in registers, 16-byte
-    // loads) when the row length and the pointers allow.
+    // The launch takes a "rows" entry (the row in registers, 16-byte
+    // loads; up to 4 or 8 packs per lane) when the row length and the
+    // pointers allow.
     std::string name = layer ? "llmc_layer_norm_" : "llmc_rms_norm_";
     return runs({name + type + "_" + params,
-                 name + "rows_" + type + "_" + params});
+                 name + "rows_" + type + "_" + params,
+                 name + "rows8_" + type + "_" + params});
   }
   case KernelKind::LayerNormGrad:
   case KernelKind::RmsNormGrad: {
