@@ -25,9 +25,9 @@
 // 65536 elements may see one. The printed counts show it.
 //
 // TimingLlama prints the time of LLaMA-1B's ropes (bf16 [8, 16, 1024, 128]
-// queries and [8, 8, 1024, 128] keys, forward and backward): the median of
-// 7 runs of 20 back-to-back launches after 3 warm-ups, per launch (table
-// and rotation); and checks that two runs give the same bits.
+// queries and [8, 8, 1024, 128] keys, forward and backward) per launch
+// (table and rotation; msPerLaunch), and checks that two runs give the same
+// bits.
 //
 //===----------------------------------------------------------------------===//
 #include "CudaTestSupport.h"
@@ -171,9 +171,6 @@ TEST_F(CudaRope, TimingLlama) {
       {"keys, backward (-t)", {8, 8, 1024, 128}, true},
   };
   std::mt19937_64 random(42);
-  cudaEvent_t start, stop;
-  ASSERT_EQ(cudaEventCreate(&start), cudaSuccess);
-  ASSERT_EQ(cudaEventCreate(&stop), cudaSuccess);
   for (const Case &c : cases) {
     DeviceTensor x(DType::BF16, c.shape), out(DType::BF16, c.shape),
         p(DType::I32, {1024});
@@ -187,26 +184,10 @@ TEST_F(CudaRope, TimingLlama) {
     if (c.positions)
       in.push_back(p.deviceRef());
     std::vector<TensorRef> result{out.deviceRef()};
-    ASSERT_OK(kernels->prepare(KernelKind::Rope, attrs, in, result));
-    // 3 warm-ups, then the median of 7 runs of 20 back-to-back launches
-    // (the host's selection of each launch overlaps the kernels before it,
-    // as the session's graph has none).
-    for (int i = 0; i < 3; ++i)
-      ASSERT_OK(kernels->launch(KernelKind::Rope, attrs, in, result, nullptr));
-    std::vector<float> times;
-    for (int run = 0; run < 7; ++run) {
-      ASSERT_EQ(cudaEventRecord(start, nullptr), cudaSuccess);
-      for (int i = 0; i < 20; ++i)
-        ASSERT_OK(
-            kernels->launch(KernelKind::Rope, attrs, in, result, nullptr));
-      ASSERT_EQ(cudaEventRecord(stop, nullptr), cudaSuccess);
-      ASSERT_EQ(cudaEventSynchronize(stop), cudaSuccess);
-      float elapsed = 0.0f;
-      ASSERT_EQ(cudaEventElapsedTime(&elapsed, start, stop), cudaSuccess);
-      times.push_back(elapsed / 20);
-    }
-    std::sort(times.begin(), times.end());
-    double ms = times[times.size() / 2];
+    double ms = 0.0;
+    msPerLaunch(*kernels, KernelKind::Rope, attrs, in, result, ms);
+    if (HasFatalFailure())
+      return;
     // Determinism: the last timed run's bits, then one more run's.
     ASSERT_OK(out.download());
     std::vector<uint8_t> first = out.host;
@@ -222,8 +203,6 @@ TEST_F(CudaRope, TimingLlama) {
                 static_cast<long long>(c.shape[1]), c.name, ms,
                 bytes / ms * 1e-6, x.bytes() * 1e-6);
   }
-  (void)cudaEventDestroy(start);
-  (void)cudaEventDestroy(stop);
 }
 
 } // namespace
