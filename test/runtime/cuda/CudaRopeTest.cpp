@@ -19,10 +19,12 @@
 // (2^-22 relative plus 1e-7 absolute). The table is the CPU's formula in
 // double, but the device's pow, cos and sin may differ from glibc's in
 // the last bit of a double (CUDA documents 2 ulps for pow, 1-2 for sin and
-// cos), which moves a rotated value by about |x| * p * 2^-52: after the
-// rounding to bf16 (2^-9 relative) that flips a result with probability
-// about 2^-34 per element, after f32 (2^-24) about 2^-19, so an f32 case of
-// 65536 elements may see one. The printed counts show it.
+// cos), which moves a rotated value by about |x| * p * 2^-52 (2^-40 at
+// the positions here, up to 4095): after the rounding to bf16 (half an ulp
+// 2^-9 relative) that flips a result with probability about 2^-31 per
+// element (one in 30000 runs of these cases), after f32 (2^-24) about
+// 2^-16, so an f32 case of 65536 elements may see one. The printed counts
+// show it.
 //
 // TimingLlama prints the time of LLaMA-1B's ropes (bf16 [8, 16, 1024, 128]
 // queries and [8, 8, 1024, 128] keys, forward and backward) per launch
