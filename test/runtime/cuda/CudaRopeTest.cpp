@@ -22,7 +22,7 @@
 // cos), which moves a rotated value by about |x| * p * 2^-52 (2^-40 at
 // the positions here, up to 4095): after the rounding to bf16 (half an ulp
 // 2^-9 relative) that flips a result with probability about 2^-31 per
-// element (one in 30000 runs of these cases), after f32 (2^-24) about
+// element (about one run of these cases in 3000), after f32 (2^-24) about
 // 2^-16, so an f32 case of 65536 elements may see one. The printed counts
 // show it.
 //
