@@ -77,8 +77,10 @@ namespace {
 /// Threads of the long-row kernels (LongRowKernelsSource.cpp).
 constexpr unsigned kLongRowThreads = 256;
 /// Packs of 16 bytes a lane of the norms' "rows" entries holds at most
-/// (LLMC_NORM_PACKS, LongRowKernelsSource.cpp).
+/// (LLMC_NORM_PACKS, LongRowKernelsSource.cpp), and of their "rows8"
+/// entries (NormRowsSource.cpp).
 constexpr long long kNormPacks = 4;
+constexpr long long kNormPacks8 = 8;
 /// Threads of the cross_entropy_grad kernels (CrossEntropyGradSource.cpp).
 constexpr unsigned kGradThreads = 1024;
 
@@ -489,17 +491,20 @@ Status CudaKernels::launch(KernelKind kind, const KernelAttrs &attrs,
       args = {&source, &gamma, &result, &rows, &dim, &epsilon};
     unsigned blocks =
         static_cast<unsigned>((rows * 32 + kRowThreads - 1) / kRowThreads);
-    // The row in registers (LongRowKernelsSource.cpp): 16 bytes of x per
-    // pack, at most 4 packs per lane, gamma and beta read as packs too.
+    // The row in registers (NormRowsSource.cpp): 16 bytes of x per pack,
+    // at most 4 (rows) or 8 (rows8) packs per lane, gamma and beta read as
+    // packs too.
     size_t bytes = dtypeSize(x.dtype), paramBytes = dtypeSize(inputs[1].dtype);
     long long perPack = 16 / static_cast<long long>(bytes);
     bool packed =
-        dim % perPack == 0 && dim / perPack <= 32 * kNormPacks &&
+        dim % perPack == 0 && dim / perPack <= 32 * kNormPacks8 &&
         aligned16({source, result}) &&
         reinterpret_cast<uintptr_t>(gamma) % (paramBytes * perPack) == 0 &&
         reinterpret_cast<uintptr_t>(beta) % (paramBytes * perPack) == 0;
-    return launchPrimitive(packed ? entries[1] : entries[0], blocks,
-                           kRowThreads, 0, args, stream);
+    const std::string &entry = !packed ? entries[0]
+                               : dim / perPack <= 32 * kNormPacks ? entries[1]
+                                                                  : entries[2];
+    return launchPrimitive(entry, blocks, kRowThreads, 0, args, stream);
   }
   case KernelKind::LayerNormGrad:
   case KernelKind::RmsNormGrad: {
@@ -672,19 +677,10 @@ Status CudaKernels::launch(KernelKind kind, const KernelAttrs &attrs,
     }
     return Status::ok();
   }
-  case KernelKind::Rope: {
-    const TensorRef &x = inputs[0];
-    long long seq = x.shape[x.rank() - 2], headDim = x.shape.back();
-    long long rows = x.numElements() / headDim;
-    double theta = attrs.floats[0];
-    const void *source = x.data;
-    const void *positions = inputs.size() == 2 ? inputs[1].data : nullptr;
-    void *result = out->data;
-    std::vector<void *> args = {&source, &positions, &result, &rows,
-                                &seq,    &headDim,   &theta};
-    return launchPrimitive(entries[0], gridFor(rows * (headDim / 2), 256), 256,
-                           0, args, stream);
-  }
+  case KernelKind::Rope:
+    return launchRope(entries, inputs[0],
+                      inputs.size() == 2 ? inputs[1].data : nullptr, *out,
+                      attrs.floats[0], stream);
   case KernelKind::CrossEntropy: {
     const TensorRef &logits = inputs[0], &targets = inputs[1];
     long long vocab = logits.shape.back(), count = targets.numElements();

@@ -46,9 +46,16 @@ const char *deviceKernelPrelude();
 /// The MoE routing kernels (MoeKernelsSource.cpp); they use helpers of
 /// deviceKernelSource().
 const char *moeKernelSource();
-/// Softmax over long rows, a block per row
-/// (LongRowKernelsSource.cpp); it uses helpers of deviceKernelSource().
+/// Softmax over long rows, a block per row, and the 4-pack entries of the
+/// norms with the row in registers (LongRowKernelsSource.cpp); it uses
+/// helpers of deviceKernelSource() and normRowsSource().
 const char *longRowKernelSource();
+/// The norms with the row in registers, normRows<T, P, V, PACKS>
+/// (NormRowsSource.cpp), on deviceKernelPrelude() alone.
+const char *normRowsSource();
+/// Their entries for rows of up to 8 packs per lane (NormRowsSource.cpp),
+/// a unit of their own after deviceKernelPrelude() and normRowsSource().
+const char *normRows8Source();
 /// llmc.cross_entropy in f32, a block per row, and its finish
 /// (CrossEntropySource.cpp); it uses helpers of deviceKernelSource().
 const char *crossEntropyKernelSource();
@@ -67,6 +74,9 @@ const char *normGradCommonSource();
 /// The rows-in-registers norm gradients (NormGradKernelsSource.cpp): a unit
 /// of their own after deviceKernelPrelude() and normGradCommonSource().
 const char *normGradRowsSource();
+/// llmc.rope: the cos/sin table and the rotations (RopeKernelsSource.cpp),
+/// a unit of their own after deviceKernelPrelude().
+const char *ropeKernelSource();
 /// The initial parameters drawn on the device, the values of the host's
 /// draw (InitKernelsSource.cpp); it uses helpers of deviceKernelSource().
 const char *initKernelSource();
@@ -86,7 +96,7 @@ const char *flashAttentionTcBackwardSource();
 std::string flashAttentionTensorCoreEntries(int headDim);
 /// The NVRTC unit of the non-elementwise kernels but attention:
 /// deviceKernelPrelude(), deviceKernelSource(), reduceKernelSource(),
-/// moeKernelSource(), longRowKernelSource(), crossEntropyKernelSource(),
+/// moeKernelSource(), normRowsSource(), longRowKernelSource(), crossEntropyKernelSource(),
 /// crossEntropyGradKernelSource(), normGradCommonSource(),
 /// normGradKernelSource() and initKernelSource().
 std::string deviceKernelUnit();
@@ -111,7 +121,9 @@ bool cudnnAttentionLikely();
 /// Every unit of hand-written kernels, compiled side by side:
 /// deviceKernelUnit(), flashKernelUnit(), the rows-in-registers norm
 /// gradients (deviceKernelPrelude() + normGradCommonSource() +
-/// normGradRowsSource()) and, on demand, one unit per head dimension of the
+/// normGradRowsSource()), the 8-pack norms (deviceKernelPrelude() +
+/// normRowsSource() + normRows8Source()), rope (deviceKernelPrelude() +
+/// ropeKernelSource()) and, on demand, one unit per head dimension of the
 /// tensor-core flash attention (flashKernelUnit() + its entries). NVRTC
 /// compiles a unit serially: the longest unit is the cold compile.
 std::vector<DeviceUnit> deviceKernelUnits();
@@ -207,6 +219,12 @@ private:
                          const std::vector<std::string> &entries,
                          const std::vector<int64_t> &dims, const TensorRef &in,
                          const TensorRef &out, cudaStream_t stream);
+  /// Rope through `entries` of the selection (the table, the general and
+  /// the packed rotation; RopeLaunch.cpp): the table into the scratch, then
+  /// the rotation of x (positions null: 0..T-1) into out.
+  Status launchRope(const std::vector<std::string> &entries,
+                    const TensorRef &x, const void *positions,
+                    const TensorRef &out, double theta, cudaStream_t stream);
 
   NvrtcOptions nvrtc_;
   /// The libraries of deviceKernelUnits(), searched in order for an entry.

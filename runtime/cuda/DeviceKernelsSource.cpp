@@ -4,10 +4,11 @@
 // disk), holding the CUDA kernels of Kernels.def that are not elementwise:
 // data movement (broadcast, transpose, slice, concat, gather, embedding),
 // reductions, scatter_add, iota, integer compare, and the composites (layer
-// norm, rms norm, softmax, rope, lr schedule; cross-entropy is in
+// norm, rms norm, softmax, lr schedule; cross-entropy is in
 // CrossEntropySource.cpp), after deviceKernelPrelude() (the types and
 // helpers every hand-written unit starts with) in deviceKernelUnit(); the
-// flash attention kernels are a unit of their own (flashKernelUnit()).
+// flash attention kernels and rope (RopeKernelsSource.cpp) are units of
+// their own.
 // DeviceKernels.cpp launches them.
 //
 // Numerics follow the CPU kernels: every reduction and every composite
@@ -509,43 +510,10 @@ __device__ void softmax(const T *x, U *y, long long rows, long long length,
         storeValue<U>(exp((double)loadValue(x[offset + s * inner]) - max) / sum);
 }
 
-// Rotary embedding over [..., T, D]: pairs (i, i + D/2) rotated by
-// position * theta^(-2i/D), in double as the CPU; positions may be null
-// (0..T-1).
-template <typename T, typename I>
-__device__ void rope(const T *x, const I *positions, T *out, long long rows,
-                     long long seq, long long headDim, double theta) {
-  long long half = headDim / 2;
-  long long total = rows * half;
-  for (long long i = globalThread(); i < total; i += gridThreads()) {
-    long long row = i / half;
-    long long column = i % half;
-    long long t = row % seq;
-    double position = positions ? (double)positions[t] : (double)t;
-    double invFreq = 1.0 / pow(theta, (double)(2 * column) / (double)headDim);
-    double c = cos(position * invFreq);
-    double s = sin(position * invFreq);
-    double a = (double)loadValue(x[row * headDim + column]);
-    double b = (double)loadValue(x[row * headDim + column + half]);
-    out[row * headDim + column] = storeValue<T>(a * c - b * s);
-    out[row * headDim + column + half] = storeValue<T>(b * c + a * s);
-  }
-}
-
 #define LLMC_COMPOSITE_KERNELS(T, SUFFIX)                                      \
   extern "C" __global__ void llmc_softmax_##SUFFIX(                            \
       const T *x, T *y, long long rows, long long length, long long inner) {   \
     softmax(x, y, rows, length, inner);                                        \
-  }                                                                            \
-  extern "C" __global__ void llmc_rope_##SUFFIX##_i32(                         \
-      const T *x, const int *positions, T *out, long long rows, long long seq, \
-      long long headDim, double theta) {                                       \
-    rope(x, positions, out, rows, seq, headDim, theta);                        \
-  }                                                                            \
-  extern "C" __global__ void llmc_rope_##SUFFIX##_i64(                         \
-      const T *x, const long long *positions, T *out, long long rows,          \
-      long long seq, long long headDim, double theta) {                        \
-    rope(x, positions, out, rows, seq, headDim, theta);                        \
   }
 
 LLMC_COMPOSITE_KERNELS(float, f32)

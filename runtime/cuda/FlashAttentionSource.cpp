@@ -527,9 +527,10 @@ LLMC_FLASH_HEAD_DIMS(Bf16, bf16)
 
 std::string deviceKernelUnit() {
   return std::string(deviceKernelPrelude()) + deviceKernelSource() +
-         reduceKernelSource() + moeKernelSource() + longRowKernelSource() +
-         crossEntropyKernelSource() + crossEntropyGradKernelSource() +
-         normGradCommonSource() + normGradKernelSource() + initKernelSource();
+         reduceKernelSource() + moeKernelSource() + normRowsSource() +
+         longRowKernelSource() + crossEntropyKernelSource() +
+         crossEntropyGradKernelSource() + normGradCommonSource() +
+         normGradKernelSource() + initKernelSource();
 }
 
 std::string flashKernelUnit() {
@@ -552,6 +553,15 @@ std::vector<DeviceUnit> deviceKernelUnits() {
   units.push_back({"llmc_norm_grad_rows",
                    std::string(deviceKernelPrelude()) + normGradCommonSource() +
                        normGradRowsSource()});
+  // The norms' rows of up to 8 packs per lane (64 doubles held per lane)
+  // on the helpers alone, as the norm gradients' rows.
+  units.push_back({"llmc_norm_rows8", std::string(deviceKernelPrelude()) +
+                                          normRowsSource() +
+                                          normRows8Source()});
+  // Rope (its table kernel evaluates pow, cos and sin in double) on the
+  // helpers alone, beside the device unit rather than in it.
+  units.push_back(
+      {"llmc_rope", std::string(deviceKernelPrelude()) + ropeKernelSource()});
   for (int headDim : {64, 128}) {
     std::string d = "_bf16_d" + std::to_string(headDim);
     units.push_back({"llmc_flash_tc_d" + std::to_string(headDim),

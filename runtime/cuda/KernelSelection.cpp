@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/cuda/KernelSelection.h"
 #include "runtime/cuda/ReduceKernels.h"
+#include "runtime/cuda/RopeLaunch.h"
 
 #include "runtime/Sharding.h"
 
@@ -467,11 +468,13 @@ Status selectKernel(KernelKind kind, const KernelAttrs &attrs,
       return refuse("norms cover f32 and bf16 inputs (the result of the "
                     "input's type) with f32 or bf16 gamma (and beta of "
                     "gamma's type)");
-    // The launch takes the "rows" entry (the row in registers, 16-byte
-    // loads) when the row length and the pointers allow.
+    // The launch takes a "rows" entry (the row in registers, 16-byte
+    // loads; up to 4 or 8 packs per lane) when the row length and the
+    // pointers allow.
     std::string name = layer ? "llmc_layer_norm_" : "llmc_rms_norm_";
     return runs({name + type + "_" + params,
-                 name + "rows_" + type + "_" + params});
+                 name + "rows_" + type + "_" + params,
+                 name + "rows8_" + type + "_" + params});
   }
   case KernelKind::LayerNormGrad:
   case KernelKind::RmsNormGrad: {
@@ -586,10 +589,14 @@ Status selectKernel(KernelKind kind, const KernelAttrs &attrs,
     std::string index =
         inputs.size() == 2 ? indexSuffix(inputs[1].dtype) : "i32";
     if (suffix.empty() || index.empty() || x.rank() < 2 ||
-        outputs[0].dtype != x.dtype)
-      return refuse("rope covers f32 and bf16 [..., T, D] with i32 or i64 "
-                    "positions");
-    return runs({"llmc_rope_" + suffix + "_" + index});
+        outputs[0].dtype != x.dtype || x.shape.back() % 2 != 0)
+      return refuse("rope covers f32 and bf16 [..., T, D] with an even D and "
+                    "i32 or i64 positions");
+    // The cos and sin tables [T, D/2] in double (RopeKernelsSource.cpp).
+    choice.scratchBytes =
+        planRopeLaunch(x.shape, x.dtype, nullptr, nullptr, 1).scratchBytes();
+    return runs({"llmc_rope_table_" + index, "llmc_rope_rotate_" + suffix,
+                 "llmc_rope_rotate_vec_" + suffix});
   }
   case KernelKind::CrossEntropy: {
     // Outputs: the loss, and optionally each position's log-sum-exp.

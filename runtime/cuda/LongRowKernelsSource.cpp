@@ -9,7 +9,8 @@
 // max grows, in double), so softmax reads a row twice (cross-entropy, in
 // f32, is CrossEntropySource.cpp). The norms' "rows" entries hold a row
 // of up to 4 packs of 16 bytes per lane in registers (GPT-2's 768 bf16
-// activations): one read of x, each element widened to double once.
+// activations): one read of x, each element widened to double once (the
+// template, and the 8-pack entries, in NormRowsSource.cpp).
 // Appended to the device unit after deviceKernelSource() (whose
 // helpers it uses: loadValue, storeValue, negativeInfinity). Chosen by
 // DeviceKernels.cpp for contiguous rows of 1024 elements and more.
@@ -131,86 +132,11 @@ __device__ void softmaxLongRows(const T *x, U *y, long long length) {
 
 // ---- Norms with the row in registers: a warp per row ----------------------
 
-// Packs of V elements a lane holds at most (GPT-2's 768 bf16: 3 of 8).
+// Packs of V elements a lane holds at most (GPT-2's 768 bf16: 3 of 8);
+// rows up to 8 packs per lane take the entries of normRows8Source(), a unit
+// of their own. normRows is normRowsSource()'s, before this source in the
+// device unit.
 #define LLMC_NORM_PACKS 4
-
-// y = (x - mean) * rstd * gamma + beta (beta may be null; rms: no mean)
-// over rows of `dim` = V * packs elements, packs <= 32 * LLMC_NORM_PACKS,
-// the formula of layerNorm() in deviceKernelSource(): everything in double
-// until the one rounding to T. Lane l loads packs l, l + 32, ... once with
-// 16-byte loads and keeps them as doubles, so each element is widened once
-// (f32 -> f64 conversions run at a quarter of the f64 rate) and read from
-// memory once; the mean and the centred squares are summed from the
-// registers (only the order of the double additions differs from the warp
-// kernel's). gamma and beta are read as packs of V (16 or 32 bytes).
-template <typename T, typename P, int V>
-__device__ void normRows(const T *x, const P *gamma, const P *beta, T *y,
-                         long long rows, long long dim, double epsilon,
-                         bool rms) {
-  const long long row = warpRow();
-  if (row >= rows)
-    return;
-  const int packs = (int)(dim / V);
-  const RowPack<T, V> *in = (const RowPack<T, V> *)(x + row * dim);
-  RowPack<T, V> *out = (RowPack<T, V> *)(y + row * dim);
-  // 1. The row, widened once.
-  RowPack<T, V> loaded[LLMC_NORM_PACKS];
-#pragma unroll
-  for (int k = 0; k < LLMC_NORM_PACKS; ++k)
-    if (lane() + 32 * k < packs)
-      loaded[k] = in[lane() + 32 * k];
-  double held[LLMC_NORM_PACKS][V];
-#pragma unroll
-  for (int k = 0; k < LLMC_NORM_PACKS; ++k)
-#pragma unroll
-    for (int v = 0; v < V; ++v)
-      held[k][v] = lane() + 32 * k < packs ? (double)loadValue(loaded[k].v[v])
-                                           : 0.0;
-  // 2. The mean (zero for rms), then the mean of the centred squares.
-  double mean = 0.0;
-  if (!rms) {
-    double sum = 0.0;
-#pragma unroll
-    for (int k = 0; k < LLMC_NORM_PACKS; ++k)
-#pragma unroll
-      for (int v = 0; v < V; ++v)
-        sum += held[k][v];
-    mean = warpSum(sum) / (double)dim;
-  }
-  double squares = 0.0;
-#pragma unroll
-  for (int k = 0; k < LLMC_NORM_PACKS; ++k)
-    if (lane() + 32 * k < packs)
-#pragma unroll
-      for (int v = 0; v < V; ++v) {
-        double centered = held[k][v] - mean;
-        squares += centered * centered;
-      }
-  const double variance = warpSum(squares) / (double)dim;
-  const double rstd = 1.0 / sqrt(variance + epsilon);
-  // 3. The affine map, one rounding to T.
-  const RowPack<P, V> *gammaPacks = (const RowPack<P, V> *)gamma;
-  const RowPack<P, V> *betaPacks = (const RowPack<P, V> *)beta;
-#pragma unroll
-  for (int k = 0; k < LLMC_NORM_PACKS; ++k) {
-    const int p = lane() + 32 * k;
-    if (p >= packs)
-      continue;
-    const RowPack<P, V> g = gammaPacks[p];
-    RowPack<P, V> b;
-    if (beta)
-      b = betaPacks[p];
-    RowPack<T, V> result;
-#pragma unroll
-    for (int v = 0; v < V; ++v) {
-      double value = (held[k][v] - mean) * rstd * (double)loadValue(g.v[v]);
-      if (beta)
-        value += (double)loadValue(b.v[v]);
-      result.v[v] = storeValue<T>(value);
-    }
-    out[p] = result;
-  }
-}
 
 // llmc_layer_norm_rows_<x>_<gamma> and llmc_rms_norm_rows_<x>_<gamma>: V is
 // 16 bytes of x (8 bf16, 4 f32).
@@ -219,13 +145,15 @@ __device__ void normRows(const T *x, const P *gamma, const P *beta, T *y,
       llmc_layer_norm_rows_##SUFFIX(const T *x, const P *gamma,                \
                                     const P *beta, T *y, long long rows,       \
                                     long long dim, double epsilon) {           \
-    normRows<T, P, V>(x, gamma, beta, y, rows, dim, epsilon, false);           \
+    normRows<T, P, V, LLMC_NORM_PACKS>(x, gamma, beta, y, rows, dim, epsilon, \
+                                       false);                                 \
   }                                                                            \
   extern "C" __global__ void __launch_bounds__(128)                           \
       llmc_rms_norm_rows_##SUFFIX(const T *x, const P *gamma, T *y,            \
                                   long long rows, long long dim,               \
                                   double epsilon) {                            \
-    normRows<T, P, V>(x, gamma, (const P *)0, y, rows, dim, epsilon, true);    \
+    normRows<T, P, V, LLMC_NORM_PACKS>(x, gamma, (const P *)0, y, rows, dim,   \
+                                       epsilon, true);                         \
   }
 LLMC_NORM_ROW_KERNELS(float, float, f32_f32, 4)
 LLMC_NORM_ROW_KERNELS(Bf16, Bf16, bf16_bf16, 8)

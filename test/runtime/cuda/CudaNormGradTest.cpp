@@ -27,6 +27,8 @@
 // (bf16 x and dy [16*1024, 768], f32 gamma), median of 20 after 3 warm-ups,
 // then the same with the residual addend (the session's case), and asserts
 // that two runs give the same bits (no atomics).
+// RmsNormTimingLlama prints the time of LLaMA-1B's forward rms_norm (bf16 x
+// [8 * 1024, 2048], f32 gamma: the 8-pack rows entry) per launch.
 //
 //===----------------------------------------------------------------------===//
 #include "CudaTestSupport.h"
@@ -239,6 +241,27 @@ TEST_F(CudaNormGrad, TimingGpt2) {
   std::printf("layer_norm_grad bf16 [16*1024, 768], f32 gamma, + r: %.3f ms "
               "(%.0f GB/s of the 4 x 25.2 MB it must move)\n",
               foldedMs, 4.0 * rows * dim * 2 / foldedMs * 1e-6);
+}
+
+TEST_F(CudaNormGrad, RmsNormTimingLlama) {
+  const int64_t rows = 8 * 1024, dim = 2048;
+  std::mt19937_64 random(42);
+  DeviceTensor x(DType::BF16, {rows, dim}), gamma(DType::F32, {dim}),
+      y(DType::BF16, {rows, dim});
+  x.fillUniform(random, -1.0f, 3.0f);
+  gamma.fillUniform(random, 0.5f, 1.5f);
+  for (DeviceTensor *t : {&x, &gamma, &y})
+    ASSERT_OK(t->upload());
+  double ms = 0.0;
+  msPerLaunch(*kernels, KernelKind::RmsNorm, {{}, {1e-5}},
+              {x.deviceRef(), gamma.deviceRef()}, {y.deviceRef()}, ms);
+  if (HasFatalFailure())
+    return;
+  double bytes = 2.0 * static_cast<double>(x.bytes());
+  std::printf("rms_norm bf16 [8*1024, 2048], f32 gamma: %.4f ms (%.0f GB/s "
+              "of the 2 x %.1f MB it must move; 37 per LLaMA-1B step: "
+              "%.2f ms)\n",
+              ms, bytes / ms * 1e-6, x.bytes() * 1e-6, 37 * ms);
 }
 
 } // namespace

@@ -474,19 +474,24 @@ TEST_F(CudaKernelCase, Composites) {
     }
 }
 
-// The norms' "rows" entries (LongRowKernelsSource.cpp: the row held in
+// The norms' "rows" entries (NormRowsSource.cpp: the row held in
 // registers, 16-byte loads, at most 4 packs per lane): GPT-2's 768 bf16
 // (3 packs), the largest row (1024 bf16, 512 f32: 4 packs), rows shorter
-// than a warp's packs (64 bf16, 36 f32), an odd number of rows, every
+// than a warp's packs (64 bf16, 36 f32); the "rows8" entries (5 to 8
+// packs): LLaMA-1B's 2048 bf16 and 1024 f32 (8), 1600 bf16 and 800 f32
+// (6.25); 2056 bf16 (8.03: the warp kernel); an odd number of rows, every
 // (x, gamma) type pair. The formula and the double arithmetic are the warp
 // kernel's, only the order of the double additions differs: the Double
 // tolerance.
 TEST_F(CudaKernelCase, NormRowsInRegisters) {
   for (DType type : {DType::F32, DType::BF16})
     for (DType params : {DType::F32, DType::BF16})
+      // Up to 4 packs of 16 bytes per lane ("rows"), 5 to 8 ("rows8":
+      // LLaMA-1B's 2048 bf16), more (2056 bf16: the warp kernel).
       for (int64_t dim : type == DType::BF16
-                             ? std::vector<int64_t>{768, 1024, 64}
-                             : std::vector<int64_t>{256, 512, 36}) {
+                             ? std::vector<int64_t>{768, 1024, 64, 2048, 1600,
+                                                    2056}
+                             : std::vector<int64_t>{256, 512, 36, 1024, 800}) {
         std::string suffix = std::string(" ") + dtypeName(type) + " x, " +
                              dtypeName(params) + " gamma, dim " +
                              std::to_string(dim);

@@ -301,6 +301,41 @@ private:
 };
 
 //===----------------------------------------------------------------------===//
+// Timing
+//===----------------------------------------------------------------------===//
+
+/// The milliseconds per launch of `kind` on the default stream: 3
+/// warm-ups, then the median of 7 runs of 20 back-to-back launches (the
+/// host's selection of each launch overlaps the kernels before it, as a
+/// session's graph has no host work between kernels).
+inline void msPerLaunch(CudaKernels &kernels, KernelKind kind,
+                        const KernelAttrs &attrs,
+                        const std::vector<TensorRef> &inputs,
+                        const std::vector<TensorRef> &outputs, double &ms) {
+  ASSERT_OK(kernels.prepare(kind, attrs, inputs, outputs));
+  for (int i = 0; i < 3; ++i)
+    ASSERT_OK(kernels.launch(kind, attrs, inputs, outputs, nullptr));
+  cudaEvent_t start, stop;
+  ASSERT_EQ(cudaEventCreate(&start), cudaSuccess);
+  ASSERT_EQ(cudaEventCreate(&stop), cudaSuccess);
+  std::vector<float> times;
+  for (int run = 0; run < 7; ++run) {
+    ASSERT_EQ(cudaEventRecord(start, nullptr), cudaSuccess);
+    for (int i = 0; i < 20; ++i)
+      ASSERT_OK(kernels.launch(kind, attrs, inputs, outputs, nullptr));
+    ASSERT_EQ(cudaEventRecord(stop, nullptr), cudaSuccess);
+    ASSERT_EQ(cudaEventSynchronize(stop), cudaSuccess);
+    float elapsed = 0.0f;
+    ASSERT_EQ(cudaEventElapsedTime(&elapsed, start, stop), cudaSuccess);
+    times.push_back(elapsed / 20);
+  }
+  (void)cudaEventDestroy(start);
+  (void)cudaEventDestroy(stop);
+  std::sort(times.begin(), times.end());
+  ms = times[times.size() / 2];
+}
+
+//===----------------------------------------------------------------------===//
 // Comparisons
 //===----------------------------------------------------------------------===//
 

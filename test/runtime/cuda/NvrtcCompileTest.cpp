@@ -170,7 +170,7 @@ TEST(CudaNvrtcCompile, DeviceUnitHasEveryFlashAttentionKernel) {
   auto start = std::chrono::steady_clock::now();
   std::string ptx; // every unit's
   std::vector<DeviceUnit> units = deviceKernelUnits();
-  ASSERT_EQ(units.size(), 5u);
+  ASSERT_EQ(units.size(), 7u);
   for (const DeviceUnit &unit : units) {
     CompiledCuda compiled;
     auto unitStart = std::chrono::steady_clock::now();
@@ -240,6 +240,29 @@ TEST(CudaNvrtcCompile, DeviceUnitHasEveryFlashAttentionKernel) {
                   std::string::npos)
             << entry;
     }
+  // Every entry rope selects (the table, the general and the packed
+  // rotation; RopeKernelsSource.cpp), and its table's scratch; an odd head
+  // dimension is refused.
+  for (DType type : {DType::F32, DType::BF16})
+    for (DType index : {DType::I32, DType::I64}) {
+      KernelChoice choice;
+      Status selected = selectKernel(
+          KernelKind::Rope, {{}, {10000.0}},
+          {{nullptr, type, {2, 4, 64, 128}}, {nullptr, index, {64}}},
+          {{nullptr, type, {2, 4, 64, 128}}}, choice);
+      ASSERT_TRUE(selected.isOk()) << selected.toString();
+      ASSERT_EQ(choice.entries.size(), 3u);
+      EXPECT_EQ(choice.scratchBytes, 64u * 128 * sizeof(double));
+      for (const std::string &entry : choice.entries)
+        EXPECT_NE(ptx.find(".entry " + entry + "("), std::string::npos)
+            << entry;
+    }
+  KernelChoice odd;
+  EXPECT_EQ(selectKernel(KernelKind::Rope, {{}, {10000.0}},
+                         {{nullptr, DType::F32, {4, 7}}},
+                         {{nullptr, DType::F32, {4, 7}}}, odd)
+                .code(),
+            StatusCode::Unimplemented);
   std::printf("NVRTC, sm_90, the device units one after another: %.2f s\n",
               secondsSince(start));
 }

@@ -1,0 +1,224 @@
+//===- RopeEmulationTest.cpp - the rope kernels on the CPU ----------------===//
+//
+// Runs rope's CUDA kernels (RopeKernelsSource.cpp, after the prelude of
+// DeviceKernelsSource.cpp) on the CPU, without a GPU, on the grids of
+// planRopeLaunch (RopeLaunch.h), and compares the results bit for bit with
+// the CPU reference (runCpuKernel), so that the packed kernel's indexing
+// (positions, packs, runs of heads, the pair loop and its remainder) and
+// the plan are checked on every build. The CUDA source is compiled as C++
+// (kernel_source_for_cpu.py); the kernels use no barrier, shared memory or
+// warp instruction, so the threads of a grid run one after another. The
+// device's double operations are the host's here (__dmul_rn is a rounded
+// product either way), and so are pow, cos and sin: the emulation is
+// bitwise the CPU's, where the GPU may differ in the libm's last bits
+// (CudaRope.MatchesTheCpu states what that allows).
+// Not checked here: the launch's arguments (CudaKernels::launchRope), the
+// 16-byte loads' alignment on the hardware, timing.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/cpu/CpuKernels.h"
+#include "runtime/cpu/ThreadPool.h"
+#include "runtime/cuda/RopeLaunch.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace llmc::rt::cuda::emulated {
+namespace {
+
+// ---- The CUDA built-ins the kernels use ------------------------------------
+
+struct Dim3 {
+  unsigned x = 0, y = 0, z = 0;
+};
+Dim3 threadIdx, blockIdx, blockDim, gridDim;
+
+#define __device__
+#define __global__
+#define __forceinline__ inline
+#define __align__(n) alignas(n)
+
+float __uint_as_float(unsigned word) {
+  float value;
+  std::memcpy(&value, &word, 4);
+  return value;
+}
+unsigned __float_as_uint(float value) {
+  unsigned word;
+  std::memcpy(&word, &value, 4);
+  return word;
+}
+double __longlong_as_double(long long bits) {
+  double value;
+  std::memcpy(&value, &bits, 8);
+  return value;
+}
+double __shfl_xor_sync(unsigned, double value, int) { return value; }
+double __dmul_rn(double a, double b) { return a * b; }
+double __dadd_rn(double a, double b) { return a + b; }
+double __dsub_rn(double a, double b) { return a - b; }
+struct double2 {
+  double x, y;
+};
+long long min(long long a, long long b) { return a < b ? a : b; }
+using std::cos;
+using std::fmax;
+using std::pow;
+using std::sin;
+
+#include "rope_for_cpu.inc"
+
+/// Runs `kernel` for every thread of a grid of `blocks` x `runs` blocks of
+/// `threads`, one thread after another.
+template <typename Kernel>
+void runGrid(unsigned blocks, unsigned runs, unsigned threads, Kernel kernel) {
+  gridDim = {blocks, runs, 1};
+  blockDim = {threads, 1, 1};
+  for (unsigned y = 0; y < runs; ++y)
+    for (unsigned x = 0; x < blocks; ++x)
+      for (unsigned t = 0; t < threads; ++t) {
+        blockIdx = {x, y, 0};
+        threadIdx = {t, 0, 0};
+        kernel();
+      }
+}
+
+/// The positions a case gives rope.
+enum class Positions { None, Random, Negated };
+
+/// Rope of a random x of `type` and `shape` through the emulated kernels,
+/// on the plan for `multiprocessors` SMs with x and the result `offset`
+/// elements past 16-byte aligned storage, against the CPU bit for bit.
+/// Returns whether the plan was packed.
+bool run(DType type, const Shape &shape, Positions positions,
+         unsigned multiprocessors, int64_t offset) {
+  int64_t seq = shape[shape.size() - 2], headDim = shape.back();
+  int64_t count = numElements(shape);
+  size_t width = dtypeSize(type);
+  std::string name = std::string(dtypeName(type)) + " [";
+  for (size_t d = 0; d < shape.size(); ++d)
+    name += (d ? ", " : "") + std::to_string(shape[d]);
+  name += "] on " + std::to_string(multiprocessors) + " SMs, offset " +
+          std::to_string(offset);
+  SCOPED_TRACE(name);
+
+  // x and the result in 16-byte aligned storage (doubles), `offset`
+  // elements in; the result poisoned.
+  std::mt19937_64 random(std::random_device{}());
+  std::vector<double> xStorage((count + offset) * width / 8 + 2);
+  std::vector<double> outStorage(xStorage.size());
+  uint8_t *x = reinterpret_cast<uint8_t *>(xStorage.data()) + offset * width;
+  uint8_t *out =
+      reinterpret_cast<uint8_t *>(outStorage.data()) + offset * width;
+  std::memset(outStorage.data(), 0x7f, outStorage.size() * 8);
+  std::uniform_real_distribution<float> draw(-2.0f, 2.0f);
+  for (int64_t i = 0; i < count; ++i) {
+    float value = draw(random);
+    if (type == DType::BF16) {
+      uint16_t bits = floatToBf16(value);
+      std::memcpy(x + 2 * i, &bits, 2);
+    } else {
+      std::memcpy(x + 4 * i, &value, 4);
+    }
+  }
+  std::vector<int32_t> p(seq);
+  std::uniform_int_distribution<int32_t> drawPosition(0, 4095);
+  for (int64_t t = 0; t < seq; ++t)
+    p[t] = positions == Positions::Negated ? -static_cast<int32_t>(t)
+                                           : drawPosition(random);
+
+  std::vector<uint8_t> want(count * width);
+  std::vector<TensorRef> in{{x, type, shape}};
+  if (positions != Positions::None)
+    in.push_back({p.data(), DType::I32, {seq}});
+  KernelAttrs attrs{{}, {10000.0}};
+  ThreadPool pool;
+  Status status = runCpuKernel(KernelKind::Rope, attrs, in,
+                               {{want.data(), type, shape}}, pool);
+  EXPECT_TRUE(status.isOk()) << status.toString();
+
+  RopeLaunch plan = planRopeLaunch(shape, type, x, out, multiprocessors);
+  std::vector<double> table(plan.scratchBytes() / 8);
+  double *cosTable = table.data();
+  double *sinTable = cosTable + seq * (headDim / 2);
+  const int *indices = positions == Positions::None ? nullptr : p.data();
+  runGrid(plan.tableBlocks, 1, RopeLaunch::kThreads, [&] {
+    llmc_rope_table_i32(indices, cosTable, sinTable, seq, headDim, 10000.0);
+  });
+  auto rotate = [&](auto *typed) {
+    using T = std::remove_pointer_t<decltype(typed)>;
+    const T *source = reinterpret_cast<const T *>(x);
+    T *result = reinterpret_cast<T *>(out);
+    if (plan.packed)
+      runGrid(plan.rotateBlocks, plan.runs, RopeLaunch::kPackedThreads, [&] {
+        ropeRotatePacks(source, cosTable, sinTable, result, plan.heads, seq,
+                        headDim, plan.headsPerThread);
+      });
+    else
+      runGrid(plan.rotateBlocks, 1, RopeLaunch::kThreads, [&] {
+        ropeRotate(source, cosTable, sinTable, result, plan.rows, seq, headDim);
+      });
+  };
+  if (type == DType::BF16)
+    rotate(static_cast<Bf16 *>(nullptr));
+  else
+    rotate(static_cast<float *>(nullptr));
+
+  int64_t differ = 0;
+  for (int64_t i = 0; i < count; ++i)
+    if (std::memcmp(out + i * width, want.data() + i * width, width) != 0 &&
+        ++differ <= 5)
+      ADD_FAILURE() << "element " << i << " differs from the CPU's";
+  EXPECT_EQ(differ, 0);
+  return plan.packed;
+}
+
+TEST(RopeEmulation, MatchesTheCpuBitForBit) {
+  const Shape llama = {2, 4, 64, 128};
+  // 132 SMs: a run of one head per thread here; 2 SMs: runs of 3 heads
+  // (the pair loop and its remainder).
+  for (unsigned sms : {132u, 2u})
+    for (Positions positions :
+         {Positions::None, Positions::Random, Positions::Negated}) {
+      EXPECT_TRUE(run(DType::BF16, llama, positions, sms, 0));
+      EXPECT_TRUE(run(DType::F32, llama, positions, sms, 0));
+      EXPECT_FALSE(run(DType::BF16, llama, positions, sms, 1));
+      EXPECT_FALSE(run(DType::F32, llama, positions, sms, 1));
+      EXPECT_FALSE(run(DType::BF16, {2, 3, 40, 20}, positions, sms, 0));
+      EXPECT_FALSE(run(DType::F32, {2, 3, 40, 6}, positions, sms, 0));
+      EXPECT_TRUE(run(DType::F32, {2, 3, 40, 8}, positions, sms, 0));
+      EXPECT_TRUE(run(DType::BF16, {100, 64}, positions, sms, 0));
+      EXPECT_TRUE(run(DType::BF16, {3, 5, 33, 128}, positions, sms, 0));
+    }
+}
+
+/// The plan of LLaMA-1B's queries and keys on an H200 (132 SMs): at most
+/// 6 blocks per SM, every head covered once.
+TEST(RopeEmulation, PlanForLlama) {
+  for (int64_t heads : {8 * 16, 8 * 8}) {
+    RopeLaunch plan = planRopeLaunch({8, heads / 8, 1024, 128}, DType::BF16,
+                                     reinterpret_cast<void *>(256),
+                                     reinterpret_cast<void *>(512), 132);
+    ASSERT_TRUE(plan.packed);
+    EXPECT_EQ(plan.rotateBlocks, 1024u * 8 / 128);
+    EXPECT_LE(static_cast<int64_t>(plan.rotateBlocks) * plan.runs, 132 * 6);
+    EXPECT_GE(plan.runs * plan.headsPerThread, heads);
+    EXPECT_LT((plan.runs - 1) * plan.headsPerThread, heads);
+    EXPECT_EQ(plan.scratchBytes(), 1024u * 128 * 8);
+    std::printf("heads %lld: %u x %u blocks of %u, %lld heads per thread\n",
+                static_cast<long long>(heads), plan.rotateBlocks, plan.runs,
+                RopeLaunch::kPackedThreads,
+                static_cast<long long>(plan.headsPerThread));
+  }
+}
+
+} // namespace
+} // namespace llmc::rt::cuda::emulated
