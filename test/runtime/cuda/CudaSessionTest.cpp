@@ -647,9 +647,10 @@ void compareTraining(const std::string &program, double lossTolerance,
   ASSERT_OK(Session::create(exe, cpuOptions, cpu));
   std::unique_ptr<CudaSession> gpu;
   ASSERT_OK(CudaSession::create(gpuExe, CudaSessionOptions(), gpu));
-  if (gpuExe.fusedKernels)
+  if (gpuExe.fusedKernels) {
     EXPECT_TRUE(gpu->unfusedRegions().empty())
         << gpu->unfusedRegions().front();
+  }
   std::printf("[session] %zu NVRTC units loaded in %.2f s, arena %llu bytes "
               "(the CPU's %llu), %zu commands\n",
               gpu->loadedUnits(), gpu->compileSeconds(),
