@@ -13,8 +13,9 @@
 // gradient kernel reads instead of recomputing the row statistics); pass 2,
 // one block, reduces the losses in a fixed order (mean, sum) or copies them
 // (none). Appended to the device unit after deviceKernelSource() (whose
-// helpers it uses: loadValue, Bf16); CrossEntropyGradSource.cpp, which
-// follows, uses the row statistics below.
+// helpers it uses: loadValue, Bf16, the prelude's blockMaxSum);
+// CrossEntropyGradSource.cpp, which follows, uses the row statistics
+// below.
 //
 // Numerics (docs/cuda.md "The loss", CudaCrossEntropy.* tests): each
 // exponential in f32 (exp2f within 2 ulp; the argument rounded twice, an
@@ -89,41 +90,6 @@ __device__ __forceinline__ void lossCombine(float &m, double &s, float m2,
   s = a + b;
 }
 
-// The block's (max, sum) in every thread: the shuffle tree, then warp 0
-// over the block's warps (any multiple of 32 threads up to 1024).
-__device__ void lossBlockMaxSum(float &m, double &s) {
-  __shared__ float maxes[32];
-  __shared__ double sums[32];
-  for (int offset = 16; offset > 0; offset /= 2) {
-    float m2 = __shfl_xor_sync(0xffffffffu, m, offset);
-    double s2 = __shfl_xor_sync(0xffffffffu, s, offset);
-    lossCombine(m, s, m2, s2);
-  }
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  if (lane == 0) {
-    maxes[warp] = m;
-    sums[warp] = s;
-  }
-  __syncthreads();
-  if (warp == 0) {
-    const int warps = blockDim.x / 32;
-    m = lane < warps ? maxes[lane] : lossNegInf();
-    s = lane < warps ? sums[lane] : 0.0;
-    for (int offset = 16; offset > 0; offset /= 2) {
-      float m2 = __shfl_xor_sync(0xffffffffu, m, offset);
-      double s2 = __shfl_xor_sync(0xffffffffu, s, offset);
-      lossCombine(m, s, m2, s2);
-    }
-    if (lane == 0) {
-      maxes[0] = m;
-      sums[0] = s;
-    }
-  }
-  __syncthreads();
-  m = maxes[0];
-  s = sums[0];
-}
-
 // The (max, sum of exp(x - max)) of one row of `vocab` elements, in every
 // thread of the block. Thread t folds packs t, t + blockDim.x, ... in
 // order, LLMC_CE_BATCH loads issued before the first is folded; then the
@@ -155,7 +121,8 @@ __device__ void lossRowStats(const T *in, long long vocab, float &m,
     one.v[0] = in[i];
     lossTakePack<T, 1>(m, s, one);
   }
-  lossBlockMaxSum(m, s);
+  // Room for 32 warps: the gradient's rows run 1024 threads.
+  blockMaxSum<float, 32, lossCombine>(m, s);
 }
 
 // Pass 1: block r takes row r. losses[r] = max + log(sum) - x[target] (0
