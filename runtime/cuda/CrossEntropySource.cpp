@@ -199,6 +199,19 @@ __device__ void crossEntropyFinish(const double *losses, const I *targets,
   }
 }
 
+// The row entries' types, for this file's and CrossEntropyGradSource.cpp's
+// entry macros X(T, SUFFIX, I, ISUFFIX, V, VEC): f32 and bf16 logits, i32
+// and i64 targets, one element or a 16-byte pack (V, suffix _vec) a load.
+#define LLMC_CE_ROW_TYPES(X)                                                   \
+  X(float, f32, int, i32, 1, )                                                 \
+  X(float, f32, int, i32, 4, _vec)                                             \
+  X(float, f32, long long, i64, 1, )                                           \
+  X(float, f32, long long, i64, 4, _vec)                                       \
+  X(Bf16, bf16, int, i32, 1, )                                                 \
+  X(Bf16, bf16, int, i32, 8, _vec)                                             \
+  X(Bf16, bf16, long long, i64, 1, )                                           \
+  X(Bf16, bf16, long long, i64, 8, _vec)
+
 #define LLMC_CE_ROWS(T, SUFFIX, I, ISUFFIX, V, VEC)                            \
   extern "C" __global__ void __launch_bounds__(256)                            \
       llmc_cross_entropy_rows_##SUFFIX##_##ISUFFIX##VEC(                       \
@@ -208,27 +221,23 @@ __device__ void crossEntropyFinish(const double *losses, const I *targets,
                               ignoreIndex);                                    \
   }
 
-LLMC_CE_ROWS(float, f32, int, i32, 1, )
-LLMC_CE_ROWS(float, f32, int, i32, 4, _vec)
-LLMC_CE_ROWS(float, f32, long long, i64, 1, )
-LLMC_CE_ROWS(float, f32, long long, i64, 4, _vec)
-LLMC_CE_ROWS(Bf16, bf16, int, i32, 1, )
-LLMC_CE_ROWS(Bf16, bf16, int, i32, 8, _vec)
-LLMC_CE_ROWS(Bf16, bf16, long long, i64, 1, )
-LLMC_CE_ROWS(Bf16, bf16, long long, i64, 8, _vec)
+LLMC_CE_ROW_TYPES(LLMC_CE_ROWS)
 
-extern "C" __global__ void llmc_cross_entropy_finish_i32(
-    const double *losses, const int *targets, float *out, long long count,
-    int reduction, int hasIgnore, long long ignoreIndex) {
-  crossEntropyFinish(losses, targets, out, count, reduction, hasIgnore,
-                     ignoreIndex);
-}
-extern "C" __global__ void llmc_cross_entropy_finish_i64(
-    const double *losses, const long long *targets, float *out,
-    long long count, int reduction, int hasIgnore, long long ignoreIndex) {
-  crossEntropyFinish(losses, targets, out, count, reduction, hasIgnore,
-                     ignoreIndex);
-}
+// The one-block entries' target types, for X(I, ISUFFIX) (here and in
+// CrossEntropyGradSource.cpp).
+#define LLMC_CE_TARGET_TYPES(X)                                                \
+  X(int, i32)                                                                  \
+  X(long long, i64)
+
+#define LLMC_CE_FINISH(I, ISUFFIX)                                             \
+  extern "C" __global__ void llmc_cross_entropy_finish_##ISUFFIX(              \
+      const double *losses, const I *targets, float *out, long long count,     \
+      int reduction, int hasIgnore, long long ignoreIndex) {                   \
+    crossEntropyFinish(losses, targets, out, count, reduction, hasIgnore,      \
+                       ignoreIndex);                                           \
+  }
+
+LLMC_CE_TARGET_TYPES(LLMC_CE_FINISH)
 )cuda";
 }
 
