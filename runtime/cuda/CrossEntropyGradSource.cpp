@@ -14,7 +14,9 @@
 // the logits is stored. A first one-block kernel puts the weight of a
 // `mean` or `sum` reduction (dloss / max(count, 1) or dloss) into the
 // scratch. Appended to the device unit after crossEntropyKernelSource()
-// (whose helpers it uses: LossPack, lossRowStats, LLMC_CE_BATCH).
+// (whose helpers it uses: LossPack, lossRowStats, LLMC_CE_BATCH,
+// LLMC_CE_ROW_TYPES, LLMC_CE_TARGET_TYPES) and the prelude (storeFloat:
+// f32 to T, rounded once).
 //
 // Numerics (stated in docs/cuda.md, checked by CudaCrossEntropyGrad.*):
 // expf(x - lse) in f32 (expf within 2 ulp; x - lse rounded once for f32
@@ -36,22 +38,6 @@ const char *crossEntropyGradKernelSource() {
 // ---- cross_entropy_grad: a block per row ----------------------------------
 
 #define LLMC_CE_GRAD_THREADS 1024
-
-__device__ __forceinline__ float gradStore(float value, float) {
-  return value;
-}
-// Round to nearest even, NaN kept quiet (as storeValue<Bf16>).
-__device__ __forceinline__ Bf16 gradStore(float value, Bf16) {
-  unsigned int word = __float_as_uint(value);
-  Bf16 result;
-  if ((word & 0x7fffffffu) > 0x7f800000u) {
-    result.bits = (unsigned short)((word >> 16) | 0x40u);
-    return result;
-  }
-  unsigned int rounding = 0x7fffu + ((word >> 16) & 1u);
-  result.bits = (unsigned short)((word + rounding) >> 16);
-  return result;
-}
 
 // The weight of a mean or sum reduction into *weight: dloss, divided for a
 // mean by the number of positions not ignored (at least 1). One block.
@@ -97,7 +83,7 @@ gradPack(const LossPack<T, V> &pack, float shift, float scale, long long hot,
   for (int k = 0; k < V; ++k) {
     float prob = expf(loadValue(pack.v[k]) - shift) * scale + poison;
     float onehot = k == column ? 1.0f : 0.0f;
-    result.v[k] = gradStore((prob - onehot) * w, T());
+    result.v[k] = storeFloat<T>((prob - onehot) * w);
   }
   return result;
 }
@@ -125,7 +111,7 @@ __device__ void crossEntropyGradRows(const T *logits, const I *targets,
     LossPack<T, V> zeros;
 #pragma unroll
     for (int k = 0; k < V; ++k)
-      zeros.v[k] = gradStore(0.0f, T());
+      zeros.v[k] = storeFloat<T>(0.0f);
     for (int p = threadIdx.x; p < packs; p += stride)
       outPacks[p] = zeros;
     for (long long i = (long long)packs * V + threadIdx.x; i < vocab;
@@ -185,27 +171,17 @@ __device__ void crossEntropyGradRows(const T *logits, const I *targets,
                                   dlogits, vocab, hasIgnore, ignoreIndex);     \
   }
 
-LLMC_CE_GRAD_ROWS(float, f32, int, i32, 1, )
-LLMC_CE_GRAD_ROWS(float, f32, int, i32, 4, _vec)
-LLMC_CE_GRAD_ROWS(float, f32, long long, i64, 1, )
-LLMC_CE_GRAD_ROWS(float, f32, long long, i64, 4, _vec)
-LLMC_CE_GRAD_ROWS(Bf16, bf16, int, i32, 1, )
-LLMC_CE_GRAD_ROWS(Bf16, bf16, int, i32, 8, _vec)
-LLMC_CE_GRAD_ROWS(Bf16, bf16, long long, i64, 1, )
-LLMC_CE_GRAD_ROWS(Bf16, bf16, long long, i64, 8, _vec)
+LLMC_CE_ROW_TYPES(LLMC_CE_GRAD_ROWS)
 
-extern "C" __global__ void llmc_cross_entropy_grad_weight_i32(
-    const int *targets, const float *dloss, double *weight, long long count,
-    int reduction, int hasIgnore, long long ignoreIndex) {
-  crossEntropyGradWeight(targets, dloss, weight, count, reduction, hasIgnore,
-                         ignoreIndex);
-}
-extern "C" __global__ void llmc_cross_entropy_grad_weight_i64(
-    const long long *targets, const float *dloss, double *weight,
-    long long count, int reduction, int hasIgnore, long long ignoreIndex) {
-  crossEntropyGradWeight(targets, dloss, weight, count, reduction, hasIgnore,
-                         ignoreIndex);
-}
+#define LLMC_CE_GRAD_WEIGHT(I, ISUFFIX)                                        \
+  extern "C" __global__ void llmc_cross_entropy_grad_weight_##ISUFFIX(         \
+      const I *targets, const float *dloss, double *weight, long long count,   \
+      int reduction, int hasIgnore, long long ignoreIndex) {                   \
+    crossEntropyGradWeight(targets, dloss, weight, count, reduction,           \
+                           hasIgnore, ignoreIndex);                            \
+  }
+
+LLMC_CE_TARGET_TYPES(LLMC_CE_GRAD_WEIGHT)
 )cuda";
 }
 

@@ -13,8 +13,9 @@
 // gradient kernel reads instead of recomputing the row statistics); pass 2,
 // one block, reduces the losses in a fixed order (mean, sum) or copies them
 // (none). Appended to the device unit after deviceKernelSource() (whose
-// helpers it uses: loadValue, Bf16); CrossEntropyGradSource.cpp, which
-// follows, uses the row statistics below.
+// helpers it uses: loadValue, Bf16, the prelude's blockMaxSum);
+// CrossEntropyGradSource.cpp, which follows, uses the row statistics
+// below.
 //
 // Numerics (docs/cuda.md "The loss", CudaCrossEntropy.* tests): each
 // exponential in f32 (exp2f within 2 ulp; the argument rounded twice, an
@@ -89,41 +90,6 @@ __device__ __forceinline__ void lossCombine(float &m, double &s, float m2,
   s = a + b;
 }
 
-// The block's (max, sum) in every thread: the shuffle tree, then warp 0
-// over the block's warps (any multiple of 32 threads up to 1024).
-__device__ void lossBlockMaxSum(float &m, double &s) {
-  __shared__ float maxes[32];
-  __shared__ double sums[32];
-  for (int offset = 16; offset > 0; offset /= 2) {
-    float m2 = __shfl_xor_sync(0xffffffffu, m, offset);
-    double s2 = __shfl_xor_sync(0xffffffffu, s, offset);
-    lossCombine(m, s, m2, s2);
-  }
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  if (lane == 0) {
-    maxes[warp] = m;
-    sums[warp] = s;
-  }
-  __syncthreads();
-  if (warp == 0) {
-    const int warps = blockDim.x / 32;
-    m = lane < warps ? maxes[lane] : lossNegInf();
-    s = lane < warps ? sums[lane] : 0.0;
-    for (int offset = 16; offset > 0; offset /= 2) {
-      float m2 = __shfl_xor_sync(0xffffffffu, m, offset);
-      double s2 = __shfl_xor_sync(0xffffffffu, s, offset);
-      lossCombine(m, s, m2, s2);
-    }
-    if (lane == 0) {
-      maxes[0] = m;
-      sums[0] = s;
-    }
-  }
-  __syncthreads();
-  m = maxes[0];
-  s = sums[0];
-}
-
 // The (max, sum of exp(x - max)) of one row of `vocab` elements, in every
 // thread of the block. Thread t folds packs t, t + blockDim.x, ... in
 // order, LLMC_CE_BATCH loads issued before the first is folded; then the
@@ -155,7 +121,8 @@ __device__ void lossRowStats(const T *in, long long vocab, float &m,
     one.v[0] = in[i];
     lossTakePack<T, 1>(m, s, one);
   }
-  lossBlockMaxSum(m, s);
+  // Room for 32 warps: the gradient's rows run 1024 threads.
+  blockMaxSum<float, 32, lossCombine>(m, s);
 }
 
 // Pass 1: block r takes row r. losses[r] = max + log(sum) - x[target] (0
@@ -232,6 +199,19 @@ __device__ void crossEntropyFinish(const double *losses, const I *targets,
   }
 }
 
+// The row entries' types, for this file's and CrossEntropyGradSource.cpp's
+// entry macros X(T, SUFFIX, I, ISUFFIX, V, VEC): f32 and bf16 logits, i32
+// and i64 targets, one element or a 16-byte pack (V, suffix _vec) a load.
+#define LLMC_CE_ROW_TYPES(X)                                                   \
+  X(float, f32, int, i32, 1, )                                                 \
+  X(float, f32, int, i32, 4, _vec)                                             \
+  X(float, f32, long long, i64, 1, )                                           \
+  X(float, f32, long long, i64, 4, _vec)                                       \
+  X(Bf16, bf16, int, i32, 1, )                                                 \
+  X(Bf16, bf16, int, i32, 8, _vec)                                             \
+  X(Bf16, bf16, long long, i64, 1, )                                           \
+  X(Bf16, bf16, long long, i64, 8, _vec)
+
 #define LLMC_CE_ROWS(T, SUFFIX, I, ISUFFIX, V, VEC)                            \
   extern "C" __global__ void __launch_bounds__(256)                            \
       llmc_cross_entropy_rows_##SUFFIX##_##ISUFFIX##VEC(                       \
@@ -241,27 +221,23 @@ __device__ void crossEntropyFinish(const double *losses, const I *targets,
                               ignoreIndex);                                    \
   }
 
-LLMC_CE_ROWS(float, f32, int, i32, 1, )
-LLMC_CE_ROWS(float, f32, int, i32, 4, _vec)
-LLMC_CE_ROWS(float, f32, long long, i64, 1, )
-LLMC_CE_ROWS(float, f32, long long, i64, 4, _vec)
-LLMC_CE_ROWS(Bf16, bf16, int, i32, 1, )
-LLMC_CE_ROWS(Bf16, bf16, int, i32, 8, _vec)
-LLMC_CE_ROWS(Bf16, bf16, long long, i64, 1, )
-LLMC_CE_ROWS(Bf16, bf16, long long, i64, 8, _vec)
+LLMC_CE_ROW_TYPES(LLMC_CE_ROWS)
 
-extern "C" __global__ void llmc_cross_entropy_finish_i32(
-    const double *losses, const int *targets, float *out, long long count,
-    int reduction, int hasIgnore, long long ignoreIndex) {
-  crossEntropyFinish(losses, targets, out, count, reduction, hasIgnore,
-                     ignoreIndex);
-}
-extern "C" __global__ void llmc_cross_entropy_finish_i64(
-    const double *losses, const long long *targets, float *out,
-    long long count, int reduction, int hasIgnore, long long ignoreIndex) {
-  crossEntropyFinish(losses, targets, out, count, reduction, hasIgnore,
-                     ignoreIndex);
-}
+// The one-block entries' target types, for X(I, ISUFFIX) (here and in
+// CrossEntropyGradSource.cpp).
+#define LLMC_CE_TARGET_TYPES(X)                                                \
+  X(int, i32)                                                                  \
+  X(long long, i64)
+
+#define LLMC_CE_FINISH(I, ISUFFIX)                                             \
+  extern "C" __global__ void llmc_cross_entropy_finish_##ISUFFIX(              \
+      const double *losses, const I *targets, float *out, long long count,     \
+      int reduction, int hasIgnore, long long ignoreIndex) {                   \
+    crossEntropyFinish(losses, targets, out, count, reduction, hasIgnore,      \
+                       ignoreIndex);                                           \
+  }
+
+LLMC_CE_TARGET_TYPES(LLMC_CE_FINISH)
 )cuda";
 }
 

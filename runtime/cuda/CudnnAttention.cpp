@@ -38,6 +38,19 @@ std::vector<int64_t> vec(const std::array<int64_t, 4> &a) {
   return {a[0], a[1], a[2], a[3]};
 }
 
+// A graph's variant pack: the tensors' device pointers by id.
+using VariantPack = std::unordered_map<int64_t, void *>;
+
+// The operands both directions' packs start with: q, k, v and out (the
+// forward's result, the backward's operand).
+VariantPack attentionPack(const void *q, const void *k, const void *v,
+                          const void *out) {
+  return {{kQ, const_cast<void *>(q)},
+          {kK, const_cast<void *>(k)},
+          {kV, const_cast<void *>(v)},
+          {kOut, const_cast<void *>(out)}};
+}
+
 bool envOff(const char *name) {
   const char *value = std::getenv(name);
   return value && (std::strcmp(value, "0") == 0 ||
@@ -233,24 +246,26 @@ Status CudnnAttention::find(const SdpaProblem &p, Graph *&found) {
   return Status::ok();
 }
 
-Status CudnnAttention::forward(const SdpaProblem &p, const void *q,
-                               const void *k, const void *v, void *out,
-                               float *stats, void *workspace,
-                               cudaStream_t stream) {
+Status CudnnAttention::execute(const SdpaProblem &p, VariantPack &pack,
+                               void *workspace, cudaStream_t stream,
+                               const char *what) {
   Graph *graph = nullptr;
   LLMC_RETURN_IF_ERROR(find(p, graph));
   auto handle = static_cast<cudnnHandle_t>(handle_);
   fe::detail::set_stream(handle, stream);
-  std::unordered_map<int64_t, void *> pack = {
-      {kQ, const_cast<void *>(q)},
-      {kK, const_cast<void *>(k)},
-      {kV, const_cast<void *>(v)},
-      {kOut, out}};
+  if (auto e = graph->graph->execute(handle, pack, workspace); e.is_bad())
+    return frontendError(what, e);
+  return Status::ok();
+}
+
+Status CudnnAttention::forward(const SdpaProblem &p, const void *q,
+                               const void *k, const void *v, void *out,
+                               float *stats, void *workspace,
+                               cudaStream_t stream) {
+  VariantPack pack = attentionPack(q, k, v, out);
   if (p.stats)
     pack[kStats] = stats;
-  if (auto e = graph->graph->execute(handle, pack, workspace); e.is_bad())
-    return frontendError("running the forward", e);
-  return Status::ok();
+  return execute(p, pack, workspace, stream, "running the forward");
 }
 
 Status CudnnAttention::backward(const SdpaProblem &p, const void *q,
@@ -258,23 +273,13 @@ Status CudnnAttention::backward(const SdpaProblem &p, const void *q,
                                 const void *dout, const float *stats, void *dq,
                                 void *dk, void *dv, void *workspace,
                                 cudaStream_t stream) {
-  Graph *graph = nullptr;
-  LLMC_RETURN_IF_ERROR(find(p, graph));
-  auto handle = static_cast<cudnnHandle_t>(handle_);
-  fe::detail::set_stream(handle, stream);
-  std::unordered_map<int64_t, void *> pack = {
-      {kQ, const_cast<void *>(q)},
-      {kK, const_cast<void *>(k)},
-      {kV, const_cast<void *>(v)},
-      {kOut, const_cast<void *>(out)},
-      {kDout, const_cast<void *>(dout)},
-      {kStats, const_cast<float *>(stats)},
-      {kDq, dq},
-      {kDk, dk},
-      {kDv, dv}};
-  if (auto e = graph->graph->execute(handle, pack, workspace); e.is_bad())
-    return frontendError("running the backward", e);
-  return Status::ok();
+  VariantPack pack = attentionPack(q, k, v, out);
+  pack[kDout] = const_cast<void *>(dout);
+  pack[kStats] = const_cast<float *>(stats);
+  pack[kDq] = dq;
+  pack[kDk] = dk;
+  pack[kDv] = dv;
+  return execute(p, pack, workspace, stream, "running the backward");
 }
 
 } // namespace llmc::rt::cuda

@@ -29,6 +29,7 @@
 #include <memory>
 #include <string>
 #include <tuple>
+#include <unordered_map>
 
 namespace llmc::rt::cuda {
 
@@ -99,6 +100,11 @@ private:
   struct Graph;
   CudnnAttention() = default;
   Status find(const SdpaProblem &problem, Graph *&graph);
+  /// Enqueues the prepared graph of `problem` with `pack` (the tensors'
+  /// device pointers by id) on `stream`; `what` names the run in an error.
+  Status execute(const SdpaProblem &problem,
+                 std::unordered_map<int64_t, void *> &pack, void *workspace,
+                 cudaStream_t stream, const char *what);
 
   void *handle_ = nullptr; ///< cudnnHandle_t
   int64_t version_ = 0;

@@ -119,6 +119,29 @@ __device__ __forceinline__ long long flashRowAt(FlashStrides s, long long head,
   return flashHeadAt(s, head, heads) + t * s.row;
 }
 
+// The scaled scores of a query row (queryRow, a row of a shared tile)
+// against the KEYS keys of a key tile this thread owns (j = part + LANES *
+// jj), -inf where masked (past kvSeq or, causal, after the query), and the
+// row's max over the tile (every one of its LANES threads gets it). The
+// forward and grad_rows' first pass.
+template <int D, int LANES, int KEYS>
+__device__ __forceinline__ float
+flashTileScores(float (&scores)[KEYS], const float *queryRow,
+                const float (*keyTile)[D + 1], int part, long long firstKey,
+                long long kvSeq, int causal, long long query, float scale) {
+  float tileMax = flashNegativeInfinity();
+#pragma unroll
+  for (int jj = 0; jj < KEYS; ++jj) {
+    int j = part + LANES * jj;
+    long long key = firstKey + j;
+    bool visible = key < kvSeq && (!causal || key <= query);
+    scores[jj] = visible ? flashDot<D>(queryRow, keyTile[j]) * scale
+                         : flashNegativeInfinity();
+    tileMax = fmaxf(tileMax, scores[jj]);
+  }
+  return rowMax<LANES>(tileMax);
+}
+
 // ---- Forward ----------------------------------------------------------------
 //
 // Thread layout: LANES = 4 consecutive threads per query row r; each owns
@@ -172,17 +195,9 @@ __device__ void flashForward(const T *q, const T *k, const T *v, T *out,
 
     // 1. Scores of this thread's keys; masked ones are -inf.
     float scores[KEYS];
-    float tileMax = flashNegativeInfinity();
-#pragma unroll
-    for (int jj = 0; jj < KEYS; ++jj) {
-      int j = part + LANES * jj;
-      long long key = firstKey + j;
-      bool visible = key < kvSeq && (!causal || key <= query);
-      scores[jj] = visible ? flashDot<D>(queryTile[r], kvTile[j]) * scale
-                           : flashNegativeInfinity();
-      tileMax = fmaxf(tileMax, scores[jj]);
-    }
-    tileMax = rowMax<LANES>(tileMax);
+    float tileMax = flashTileScores<D, LANES, KEYS>(
+        scores, queryTile[r], kvTile, part, firstKey, kvSeq, causal, query,
+        scale);
 
     // 2. Online softmax. A row that has seen no visible key keeps a max of
     //    -inf: exponentials are then taken against 0, giving 0, not NaN.
@@ -287,17 +302,9 @@ __device__ void flashGradRows(const T *q, const T *k, const T *v, const T *out,
                             headDim);
     __syncthreads();
     float scores[KEYS];
-    float tileMax = flashNegativeInfinity();
-#pragma unroll
-    for (int jj = 0; jj < KEYS; ++jj) {
-      int j = part + LANES * jj;
-      long long key = firstKey + j;
-      bool visible = key < kvSeq && (!causal || key <= query);
-      scores[jj] = visible ? flashDot<D>(queryTile[r], keyTile[j]) * scale
-                           : flashNegativeInfinity();
-      tileMax = fmaxf(tileMax, scores[jj]);
-    }
-    tileMax = rowMax<LANES>(tileMax);
+    float tileMax = flashTileScores<D, LANES, KEYS>(
+        scores, queryTile[r], keyTile, part, firstKey, kvSeq, causal, query,
+        scale);
     float newMax = fmaxf(runningMax, tileMax);
     float reference = newMax == flashNegativeInfinity() ? 0.0f : newMax;
     float tileSum = 0.0f;

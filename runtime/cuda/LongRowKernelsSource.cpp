@@ -12,8 +12,9 @@
 // activations): one read of x, each element widened to double once (the
 // template, and the 8-pack entries, in NormRowsSource.cpp).
 // Appended to the device unit after deviceKernelSource() (whose
-// helpers it uses: loadValue, storeValue, negativeInfinity). Chosen by
-// DeviceKernels.cpp for contiguous rows of 1024 elements and more.
+// helpers it uses: loadValue, storeValue, negativeInfinity, and the
+// prelude's blockMaxSum). Chosen by DeviceKernels.cpp for contiguous rows
+// of 1024 elements and more.
 //
 // Numerics: everything in double and one rounding to the result type, as
 // the warp kernels and the CPU; only the order of the double operations
@@ -54,41 +55,6 @@ __device__ __forceinline__ void combineMaxSum(double &m, double &s, double m2,
   s = a + b;
 }
 
-// The block's (max, sum), in every thread. The combination order is fixed
-// (the shuffle tree, then warp 0 over the warps), so results repeat.
-__device__ void blockMaxSum(double &m, double &s) {
-  __shared__ double maxes[LLMC_LONG_ROW_THREADS / 32];
-  __shared__ double sums[LLMC_LONG_ROW_THREADS / 32];
-  for (int offset = 16; offset > 0; offset /= 2) {
-    double m2 = __shfl_xor_sync(0xffffffffu, m, offset);
-    double s2 = __shfl_xor_sync(0xffffffffu, s, offset);
-    combineMaxSum(m, s, m2, s2);
-  }
-  int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  if (lane == 0) {
-    maxes[warp] = m;
-    sums[warp] = s;
-  }
-  __syncthreads();
-  if (warp == 0) {
-    int warps = blockDim.x / 32;
-    m = lane < warps ? maxes[lane] : negativeInfinity();
-    s = lane < warps ? sums[lane] : 0.0;
-    for (int offset = 16; offset > 0; offset /= 2) {
-      double m2 = __shfl_xor_sync(0xffffffffu, m, offset);
-      double s2 = __shfl_xor_sync(0xffffffffu, s, offset);
-      combineMaxSum(m, s, m2, s2);
-    }
-    if (lane == 0) {
-      maxes[0] = m;
-      sums[0] = s;
-    }
-  }
-  __syncthreads();
-  m = maxes[0];
-  s = sums[0];
-}
-
 // The (max, sum) of one row of `length` elements.
 template <typename T, int V>
 __device__ void rowMaxSum(const T *in, long long length, double &m, double &s) {
@@ -104,7 +70,7 @@ __device__ void rowMaxSum(const T *in, long long length, double &m, double &s) {
   }
   for (long long i = packs * V + threadIdx.x; i < length; i += blockDim.x)
     takeElement(m, s, (double)loadValue(in[i]));
-  blockMaxSum(m, s);
+  blockMaxSum<double, LLMC_LONG_ROW_THREADS / 32, combineMaxSum>(m, s);
 }
 
 // Softmax over contiguous rows: block r takes row r. U is the result type

@@ -392,25 +392,15 @@ TEST_F(CudaCrossEntropyGrad, CrossEntropyGradTimingGpt2) {
         {logits.deviceRef(), targets.deviceRef(), dloss.deviceRef()},
         {dlogits.deviceRef()}, nullptr);
   };
-  cudaEvent_t start, stop;
-  ASSERT_EQ(cudaEventCreate(&start), cudaSuccess);
-  ASSERT_EQ(cudaEventCreate(&stop), cudaSuccess);
-  auto time = [&](const std::function<Status()> &launch, float &ms) {
-    const int repeats = 10;
+  auto time = [&](const std::function<Status()> &launch, double &ms) {
     ASSERT_OK(launch()); // warm-up (and the first compile)
-    ASSERT_EQ(cudaEventRecord(start, nullptr), cudaSuccess);
-    for (int i = 0; i < repeats; ++i)
-      ASSERT_OK(launch());
-    ASSERT_EQ(cudaEventRecord(stop, nullptr), cudaSuccess);
-    ASSERT_EQ(cudaEventSynchronize(stop), cudaSuccess);
-    ASSERT_EQ(cudaEventElapsedTime(&ms, start, stop), cudaSuccess);
-    ms /= repeats;
+    ASSERT_OK(launchMs(launch, 10, ms));
   };
-  float forwardMs = 0.0f, withLseMs = 0.0f, gradMs = 0.0f;
+  double forwardMs = 0.0, withLseMs = 0.0, gradMs = 0.0;
   time(forward, forwardMs);
   time(gradWithLse, withLseMs);
   const double bytes = static_cast<double>(rows * vocab) * 2.0;
-  auto rate = [](double moved, float ms) { return moved / (ms * 1e-3) / 1e9; };
+  auto rate = [](double moved, double ms) { return moved / (ms * 1e-3) / 1e9; };
   std::printf("[ce] GPT-2 [16384, 50304] bf16 mean: cross_entropy with lse "
               "%.3f ms (%.0f GB/s over 1 read); cross_entropy_grad with lse "
               "%.3f ms (%.0f GB/s over 1 read + 1 write)\n",
@@ -458,8 +448,6 @@ TEST_F(CudaCrossEntropyGrad, CrossEntropyGradTimingGpt2) {
           << "column " << v;
     }
   }
-  (void)cudaEventDestroy(start);
-  (void)cudaEventDestroy(stop);
 }
 
 } // namespace

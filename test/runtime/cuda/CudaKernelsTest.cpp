@@ -597,23 +597,9 @@ void timeFlashAttention(CudaKernels &kernels, const char *name, int64_t batch,
                           {dq.deviceRef(), dk.deviceRef(), dv.deviceRef()},
                           nullptr);
   };
-  cudaEvent_t start, stop;
-  ASSERT_EQ(cudaEventCreate(&start), cudaSuccess);
-  ASSERT_EQ(cudaEventCreate(&stop), cudaSuccess);
+  // The median of 20 launches after 3 warm-ups.
   auto medianMs = [&](const std::function<Status()> &run, double &ms) {
-    std::vector<float> times;
-    for (int i = 0; i < 23; ++i) {
-      ASSERT_EQ(cudaEventRecord(start, nullptr), cudaSuccess);
-      ASSERT_OK(run());
-      ASSERT_EQ(cudaEventRecord(stop, nullptr), cudaSuccess);
-      ASSERT_EQ(cudaEventSynchronize(stop), cudaSuccess);
-      float elapsed = 0.0f;
-      ASSERT_EQ(cudaEventElapsedTime(&elapsed, start, stop), cudaSuccess);
-      if (i >= 3)
-        times.push_back(elapsed);
-    }
-    std::sort(times.begin(), times.end());
-    ms = times[times.size() / 2];
+    ASSERT_OK(medianLaunchMs(run, 23, 3, ms));
   };
   double forwardMs = 0.0, backwardMs = 0.0, recomputeMs = 0.0;
   medianMs(forward, forwardMs);
@@ -637,8 +623,6 @@ void timeFlashAttention(CudaKernels &kernels, const char *name, int64_t batch,
         << names[index] << " differs between two runs of the backward";
     ++index;
   }
-  (void)cudaEventDestroy(start);
-  (void)cudaEventDestroy(stop);
   // Causal flops as FlashAttention counts them: 4 B H T^2 D / 2 forward,
   // 2.5 times that backward.
   double flops = 4.0 * batch * heads * seq * seq * headDim / 2.0;

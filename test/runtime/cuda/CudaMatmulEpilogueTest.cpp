@@ -411,23 +411,17 @@ TEST_F(CudaMatmulEpilogue, TimingGpt2) {
                     status.message().c_str());
         continue;
       }
-      cudaEvent_t start, stop;
-      (void)cudaEventCreate(&start);
-      (void)cudaEventCreate(&stop);
-      (void)cudaEventRecord(start);
-      for (int i = 0; i < 20; ++i)
-        (void)matmul_->run(*p, x.device, dy.device, dw.device, nullptr,
-                           operands);
-      (void)cudaEventRecord(stop);
-      (void)cudaEventSynchronize(stop);
-      float ms = 0;
-      (void)cudaEventElapsedTime(&ms, start, stop);
-      (void)cudaEventDestroy(start);
-      (void)cudaEventDestroy(stop);
+      double ms = 0.0;
+      status = launchMs(
+          [&] {
+            return matmul_->run(*p, x.device, dy.device, dw.device, nullptr,
+                                operands);
+          },
+          20, ms);
+      EXPECT_TRUE(status.isOk()) << status.toString();
       std::printf("  GPT-2 c_attn weight gradient [768 x 2304 x 16384] bf16%s: "
                   "%.4f ms\n",
-                  p == &fused ? " with its bias gradient (BGRADA)" : "",
-                  ms / 20);
+                  p == &fused ? " with its bias gradient (BGRADA)" : "", ms);
     }
   }
   for (const Shape3 &s : shapes) {
@@ -447,24 +441,16 @@ TEST_F(CudaMatmulEpilogue, TimingGpt2) {
     fused.epilogue = s.kind;
     MatmulEpilogueOperands operands{bias.device, out.device, pre.device};
     auto time = [&](const MatmulProblem &p) {
-      cudaEvent_t start, stop;
-      (void)cudaEventCreate(&start);
-      (void)cudaEventCreate(&stop);
-      const int reps = 20;
-      Status status = matmul_->run(p, lhs.device, rhs.device, out.device,
-                                   nullptr, operands); // warm-up, plan
+      auto run = [&] {
+        return matmul_->run(p, lhs.device, rhs.device, out.device, nullptr,
+                            operands);
+      };
+      Status status = run(); // warm-up, plan
       EXPECT_TRUE(status.isOk()) << status.toString();
-      (void)cudaEventRecord(start);
-      for (int i = 0; i < reps; ++i)
-        (void)matmul_->run(p, lhs.device, rhs.device, out.device, nullptr,
-                           operands);
-      (void)cudaEventRecord(stop);
-      (void)cudaEventSynchronize(stop);
-      float ms = 0;
-      (void)cudaEventElapsedTime(&ms, start, stop);
-      (void)cudaEventDestroy(start);
-      (void)cudaEventDestroy(stop);
-      return ms / reps;
+      double ms = 0.0;
+      status = launchMs(run, 20, ms);
+      EXPECT_TRUE(status.isOk()) << status.toString();
+      return ms;
     };
     double plainMs = time(plain), fusedMs = time(fused);
     ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);

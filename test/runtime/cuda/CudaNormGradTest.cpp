@@ -183,26 +183,15 @@ TEST_F(CudaNormGrad, TimingGpt2) {
   std::vector<TensorRef> out{dx.deviceRef(), dgamma.deviceRef(),
                              dbeta.deviceRef()};
   ASSERT_OK(kernels->prepare(KernelKind::LayerNormGrad, attrs, in, out));
-  cudaEvent_t start, stop;
-  ASSERT_EQ(cudaEventCreate(&start), cudaSuccess);
-  ASSERT_EQ(cudaEventCreate(&stop), cudaSuccess);
   // The median of 20 launches after 3 warm-ups, dx stored plus `addend`
   // when not null.
   auto medianMs = [&](const void *addend, double &ms) {
-    std::vector<float> times;
-    for (int i = 0; i < 23; ++i) {
-      ASSERT_EQ(cudaEventRecord(start, nullptr), cudaSuccess);
-      ASSERT_OK(kernels->launch(KernelKind::LayerNormGrad, attrs, in, out,
-                                nullptr, addend));
-      ASSERT_EQ(cudaEventRecord(stop, nullptr), cudaSuccess);
-      ASSERT_EQ(cudaEventSynchronize(stop), cudaSuccess);
-      float elapsed = 0.0f;
-      ASSERT_EQ(cudaEventElapsedTime(&elapsed, start, stop), cudaSuccess);
-      if (i >= 3)
-        times.push_back(elapsed);
-    }
-    std::sort(times.begin(), times.end());
-    ms = times[times.size() / 2];
+    ASSERT_OK(medianLaunchMs(
+        [&] {
+          return kernels->launch(KernelKind::LayerNormGrad, attrs, in, out,
+                                 nullptr, addend);
+        },
+        23, 3, ms));
   };
   double ms = 0.0;
   medianMs(nullptr, ms);
@@ -230,8 +219,6 @@ TEST_F(CudaNormGrad, TimingGpt2) {
   medianMs(r.device, foldedMs);
   if (HasFatalFailure())
     return;
-  (void)cudaEventDestroy(start);
-  (void)cudaEventDestroy(stop);
   // Bytes the kernels must move at least: x and dy read, dx written (bf16).
   double bytes = 3.0 * rows * dim * 2;
   std::printf("layer_norm_grad bf16 [16*1024, 768], f32 gamma: %.3f ms "

@@ -343,23 +343,9 @@ TEST_F(CudaReduce, ReductionTimingGpt2) {
       {"wpe bf16 [16,1024,768] -> [1,1024,768]", kBf16, {16, 1024, 768}, {0},
        {1, 1024, 768}, 1},
   };
-  cudaEvent_t start, stop;
-  ASSERT_EQ(cudaEventCreate(&start), cudaSuccess);
-  ASSERT_EQ(cudaEventCreate(&stop), cudaSuccess);
+  // The median of 20 launches after 3 warm-ups.
   auto medianMs = [&](const std::function<Status()> &launch, double &ms) {
-    std::vector<float> times;
-    for (int i = 0; i < 23; ++i) {
-      ASSERT_EQ(cudaEventRecord(start, nullptr), cudaSuccess);
-      ASSERT_OK(launch());
-      ASSERT_EQ(cudaEventRecord(stop, nullptr), cudaSuccess);
-      ASSERT_EQ(cudaEventSynchronize(stop), cudaSuccess);
-      float elapsed = 0.0f;
-      ASSERT_EQ(cudaEventElapsedTime(&elapsed, start, stop), cudaSuccess);
-      if (i >= 3)
-        times.push_back(elapsed);
-    }
-    std::sort(times.begin(), times.end());
-    ms = times[times.size() / 2];
+    ASSERT_OK(medianLaunchMs(launch, 23, 3, ms));
   };
 
   double savedTotal = 0.0, beforeTotal = 0.0, afterTotal = 0.0;
@@ -444,8 +430,6 @@ TEST_F(CudaReduce, ReductionTimingGpt2) {
   std::printf("these reductions per step: general %.2f ms, new %.2f ms, "
               "saved %.2f ms\n",
               beforeTotal, afterTotal, savedTotal);
-  (void)cudaEventDestroy(start);
-  (void)cudaEventDestroy(stop);
 }
 
 } // namespace

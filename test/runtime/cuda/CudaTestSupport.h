@@ -1,10 +1,11 @@
 //===- CudaTestSupport.h - what the GPU tests share -------------*- C++ -*-===//
 //
 // Header-only support of the GoogleTest files in test/runtime/cuda that need
-// a GPU (cuda-kernel-tests, cuda-session-tests): ASSERT_OK, the GpuTest
-// fixture that skips without a device, binaryDir(), DeviceTensor (a
-// tensor's host bytes and its device copy) and the element helpers by
-// dtype. Only the CUDA runtime and llmc's runtime: no MLIR.
+// a GPU (cuda-kernel-tests, cuda-session-tests, cuda-nccl-tests):
+// ASSERT_OK, the GpuTest fixture that skips without a device, binaryDir(),
+// the event timing of launches, DeviceTensor (a tensor's host bytes and its
+// device copy) and the element helpers by dtype. Only the CUDA runtime and
+// llmc's runtime: no MLIR.
 //
 //===----------------------------------------------------------------------===//
 #ifndef LLMC_TEST_RUNTIME_CUDA_CUDATESTSUPPORT_H
@@ -25,6 +26,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <random>
 #include <string>
@@ -128,6 +130,55 @@ inline std::string binaryDir() {
   path[length] = 0;
   std::string text(path);
   return text.substr(0, text.rfind('/'));
+}
+
+//===----------------------------------------------------------------------===//
+// Timing
+//===----------------------------------------------------------------------===//
+
+/// The milliseconds per call of `calls` calls of `launch` (each enqueues
+/// its work on the default stream and returns its status) back to back
+/// between two CUDA events: the events' time divided by `calls` in f32.
+/// The first failing call or CUDA call ends it with that status.
+inline Status launchMs(const std::function<Status()> &launch, int calls,
+                       double &ms) {
+  struct Events {
+    cudaEvent_t start = nullptr, stop = nullptr;
+    ~Events() {
+      if (start)
+        (void)cudaEventDestroy(start);
+      if (stop)
+        (void)cudaEventDestroy(stop);
+    }
+  } events;
+  LLMC_CUDA_CHECK(cudaEventCreate(&events.start), "cudaEventCreate");
+  LLMC_CUDA_CHECK(cudaEventCreate(&events.stop), "cudaEventCreate");
+  LLMC_CUDA_CHECK(cudaEventRecord(events.start, nullptr), "cudaEventRecord");
+  for (int i = 0; i < calls; ++i)
+    LLMC_RETURN_IF_ERROR(launch());
+  LLMC_CUDA_CHECK(cudaEventRecord(events.stop, nullptr), "cudaEventRecord");
+  LLMC_CUDA_CHECK(cudaEventSynchronize(events.stop), "cudaEventSynchronize");
+  float elapsed = 0.0f;
+  LLMC_CUDA_CHECK(cudaEventElapsedTime(&elapsed, events.start, events.stop),
+                  "cudaEventElapsedTime");
+  ms = elapsed / calls;
+  return Status::ok();
+}
+
+/// The median of `runs` times of one call of `launch` (launchMs), the
+/// first `dropped` (warm-ups: the first compile, cold caches) left out.
+inline Status medianLaunchMs(const std::function<Status()> &launch, int runs,
+                             int dropped, double &ms) {
+  std::vector<double> times;
+  for (int i = 0; i < runs; ++i) {
+    double elapsed = 0.0;
+    LLMC_RETURN_IF_ERROR(launchMs(launch, 1, elapsed));
+    if (i >= dropped)
+      times.push_back(elapsed);
+  }
+  std::sort(times.begin(), times.end());
+  ms = times[times.size() / 2];
+  return Status::ok();
 }
 
 //===----------------------------------------------------------------------===//

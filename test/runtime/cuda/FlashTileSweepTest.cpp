@@ -11,6 +11,8 @@
 // says so, hence no numerical assertion here beyond finite results.
 //
 //===----------------------------------------------------------------------===//
+#include "CudaTestSupport.h"
+
 #include "runtime/cuda/CudaModule.h"
 #include "runtime/cuda/DeviceKernels.h"
 #include "runtime/cuda/KernelSelection.h"
@@ -31,11 +33,12 @@
 namespace llmc::rt::cuda {
 namespace {
 
-#define ASSERT_OK(expr)                                                        \
-  do {                                                                         \
-    ::llmc::rt::Status status_ = (expr);                                       \
-    ASSERT_TRUE(status_.isOk()) << status_.message();                          \
-  } while (0)
+using namespace testing;
+
+class CudaTileSweep : public GpuTest {
+protected:
+  CudaTileSweep() : GpuTest("the flash attention tile sweep's timings") {}
+};
 
 /// One set of tile sizes, the blocks per SM each kernel promises and
 /// whether it keeps its fixed rows' fragments in registers (forward,
@@ -115,10 +118,7 @@ Status launch(const CudaLibrary &library, const std::string &entry,
   return Status::ok();
 }
 
-TEST(CudaTileSweep, FlashAttentionTileSweep) {
-  int devices = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0)
-    GTEST_SKIP() << "no CUDA device";
+TEST_F(CudaTileSweep, FlashAttentionTileSweep) {
   int major = 0, minor = 0;
   ASSERT_EQ(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor,
                                    0),
@@ -185,9 +185,6 @@ TEST(CudaTileSweep, FlashAttentionTileSweep) {
                          cudaMemcpyHostToDevice),
               cudaSuccess);
   }
-  cudaEvent_t start, stop;
-  ASSERT_EQ(cudaEventCreate(&start), cudaSuccess);
-  ASSERT_EQ(cudaEventCreate(&stop), cudaSuccess);
   int kHeads = static_cast<int>(heads);
   long long kSeq = seq;
   // Every operand in the [B, H, T, D] layout (the kernels' FlashLayout
@@ -239,21 +236,12 @@ TEST(CudaTileSweep, FlashAttentionTileSweep) {
                     {&qp, &kp, &vp, &dop, &lseIn, &delta, &dkp, &dvp, &kHeads,
                      &kHeads, &kSeq, &kSeq, &causal, &scale, &layout});
     };
+    // The median of 10 launches after 3 warm-ups.
     auto medianMs = [&](const std::function<Status()> &run) {
-      std::vector<float> times;
-      for (int r = 0; r < 13; ++r) {
-        EXPECT_EQ(cudaEventRecord(start, nullptr), cudaSuccess);
-        Status status = run();
-        EXPECT_TRUE(status.isOk()) << status.message();
-        EXPECT_EQ(cudaEventRecord(stop, nullptr), cudaSuccess);
-        EXPECT_EQ(cudaEventSynchronize(stop), cudaSuccess);
-        float elapsed = 0.0f;
-        EXPECT_EQ(cudaEventElapsedTime(&elapsed, start, stop), cudaSuccess);
-        if (r >= 3)
-          times.push_back(elapsed);
-      }
-      std::sort(times.begin(), times.end());
-      return times[times.size() / 2];
+      double ms = 0.0;
+      Status status = medianLaunchMs(run, 13, 3, ms);
+      EXPECT_TRUE(status.isOk()) << status.message();
+      return ms;
     };
     double forwardMs = medianMs(runForward);
     double rowsMs = medianMs(runRows);
@@ -274,8 +262,6 @@ TEST(CudaTileSweep, FlashAttentionTileSweep) {
                 keysName(variants[i]).c_str(), rowsMs + keysMs,
                 2.5 * flops / (rowsMs + keysMs) * 1e-9);
   }
-  (void)cudaEventDestroy(start);
-  (void)cudaEventDestroy(stop);
 }
 
 } // namespace

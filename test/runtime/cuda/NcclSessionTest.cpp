@@ -19,6 +19,8 @@
 //    GPU's batch reduction, about 1e-7 per step, and Adam carries it on).
 //
 //===----------------------------------------------------------------------===//
+#include "CudaTestSupport.h"
+
 #include "runtime/cuda/CudaSession.h"
 #include "runtime/cuda/Nccl.h"
 #include "runtime/dist/Rendezvous.h"
@@ -44,27 +46,17 @@
 namespace llmc::rt::cuda {
 namespace {
 
-#define ASSERT_OK(expr)                                                        \
-  do {                                                                         \
-    ::llmc::rt::Status status_ = (expr);                                       \
-    ASSERT_TRUE(status_.isOk()) << status_.toString();                         \
-  } while (0)
+using namespace testing;
 
-std::string executableDir() {
-  char path[4096];
-  ssize_t length = ::readlink("/proc/self/exe", path, sizeof(path) - 1);
-  if (length <= 0)
-    return ".";
-  path[length] = 0;
-  std::string text(path);
-  return text.substr(0, text.rfind('/'));
-}
-
-class NcclTest : public ::testing::Test {
+// Each test selects its devices (or leaves it to the sessions).
+class NcclTest : public GpuTest {
 protected:
+  NcclTest() : GpuTest("the NCCL tests", SelectDevice::Leave) {}
+
   void SetUp() override {
-    if (cudaDeviceCount() == 0)
-      GTEST_SKIP() << "no CUDA device";
+    GpuTest::SetUp();
+    if (stopped())
+      return;
     // The lent machines need NVLink SHARP off (docs/distributed.md).
     ::setenv("NCCL_NVLS_ENABLE", "0", 0);
   }
@@ -155,7 +147,7 @@ void trainFive(const Executable &exe, DeviceSessionFactory factory,
 
 TEST_F(NcclTest, WorldOfOneTrainsLikeThePlainSession) {
   Executable exe;
-  ASSERT_OK(readExecutable(executableDir() + "/gpt2-tiny.llmcx", exe));
+  ASSERT_OK(readExecutable(binaryDir() + "/gpt2-tiny.llmcx", exe));
   TrainReport plain, again, nccl;
   trainFive(exe, createCudaDeviceSession, plain);
   trainFive(exe, createCudaDeviceSession, again);
@@ -271,7 +263,7 @@ std::string slurp(const std::string &path) {
 TEST_F(NcclTest, TwoProcessDataParallelMatchesOneGpu) {
   if (cudaDeviceCount() < 2)
     GTEST_SKIP() << "needs two GPUs, found " << cudaDeviceCount();
-  std::string dir = executableDir();
+  std::string dir = binaryDir();
   std::string llmcRun = dir + "/llmc-run";
   ASSERT_EQ(::access(llmcRun.c_str(), X_OK), 0) << llmcRun;
   char tmp[] = "/tmp/llmc-nccl-test-XXXXXX";
