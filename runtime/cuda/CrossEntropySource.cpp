@@ -13,7 +13,7 @@
 // gradient kernel reads instead of recomputing the row statistics); pass 2,
 // one block, reduces the losses in a fixed order (mean, sum) or copies them
 // (none). Appended to the device unit after deviceKernelSource() (whose
-// helpers it uses: loadValue, Bf16, the prelude's blockMaxSum);
+// helpers it uses: loadValue, Bf16, the blockMaxSum of deviceKernelSource());
 // CrossEntropyGradSource.cpp, which follows, uses the row statistics
 // below.
 //

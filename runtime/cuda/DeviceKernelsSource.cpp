@@ -85,12 +85,25 @@ __device__ __forceinline__ double warpMax(double value) {
 
 __device__ __forceinline__ int lane() { return threadIdx.x % 32; }
 
+// V consecutive elements moved by one load (16 bytes when V * sizeof(T) is).
+template <typename T, int V> struct __align__(sizeof(T) * V) RowPack {
+  T v[V];
+};
+)cuda";
+}
+
+const char *deviceKernelSource() {
+  return R"cuda(
+// ---- Block reductions ------------------------------------------------------
+
 // The block's (max, sum of exp(x - max)) in every thread, from each
 // thread's partial pair: the shuffle tree, then warp 0 over the block's
 // warps (blockDim.x a multiple of 32, at most 32 * kMaxWarps). M is the
 // max's type (the sums are double); combine merges two pairs. The order of
 // the combinations is fixed, so results repeat run to run. Cross-entropy
-// (f32 max) and the long-row softmax (double max) use it.
+// (f32 max) and the long-row softmax (double max) use it. Here rather than
+// in the prelude: the prelude has no shared memory, so that the CPU
+// emulations (test/runtime/cuda/*_for_cpu.py) can take it whole.
 template <typename M, int kMaxWarps,
           void (*combine)(M &, double &, M, double)>
 __device__ void blockMaxSum(M &m, double &s) {
@@ -126,15 +139,6 @@ __device__ void blockMaxSum(M &m, double &s) {
   s = sums[0];
 }
 
-// V consecutive elements moved by one load (16 bytes when V * sizeof(T) is).
-template <typename T, int V> struct __align__(sizeof(T) * V) RowPack {
-  T v[V];
-};
-)cuda";
-}
-
-const char *deviceKernelSource() {
-  return R"cuda(
 // ---- Data movement --------------------------------------------------------
 
 // out[i] = in[base + sum_d index_d(i) * inStrides[d]] over the result's shape:

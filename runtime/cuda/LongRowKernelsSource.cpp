@@ -12,9 +12,9 @@
 // activations): one read of x, each element widened to double once (the
 // template, and the 8-pack entries, in NormRowsSource.cpp).
 // Appended to the device unit after deviceKernelSource() (whose
-// helpers it uses: loadValue, storeValue, negativeInfinity, and the
-// prelude's blockMaxSum). Chosen by DeviceKernels.cpp for contiguous rows
-// of 1024 elements and more.
+// helpers it uses: loadValue, storeValue, negativeInfinity, and its
+// blockMaxSum). Chosen by DeviceKernels.cpp for contiguous rows of 1024
+// elements and more.
 //
 // Numerics: everything in double and one rounding to the result type, as
 // the warp kernels and the CPU; only the order of the double operations
