@@ -2,6 +2,7 @@
 #include "runtime/cuda/CpuCheck.h"
 
 #include "runtime/cpu/CpuKernels.h"
+#include "runtime/cpu/KernelImpl.h"
 #include "runtime/cpu/ThreadPool.h"
 
 #include <cmath>
@@ -27,38 +28,9 @@ Status copyToHost(const TensorRef &t, std::vector<uint8_t> &bytes) {
   return Status::ok();
 }
 
+/// Element `i` of host bytes as a double (the CPU kernels' loadFloat).
 double valueAt(const uint8_t *data, DType dtype, int64_t i) {
-  switch (dtype) {
-  case DType::F32: {
-    float v;
-    std::memcpy(&v, data + 4 * i, 4);
-    return v;
-  }
-  case DType::F64: {
-    double v;
-    std::memcpy(&v, data + 8 * i, 8);
-    return v;
-  }
-  case DType::BF16:
-  case DType::F16: {
-    uint16_t bits;
-    std::memcpy(&bits, data + 2 * i, 2);
-    return dtype == DType::BF16 ? bf16ToFloat(bits) : f16ToFloat(bits);
-  }
-  case DType::I32: {
-    int32_t v;
-    std::memcpy(&v, data + 4 * i, 4);
-    return v;
-  }
-  case DType::I64: {
-    int64_t v;
-    std::memcpy(&v, data + 8 * i, 8);
-    return static_cast<double>(v);
-  }
-  case DType::I1:
-    return data[i];
-  }
-  return 0.0;
+  return loadFloat(TensorRef{const_cast<uint8_t *>(data), dtype, {}}, i);
 }
 
 std::string shapeText(const TensorRef &t) {

@@ -58,7 +58,7 @@ protected:
 
 /// Element `i` of a random operand drawn as `value`: integers spread over
 /// most of their range (products overflow and must wrap), other dtypes
-/// stored as storeElement does.
+/// stored as DeviceTensor::set does.
 void storeOperand(DeviceTensor &t, int64_t i, float value) {
   if (t.dtype == DType::I32)
     t.set(i, value * 5.0e8f);

@@ -14,6 +14,7 @@
 #include "runtime/DType.h"
 #include "runtime/Kernel.h"
 #include "runtime/Status.h"
+#include "runtime/cpu/KernelImpl.h"
 #include "runtime/cuda/CudaModule.h"
 #include "runtime/cuda/DeviceKernels.h"
 
@@ -182,79 +183,8 @@ inline Status medianLaunchMs(const std::function<Status()> &launch, int runs,
 }
 
 //===----------------------------------------------------------------------===//
-// Elements by dtype
+// bf16 units
 //===----------------------------------------------------------------------===//
-
-/// Element `i` of `data` (values of `dtype`) as a double: f32, f64 and bf16
-/// exactly, i1 as 0 or 1, i32 and i64 as their values; any other dtype is
-/// read as f32.
-inline double loadElement(const void *data, DType dtype, int64_t i) {
-  const uint8_t *bytes = static_cast<const uint8_t *>(data);
-  switch (dtype) {
-  case DType::BF16: {
-    uint16_t bits;
-    std::memcpy(&bits, bytes + 2 * i, 2);
-    return bf16ToFloat(bits);
-  }
-  case DType::I1:
-    return bytes[i];
-  case DType::I32: {
-    int32_t value;
-    std::memcpy(&value, bytes + 4 * i, 4);
-    return value;
-  }
-  case DType::I64: {
-    int64_t value;
-    std::memcpy(&value, bytes + 8 * i, 8);
-    return static_cast<double>(value);
-  }
-  case DType::F64: {
-    double value;
-    std::memcpy(&value, bytes + 8 * i, 8);
-    return value;
-  }
-  default: {
-    float value;
-    std::memcpy(&value, bytes + 4 * i, 4);
-    return value;
-  }
-  }
-}
-
-/// Stores `value` as element `i` of `data`: rounded to f32 and then, for
-/// bf16, to nearest even (floatToBf16); truncated for i32 and i64; 1 for
-/// any nonzero value in i1; any other dtype is written as f32.
-inline void storeElement(void *data, DType dtype, int64_t i, double value) {
-  uint8_t *bytes = static_cast<uint8_t *>(data);
-  switch (dtype) {
-  case DType::BF16: {
-    uint16_t bits = floatToBf16(static_cast<float>(value));
-    std::memcpy(bytes + 2 * i, &bits, 2);
-    return;
-  }
-  case DType::I1:
-    bytes[i] = value != 0.0;
-    return;
-  case DType::I32: {
-    int32_t narrow = static_cast<int32_t>(value);
-    std::memcpy(bytes + 4 * i, &narrow, 4);
-    return;
-  }
-  case DType::I64: {
-    int64_t wide = static_cast<int64_t>(value);
-    std::memcpy(bytes + 8 * i, &wide, 8);
-    return;
-  }
-  case DType::F64:
-    std::memcpy(bytes + 8 * i, &value, 8);
-    return;
-  default: {
-    float narrow = static_cast<float>(value);
-    std::memcpy(bytes + 4 * i, &narrow, 4);
-    return;
-  }
-  }
-}
 
 /// One bf16 ulp at `x` (2^(exponent - 7)); at zero, the smallest bf16
 /// subnormal 2^-133.
@@ -324,11 +254,16 @@ struct DeviceTensor {
     return Status::ok();
   }
 
-  /// Host element `i` as a double (loadElement).
-  double get(int64_t i) const { return loadElement(host.data(), dtype, i); }
-  /// Stores host element `i` (storeElement).
+  /// Host element `i` as a double (the CPU kernels' loadFloat: exact for
+  /// every float dtype, integers by value, i1 as 0 or 1).
+  double get(int64_t i) const {
+    return loadFloat(TensorRef{const_cast<uint8_t *>(host.data()), dtype, {}},
+                     i);
+  }
+  /// Stores host element `i` as the CPU kernels' storeFloat does (rounded
+  /// through f32 to bf16/f16, integers truncated, i1 as value != 0).
   void set(int64_t i, double value) {
-    storeElement(host.data(), dtype, i, value);
+    storeFloat(TensorRef{host.data(), dtype, {}}, i, value);
   }
   /// Every host element drawn in order from U(low, high) in f32, then
   /// stored (bf16: rounded).
