@@ -57,8 +57,8 @@ llmc_status describe(llmc::rt::DType dtype, const llmc::rt::Shape &shape,
 
 } // namespace
 
-static_assert(static_cast<int>(llmc::rt::StatusCode::Internal) ==
-                  LLMC_INTERNAL,
+static_assert(static_cast<int>(llmc::rt::StatusCode::Cancelled) ==
+                  LLMC_CANCELLED,
               "llmc_status mirrors StatusCode");
 static_assert(static_cast<int>(llmc::rt::DType::I1) == LLMC_I1,
               "llmc_dtype mirrors DType");

@@ -19,6 +19,13 @@ Status DeviceSession::zeroArgument(const std::string &name) {
   return checkArgumentFound(name, -1);
 }
 
+std::vector<int> DeviceSession::localRanks() const {
+  std::vector<int> ranks(executable().ranks.size());
+  for (size_t r = 0; r < ranks.size(); ++r)
+    ranks[r] = static_cast<int>(r);
+  return ranks;
+}
+
 Status checkBinding(const std::string &name, const TensorRef &target,
                     DType dtype, const Shape &shape, size_t bytes) {
   if (dtype != target.dtype || shape != target.shape)

@@ -73,6 +73,11 @@ public:
   /// Argument `index` as bound, the GLOBAL tensor, in host memory.
   virtual Status argumentToHost(size_t index, HostTensor &tensor) const = 0;
 
+  /// The ranks of the program this session runs in this process: all of
+  /// them for the CPU session, one for a GPU's. The data loader reads the
+  /// rows of the batch these ranks hold and no others.
+  virtual std::vector<int> localRanks() const;
+
   /// One line on the device memory the session holds, measured now, next
   /// to the buffer plan's prediction; "" when the device has nothing to
   /// say (the CPU session).

@@ -106,6 +106,29 @@ Status planShard(const Shape &globalShape, const TensorSharding &sharding,
   return Status::ok();
 }
 
+} // namespace
+
+Status shardIndices(const Shape &globalShape, const TensorSharding &sharding,
+                    const std::vector<MeshAxisInfo> &mesh, int rank,
+                    size_t dim, std::vector<int64_t> &indices) {
+  indices.clear();
+  if (dim >= globalShape.size())
+    return invalidSharding("dimension " + std::to_string(dim) +
+                           " of a tensor of rank " +
+                           std::to_string(globalShape.size()));
+  std::vector<DimPlan> plan;
+  LLMC_RETURN_IF_ERROR(planShard(globalShape, sharding, mesh, rank, plan));
+  const DimPlan &p = plan[dim];
+  indices.reserve(static_cast<size_t>(p.local));
+  for (int64_t j = 0; j < p.local; ++j) {
+    int64_t block = j / p.chunk;
+    indices.push_back(block * p.block + p.offsetOf(block) + j % p.chunk);
+  }
+  return Status::ok();
+}
+
+namespace {
+
 /// Copies one rank's block between `global` and `local` (direction
 /// `toLocal`), in runs of contiguous bytes.
 class ShardCopier {

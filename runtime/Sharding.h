@@ -49,6 +49,13 @@ Status extractShard(const void *global, size_t elementBytes,
                     const std::vector<MeshAxisInfo> &mesh, int rank,
                     void *local);
 
+/// The global indices along dimension `dim` of rank `rank`'s block of a
+/// tensor of shape `globalShape`, in local order (all of 0..S-1 when the
+/// dimension is not split). InvalidArgument as for extractShard.
+Status shardIndices(const Shape &globalShape, const TensorSharding &sharding,
+                    const std::vector<MeshAxisInfo> &mesh, int rank,
+                    size_t dim, std::vector<int64_t> &indices);
+
 /// The inverse of extractShard: fills `global` from `locals[rank]`, one
 /// block per rank of the mesh (locals.size() ranks). Ranks that hold the
 /// same block (they differ only along mesh axes the sharding does not use)

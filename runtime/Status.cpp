@@ -19,6 +19,8 @@ const char *statusCodeName(StatusCode code) {
     return "unavailable";
   case StatusCode::Internal:
     return "internal error";
+  case StatusCode::Cancelled:
+    return "cancelled";
   }
   return "unknown";
 }

@@ -21,6 +21,7 @@ enum class StatusCode {
   Unimplemented,   ///< a feature that a later issue adds
   Unavailable,     ///< a device or peer cannot be reached
   Internal,        ///< a bug in llmc
+  Cancelled,       ///< stopped on request (a signal) after a clean stop
 };
 
 /// The name of a code, as printed in messages ("invalid argument").

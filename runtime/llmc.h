@@ -28,7 +28,8 @@ typedef enum llmc_status {
   LLMC_DATA_LOSS = 3,
   LLMC_UNIMPLEMENTED = 4,
   LLMC_UNAVAILABLE = 5,
-  LLMC_INTERNAL = 6
+  LLMC_INTERNAL = 6,
+  LLMC_CANCELLED = 7
 } llmc_status;
 
 /* Element types; values match the Executable format. i1 is one byte. */

@@ -36,10 +36,26 @@ llmc::rt::TrainSettings trainSettingsFor(const llmc::RunDescription &run) {
   settings.logEvery = run.train.logEvery;
   settings.seed = run.train.seed;
   settings.vocabSize = run.model.vocabSize;
-  settings.dataPath = run.data.path;
-  settings.dataFormat = run.data.format == llmc::DataFormat::Tokens
-                            ? llmc::rt::TokenFormat::Shard
-                            : llmc::rt::TokenFormat::Text;
+  settings.trainData = run.data.train;
+  settings.valData = run.data.val;
+  switch (run.data.format) {
+  case llmc::DataFormat::Auto:
+    settings.dataFormat = llmc::rt::TokenFormat::Auto;
+    break;
+  case llmc::DataFormat::Tokens:
+    settings.dataFormat = llmc::rt::TokenFormat::Shard;
+    break;
+  case llmc::DataFormat::U16:
+    settings.dataFormat = llmc::rt::TokenFormat::U16;
+    break;
+  case llmc::DataFormat::Text:
+    settings.dataFormat = llmc::rt::TokenFormat::Text;
+    break;
+  }
+  settings.tokenizer = run.data.tokenizer;
+  settings.shuffle = run.data.shuffle;
+  settings.evalEvery = run.eval.every;
+  settings.evalSteps = run.eval.steps;
   settings.checkpointDir = run.checkpoint.directory;
   settings.checkpointEvery = run.checkpoint.every;
   settings.checkpointKeep = run.checkpoint.keep;
@@ -145,10 +161,54 @@ int compileModule(Session &session, const CompileRequest &request,
   }
   if (mlir::failed(pm.run(module)))
     return kExitRejected;
+  compiled.pipeline = stageOptions;
   compiled.module = std::move(loaded.module);
   compiled.description = std::move(loaded.description);
   return kExitOk;
 }
+
+namespace {
+
+/// The companion "eval": @loss for one microbatch's rows, compiled with the
+/// step's pipeline options but no autodiff or optimizer, on the step's mesh
+/// without its pipeline axis (a forward-only program is not split into
+/// stages; the eval program runs in a session of its own).
+int buildEvalCompanion(const Compiled &compiled, const std::string &source,
+                       llmc::rt::Executable &exe) {
+  const llmc::RunDescription &run = *compiled.description;
+  mlir::ModuleOp trained = compiled.module.get();
+  mlir::MLIRContext &context = *trained.getContext();
+  int64_t rows = run.train.batchSize / run.train.microbatches;
+  mlir::OwningOpRef<mlir::ModuleOp> eval =
+      llmc::buildLossModule(context, run.model, rows, run.train.seqLen);
+  if (!eval)
+    return kExitRejected;
+  llmc::CompilePipelineOptions options = compiled.pipeline;
+  options.training = false;
+  options.microbatches = 1;
+  options.parallel.pp = 1;
+  options.parallel.virtualStages = 1;
+  options.parallel.pipelineBoundaries.clear();
+  options.stopAfter = -1;
+  options.printCost = false;
+  options.fusionReport = false;
+  mlir::PassManager pm(&context);
+  llmc::buildCompilePipeline(pm, options);
+  if (mlir::failed(pm.run(*eval)))
+    return kExitRejected;
+  llmc::CodegenOptions codegen;
+  codegen.source = source;
+  codegen.function = "loss";
+  mlir::FailureOr<llmc::rt::Executable> built =
+      llmc::buildExecutable(*eval, codegen);
+  if (mlir::failed(built))
+    return kExitRejected;
+  built->name = "eval";
+  exe.companions.push_back(std::move(*built));
+  return kExitOk;
+}
+
+} // namespace
 
 /// Compiles the program the pipeline ended with (@train_step when there is
 /// one, else @loss) into an Executable; a training step built from a run
@@ -190,6 +250,8 @@ int buildArtifact(const Compiled &compiled, const std::string &source,
   if (mlir::failed(sample))
     return kExitRejected;
   exe.companions.push_back(std::move(*sample));
+  if (!run.data.val.empty())
+    return buildEvalCompanion(compiled, source, exe);
   return kExitOk;
 }
 

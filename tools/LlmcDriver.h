@@ -19,6 +19,7 @@
 #include "ir/Registration.h"
 #include "passes/Passes.h"
 #include "runtime/train/Launched.h"
+#include "runtime/train/StopSignal.h"
 #include "runtime/train/Trainer.h"
 #ifdef LLMC_HAVE_CUDA
 #include "runtime/cuda/CudaSession.h"
@@ -173,11 +174,20 @@ struct TrainCommand {
       "weights", cl::desc("Start from these parameters (safetensors, Hugging "
                           "Face names) instead of the initializers"),
       cl::value_desc("file"), cl::sub(command), cl::cat(llmcCategory())};
-  cl::opt<std::string> data{"data",
-                            cl::desc("Train on this file instead of [data] "
-                                     "path (format from [data] format)"),
-                            cl::value_desc("file"), cl::sub(command),
-                            cl::cat(llmcCategory())};
+  cl::list<std::string> data{
+      "data",
+      cl::desc("Train on these files instead of [data] train (a file or a "
+               "glob pattern; repeatable; format from [data] format)"),
+      cl::value_desc("file|glob"), cl::sub(command), cl::cat(llmcCategory())};
+  cl::list<std::string> val{
+      "val",
+      cl::desc("Validate on these files instead of [data] val (the run "
+               "needs [data] val to have an eval program)"),
+      cl::value_desc("file|glob"), cl::sub(command), cl::cat(llmcCategory())};
+  cl::opt<std::string> tokenizer{
+      "tokenizer",
+      cl::desc("A Hugging Face tokenizer.json instead of [data] tokenizer"),
+      cl::value_desc("file"), cl::sub(command), cl::cat(llmcCategory())};
   cl::opt<std::string> checkpointDir{
       "checkpoint-dir", cl::desc("Save checkpoints here instead of "
                                  "[checkpoint] dir"),
@@ -502,6 +512,9 @@ std::optional<bool> fusedKernelsOption(cl::boolOrDefault option);
 struct Compiled {
   mlir::OwningOpRef<mlir::ModuleOp> module;
   std::optional<llmc::RunDescription> description;
+  /// The pipeline's options as compileModule ran them (the mesh after a
+  /// search, the buffer plan's mode): the companions compile with them.
+  llmc::CompilePipelineOptions pipeline;
 };
 
 /// Loads, runs the pipeline (up to request.stopAfter); reports errors and
@@ -509,7 +522,9 @@ struct Compiled {
 int compileModule(Session &session, const CompileRequest &request,
                   Compiled &compiled);
 /// The Executable of the program the pipeline ended with, with the training
-/// settings and the logits companion for a training step.
+/// settings and the companions of a training step: "logits" (the sample)
+/// and, when the run has [data] val, "eval" (the validation loss: the
+/// forward loss of one microbatch's rows on the step's mesh).
 int buildArtifact(const Compiled &compiled, const std::string &source,
                   llmc::rt::Executable &exe);
 int writeArtifact(const llmc::rt::Executable &exe, const std::string &path);

@@ -78,7 +78,11 @@ int runTrain(const TrainCommand &options) {
     return kExitRejected;
   }
   if (!options.data.empty())
-    train.settings.dataPath = options.data;
+    train.settings.trainData.assign(options.data.begin(), options.data.end());
+  if (!options.val.empty())
+    train.settings.valData.assign(options.val.begin(), options.val.end());
+  if (!options.tokenizer.empty())
+    train.settings.tokenizer = options.tokenizer;
   if (!options.checkpointDir.empty())
     train.settings.checkpointDir = options.checkpointDir;
   train.settings.sampleTokens =
@@ -114,11 +118,14 @@ int runTrain(const TrainCommand &options) {
     llvm::errs() << "llmc train: " << status.message() << "\n";
     return kExitRejected;
   }
+  llmc::rt::installStopHandlers();
   llmc::rt::TrainReport report;
   if (llmc::rt::Status status = llmc::rt::train(exe, train, report);
       !status) {
     llvm::errs() << "llmc train: " << status.message() << "\n";
-    return kExitRejected;
+    return report.stoppedBySignal
+               ? llmc::rt::stopExitCode(report.stoppedBySignal)
+               : kExitRejected;
   }
   return kExitOk;
 }

@@ -11,6 +11,7 @@
 #include "frontend/config/RunParser.h"
 
 #include <algorithm>
+#include <glob.h>
 
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
@@ -43,6 +44,7 @@ ParseOutcome RunParser::parse(const std::string &text) {
   parseParallel();
   parseMemory();
   parseData();
+  parseEval();
   parseCheckpoint();
 
   outcome.diagnostics = std::move(diagnostics.diagnostics);
@@ -417,17 +419,74 @@ void RunParser::parseMemory() {
                                          {"auto", RematPolicy::Auto}}));
 }
 
+std::optional<std::vector<std::string>>
+RunParser::dataFiles(SectionReader &s, StringRef key) {
+  std::optional<std::vector<std::string>> items = s.stringList(key);
+  if (!items)
+    return std::nullopt;
+  std::vector<std::string> resolved;
+  for (const std::string &item : *items) {
+    std::string path = resolve(item);
+    if (item.find_first_of("*?[") != std::string::npos) {
+      glob_t matches{};
+      int result = ::glob(path.c_str(), 0, nullptr, &matches);
+      size_t count = result == 0 ? matches.gl_pathc : 0;
+      ::globfree(&matches);
+      if (count == 0) {
+        s.error(key, "expected the pattern \"" + item +
+                         "\" to match files, but '" + path +
+                         "' matches none; fix the directory or the name "
+                         "(relative to this file's directory; llmc tokenize "
+                         "writes DIR/train_000000.bin, DIR/val_000000.bin)");
+        return std::nullopt;
+      }
+    } else if (!llvm::sys::fs::is_regular_file(path)) {
+      s.error(key, "expected " + key.str() + " to name existing files, got \"" +
+                       item + "\" (looked for '" + path +
+                       "'); fix the path, which is relative to this file's "
+                       "directory");
+      return std::nullopt;
+    }
+    resolved.push_back(path);
+  }
+  return resolved;
+}
+
 void RunParser::parseData() {
   SectionReader s = reader("data");
   DataConfig &d = run.data;
-  assign(d.path, existingFile(s, "path"));
+  // train, or path (one file); val, or validation_path (its old name).
+  for (auto [key, alias, field] :
+       {std::make_tuple("train", "path", &d.train),
+        std::make_tuple("val", "validation_path", &d.val)}) {
+    if (s.given(key) && s.given(alias)) {
+      s.error(alias, std::string("expected one of ") + key + " and " + alias +
+                         ", got both; " + alias + " is the one-file form of " +
+                         key + ": remove it");
+      continue;
+    }
+    assign(*field, dataFiles(s, s.given(alias) ? alias : key));
+  }
   assign(d.format,
-         s.choice<DataFormat>("format", {{"text", DataFormat::Text},
-                                         {"tokens", DataFormat::Tokens}}));
-  assign(d.validationPath, existingFile(s, "validation_path"));
-  // The training loop reads path and format; nothing evaluates a
-  // validation set yet.
-  s.recordPending(run.pending, "validation_path", "none yet");
+         s.choice<DataFormat>("format", {{"auto", DataFormat::Auto},
+                                         {"tokens", DataFormat::Tokens},
+                                         {"u16", DataFormat::U16},
+                                         {"text", DataFormat::Text}}));
+  assign(d.tokenizer, existingFile(s, "tokenizer"));
+  assign(d.shuffle, s.boolean("shuffle"));
+}
+
+void RunParser::parseEval() {
+  SectionReader s = reader("eval");
+  EvalConfig &e = run.eval;
+  assign(e.every, s.integer("every", kNonNegative));
+  assign(e.steps, s.integer("steps", kPositive));
+  if ((s.given("every") || s.given("steps")) && run.data.val.empty() &&
+      !s.failed("every") && !s.failed("steps"))
+    s.error(s.given("every") ? "every" : "steps",
+            "expected [data] val to name the validation set that [eval] "
+            "evaluates, got no val; add e.g. val = \"data/val_*.bin\" to "
+            "[data], or remove [eval]");
 }
 
 void RunParser::parseCheckpoint() {

@@ -50,7 +50,7 @@ enum class LrSchedule { Cosine, Linear, Constant };
 enum class PrecisionPolicy { Fp32, Bf16, Fp16 };
 enum class RematPolicy { None, Selective, Full, Auto };
 enum class PipelineSchedule { GPipe, OneFOneB, Interleaved };
-enum class DataFormat { Text, Tokens };
+enum class DataFormat { Auto, Tokens, U16, Text };
 
 struct TrainConfig {
   int64_t batchSize = 8;
@@ -98,9 +98,25 @@ struct MemoryConfig {
 };
 
 struct DataConfig {
-  std::string path; ///< empty: the built-in corpus
-  DataFormat format = DataFormat::Text;
-  std::string validationPath;
+  /// Training data: files or glob patterns, resolved against the run
+  /// description's directory (`train`, or its one-file shorthand `path`);
+  /// empty: the built-in corpus.
+  std::vector<std::string> train;
+  /// Validation data, likewise (`val`; `validation_path` is its old name).
+  std::vector<std::string> val;
+  /// Auto: `.bin` files are llm.c shards, anything else text.
+  DataFormat format = DataFormat::Auto;
+  /// A Hugging Face tokenizer.json: text data is encoded with it and the
+  /// sample decoded; empty: text is bytes.
+  std::string tokenizer;
+  /// Shuffled sequence windows (a permutation per epoch from train.seed) or
+  /// llm.c's consecutive order.
+  bool shuffle = true;
+};
+
+struct EvalConfig {
+  int64_t every = 0;  ///< steps between validations; 0: only at the end
+  int64_t steps = 20; ///< batches per validation
 };
 
 struct CheckpointConfig {
@@ -142,6 +158,7 @@ struct RunDescription {
   ParallelConfig parallel;
   MemoryConfig memory;
   DataConfig data;
+  EvalConfig eval;
   CheckpointConfig checkpoint;
   /// Fields set to a non-default value that later issues implement.
   std::vector<PendingField> pending;

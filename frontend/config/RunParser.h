@@ -77,6 +77,10 @@ private:
   bool modelUsable() const;
   void parseMemory();
   void parseData();
+  /// A data key's files: plain paths must exist, glob patterns must match.
+  std::optional<std::vector<std::string>> dataFiles(SectionReader &s,
+                                                    llvm::StringRef key);
+  void parseEval();
   void parseCheckpoint();
 
   TomlDiagnostics diagnostics;

@@ -7,6 +7,8 @@
 //===----------------------------------------------------------------------===//
 #include "frontend/config/TomlReader.h"
 
+#include <algorithm>
+
 #include "llvm/ADT/STLExtras.h"
 
 #include <cmath>
@@ -80,9 +82,17 @@ const KeySpec kMemoryKeys[] = {
     {"remat", "\"selective\""},
 };
 const KeySpec kDataKeys[] = {
+    {"train", "\"data/train_*.bin\""},
+    {"val", "\"data/val_*.bin\""},
     {"path", "\"data/train.bin\""},
     {"format", "\"tokens\""},
+    {"tokenizer", "\"tokenizer.json\""},
+    {"shuffle", "true"},
     {"validation_path", "\"data/val.bin\""},
+};
+const KeySpec kEvalKeys[] = {
+    {"every", "250"},
+    {"steps", "20"},
 };
 const KeySpec kCheckpointKeys[] = {
     {"dir", "\"checkpoints\""},
@@ -93,7 +103,7 @@ const SectionSpec kSections[] = {
     {"model", kModelKeys},           {"train", kTrainKeys},
     {"precision", kPrecisionKeys},   {"parallel", kParallelKeys},
     {"memory", kMemoryKeys},         {"data", kDataKeys},
-    {"checkpoint", kCheckpointKeys},
+    {"eval", kEvalKeys},             {"checkpoint", kCheckpointKeys},
 };
 
 StringRef toStringRef(std::string_view text) {
@@ -377,6 +387,34 @@ std::optional<std::string> SectionReader::string(StringRef key) {
     return std::nullopt;
   }
   return std::string(*value->value<std::string_view>());
+}
+
+std::optional<std::vector<std::string>>
+SectionReader::stringList(StringRef key) {
+  const toml::node *value = node(key);
+  if (!value || failed(key))
+    return std::nullopt;
+  std::vector<std::string> items;
+  if (value->is_string()) {
+    items.emplace_back(*value->value<std::string_view>());
+  } else if (const toml::array *array = value->as_array();
+             array && (array->empty() || array->is_homogeneous<std::string>())) {
+    for (const toml::node &element : *array)
+      items.emplace_back(*element.value<std::string_view>());
+  } else {
+    wrongType(key, "a string or an array of strings");
+    return std::nullopt;
+  }
+  if (items.empty() ||
+      std::any_of(items.begin(), items.end(),
+                  [](const std::string &item) { return item.empty(); })) {
+    error(key, "expected " + key.str() +
+                   " to name files (paths or glob patterns), got an empty " +
+                   (items.empty() ? "array" : "string") + "; write e.g. " +
+                   example(key));
+    return std::nullopt;
+  }
+  return items;
 }
 
 std::optional<size_t>

@@ -132,6 +132,9 @@ public:
   std::optional<double> number(llvm::StringRef key, Bound bound = {});
   std::optional<bool> boolean(llvm::StringRef key);
   std::optional<std::string> string(llvm::StringRef key);
+  /// A string, or an array of strings ("a.bin" or ["a.bin", "b.bin"]);
+  /// empty strings are an error.
+  std::optional<std::vector<std::string>> stringList(llvm::StringRef key);
   /// One of the named values.
   template <typename E>
   std::optional<E>

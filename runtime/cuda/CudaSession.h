@@ -69,6 +69,9 @@ public:
   const Executable &executable() const override { return executable_; }
   std::string deviceName() const override;
 
+  /// DeviceSession: this process's rank only.
+  std::vector<int> localRanks() const override { return {options_.rank}; }
+
   /// Index of the argument called `name`, or -1.
   int findArgument(const std::string &name) const;
 

@@ -16,7 +16,7 @@
 
 namespace llmc::rt {
 
-/// The name TokenData::path() reports for the built-in corpus.
+/// The name TokenShard::path() reports for the built-in corpus.
 constexpr const char *kBuiltinCorpusName = "<built-in corpus>";
 
 /// The built-in corpus: printable ASCII (32..126) and '\n' only, so every

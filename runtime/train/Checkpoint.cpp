@@ -123,7 +123,16 @@ Status saveCheckpoint(const std::string &directory,
   SafetensorsMetadata optimizerMeta = {
       {"format", kFormat},
       {"step", std::to_string(state.step)},
-      {"data_position", std::to_string(state.dataPosition)},
+      // data_position: the token offset, what checkpoints before the
+      // shard list recorded (and all a one-file consecutive run needs).
+      {"data_position", std::to_string(state.data.offset)},
+      {"data.epoch", std::to_string(state.data.epoch)},
+      {"data.shard", std::to_string(state.data.shard)},
+      {"data.offset", std::to_string(state.data.offset)},
+      {"data.batch", std::to_string(state.data.batch)},
+      {"data.seed", std::to_string(state.data.seed)},
+      {"data.shards", std::to_string(state.dataShards)},
+      {"data.tokens", std::to_string(state.dataTokens)},
       {"seed", std::to_string(state.seed)},
       {"source", state.source}};
   int written = 0;
@@ -139,6 +148,9 @@ Status saveCheckpoint(const std::string &directory,
         (fs::path(partial) / file).string(), *tensors, *meta));
     ++written;
   }
+  for (const auto &[file, contents] : state.files)
+    LLMC_RETURN_IF_ERROR(writeFileAtomically(
+        (fs::path(partial) / file).string(), contents.data(), contents.size()));
   LLMC_RETURN_IF_ERROR(syncDirectory(partial));
 
   // Into place, then the pointer. A checkpoint of the same step (a run
@@ -213,8 +225,21 @@ Status loadCheckpoint(const std::string &path, DeviceSession &session,
                              "' in the metadata; not an llmc checkpoint");
   uint64_t step = 0;
   LLMC_RETURN_IF_ERROR(field("step", step));
-  LLMC_RETURN_IF_ERROR(field("data_position", state.dataPosition));
+  LLMC_RETURN_IF_ERROR(field("data_position", state.data.offset));
   LLMC_RETURN_IF_ERROR(field("seed", state.seed));
+  // The shard, epoch and order of the position; older checkpoints read
+  // one file in order and have data_position alone.
+  if (meta.count("data.epoch")) {
+    for (auto [key, value] :
+         {std::make_pair("data.epoch", &state.data.epoch),
+          std::make_pair("data.shard", &state.data.shard),
+          std::make_pair("data.offset", &state.data.offset),
+          std::make_pair("data.batch", &state.data.batch),
+          std::make_pair("data.seed", &state.data.seed),
+          std::make_pair("data.shards", &state.dataShards),
+          std::make_pair("data.tokens", &state.dataTokens)})
+      LLMC_RETURN_IF_ERROR(field(key, *value));
+  }
   state.step = static_cast<int64_t>(step);
   auto source = meta.find("source");
   state.source = source == meta.end() ? "" : source->second;

@@ -18,18 +18,27 @@
 
 #include "runtime/DeviceSession.h"
 #include "runtime/Status.h"
+#include "runtime/data/BatchOrder.h"
 
 #include <cstdint>
+#include <map>
 #include <string>
 
 namespace llmc::rt {
 
 /// What a checkpoint records besides the tensors.
 struct CheckpointState {
-  int64_t step = 0;          ///< optimizer steps completed
-  uint64_t dataPosition = 0; ///< TokenLoader::position() for the next step
-  uint64_t seed = 0;         ///< the run's seed
-  std::string source;        ///< the artifact's source, for messages
+  int64_t step = 0; ///< optimizer steps completed
+  /// TokenLoader::position() for the next step.
+  DataPosition data;
+  /// The training corpus it was saved on: shards and tokens (0: not
+  /// recorded, a checkpoint from before they were).
+  uint64_t dataShards = 0, dataTokens = 0;
+  uint64_t seed = 0;  ///< the run's seed
+  std::string source; ///< the artifact's source, for messages
+  /// Files saved beside the tensors (name -> contents), e.g. the run's
+  /// tokenizer.json, so that a checkpoint can be sampled alone.
+  std::map<std::string, std::string> files;
 };
 
 struct CheckpointOptions {

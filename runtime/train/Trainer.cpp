@@ -5,15 +5,23 @@
 #include "runtime/Sharding.h"
 #include "runtime/io/Safetensors.h"
 #include "runtime/train/Checkpoint.h"
+#include "runtime/train/Evaluate.h"
 #include "runtime/train/Init.h"
 #include "runtime/train/Sample.h"
+#include "runtime/train/StopSignal.h"
+#include "runtime/train/TextCodec.h"
 
 #include <chrono>
 #include <cinttypes>
 #include <cmath>
+#include <csignal>
 #include <cstring>
 #include <ctime>
+#include <filesystem>
+#include <fstream>
 #include <memory>
+#include <sstream>
+
 
 namespace llmc::rt {
 
@@ -23,26 +31,6 @@ Status invalid(const std::string &message) {
   return Status::error(StatusCode::InvalidArgument, message);
 }
 
-Status parseInt(const std::map<std::string, std::string> &metadata,
-                const char *key, int64_t &value, bool required) {
-  auto it = metadata.find(key);
-  if (it == metadata.end())
-    return required ? invalid(std::string("the artifact has no training "
-                                          "setting '") +
-                              key +
-                              "'; compile it from a run description with "
-                              "`llmc compile RUN.toml -o FILE.llmcx`")
-                    : Status::ok();
-  char *end = nullptr;
-  long long parsed = std::strtoll(it->second.c_str(), &end, 10);
-  if (!end || *end || it->second.empty())
-    return invalid(std::string("the artifact's training setting '") + key +
-                   "' is '" + it->second + "', not an integer");
-  value = parsed;
-  return Status::ok();
-}
-
-/// A rank-0 float tensor as a double.
 /// CPU seconds of this process so far, every thread.
 double processCpuSeconds() {
   timespec t{};
@@ -50,6 +38,7 @@ double processCpuSeconds() {
   return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
 }
 
+/// A rank-0 float tensor as a double.
 double scalarOf(const TensorRef &tensor) {
   switch (tensor.dtype) {
   case DType::F64:
@@ -72,21 +61,6 @@ std::string formatDuration(double seconds) {
                   s / 60 % 60, s % 60);
   else
     std::snprintf(text, sizeof(text), "%lld:%02lld", s / 60, s % 60);
-  return text;
-}
-
-/// Byte-level text as it can be printed: other bytes as \xNN.
-std::string printableText(const std::vector<int32_t> &tokens) {
-  std::string text;
-  for (int32_t token : tokens) {
-    if (token == '\n' || (token >= 32 && token < 127)) {
-      text += static_cast<char>(token);
-    } else {
-      char escaped[8];
-      std::snprintf(escaped, sizeof(escaped), "\\x%02x", token & 0xff);
-      text += escaped;
-    }
-  }
   return text;
 }
 
@@ -211,10 +185,11 @@ Status bindInitialState(const Executable &exe, DeviceSession &session,
 
 /// Generates `sampleTokens` tokens with the trained parameters through the
 /// artifact's "logits" program, from a prompt of the data's first tokens,
-/// and prints them (as text when the data is text).
+/// and prints them through the run's codec.
 Status printSample(const Executable &exe, const DeviceSession &trained,
-                   const TokenData &data, const TrainSettings &settings,
+                   const TokenCorpus &data, const TextCodec &codec,
                    const TrainOptions &options, TrainReport &report) {
+  const TrainSettings &settings = options.settings;
   const Executable *logits = exe.companion("logits");
   if (!logits)
     return invalid("cannot print a sample: the artifact has no \"logits\" "
@@ -237,12 +212,14 @@ Status printSample(const Executable &exe, const DeviceSession &trained,
         arg.name, tensor.dtype, tensor.shape, tensor.data,
         static_cast<size_t>(tensor.numElements()) * dtypeSize(tensor.dtype)));
   }
-  // The prompt: the data's first line, at most 16 tokens.
+  // The prompt: the data's first line (byte text), at most 16 tokens.
+  const TokenShard &first = data.shard(0);
+  const bool bytes = first.format() == TokenFormat::Text &&
+                     first.tokenBytes() == 1;
   std::vector<int32_t> prompt;
-  bool text = data.format() == TokenFormat::Text;
-  for (uint64_t i = 0; i < data.size() && prompt.size() < 16; ++i) {
-    int32_t token = static_cast<int32_t>(data[i]);
-    if (text && token == '\n')
+  for (uint64_t i = 0; i < first.size() && prompt.size() < 16; ++i) {
+    int32_t token = static_cast<int32_t>(first[i]);
+    if (bytes && token == '\n')
       break;
     prompt.push_back(token);
   }
@@ -252,9 +229,10 @@ Status printSample(const Executable &exe, const DeviceSession &trained,
   LLMC_RETURN_IF_ERROR(generate(*session, prompt, sample, report.sample));
   std::vector<int32_t> all = prompt;
   all.insert(all.end(), report.sample.begin(), report.sample.end());
-  if (text) {
-    report.sampleText = printableText(all);
+  if (codec.hasTokenizer() || bytes) {
+    report.sampleText = codec.decode(all);
   } else {
+    // Token shards without a tokenizer: the ids.
     for (size_t i = 0; i < all.size(); ++i)
       report.sampleText += (i ? " " : "") + std::to_string(all[i]);
   }
@@ -267,66 +245,191 @@ Status printSample(const Executable &exe, const DeviceSession &trained,
   return Status::ok();
 }
 
-} // namespace
+/// The data side of a run: the codec, the training corpus and its loader
+/// (this process's rows), and the validation.
+struct RunData {
+  TextCodec codec;
+  TokenCorpus train;
+  std::unique_ptr<TokenLoader> loader;
+  std::unique_ptr<Evaluator> eval;
+};
 
-Status readTrainSettings(const std::map<std::string, std::string> &metadata,
-                         TrainSettings &settings) {
-  int64_t seed = 0;
-  LLMC_RETURN_IF_ERROR(parseInt(metadata, "train.steps", settings.steps, true));
+Status openRunData(const Executable &exe, const DeviceSession &session,
+                   const std::string &device, const StepLayout &layout,
+                   const TrainOptions &options, RunData &data) {
+  const TrainSettings &settings = options.settings;
+  if (!settings.tokenizer.empty()) {
+    LLMC_RETURN_IF_ERROR(TextCodec::load(settings.tokenizer, data.codec));
+    if (data.codec.vocabSize() > settings.vocabSize)
+      return invalid(settings.tokenizer + ": the tokenizer has " +
+                     std::to_string(data.codec.vocabSize()) +
+                     " token ids, but the model's vocab_size is " +
+                     std::to_string(settings.vocabSize) +
+                     "; set [model] vocab_size to at least " +
+                     std::to_string(data.codec.vocabSize()));
+  }
+  LLMC_RETURN_IF_ERROR(TokenCorpus::open(
+      corpusOptionsFor(settings, "train", data.codec), data.train));
+  TokenLoaderOptions loaderOptions;
+  loaderOptions.batchSize = layout.batchSize;
+  loaderOptions.seqLen = layout.seqLen;
+  // The built-in corpus keeps the order the demo has always had.
+  loaderOptions.shuffle = settings.shuffle && !settings.trainData.empty();
+  loaderOptions.seed = settings.seed;
+  loaderOptions.prefetch = options.prefetch;
   LLMC_RETURN_IF_ERROR(
-      parseInt(metadata, "train.log_every", settings.logEvery, false));
-  LLMC_RETURN_IF_ERROR(parseInt(metadata, "train.seed", seed, false));
+      batchRowsOf(exe, session.localRanks(), loaderOptions.rows));
   LLMC_RETURN_IF_ERROR(
-      parseInt(metadata, "model.vocab_size", settings.vocabSize, true));
-  LLMC_RETURN_IF_ERROR(
-      parseInt(metadata, "checkpoint.every", settings.checkpointEvery, false));
-  LLMC_RETURN_IF_ERROR(
-      parseInt(metadata, "checkpoint.keep", settings.checkpointKeep, false));
-  LLMC_RETURN_IF_ERROR(
-      parseInt(metadata, "sample.tokens", settings.sampleTokens, false));
-  settings.seed = static_cast<uint64_t>(seed);
-  auto text = [&](const char *key) {
-    auto it = metadata.find(key);
-    return it == metadata.end() ? std::string() : it->second;
-  };
-  settings.dataPath = text("data.path");
-  std::string dataFormat = text("data.format");
-  if (dataFormat.empty() || dataFormat == "text")
-    settings.dataFormat = TokenFormat::Text;
-  else if (dataFormat == "tokens")
-    settings.dataFormat = TokenFormat::Shard;
-  else
-    return invalid("the artifact's data.format is '" + dataFormat +
-                   "'; expected text or tokens");
-  settings.checkpointDir = text("checkpoint.dir");
-  // Artifacts from before the key trained on the CPU.
-  settings.devices = text("train.devices");
-  if (settings.devices.empty())
-    settings.devices = "cpu";
-  if (settings.steps < 1 || settings.logEvery < 1 || settings.vocabSize < 1 ||
-      settings.checkpointEvery < 0 || settings.checkpointKeep < 1 ||
-      settings.sampleTokens < 0)
-    return invalid("the artifact's training settings are out of range "
-                   "(steps, log_every, vocab_size >= 1; checkpoint.every, "
-                   "sample.tokens >= 0; checkpoint.keep >= 1)");
+      TokenLoader::open(data.train, loaderOptions, data.loader));
+  if (options.log)
+    for (size_t s : data.loader->order().skippedShards())
+      std::fprintf(options.log,
+                   "note: %s holds %llu tokens, fewer than one %s: never "
+                   "read\n",
+                   data.train.shard(s).path().c_str(),
+                   static_cast<unsigned long long>(data.train.shard(s).size()),
+                   loaderOptions.shuffle ? "sequence" : "batch");
+  if (!settings.valData.empty())
+    LLMC_RETURN_IF_ERROR(
+        Evaluator::create(exe, options, device, data.codec, data.eval));
   return Status::ok();
 }
 
-void writeTrainSettings(const TrainSettings &settings,
-                        std::map<std::string, std::string> &metadata) {
-  metadata["train.steps"] = std::to_string(settings.steps);
-  metadata["train.log_every"] = std::to_string(settings.logEvery);
-  metadata["train.seed"] = std::to_string(settings.seed);
-  metadata["model.vocab_size"] = std::to_string(settings.vocabSize);
-  metadata["data.path"] = settings.dataPath;
-  metadata["data.format"] =
-      settings.dataFormat == TokenFormat::Text ? "text" : "tokens";
-  metadata["checkpoint.dir"] = settings.checkpointDir;
-  metadata["checkpoint.every"] = std::to_string(settings.checkpointEvery);
-  metadata["checkpoint.keep"] = std::to_string(settings.checkpointKeep);
-  metadata["sample.tokens"] = std::to_string(settings.sampleTokens);
-  metadata["train.devices"] = settings.devices;
+/// --resume: the checkpoint's state, the data position checked against this
+/// run's corpus and order, and the directory new checkpoints go to.
+Status resumeRun(const TrainOptions &options, DeviceSession &session,
+                 RunData &data, CheckpointState &state, std::string &path) {
+  LLMC_RETURN_IF_ERROR(resolveCheckpoint(options.resume, path));
+  LLMC_RETURN_IF_ERROR(loadCheckpoint(path, session, state));
+  if (state.dataShards != 0 &&
+      (state.dataShards != data.train.numShards() ||
+       state.dataTokens != data.train.totalTokens()))
+    return invalid(path + ": the checkpoint was saved training on " +
+                   std::to_string(state.dataShards) + " file(s) of " +
+                   std::to_string(state.dataTokens) + " tokens in all, and " +
+                   data.train.describe() +
+                   "; resume with the data the run started with");
+  return data.loader->setPosition(state.data);
 }
+
+/// One step: the batch, the program, the metrics; new values fed back.
+Status runStep(const Executable &exe, DeviceSession &session,
+               const StepLayout &layout, TokenLoader &loader, int64_t step,
+               StepMetrics &m) {
+  using Clock = std::chrono::steady_clock;
+  Clock::time_point begin = Clock::now();
+  double cpuBegin = processCpuSeconds();
+  TokenBatch batch;
+  LLMC_RETURN_IF_ERROR(loader.next(batch));
+  Shape shape = {layout.batchSize, layout.seqLen};
+  size_t bytes = batch.tokens.size() * sizeof(int32_t);
+  LLMC_RETURN_IF_ERROR(session.setArgument("tokens", DType::I32, shape,
+                                           batch.tokens.data(), bytes));
+  LLMC_RETURN_IF_ERROR(session.setArgument("targets", DType::I32, shape,
+                                           batch.targets.data(), bytes));
+  float t = static_cast<float>(step);
+  LLMC_RETURN_IF_ERROR(
+      session.setArgument("optimizer.step", DType::F32, {}, &t, sizeof(t)));
+  if (Status status = session.run(); !status)
+    return Status::error(status.code(), "step " + std::to_string(step) +
+                                            ": " + status.message());
+  m.step = step;
+  HostTensor out;
+  LLMC_RETURN_IF_ERROR(session.outputToHost(layout.loss, out));
+  m.loss = scalarOf(out.view);
+  LLMC_RETURN_IF_ERROR(session.outputToHost(layout.gradNorm, out));
+  m.gradNorm = scalarOf(out.view);
+  LLMC_RETURN_IF_ERROR(session.outputToHost(layout.lr, out));
+  m.lr = scalarOf(out.view);
+  if (layout.lossScale >= 0) {
+    // With loss scaling the program itself skips a step whose gradients
+    // overflowed (and lowers the scale); the loop only reports it.
+    LLMC_RETURN_IF_ERROR(session.outputToHost(layout.lossScale, out));
+    m.lossScale = scalarOf(out.view);
+    m.hasLossScale = true;
+    m.skipped = !std::isfinite(m.gradNorm);
+  }
+  if (!m.skipped && (!std::isfinite(m.loss) || !std::isfinite(m.gradNorm)))
+    return Status::error(
+        StatusCode::Internal,
+        "step " + std::to_string(step) + ": the loss (" +
+            std::to_string(m.loss) + ") or gradient norm (" +
+            std::to_string(m.gradNorm) +
+            ") is not finite; lower [train] learning_rate or check the data; "
+            "the last checkpoint is unchanged");
+  // New parameters and optimizer state stay on the device.
+  for (auto [outIndex, argIndex] : layout.feedback)
+    LLMC_RETURN_IF_ERROR(session.setArgumentFromOutput(
+        exe.arguments[argIndex].name, static_cast<size_t>(outIndex)));
+  double seconds = std::chrono::duration<double>(Clock::now() - begin).count();
+  m.msPerStep = 1e3 * seconds;
+  m.cpuMsPerStep = 1e3 * (processCpuSeconds() - cpuBegin);
+  m.tokens = layout.batchSize * layout.seqLen;
+  m.tokensPerSecond = seconds > 0 ? static_cast<double>(m.tokens) / seconds : 0;
+  return Status::ok();
+}
+
+void printStepLine(std::FILE *log, const StepMetrics &m, int64_t steps,
+                   double eta) {
+  int width = static_cast<int>(std::to_string(steps).size());
+  std::fprintf(log,
+               "step %*lld/%lld  loss %.4f  lr %.3e  grad norm %.3f  %.0f "
+               "tok/s  %.1f ms/step  [%3d%%, eta %s]",
+               width, static_cast<long long>(m.step),
+               static_cast<long long>(steps), m.loss, m.lr, m.gradNorm,
+               m.tokensPerSecond, m.msPerStep,
+               static_cast<int>(100.0 * m.step / steps),
+               formatDuration(eta).c_str());
+  if (m.hasLossScale)
+    std::fprintf(log, "  loss scale %g%s", m.lossScale,
+                 m.skipped ? " (skipped: inf/NaN gradients)" : "");
+  std::fprintf(log, "\n");
+  std::fflush(log);
+}
+
+/// Saves the checkpoint of `step` (the primary process), or takes part in
+/// its gathers (the others, in the order saveCheckpoint reads arguments).
+Status checkpointAt(const Executable &exe, const DeviceSession &session,
+                    const TrainOptions &options, const std::string &directory,
+                    const RunData &data, int64_t step, TrainReport &report) {
+  if (!options.primary) {
+    for (size_t i = 0; i < exe.arguments.size(); ++i) {
+      if (exe.arguments[i].role == ArgumentRole::Input)
+        continue;
+      HostTensor ignored;
+      LLMC_RETURN_IF_ERROR(session.argumentToHost(i, ignored));
+    }
+    return Status::ok();
+  }
+  CheckpointState state;
+  state.step = step;
+  state.data = data.loader->position();
+  state.dataShards = data.train.numShards();
+  state.dataTokens = data.train.totalTokens();
+  state.seed = options.settings.seed;
+  state.source = exe.source;
+  if (data.codec.hasTokenizer()) {
+    // The tokenizer travels with the checkpoint: llmc sample reads it there.
+    std::ifstream in(data.codec.path(), std::ios::binary);
+    std::ostringstream contents;
+    contents << in.rdbuf();
+    if (!in)
+      return invalid("cannot read the tokenizer '" + data.codec.path() +
+                     "' to save it with the checkpoint");
+    state.files["tokenizer.json"] = contents.str();
+  }
+  CheckpointOptions checkpointOptions;
+  checkpointOptions.keep = options.settings.checkpointKeep;
+  std::string path;
+  LLMC_RETURN_IF_ERROR(
+      saveCheckpoint(directory, session, state, checkpointOptions, path));
+  report.lastCheckpoint = path;
+  if (options.log)
+    std::fprintf(options.log, "saved checkpoint %s\n", path.c_str());
+  return Status::ok();
+}
+
+} // namespace
 
 Status resolveDevice(const TrainOptions &options, size_t ranks,
                      std::string &device) {
@@ -381,7 +484,7 @@ Status checkTrainable(const Executable &executable) {
 
 Status train(const Executable &exe, const TrainOptions &options,
              TrainReport &report) {
-  const TrainSettings &settings = options.settings;
+  TrainSettings settings = options.settings;
   StepLayout layout;
   LLMC_RETURN_IF_ERROR(layoutOf(exe, layout));
 
@@ -389,7 +492,8 @@ Status train(const Executable &exe, const TrainOptions &options,
   auto since = [](Clock::time_point from) {
     return std::chrono::duration<double>(Clock::now() - from).count();
   };
-  // Where the start-up goes (issue #7 wants a cached start under 3 s).
+  // 1. The session. Where the start-up goes (a cached GPU start is well
+  //    under a second; the line below says which part is slow).
   Clock::time_point sessionBegin = Clock::now();
   std::string device;
   LLMC_RETURN_IF_ERROR(resolveDevice(options, exe.ranks.size(), device));
@@ -403,40 +507,48 @@ Status train(const Executable &exe, const TrainOptions &options,
     LLMC_RETURN_IF_ERROR(Session::create(exe, sessionOptions, cpu));
     session = std::move(cpu);
   }
-
   double sessionSeconds = since(sessionBegin);
-  Clock::time_point dataBegin = Clock::now();
-  TokenLoaderOptions loaderOptions;
-  loaderOptions.path = settings.dataPath;
-  loaderOptions.format = settings.dataFormat;
-  loaderOptions.batchSize = layout.batchSize;
-  loaderOptions.seqLen = layout.seqLen;
-  loaderOptions.vocabSize = settings.vocabSize;
-  loaderOptions.builtin = settings.dataPath.empty();
-  TokenLoader loader;
-  LLMC_RETURN_IF_ERROR(TokenLoader::open(loaderOptions, loader));
 
+  // 2. The data: the training corpus, this process's rows, validation.
+  Clock::time_point dataBegin = Clock::now();
+  RunData data;
+  LLMC_RETURN_IF_ERROR(
+      openRunData(exe, *session, device, layout, options, data));
   double dataSeconds = since(dataBegin);
+
+  // 3. Where to start: a checkpoint, or the initial state.
   Clock::time_point stateBegin = Clock::now();
   double drawSeconds = 0;
   int deviceDrawn = 0;
-  // Where to start: a checkpoint, or the initial state.
   int64_t first = 1;
   if (!options.resume.empty()) {
     std::string path;
-    LLMC_RETURN_IF_ERROR(resolveCheckpoint(options.resume, path));
     CheckpointState state;
-    LLMC_RETURN_IF_ERROR(loadCheckpoint(path, *session, state));
-    LLMC_RETURN_IF_ERROR(loader.setPosition(state.dataPosition));
+    LLMC_RETURN_IF_ERROR(resumeRun(options, *session, data, state, path));
     first = state.step + 1;
+    // A resumed run goes on saving where it resumed from, unless told.
+    if (settings.checkpointDir.empty())
+      settings.checkpointDir =
+          std::filesystem::path(path).parent_path().string();
+    if (state.step >= settings.steps) {
+      report.alreadyComplete = true;
+      if (options.log)
+        std::fprintf(options.log,
+                     "%s is at step %lld of %lld: the run is complete, "
+                     "nothing to train (raise [train] steps to go on)\n",
+                     path.c_str(), static_cast<long long>(state.step),
+                     static_cast<long long>(settings.steps));
+      return Status::ok();
+    }
     if (options.log)
-      std::fprintf(options.log, "resumed from %s (step %lld)\n", path.c_str(),
-                   static_cast<long long>(state.step));
+      std::fprintf(options.log, "resumed from %s (step %lld, data at %s)\n",
+                   path.c_str(), static_cast<long long>(state.step),
+                   data.loader->order().describe(state.data).c_str());
   } else {
     LLMC_RETURN_IF_ERROR(bindInitialState(exe, *session, options, drawSeconds,
                                           deviceDrawn));
   }
-  if (options.log)
+  if (options.log) {
     std::fprintf(options.log,
                  "ready in %.2f s: %s session %.2f s, data %.2f s, %s %.2f s "
                  "(%.2f s of it drawn on the host%s)\n",
@@ -448,175 +560,117 @@ Status train(const Executable &exe, const TrainOptions &options,
                                 " tensors drawn on the device")
                                    .c_str()
                              : "");
-  if (options.log) {
     std::string notes = session->backendNotes();
     if (!notes.empty())
       std::fprintf(options.log, "%s\n", notes.c_str());
   }
 
-  std::FILE *metrics = nullptr;
-  if (!options.metricsPath.empty() && options.primary) {
-    metrics = std::fopen(options.metricsPath.c_str(),
-                         options.resume.empty() ? "w" : "a");
-    if (!metrics)
-      return Status::error(StatusCode::NotFound,
-                           "cannot write the metrics file '" +
-                               options.metricsPath + "': " +
-                               std::strerror(errno));
-  }
-  struct Closer {
-    std::FILE *file;
-    ~Closer() {
-      if (file)
-        std::fclose(file);
-    }
-  } closer{metrics};
+  // 4. The metrics: a resumed run keeps the lines up to its checkpoint.
+  MetricsFile metrics;
+  if (!options.metricsPath.empty() && options.primary)
+    LLMC_RETURN_IF_ERROR(metrics.open(options.metricsPath, first - 1));
 
   int64_t last = settings.steps;
   if (options.stopAfterStep > 0)
     last = std::min(last, options.stopAfterStep);
-  const int64_t tokensPerStep = layout.batchSize * layout.seqLen;
-  if (options.log && first <= last)
+  if (options.log && first <= last) {
     std::fprintf(options.log,
                  "training %s: steps %lld-%lld of %lld, %lld sequences x %lld "
-                 "tokens per step, data %s, on %s\n",
+                 "tokens per step, data %s%s, on %s\n",
                  exe.source.c_str(), static_cast<long long>(first),
                  static_cast<long long>(last),
                  static_cast<long long>(settings.steps),
                  static_cast<long long>(layout.batchSize),
                  static_cast<long long>(layout.seqLen),
-                 loader.data().path().c_str(), session->deviceName().c_str());
-
-  Clock::time_point started = Clock::now();
-  TokenBatch batch;
-  for (int64_t step = first; step <= last; ++step) {
-    Clock::time_point begin = Clock::now();
-    double cpuBegin = processCpuSeconds();
-    LLMC_RETURN_IF_ERROR(loader.next(batch));
-    Shape shape = {layout.batchSize, layout.seqLen};
-    size_t bytes = batch.tokens.size() * sizeof(int32_t);
-    LLMC_RETURN_IF_ERROR(session->setArgument("tokens", DType::I32, shape,
-                                              batch.tokens.data(), bytes));
-    LLMC_RETURN_IF_ERROR(session->setArgument("targets", DType::I32, shape,
-                                              batch.targets.data(), bytes));
-    float t = static_cast<float>(step);
-    LLMC_RETURN_IF_ERROR(
-        session->setArgument("optimizer.step", DType::F32, {}, &t, sizeof(t)));
-    if (Status status = session->run(); !status)
-      return Status::error(status.code(), "step " + std::to_string(step) +
-                                              ": " + status.message());
-    StepMetrics m;
-    m.step = step;
-    HostTensor out;
-    LLMC_RETURN_IF_ERROR(session->outputToHost(layout.loss, out));
-    m.loss = scalarOf(out.view);
-    LLMC_RETURN_IF_ERROR(session->outputToHost(layout.gradNorm, out));
-    m.gradNorm = scalarOf(out.view);
-    LLMC_RETURN_IF_ERROR(session->outputToHost(layout.lr, out));
-    m.lr = scalarOf(out.view);
-    if (layout.lossScale >= 0) {
-      // With loss scaling the program itself skips a step whose gradients
-      // overflowed (and lowers the scale); the loop only reports it.
-      LLMC_RETURN_IF_ERROR(session->outputToHost(layout.lossScale, out));
-      m.lossScale = scalarOf(out.view);
-      m.skipped = !std::isfinite(m.gradNorm);
-    }
-    if (!m.skipped && (!std::isfinite(m.loss) || !std::isfinite(m.gradNorm)))
-      return Status::error(
-          StatusCode::Internal,
-          "step " + std::to_string(step) + ": the loss (" +
-              std::to_string(m.loss) + ") or gradient norm (" +
-              std::to_string(m.gradNorm) +
-              ") is not finite; lower [train] learning_rate or check the data; "
-              "the last checkpoint is unchanged");
-    // New parameters and optimizer state stay on the device.
-    for (auto [outIndex, argIndex] : layout.feedback)
-      LLMC_RETURN_IF_ERROR(session->setArgumentFromOutput(
-          exe.arguments[argIndex].name, static_cast<size_t>(outIndex)));
-    double seconds =
-        std::chrono::duration<double>(Clock::now() - begin).count();
-    m.msPerStep = 1e3 * seconds;
-    m.cpuMsPerStep = 1e3 * (processCpuSeconds() - cpuBegin);
-    m.tokensPerSecond = seconds > 0 ? tokensPerStep / seconds : 0;
-    report.steps.push_back(m);
-
-    if (metrics) {
-      // JSON has no inf/NaN: a skipped fp16 step's norm is written as null.
-      char norm[32] = "null";
-      if (std::isfinite(m.gradNorm))
-        std::snprintf(norm, sizeof(norm), "%.9g", m.gradNorm);
-      std::fprintf(metrics,
-                   "{\"step\": %lld, \"loss\": %.9g, \"lr\": %.9g, "
-                   "\"grad_norm\": %s, \"tokens\": %lld, \"tokens_per_s\": "
-                   "%.1f, \"ms_per_step\": %.3f, \"cpu_ms_per_step\": %.3f",
-                   static_cast<long long>(step), m.loss, m.lr, norm,
-                   static_cast<long long>(tokensPerStep), m.tokensPerSecond,
-                   m.msPerStep, m.cpuMsPerStep);
-      if (layout.lossScale >= 0)
-        std::fprintf(metrics, ", \"loss_scale\": %.9g, \"skipped\": %s",
-                     m.lossScale, m.skipped ? "true" : "false");
-      std::fprintf(metrics, "}\n");
-      std::fflush(metrics);
-    }
-    if (options.log &&
-        (step == first || step == last || step % settings.logEvery == 0)) {
-      double elapsed =
-          std::chrono::duration<double>(Clock::now() - started).count();
-      double done = static_cast<double>(step - first + 1);
-      double eta = elapsed / done * static_cast<double>(last - step);
-      int width = static_cast<int>(std::to_string(settings.steps).size());
+                 data.train.describe().c_str(),
+                 data.loader->order().shuffled() ? ", shuffled" : "",
+                 session->deviceName().c_str());
+    if (data.eval)
       std::fprintf(options.log,
-                   "step %*lld/%lld  loss %.4f  lr %.3e  grad norm %.3f  "
-                   "%.0f tok/s  %.1f ms/step  [%3d%%, eta %s]",
-                   width, static_cast<long long>(step),
-                   static_cast<long long>(settings.steps), m.loss, m.lr,
-                   m.gradNorm, m.tokensPerSecond, m.msPerStep,
-                   static_cast<int>(100.0 * step / settings.steps),
-                   formatDuration(eta).c_str());
-      if (layout.lossScale >= 0)
-        std::fprintf(options.log, "  loss scale %g%s", m.lossScale,
-                     m.skipped ? " (skipped: inf/NaN gradients)" : "");
-      std::fprintf(options.log, "\n");
-      std::fflush(options.log);
-    }
+                   "validation: %s, %lld batches of %lld x %lld tokens %s\n",
+                   data.eval->corpus().describe().c_str(),
+                   static_cast<long long>(data.eval->batches()),
+                   static_cast<long long>(data.eval->batchSize()),
+                   static_cast<long long>(layout.seqLen),
+                   settings.evalEvery > 0
+                       ? ("every " + std::to_string(settings.evalEvery) +
+                          " steps and at the end")
+                             .c_str()
+                       : "at the end");
+  }
 
+  // 5. The steps.
+  Clock::time_point started = Clock::now();
+  for (int64_t step = first; step <= last; ++step) {
+    StepMetrics m;
+    LLMC_RETURN_IF_ERROR(
+        runStep(exe, *session, layout, *data.loader, step, m));
+    int signal = stopRequested();
+    bool stopping = signal != 0 && step < last;
+    bool evalDue = data.eval &&
+                   ((settings.evalEvery > 0 && step % settings.evalEvery == 0) ||
+                    step == settings.steps || step == last);
+    if (evalDue) {
+      Clock::time_point evalBegin = Clock::now();
+      double valLoss = 0;
+      LLMC_RETURN_IF_ERROR(data.eval->bindParameters(*session));
+      LLMC_RETURN_IF_ERROR(data.eval->evaluate(valLoss));
+      m.valLoss = valLoss;
+      if (options.log)
+        std::fprintf(options.log, "val  %*lld/%lld  val loss %.4f  (%lld "
+                                  "batches, %.2f s)\n",
+                     static_cast<int>(std::to_string(settings.steps).size()),
+                     static_cast<long long>(step),
+                     static_cast<long long>(settings.steps), valLoss,
+                     static_cast<long long>(data.eval->batches()),
+                     since(evalBegin));
+    }
+    report.steps.push_back(m);
+    LLMC_RETURN_IF_ERROR(metrics.write(m));
+    if (options.log &&
+        (step == first || step == last || stopping ||
+         step % settings.logEvery == 0)) {
+      double done = static_cast<double>(step - first + 1);
+      printStepLine(options.log, m, settings.steps,
+                    since(started) / done * static_cast<double>(last - step));
+    }
     bool due = settings.checkpointEvery > 0 &&
                step % settings.checkpointEvery == 0;
-    // Also at the last step of this call: a run stopped early (--steps)
-    // can be resumed from where it stopped.
-    if (!settings.checkpointDir.empty() && (due || step == last) &&
-        !options.primary) {
-      // Another rank saves; this one takes part in its gathers, in the
-      // order saveCheckpoint reads the arguments.
-      for (size_t i = 0; i < exe.arguments.size(); ++i) {
-        if (exe.arguments[i].role == ArgumentRole::Input)
-          continue;
-        HostTensor ignored;
-        LLMC_RETURN_IF_ERROR(session->argumentToHost(i, ignored));
-      }
-    } else if (!settings.checkpointDir.empty() && (due || step == last)) {
-      CheckpointState state;
-      state.step = step;
-      state.dataPosition = loader.position();
-      state.seed = settings.seed;
-      state.source = exe.source;
-      CheckpointOptions checkpointOptions;
-      checkpointOptions.keep = settings.checkpointKeep;
-      std::string path;
-      LLMC_RETURN_IF_ERROR(saveCheckpoint(settings.checkpointDir, *session,
-                                          state, checkpointOptions, path));
-      report.lastCheckpoint = path;
-      if (options.log)
-        std::fprintf(options.log, "saved checkpoint %s\n", path.c_str());
+    // Also at the last step of this call, and when a signal stops the run:
+    // it can be resumed from where it stopped.
+    if (!settings.checkpointDir.empty() && (due || step == last || stopping)) {
+      TrainOptions saving = options;
+      saving.settings = settings;
+      LLMC_RETURN_IF_ERROR(checkpointAt(exe, *session, saving,
+                                        settings.checkpointDir, data, step,
+                                        report));
+    }
+    if (stopping) {
+      report.stoppedBySignal = signal;
+      report.tokensRead = data.loader->tokensRead();
+      LLMC_RETURN_IF_ERROR(metrics.close());
+      std::string where =
+          report.lastCheckpoint.empty()
+              ? std::string("no checkpoint was written (no [checkpoint] dir "
+                            "or --checkpoint-dir)")
+              : "resume with --resume " + settings.checkpointDir;
+      return Status::error(StatusCode::Cancelled,
+                           std::string(signal == SIGTERM ? "SIGTERM"
+                                                         : "SIGINT") +
+                               ": stopped after step " + std::to_string(step) +
+                               " of " + std::to_string(settings.steps) +
+                               "; " + where);
     }
   }
+  report.tokensRead = data.loader->tokensRead();
+  LLMC_RETURN_IF_ERROR(metrics.close());
   if (options.log && first <= last) {
     std::string memory = session->memorySummary();
     if (!memory.empty())
       std::fprintf(options.log, "%s\n", memory.c_str());
   }
   if (settings.sampleTokens > 0)
-    LLMC_RETURN_IF_ERROR(printSample(exe, *session, loader.data(), settings,
+    LLMC_RETURN_IF_ERROR(printSample(exe, *session, data.train, data.codec,
                                      options, report));
   return Status::ok();
 }

@@ -18,7 +18,8 @@
 #include "runtime/DeviceSession.h"
 #include "runtime/Executable.h"
 #include "runtime/Status.h"
-#include "runtime/data/TokenData.h"
+#include "runtime/data/TokenShard.h"
+#include "runtime/train/Metrics.h"
 
 #include <cstdint>
 #include <cstdio>
@@ -35,8 +36,21 @@ struct TrainSettings {
   int64_t logEvery = 1;
   uint64_t seed = 0;
   int64_t vocabSize = 0;
-  std::string dataPath; ///< empty: the built-in corpus
-  TokenFormat dataFormat = TokenFormat::Text;
+  /// Training data: files or globs (`[data] train`, or `path`); empty: the
+  /// built-in corpus.
+  std::vector<std::string> trainData;
+  /// Validation data (`[data] val`); empty: no validation loss.
+  std::vector<std::string> valData;
+  TokenFormat dataFormat = TokenFormat::Auto;
+  /// A Hugging Face tokenizer.json for text data and the sample; empty:
+  /// bytes.
+  std::string tokenizer;
+  /// Shuffled windows (true) or llm.c's consecutive order (false).
+  bool shuffle = true;
+  /// The validation loss every `evalEvery` steps (0: only at the end) over
+  /// `evalSteps` batches of the eval program.
+  int64_t evalEvery = 0;
+  int64_t evalSteps = 20;
   std::string checkpointDir; ///< empty: no checkpoints
   int64_t checkpointEvery = 0;
   int64_t checkpointKeep = 2;
@@ -73,25 +87,20 @@ struct TrainOptions {
   /// Stop after this step even if the run has more (an interruption, for
   /// tests of --resume); 0: run to the end.
   int64_t stopAfterStep = 0;
-};
-
-struct StepMetrics {
-  int64_t step = 0;
-  double loss = 0, lr = 0, gradNorm = 0;
-  double tokensPerSecond = 0, msPerStep = 0;
-  /// CPU time of the whole process during the step (every thread: the CPU
-  /// ranks' work; on a host shared with other jobs it varies far less than
-  /// msPerStep, docs/planning.md "CPU meshes").
-  double cpuMsPerStep = 0;
-  /// fp16 dynamic loss scaling: the scale after the step, and whether the
-  /// program skipped the step (inf/NaN gradients). 0/false without it.
-  double lossScale = 0;
-  bool skipped = false;
+  /// Batches the data loader reads ahead on its own thread (0: none).
+  int prefetch = 2;
 };
 
 struct TrainReport {
   std::vector<StepMetrics> steps; ///< the steps this call ran
   std::string lastCheckpoint;     ///< empty when none was saved
+  /// SIGINT/SIGTERM stopped the run after the last step in `steps` (the
+  /// status is then Cancelled); 0 otherwise.
+  int stoppedBySignal = 0;
+  /// The resumed checkpoint was already at the run's last step.
+  bool alreadyComplete = false;
+  /// Tokens the training data loader read (rows x (T + 1) per batch).
+  uint64_t tokensRead = 0;
   std::vector<int32_t> sample;    ///< generated tokens, prompt excluded
   std::string sampleText;         ///< decoded (byte-level data) or ids
 };
@@ -108,7 +117,9 @@ Status resolveDevice(const TrainOptions &options, size_t ranks,
 Status checkTrainable(const Executable &executable);
 
 /// Trains. Errors (bad data, a non-finite loss, a failed save) stop the run
-/// with a message naming the step.
+/// with a message naming the step. A stop request (StopSignal.h) ends the
+/// run after the current step, with a checkpoint when checkpoints are on,
+/// and returns Cancelled (report.stoppedBySignal names the signal).
 Status train(const Executable &executable, const TrainOptions &options,
              TrainReport &report);
 

@@ -138,7 +138,7 @@ TEST(RunDescriptionErrors, UnknownSectionListsTheValidOnes) {
   EXPECT_EQ(tomlErrors(kGpt2 + "[optimizer]\n"),
             Messages{"run.toml:8:1: error: unknown section [optimizer]; valid "
                      "sections: [model], [train], [precision], [parallel], "
-                     "[memory], [data], [checkpoint]"});
+                     "[memory], [data], [eval], [checkpoint]"});
 }
 
 TEST(RunDescriptionErrors, KeyOutsideAnySection) {
@@ -731,8 +731,8 @@ TEST_F(ConfigFilesTest, MissingDataFile) {
   EXPECT_FALSE(outcome.ok());
   EXPECT_EQ(format(outcome.diagnostics),
             Messages{path +
-                     ":9:8: error: expected path to name an existing "
-                     "file, got \"train.bin\" (looked for '" +
+                     ":9:8: error: expected path to name existing "
+                     "files, got \"train.bin\" (looked for '" +
                      file("train.bin") +
                      "'); fix the path, which is relative to this file's "
                      "directory"});
@@ -1039,7 +1039,11 @@ TEST(RunDescription, DefaultsWhenSectionsAreAbsent) {
   EXPECT_EQ(run.parallel.devices, "auto");
   EXPECT_EQ(run.parallel.pipelineSchedule, PipelineSchedule::OneFOneB);
   EXPECT_EQ(run.memory.remat, RematPolicy::None);
-  EXPECT_EQ(run.data.path, "");
+  EXPECT_TRUE(run.data.train.empty());
+  EXPECT_TRUE(run.data.shuffle);
+  EXPECT_EQ(run.data.format, DataFormat::Auto);
+  EXPECT_EQ(run.eval.every, 0);
+  EXPECT_EQ(run.eval.steps, 20);
   EXPECT_EQ(run.checkpoint.keep, 2);
   EXPECT_EQ(pendingOf(run), PendingList{});
 }
@@ -1143,7 +1147,7 @@ TEST_F(ConfigFilesTest, RelativePathsResolveAgainstTheTomlDirectory) {
   EXPECT_EQ(run.model.numExperts, 4);
   EXPECT_DOUBLE_EQ(run.model.capacityFactor, 2.0);
   EXPECT_DOUBLE_EQ(run.model.auxLossWeight, 0.001);
-  EXPECT_EQ(run.data.path, train);
+  EXPECT_EQ(run.data.train, std::vector<std::string>{train});
   EXPECT_EQ(run.data.format, DataFormat::Tokens);
   EXPECT_EQ(run.checkpoint.directory, file("runs/ckpt"));
   EXPECT_EQ(pendingOf(run), PendingList{});
@@ -1171,8 +1175,10 @@ std::string docExample(int index) {
 
 TEST_F(ConfigFilesTest, DocumentedExamplesParse) {
   // The complete example names data files; they must exist beside it.
-  write("data/fineweb10B/train_000001.bin", "");
-  write("data/fineweb10B/val_000000.bin", "");
+  write("data/fineweb10B/fineweb_train_000001.bin", "");
+  write("data/fineweb10B/fineweb_train_000002.bin", "");
+  write("data/fineweb10B/fineweb_val_000000.bin", "");
+  write("data/gpt2/tokenizer.json", "{}");
   std::string path = write("run.toml", docExample(0));
   ParseOutcome outcome = parseRunDescription(path);
   EXPECT_EQ(format(outcome.diagnostics), Messages{});
@@ -1191,6 +1197,68 @@ TEST_F(ConfigFilesTest, DocumentedExamplesParse) {
   ASSERT_TRUE(outcome.ok());
   EXPECT_EQ(outcome.description->model.family, ModelFamily::Moe);
   EXPECT_DOUBLE_EQ(outcome.description->model.capacityFactor, 1.5);
+}
+
+TEST_F(ConfigFilesTest, DataTrainAndValTakeFilesAndGlobs) {
+  std::string a = write("shards/train_000000.bin", "x");
+  std::string b = write("shards/train_000001.bin", "x");
+  std::string v = write("shards/val_000000.bin", "x");
+  std::string tok = write("tok/tokenizer.json", "{}");
+  std::string path = write(
+      "run.toml", kGpt2 + "[data]\ntrain = [\"shards/train_*.bin\"]\n"
+                          "val = \"shards/val_000000.bin\"\nformat = \"tokens\"\n"
+                          "tokenizer = \"tok/tokenizer.json\"\nshuffle = false\n"
+                          "[eval]\nevery = 50\nsteps = 4\n");
+  ParseOutcome outcome = parseRunDescription(path);
+  EXPECT_EQ(format(outcome.diagnostics), Messages{});
+  ASSERT_TRUE(outcome.ok());
+  const RunDescription &run = *outcome.description;
+  // Patterns stay patterns (the runtime expands them, in name order).
+  EXPECT_EQ(run.data.train,
+            std::vector<std::string>{file("shards/train_*.bin")});
+  EXPECT_EQ(run.data.val, std::vector<std::string>{v});
+  EXPECT_EQ(run.data.tokenizer, tok);
+  EXPECT_FALSE(run.data.shuffle);
+  EXPECT_EQ(run.eval.every, 50);
+  EXPECT_EQ(run.eval.steps, 4);
+  (void)a, (void)b;
+}
+
+TEST_F(ConfigFilesTest, DataRefusals) {
+  write("shards/train_000000.bin", "x");
+  struct Case {
+    std::string toml, message;
+  } cases[] = {
+      {"[data]\ntrain = \"shards/val_*.bin\"\n",
+       ":9:9: error: expected the pattern \"shards/val_*.bin\" to match "
+       "files, but '" + file("shards/val_*.bin") + "' matches none; fix the "
+       "directory or the name (relative to this file's directory; llmc "
+       "tokenize writes DIR/train_000000.bin, DIR/val_000000.bin)"},
+      {"[data]\ntrain = \"shards/train_000000.bin\"\npath = "
+       "\"shards/train_000000.bin\"\n",
+       ":10:8: error: expected one of train and path, got both; path is the "
+       "one-file form of train: remove it"},
+      {"[data]\ntrain = []\n",
+       ":9:9: error: expected train to name files (paths or glob patterns), "
+       "got an empty array; write e.g. train = \"data/train_*.bin\""},
+      {"[data]\ntrain = 3\n",
+       ":9:9: error: expected train to be a string or an array of strings, "
+       "got an integer 3; write e.g. train = \"data/train_*.bin\""},
+      {"[eval]\nevery = 10\n",
+       ":9:9: error: expected [data] val to name the validation set that "
+       "[eval] evaluates, got no val; add e.g. val = \"data/val_*.bin\" to "
+       "[data], or remove [eval]"},
+      {"[data]\nformat = \"bytes\"\n",
+       ":9:10: error: expected format to be one of \"auto\", \"tokens\", "
+       "\"u16\", \"text\", got \"bytes\"; write e.g. format = \"tokens\""},
+  };
+  for (const Case &c : cases) {
+    std::string path = write("run.toml", kGpt2 + c.toml);
+    ParseOutcome outcome = parseRunDescription(path);
+    EXPECT_FALSE(outcome.ok()) << c.toml;
+    EXPECT_EQ(format(outcome.diagnostics), Messages{path + c.message})
+        << c.toml;
+  }
 }
 
 TEST_F(ConfigFilesTest, CapacityFactorNeedsAMoeConfig) {

@@ -290,7 +290,14 @@ TEST_F(CheckpointTest, ACrashDuringASaveKeepsThePreviousCheckpoint) {
   fill(*session, moment, 0.5f);
   rt::CheckpointState state;
   state.step = 4;
-  state.dataPosition = 123;
+  state.data.epoch = 2;
+  state.data.shard = 3;
+  state.data.offset = 123;
+  state.data.batch = 5;
+  state.data.seed = 77;
+  state.dataShards = 4;
+  state.dataTokens = 1000;
+  state.files["tokenizer.json"] = "{}";
   state.seed = 9;
   std::string path;
   rt::Status status = rt::saveCheckpoint(directory.string(), *session, state,
@@ -317,7 +324,10 @@ TEST_F(CheckpointTest, ACrashDuringASaveKeepsThePreviousCheckpoint) {
   status = rt::loadCheckpoint(resolved, *restored, loaded);
   ASSERT_TRUE(status) << status.message();
   EXPECT_EQ(loaded.step, 4);
-  EXPECT_EQ(loaded.dataPosition, 123u);
+  EXPECT_EQ(loaded.data, state.data);
+  EXPECT_EQ(loaded.dataShards, 4u);
+  EXPECT_EQ(loaded.dataTokens, 1000u);
+  EXPECT_TRUE(fs::exists(directory / "step-00000004" / "tokenizer.json"));
   EXPECT_EQ(loaded.seed, 9u);
   for (float v : argument(*restored, weight))
     ASSERT_EQ(v, 0.25f);

@@ -3,7 +3,7 @@
 // ASCII and '\n', a size in the documented range, a small vocabulary of
 // words, and the token loader reading it without a file.
 #include "runtime/data/BuiltinCorpus.h"
-#include "runtime/data/TokenData.h"
+#include "runtime/data/TokenLoader.h"
 
 #include <gtest/gtest.h>
 
@@ -56,28 +56,30 @@ TEST(BuiltinCorpus, HasASmallVocabulary) {
 }
 
 TEST(BuiltinCorpus, TheLoaderReadsItWithoutAFile) {
-  TokenLoaderOptions options;
-  options.path = "/no/such/file";
-  options.builtin = true;
-  options.batchSize = 4;
-  options.seqLen = 64;
+  CorpusOptions options; // no patterns: the built-in corpus
   options.vocabSize = 128;
-  TokenLoader loader;
-  Status status = TokenLoader::open(options, loader);
+  TokenCorpus corpus;
+  Status status = TokenCorpus::open(options, corpus);
   ASSERT_TRUE(status) << status.message();
-  EXPECT_EQ(loader.data().path(), "<built-in corpus>");
-  EXPECT_EQ(loader.data().format(), TokenFormat::Text);
-  EXPECT_EQ(loader.data().size(), builtinCorpus().size());
-  const std::string &corpus = builtinCorpus();
+  ASSERT_EQ(corpus.numShards(), 1u);
+  EXPECT_EQ(corpus.shard(0).path(), "<built-in corpus>");
+  EXPECT_EQ(corpus.shard(0).format(), TokenFormat::Text);
+  EXPECT_EQ(corpus.totalTokens(), builtinCorpus().size());
+  TokenLoaderOptions loaderOptions;
+  loaderOptions.batchSize = 4;
+  loaderOptions.seqLen = 64;
+  std::unique_ptr<TokenLoader> loader;
+  ASSERT_TRUE(TokenLoader::open(corpus, loaderOptions, loader));
+  const std::string &text = builtinCorpus();
   for (int b = 0; b < 3; ++b) {
-    uint64_t start = loader.position();
+    uint64_t start = loader->position().offset;
     TokenBatch batch;
-    ASSERT_TRUE(loader.next(batch));
+    ASSERT_TRUE(loader->next(batch));
     ASSERT_EQ(batch.tokens.size(), 4u * 64);
     for (size_t i = 0; i < batch.tokens.size(); ++i) {
-      EXPECT_EQ(batch.tokens[i], static_cast<unsigned char>(corpus[start + i]));
+      EXPECT_EQ(batch.tokens[i], static_cast<unsigned char>(text[start + i]));
       EXPECT_EQ(batch.targets[i],
-                static_cast<unsigned char>(corpus[start + i + 1]));
+                static_cast<unsigned char>(text[start + i + 1]));
       EXPECT_LT(batch.tokens[i], 128);
       EXPECT_GE(batch.tokens[i], 0);
     }
@@ -85,21 +87,22 @@ TEST(BuiltinCorpus, TheLoaderReadsItWithoutAFile) {
 }
 
 TEST(BuiltinCorpus, ErrorsNameIt) {
-  TokenLoaderOptions options;
-  options.builtin = true;
-  options.batchSize = 4;
-  options.seqLen = 64;
+  CorpusOptions options;
   options.vocabSize = 100; // 'z' is 122
-  TokenLoader loader;
-  Status status = TokenLoader::open(options, loader);
+  TokenCorpus corpus;
+  Status status = TokenCorpus::open(options, corpus);
   EXPECT_FALSE(status);
   EXPECT_EQ(status.message().rfind("<built-in corpus>: token ", 0), 0u)
       << status.message();
   options.vocabSize = 128;
-  options.batchSize = 1 << 20;
-  status = TokenLoader::open(options, loader);
+  ASSERT_TRUE(TokenCorpus::open(options, corpus));
+  TokenLoaderOptions loaderOptions;
+  loaderOptions.batchSize = 1 << 20;
+  loaderOptions.seqLen = 64;
+  std::unique_ptr<TokenLoader> loader;
+  status = TokenLoader::open(corpus, loaderOptions, loader);
   EXPECT_FALSE(status);
-  EXPECT_EQ(status.message().rfind("<built-in corpus> holds 204966 tokens", 0),
+  EXPECT_EQ(status.message().rfind("<built-in corpus>: too little data", 0),
             0u)
       << status.message();
 }

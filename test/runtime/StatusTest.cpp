@@ -32,7 +32,7 @@ TEST(Status, EveryCodeHasADistinctName) {
       StatusCode::Ok,            StatusCode::InvalidArgument,
       StatusCode::NotFound,      StatusCode::DataLoss,
       StatusCode::Unimplemented, StatusCode::Unavailable,
-      StatusCode::Internal};
+      StatusCode::Internal,      StatusCode::Cancelled};
   for (StatusCode a : codes)
     for (StatusCode b : codes) {
       if (a != b) {

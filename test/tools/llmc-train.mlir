@@ -29,7 +29,7 @@
 // MODEL: "__metadata__":{"format":"pt"}
 // MODEL: "transformer.wte.weight":{"dtype":"F32","shape":[128,32]
 // RUN: head -c 4000 %t/full/step-00000008/optimizer.safetensors | tail -c +9 | FileCheck %s --check-prefix=OPTSTATE
-// OPTSTATE: "__metadata__":{"data_position":"512","format":"llmc-checkpoint-1","seed":"1337","source":"{{.*}}train-tiny.toml","step":"8"}
+// OPTSTATE: "__metadata__":{"data.batch":"0","data.epoch":"0","data.offset":"512","data.seed":"0","data.shard":"0","data.shards":"1","data.tokens":"{{[0-9]+}}","data_position":"512","format":"llmc-checkpoint-1","seed":"1337","source":"{{.*}}train-tiny.toml","step":"8"}
 // OPTSTATE: "optimizer.m.transformer.wte.weight":{"dtype":"F32","shape":[128,32]
 
 // Stopped after step 3 (no checkpoint due there: one is saved at the stop),
@@ -38,7 +38,7 @@
 // STOP: step 3/8
 // STOP-NEXT: saved checkpoint {{.*}}part/step-00000003
 // RUN: llmc train %S/Inputs/train-tiny.toml --resume %t/part --metrics %t/part2.jsonl --checkpoint-dir %t/part | FileCheck %s --check-prefix=RESUME
-// RESUME: resumed from {{.*}}part/step-00000003 (step 3)
+// RESUME: resumed from {{.*}}part/step-00000003 (step 3, data at epoch 0, <built-in corpus> token 192)
 // RESUME-NEXT: ready in {{.*}} s: cpu session {{.*}} s, data {{.*}} s, checkpoint {{.*}} s (0.00 s of it drawn on the host)
 // RESUME-NEXT: training {{.*}}: steps 4-8 of 8
 // RUN: cat %t/part1.jsonl %t/part2.jsonl | %{strip} > %t/resumed.txt
@@ -64,4 +64,4 @@
 // NORESUME: llmc train: '{{.*}}nothing' is neither a checkpoint (no optimizer.safetensors) nor a checkpoint directory (no latest); give --resume the [checkpoint] dir of the run or one of its step-NNNNNNNN directories
 // RUN: llmc compile %S/Inputs/train-tiny.toml --forward -o %t/forward.llmcx 2> /dev/null
 // RUN: not llmc-run %t/forward.llmcx --metrics %t/x.jsonl 2>&1 | FileCheck %s --check-prefix=NOTTRAIN
-// NOTTRAIN: llmc-run: --metrics, --resume, --data, --checkpoint-dir, --device, --steps and --sample-tokens are for training (running once is CPU-only); this artifact is not a training step
+// NOTTRAIN: llmc-run: --metrics, --resume, --data, --val, --tokenizer, --checkpoint-dir, --device, --steps and --sample-tokens are for training (running once is CPU-only); this artifact is not a training step

@@ -33,6 +33,7 @@
 #include "runtime/train/Launched.h"
 #include "runtime/io/Safetensors.h"
 #include "runtime/train/Init.h"
+#include "runtime/train/StopSignal.h"
 #include "runtime/train/Trainer.h"
 #ifdef LLMC_HAVE_CUDA
 #include "runtime/cuda/CudaSession.h"
@@ -64,7 +65,8 @@ struct Options {
   uint64_t seed = 0;
   unsigned threads = 0;
   // Training.
-  std::string metrics, resume, data, checkpointDir;
+  std::string metrics, resume, checkpointDir, tokenizer;
+  std::vector<std::string> data, val; ///< --data / --val, repeatable
   std::string device; ///< empty: the artifact's train.devices
   int64_t steps = 0;
   int64_t sampleTokens = -1;
@@ -83,10 +85,16 @@ void printUsage(FILE *out) {
       "the\n"
       "                         checkpoint dir: its latest)\n"
       "  --metrics FILE         one JSON line per step\n"
-      "  --data FILE            train on this file instead of the "
+      "  --data FILE|GLOB       train on these files instead of the "
       "artifact's\n"
+      "                         (repeatable: one file or pattern each)\n"
+      "  --val FILE|GLOB        validation files instead of the artifact's\n"
+      "  --tokenizer FILE       the tokenizer.json of text data and the "
+      "sample\n"
       "  --checkpoint-dir DIR   save checkpoints here instead\n"
       "  --steps N              stop after step N\n"
+      "                         (SIGINT/SIGTERM stop after the current step,\n"
+      "                         with a checkpoint; exit 130/143)\n"
       "  --sample-tokens N      tokens of the sample printed at the end\n"
       "  --device cpu|cuda|auto where to train (default: the artifact's\n"
       "                         [parallel] devices); auto: the GPU if any\n"
@@ -137,11 +145,16 @@ int parseArguments(int argc, char **argv, Options &options) {
                         : arg == "--save-outputs"   ? &options.saveOutputs
                         : arg == "--metrics"        ? &options.metrics
                         : arg == "--resume"         ? &options.resume
-                        : arg == "--data"           ? &options.data
                         : arg == "--checkpoint-dir" ? &options.checkpointDir
+                        : arg == "--tokenizer"      ? &options.tokenizer
                         : arg == "--device"         ? &options.device
                                                     : nullptr;
-    if (text) {
+    if (arg == "--data" || arg == "--val") {
+      const char *v = value(arg.c_str());
+      if (!v)
+        return kExitUsage;
+      (arg == "--data" ? options.data : options.val).push_back(v);
+    } else if (text) {
       const char *v = value(arg.c_str());
       if (!v)
         return kExitUsage;
@@ -232,7 +245,11 @@ int train(const rt::Executable &exe, const Options &options) {
       !status)
     return failed(status);
   if (!options.data.empty())
-    train.settings.dataPath = options.data;
+    train.settings.trainData = options.data;
+  if (!options.val.empty())
+    train.settings.valData = options.val;
+  if (!options.tokenizer.empty())
+    train.settings.tokenizer = options.tokenizer;
   if (!options.checkpointDir.empty())
     train.settings.checkpointDir = options.checkpointDir;
   if (options.sampleTokens >= 0)
@@ -260,9 +277,13 @@ int train(const rt::Executable &exe, const Options &options) {
           train);
       !status)
     return failed(status);
+  rt::installStopHandlers();
   rt::TrainReport report;
-  if (rt::Status status = rt::train(exe, train, report); !status)
-    return failed(status);
+  if (rt::Status status = rt::train(exe, train, report); !status) {
+    failed(status);
+    return report.stoppedBySignal ? rt::stopExitCode(report.stoppedBySignal)
+                                  : kExitFailed;
+  }
   return 0;
 }
 
@@ -295,10 +316,12 @@ int main(int argc, char **argv) {
     }
   }
   if (!options.metrics.empty() || !options.resume.empty() ||
-      !options.data.empty() || !options.checkpointDir.empty() ||
+      !options.data.empty() || !options.val.empty() ||
+      !options.tokenizer.empty() || !options.checkpointDir.empty() ||
       !options.device.empty() || options.steps || options.sampleTokens >= 0) {
     std::fprintf(stderr,
-                 "llmc-run: --metrics, --resume, --data, --checkpoint-dir, "
+                 "llmc-run: --metrics, --resume, --data, --val, --tokenizer, "
+                 "--checkpoint-dir, "
                  "--device, --steps and --sample-tokens are for training "
                  "(running once is CPU-only); %s\n",
                  options.inputs.empty() ? "this artifact is not a training step"

@@ -868,7 +868,7 @@ TEST_F(CudaSessionTest, TrainingLoopMatchesCpuAndResumes) {
     TrainOptions options;
     ASSERT_OK(readTrainSettings(exe.metadata, options.settings));
     options.settings.devices = device;
-    options.settings.dataPath.clear(); // the built-in corpus
+    options.settings.trainData.clear(); // the built-in corpus
     options.settings.sampleTokens = 0;
     options.settings.checkpointDir = checkpointDir;
     options.settings.checkpointEvery = 10;

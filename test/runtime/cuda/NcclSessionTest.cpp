@@ -134,7 +134,7 @@ void trainFive(const Executable &exe, DeviceSessionFactory factory,
   TrainOptions options;
   ASSERT_OK(readTrainSettings(exe.metadata, options.settings));
   options.settings.devices = "cuda";
-  options.settings.dataPath.clear(); // the built-in corpus
+  options.settings.trainData.clear(); // the built-in corpus
   options.settings.sampleTokens = 0;
   options.settings.checkpointDir.clear();
   options.stopAfterStep = 5;
