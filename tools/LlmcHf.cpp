@@ -1,5 +1,6 @@
 //===- LlmcHf.cpp - Hugging Face models in the llmc CLI -------------------===//
 #include "tools/LlmcHf.h"
+#include "tools/LlmcDriver.h"
 
 #include "frontend/Source.h"
 #include "runtime/io/File.h"
@@ -15,10 +16,6 @@
 namespace llmc::driver {
 
 namespace {
-
-constexpr int kExitOk = 0;
-constexpr int kExitRejected = 1;
-constexpr int kExitUsage = 2;
 
 /// The tokenizer files a model folder may hold (as runtime/train/Export).
 const char *const kTokenizerFiles[] = {
@@ -76,6 +73,61 @@ int checkTrainingRefusals(mlir::MLIRContext &context,
     return kExitOk;
   (void)reportConfigDiagnostics(context, refusals);
   return kExitRejected;
+}
+
+int compileLogits(const CompileCommand &options) {
+  Session session;
+  llmc::SourceOptions sourceOptions;
+  sourceOptions.batchSize = options.batchSize;
+  sourceOptions.seqLen = options.seqLen;
+  sourceOptions.splitMicrobatches = false;
+  llmc::LoadedSource loaded = llmc::loadSource(
+      options.input, session.context, session.sourceMgr, sourceOptions);
+  if (!loaded.module)
+    return kExitRejected;
+  if (!loaded.description) {
+    llvm::errs() << options.input
+                 << ": error: --logits needs a model (a run description, a "
+                    "config.json or a model folder), got llmc IR\n";
+    return kExitUsage;
+  }
+  const RunDescription &run = *loaded.description;
+  mlir::OwningOpRef<mlir::ModuleOp> module = llmc::buildLogitsModule(
+      session.context, run.model, run.train.batchSize, run.train.seqLen);
+  if (!module)
+    return kExitRejected;
+  mlir::PassManager pm(&session.context);
+  pm.addPass(mlir::createCanonicalizerPass());
+  pm.addPass(mlir::createCSEPass());
+  if (mlir::failed(pm.run(*module)))
+    return kExitRejected;
+  if (!llvm::StringRef(options.output).ends_with(".llmcx")) {
+    std::string error;
+    std::unique_ptr<llvm::ToolOutputFile> out =
+        mlir::openOutputFile(options.output, &error);
+    if (!out) {
+      llvm::errs() << "llmc compile: cannot write '" << options.output
+                   << "': " << error << "\n";
+      return kExitRejected;
+    }
+    module->print(out->os());
+    out->keep();
+    return kExitOk;
+  }
+  // The output's name in the artifact (and in --save-outputs files).
+  if (auto function = module->lookupSymbol<mlir::func::FuncOp>("logits"))
+    function.setResultAttr(0, "llmc.name",
+                           mlir::StringAttr::get(&session.context, "logits"));
+  llmc::CodegenOptions codegen;
+  codegen.source = options.input;
+  codegen.function = "logits";
+  mlir::FailureOr<llmc::rt::Executable> built =
+      llmc::buildExecutable(*module, codegen);
+  if (mlir::failed(built))
+    return kExitRejected;
+  if (int code = writeHfSettings(run, built->metadata))
+    return code;
+  return writeArtifact(*built, options.output);
 }
 
 int runExport(const ExportCommand &options) {

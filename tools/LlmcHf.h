@@ -54,6 +54,13 @@ struct ExportCommand {
 
 int runExport(const ExportCommand &options);
 
+struct CompileCommand;
+/// `llmc compile FILE --logits`: the @logits program of the model
+/// (frontend/models/Models.h) for the description's batch shape, written
+/// as IR or an artifact (with the hf.* metadata, so that llmc-run binds the
+/// folder's weights).
+int compileLogits(const CompileCommand &options);
+
 /// The hf.* metadata of an artifact compiled from `run`: the config.json
 /// llmc writes for the model (every family, so that every checkpoint can be
 /// exported), and for a model folder its path (the initial weights),

@@ -62,6 +62,8 @@ bool wantsExecutable(llvm::StringRef path) { return path.ends_with(".llmcx"); }
 } // namespace
 
 int runCompile(const CompileCommand &options) {
+  if (options.logits)
+    return compileLogits(options);
   Session session;
   CompileRequest request;
   request.input = options.input;

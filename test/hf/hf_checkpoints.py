@@ -149,6 +149,24 @@ def check_loading(args, model, weights, work, inputs):
                            f"folder {value:.9g}")
     got, _ = loss(args, artifact, inputs, work / "out.safetensors")
     check(got == want, f"{model}: the artifact's own folder (no --weights) gives another loss")
+
+    # `llmc compile --logits` (what bench/hf_parity.py compares with
+    # transformers): its mean cross-entropy in f64 is the loss within f32
+    # rounding (1e-6 relative: a few hundred f32 terms). Mixtral's loss adds
+    # the balancing term, which the logits program has not.
+    logits_exe = work / "logits.llmcx"
+    run([args.llmc, "compile", toml, "--logits", "-o", logits_exe])
+    run([args.llmc_run, logits_exe, "--inputs", inputs, "--save-outputs",
+         work / "logits.safetensors"])
+    logits = hf_files.read_safetensors(work / "logits.safetensors")[0]["logits"]
+    check(logits.shape == (BATCH, SEQ, hf_files.VOCAB), f"{model}: logits {logits.shape}")
+    if model != "mixtral":
+        targets = hf_files.read_safetensors(inputs)[0]["targets"]
+        z = logits.astype(np.float64)
+        lse = np.log(np.exp(z - z.max(-1, keepdims=True)).sum(-1)) + z.max(-1)
+        ce = float(np.mean(lse - np.take_along_axis(z, targets[..., None], -1)[..., 0]))
+        check(abs(ce - value) / abs(value) < 1e-6,
+              f"{model}: the logits' cross-entropy {ce:.9g} is not the loss {value:.9g}")
     return base, value
 
 

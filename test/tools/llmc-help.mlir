@@ -22,6 +22,7 @@
 // COMPILE: USAGE: llmc compile [options] <input.toml|.json|.mlir>
 // COMPILE-DAG: --emit=<stage>
 // COMPILE-DAG: --forward
+// COMPILE-DAG: --logits
 // COMPILE-DAG: --dump-ir=<DIR>
 // COMPILE-DAG: --print-cost
 // COMPILE-DAG: -o <file>
