@@ -116,20 +116,8 @@ def variants(model, weights, work):
     if model == "mixtral":
         # transformers 5 without its legacy conversion: mlp.gate, and per
         # layer gate_up_proj [E, 2F, C] (w1 rows, then w3) and down_proj.
-        fused = {}
-        stacked = hf_files.stack_experts(weights)
-        for name, array in stacked.items():
-            if ".block_sparse_moe.experts.w" in name:
-                layer = name.split(".block_sparse_moe.")[0]
-                w = name.split("experts.")[1][:2]
-                if w == "w2":
-                    fused[layer + ".mlp.experts.down_proj"] = array
-                elif w == "w1":
-                    fused[layer + ".mlp.experts.gate_up_proj"] = np.concatenate(
-                        [array, stacked[layer + ".block_sparse_moe.experts.w3.weight"]], axis=1)
-            else:
-                fused[name.replace("block_sparse_moe.gate", "mlp.gate")] = array
-        out["transformers 5 fused experts"] = hf_files.write_folder(work / "fused", config, fused)
+        out["transformers 5 fused experts"] = hf_files.write_folder(
+            work / "fused", config, hf_files.fuse_mixtral_experts(weights))
     return out
 
 

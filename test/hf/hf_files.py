@@ -211,6 +211,27 @@ def stack_experts(tensors):
     return out
 
 
+def fuse_mixtral_experts(tensors):
+    """Mixtral's tensors as transformers 5 holds them without its legacy
+    conversion: `mlp.gate.weight`, and per layer `mlp.experts.gate_up_proj`
+    [E, 2F, C] (each expert's w1 rows, then its w3 rows) and
+    `mlp.experts.down_proj` [E, C, F]."""
+    fused = {}
+    stacked = stack_experts(tensors)
+    for name, array in stacked.items():
+        if ".block_sparse_moe.experts.w" in name:
+            layer = name.split(".block_sparse_moe.")[0]
+            w = name.split("experts.")[1][:2]
+            if w == "w2":
+                fused[layer + ".mlp.experts.down_proj"] = array
+            elif w == "w1":
+                fused[layer + ".mlp.experts.gate_up_proj"] = np.concatenate(
+                    [array, stacked[layer + ".block_sparse_moe.experts.w3.weight"]], axis=1)
+        else:
+            fused[name.replace("block_sparse_moe.gate", "mlp.gate")] = array
+    return fused
+
+
 def llama3_inverse_frequencies(config):
     """transformers' _compute_llama3_parameters (modeling_rope_utils.py),
     its torch expressions in numpy float64."""
