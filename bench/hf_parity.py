@@ -29,7 +29,10 @@ Three steps, on two machines (MLIR is on the build machine only):
       4. 2 training steps from the folder, `llmc-run export` of the
          checkpoint, `AutoModelForCausalLM.from_pretrained` of the export:
          its logits equal llmc's logits program on the exported folder
-         within 1e-5 relative L2.
+         within 1e-5 relative L2;
+      5. with a GPU: a training step from the bf16 folder on `--device
+         cuda` (the tensors widened on the device) starts at the loss of
+         the same step on the CPU (host conversion), within 1e-5.
     Why 1e-5: both sides compute in f32; two correct f32 implementations
     of these models agree to ~1e-7 on the loss and ~1e-6 per gradient
     tensor (docs/testing.md's JAX measurements), while a wrong convention
@@ -330,10 +333,25 @@ def check_model(args, model_name, seed, results):
     row["export_logits_error"] = relative(our_logits, their_logits.numpy())
     row["export_bf16_logits_error"] = relative(their_logits16.numpy(), their_logits.numpy())
 
+    # 5. On the GPU: the bf16 folder widened on the device
+    # (CudaSession::setArgumentConverting) starts training at the loss the
+    # CPU's host conversion gives (step 1's loss is that of the weights).
+    if torch.cuda.is_available():
+        first = {}
+        for device in ("cpu", "cuda"):
+            metrics = work / f"metrics-{device}.jsonl"
+            run([llmc_run(args.deploy), Path(args.deploy) / "models" / model_name /
+                 "train.llmcx", "--weights", work / "bf16", "--device", device, "--steps", "1",
+                 "--metrics", metrics, "--checkpoint-dir", work / f"ck-{device}"],
+                f"{model_name}: llmc-run --device {device} from the bf16 folder")
+            first[device] = json.loads(metrics.read_text().splitlines()[0])["loss"]
+        row["cuda_bf16_start_error"] = abs(first["cuda"] - first["cpu"]) / abs(first["cpu"])
+
     ok = (row["loss_error"] < TOLERANCE and row["grad_error"] < TOLERANCE and not missing and
           not extra and row["bf16_loss_error"] < TOLERANCE and
           row["export_logits_error"] < TOLERANCE and
-          row.get("fused", "same loss") in ("same loss", "not in this transformers"))
+          row.get("fused", "same loss") in ("same loss", "not in this transformers") and
+          row.get("cuda_bf16_start_error", 0.0) < TOLERANCE)
     row["ok"] = ok
     return ok
 
@@ -369,6 +387,9 @@ def run_against_transformers(args):
             print(f"  {r['model']}: transformers 5 fused experts (save_original_format=False): "
                   f"{r['fused']}")
         print(f"  {r['model']}: save_pretrained wrote {', '.join(r['files'])}")
+        if "cuda_bf16_start_error" in r:
+            print(f"  {r['model']}: bf16 folder widened on the GPU: step 1 loss within "
+                  f"{r['cuda_bf16_start_error']:.2e} of the CPU's")
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2))
     print("all models agree" if ok else "FAILED")
