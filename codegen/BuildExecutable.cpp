@@ -525,7 +525,11 @@ LogicalResult Lowering::lowerOp(Operation *op) {
         return success();
       })
       .Case([&](RopeOp r) {
-        addCommand(op, K::Rope, {{}, {r.getTheta().convertToDouble()}});
+        // floats: theta, then the per-pair inverse frequencies if any.
+        std::vector<double> floats = {r.getTheta().convertToDouble()};
+        if (std::optional<ArrayRef<double>> invFreq = r.getInvFreq())
+          floats.insert(floats.end(), invFreq->begin(), invFreq->end());
+        addCommand(op, K::Rope, {{}, std::move(floats)});
         return success();
       })
       .Case([&](GeluOp g) {

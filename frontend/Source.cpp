@@ -7,6 +7,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
@@ -16,6 +17,8 @@
 using namespace mlir;
 
 llmc::SourceKind llmc::classifySource(llvm::StringRef path) {
+  if (llvm::sys::fs::is_directory(path))
+    return SourceKind::HuggingFaceFolder;
   llvm::StringRef ext = llvm::sys::path::extension(path);
   if (ext == ".mlir")
     return SourceKind::Mlir;
@@ -167,8 +170,11 @@ llmc::LoadedSource llmc::loadSource(llvm::StringRef path, MLIRContext &context,
   case SourceKind::RunDescription:
     return fromRunDescription(parseRunDescription(path.str()), context,
                               options);
-  case SourceKind::HuggingFaceConfig: {
-    HfOutcome outcome = parseHuggingFaceConfig(path.str());
+  case SourceKind::HuggingFaceConfig:
+  case SourceKind::HuggingFaceFolder: {
+    HfOutcome outcome = classifySource(path) == SourceKind::HuggingFaceFolder
+                            ? parseHuggingFaceFolder(path.str())
+                            : parseHuggingFaceConfig(path.str());
     if (failed(reportConfigDiagnostics(context, outcome.diagnostics)) ||
         !outcome.model)
       return loaded;
@@ -195,8 +201,8 @@ llmc::LoadedSource llmc::loadSource(llvm::StringRef path, MLIRContext &context,
   case SourceKind::Unknown:
     emitError(fileLoc) << "cannot tell what '" << path
                        << "' holds from its extension; expected .toml (run "
-                          "description), .json (Hugging Face config) or "
-                          ".mlir (llmc IR)";
+                          "description), .json (Hugging Face config), a "
+                          "Hugging Face model folder or .mlir (llmc IR)";
     return loaded;
   }
   return loaded;

@@ -5,6 +5,7 @@
 //   .toml  a run description (docs/run-description.md), traced by the
 //          built-in model builders;
 //   .json  a Hugging Face config.json (gpt2, llama, mixtral);
+//   DIR/   a Hugging Face model folder (config.json and the weights);
 //   .mlir  a program already written in the llmc dialect.
 // Problems are reported as MLIR diagnostics at file:line:column.
 //
@@ -26,8 +27,15 @@ class SourceMgr;
 
 namespace llmc {
 
-/// What kind of input a path names, from its extension.
-enum class SourceKind { Mlir, RunDescription, HuggingFaceConfig, Unknown };
+/// What kind of input a path names: a directory is a Hugging Face model
+/// folder, a file is told by its extension.
+enum class SourceKind {
+  Mlir,
+  RunDescription,
+  HuggingFaceConfig,
+  HuggingFaceFolder,
+  Unknown
+};
 
 SourceKind classifySource(llvm::StringRef path);
 
@@ -48,7 +56,7 @@ struct SourceOptions {
 };
 
 /// A loaded input: the module, and the run description it came from when
-/// the input was a .toml or .json file.
+/// the input was a .toml or .json file or a model folder.
 struct LoadedSource {
   mlir::OwningOpRef<mlir::ModuleOp> module;
   std::optional<RunDescription> description;

@@ -284,8 +284,11 @@ Tensor softmax(Tensor x, int64_t dim = -1);
 /// q [B, Hq, T, D], k and v [B, Hkv, S, D].
 Tensor attention(Tensor q, Tensor k, Tensor v, bool causal,
                  std::optional<double> scale = std::nullopt);
-/// x [..., T, D]; `positions` [T] may be empty (0..T-1).
-Tensor rope(Tensor x, double theta, Tensor positions = Tensor());
+/// x [..., T, D]; `positions` [T] may be empty (0..T-1). `invFreq`, when not
+/// empty, holds D/2 per-pair inverse frequencies that replace theta^(-2i/D)
+/// (a scaled rope: ropeInverseFrequencies in frontend/config).
+Tensor rope(Tensor x, double theta, Tensor positions = Tensor(),
+            llvm::ArrayRef<double> invFreq = {});
 enum class GeluApprox { Tanh, Erf };
 Tensor gelu(Tensor x, GeluApprox approximation);
 Tensor silu(Tensor x);

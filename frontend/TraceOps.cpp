@@ -374,11 +374,16 @@ Tensor attention(Tensor q, Tensor k, Tensor v, bool causal,
                                     AttentionLayoutAttr()));
 }
 
-Tensor rope(Tensor x, double theta, Tensor positions) {
+Tensor rope(Tensor x, double theta, Tensor positions,
+            llvm::ArrayRef<double> invFreq) {
   Tracer &t = x.tracer();
+  DenseF64ArrayAttr frequencies =
+      invFreq.empty() ? DenseF64ArrayAttr()
+                      : t.builder().getDenseF64ArrayAttr(invFreq);
   return t.wrap(RopeOp::create(t.builder(), t.location(), x.type(), x.value(),
                                positions.value(),
-                               t.builder().getF64FloatAttr(theta)));
+                               t.builder().getF64FloatAttr(theta),
+                               frequencies));
 }
 
 Tensor gelu(Tensor x, GeluApprox approximation) {

@@ -2,6 +2,8 @@
 #include "ir/LlmcOps.h"
 #include "ir/VerifyUtils.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace llmc;
 
@@ -241,6 +243,18 @@ LogicalResult RopeOp::verify() {
   if (!(getTheta().convertToDouble() > 0.0))
     return emitOpError() << "expected a positive theta, got "
                          << getTheta().convertToDouble();
+  if (std::optional<ArrayRef<double>> invFreq = getInvFreq()) {
+    if (static_cast<int64_t>(invFreq->size()) != headDim / 2)
+      return emitOpError() << "expected " << headDim / 2
+                           << " inverse frequencies (one per pair of the head "
+                              "dimension "
+                           << headDim << "), got " << invFreq->size();
+    for (auto [i, f] : llvm::enumerate(*invFreq))
+      if (!(f > 0.0) || !std::isfinite(f))
+        return emitOpError() << "expected positive finite inverse "
+                                "frequencies, got "
+                             << f << " at pair " << i;
+  }
   return expectType(*this, "result", getType(), in);
 }
 

@@ -288,21 +288,27 @@ def Llmc_RopeOp : Llmc_CompositeOp<"rope", [
   let description = [{
     Rotates pairs `(x[..., t, i], x[..., t, i + D/2])` of an input `[..., T, D]`
     (the "rotate half" layout of Hugging Face LLaMA) by the angle
-    `p * theta^(-2i/D)`, where `p` is `positions[t]` when given (a `[T]`
-    integer tensor, for sequence shards that do not start at 0) and `t`
-    otherwise. `D` must be even.
+    `p * f_i`, where `p` is `positions[t]` when given (a `[T]` integer
+    tensor, for sequence shards that do not start at 0) and `t` otherwise,
+    and `f_i` the pair's inverse frequency: `theta^(-2i/D)`, or `inv_freq[i]`
+    when the op carries `inv_freq` (`D/2` positive values that a scaled rope
+    computes ahead of time, e.g. LLaMA 3's `rope_scaling`; `theta` then only
+    documents the base they came from). `D` must be even.
     ```mlir
     %q2 = llmc.rope %q theta 1.0e+04 : (tensor<2x8x256x64xf32>) -> tensor<2x8x256x64xf32>
     %k2 = llmc.rope %k positions %pos theta 5.0e+05
         : (tensor<2x8x256x64xf32>, tensor<256xi32>) -> tensor<2x8x256x64xf32>
+    %q3 = llmc.rope %q theta 5.0e+05 inv_freq [1.0, 0.125, 0.0009765625, 1.2e-04]
+        : (tensor<2x8x256x8xf32>) -> tensor<2x8x256x8xf32>
     ```
   }];
   let arguments = (ins Llmc_FloatTensor:$input,
-                       Optional<Llmc_IndexTensor>:$positions, F64Attr:$theta);
+                       Optional<Llmc_IndexTensor>:$positions, F64Attr:$theta,
+                       OptionalAttr<DenseF64ArrayAttr>:$inv_freq);
   let results = (outs Llmc_FloatTensor:$result);
   let assemblyFormat = [{
-    $input (`positions` $positions^)? `theta` $theta attr-dict
-    `:` functional-type(operands, results)
+    $input (`positions` $positions^)? `theta` $theta (`inv_freq` $inv_freq^)?
+    attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
 }

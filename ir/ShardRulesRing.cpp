@@ -394,7 +394,8 @@ LogicalResult partitionRingRope(RopeOp op, PartitionContext &context,
       vjp::tensorType(positions).getElementType() != b.getI64Type())
     return op.emitOpError() << "expected integer positions";
   Value result =
-      RopeOp::create(b, op.getLoc(), type, *x, positions, op.getThetaAttr());
+      RopeOp::create(b, op.getLoc(), type, *x, positions, op.getThetaAttr(),
+                     op.getInvFreqAttr());
   context.map(op.getResult(), result, want);
   return success();
 }

@@ -261,7 +261,8 @@ LogicalResult RopeOp::buildVjp(OpBuilder &b, ValueRange resultGrads,
     return noGradients(*this, operandGrads);
   // The rotation is orthogonal, so its transpose is its inverse: the
   // rotation by the negated angle, that is rope with negated positions
-  // (cos is even and sin odd, so the table entries match exactly).
+  // and the same frequencies (cos is even and sin odd, so the table entries
+  // match exactly).
   Location loc = getLoc();
   Value positions = getPositions();
   if (!positions) {
@@ -271,7 +272,8 @@ LogicalResult RopeOp::buildVjp(OpBuilder &b, ValueRange resultGrads,
   }
   Value negated = NegOp::create(b, loc, positions);
   operandGrads.push_back(
-      RopeOp::create(b, loc, getInput().getType(), g, negated, getThetaAttr()));
+      RopeOp::create(b, loc, getInput().getType(), g, negated, getThetaAttr(),
+                     getInvFreqAttr()));
   if (getPositions())
     operandGrads.push_back(Value());
   return success();

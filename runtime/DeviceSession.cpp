@@ -1,8 +1,36 @@
 //===- DeviceSession.cpp - the binding checks every session shares --------===//
 #include "runtime/DeviceSession.h"
 #include "runtime/Sharding.h"
+#include "runtime/io/HfWeights.h"
 
 namespace llmc::rt {
+
+Status DeviceSession::setArgumentConverting(const std::string &name,
+                                            DType dtype, const Shape &shape,
+                                            const void *data, size_t bytes,
+                                            ThreadPool *pool) {
+  const Executable &exe = executable();
+  int index = exe.findArgument(name);
+  LLMC_RETURN_IF_ERROR(checkArgumentFound(name, index));
+  DType target = exe.ranks.front().values[exe.arguments[index].value].dtype;
+  if (target == dtype)
+    return setArgument(name, dtype, shape, data, bytes);
+  int64_t count = numElements(shape);
+  if (bytes != static_cast<size_t>(count) * dtypeSize(dtype))
+    return Status::error(StatusCode::InvalidArgument,
+                         "argument '" + name + "' from " + dtypeName(dtype) +
+                             formatShape(shape) + " needs " +
+                             std::to_string(count * dtypeSize(dtype)) +
+                             " bytes, got " + std::to_string(bytes));
+  std::vector<uint8_t> converted(static_cast<size_t>(count) *
+                                 dtypeSize(target));
+  Status status =
+      convertElements(dtype, data, target, converted.data(), count, pool);
+  if (!status)
+    return Status::error(status.code(),
+                         "argument '" + name + "': " + status.message());
+  return setArgument(name, target, shape, converted.data(), converted.size());
+}
 
 Status DeviceSession::zeroArgument(const std::string &name) {
   const Executable &exe = executable();

@@ -23,6 +23,8 @@
 
 namespace llmc::rt {
 
+class ThreadPool;
+
 /// A tensor in host memory: `view` points either into the session's own host
 /// memory (the CPU session: no copy) or into `storage` (a device session
 /// copied it). Valid until the next run or bind, like the session's views.
@@ -45,6 +47,15 @@ public:
   virtual Status setArgument(const std::string &name, DType dtype,
                              const Shape &shape, const void *data,
                              size_t bytes) = 0;
+  /// setArgument from a float tensor of another float type (a bf16 or f16
+  /// checkpoint into f32 parameters): `data` holds the GLOBAL tensor in
+  /// `dtype` (f32, f64, bf16, f16), converted to the argument's type
+  /// (exactly when widening; to nearest even when narrowing). The default
+  /// converts on the host, on `pool`'s threads when given, and binds; the
+  /// CUDA session copies the narrower bytes and converts on the device.
+  virtual Status setArgumentConverting(const std::string &name, DType dtype,
+                                       const Shape &shape, const void *data,
+                                       size_t bytes, ThreadPool *pool);
   /// Argument `name` becomes all zeros (the AdamW moments at the start).
   /// The default binds a host buffer of zeros; a device session clears its
   /// own memory instead.

@@ -1,6 +1,7 @@
 //===- LlmcDriver.cpp - the compile path the llmc subcommands share -------===//
 #include "tools/LlmcDriver.h"
 #include "planner/Probe.h"
+#include "tools/LlmcHf.h"
 
 namespace llmc::driver {
 
@@ -104,6 +105,10 @@ int compileModule(Session &session, const CompileRequest &request,
   }
   mlir::ModuleOp module = *loaded.module;
   bool training = !request.forward && hasParameters(module);
+  // A config's dropout (llmc has none) refuses a training step only.
+  if (training && loaded.description)
+    if (int code = checkTrainingRefusals(session.context, *loaded.description))
+      return code;
 
   // --emit: "loss", "final", a pass (its first run) or a dump's name
   // ("05-canonicalize": the fifth pass).
@@ -226,6 +231,9 @@ int buildArtifact(const Compiled &compiled, const std::string &source,
   if (mlir::failed(built))
     return kExitRejected;
   exe = std::move(*built);
+  if (compiled.description)
+    if (int code = writeHfSettings(*compiled.description, exe.metadata))
+      return code;
   if (!compiled.description || exe.findArgument("optimizer.step") < 0)
     return kExitOk;
   const llmc::RunDescription &run = *compiled.description;

@@ -82,6 +82,12 @@ struct CompileCommand {
       cl::desc("Compile only the forward program @loss (no autodiff, no "
                "optimizer)"),
       cl::sub(command), cl::cat(llmcCategory())};
+  cl::opt<bool> logits{
+      "logits",
+      cl::desc("Compile the next-token logits program @logits(params, "
+               "tokens) -> [B, T, V] instead of @loss (forward only; a run "
+               "description, a config.json or a model folder)"),
+      cl::sub(command), cl::cat(llmcCategory())};
   cl::opt<std::string> output{"o",
                               cl::desc("Write the IR here (default: standard "
                                        "output); a name ending in .llmcx gets "

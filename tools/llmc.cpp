@@ -12,9 +12,12 @@
 //   llmc launch -n N FILE
 //                       compile once, train with N llmc-run processes
 //                       (one per GPU, NCCL; tools/LlmcLaunch.cpp)
+//   llmc export CHECKPOINT -o DIR
+//                       a checkpoint as a Hugging Face model folder
+//                       (tools/LlmcHf.cpp)
 //
-// FILE is a run description (.toml), a Hugging Face config.json, or llmc IR
-// (.mlir). Exit codes: 0 success, 1 the input was rejected (diagnostics
+// FILE is a run description (.toml), a Hugging Face config.json or model
+// folder, or llmc IR (.mlir). Exit codes: 0 success, 1 the input was rejected (diagnostics
 // printed), 2 bad usage. This file holds main, compile and inspect; the
 // shared compile path is LlmcDriver.{h,cpp}, train and plan LlmcTrainPlan.cpp,
 // verify LlmcVerify.cpp.
@@ -22,6 +25,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tools/LlmcDriver.h"
+#include "tools/LlmcHf.h"
 
 #include "runtime/Sharding.h"
 
@@ -58,6 +62,8 @@ bool wantsExecutable(llvm::StringRef path) { return path.ends_with(".llmcx"); }
 } // namespace
 
 int runCompile(const CompileCommand &options) {
+  if (options.logits)
+    return compileLogits(options);
   Session session;
   CompileRequest request;
   request.input = options.input;
@@ -155,8 +161,12 @@ int inspectExecutable(const std::string &path) {
        << " values of elementwise regions have no storage (runs on the GPU "
           "only)\n";
   }
+  // Files the artifact carries (hf.config, a tokenizer) by their size.
   for (const auto &[key, value] : exe.metadata)
-    os << "  setting " << key << " = " << value << "\n";
+    if (value.size() > 120 || value.find('\n') != std::string::npos)
+      os << "  setting " << key << " = <" << value.size() << " bytes>\n";
+    else
+      os << "  setting " << key << " = " << value << "\n";
   for (const llmc::rt::Executable &companion : exe.companions)
     os << "  companion @" << companion.name << ": "
        << companion.arguments.size() << " arguments, "
@@ -227,12 +237,13 @@ int main(int argc, char **argv) {
   PlanCommand plan;
   VerifyCommand verify;
   LaunchCommand launch;
+  ExportCommand exportCommand;
 
   // Show only llmc's options in --help, not those libLLVM registers.
   cl::HideUnrelatedOptions(llmcCategory());
   for (cl::SubCommand *sub :
        {&compile.command, &inspect.command, &train.command, &plan.command,
-        &verify.command, &launch.command})
+        &verify.command, &launch.command, &exportCommand.command})
     cl::HideUnrelatedOptions(llmcCategory(), *sub);
   if (!cl::ParseCommandLineOptions(
           argc, argv,
@@ -244,10 +255,11 @@ int main(int argc, char **argv) {
           "  llmc plan FILE      the memory and predicted time of the training step\n"
           "  llmc verify FILE    the run's mesh against one device, a few "
           "steps\n"
-          "  llmc launch -n N FILE  train with N processes (GPUs, NCCL)\n\n"
-          "  FILE: a run description (.toml), a Hugging Face config.json, or\n"
-          "  llmc IR (.mlir). llmc SUBCOMMAND --help shows the options of one "
-          "subcommand.\n",
+          "  llmc launch -n N FILE  train with N processes (GPUs, NCCL)\n"
+          "  llmc export CHECKPOINT -o DIR  a Hugging Face model folder\n\n"
+          "  FILE: a run description (.toml), a Hugging Face config.json or\n"
+          "  model folder, or llmc IR (.mlir). llmc SUBCOMMAND --help shows "
+          "the options of one subcommand.\n",
           &llvm::errs()))
     return kExitUsage;
 
@@ -263,8 +275,10 @@ int main(int argc, char **argv) {
     return runVerify(verify);
   if (launch.command)
     return runLaunch(launch);
+  if (exportCommand.command)
+    return runExport(exportCommand);
 
   llvm::errs() << "llmc: expected a subcommand (compile, inspect, train, "
-                  "plan, verify, launch); see llmc --help\n";
+                  "plan, verify, launch, export); see llmc --help\n";
   return kExitUsage;
 }

@@ -2,8 +2,13 @@
 //
 // Reads the sizes of a gpt2, llama or mixtral model from the config.json that
 // transformers writes beside the weights, into the same ModelConfig a run
-// description gives, and checks them with the same model rules. Keys llmc
-// does not use are ignored: configs carry many (ids, dtypes, architectures).
+// description gives, and checks them with the same model rules. Keys that do
+// not change the numerics are ignored (ids, dtypes, architectures); those
+// that do are implemented (head_dim, biases, LLaMA 3 rope scaling, GPT-2's
+// attention scaling, the GELU form) or refused with the fix (other rope
+// scalings, quantization, sliding windows, other activations), and dropout
+// is recorded for trainingRefusals. Both transformers 4's `rope_theta` /
+// `rope_scaling` and transformers 5's `rope_parameters` are read.
 //
 //===----------------------------------------------------------------------===//
 #include "frontend/config/ConfigDetail.h"
@@ -14,6 +19,7 @@
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 
+#include <cmath>
 #include <map>
 #include <set>
 
@@ -150,6 +156,17 @@ public:
     wrongType(key, *value, "a boolean");
     return std::nullopt;
   }
+  std::optional<std::string> string(StringRef key, Presence presence) {
+    const json::Value *value = read(key, presence);
+    if (!value)
+      return std::nullopt;
+    if (std::optional<StringRef> text = value->getAsString())
+      return text->str();
+    wrongType(key, *value, "a string");
+    return std::nullopt;
+  }
+  /// The raw value of a top-level key, or null.
+  const json::Value *get(StringRef key) const { return object.get(key); }
 
 private:
   /// The key's value when there is one to convert.
@@ -170,6 +187,7 @@ private:
                    describe(value) + "; write it as a JSON " +
                    (expected == "a boolean"    ? "true or false"
                     : expected == "an integer" ? "integer"
+                    : expected == "a string"   ? "string"
                                                : "number"));
   }
 
@@ -192,6 +210,124 @@ template <typename T>
 bool readOrDefault(const HfReader &r, StringRef key,
                    const std::optional<T> &value) {
   return value || !r.given(key);
+}
+
+/// A dropout probability (default `fallback` when absent or null): in
+/// [0, 1]; recorded when above 0, for trainingRefusals.
+void readDropout(HfReader &r, ModelConfig &m, StringRef key, double fallback) {
+  std::optional<double> p = r.number(key, Presence::NullMeansDefault);
+  if (r.failed(key))
+    return;
+  double probability = p.value_or(fallback);
+  if (!(probability >= 0.0 && probability <= 1.0)) {
+    r.error(key, "expected " + key.str() + " in [0, 1], got " +
+                     formatNumber(probability) + "; set it to 0.0");
+    return;
+  }
+  if (probability > 0.0)
+    m.dropout.push_back({key.str(), probability, r.at(key), !p.has_value()});
+}
+
+/// A number of a nested object (rope_scaling), or nothing after an error
+/// at `where` (the object's key) when it is missing or not a number.
+std::optional<double> nestedNumber(HfReader &r, StringRef where,
+                                   const json::Object &object, StringRef key,
+                                   StringRef ropeType) {
+  const json::Value *value = object.get(key);
+  std::optional<double> number = value ? value->getAsNumber() : std::nullopt;
+  if (!number)
+    r.error(where, "expected " + where.str() + "." + key.str() +
+                       " to be a number for rope_type \"" + ropeType.str() +
+                       "\", got " + (value ? describe(*value) : "nothing") +
+                       "; add \"" + key.str() + "\" as transformers writes it");
+  return number;
+}
+
+/// The rope's base and scaling. transformers 5 keeps both in
+/// `rope_parameters`; transformers 4 writes `rope_theta` and `rope_scaling`
+/// (which, when not null, takes the place of `rope_parameters`: transformers
+/// 5 reads old files that way). Returns the key the theta came from.
+std::string readRope(HfReader &r, ModelConfig &m, bool mixtral) {
+  StringRef where;
+  for (StringRef key : {"rope_scaling", "rope_parameters"}) {
+    const json::Value *value = r.get(key);
+    if (value && value->kind() != json::Value::Null) {
+      where = key;
+      break;
+    }
+  }
+  std::string thetaKey = "rope_theta";
+  std::optional<double> theta = r.number("rope_theta", Presence::Optional);
+  m.ropeTheta = theta.value_or(mixtral ? 1e6 : 10000.0);
+  auto partial = [&](StringRef key, const json::Value *value) {
+    std::optional<double> factor = value ? value->getAsNumber() : std::nullopt;
+    if (value && value->kind() != json::Value::Null &&
+        (!factor || *factor != 1.0))
+      r.error(key, "expected partial_rotary_factor 1 (rope on the whole head "
+                   "dimension), got " +
+                       (factor ? formatNumber(*factor) : describe(*value)) +
+                       "; llmc rotates every pair of the head: remove it");
+  };
+  partial("partial_rotary_factor", r.get("partial_rotary_factor"));
+  if (where.empty())
+    return thetaKey;
+  const json::Object *params = r.get(where)->getAsObject();
+  if (!params) {
+    r.error(where, "expected " + where.str() + " to be an object such as "
+                   "{\"rope_type\": \"llama3\", ...} or null, got " +
+                       describe(*r.get(where)));
+    return thetaKey;
+  }
+  if (const json::Value *inner = params->get("rope_theta")) {
+    if (std::optional<double> value = inner->getAsNumber()) {
+      m.ropeTheta = *value;
+      thetaKey = where.str();
+    } else {
+      r.error(where, "expected " + where.str() +
+                         ".rope_theta to be a number, got " + describe(*inner));
+    }
+  }
+  partial(where, params->get("partial_rotary_factor"));
+  std::string type = "default";
+  for (StringRef key : {"rope_type", "type"})
+    if (const json::Value *value = params->get(key)) {
+      if (std::optional<StringRef> text = value->getAsString())
+        type = text->str();
+      break;
+    }
+  if (type == "default")
+    return thetaKey;
+  if (type != "llama3") {
+    r.error(where, "expected rope_type \"default\" or \"llama3\" in " +
+                       where.str() + ", got \"" + type +
+                       "\"; llmc implements LLaMA 3's scaling only (linear, "
+                       "dynamic, yarn, longrope and the others would rotate "
+                       "with other frequencies than transformers)");
+    return thetaKey;
+  }
+  auto factor = nestedNumber(r, where, *params, "factor", type);
+  auto low = nestedNumber(r, where, *params, "low_freq_factor", type);
+  auto high = nestedNumber(r, where, *params, "high_freq_factor", type);
+  auto original = nestedNumber(r, where, *params,
+                               "original_max_position_embeddings", type);
+  if (!factor || !low || !high || !original)
+    return thetaKey;
+  if (!(*factor > 0) || !(*low > 0) || !(*high > *low) || !(*original >= 1) ||
+      *original != std::trunc(*original)) {
+    r.error(where, "expected llama3 rope scaling with factor > 0, 0 < "
+                   "low_freq_factor < high_freq_factor and a positive integer "
+                   "original_max_position_embeddings, got factor " +
+                       formatNumber(*factor) + ", low_freq_factor " +
+                       formatNumber(*low) + ", high_freq_factor " +
+                       formatNumber(*high) +
+                       ", original_max_position_embeddings " +
+                       formatNumber(*original) +
+                       "; use the values of the model's release (Llama 3.1: "
+                       "8, 1, 4, 8192)");
+    return thetaKey;
+  }
+  m.ropeScaling = {true, *factor, *low, *high, static_cast<int64_t>(*original)};
+  return thetaKey;
 }
 
 void readGpt2(HfReader &r, ModelConfig &m, ModelFieldSites &sites) {
@@ -219,6 +355,37 @@ void readGpt2(HfReader &r, ModelConfig &m, ModelFieldSites &sites) {
             "set it to true (llmc's gpt2 always shares the token embedding "
             "with the classifier)");
 
+  // The attention scale and the GELU form change the numerics: implemented.
+  // reorder_and_upcast_attn computes the scaled scores and the softmax in
+  // f32 for half-precision models, which llmc's attention always does (its
+  // kernels accumulate in f32 or f64 and scale before the softmax), so it
+  // is read for its type only.
+  m.scaleAttnWeights =
+      r.boolean("scale_attn_weights", Presence::Optional).value_or(true);
+  m.scaleAttnByInverseLayerIdx =
+      r.boolean("scale_attn_by_inverse_layer_idx", Presence::Optional)
+          .value_or(false);
+  (void)r.boolean("reorder_and_upcast_attn", Presence::Optional);
+  if (auto act = r.string("activation_function", Presence::Optional)) {
+    if (*act == "gelu")
+      m.exactGelu = true;
+    else if (*act != "gelu_new" && *act != "gelu_fast" &&
+             *act != "gelu_pytorch_tanh")
+      r.error("activation_function",
+              "expected activation_function \"gelu_new\" (the tanh GELU, "
+              "also \"gelu_fast\" and \"gelu_pytorch_tanh\") or \"gelu\" "
+              "(erf), got \"" +
+                  *act +
+                  "\"; llmc's gpt2 implements these two GELUs only");
+  }
+  if (r.boolean("add_cross_attention", Presence::Optional).value_or(false))
+    r.error("add_cross_attention",
+            "expected add_cross_attention to be false, got true; llmc's gpt2 "
+            "is a decoder without an encoder to attend to: set it to false");
+  // GPT2Config's defaults are 0.1: a config without them means dropout.
+  for (StringRef key : {"embd_pdrop", "attn_pdrop", "resid_pdrop"})
+    readDropout(r, m, key, 0.1);
+
   setSite(sites, r, F::VocabSize, "vocab_size", vocab.has_value());
   setSite(sites, r, F::Layers, "n_layer", layers.has_value());
   setSite(sites, r, F::Width, "n_embd", width.has_value());
@@ -243,7 +410,6 @@ void readLlama(HfReader &r, ModelConfig &m, ModelFieldSites &sites,
   auto ffn = r.integer("intermediate_size", Presence::Required);
   auto positions = r.integer("max_position_embeddings", Presence::Required);
   auto eps = r.number("rms_norm_eps", Presence::Optional);
-  auto theta = r.number("rope_theta", Presence::Optional);
   auto tie = r.boolean("tie_word_embeddings", Presence::Optional);
   auto headDim = r.integer("head_dim", Presence::NullMeansDefault);
   m.vocabSize = vocab.value_or(0);
@@ -255,7 +421,7 @@ void readLlama(HfReader &r, ModelConfig &m, ModelFieldSites &sites,
   m.maxPositions = positions.value_or(0);
   // The defaults of transformers' LlamaConfig and MixtralConfig.
   m.normEps = eps.value_or(mixtral ? 1e-5 : 1e-6);
-  m.ropeTheta = theta.value_or(mixtral ? 1e6 : 10000.0);
+  std::string thetaKey = readRope(r, m, mixtral);
   m.tieEmbeddings = tie.value_or(false);
 
   std::optional<int64_t> experts, topK;
@@ -269,16 +435,46 @@ void readLlama(HfReader &r, ModelConfig &m, ModelFieldSites &sites,
     m.auxLossWeight = auxLoss.value_or(0.001);
   }
 
-  // Newer configs state the head dimension; llmc derives it from the width,
-  // so a config where they differ describes a model llmc cannot build.
-  if (headDim && width && heads && *heads > 0 && *width % *heads == 0 &&
-      *headDim != *width / *heads)
-    r.error("head_dim", "expected head_dim to equal hidden_size / "
-                        "num_attention_heads = " +
-                            std::to_string(*width / *heads) + ", got " +
-                            std::to_string(*headDim) +
-                            "; remove head_dim (llmc derives the head "
-                            "dimension from the width)");
+  // Newer configs state the head dimension; where it is not hidden_size /
+  // num_attention_heads, q, k and v project to heads * head_dim.
+  if (headDim && width && heads && *heads > 0 &&
+      (*width % *heads != 0 || *headDim != *width / *heads)) {
+    if (*headDim <= 0 || *headDim % 2 != 0)
+      r.error("head_dim", "expected an even head_dim > 0 (rope rotates pairs "
+                          "of channels), got " +
+                              std::to_string(*headDim) +
+                              "; set head_dim to an even size");
+    else
+      m.headDimension = *headDim;
+  }
+
+  // What the attention and the MLP compute.
+  if (auto act = r.string("hidden_act", Presence::Optional); act && *act != "silu")
+    r.error("hidden_act", "expected hidden_act \"silu\" (SwiGLU), got \"" +
+                              *act + "\"; llmc's " + r.modelType +
+                              " implements SwiGLU only");
+  if (!mixtral) {
+    m.attentionBias =
+        r.boolean("attention_bias", Presence::Optional).value_or(false);
+    m.mlpBias = r.boolean("mlp_bias", Presence::Optional).value_or(false);
+  }
+  if (mixtral) {
+    // Mistral's sliding window attends to the last `window` positions only;
+    // llmc attends to the whole context, which is the same only when the
+    // window covers every position the model takes.
+    auto window = r.integer("sliding_window", Presence::NullMeansDefault);
+    if (window && positions && *window < *positions)
+      r.error("sliding_window",
+              "expected sliding_window to be null or at least "
+              "max_position_embeddings " +
+                  std::to_string(*positions) + ", got " +
+                  std::to_string(*window) +
+                  "; llmc attends to the whole context: set it to null "
+                  "(the same model for sequences up to " +
+                  std::to_string(*window) + " tokens)");
+    readDropout(r, m, "router_jitter_noise", 0.0);
+  }
+  readDropout(r, m, "attention_dropout", 0.0);
 
   setSite(sites, r, F::VocabSize, "vocab_size", vocab.has_value());
   setSite(sites, r, F::Layers, "num_hidden_layers", layers.has_value());
@@ -292,8 +488,7 @@ void readLlama(HfReader &r, ModelConfig &m, ModelFieldSites &sites,
           positions.has_value());
   setSite(sites, r, F::NormEps, "rms_norm_eps",
           readOrDefault(r, "rms_norm_eps", eps));
-  setSite(sites, r, F::RopeTheta, "rope_theta",
-          readOrDefault(r, "rope_theta", theta));
+  setSite(sites, r, F::RopeTheta, thetaKey, !r.failed(thetaKey));
   setSite(sites, r, F::Experts, "num_local_experts", experts.has_value());
   setSite(sites, r, F::ExpertsPerToken, "num_experts_per_tok",
           topK.has_value());
@@ -369,17 +564,19 @@ HfOutcome parseHuggingFaceConfigText(const std::string &text,
     r.error(sites[static_cast<size_t>(d.field)].name,
             std::move(d.diagnostic.message));
 
-  // Scaled rope (llama 3.1 and later) changes the positions' frequencies;
-  // llmc rotates with the plain frequencies, so say so rather than differ
-  // from the original model silently.
-  if (const json::Value *scaling = object->get("rope_scaling");
-      scaling && scaling->kind() != json::Value::Null) {
-    ConfigDiagnostic warning = makeError(
-        r.at("rope_scaling"), "ignoring rope_scaling: llmc uses unscaled rope "
-                              "frequencies; remove rope_scaling to silence "
-                              "this warning");
-    warning.severity = ConfigDiagnostic::Severity::Warning;
-    diagnostics.push_back(warning);
+  // Quantized weights (GPTQ, AWQ, bitsandbytes, fp8) are not the model's
+  // numbers: llmc trains and loads f32, bf16 and f16 only.
+  if (const json::Value *quantization = object->get("quantization_config");
+      quantization && quantization->kind() != json::Value::Null) {
+    std::string method;
+    if (const json::Object *q = quantization->getAsObject())
+      if (const json::Value *name = q->get("quant_method"))
+        if (std::optional<StringRef> text = name->getAsString())
+          method = " (quant_method \"" + text->str() + "\")";
+    r.error("quantization_config",
+            "expected an unquantized model, got quantization_config" + method +
+                "; llmc loads f32, bf16 and f16 weights only: use the "
+                "model's unquantized release");
   }
 
   sortDiagnostics(diagnostics, path);

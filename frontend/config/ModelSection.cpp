@@ -1,12 +1,15 @@
 //===- ModelSection.cpp - the [model] section of a run description --------===//
 //
-// Reads the model's sizes, or the config.json that hf_config names, applies
+// Reads the model's sizes, or the config.json that hf_config names (or the
+// Hugging Face folder that hf names: its config and its weights), applies
 // the family's rules and defaults (gpt2 ties its embeddings and learns its
 // positions; llama and moe need ffn_width; moe needs its experts), and checks
 // the model's shape with validateModel's rules, each message at its key.
 //
 //===----------------------------------------------------------------------===//
 #include "frontend/config/RunParser.h"
+
+#include "llvm/Support/FileSystem.h"
 
 namespace llmc {
 namespace config_detail {
@@ -19,12 +22,12 @@ void RunParser::parseModel() {
     // message from readSections.
     diagnostics.error({run.path, 0, 0}, "model",
                       "missing section [model]; add [model] with family = "
-                      "\"gpt2\" and the sizes, or with hf_config = "
-                      "\"config.json\"");
+                      "\"gpt2\" and the sizes, with hf = \"MODEL_DIR\", or "
+                      "with hf_config = \"config.json\"");
     return;
   }
   SectionReader s = reader("model");
-  if (s.given("hf_config"))
+  if (s.given("hf") || s.given("hf_config"))
     parseModelFromHf(s);
   else
     parseModelSizes(s);
@@ -32,25 +35,64 @@ void RunParser::parseModel() {
 
 void RunParser::parseModelFromHf(SectionReader &s) {
   // config.json gives every size; capacity_factor is llmc's own and has no
-  // Hugging Face key, so it may accompany it.
+  // Hugging Face key, so it may accompany it, as may strict (how the
+  // weights load) and dropout (the override training needs).
+  const bool folder = s.given("hf");
+  const char *source = folder ? "hf" : "hf_config";
+  if (folder && s.given("hf_config"))
+    s.error("hf_config", "expected either hf (a model folder: config.json "
+                         "and the weights) or hf_config (a config.json alone, "
+                         "random initial weights), got both; remove one");
   for (const KeySpec &key : findSection("model")->keys) {
     StringRef name = key.name;
-    if (name == "hf_config" || name == "capacity_factor" || !s.given(name))
+    if (name == "hf" || name == "hf_config" || name == "capacity_factor" ||
+        name == "strict" || name == "dropout" || !s.given(name))
       continue;
-    s.error(name, "expected either hf_config or family and sizes, got both "
-                  "hf_config and " +
+    s.error(name, "expected either " + std::string(source) +
+                      " or family and sizes, got both " + source + " and " +
                       name.str() + "; remove " + name.str() +
-                      " (config.json gives it) or remove hf_config");
+                      " (config.json gives it) or remove " + source);
   }
   std::optional<double> capacity = s.number("capacity_factor", kAtLeastOne);
-  std::optional<std::string> file = existingFile(s, "hf_config");
-  if (!file)
-    return;
-  HfOutcome hf = parseHuggingFaceConfig(*file);
+  std::optional<bool> strict = s.boolean("strict");
+  if (strict && !folder)
+    s.error("strict", "expected strict only with hf (it says how a model "
+                      "folder's weights load), got it with hf_config; remove "
+                      "strict or name the folder with hf");
+  std::optional<double> dropout =
+      s.number("dropout", Bound{Bound::Kind::Closed, 0, 1});
+  if (dropout && *dropout != 0.0)
+    s.error("dropout", "expected dropout = 0.0 (llmc trains without dropout; "
+                       "the key turns config.json's off), got " +
+                           s.literal("dropout") + "; set dropout = 0.0");
+  HfOutcome hf;
+  if (folder) {
+    std::optional<std::string> dir = s.string("hf");
+    if (!dir)
+      return;
+    std::string resolved = resolve(*dir);
+    if (dir->empty() || !llvm::sys::fs::is_directory(resolved)) {
+      s.error("hf", "expected hf to name a Hugging Face model folder, got \"" +
+                        *dir + "\" (looked for '" + resolved +
+                        "'); fix the path, which is relative to this file's "
+                        "directory");
+      return;
+    }
+    hf = parseHuggingFaceFolder(resolved);
+  } else {
+    std::optional<std::string> file = existingFile(s, "hf_config");
+    if (!file)
+      return;
+    hf = parseHuggingFaceConfig(*file);
+  }
   hfDiagnostics = std::move(hf.diagnostics);
   if (!hf.model)
     return;
   run.model = *hf.model;
+  if (strict)
+    run.model.strictWeights = *strict;
+  if (dropout && *dropout == 0.0)
+    run.model.dropout.clear();
   if (capacity) {
     if (run.model.family == ModelFamily::Moe)
       run.model.capacityFactor = *capacity;
@@ -60,7 +102,7 @@ void RunParser::parseModelFromHf(SectionReader &s) {
                   std::string(modelFamilyName(run.model.family)) +
                   " model from hf_config; remove capacity_factor");
   }
-  checkPositions(s, "hf_config",
+  checkPositions(s, source,
                  run.model.family == ModelFamily::Gpt2 ? "n_positions" : "");
 }
 
@@ -84,6 +126,14 @@ void RunParser::parseModelSizes(SectionReader &s) {
   std::optional<int64_t> topK = s.integer("experts_per_token", kPositive);
   std::optional<double> capacity = s.number("capacity_factor", kAtLeastOne);
   std::optional<double> auxLoss = s.number("aux_loss_weight", kNonNegative);
+
+  // strict and dropout are about a Hugging Face model's files.
+  for (StringRef key : {"strict", "dropout"})
+    if (s.given(key))
+      s.error(key, "expected " + key.str() +
+                       " only with hf or hf_config (a Hugging Face model), "
+                       "got it with family; remove " +
+                       key.str());
 
   // 1. The keys every family needs.
   if (!s.given("family"))
@@ -206,7 +256,7 @@ void RunParser::checkPositions(SectionReader &s, StringRef positionsKey,
                             seqLen +
                             " (the default of [train]) for gpt2, got " +
                             positions + "; set a smaller seq_len in [train]" +
-                            (positionsKey == "hf_config"
+                            (positionsKey == "hf_config" || positionsKey == "hf"
                                  ? std::string()
                                  : " or raise " + positionsName.str()));
 }

@@ -22,6 +22,36 @@ enum class ModelFamily { Gpt2, Llama, Moe };
 /// The name used in run descriptions: "gpt2", "llama", "moe".
 const char *modelFamilyName(ModelFamily family);
 
+/// Where a value came from, for messages about it.
+struct SourceLocation {
+  std::string file;
+  int line = 0;   ///< 1-based; 0 when unknown
+  int column = 0; ///< 1-based; 0 when unknown
+};
+
+/// LLaMA 3's rope scaling (config.json `rope_scaling` or `rope_parameters`
+/// with `"rope_type": "llama3"`): the low frequencies are divided by
+/// `factor`, the high ones kept, those between interpolated (transformers'
+/// `_compute_llama3_parameters`; ropeInverseFrequencies).
+struct RopeScaling {
+  bool llama3 = false;
+  double factor = 1.0;
+  double lowFreqFactor = 1.0;
+  double highFreqFactor = 4.0;
+  int64_t originalMaxPositions = 0;
+};
+
+/// A non-zero dropout probability of a config.json (`resid_pdrop`,
+/// `attention_dropout`, ...). llmc has no dropout: training refuses it
+/// (trainingRefusals), evaluation and generation (dropout off) accept it.
+struct DropoutSetting {
+  std::string key;
+  double probability = 0.0;
+  SourceLocation location;
+  /// The file does not set the key: `probability` is transformers' default.
+  bool defaulted = false;
+};
+
 /// Sizes and constants of a model. Fields a family does not use keep their
 /// defaults and are ignored by its builder.
 struct ModelConfig {
@@ -40,10 +70,38 @@ struct ModelConfig {
   int64_t expertsPerToken = 0;  ///< moe: top-k
   double capacityFactor = 1.25; ///< moe: expert capacity = ceil(cf * N * k / E)
   double auxLossWeight = 0.01;  ///< moe: load-balancing loss coefficient
+  /// llama/moe: config.json's head_dim when it is not hiddenSize /
+  /// numHeads (q/k/v project to numHeads * headDim); 0: derived.
+  int64_t headDimension = 0;
+  bool attentionBias = false; ///< llama: q, k, v and o projections with bias
+  bool mlpBias = false;       ///< llama: gate, up and down with bias
+  RopeScaling ropeScaling;    ///< llama/moe
+  /// gpt2: attention scores scaled by 1/sqrt(head_dim) (scale_attn_weights)
+  /// and, in layer i, by 1/(i + 1) (scale_attn_by_inverse_layer_idx).
+  bool scaleAttnWeights = true;
+  bool scaleAttnByInverseLayerIdx = false;
+  /// gpt2: activation_function "gelu" (erf) instead of the tanh form.
+  bool exactGelu = false;
+  /// Dropout probabilities above 0 in config.json (training refuses them).
+  std::vector<DropoutSetting> dropout;
   /// The Hugging Face config.json the sizes came from, if any.
   std::string hfConfigPath;
+  /// An HF model folder ([model] hf, or `llmc train DIR`): the initial
+  /// weights are its safetensors files; empty: initializers.
+  std::string hfDirectory;
+  /// The folder's tokenizer.json and generation_config.json, when present
+  /// (the data's tokenizer defaults to the model's).
+  std::string tokenizerPath;
+  std::string generationConfigPath;
+  /// Whether a weight file's tensors that the model does not use are an
+  /// error ([model] strict, default true) or a warning.
+  bool strictWeights = true;
 
-  int64_t headDim() const { return numHeads ? hiddenSize / numHeads : 0; }
+  int64_t headDim() const {
+    if (headDimension > 0)
+      return headDimension;
+    return numHeads ? hiddenSize / numHeads : 0;
+  }
 };
 
 enum class LrSchedule { Cosine, Linear, Constant };
@@ -125,13 +183,6 @@ struct CheckpointConfig {
   int64_t keep = 2;
 };
 
-/// Where a value came from, for messages about it.
-struct SourceLocation {
-  std::string file;
-  int line = 0;   ///< 1-based; 0 when unknown
-  int column = 0; ///< 1-based; 0 when unknown
-};
-
 /// One message about the input: "file:line:col: error: message".
 struct ConfigDiagnostic {
   enum class Severity { Error, Warning, Note };
@@ -189,6 +240,33 @@ struct HfOutcome {
 HfOutcome parseHuggingFaceConfig(const std::string &path);
 HfOutcome parseHuggingFaceConfigText(const std::string &text,
                                      const std::string &path);
+
+/// Reads a Hugging Face model folder: DIR/config.json as
+/// parseHuggingFaceConfig does, and records the folder (its weights:
+/// model.safetensors or the shards of model.safetensors.index.json, which
+/// must be there), tokenizer.json and generation_config.json.
+HfOutcome parseHuggingFaceFolder(const std::string &directory);
+
+/// The D/2 inverse frequencies of a scaled rope (LLaMA 3's), in double, as
+/// transformers' `_compute_llama3_parameters` computes them from theta, the
+/// head dimension and the scaling; empty for an unscaled rope (the op's own
+/// theta^(-2i/D)).
+std::vector<double> ropeInverseFrequencies(const ModelConfig &model);
+
+/// What a model's config asks for that llmc cannot train (today: dropout
+/// above 0, Mixtral's router jitter), each an error at its key with the
+/// fix; empty when it can be trained. Evaluation and generation accept it.
+std::vector<ConfigDiagnostic>
+trainingRefusals(const ModelConfig &model);
+
+/// A config.json for `model` that transformers' AutoConfig reads
+/// (GPT2LMHeadModel, LlamaForCausalLM, MixtralForCausalLM): the keys of
+/// the config.json it came from, when there is one, with llmc's values
+/// for everything that defines the model, and `torch_dtype` = `dtype`
+/// ("float32", "bfloat16", "float16"). Fails (and says why in `error`)
+/// when the original file cannot be read.
+bool writeHuggingFaceConfig(const ModelConfig &model, const std::string &dtype,
+                            std::string &json, std::string &error);
 
 /// Checks the sizes of a model for consistency (heads divide the width, kv
 /// heads divide heads, an even head dimension for rope, k <= experts, ...).

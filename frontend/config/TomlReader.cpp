@@ -24,7 +24,10 @@ namespace {
 // values, in the form the key wants (a float where a float is expected).
 const KeySpec kModelKeys[] = {
     {"family", "\"gpt2\""},
+    {"hf", "\"models/gpt2\""},
     {"hf_config", "\"config.json\""},
+    {"strict", "false"},
+    {"dropout", "0.0"},
     {"vocab_size", "50257"},
     {"layers", "12"},
     {"width", "768"},

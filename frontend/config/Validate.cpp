@@ -280,7 +280,9 @@ std::vector<FieldDiagnostic> validateModelFields(const ModelConfig &model,
             check.name(F::Heads) + " " + std::to_string(model.numHeads) +
             " for gpt2, got " + std::to_string(model.numKvHeads) + "; remove " +
             check.name(F::KvHeads) + " (gpt2 has no grouped-query attention)");
-  if (check.usable(F::Width) && check.usable(F::Heads)) {
+  // (An explicit head_dim of config.json was checked where it was read.)
+  if (check.usable(F::Width) && check.usable(F::Heads) &&
+      model.headDimension == 0) {
     auto evenHeadDim = [&](int64_t heads) {
       return !rope || (width / heads) % 2 == 0;
     };

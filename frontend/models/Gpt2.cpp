@@ -3,6 +3,8 @@
 // Names and layout follow Hugging Face's GPT2LMHeadModel: Conv1D weights are
 // stored [in, out]; the head is the token embedding (tied). Initialization
 // follows GPT-2: normal(0.02), residual projections scaled by 1/sqrt(2L).
+// config.json's scale_attn_weights / scale_attn_by_inverse_layer_idx set
+// the attention scale, activation_function "gelu" the erf GELU.
 //
 //===----------------------------------------------------------------------===//
 
@@ -10,6 +12,7 @@
 #include "frontend/models/Models.h"
 
 #include <cmath>
+#include <optional>
 #include <string>
 
 namespace llmc {
@@ -24,7 +27,21 @@ Tensor layerNormScope(Tracer &t, llvm::StringRef name, Tensor x,
   return layerNorm(x, gamma, beta, m.normEps);
 }
 
-Tensor block(Tracer &t, Tensor x, const ModelConfig &m) {
+/// GPT2Attention's scale in layer `layer`: 1/sqrt(D) unless
+/// scale_attn_weights is false, divided by layer + 1 with
+/// scale_attn_by_inverse_layer_idx; none when it is the op's default.
+std::optional<double> attentionScale(const ModelConfig &m, int64_t layer) {
+  if (m.scaleAttnWeights && !m.scaleAttnByInverseLayerIdx)
+    return std::nullopt;
+  double scale =
+      m.scaleAttnWeights ? 1.0 / std::sqrt(static_cast<double>(m.headDim()))
+                         : 1.0;
+  if (m.scaleAttnByInverseLayerIdx)
+    scale /= static_cast<double>(layer + 1);
+  return scale;
+}
+
+Tensor block(Tracer &t, Tensor x, const ModelConfig &m, int64_t layer) {
   int64_t width = m.hiddenSize;
   Init weights = Init::normal(0.02);
   Init residual = Init::normal(0.02 / std::sqrt(2.0 * m.numLayers));
@@ -41,7 +58,8 @@ Tensor block(Tracer &t, Tensor x, const ModelConfig &m) {
     Tensor q = splitHeads(sliceDim(qkv, -1, 0, width), m.numHeads);
     Tensor k = splitHeads(sliceDim(qkv, -1, width, width), m.numHeads);
     Tensor v = splitHeads(sliceDim(qkv, -1, 2 * width, width), m.numHeads);
-    Tensor a = mergeHeads(attention(q, k, v, /*causal=*/true));
+    Tensor a = mergeHeads(
+        attention(q, k, v, /*causal=*/true, attentionScale(m, layer)));
     auto s = t.scope("c_proj");
     h = linear(t, a, width, width, WeightLayout::InOut, true, residual,
                LinearSplit::row());
@@ -56,7 +74,7 @@ Tensor block(Tracer &t, Tensor x, const ModelConfig &m) {
       h = linear(t, h, width, m.intermediateSize, WeightLayout::InOut, true,
                  weights, LinearSplit::column());
     }
-    h = gelu(h, GeluApprox::Tanh);
+    h = gelu(h, m.exactGelu ? GeluApprox::Erf : GeluApprox::Tanh);
     auto s = t.scope("c_proj");
     h = linear(t, h, m.intermediateSize, width, WeightLayout::InOut, true,
                residual, LinearSplit::row());
@@ -93,7 +111,7 @@ Tensor traceGpt2(Tracer &t, const ModelConfig &m, int64_t batchSize,
     }
     for (int64_t layer = 0; layer < m.numLayers; ++layer) {
       auto s = t.scope("h." + std::to_string(layer));
-      x = block(t, x, m);
+      x = block(t, x, m, layer);
     }
     x = layerNormScope(t, "ln_f", x, m);
   }

@@ -32,13 +32,13 @@ Tensor linear(Tracer &tracer, Tensor x, int64_t in, int64_t out,
 }
 
 Tensor swigluMlp(Tracer &tracer, Tensor x, int64_t width, int64_t ffnWidth,
-                 SwigluNames names, TensorParallelLayout tpLayout) {
+                 SwigluNames names, TensorParallelLayout tpLayout, bool bias) {
   Init init = Init::normal(0.02);
   bool megatron = tpLayout == TensorParallelLayout::Megatron;
   auto project = [&](llvm::StringRef name, Tensor input, int64_t in,
                      int64_t out, LinearSplit split) {
     auto s = tracer.scope(name);
-    return linear(tracer, input, in, out, WeightLayout::OutIn, false, init,
+    return linear(tracer, input, in, out, WeightLayout::OutIn, bias, init,
                   megatron ? split : LinearSplit::replicated());
   };
   Tensor gate = project(names.gate, x, width, ffnWidth, LinearSplit::column());

@@ -54,8 +54,10 @@ struct SwigluNames {
   llvm::StringRef gate, up, down;
 };
 enum class TensorParallelLayout { Replicated, Megatron };
+/// `bias` gives each projection a bias (LLaMA's mlp_bias).
 Tensor swigluMlp(Tracer &tracer, Tensor x, int64_t width, int64_t ffnWidth,
-                 SwigluNames names, TensorParallelLayout tpLayout);
+                 SwigluNames names, TensorParallelLayout tpLayout,
+                 bool bias = false);
 
 /// LLaMA's RMSNorm in the current scope: parameter "weight" of ones.
 Tensor llamaRmsNorm(Tracer &tracer, Tensor x, const ModelConfig &model);

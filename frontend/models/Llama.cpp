@@ -1,7 +1,9 @@
 //===- Llama.cpp - LLaMA: RMSNorm, RoPE, SwiGLU, grouped-query attention ---===//
 //
 // Names follow Hugging Face's LlamaForCausalLM (torch.nn.Linear weights
-// stored [out, in], no biases); the head is untied unless configured.
+// stored [out, in], biases only with attention_bias / mlp_bias); the head is
+// untied unless configured. head_dim may differ from hidden / heads, and a
+// scaled rope (LLaMA 3) passes its per-pair frequencies to llmc.rope.
 //
 //===----------------------------------------------------------------------===//
 
@@ -9,6 +11,7 @@
 #include "frontend/models/Models.h"
 
 #include <string>
+#include <vector>
 
 namespace llmc {
 
@@ -26,7 +29,8 @@ Tensor llamaSelfAttention(Tracer &t, Tensor x, const ModelConfig &m) {
   auto projection = [&](llvm::StringRef name, Tensor input, int64_t in,
                         int64_t out, LinearSplit split) {
     auto s = t.scope(name);
-    return linear(t, input, in, out, WeightLayout::OutIn, false, init, split);
+    return linear(t, input, in, out, WeightLayout::OutIn, m.attentionBias,
+                  init, split);
   };
   LinearSplit column = LinearSplit::column();
   Tensor q =
@@ -35,8 +39,9 @@ Tensor llamaSelfAttention(Tracer &t, Tensor x, const ModelConfig &m) {
       splitHeads(projection("k_proj", x, width, kvWidth, column), m.numKvHeads);
   Tensor v =
       splitHeads(projection("v_proj", x, width, kvWidth, column), m.numKvHeads);
-  q = rope(q, m.ropeTheta);
-  k = rope(k, m.ropeTheta);
+  std::vector<double> invFreq = ropeInverseFrequencies(m);
+  q = rope(q, m.ropeTheta, Tensor(), invFreq);
+  k = rope(k, m.ropeTheta, Tensor(), invFreq);
   Tensor a = mergeHeads(attention(q, k, v, /*causal=*/true));
   return projection("o_proj", a, qWidth, width, LinearSplit::row());
 }
@@ -102,7 +107,7 @@ Tensor traceLlama(Tracer &t, const ModelConfig &m, int64_t batchSize,
     auto s = tr.scope("mlp");
     return swigluMlp(tr, h, m.hiddenSize, m.intermediateSize,
                      {"gate_proj", "up_proj", "down_proj"},
-                     TensorParallelLayout::Megatron);
+                     TensorParallelLayout::Megatron, m.mlpBias);
   };
   return traceLlamaTrunk(t, m, batchSize, seqLen, output, mlp);
 }

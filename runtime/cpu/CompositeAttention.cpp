@@ -267,8 +267,17 @@ Status cpuAttentionGrad(const KernelArgs &args) {
 
 Status cpuRope(const KernelArgs &args) {
   LLMC_RETURN_IF_ERROR(expectOperands(args, 1, 2, 1));
-  LLMC_RETURN_IF_ERROR(args.expectAttrs(0, 1));
   const TensorRef &x = args.inputs[0], &out = args.outputs[0];
+  // floats: theta, then (a scaled rope) one inverse frequency per pair.
+  const size_t pairs = x.rank() >= 1 ? static_cast<size_t>(x.shape.back() / 2)
+                                     : 0;
+  if (!args.attrs.ints.empty() ||
+      (args.attrs.floats.size() != 1 && args.attrs.floats.size() != 1 + pairs))
+    return args.error("expected no integer attributes and 1 float (theta) or " +
+                      std::to_string(1 + pairs) +
+                      " (theta and one inverse frequency per pair), got " +
+                      std::to_string(args.attrs.ints.size()) + " and " +
+                      std::to_string(args.attrs.floats.size()));
   LLMC_RETURN_IF_ERROR(expectFloat(args, "input", x));
   if (x.rank() < 2)
     return args.error("expected an input [..., T, D] of rank at least 2, "
@@ -292,18 +301,27 @@ Status cpuRope(const KernelArgs &args) {
   if (x.numElements() == 0)
     return Status::ok();
 
-  // 1. The cos/sin table [T, D/2], in f64: inv_freq = 1 / theta^(2i/D) and
-  //    angle = p * inv_freq. Hugging Face rounds inv_freq and the angle to
-  //    f32, an error of up to an f32 ulp of the angle (6e-5 radians at
-  //    p = 1000); the reference keeps angles exact and rounds only on store.
+  // 1. The cos/sin table [T, D/2], in f64: inv_freq = 1 / theta^(2i/D)
+  //    (or the op's own per-pair frequencies) and angle = p * inv_freq.
+  //    Hugging Face rounds inv_freq and the angle to f32, an error of up to
+  //    an f32 ulp of the angle (6e-5 radians at p = 1000); the reference
+  //    keeps angles exact and rounds only on store.
   const int64_t half = headDim / 2;
+  const double *given =
+      args.attrs.floats.size() > 1 ? &args.attrs.floats[1] : nullptr;
+  for (int64_t i = 0; given && i < half; ++i)
+    if (!(given[i] > 0.0) || !std::isfinite(given[i]))
+      return args.error("expected positive finite inverse frequencies, got " +
+                        formatFloat(given[i]) + " at pair " +
+                        std::to_string(i));
   std::vector<double> cosTable(seq * half), sinTable(seq * half);
   for (int64_t t = 0; t < seq; ++t) {
     double p = positions ? static_cast<double>(loadInt(*positions, t))
                          : static_cast<double>(t);
     for (int64_t i = 0; i < half; ++i) {
       double invFreq =
-          1.0 / std::pow(theta, static_cast<double>(2 * i) / headDim);
+          given ? given[i]
+                : 1.0 / std::pow(theta, static_cast<double>(2 * i) / headDim);
       cosTable[t * half + i] = std::cos(p * invFreq);
       sinTable[t * half + i] = std::sin(p * invFreq);
     }

@@ -149,6 +149,51 @@ Status CudaSession::setArgument(const std::string &name, DType dtype,
   return Status::ok();
 }
 
+Status CudaSession::setArgumentConverting(const std::string &name,
+                                          DType dtype, const Shape &shape,
+                                          const void *data, size_t bytes,
+                                          ThreadPool *pool) {
+  int index = findArgument(name);
+  LLMC_RETURN_IF_ERROR(checkArgumentFound(name, index));
+  const ArgumentInfo &info = executable_.arguments[index];
+  TensorRef target = slot(info.value);
+  const char *entry = dtype == DType::BF16 && target.dtype == DType::F32
+                          ? "llmc_widen_bf16_f32"
+                      : dtype == DType::F16 && target.dtype == DType::F32
+                          ? "llmc_widen_f16_f32"
+                      : dtype == DType::F32 && target.dtype == DType::BF16
+                          ? "llmc_narrow_f32_bf16"
+                          : nullptr;
+  if (dtype == target.dtype || !entry || !info.sharding.replicated() ||
+      shape != target.shape ||
+      bytes != static_cast<size_t>(numElements(shape)) * dtypeSize(dtype))
+    return DeviceSession::setArgumentConverting(name, dtype, shape, data,
+                                                bytes, pool);
+  // The file's bytes to a temporary device buffer, converted into the slot.
+  void *staging = nullptr;
+  LLMC_CUDA_CHECK(cudaMalloc(&staging, std::max<size_t>(bytes, 1)),
+                  "allocating " + std::to_string(bytes) +
+                      " bytes to convert argument '" + name + "'");
+  struct Release {
+    void *pointer;
+    ~Release() { (void)cudaFree(pointer); }
+  } release{staging};
+  LLMC_CUDA_CHECK(cudaMemcpyAsync(staging, data, bytes, cudaMemcpyHostToDevice,
+                                  stream_),
+                  "copying argument '" + name + "' to the device");
+  void *out = target.data;
+  long long count = static_cast<long long>(numElements(shape));
+  std::vector<void *> args = {&staging, &out, &count};
+  unsigned blocks = static_cast<unsigned>(
+      std::clamp<long long>((count + 255) / 256, 1, 65535));
+  LLMC_RETURN_IF_ERROR(
+      kernels_->launchDeviceEntry(entry, blocks, args, stream_));
+  LLMC_CUDA_CHECK(cudaStreamSynchronize(stream_),
+                  "converting argument '" + name + "' on the device");
+  bound_[index] = true;
+  return Status::ok();
+}
+
 Status CudaSession::zeroArgument(const std::string &name) {
   int index = findArgument(name);
   LLMC_RETURN_IF_ERROR(checkArgumentFound(name, index));

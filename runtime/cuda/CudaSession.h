@@ -85,6 +85,14 @@ public:
   /// (nothing to copy when the plan placed the output in the argument's
   /// buffer). The training loop's feedback of new parameters and state.
   Status setArgumentFromOutput(const std::string &name, size_t output) override;
+  /// DeviceSession: a replicated f32 argument from bf16 or f16 bytes (a
+  /// released checkpoint) is copied at its own width and widened on the
+  /// device (llmc_widen_bf16_f32, llmc_widen_f16_f32), a bf16 one from f32
+  /// narrowed there (llmc_narrow_f32_bf16); anything else converts on the
+  /// host (the default).
+  Status setArgumentConverting(const std::string &name, DType dtype,
+                               const Shape &shape, const void *data,
+                               size_t bytes, ThreadPool *pool) override;
   /// cudaMemsetAsync of the argument's block (a zero tensor's blocks are
   /// zeros, sharded or not).
   Status zeroArgument(const std::string &name) override;

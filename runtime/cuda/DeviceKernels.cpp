@@ -680,7 +680,7 @@ Status CudaKernels::launch(KernelKind kind, const KernelAttrs &attrs,
   case KernelKind::Rope:
     return launchRope(entries, inputs[0],
                       inputs.size() == 2 ? inputs[1].data : nullptr, *out,
-                      attrs.floats[0], stream);
+                      attrs.floats, stream);
   case KernelKind::CrossEntropy: {
     const TensorRef &logits = inputs[0], &targets = inputs[1];
     long long vocab = logits.shape.back(), count = targets.numElements();

@@ -221,10 +221,13 @@ private:
                          const TensorRef &out, cudaStream_t stream);
   /// Rope through `entries` of the selection (the table, the general and
   /// the packed rotation; RopeLaunch.cpp): the table into the scratch, then
-  /// the rotation of x (positions null: 0..T-1) into out.
+  /// the rotation of x (positions null: 0..T-1) into out. `floats` are the
+  /// command's: theta, then the per-pair inverse frequencies of a scaled
+  /// rope (none: theta^(-2i/D)).
   Status launchRope(const std::vector<std::string> &entries,
                     const TensorRef &x, const void *positions,
-                    const TensorRef &out, double theta, cudaStream_t stream);
+                    const TensorRef &out, const std::vector<double> &floats,
+                    cudaStream_t stream);
 
   NvrtcOptions nvrtc_;
   /// The libraries of deviceKernelUnits(), searched in order for an entry.

@@ -1,4 +1,4 @@
-//===- InitKernelsSource.cpp - CUDA C++ of the initial-value draw ---------===//
+//===- InitKernelsSource.cpp - CUDA C++ of the initial values -------------===//
 //
 // The initial parameters drawn where they live: the same values as the
 // host's draw (runtime/train/Init.cpp), computed on the device, so that the
@@ -14,6 +14,8 @@
 // cos (within 2 ulp of double, against glibc's), which reach a stored
 // f32 or bf16 only when the double lies that close to a rounding
 // boundary; CudaInitTest bounds it.
+// Also the widening of an f16 checkpoint's tensors into f32 parameters
+// (bf16 uses the device unit's llmc_widen_bf16_f32): both exact.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/cuda/DeviceKernels.h"
@@ -81,6 +83,32 @@ extern "C" __global__ void llmc_init_draw(void *out, int type, long long n,
     if (i + 1 < n)
       initStore(out, type, i + 1, second);
   }
+}
+
+// ---- Weights converted where they live (CudaSession::setArgumentConverting)
+
+// f16 bits as f32, exactly (the host's f16ToFloat): subnormals are
+// mantissa * 2^-24, which f32 holds exactly.
+__device__ __forceinline__ float initF16ToFloat(unsigned short bits) {
+  unsigned int sign = ((unsigned int)bits & 0x8000u) << 16;
+  unsigned int exponent = ((unsigned int)bits >> 10) & 0x1fu;
+  unsigned int mantissa = (unsigned int)bits & 0x3ffu;
+  if (exponent == 0 && mantissa != 0) {
+    float value = (float)mantissa * 5.9604644775390625e-8f; // 2^-24
+    return sign ? -value : value;
+  }
+  unsigned int word = exponent == 0x1f ? (sign | 0x7f800000u | (mantissa << 13))
+                      : exponent != 0  ? (sign | ((exponent + 112) << 23) |
+                                         (mantissa << 13))
+                                       : sign;
+  return __uint_as_float(word);
+}
+
+// An f16 checkpoint's tensor into f32 parameters.
+extern "C" __global__ void llmc_widen_f16_f32(const unsigned short *in,
+                                              float *out, long long count) {
+  for (long long i = globalThread(); i < count; i += gridThreads())
+    out[i] = initF16ToFloat(in[i]);
 }
 )cuda";
 }

@@ -592,6 +592,10 @@ Status selectKernel(KernelKind kind, const KernelAttrs &attrs,
         outputs[0].dtype != x.dtype || x.shape.back() % 2 != 0)
       return refuse("rope covers f32 and bf16 [..., T, D] with an even D and "
                     "i32 or i64 positions");
+    if (attrs.floats.size() > 1 + RopeFrequencies::kMaxPairs)
+      return refuse("rope takes at most " +
+                    std::to_string(RopeFrequencies::kMaxPairs) +
+                    " per-pair inverse frequencies (head dimension 512)");
     // The cos and sin tables [T, D/2] in double (RopeKernelsSource.cpp).
     choice.scratchBytes =
         planRopeLaunch(x.shape, x.dtype, nullptr, nullptr, 1).scratchBytes();

@@ -18,6 +18,10 @@
 // A unit of its own (deviceKernelUnits()) after deviceKernelPrelude(), so
 // that the device unit's cold NVRTC compile does not grow.
 //
+// A scaled rope (LLaMA 3's rope_scaling) gives its D/2 inverse frequencies
+// in a RopeFrequencies parameter (RopeLaunch.h) that replaces
+// 1 / pow(theta, 2i/D); count 0 keeps the formula.
+//
 // Numerics: the table is the CPU's (cpuRope: invFreq = 1 / pow(theta,
 // 2i/D), cos and sin of p * invFreq, all in double; the device's f64 libm
 // may differ from glibc's in the last bit of a double). The rotation is
@@ -35,20 +39,30 @@ const char *ropeKernelSource() {
   return R"cuda(
 // ---- Rope: the cos/sin table, then the rotation ---------------------------
 
+// The inverse frequencies of a scaled rope, by value (RopeLaunch.h has the
+// host's copy of this layout); count 0: theta^(-2i/D).
+struct RopeFrequencies {
+  long long count;
+  double inverse[256];
+};
+
 // Entry (t, i) of the [T, D/2] tables: cos and sin of
-// position(t) * theta^(-2i/D), in double with the CPU's expressions;
-// null positions mean t.
+// position(t) * theta^(-2i/D) (or * inverse[i]), in double with the CPU's
+// expressions; null positions mean t.
 template <typename I>
 __device__ void ropeTable(const I *positions, double *cosTable,
                           double *sinTable, long long seq, long long headDim,
-                          double theta) {
+                          double theta, const RopeFrequencies &frequencies) {
   long long half = headDim / 2;
   long long total = seq * half;
   for (long long i = globalThread(); i < total; i += gridThreads()) {
     long long t = i / half;
     long long column = i % half;
     double position = positions ? (double)positions[t] : (double)t;
-    double invFreq = 1.0 / pow(theta, (double)(2 * column) / (double)headDim);
+    double invFreq =
+        frequencies.count > 0
+            ? frequencies.inverse[column]
+            : 1.0 / pow(theta, (double)(2 * column) / (double)headDim);
     cosTable[i] = cos(position * invFreq);
     sinTable[i] = sin(position * invFreq);
   }
@@ -170,8 +184,9 @@ __device__ void ropeRotatePacks(const T *x, const double *cosTable,
 #define LLMC_ROPE_TABLE(I, SUFFIX)                                             \
   extern "C" __global__ void llmc_rope_table_##SUFFIX(                         \
       const I *positions, double *cosTable, double *sinTable, long long seq,   \
-      long long headDim, double theta) {                                       \
-    ropeTable(positions, cosTable, sinTable, seq, headDim, theta);             \
+      long long headDim, double theta, RopeFrequencies frequencies) {          \
+    ropeTable(positions, cosTable, sinTable, seq, headDim, theta,              \
+              frequencies);                                                    \
   }
 LLMC_ROPE_TABLE(int, i32)
 LLMC_ROPE_TABLE(long long, i64)

@@ -74,9 +74,23 @@ RopeLaunch planRopeLaunch(const Shape &shape, DType type, const void *x,
 
 Status CudaKernels::launchRope(const std::vector<std::string> &entries,
                                const TensorRef &x, const void *positions,
-                               const TensorRef &out, double theta,
+                               const TensorRef &out,
+                               const std::vector<double> &floats,
                                cudaStream_t stream) {
   // entries: the table, the general rotation, the packed rotation.
+  double theta = floats.empty() ? 0.0 : floats[0];
+  RopeFrequencies frequencies;
+  frequencies.count = static_cast<long long>(floats.size()) - 1;
+  if (frequencies.count < 0 || frequencies.count > RopeFrequencies::kMaxPairs ||
+      (frequencies.count > 0 && frequencies.count != x.shape.back() / 2))
+    return Status::error(StatusCode::InvalidArgument,
+                         "rope: expected theta and 0 or " +
+                             std::to_string(x.shape.back() / 2) +
+                             " inverse frequencies (at most " +
+                             std::to_string(RopeFrequencies::kMaxPairs) +
+                             "), got " + std::to_string(floats.size()) +
+                             " floats");
+  std::copy(floats.begin() + 1, floats.end(), frequencies.inverse);
   RopeLaunch plan =
       planRopeLaunch(x.shape, x.dtype, x.data, out.data, multiprocessors_);
   long long seq = plan.seq, headDim = plan.headDim, rows = plan.rows,
@@ -87,8 +101,8 @@ Status CudaKernels::launchRope(const std::vector<std::string> &entries,
   void *result = out.data;
 
   // 1. The table: T * D/2 angles.
-  std::vector<void *> tableArgs = {&positions, &cosTable, &sinTable,
-                                   &seq,       &headDim,  &theta};
+  std::vector<void *> tableArgs = {&positions, &cosTable, &sinTable, &seq,
+                                   &headDim,   &theta,    &frequencies};
   LLMC_RETURN_IF_ERROR(launchPrimitive(entries[0], plan.tableBlocks,
                                        RopeLaunch::kThreads, 0, tableArgs,
                                        stream));

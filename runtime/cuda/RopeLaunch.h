@@ -17,6 +17,17 @@
 
 namespace llmc::rt::cuda {
 
+/// The per-pair inverse frequencies of a scaled rope, passed to the table
+/// kernel by value (a kernel parameter: nothing to copy to the device, and a
+/// captured CUDA graph keeps it). `count` 0: theta^(-2i/D). The layout is the
+/// CUDA source's `RopeFrequencies` (RopeKernelsSource.cpp).
+struct RopeFrequencies {
+  /// Pairs up to a head dimension of 512 (2 KiB of the 4 KiB of parameters).
+  static constexpr int64_t kMaxPairs = 256;
+  long long count = 0;
+  double inverse[kMaxPairs] = {};
+};
+
 /// The launch of rope on x [..., T, D] (D even).
 struct RopeLaunch {
   int64_t seq = 0, headDim = 0;

@@ -23,7 +23,8 @@ Status MappedFile::open(const std::string &path,
     int error = errno;
     return Status::error(error == ENOENT ? StatusCode::NotFound
                                          : StatusCode::InvalidArgument,
-                         path + ": cannot open: " + std::strerror(error));
+                         path + ": cannot open: " + std::strerror(error) +
+                             (error == ENOENT ? "; check the path" : ""));
   }
   struct stat info {};
   if (::fstat(fd, &info) != 0) {

@@ -1,9 +1,11 @@
 //===- MappedFile.h - a read-only memory map of a whole file ----*- C++ -*-===//
 //
-// Token shards and other large inputs are read through the page cache, not
-// into the process: a 20 GB corpus costs address space, not memory. The map
-// is shared (a std::shared_ptr) so that the views of a file outlive the
-// object that opened it. No MLIR here: part of the runtime.
+// Token shards and released models' weights are many GB: they are read
+// through the page cache, not into the process, so a 20 GB corpus or a
+// model's safetensors cost address space, not a second copy in memory. The
+// map is held by a std::shared_ptr so that views of a file outlive the
+// object that opened it. Used by TokenShard (runtime/data) and
+// mapSafetensors (runtime/io/Safetensors.h).
 //
 //===----------------------------------------------------------------------===//
 #ifndef LLMC_RUNTIME_IO_MAPPEDFILE_H

@@ -11,6 +11,7 @@
 #include "runtime/io/Safetensors.h"
 
 #include "runtime/io/File.h"
+#include "runtime/io/MappedFile.h"
 
 #include <nlohmann/json.hpp>
 
@@ -20,6 +21,9 @@
 #include <tuple>
 
 namespace llmc::rt {
+
+Status parseSafetensorsView(const uint8_t *base, uint64_t size,
+                            const std::string &what, SafetensorsFile &result);
 
 namespace {
 
@@ -207,11 +211,21 @@ Status parseEntry(const std::string &what, const std::string &name,
                               "\"F32\", found " +
                               describe(dtype));
   std::string dtypeName = dtype.get<std::string>();
-  if (!parseSafetensorsDType(dtypeName, tensor.dtype))
+  if (!parseSafetensorsDType(dtypeName, tensor.dtype)) {
+    // 8-bit floats and small integers are what quantized checkpoints
+    // (fp8, GPTQ, bitsandbytes) store; say so.
+    bool quantized = dtypeName.rfind("F8", 0) == 0 || dtypeName == "I8" ||
+                     dtypeName == "U8" || dtypeName == "F4" ||
+                     dtypeName.rfind("F6", 0) == 0;
     return invalid(what, where + " has dtype " + dtypeName +
+                             (quantized ? " (a quantized checkpoint's)" : "") +
                              ", which llmc cannot load (it loads F32, F64, "
-                             "BF16, F16, I32, I64 and BOOL); convert the "
-                             "tensor to one of those");
+                             "BF16, F16, I32, I64 and BOOL); " +
+                             (quantized ? "use the model's bf16, f16 or f32 "
+                                          "release"
+                                        : "convert the tensor to one of "
+                                          "those"));
+  }
 
   std::vector<uint64_t> dims;
   if (!readUnsignedArray(entry["shape"], dims))
@@ -294,13 +308,31 @@ Status readSafetensors(const std::string &path, SafetensorsFile &file) {
   return parseSafetensors(std::move(bytes), path, file);
 }
 
+Status mapSafetensors(const std::string &path, SafetensorsFile &file) {
+  file = SafetensorsFile();
+  SafetensorsFile result;
+  LLMC_RETURN_IF_ERROR(MappedFile::open(path, result.mapping_));
+  LLMC_RETURN_IF_ERROR(parseSafetensorsView(
+      result.mapping_->data(), result.mapping_->size(), path, result));
+  file = std::move(result);
+  return Status::ok();
+}
+
 Status parseSafetensors(std::vector<uint8_t> bytes, const std::string &what,
                         SafetensorsFile &file) {
   file = SafetensorsFile();
   SafetensorsFile result;
   result.buffer_ = std::move(bytes);
-  const uint8_t *base = result.buffer_.data();
-  uint64_t size = result.buffer_.size();
+  LLMC_RETURN_IF_ERROR(parseSafetensorsView(
+      result.buffer_.data(), result.buffer_.size(), what, result));
+  file = std::move(result);
+  return Status::ok();
+}
+
+/// The validation of parseSafetensors on bytes that `result` keeps alive
+/// (its buffer or its map): fills its tensors and metadata.
+Status parseSafetensorsView(const uint8_t *base, uint64_t size,
+                            const std::string &what, SafetensorsFile &result) {
 
   // 1. The header length, and the header within the file.
   if (size < kLengthBytes)
@@ -417,8 +449,6 @@ Status parseSafetensors(std::vector<uint8_t> bytes, const std::string &what,
                               ") of the data section belong to no tensor; "
                               "the format requires every byte to be indexed "
                               "(the file is corrupt)");
-
-  file = std::move(result);
   return Status::ok();
 }
 
@@ -428,7 +458,9 @@ namespace {
 Status buildHeader(const std::string &what,
                    const std::map<std::string, SafetensorsTensor> &tensors,
                    const SafetensorsMetadata &metadata, std::string &header,
-                   std::vector<const SafetensorsTensor *> &order) {
+                   std::vector<const SafetensorsTensor *> &order,
+                   std::vector<const std::string *> *names = nullptr,
+                   bool needData = true) {
   auto quote = [](const std::string &text) {
     return Json(text).dump(-1, ' ', /*ensure_ascii=*/false,
                            Json::error_handler_t::replace);
@@ -462,7 +494,7 @@ Status buildHeader(const std::string &what,
                                " bytes, expected " + std::to_string(expected) +
                                " for " + safetensorsDTypeName(tensor.dtype) +
                                " " + formatShape(tensor.shape));
-    if (expected != 0 && !tensor.data)
+    if (needData && expected != 0 && !tensor.data)
       return invalid(what, "tensor '" + name + "' has no data");
     entries.push_back({&name, &tensor});
   }
@@ -487,6 +519,8 @@ Status buildHeader(const std::string &what,
   }
   uint64_t offset = 0;
   order.clear();
+  if (names)
+    names->clear();
   // A comma before every entry but the first (metadata with no tensors,
   // e.g. an optimizer file of a program without state, stays valid JSON).
   bool separate = !metadata.empty();
@@ -500,6 +534,8 @@ Status buildHeader(const std::string &what,
             std::to_string(offset + tensor.bytes) + "]}";
     offset += tensor.bytes;
     order.push_back(&tensor);
+    if (names)
+      names->push_back(entries[i].first);
     separate = true;
   }
   json += "}";
@@ -550,6 +586,31 @@ Status writeSafetensors(const std::string &path,
   for (const SafetensorsTensor *tensor : order)
     if (Status status = writer.write(tensor->data, tensor->bytes); !status)
       return status;
+  return writer.commit();
+}
+
+Status writeSafetensorsStreamed(
+    const std::string &path,
+    const std::map<std::string, SafetensorsTensor> &tensors,
+    const SafetensorsMetadata &metadata,
+    const std::function<Status(const std::string &name, const uint8_t *&data)>
+        &produce) {
+  std::string header;
+  std::vector<const SafetensorsTensor *> order;
+  std::vector<const std::string *> names;
+  LLMC_RETURN_IF_ERROR(buildHeader(path, tensors, metadata, header, order,
+                                   &names, /*needData=*/false));
+  AtomicFileWriter writer;
+  LLMC_RETURN_IF_ERROR(writer.open(path));
+  LLMC_RETURN_IF_ERROR(writer.write(header.data(), header.size()));
+  for (size_t i = 0; i < order.size(); ++i) {
+    const uint8_t *data = nullptr;
+    LLMC_RETURN_IF_ERROR(produce(*names[i], data));
+    if (order[i]->bytes && !data)
+      return Status::error(StatusCode::Internal,
+                           path + ": no bytes for tensor '" + *names[i] + "'");
+    LLMC_RETURN_IF_ERROR(writer.write(data, order[i]->bytes));
+  }
   return writer.commit();
 }
 

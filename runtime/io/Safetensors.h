@@ -15,7 +15,9 @@
 #include "runtime/Status.h"
 
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -37,9 +39,12 @@ struct SafetensorsTensor {
 
 using SafetensorsMetadata = std::map<std::string, std::string>;
 
+class MappedFile;
+
 /// The contents of a safetensors file. It owns the file's bytes in one
-/// buffer and its tensors are views into it (no copy per tensor), so it can be
-/// moved but not copied.
+/// buffer, or holds the file's memory map (mapSafetensors), and its tensors
+/// are views into them (no copy per tensor), so it can be moved but not
+/// copied.
 class SafetensorsFile {
 public:
   SafetensorsFile() = default;
@@ -61,7 +66,13 @@ private:
   friend Status parseSafetensors(std::vector<uint8_t> bytes,
                                  const std::string &what,
                                  SafetensorsFile &file);
+  friend Status mapSafetensors(const std::string &path,
+                               SafetensorsFile &file);
+  friend Status parseSafetensorsView(const uint8_t *base, uint64_t size,
+                                     const std::string &what,
+                                     SafetensorsFile &result);
   std::vector<uint8_t> buffer_;
+  std::shared_ptr<const MappedFile> mapping_;
   std::map<std::string, SafetensorsTensor> tensors_;
   SafetensorsMetadata metadata_;
 };
@@ -69,6 +80,11 @@ private:
 /// Reads and validates the file at `path`. On failure `file` is left empty
 /// and the message names the file, what was expected and what was found.
 Status readSafetensors(const std::string &path, SafetensorsFile &file);
+
+/// Maps the file at `path` read-only (runtime/io/MappedFile.h) and validates
+/// it as readSafetensors does: the tensors are views of the map, paged in
+/// when read, so a file of many GB costs no copy in memory.
+Status mapSafetensors(const std::string &path, SafetensorsFile &file);
 
 /// Validates `bytes` (a whole file's contents) and takes ownership of them;
 /// `what` names the source in messages (usually a path).
@@ -95,6 +111,18 @@ serializeSafetensors(const std::map<std::string, SafetensorsTensor> &tensors,
 Status writeSafetensors(const std::string &path,
                         const std::map<std::string, SafetensorsTensor> &tensors,
                         const SafetensorsMetadata &metadata = {});
+
+/// writeSafetensors without the tensors' bytes in memory: the `data` of
+/// `tensors` is not read, and `produce(name, data)` is called once per
+/// tensor, in file order, to point `data` at its `bytes` bytes (valid until
+/// the next call), so that a writer converting tensors one by one holds one
+/// at a time. A failing `produce` stops the write; `path` is untouched.
+Status writeSafetensorsStreamed(
+    const std::string &path,
+    const std::map<std::string, SafetensorsTensor> &tensors,
+    const SafetensorsMetadata &metadata,
+    const std::function<Status(const std::string &name, const uint8_t *&data)>
+        &produce);
 
 /// The safetensors name of a dtype: "F32", "F64", "BF16", "F16", "I32",
 /// "I64", "BOOL" (for i1).

@@ -78,6 +78,30 @@ bool parseInteger(const std::string &text, uint64_t &value) {
 
 } // namespace
 
+Status checkpointHfFiles(const std::map<std::string, std::string> &metadata,
+                         std::map<std::string, std::string> &files) {
+  files.clear();
+  for (const auto &[key, value] : metadata) {
+    std::string name;
+    if (key == kHfConfigKey)
+      name = "config.json";
+    else if (key == kHfGenerationConfigKey)
+      name = "generation_config.json";
+    else if (key.rfind(kHfFilePrefix, 0) == 0)
+      name = key.substr(std::strlen(kHfFilePrefix));
+    else
+      continue;
+    if (name.empty() || name.find('/') != std::string::npos || name == "." ||
+        name == ".." || name == kModelFile || name == kOptimizerFile)
+      return Status::error(StatusCode::InvalidArgument,
+                           "the artifact's metadata key '" + key +
+                               "' names no plain file of a checkpoint; "
+                               "recompile the artifact");
+    files[name] = value;
+  }
+  return Status::ok();
+}
+
 std::string checkpointName(int64_t step) {
   char name[32];
   std::snprintf(name, sizeof(name), "step-%08lld",
@@ -148,9 +172,17 @@ Status saveCheckpoint(const std::string &directory,
         (fs::path(partial) / file).string(), *tensors, *meta));
     ++written;
   }
-  for (const auto &[file, contents] : state.files)
+  // The model's Hugging Face files the artifact carries (config.json,
+  // generation_config.json, the tokenizer's): the checkpoint is a model
+  // folder that `llmc export` (and transformers, for gpt2 and llama) reads.
+  std::map<std::string, std::string> extras;
+  LLMC_RETURN_IF_ERROR(checkpointHfFiles(exe.metadata, extras));
+  // The run's own files (its [data] tokenizer) win over the artifact's.
+  for (const auto &[file, text] : state.files)
+    extras[file] = text;
+  for (const auto &[file, text] : extras)
     LLMC_RETURN_IF_ERROR(writeFileAtomically(
-        (fs::path(partial) / file).string(), contents.data(), contents.size()));
+        (fs::path(partial) / file).string(), text.data(), text.size()));
   LLMC_RETURN_IF_ERROR(syncDirectory(partial));
 
   // Into place, then the pointer. A checkpoint of the same step (a run

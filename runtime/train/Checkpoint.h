@@ -5,7 +5,10 @@
 //                          (loadable by transformers / safetensors as is);
 //   optimizer.safetensors  the AdamW moments (optimizer.m.<name>,
 //                          optimizer.v.<name>), and in its metadata the step,
-//                          the data position and the seed.
+//                          the data position and the seed;
+//   config.json, ...       when the artifact carries them (hf.* metadata):
+//                          the model's Hugging Face config, generation
+//                          config and tokenizer files, for `llmc export`.
 // DIR/latest names the newest complete checkpoint. Saving is atomic: the
 // files are written and fsynced in DIR/.step-NNNNNNNN.partial, the
 // directory is renamed into place, and only then is `latest` replaced
@@ -48,6 +51,19 @@ struct CheckpointOptions {
   /// many of the two files into the partial directory; -1 never.
   int failAfterFiles = -1;
 };
+
+/// The artifact metadata that carries a model's Hugging Face files into its
+/// checkpoints (written by the llmc driver): config.json (the one llmc
+/// writes for the model, complete for transformers' AutoConfig),
+/// generation_config.json, and `hf.file.NAME` for the tokenizer's files.
+constexpr const char *kHfConfigKey = "hf.config";
+constexpr const char *kHfGenerationConfigKey = "hf.generation_config";
+constexpr const char *kHfFilePrefix = "hf.file.";
+
+/// The files those keys of `metadata` make (name -> contents). Fails on a
+/// name that is not a plain file name.
+Status checkpointHfFiles(const std::map<std::string, std::string> &metadata,
+                         std::map<std::string, std::string> &files);
 
 /// "step-00000042".
 std::string checkpointName(int64_t step);

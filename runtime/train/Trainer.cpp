@@ -10,6 +10,7 @@
 #include "runtime/train/Sample.h"
 #include "runtime/train/StopSignal.h"
 #include "runtime/train/TextCodec.h"
+#include "runtime/train/Weights.h"
 
 #include <chrono>
 #include <cinttypes>
@@ -131,28 +132,20 @@ Status bindInitialState(const Executable &exe, DeviceSession &session,
                         const TrainOptions &options, double &drawSeconds,
                         int &deviceDrawn) {
   using Clock = std::chrono::steady_clock;
-  SafetensorsFile weights;
-  if (!options.weightsPath.empty())
-    LLMC_RETURN_IF_ERROR(readSafetensors(options.weightsPath, weights));
+  // Hugging Face weights (--weights, or the folder the run names): every
+  // parameter, converted to its type (runtime/train/Weights.h).
+  bool strict = true;
+  std::string weights = initialWeights(exe, options.weightsPath, strict);
+  WeightsReport loaded;
+  if (!weights.empty())
+    LLMC_RETURN_IF_ERROR(bindWeights(session, weights, strict, options.log,
+                                     options.threads, loaded));
   for (size_t i = 0; i < exe.arguments.size(); ++i) {
     const ArgumentInfo &arg = exe.arguments[i];
-    if (arg.role == ArgumentRole::Input)
+    if (arg.role == ArgumentRole::Input ||
+        (arg.role == ArgumentRole::Parameter && !weights.empty()))
       continue;
     const ValueInfo &value = exe.ranks.front().values[arg.value];
-    if (arg.role == ArgumentRole::Parameter && !options.weightsPath.empty()) {
-      const SafetensorsTensor *tensor = weights.find(arg.name);
-      if (!tensor)
-        return Status::error(StatusCode::NotFound,
-                             options.weightsPath + ": no tensor '" + arg.name +
-                                 "', which the model needs");
-      Status status = session.setArgument(arg.name, tensor->dtype,
-                                          tensor->shape, tensor->data,
-                                          tensor->bytes);
-      if (!status)
-        return Status::error(status.code(),
-                             options.weightsPath + ": " + status.message());
-      continue;
-    }
     // AdamW moments start at zero: cleared where they live.
     if (arg.role == ArgumentRole::OptimizerState &&
         arg.init.kind != InitSpec::Kind::Constant) {

@@ -469,6 +469,15 @@ std::vector<GradCase> compositeCases() {
        "  %q = llmc.constant dense<[5, 2, 9]> : tensor<3xi32>\n"
        "  %y = llmc.rope %p0 positions %q theta 1.0e+02 : (tensor<2x3x4xf64>, "
        "tensor<3xi32>) -> tensor<2x3x4xf64>"});
+  // A scaled rope's per-pair frequencies (LLaMA 3): the derivative rotates
+  // back with the same frequencies.
+  all.push_back(
+      {"rope_inverse_frequencies",
+       {{2, 3, 6}},
+       {2, 3, 6},
+       "  %q = llmc.constant dense<[5, 2, 9]> : tensor<3xi32>\n"
+       "  %y = llmc.rope %p0 positions %q theta 1.0e+04 inv_freq [0.7, 0.13, "
+       "0.0021] : (tensor<2x3x6xf64>, tensor<3xi32>) -> tensor<2x3x6xf64>"});
   auto attention = [&](const char *name, Shape q, Shape kv, const char *flags) {
     all.push_back({name,
                    {q, kv, kv},

@@ -157,8 +157,8 @@ TEST(RunDescriptionErrors, SectionThatIsNotATable) {
 TEST(RunDescriptionErrors, MissingModelSection) {
   EXPECT_EQ(tomlErrors("[train]\nbatch_size = 2\n"),
             Messages{"run.toml: error: missing section [model]; add [model] "
-                     "with family = \"gpt2\" and the sizes, or with hf_config "
-                     "= \"config.json\""});
+                     "with family = \"gpt2\" and the sizes, with hf = "
+                     "\"MODEL_DIR\", or with hf_config = \"config.json\""});
 }
 
 TEST(RunDescriptionErrors, MissingRequiredKeyAtTheHeader) {
@@ -809,17 +809,8 @@ TEST(HfConfigErrors, ModelRulesUseTheJsonNames) {
                      "to one of 1, 2, 4, 8, 16, 32, 64"});
 }
 
-TEST(HfConfigErrors, HeadDimOtherThanWidthOverHeads) {
-  EXPECT_EQ(
-      jsonErrors("{\"model_type\": \"llama\", \"hidden_size\": 128, "
-                 "\"intermediate_size\": 344, \"num_hidden_layers\": 2, "
-                 "\"num_attention_heads\": 8, \"head_dim\": 64, "
-                 "\"vocab_size\": 256, \"max_position_embeddings\": 256}"),
-      Messages{"config.json:1:121: error: expected head_dim to equal "
-               "hidden_size / num_attention_heads = 16, got 64; remove "
-               "head_dim (llmc derives the head dimension from the "
-               "width)"});
-}
+// head_dim, rope_scaling and the other keys that change the numerics:
+// HfConfigTest.cpp.
 
 TEST(HfConfigErrors, UntiedGpt2) {
   EXPECT_EQ(jsonErrors(replaced(kHfGpt2, "\"vocab_size\": 128",
@@ -843,20 +834,6 @@ TEST(HfConfigErrors, NotAnObject) {
             Messages{"config.json:1:1: error: expected a JSON object at the "
                      "top level, got an array; a config.json is one object of "
                      "named settings"});
-}
-
-TEST(HfConfigErrors, RopeScalingIsAWarning) {
-  HfOutcome outcome = parseHuggingFaceConfigText(
-      "{\"model_type\": \"llama\", \"hidden_size\": 128, "
-      "\"intermediate_size\": 344, \"num_hidden_layers\": 2, "
-      "\"num_attention_heads\": 8, \"vocab_size\": 256, "
-      "\"max_position_embeddings\": 256, \"rope_scaling\": {\"factor\": 8.0}}",
-      "config.json");
-  EXPECT_TRUE(outcome.model.has_value());
-  EXPECT_EQ(format(outcome.diagnostics),
-            Messages{"config.json:1:172: warning: ignoring rope_scaling: llmc "
-                     "uses unscaled rope frequencies; remove rope_scaling to "
-                     "silence this warning"});
 }
 
 //===----------------------------------------------------------------------===//

@@ -80,3 +80,20 @@ func.func @dynamic_shape(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
   %r = llmc.rope %x theta 1.0e+04 : (tensor<?x8xf32>) -> tensor<?x8xf32>
   return %r : tensor<?x8xf32>
 }
+
+// -----
+
+// One inverse frequency per pair: D = 8 has 4 pairs.
+func.func @inverse_frequency_count(%x: tensor<16x8xf32>) -> tensor<16x8xf32> {
+  // expected-error @+1 {{'llmc.rope' op expected 4 inverse frequencies (one per pair of the head dimension 8), got 3}}
+  %r = llmc.rope %x theta 1.0e+04 inv_freq [1.0, 0.5, 0.25] : (tensor<16x8xf32>) -> tensor<16x8xf32>
+  return %r : tensor<16x8xf32>
+}
+
+// -----
+
+func.func @zero_inverse_frequency(%x: tensor<16x8xf32>) -> tensor<16x8xf32> {
+  // expected-error @+1 {{'llmc.rope' op expected positive finite inverse frequencies, got 0.000000e+00 at pair 2}}
+  %r = llmc.rope %x theta 1.0e+04 inv_freq [1.0, 0.5, 0.0, 0.25] : (tensor<16x8xf32>) -> tensor<16x8xf32>
+  return %r : tensor<16x8xf32>
+}

@@ -34,3 +34,16 @@ func.func @rank2_i64_positions(%x: tensor<16x8xf16>, %pos: tensor<16xi64>) -> te
   %r = llmc.rope %x positions %pos theta 10000.0 : (tensor<16x8xf16>, tensor<16xi64>) -> tensor<16x8xf16>
   return %r : tensor<16x8xf16>
 }
+
+// -----
+
+// A scaled rope (LLaMA 3): one inverse frequency per pair replaces
+// theta^(-2i/D).
+// CHECK-LABEL: func.func @inverse_frequencies
+// CHECK-SAME:    (%[[Q:.+]]: tensor<2x4x16x8xf32>) -> tensor<2x4x16x8xf32>
+// CHECK-NEXT:    %[[R:.+]] = llmc.rope %[[Q]] theta 5.000000e+05 inv_freq [1.000000e+00, 1.250000e-01, 9.765625e-04, 1.200000e-04] : (tensor<2x4x16x8xf32>) -> tensor<2x4x16x8xf32>
+// CHECK-NEXT:    return %[[R]] : tensor<2x4x16x8xf32>
+func.func @inverse_frequencies(%q: tensor<2x4x16x8xf32>) -> tensor<2x4x16x8xf32> {
+  %r = llmc.rope %q theta 5.0e+05 inv_freq [1.0, 0.125, 0.0009765625, 1.2e-04] : (tensor<2x4x16x8xf32>) -> tensor<2x4x16x8xf32>
+  return %r : tensor<2x4x16x8xf32>
+}

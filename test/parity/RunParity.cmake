@@ -3,7 +3,7 @@
 # installed in .venv (by tools/dev.sh test), then runs SCRIPT
 # (forward_parity.py, train_parity.py: both take the options below). Inputs:
 # NAME (the test's name, for messages), VENV, REQUIREMENTS, SCRIPT, LLMC,
-# LLMC_RUN, EXAMPLES, WORKDIR. A missing or stale .venv fails the test: the
+# LLMC_RUN, EXAMPLES (optional), WORKDIR. A missing or stale .venv fails the test: the
 # comparison with JAX is part of the suite, and a machine without it has not
 # passed it.
 
@@ -33,9 +33,14 @@ if(NOT EXISTS "${stamp}" OR NOT installed STREQUAL wanted)
     "${VENV} does not hold the packages of ${REQUIREMENTS} (stale or no ${stamp})")
 endif()
 
+# EXAMPLES is optional (the Hugging Face tests write their own models).
+set(examples_option)
+if(DEFINED EXAMPLES)
+  set(examples_option --examples "${EXAMPLES}")
+endif()
 execute_process(
   COMMAND "${python}" -u "${SCRIPT}" --llmc "${LLMC}" --llmc-run "${LLMC_RUN}"
-          --examples "${EXAMPLES}" --workdir "${WORKDIR}"
+          ${examples_option} --workdir "${WORKDIR}"
   RESULT_VARIABLE result)
 if(NOT result EQUAL 0)
   message(FATAL_ERROR "${script_name} failed (exit status ${result})")

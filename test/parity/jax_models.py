@@ -73,6 +73,10 @@ class Config:
     aux_loss_weight: float
     batch_size: int
     seq_len: int
+    # A scaled rope's D/2 inverse frequencies (LLaMA 3's rope_scaling, as
+    # test/hf/hf_files.llama3_inverse_frequencies computes them), replacing
+    # theta^(-2i/D); None for the plain rope.
+    inv_freq: tuple = None
 
     @property
     def head_dim(self):
@@ -195,13 +199,17 @@ def causal_attention(q, k, v, mutation=""):
     return jnp.einsum("bhts,bshd->bthd", probs, v)
 
 
-def apply_rope(x, theta, mutation=""):
+def apply_rope(x, theta, mutation="", inv_freq=None):
     """Rotary embedding of x [B, T, H, D] at positions 0..T-1, Hugging Face's
-    "rotate half" layout: the pair (x[i], x[i + D/2]) turns by t * theta^(-2i/D)."""
+    "rotate half" layout: the pair (x[i], x[i + D/2]) turns by t * theta^(-2i/D)
+    (or t * inv_freq[i] for a scaled rope)."""
     if mutation == "no_rope":
         return x
     T, D = x.shape[1], x.shape[3]
-    inv_freq = 1.0 / (theta ** (jnp.arange(0, D, 2, dtype=x.dtype) / D))  # [D/2]
+    if inv_freq is not None:
+        inv_freq = jnp.asarray(inv_freq, dtype=x.dtype)
+    else:
+        inv_freq = 1.0 / (theta ** (jnp.arange(0, D, 2, dtype=x.dtype) / D))  # [D/2]
     angles = jnp.arange(T, dtype=x.dtype)[:, None] * inv_freq[None, :]  # [T, D/2]
     cos, sin = jnp.cos(angles)[None, :, None, :], jnp.sin(angles)[None, :, None, :]
     if mutation == "rope_interleaved":
@@ -260,7 +268,8 @@ def llama_attention(x, p, n, cfg, mutation):
     q = (x @ p[n + "q_proj.weight"].T).reshape(B, T, cfg.heads, D)
     k = (x @ p[n + "k_proj.weight"].T).reshape(B, T, cfg.kv_heads, D)
     v = (x @ p[n + "v_proj.weight"].T).reshape(B, T, cfg.kv_heads, D)
-    q, k = apply_rope(q, cfg.rope_theta, mutation), apply_rope(k, cfg.rope_theta, mutation)
+    q = apply_rope(q, cfg.rope_theta, mutation, cfg.inv_freq)
+    k = apply_rope(k, cfg.rope_theta, mutation, cfg.inv_freq)
     a = causal_attention(q, k, v, mutation).reshape(B, T, cfg.heads * D)
     return a @ p[n + "o_proj.weight"].T
 

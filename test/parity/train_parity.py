@@ -406,7 +406,8 @@ def write_run_description(path, original, train, data_path):
     # log_every = 1: a metrics line for every step.
     sections["train"] = kept | {k: getattr(train, k) for k in TRAIN} | {
         "grad_clip": train.grad_clip, "log_every": 1}
-    sections["data"] = {"path": str(data_path), "format": "tokens"}
+    # shuffle = false: llm.c's consecutive order, which the JAX side reads.
+    sections["data"] = {"path": str(data_path), "format": "tokens", "shuffle": False}
     lines = ["# Written by test/parity/train_parity.py from an example; see there."]
     for name, table in sections.items():
         lines.append(f"\n[{name}]")

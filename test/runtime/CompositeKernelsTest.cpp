@@ -472,15 +472,18 @@ TEST(AttentionGradDeterminism, SameResultForAnyThreadCount) {
 //===----------------------------------------------------------------------===//
 
 /// out[i] = x[i] cos - x[i + D/2] sin, out[i + D/2] = x[i + D/2] cos + x[i] sin
-/// with angle p * theta^(-2i/D).
+/// with angle p * theta^(-2i/D), or p * invFreq[i] when given.
 std::vector<double> ropeRef(const Buffer &x, const std::vector<double> &pos,
-                            double theta) {
+                            double theta,
+                            const std::vector<double> &invFreq = {}) {
   const int64_t seq = x.ref().shape[x.ref().rank() - 2];
   const int64_t dim = x.ref().shape.back(), half = dim / 2;
   std::vector<double> out(x.size());
   for (int64_t r = 0; r < x.size() / dim; ++r)
     for (int64_t i = 0; i < half; ++i) {
-      double angle = pos[r % seq] * std::pow(theta, -2.0 * i / dim);
+      double angle = pos[r % seq] * (invFreq.empty()
+                                         ? std::pow(theta, -2.0 * i / dim)
+                                         : invFreq[i]);
       double a = x.at(r * dim + i), b = x.at(r * dim + i + half);
       out[r * dim + i] = a * std::cos(angle) - b * std::sin(angle);
       out[r * dim + i + half] = b * std::cos(angle) + a * std::sin(angle);
@@ -510,6 +513,27 @@ TEST_P(RopeTest, WithPositionsMatchesReference) {
     EXPECT_TRUE(allClose(out.values(), ropeRef(*x, pos, 500000.0), tol()))
         << dtypeName(posType) << " positions";
   }
+}
+
+// Per-pair inverse frequencies (a scaled rope, e.g. LLaMA 3's) replace
+// theta^(-2i/D); theta no longer matters. Frequencies far from the default
+// ones, so that a kernel that ignored them fails by O(1).
+TEST_P(RopeTest, InverseFrequenciesReplaceTheta) {
+  const std::vector<double> pos{3, 0, 17, 1000, 5, 2};
+  const std::vector<double> invFreq{0.9, 0.31, 0.004, 2.5e-5};
+  auto x = random(dtype(), {2, 6, 8}, rng);
+  Buffer positions(DType::I64, {6}, pos);
+  Buffer out(dtype(), {2, 6, 8});
+  std::vector<double> floats = {10000.0};
+  floats.insert(floats.end(), invFreq.begin(), invFreq.end());
+  ASSERT_OK(run(KernelKind::Rope, {{}, floats}, {x.get(), &positions}, {&out}));
+  EXPECT_TRUE(allClose(out.values(), ropeRef(*x, pos, 10000.0, invFreq), tol()));
+  EXPECT_FALSE(allClose(out.values(), ropeRef(*x, pos, 10000.0), tol()));
+  Buffer implicit(dtype(), {2, 6, 8});
+  ASSERT_OK(run(KernelKind::Rope, {{}, floats}, {x.get()}, {&implicit}));
+  EXPECT_TRUE(allClose(implicit.values(),
+                       ropeRef(*x, {0, 1, 2, 3, 4, 5}, 10000.0, invFreq),
+                       tol()));
 }
 
 // positions t + 5 rotate exactly as rows 5.. of a longer sequence without
@@ -917,6 +941,14 @@ TEST(CompositeErrors, AttentionAndRope) {
               "Rope kernel: expected positions of shape [4], got [3]");
   expectError(run(KernelKind::Rope, {{}, {1e4}}, {&x, &posF}, {&y}),
               "Rope kernel: expected positions of type i32 or i64, got f32");
+  expectError(run(KernelKind::Rope, {{}, {1e4, 1.0, 0.5}}, {&x}, {&y}),
+              "Rope kernel: expected no integer attributes and 1 float "
+              "(theta) or 5 (theta and one inverse frequency per pair), got 0 "
+              "and 3");
+  expectError(run(KernelKind::Rope, {{}, {1e4, 1.0, 0.5, 0.0, 0.1}}, {&x},
+                  {&y}),
+              "Rope kernel: expected positive finite inverse frequencies, got "
+              "0 at pair 2");
 }
 
 TEST(CompositeErrors, ActivationsAndLoss) {

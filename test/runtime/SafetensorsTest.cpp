@@ -640,7 +640,7 @@ TEST_F(SafetensorsErrors, DTypeIsNotAString) {
 }
 
 TEST_F(SafetensorsErrors, UnsupportedDType) {
-  for (const char *dtype : {"U16", "I8", "U8", "F8_E4M3", "complex"}) {
+  for (const char *dtype : {"U16", "complex"}) {
     expectError(fileWith(std::string("{\"w\":{\"dtype\":\"") + dtype +
                              "\",\"shape\":[2],\"data_offsets\":[0,4]}}",
                          data(4)),
@@ -648,6 +648,17 @@ TEST_F(SafetensorsErrors, UnsupportedDType) {
                 std::string("tensor 'w' has dtype ") + dtype +
                     ", which llmc cannot load (it loads F32, F64, BF16, F16, "
                     "I32, I64 and BOOL); convert the tensor to one of those");
+  }
+  // What quantized checkpoints store (fp8, int8/uint8 packs) is named so.
+  for (const char *dtype : {"I8", "U8", "F8_E4M3", "F8_E5M2"}) {
+    expectError(fileWith(std::string("{\"w\":{\"dtype\":\"") + dtype +
+                             "\",\"shape\":[4],\"data_offsets\":[0,4]}}",
+                         data(4)),
+                StatusCode::InvalidArgument,
+                std::string("tensor 'w' has dtype ") + dtype +
+                    " (a quantized checkpoint's), which llmc cannot load (it "
+                    "loads F32, F64, BF16, F16, I32, I64 and BOOL); use the "
+                    "model's bf16, f16 or f32 release");
   }
 }
 

@@ -565,7 +565,7 @@ TEST_F(TokenLoaderTest, MissingFileAndDirectory) {
   ASSERT_FALSE(status.isOk());
   EXPECT_EQ(status.code(), StatusCode::NotFound);
   EXPECT_EQ(status.message(), dir.file("none.bin") +
-                                  ": cannot open: No such file or directory");
+                                  ": cannot open: No such file or directory; check the path");
   status = openCorpus({dir.path()}, corpus);
   ASSERT_FALSE(status.isOk());
   EXPECT_EQ(status.message(), dir.path() + ": not a regular file (a directory)");

@@ -8,12 +8,21 @@
 // TOP-DAG: inspect - Print a model's parameters
 // TOP-DAG: verify  - Check a parallel configuration against one device
 // TOP-DAG: launch  - Compile a run description once and train it with N
+// TOP-DAG: export  - Write a checkpoint as a Hugging Face model folder
 // TOP-NOT: --x86-
+
+// RUN: llmc export --help | FileCheck %s --check-prefix=EXPORT
+// EXPORT: USAGE: llmc export [options] <checkpoint dir>
+// EXPORT-DAG: --dtype=<string>
+// EXPORT-DAG: --force
+// EXPORT-DAG: -o <dir>
+// EXPORT-DAG: --shard-size=<string>
 
 // RUN: llmc compile --help | FileCheck %s --check-prefix=COMPILE
 // COMPILE: USAGE: llmc compile [options] <input.toml|.json|.mlir>
 // COMPILE-DAG: --emit=<stage>
 // COMPILE-DAG: --forward
+// COMPILE-DAG: --logits
 // COMPILE-DAG: --dump-ir=<DIR>
 // COMPILE-DAG: --print-cost
 // COMPILE-DAG: -o <file>

@@ -1,6 +1,11 @@
 //===- llmc-run.cpp - run a compiled Executable with the runtime alone ----===//
 //
 //   llmc-run ARTIFACT.llmcx [options]
+//   llmc-run export CHECKPOINT -o OUT_DIR [--dtype f32|bf16|f16]
+//                   [--shard-size 5GB] [--force]
+//
+// `export` is `llmc export` for machines without MLIR: a checkpoint as a
+// Hugging Face model folder (runtime/train/Export.h).
 //
 // A training artifact (`llmc compile RUN.toml -o run.llmcx`) trains, with
 // the runtime's loop (runtime/train/Trainer.h), exactly as `llmc train
@@ -33,8 +38,10 @@
 #include "runtime/train/Launched.h"
 #include "runtime/io/Safetensors.h"
 #include "runtime/train/Init.h"
+#include "runtime/train/Export.h"
 #include "runtime/train/StopSignal.h"
 #include "runtime/train/Trainer.h"
+#include "runtime/train/Weights.h"
 #ifdef LLMC_HAVE_CUDA
 #include "runtime/cuda/CudaSession.h"
 #endif
@@ -80,7 +87,8 @@ void printUsage(FILE *out) {
       "A training artifact (llmc compile RUN.toml -o ARTIFACT.llmcx) trains\n"
       "as `llmc train RUN.toml` does; any other program runs once.\n\n"
       "Training:\n"
-      "  --weights FILE         start from these parameters (safetensors)\n"
+      "  --weights PATH         start from these parameters (a Hugging Face\n"
+      "                         folder, .safetensors file or shard index)\n"
       "  --resume DIR           continue from a checkpoint (step-N dir, or "
       "the\n"
       "                         checkpoint dir: its latest)\n"
@@ -102,7 +110,9 @@ void printUsage(FILE *out) {
       "                         even in a world of one (GPU; without a\n"
       "                         launcher: rank 0 of 1 on 127.0.0.1)\n"
       "Running once (any program, or a training step given --inputs):\n"
-      "  --weights FILE         parameters by name (Hugging Face names)\n"
+      "  --weights PATH         parameters: a Hugging Face folder, a\n"
+      "                         .safetensors file or a shard index (bf16,\n"
+      "                         f16, f32; Hugging Face names)\n"
       "  --inputs FILE          data inputs by name (tokens, targets)\n"
       "  --init-seed N          initialize parameters missing from the files\n"
       "  --save-outputs FILE    write every output, by name, to a "
@@ -287,9 +297,79 @@ int train(const rt::Executable &exe, const Options &options) {
   return 0;
 }
 
+/// `llmc-run export CHECKPOINT -o OUT [--dtype T] [--shard-size S]
+/// [--force]`.
+int exportCommand(int argc, char **argv) {
+  std::string checkpoint, out;
+  rt::ExportOptions options;
+  for (int i = 2; i < argc; ++i) {
+    std::string arg = argv[i];
+    auto value = [&]() -> const char * {
+      return i + 1 < argc ? argv[++i] : nullptr;
+    };
+    if (arg == "-o" || arg == "--dtype" || arg == "--shard-size") {
+      const char *v = value();
+      if (!v) {
+        std::fprintf(stderr, "llmc-run export: %s needs a value\n",
+                     arg.c_str());
+        return kExitUsage;
+      }
+      std::string text = v;
+      if (arg == "-o") {
+        out = text;
+      } else if (arg == "--dtype") {
+        if (!rt::parseExportDType(text, options.dtype)) {
+          std::fprintf(stderr,
+                       "llmc-run export: --dtype expects f32, bf16 or f16, "
+                       "got '%s'\n",
+                       v);
+          return kExitUsage;
+        }
+      } else if (!rt::parseShardSize(text, options.shardBytes)) {
+        std::fprintf(stderr,
+                     "llmc-run export: --shard-size expects a size such as "
+                     "5GB, 500MB or 2GiB, got '%s'\n",
+                     v);
+        return kExitUsage;
+      }
+    } else if (arg == "--force") {
+      options.force = true;
+    } else if (!arg.empty() && arg[0] == '-') {
+      std::fprintf(stderr, "llmc-run export: unknown option '%s'\n",
+                   arg.c_str());
+      return kExitUsage;
+    } else if (checkpoint.empty()) {
+      checkpoint = arg;
+    } else {
+      std::fprintf(stderr, "llmc-run export: one checkpoint expected, got "
+                           "'%s' and '%s'\n",
+                   checkpoint.c_str(), arg.c_str());
+      return kExitUsage;
+    }
+  }
+  if (checkpoint.empty() || out.empty()) {
+    std::fprintf(stderr, "usage: llmc-run export CHECKPOINT -o OUT_DIR "
+                         "[--dtype f32|bf16|f16] [--shard-size 5GB] "
+                         "[--force]\n");
+    return kExitUsage;
+  }
+  rt::ExportReport report;
+  if (rt::Status status = rt::exportHfFolder(checkpoint, out, options, report);
+      !status)
+    return failed(status);
+  std::printf("exported %s to %s: %zu tensors in %zu file(s), %llu bytes "
+              "of %s\n",
+              report.checkpoint.c_str(), out.c_str(), report.tensors,
+              report.shards, static_cast<unsigned long long>(report.bytes),
+              rt::dtypeName(options.dtype));
+  return 0;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
+  if (argc >= 2 && std::string(argv[1]) == "export")
+    return exportCommand(argc, argv);
   Options options;
   if (int code = parseArguments(argc, argv, options))
     return code < 0 ? 0 : code;
@@ -328,11 +408,19 @@ int main(int argc, char **argv) {
                                         : "drop --inputs to train");
     return kExitUsage;
   }
+  // Parameters from --weights (or the folder the artifact names) through
+  // the Hugging Face loader: any of its forms, dtypes converted. A weights
+  // file may also hold data inputs, bound by name below.
+  bool strict = true;
+  std::string weights = rt::initialWeights(exe, options.weights, strict);
   std::vector<rt::SafetensorsFile> files(2);
-  std::vector<std::string> paths = {options.inputs, options.weights};
+  std::vector<std::string> paths = {options.inputs, ""};
+  if (!weights.empty() && weights.size() > 12 &&
+      weights.compare(weights.size() - 12, 12, ".safetensors") == 0)
+    paths[1] = weights;
   for (size_t i = 0; i < paths.size(); ++i)
     if (!paths[i].empty())
-      if (rt::Status status = rt::readSafetensors(paths[i], files[i]); !status)
+      if (rt::Status status = rt::mapSafetensors(paths[i], files[i]); !status)
         return failed(status);
 
   rt::SessionOptions sessionOptions;
@@ -341,6 +429,13 @@ int main(int argc, char **argv) {
   if (rt::Status status = rt::Session::create(exe, sessionOptions, session);
       !status)
     return failed(status);
+  if (!weights.empty()) {
+    rt::WeightsReport report;
+    if (rt::Status status = rt::bindWeights(*session, weights, strict, stderr,
+                                            options.threads, report);
+        !status)
+      return failed(status);
+  }
 
   std::vector<std::string> missing;
   for (size_t i = 0; i < exe.arguments.size(); ++i) {
@@ -349,6 +444,8 @@ int main(int argc, char **argv) {
     rt::Shape shape; // global: the session splits sharded arguments
     if (rt::Status status = rt::argumentGlobalShape(exe, i, shape); !status)
       return failed(status);
+    if (!weights.empty() && arg.role == rt::ArgumentRole::Parameter)
+      continue; // bound above
     const rt::SafetensorsTensor *tensor = nullptr;
     std::string from;
     for (size_t f = 0; f < files.size() && !tensor; ++f)

@@ -93,13 +93,16 @@ void runGrid(unsigned blocks, unsigned runs, unsigned threads, Kernel kernel) {
 
 /// The positions a case gives rope.
 enum class Positions { None, Random, Negated };
+/// Theta's frequencies, or per-pair ones (a scaled rope's).
+enum class Frequencies { Theta, PerPair };
 
 /// Rope of a random x of `type` and `shape` through the emulated kernels,
 /// on the plan for `multiprocessors` SMs with x and the result `offset`
 /// elements past 16-byte aligned storage, against the CPU bit for bit.
 /// Returns whether the plan was packed.
 bool run(DType type, const Shape &shape, Positions positions,
-         unsigned multiprocessors, int64_t offset) {
+         unsigned multiprocessors, int64_t offset,
+         Frequencies frequencies = Frequencies::Theta) {
   int64_t seq = shape[shape.size() - 2], headDim = shape.back();
   int64_t count = numElements(shape);
   size_t width = dtypeSize(type);
@@ -140,6 +143,18 @@ bool run(DType type, const Shape &shape, Positions positions,
   if (positions != Positions::None)
     in.push_back({p.data(), DType::I32, {seq}});
   KernelAttrs attrs{{}, {10000.0}};
+  // Per pair: theta's frequency times a factor in [1/8, 2], as LLaMA 3's
+  // scaling divides the low frequencies.
+  RopeFrequencies perPair{}; // the emulated (CUDA source) struct: count 0
+  if (frequencies == Frequencies::PerPair) {
+    std::uniform_real_distribution<double> factor(0.125, 2.0);
+    perPair.count = headDim / 2;
+    for (int64_t i = 0; i < headDim / 2; ++i) {
+      perPair.inverse[i] =
+          factor(random) / std::pow(10000.0, 2.0 * i / headDim);
+      attrs.floats.push_back(perPair.inverse[i]);
+    }
+  }
   ThreadPool pool;
   Status status = runCpuKernel(KernelKind::Rope, attrs, in,
                                {{want.data(), type, shape}}, pool);
@@ -151,7 +166,8 @@ bool run(DType type, const Shape &shape, Positions positions,
   double *sinTable = cosTable + seq * (headDim / 2);
   const int *indices = positions == Positions::None ? nullptr : p.data();
   runGrid(plan.tableBlocks, 1, RopeLaunch::kThreads, [&] {
-    llmc_rope_table_i32(indices, cosTable, sinTable, seq, headDim, 10000.0);
+    llmc_rope_table_i32(indices, cosTable, sinTable, seq, headDim, 10000.0,
+                        perPair);
   });
   auto rotate = [&](auto *typed) {
     using T = std::remove_pointer_t<decltype(typed)>;
@@ -197,6 +213,10 @@ TEST(RopeEmulation, MatchesTheCpuBitForBit) {
       EXPECT_TRUE(run(DType::F32, {2, 3, 40, 8}, positions, sms, 0));
       EXPECT_TRUE(run(DType::BF16, {100, 64}, positions, sms, 0));
       EXPECT_TRUE(run(DType::BF16, {3, 5, 33, 128}, positions, sms, 0));
+      EXPECT_TRUE(run(DType::F32, llama, positions, sms, 0,
+                      Frequencies::PerPair));
+      EXPECT_FALSE(run(DType::BF16, {2, 3, 40, 20}, positions, sms, 0,
+                       Frequencies::PerPair));
     }
 }
 
