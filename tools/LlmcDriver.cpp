@@ -30,6 +30,8 @@ pipelineOptionsFor(const std::optional<llmc::RunDescription> &description) {
   return llmc::planner::pipelineOptionsFor(*description);
 }
 
+} // namespace
+
 /// What the runtime's training loop needs from a run description.
 llmc::rt::TrainSettings trainSettingsFor(const llmc::RunDescription &run) {
   llmc::rt::TrainSettings settings;
@@ -53,7 +55,9 @@ llmc::rt::TrainSettings trainSettingsFor(const llmc::RunDescription &run) {
     settings.dataFormat = llmc::rt::TokenFormat::Text;
     break;
   }
-  settings.tokenizer = run.data.tokenizer;
+  // [data] tokenizer, else the tokenizer.json of the model's HF folder.
+  settings.tokenizer = run.data.tokenizer.empty() ? run.model.tokenizerPath
+                                                  : run.data.tokenizer;
   settings.shuffle = run.data.shuffle;
   settings.evalEvery = run.eval.every;
   settings.evalSteps = run.eval.steps;
@@ -66,7 +70,6 @@ llmc::rt::TrainSettings trainSettingsFor(const llmc::RunDescription &run) {
 }
 
 
-} // namespace
 
 bool fusedKernelsFor(llvm::StringRef devices) {
   return devices.starts_with("cuda");
@@ -172,8 +175,6 @@ int compileModule(Session &session, const CompileRequest &request,
   return kExitOk;
 }
 
-namespace {
-
 /// The companion "eval": @loss for one microbatch's rows, compiled with the
 /// step's pipeline options but no autodiff or optimizer, on the step's mesh
 /// without its pipeline axis (a forward-only program is not split into
@@ -212,8 +213,6 @@ int buildEvalCompanion(const Compiled &compiled, const std::string &source,
   exe.companions.push_back(std::move(*built));
   return kExitOk;
 }
-
-} // namespace
 
 /// Compiles the program the pipeline ended with (@train_step when there is
 /// one, else @loss) into an Executable; a training step built from a run

@@ -534,6 +534,15 @@ int compileModule(Session &session, const CompileRequest &request,
 int buildArtifact(const Compiled &compiled, const std::string &source,
                   llmc::rt::Executable &exe);
 int writeArtifact(const llmc::rt::Executable &exe, const std::string &path);
+/// What the runtime's training loop needs from a run description (the
+/// artifact's train.*, data.*, eval.* settings).
+llmc::rt::TrainSettings trainSettingsFor(const llmc::RunDescription &run);
+/// Appends the companion "eval" to `exe`: the forward loss of one
+/// microbatch's rows (batch_size / microbatches) of compiled.description's
+/// model, compiled with compiled.pipeline's options on the same mesh
+/// without its pipeline axis. Returns an exit code.
+int buildEvalCompanion(const Compiled &compiled, const std::string &source,
+                       llmc::rt::Executable &exe);
 /// 124439808 -> "124,439,808".
 std::string withThousands(int64_t value);
 

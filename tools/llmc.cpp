@@ -25,6 +25,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tools/LlmcDriver.h"
+#include "tools/LlmcEvalSample.h"
 #include "tools/LlmcHf.h"
 
 #include "runtime/Sharding.h"
@@ -238,12 +239,15 @@ int main(int argc, char **argv) {
   VerifyCommand verify;
   LaunchCommand launch;
   ExportCommand exportCommand;
+  EvalCommand eval;
+  SampleCommand sample;
 
   // Show only llmc's options in --help, not those libLLVM registers.
   cl::HideUnrelatedOptions(llmcCategory());
   for (cl::SubCommand *sub :
        {&compile.command, &inspect.command, &train.command, &plan.command,
-        &verify.command, &launch.command, &exportCommand.command})
+        &verify.command, &launch.command, &exportCommand.command,
+        &eval.command, &sample.command})
     cl::HideUnrelatedOptions(llmcCategory(), *sub);
   if (!cl::ParseCommandLineOptions(
           argc, argv,
@@ -256,7 +260,9 @@ int main(int argc, char **argv) {
           "  llmc verify FILE    the run's mesh against one device, a few "
           "steps\n"
           "  llmc launch -n N FILE  train with N processes (GPUs, NCCL)\n"
-          "  llmc export CHECKPOINT -o DIR  a Hugging Face model folder\n\n"
+          "  llmc export CHECKPOINT -o DIR  a Hugging Face model folder\n"
+          "  llmc eval FILE --resume CHECKPOINT  the validation loss\n"
+          "  llmc sample CHECKPOINT --prompt TEXT  generate text\n\n"
           "  FILE: a run description (.toml), a Hugging Face config.json or\n"
           "  model folder, or llmc IR (.mlir). llmc SUBCOMMAND --help shows "
           "the options of one subcommand.\n",
@@ -277,8 +283,12 @@ int main(int argc, char **argv) {
     return runLaunch(launch);
   if (exportCommand.command)
     return runExport(exportCommand);
+  if (eval.command)
+    return runEval(eval);
+  if (sample.command)
+    return runSample(sample);
 
   llvm::errs() << "llmc: expected a subcommand (compile, inspect, train, "
-                  "plan, verify, launch, export); see llmc --help\n";
+                  "plan, verify, launch, export, eval, sample); see llmc --help\n";
   return kExitUsage;
 }

@@ -70,7 +70,7 @@ Status expandPatterns(const std::vector<std::string> &patterns,
       continue;
     }
     glob_t matches{};
-    int result = ::glob(pattern.c_str(), GLOB_ERR, nullptr, &matches);
+    int result = ::glob(pattern.c_str(), 0, nullptr, &matches);
     if (result == GLOB_NOMATCH || (result == 0 && matches.gl_pathc == 0)) {
       ::globfree(&matches);
       return Status::error(StatusCode::NotFound,

@@ -417,8 +417,10 @@ Status checkpointAt(const Executable &exe, const DeviceSession &session,
   LLMC_RETURN_IF_ERROR(
       saveCheckpoint(directory, session, state, checkpointOptions, path));
   report.lastCheckpoint = path;
-  if (options.log)
+  if (options.log) {
     std::fprintf(options.log, "saved checkpoint %s\n", path.c_str());
+    std::fflush(options.log);
+  }
   return Status::ok();
 }
 
@@ -600,9 +602,11 @@ Status train(const Executable &exe, const TrainOptions &options,
         runStep(exe, *session, layout, *data.loader, step, m));
     int signal = stopRequested();
     bool stopping = signal != 0 && step < last;
+    // Every evalEvery steps and at the run's last step (not at a --steps
+    // stop: a resumed run's metrics are then those of an uninterrupted one).
     bool evalDue = data.eval &&
                    ((settings.evalEvery > 0 && step % settings.evalEvery == 0) ||
-                    step == settings.steps || step == last);
+                    step == settings.steps);
     if (evalDue) {
       Clock::time_point evalBegin = Clock::now();
       double valLoss = 0;
