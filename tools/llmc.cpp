@@ -12,6 +12,9 @@
 //   llmc launch -n N FILE
 //                       compile once, train with N llmc-run processes
 //                       (one per GPU, NCCL; tools/LlmcLaunch.cpp)
+//   llmc tokenize --tokenizer T.json FILE... -o DIR
+//                       text files to llm.c token shards
+//                       (tools/LlmcTokenize.cpp)
 //
 // FILE is a run description (.toml), a Hugging Face config.json, or llmc IR
 // (.mlir). Exit codes: 0 success, 1 the input was rejected (diagnostics
@@ -22,6 +25,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tools/LlmcDriver.h"
+#include "tools/LlmcTokenize.h"
 
 #include "runtime/Sharding.h"
 
@@ -227,12 +231,13 @@ int main(int argc, char **argv) {
   PlanCommand plan;
   VerifyCommand verify;
   LaunchCommand launch;
+  TokenizeCommand tokenize;
 
   // Show only llmc's options in --help, not those libLLVM registers.
   cl::HideUnrelatedOptions(llmcCategory());
   for (cl::SubCommand *sub :
        {&compile.command, &inspect.command, &train.command, &plan.command,
-        &verify.command, &launch.command})
+        &verify.command, &launch.command, &tokenize.command})
     cl::HideUnrelatedOptions(llmcCategory(), *sub);
   if (!cl::ParseCommandLineOptions(
           argc, argv,
@@ -244,7 +249,9 @@ int main(int argc, char **argv) {
           "  llmc plan FILE      the memory and predicted time of the training step\n"
           "  llmc verify FILE    the run's mesh against one device, a few "
           "steps\n"
-          "  llmc launch -n N FILE  train with N processes (GPUs, NCCL)\n\n"
+          "  llmc launch -n N FILE  train with N processes (GPUs, NCCL)\n"
+          "  llmc tokenize --tokenizer T.json FILE... -o DIR  text to token "
+          "shards\n\n"
           "  FILE: a run description (.toml), a Hugging Face config.json, or\n"
           "  llmc IR (.mlir). llmc SUBCOMMAND --help shows the options of one "
           "subcommand.\n",
@@ -263,8 +270,10 @@ int main(int argc, char **argv) {
     return runVerify(verify);
   if (launch.command)
     return runLaunch(launch);
+  if (tokenize.command)
+    return runTokenize(tokenize);
 
   llvm::errs() << "llmc: expected a subcommand (compile, inspect, train, "
-                  "plan, verify, launch); see llmc --help\n";
+                  "plan, verify, launch, tokenize); see llmc --help\n";
   return kExitUsage;
 }

@@ -3,8 +3,8 @@
 // tokenize() is the package's BPE::tokenize_with_cache, merge_word and
 // Word::merge_all (tokenizers/src/models/bpe/), step for step:
 //
-//   1. With ignore_merges, a word that is a vocabulary entry is one token.
-//   2. A cached word returns its ids.
+//   1. A cached word returns its ids.
+//   2. With ignore_merges, a word that is a vocabulary entry is one token.
 //   3. Each character becomes a symbol: its vocabulary id; else, with
 //      byte_fallback, one <0xNN> per byte when all of them exist; else the
 //      unk token (consecutive unknowns fused into one with fuse_unk); else
@@ -25,6 +25,7 @@
 #include "runtime/text/Utf8.h"
 
 #include <algorithm>
+#include <cstring>
 
 namespace llmc::rt::text {
 
@@ -33,7 +34,7 @@ namespace {
 // Words longer than this are merged every time, as in the package (its
 // cache's MAX_LENGTH): they are rare, and would fill the cache.
 constexpr size_t kMaxCachedWordBytes = 256;
-// Past this many cached words (about 40 MiB), the cache starts over.
+// Past this many cached words (about 30 MiB), the cache starts over.
 constexpr size_t kMaxCachedWords = 1 << 19;
 
 /// "<0x0A>", as the package's format!("<{b:#04X}>") writes it.
@@ -49,8 +50,79 @@ std::string byteToken(unsigned byte) {
 } // namespace
 
 void BpeScratch::clear() {
-  cache_.clear();
+  slots_.clear();
+  used_ = 0;
+  keys_.clear();
   cachedIds_.clear();
+}
+
+namespace {
+
+/// A fast 64-bit hash of a short string (words are a few bytes): eight
+/// bytes at a time, mixed by multiply and xor-shift (after wyhash/murmur).
+uint64_t hashWord(std::string_view word) {
+  uint64_t hash = 0x9e3779b97f4a7c15ull ^ (word.size() * 0xff51afd7ed558ccdull);
+  size_t i = 0;
+  for (; i + 8 <= word.size(); i += 8) {
+    uint64_t chunk;
+    std::memcpy(&chunk, word.data() + i, 8);
+    hash = (hash ^ chunk) * 0xc4ceb9fe1a85ec53ull;
+    hash ^= hash >> 29;
+  }
+  uint64_t tail = 0;
+  std::memcpy(&tail, word.data() + i, word.size() - i);
+  hash = (hash ^ tail) * 0xc4ceb9fe1a85ec53ull;
+  return hash ^ (hash >> 32);
+}
+
+} // namespace
+
+const uint32_t *BpeScratch::find(std::string_view word, uint64_t hash,
+                                 uint32_t &count) const {
+  if (slots_.empty())
+    return nullptr;
+  size_t mask = slots_.size() - 1;
+  for (size_t at = hash & mask;; at = (at + 1) & mask) {
+    const Slot &slot = slots_[at];
+    if (slot.keyLength == 0)
+      return nullptr;
+    if (slot.hash == hash && slot.keyLength == word.size() &&
+        std::memcmp(keys_.data() + slot.keyOffset, word.data(), word.size()) ==
+            0) {
+      count = slot.idsCount;
+      return cachedIds_.data() + slot.idsOffset;
+    }
+  }
+}
+
+void BpeScratch::insert(std::string_view word, uint64_t hash,
+                        const uint32_t *ids, uint32_t count) {
+  if (used_ >= kMaxCachedWords)
+    clear();
+  if (2 * (used_ + 1) > slots_.size()) {
+    // Grow to keep the table at most half full.
+    std::vector<Slot> old = std::move(slots_);
+    slots_.assign(std::max<size_t>(1024, 2 * old.size()), Slot{0, 0, 0, 0, 0});
+    size_t mask = slots_.size() - 1;
+    for (const Slot &slot : old) {
+      if (slot.keyLength == 0)
+        continue;
+      size_t at = slot.hash & mask;
+      while (slots_[at].keyLength != 0)
+        at = (at + 1) & mask;
+      slots_[at] = slot;
+    }
+  }
+  size_t mask = slots_.size() - 1;
+  size_t at = hash & mask;
+  while (slots_[at].keyLength != 0)
+    at = (at + 1) & mask;
+  slots_[at] = Slot{hash, static_cast<uint32_t>(keys_.size()),
+                    static_cast<uint32_t>(word.size()),
+                    static_cast<uint32_t>(cachedIds_.size()), count};
+  keys_.append(word);
+  cachedIds_.insert(cachedIds_.end(), ids, ids + count);
+  ++used_;
 }
 
 Status BpeModel::parse(const JsonSource &source, const Json &model,
@@ -119,9 +191,15 @@ Status BpeModel::parse(const JsonSource &source, const Json &model,
     bpe->tokens_[entry->second] = &entry->first;
     bpe->maxId_ = std::max<int64_t>(bpe->maxId_, entry->second);
   }
+  for (unsigned c = 0; c < 128; ++c) {
+    auto it = bpe->vocab_.find(std::string(1, static_cast<char>(c)));
+    bpe->asciiIds_[c] =
+        it == bpe->vocab_.end() ? int64_t{-1} : int64_t{it->second};
+  }
   for (unsigned byte = 0; byte < 256; ++byte) {
     auto it = bpe->vocab_.find(byteToken(byte));
-    bpe->byteIds_[byte] = it == bpe->vocab_.end() ? -1 : it->second;
+    bpe->byteIds_[byte] =
+        it == bpe->vocab_.end() ? int64_t{-1} : int64_t{it->second};
   }
 
   const Json *merges = member(model, "merges");
@@ -140,7 +218,11 @@ Status BpeModel::parseMerges(const JsonSource &source, const Json &merges,
     return source.malformed(path, "expected a list of \"left right\" or "
                                   "[\"left\", \"right\"], got " +
                                       describeJson(merges));
-  merges_.reserve(merges.size());
+  // At most half full (and a power of two, at least 2, for the mask).
+  size_t slots = 2;
+  while (slots < 2 * merges.size())
+    slots *= 2;
+  merges_.assign(slots, MergeSlot{0, Merge{kNoRank, 0}});
   uint32_t rank = 0;
   for (size_t i = 0; i < merges.size(); ++i) {
     const Json &item = merges[i];
@@ -185,10 +267,50 @@ Status BpeModel::parseMerges(const JsonSource &source, const Json &merges,
     LLMC_RETURN_IF_ERROR(find(right, rightId));
     LLMC_RETURN_IF_ERROR(find(left + right, newId));
     // A pair listed twice keeps its last rank, as the package's map does.
-    merges_[pairKey(leftId, rightId)] = Merge{rank, newId};
+    putMerge(pairKey(leftId, rightId), Merge{rank, newId});
     ++rank;
   }
   return Status::ok();
+}
+
+namespace {
+
+size_t mixPair(uint64_t pair) {
+  pair ^= pair >> 33;
+  pair *= 0xff51afd7ed558ccdull;
+  pair ^= pair >> 33;
+  return static_cast<size_t>(pair);
+}
+
+} // namespace
+
+const BpeModel::Merge *BpeModel::findMerge(uint32_t left,
+                                           uint32_t right) const {
+  uint64_t pair = pairKey(left, right);
+  size_t mask = merges_.size() - 1;
+  for (size_t at = mixPair(pair) & mask;; at = (at + 1) & mask) {
+    const MergeSlot &slot = merges_[at];
+    if (slot.merge.rank == kNoRank)
+      return nullptr;
+    if (slot.pair == pair)
+      return &slot.merge;
+  }
+}
+
+void BpeModel::putMerge(uint64_t pair, Merge merge) {
+  size_t mask = merges_.size() - 1;
+  for (size_t at = mixPair(pair) & mask;; at = (at + 1) & mask) {
+    MergeSlot &slot = merges_[at];
+    if (slot.merge.rank == kNoRank) {
+      slot = MergeSlot{pair, merge};
+      ++mergeCount_;
+      return;
+    }
+    if (slot.pair == pair) {
+      slot.merge = merge; // listed twice: the last rank wins
+      return;
+    }
+  }
 }
 
 std::optional<uint32_t> BpeModel::tokenToId(std::string_view token) const {
@@ -207,38 +329,25 @@ Status BpeModel::tokenize(std::string_view word, BpeScratch &scratch,
                           std::vector<uint32_t> &ids) const {
   if (word.empty())
     return Status::ok();
-  // Step 1.
-  if (ignoreMerges_) {
-    auto it = vocab_.find(std::string(word));
-    if (it != vocab_.end()) {
-      ids.push_back(it->second);
-      return Status::ok();
-    }
-  }
-  // Step 2.
+  // Steps 1 and 2.
   bool cacheable = word.size() <= kMaxCachedWordBytes;
-  std::string key;
+  uint64_t hash = cacheable ? hashWord(word) : 0;
   if (cacheable) {
-    key.assign(word);
-    auto it = scratch.cache_.find(key);
-    if (it != scratch.cache_.end()) {
-      const uint32_t *begin = scratch.cachedIds_.data() + it->second.offset;
-      ids.insert(ids.end(), begin, begin + it->second.count);
+    uint32_t count = 0;
+    if (const uint32_t *cached = scratch.find(word, hash, count)) {
+      ids.insert(ids.end(), cached, cached + count);
       return Status::ok();
     }
   }
   size_t before = ids.size();
-  LLMC_RETURN_IF_ERROR(mergeWord(word, scratch, ids));
-  if (cacheable) {
-    if (scratch.cache_.size() >= kMaxCachedWords)
-      scratch.clear();
-    uint32_t offset = static_cast<uint32_t>(scratch.cachedIds_.size());
-    scratch.cachedIds_.insert(scratch.cachedIds_.end(), ids.begin() + before,
-                              ids.end());
-    scratch.cache_.emplace(
-        std::move(key),
-        BpeScratch::Cached{offset, static_cast<uint32_t>(ids.size() - before)});
-  }
+  auto whole = ignoreMerges_ ? vocab_.find(std::string(word)) : vocab_.end();
+  if (whole != vocab_.end())
+    ids.push_back(whole->second);
+  else
+    LLMC_RETURN_IF_ERROR(mergeWord(word, scratch, ids));
+  if (cacheable)
+    scratch.insert(word, hash, ids.data() + before,
+                   static_cast<uint32_t>(ids.size() - before));
   return Status::ok();
 }
 
@@ -262,13 +371,20 @@ Status BpeModel::mergeWord(std::string_view word, BpeScratch &scratch,
         utf8SequenceLength(static_cast<unsigned char>(word[i])));
     character.assign(word.substr(i, length));
     i += length;
-    auto it = vocab_.find(character);
-    if (it != vocab_.end()) {
+    int64_t known = -1;
+    if (length == 1) {
+      known = asciiIds_[static_cast<unsigned char>(character[0])];
+    } else {
+      auto it = vocab_.find(character);
+      if (it != vocab_.end())
+        known = it->second;
+    }
+    if (known >= 0) {
       if (pendingUnk) {
         add(unkId, unkLength);
         pendingUnk = false;
       }
-      add(it->second, length);
+      add(static_cast<uint32_t>(known), length);
       continue;
     }
     if (byteFallback_) {
@@ -321,10 +437,10 @@ void BpeModel::mergeAll(BpeScratch &scratch) const {
     return a.rank != b.rank ? a.rank > b.rank : a.position > b.position;
   };
   auto push = [&](uint32_t left, uint32_t right, uint32_t position) {
-    auto it = merges_.find(pairKey(left, right));
-    if (it == merges_.end())
+    const Merge *merge = findMerge(left, right);
+    if (!merge)
       return;
-    heap.push_back({it->second.rank, position, it->second.newId});
+    heap.push_back({merge->rank, position, merge->newId});
     std::push_heap(heap.begin(), heap.end(), later);
   };
   heap.clear();
@@ -340,8 +456,8 @@ void BpeModel::mergeAll(BpeScratch &scratch) const {
       continue;
     int32_t nextPosition = current.next;
     BpeScratch::Symbol right = symbols[nextPosition];
-    auto it = merges_.find(pairKey(current.id, right.id));
-    if (it == merges_.end() || it->second.newId != top.newId)
+    const Merge *merge = findMerge(current.id, right.id);
+    if (!merge || merge->newId != top.newId)
       continue; // stale
     current.id = top.newId;
     current.length += right.length;

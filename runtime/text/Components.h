@@ -123,7 +123,8 @@ Status parsePostProcessor(const JsonSource &source, const Json &value,
 bool isByteLevel(const PreTokenizer &preTokenizer);
 
 /// GPT-2's printable character for each byte (the package's bytes_char),
-/// as UTF-8, and the byte of each such character (-1 for other characters).
+/// as UTF-8 (the 256 strings are consecutive: &byteLevelChar(0)[b] is
+/// byteLevelChar(b)), and the byte of each such character (-1 for others).
 const std::string &byteLevelChar(unsigned char byte);
 int byteOfByteLevelChar(char32_t c);
 

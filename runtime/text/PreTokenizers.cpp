@@ -146,10 +146,11 @@ public:
       whole.text = prefixed;
     }
     std::string mapped;
+    const std::string *chars = &byteLevelChar(0); // the 256 of them
     auto map = [&](const Piece &sub) -> Status {
       mapped.clear();
       for (unsigned char byte : sub.text)
-        mapped += byteLevelChar(byte);
+        mapped += chars[byte];
       return emit(Piece{mapped, sub.atOrigin});
     };
     if (useRegex)
