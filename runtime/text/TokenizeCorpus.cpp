@@ -366,7 +366,6 @@ Status tokenizeCorpus(
     summary.bytes += files[i]->text().size();
   }
   summary.files = files.size();
-  LLMC_RETURN_IF_ERROR(prepareOutput(options.outputDir));
   summary.tokenType = shard::tokenTypeForVocab(tokenizer.vocabSize());
 
   // The val documents need their number first.
@@ -391,6 +390,7 @@ Status tokenizeCorpus(
               "each line one), a larger fraction, or a single file (whose "
               "leading tokens then go to val)");
   }
+  LLMC_RETURN_IF_ERROR(prepareOutput(options.outputDir));
   auto isVal = [&](uint64_t index) {
     return valCount > 0 && (index + 1) * valCount / documents >
                                index * valCount / documents;
