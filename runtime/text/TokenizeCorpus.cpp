@@ -5,8 +5,9 @@
 //      about 1 MiB; workers encode batches (each with its own EncodeCache)
 //      while this thread writes finished batches in order, so the shards
 //      are the same for any number of threads.
-//   3. A document of more than 64 MiB is encoded by this thread, streaming
-//      into the shards, when its turn comes (its ids never exist at once).
+//   3. A document of more than 64 MiB (streamDocumentBytes) is encoded by
+//      this thread, streaming into the shards, when its turn comes (its ids
+//      never exist at once).
 //   4. Shards are buffered whole (shardTokens ids) and written atomically
 //      (runtime/io/File.h), as llm.c's fineweb.py buffers them.
 //
@@ -37,7 +38,6 @@ namespace llmc::rt {
 namespace {
 
 constexpr size_t kBatchBytes = 1 << 20;
-constexpr size_t kLargeDocumentBytes = 64 << 20;
 
 /// A read-only mapping of one input file.
 class MappedFile {
@@ -323,6 +323,218 @@ Status notUtf8(const std::string &path, std::string_view file, size_t at) {
                            "(iconv -f LATIN1 -t UTF-8, for example)");
 }
 
+/// Step 1 for the options: what can be refused before opening anything.
+Status checkOptions(const Tokenizer &tokenizer, const TokenizeOptions &options,
+                    std::optional<uint32_t> &eot) {
+  if (options.inputs.empty())
+    return Status::error(StatusCode::InvalidArgument,
+                         "no input files; give one or more text files");
+  if (!(options.valFraction >= 0.0 && options.valFraction < 1.0))
+    return Status::error(StatusCode::InvalidArgument,
+                         "--val-fraction " + std::to_string(options.valFraction) +
+                             " is outside [0, 1)");
+  if (options.shardTokens < 1 || options.shardTokens > shard::kMaxTokens)
+    return Status::error(StatusCode::InvalidArgument,
+                         "--shard-tokens " + std::to_string(options.shardTokens) +
+                             " is outside 1 .. 2147483647 (a shard header "
+                             "counts its tokens in an int32)");
+  if (options.eot) {
+    eot = tokenizer.endOfTextId();
+    if (!eot)
+      return Status::error(
+          StatusCode::InvalidArgument,
+          tokenizer.path() +
+              " declares no end-of-text token (none of <|endoftext|>, "
+              "<|end_of_text|>, </s>, <eos>, <|eos|>); leave out --eot, or "
+              "add the model's end-of-text token to its added_tokens");
+  }
+  return Status::ok();
+}
+
+/// Which documents go to val (the rule of TokenizeCorpus.h).
+struct ValSplit {
+  uint64_t documents = 0, valCount = 0;
+  bool holdSingle = false; ///< one document, split by tokens
+
+  Status plan(const std::vector<std::shared_ptr<MappedFile>> &files,
+              const TokenizeOptions &options) {
+    if (options.valFraction <= 0)
+      return Status::ok();
+    DocumentCursor counter(files, options.lines);
+    Document document;
+    while (counter.next(document))
+      ++documents;
+    holdSingle = documents == 1;
+    if (documents < 2)
+      return Status::ok();
+    valCount = static_cast<uint64_t>(std::floor(
+        static_cast<double>(documents) * options.valFraction + 1e-9));
+    if (valCount == 0)
+      return Status::error(
+          StatusCode::InvalidArgument,
+          "--val-fraction " + std::to_string(options.valFraction) + " of " +
+              std::to_string(documents) +
+              " documents selects none; give more documents (--lines makes "
+              "each line one), a larger fraction, or a single file (whose "
+              "leading tokens then go to val)");
+    return Status::ok();
+  }
+  bool isVal(uint64_t index) const {
+    return valCount > 0 &&
+           (index + 1) * valCount / documents > index * valCount / documents;
+  }
+};
+
+/// Cuts the documents into batches, in order (step 2).
+class BatchMaker {
+public:
+  BatchMaker(const std::vector<std::shared_ptr<MappedFile>> &files,
+             const TokenizeOptions &options, const ValSplit &split)
+      : cursor_(files, options.lines), split_(split),
+        largeBytes_(options.streamDocumentBytes),
+        fileStart_(files.size() + 1, 0) {
+    for (size_t i = 0; i < files.size(); ++i)
+      fileStart_[i + 1] = fileStart_[i] + files[i]->text().size();
+    more_ = cursor_.next(lookahead_);
+  }
+  bool more() const { return more_; }
+  std::unique_ptr<Batch> next() {
+    auto batch = std::make_unique<Batch>();
+    size_t bytes = 0;
+    while (more_) {
+      Document document = lookahead_;
+      bool large = document.end - document.begin > largeBytes_;
+      if (large && !batch->documents.empty())
+        break; // a large document is a batch of its own
+      document.val = split_.isVal(index_++);
+      batch->documents.push_back(document);
+      batch->position = fileStart_[document.file] + document.spanEnd;
+      batch->large = large;
+      bytes += document.end - document.begin;
+      more_ = cursor_.next(lookahead_);
+      if (large || bytes >= kBatchBytes)
+        break;
+    }
+    if (!more_)
+      batch->position = fileStart_.back();
+    return batch;
+  }
+
+private:
+  DocumentCursor cursor_;
+  const ValSplit &split_;
+  size_t largeBytes_;
+  std::vector<uint64_t> fileStart_;
+  Document lookahead_{};
+  bool more_ = false;
+  uint64_t index_ = 0;
+};
+
+/// The worker threads: each encodes whole batches with its own cache.
+/// Batches come out in the order they went in.
+class Encoders {
+public:
+  Encoders(const Tokenizer &tokenizer,
+           const std::vector<std::shared_ptr<MappedFile>> &files,
+           const std::vector<std::string> &paths, int threads)
+      : tokenizer_(tokenizer), files_(files), paths_(paths) {
+    for (int i = 0; i < threads; ++i)
+      workers_.emplace_back([this] { work(); });
+  }
+  ~Encoders() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stop_ = true;
+    }
+    changed_.notify_all();
+    for (std::thread &worker : workers_)
+      worker.join();
+  }
+  size_t inFlight() const { return inFlight_.size(); }
+  /// Queues `batch`; a large one is left to the caller (done at once).
+  void submit(std::unique_ptr<Batch> batch) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (batch->large)
+      batch->done = true;
+    else
+      pending_.push_back(batch.get());
+    inFlight_.push_back(std::move(batch));
+    changed_.notify_all();
+  }
+  /// The oldest batch in flight once it is encoded.
+  Batch &front() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    changed_.wait(lock, [&] { return inFlight_.front()->done; });
+    return *inFlight_.front();
+  }
+  void pop() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    inFlight_.pop_front();
+  }
+
+private:
+  void work() {
+    EncodeCache cache;
+    for (;;) {
+      Batch *batch;
+      {
+        std::unique_lock<std::mutex> lock(mutex_);
+        changed_.wait(lock, [&] { return stop_ || !pending_.empty(); });
+        if (stop_)
+          return;
+        batch = pending_.front();
+        pending_.pop_front();
+      }
+      Status status = encode(*batch, cache);
+      std::lock_guard<std::mutex> lock(mutex_);
+      batch->status = status;
+      batch->done = true;
+      changed_.notify_all();
+    }
+  }
+  Status encode(Batch &batch, EncodeCache &cache) {
+    for (const Document &document : batch.documents) {
+      std::string_view file = files_[document.file]->text();
+      std::string_view text =
+          file.substr(document.begin, document.end - document.begin);
+      if (size_t bad = text::firstInvalidUtf8(text); bad != std::string::npos)
+        return notUtf8(paths_[document.file], file, document.begin + bad);
+      size_t before = batch.ids.size();
+      LLMC_RETURN_IF_ERROR(
+          tokenizer_.encode(text, batch.ids, SpecialTokens::Omit, &cache));
+      batch.counts.push_back(batch.ids.size() - before);
+    }
+    return Status::ok();
+  }
+
+  const Tokenizer &tokenizer_;
+  const std::vector<std::shared_ptr<MappedFile>> &files_;
+  const std::vector<std::string> &paths_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::deque<std::unique_ptr<Batch>> inFlight_; // in input order
+  std::deque<Batch *> pending_;                 // not started yet
+  bool stop_ = false;
+  std::vector<std::thread> workers_;
+};
+
+/// Step 3: a large document, encoded here and streamed into the shards.
+Status writeLarge(const Tokenizer &tokenizer, const Document &document,
+                  const std::vector<std::shared_ptr<MappedFile>> &files,
+                  const std::vector<std::string> &paths, EncodeCache &cache,
+                  CorpusWriter &writer) {
+  std::string_view file = files[document.file]->text();
+  std::string_view text =
+      file.substr(document.begin, document.end - document.begin);
+  if (size_t bad = text::firstInvalidUtf8(text); bad != std::string::npos)
+    return notUtf8(paths[document.file], file, document.begin + bad);
+  writer.startDocument(document.val);
+  return tokenizer.encodeStreaming(text, SpecialTokens::Omit, cache,
+                                   [&](const uint32_t *ids, size_t count) {
+                                     return writer.tokens(ids, count);
+                                   });
+}
+
 } // namespace
 
 Status tokenizeCorpus(
@@ -336,29 +548,8 @@ Status tokenizeCorpus(
         .count();
   };
   // Step 1.
-  if (options.inputs.empty())
-    return Status::error(StatusCode::InvalidArgument,
-                         "no input files; give one or more text files");
-  if (!(options.valFraction >= 0.0 && options.valFraction < 1.0))
-    return Status::error(StatusCode::InvalidArgument,
-                         "--val-fraction " + std::to_string(options.valFraction) +
-                             " is outside [0, 1)");
-  if (options.shardTokens < 1 || options.shardTokens > shard::kMaxTokens)
-    return Status::error(StatusCode::InvalidArgument,
-                         "--shard-tokens " + std::to_string(options.shardTokens) +
-                             " is outside 1 .. 2147483647 (a shard header "
-                             "counts its tokens in an int32)");
   std::optional<uint32_t> eot;
-  if (options.eot) {
-    eot = tokenizer.endOfTextId();
-    if (!eot)
-      return Status::error(
-          StatusCode::InvalidArgument,
-          tokenizer.path() +
-              " declares no end-of-text token (none of <|endoftext|>, "
-              "<|end_of_text|>, </s>, <eos>, <|eos|>); leave out --eot, or "
-              "add the model's end-of-text token to its added_tokens");
-  }
+  LLMC_RETURN_IF_ERROR(checkOptions(tokenizer, options, eot));
   std::vector<std::shared_ptr<MappedFile>> files(options.inputs.size());
   summary = TokenizeSummary();
   for (size_t i = 0; i < files.size(); ++i) {
@@ -367,159 +558,31 @@ Status tokenizeCorpus(
   }
   summary.files = files.size();
   summary.tokenType = shard::tokenTypeForVocab(tokenizer.vocabSize());
-
-  // The val documents need their number first.
-  uint64_t documents = 0;
-  if (options.valFraction > 0) {
-    DocumentCursor counter(files, options.lines);
-    Document document;
-    while (counter.next(document))
-      ++documents;
-  }
-  bool holdSingle = options.valFraction > 0 && documents == 1;
-  uint64_t valCount = 0;
-  if (options.valFraction > 0 && documents > 1) {
-    valCount = static_cast<uint64_t>(
-        std::floor(static_cast<double>(documents) * options.valFraction + 1e-9));
-    if (valCount == 0)
-      return Status::error(
-          StatusCode::InvalidArgument,
-          "--val-fraction " + std::to_string(options.valFraction) + " of " +
-              std::to_string(documents) +
-              " documents selects none; give more documents (--lines makes "
-              "each line one), a larger fraction, or a single file (whose "
-              "leading tokens then go to val)");
-  }
+  ValSplit split;
+  LLMC_RETURN_IF_ERROR(split.plan(files, options));
   LLMC_RETURN_IF_ERROR(prepareOutput(options.outputDir));
-  auto isVal = [&](uint64_t index) {
-    return valCount > 0 && (index + 1) * valCount / documents >
-                               index * valCount / documents;
-  };
 
-  // Step 2: the workers.
+  // Step 2: batches ahead of the writer, written in order.
   int threads = options.threads > 0
                     ? options.threads
                     : std::max(1u, std::thread::hardware_concurrency());
   summary.threads = threads;
-  std::mutex mutex;
-  std::condition_variable changed;
-  std::deque<std::unique_ptr<Batch>> inFlight; // in input order
-  std::deque<Batch *> pending;                 // not started yet
-  bool stop = false;
-  auto work = [&] {
-    EncodeCache cache;
-    for (;;) {
-      Batch *batch;
-      {
-        std::unique_lock<std::mutex> lock(mutex);
-        changed.wait(lock, [&] { return stop || !pending.empty(); });
-        if (stop)
-          return;
-        batch = pending.front();
-        pending.pop_front();
-      }
-      Status status;
-      for (const Document &document : batch->documents) {
-        std::string_view file = files[document.file]->text();
-        std::string_view text =
-            file.substr(document.begin, document.end - document.begin);
-        if (size_t bad = text::firstInvalidUtf8(text); bad != std::string::npos) {
-          status = notUtf8(options.inputs[document.file], file,
-                           document.begin + bad);
-          break;
-        }
-        size_t before = batch->ids.size();
-        status = tokenizer.encode(text, batch->ids, SpecialTokens::Omit, &cache);
-        if (!status)
-          break;
-        batch->counts.push_back(batch->ids.size() - before);
-      }
-      std::lock_guard<std::mutex> lock(mutex);
-      batch->status = status;
-      batch->done = true;
-      changed.notify_all();
-    }
-  };
-  std::vector<std::thread> workers;
-  for (int i = 0; i < threads; ++i)
-    workers.emplace_back(work);
-  struct Joiner {
-    std::mutex &mutex;
-    std::condition_variable &changed;
-    bool &stop;
-    std::vector<std::thread> &workers;
-    ~Joiner() {
-      {
-        std::lock_guard<std::mutex> lock(mutex);
-        stop = true;
-      }
-      changed.notify_all();
-      for (std::thread &worker : workers)
-        worker.join();
-    }
-  } joiner{mutex, changed, stop, workers};
-
-  // This thread: make batches ahead of the writer, write them in order.
-  CorpusWriter writer(options, summary.tokenType, eot, holdSingle);
-  std::vector<uint64_t> fileStart(files.size() + 1, 0);
-  for (size_t i = 0; i < files.size(); ++i)
-    fileStart[i + 1] = fileStart[i] + files[i]->text().size();
-  DocumentCursor cursor(files, options.lines);
-  uint64_t index = 0, bytesDone = 0;
-  Document lookahead;
-  bool haveLookahead = cursor.next(lookahead);
-  size_t window = 2 * static_cast<size_t>(threads);
+  CorpusWriter writer(options, summary.tokenType, eot, split.holdSingle);
+  BatchMaker maker(files, options, split);
   EncodeCache ownCache;
+  Encoders encoders(tokenizer, files, options.inputs, threads);
+  size_t window = 2 * static_cast<size_t>(threads);
   auto fill = [&] {
-    while (haveLookahead && inFlight.size() < window) {
-      auto batch = std::make_unique<Batch>();
-      size_t bytes = 0;
-      while (haveLookahead) {
-        Document document = lookahead;
-        bool large = document.end - document.begin > kLargeDocumentBytes;
-        if (large && !batch->documents.empty())
-          break; // a large document is a batch of its own
-        document.val = isVal(index++);
-        batch->documents.push_back(document);
-        batch->position = fileStart[document.file] + document.spanEnd;
-        bytes += document.end - document.begin;
-        batch->large = large;
-        haveLookahead = cursor.next(lookahead);
-        if (large || bytes >= kBatchBytes)
-          break;
-      }
-      if (!haveLookahead)
-        batch->position = fileStart.back();
-      std::lock_guard<std::mutex> lock(mutex);
-      if (!batch->large)
-        pending.push_back(batch.get());
-      inFlight.push_back(std::move(batch));
-      changed.notify_all();
-    }
+    while (maker.more() && encoders.inFlight() < window)
+      encoders.submit(maker.next());
   };
   fill();
-  while (!inFlight.empty()) {
-    Batch &batch = *inFlight.front();
+  while (encoders.inFlight() > 0) {
+    Batch &batch = encoders.front();
     if (batch.large) {
-      // Step 3.
-      const Document &document = batch.documents.front();
-      std::string_view file = files[document.file]->text();
-      std::string_view text =
-          file.substr(document.begin, document.end - document.begin);
-      if (size_t bad = text::firstInvalidUtf8(text); bad != std::string::npos)
-        return notUtf8(options.inputs[document.file], file,
-                       document.begin + bad);
-      writer.startDocument(document.val);
-      LLMC_RETURN_IF_ERROR(tokenizer.encodeStreaming(
-          text, SpecialTokens::Omit, ownCache,
-          [&](const uint32_t *ids, size_t count) {
-            return writer.tokens(ids, count);
-          }));
+      LLMC_RETURN_IF_ERROR(writeLarge(tokenizer, batch.documents.front(), files,
+                                      options.inputs, ownCache, writer));
     } else {
-      {
-        std::unique_lock<std::mutex> lock(mutex);
-        changed.wait(lock, [&] { return batch.done; });
-      }
       LLMC_RETURN_IF_ERROR(batch.status);
       const uint32_t *ids = batch.ids.data();
       for (size_t d = 0; d < batch.documents.size(); ++d) {
@@ -528,8 +591,8 @@ Status tokenizeCorpus(
         ids += batch.counts[d];
       }
     }
-    bytesDone = batch.position;
-    inFlight.pop_front();
+    uint64_t bytesDone = batch.position;
+    encoders.pop();
     fill();
     if (progress)
       progress(TokenizeProgress{bytesDone, summary.bytes, writer.tokensSoFar(),

@@ -39,6 +39,10 @@ struct TokenizeOptions {
   bool eot = false;
   bool lines = false;
   int threads = 0; ///< 0: one per core
+  /// Documents longer than this are encoded by the calling thread,
+  /// streaming into the shards, instead of held whole by a worker (tests
+  /// lower it to check that both paths write the same shards).
+  size_t streamDocumentBytes = size_t{64} << 20;
 };
 
 struct TokenizeProgress {

@@ -11,6 +11,8 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 
 namespace {
 
@@ -59,6 +61,39 @@ TEST_F(TokenizeCorpusTest, WritesShards) {
             std::vector<std::string>{options_.outputDir + "/train_000000.bin"});
   EXPECT_EQ(summary.trainDocuments, 3u);
   EXPECT_TRUE(summary.valShards.empty());
+}
+
+std::string readAll(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// Large documents stream from this thread; the shards must be the same as
+// when workers encode them whole (both with --lines and whole files).
+TEST_F(TokenizeCorpusTest, StreamedDocumentsWriteTheSameShards) {
+  std::string text;
+  for (int i = 0; i < 30000; ++i)
+    text += i % 5 ? "ab ab\n" : "abab b a\n";
+  llmc::test::writeBytes(dir_.file("b.txt"), text.data(), text.size());
+  for (bool lines : {false, true}) {
+    std::vector<std::string> shards[2];
+    for (size_t limit : {size_t{64} << 20, size_t{4}}) {
+      options_.lines = lines;
+      options_.shardTokens = 7000;
+      options_.valFraction = lines ? 0.1 : 0.0;
+      options_.streamDocumentBytes = limit;
+      options_.outputDir = dir_.file("out-" + std::to_string(lines) + "-" +
+                                     std::to_string(limit));
+      TokenizeSummary summary;
+      ASSERT_TRUE(
+          tokenizeCorpus(*tokenizer_, options_, nullptr, summary).isOk());
+      for (const auto *paths : {&summary.trainShards, &summary.valShards})
+        for (const std::string &path : *paths)
+          shards[limit == 4].push_back(readAll(path));
+    }
+    EXPECT_GT(shards[0].size(), 2u);
+    EXPECT_EQ(shards[0], shards[1]) << "lines " << lines;
+  }
 }
 
 TEST_F(TokenizeCorpusTest, MissingInputFailsBeforeWork) {
