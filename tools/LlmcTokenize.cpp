@@ -104,8 +104,9 @@ int runTokenize(const TokenizeCommand &options) {
      << (summary.tokenType == llmc::rt::shard::TokenType::U16 ? "uint16"
                                                                : "uint32")
      << ", " << tokenizer->describe() << ") in "
-     << llvm::formatv("{0:f2} s, {1:f1} MB/s with {2} threads\n",
-                      summary.seconds, rate / 1e6, summary.threads);
+     << llvm::formatv("{0:f2} s, {1:f1} MB/s with {2} thread{3}\n",
+                      summary.seconds, rate / 1e6, summary.threads,
+                      summary.threads == 1 ? "" : "s");
   auto split = [&](const char *name, uint64_t documents, uint64_t tokens,
                    const std::vector<std::string> &shards) {
     os << "  " << name << withThousands(documents)
