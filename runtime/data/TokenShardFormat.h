@@ -7,7 +7,9 @@
 //
 //   uint16 tokens: magic 20240520, version 1 (llm.c's GPT-2 shards)
 //   uint32 tokens: magic 20240801, version 7 (what llm.c's
-//                  dev/data/data_common.py writes for LLaMA 3)
+//                  dev/data/data_common.py writes for LLaMA 3 and its
+//                  train_llama3.py asserts); readers also accept version 2,
+//                  the number issue #22 and llmc's first shard reader used
 //
 // Only the constants and a header encode/decode live here, so that a reader
 // can include it without anything else of the tokenizer.
@@ -29,6 +31,8 @@ constexpr int32_t kMagicU16 = 20240520;
 constexpr int32_t kVersionU16 = 1;
 constexpr int32_t kMagicU32 = 20240801;
 constexpr int32_t kVersionU32 = 7;
+/// The other version a uint32 shard may carry (decodeHeader accepts it).
+constexpr int32_t kLegacyVersionU32 = 2;
 /// header[2] is an int32: no shard holds more tokens.
 constexpr int64_t kMaxTokens = std::numeric_limits<int32_t>::max();
 
@@ -60,7 +64,8 @@ inline void encodeHeader(TokenType type, int64_t tokens,
 }
 
 /// Reads a header: the token type and count, or false with `why` ("magic
-/// number is 123, expected 20240520 (uint16 tokens) or 20240801 (uint32)").
+/// number is 123, expected 20240520 (uint16 tokens) or 20240801 (uint32
+/// tokens)", "version is 3, expected 7 (or 2) for magic 20240801").
 inline bool decodeHeader(const uint8_t in[kHeaderBytes], TokenType &type,
                          int64_t &tokens, std::string &why) {
   auto word = [&](int i) {
@@ -72,10 +77,16 @@ inline bool decodeHeader(const uint8_t in[kHeaderBytes], TokenType &type,
   int32_t magic = word(0), version = word(1), count = word(2);
   if (magic == kMagicU16 || magic == kMagicU32) {
     type = magic == kMagicU16 ? TokenType::U16 : TokenType::U32;
-    int32_t expected = magic == kMagicU16 ? kVersionU16 : kVersionU32;
-    if (version != expected) {
+    bool known = magic == kMagicU16
+                     ? version == kVersionU16
+                     : version == kVersionU32 || version == kLegacyVersionU32;
+    if (!known) {
       why = "version is " + std::to_string(version) + ", expected " +
-            std::to_string(expected) + " for magic " + std::to_string(magic);
+            (magic == kMagicU16 ? std::to_string(kVersionU16)
+                                : std::to_string(kVersionU32) + " (or " +
+                                      std::to_string(kLegacyVersionU32) +
+                                      ")") +
+            " for magic " + std::to_string(magic);
       return false;
     }
   } else {

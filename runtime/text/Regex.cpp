@@ -74,12 +74,14 @@ Status Regex::forEachMatch(std::string_view text, RegexScratch &scratch,
   if (!buffers.data) {
     buffers.data = pcre2_match_data_create(1, nullptr);
     buffers.context = pcre2_match_context_create(nullptr);
-    buffers.stack = pcre2_jit_stack_create(kJitStackStart, kJitStackMax,
-                                           nullptr);
-    if (!buffers.data || !buffers.context || !buffers.stack)
+    if (!buffers.data || !buffers.context)
       return Status::error(StatusCode::Internal,
                            "out of memory for PCRE2 match buffers");
-    pcre2_jit_stack_assign(buffers.context, nullptr, buffers.stack);
+    // Without JIT support there is no JIT stack (nor a need for one).
+    buffers.stack = pcre2_jit_stack_create(kJitStackStart, kJitStackMax,
+                                           nullptr);
+    if (buffers.stack)
+      pcre2_jit_stack_assign(buffers.context, nullptr, buffers.stack);
   }
   auto *compiled = static_cast<const pcre2_code *>(code_);
   const auto *subject = reinterpret_cast<PCRE2_SPTR>(text.data());

@@ -386,9 +386,16 @@ TEST(TokenShardFormat, HeaderRoundTripAndErrors) {
   ASSERT_TRUE(shard::decodeHeader(header, type, tokens, why));
   EXPECT_EQ(type, shard::TokenType::U32);
   EXPECT_EQ(tokens, 123456);
+  header[4] = 2; // the version issue #22 named: still read
+  EXPECT_TRUE(shard::decodeHeader(header, type, tokens, why));
+  header[4] = 3;
+  EXPECT_FALSE(shard::decodeHeader(header, type, tokens, why));
+  EXPECT_EQ(why, "version is 3, expected 7 (or 2) for magic 20240801");
+  shard::encodeHeader(shard::TokenType::U16, 5, header);
   header[4] = 2;
   EXPECT_FALSE(shard::decodeHeader(header, type, tokens, why));
-  EXPECT_EQ(why, "version is 2, expected 7 for magic 20240801");
+  EXPECT_EQ(why, "version is 2, expected 1 for magic 20240520");
+  shard::encodeHeader(shard::TokenType::U32, 5, header);
   header[0] = 0;
   EXPECT_FALSE(shard::decodeHeader(header, type, tokens, why));
   EXPECT_EQ(why, "magic number is 20240640, expected 20240520 (uint16 "
