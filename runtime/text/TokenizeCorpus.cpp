@@ -40,13 +40,15 @@ namespace {
 constexpr size_t kBatchBytes = 1 << 20;
 
 /// A read-only mapping of one input file.
-class MappedFile {
+/// TODO(#22): runtime/io/MappedFile.h (the shard reader's) does the same;
+/// use it once both are on one branch.
+class InputFile {
 public:
-  ~MappedFile() {
+  ~InputFile() {
     if (data_)
       ::munmap(const_cast<char *>(data_), size_);
   }
-  static Status open(const std::string &path, std::shared_ptr<MappedFile> &out) {
+  static Status open(const std::string &path, std::shared_ptr<InputFile> &out) {
     int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0)
       return Status::error(errno == ENOENT ? StatusCode::NotFound
@@ -59,7 +61,7 @@ public:
       return Status::error(StatusCode::InvalidArgument,
                            path + ": is not a regular file; give text files");
     }
-    auto file = std::shared_ptr<MappedFile>(new MappedFile());
+    auto file = std::shared_ptr<InputFile>(new InputFile());
     file->size_ = static_cast<size_t>(info.st_size);
     if (file->size_ > 0) {
       void *data = ::mmap(nullptr, file->size_, PROT_READ, MAP_PRIVATE, fd, 0);
@@ -80,7 +82,7 @@ public:
   std::string_view text() const { return {data_ ? data_ : "", size_}; }
 
 private:
-  MappedFile() = default;
+  InputFile() = default;
   const char *data_ = nullptr;
   size_t size_ = 0;
 };
@@ -128,7 +130,7 @@ struct Document {
 /// The documents of the inputs in order (step 2).
 class DocumentCursor {
 public:
-  DocumentCursor(const std::vector<std::shared_ptr<MappedFile>> &files,
+  DocumentCursor(const std::vector<std::shared_ptr<InputFile>> &files,
                  bool lines)
       : files_(files), lines_(lines) {}
   bool next(Document &document) {
@@ -159,7 +161,7 @@ public:
   }
 
 private:
-  const std::vector<std::shared_ptr<MappedFile>> &files_;
+  const std::vector<std::shared_ptr<InputFile>> &files_;
   bool lines_;
   size_t file_ = 0, offset_ = 0;
 };
@@ -356,7 +358,7 @@ struct ValSplit {
   uint64_t documents = 0, valCount = 0;
   bool holdSingle = false; ///< one document, split by tokens
 
-  Status plan(const std::vector<std::shared_ptr<MappedFile>> &files,
+  Status plan(const std::vector<std::shared_ptr<InputFile>> &files,
               const TokenizeOptions &options) {
     if (options.valFraction <= 0)
       return Status::ok();
@@ -388,7 +390,7 @@ struct ValSplit {
 /// Cuts the documents into batches, in order (step 2).
 class BatchMaker {
 public:
-  BatchMaker(const std::vector<std::shared_ptr<MappedFile>> &files,
+  BatchMaker(const std::vector<std::shared_ptr<InputFile>> &files,
              const TokenizeOptions &options, const ValSplit &split)
       : cursor_(files, options.lines), split_(split),
         largeBytes_(options.streamDocumentBytes),
@@ -435,7 +437,7 @@ private:
 class Encoders {
 public:
   Encoders(const Tokenizer &tokenizer,
-           const std::vector<std::shared_ptr<MappedFile>> &files,
+           const std::vector<std::shared_ptr<InputFile>> &files,
            const std::vector<std::string> &paths, int threads)
       : tokenizer_(tokenizer), files_(files), paths_(paths) {
     for (int i = 0; i < threads; ++i)
@@ -508,7 +510,7 @@ private:
   }
 
   const Tokenizer &tokenizer_;
-  const std::vector<std::shared_ptr<MappedFile>> &files_;
+  const std::vector<std::shared_ptr<InputFile>> &files_;
   const std::vector<std::string> &paths_;
   std::mutex mutex_;
   std::condition_variable changed_;
@@ -520,7 +522,7 @@ private:
 
 /// Step 3: a large document, encoded here and streamed into the shards.
 Status writeLarge(const Tokenizer &tokenizer, const Document &document,
-                  const std::vector<std::shared_ptr<MappedFile>> &files,
+                  const std::vector<std::shared_ptr<InputFile>> &files,
                   const std::vector<std::string> &paths, EncodeCache &cache,
                   CorpusWriter &writer) {
   std::string_view file = files[document.file]->text();
@@ -550,10 +552,10 @@ Status tokenizeCorpus(
   // Step 1.
   std::optional<uint32_t> eot;
   LLMC_RETURN_IF_ERROR(checkOptions(tokenizer, options, eot));
-  std::vector<std::shared_ptr<MappedFile>> files(options.inputs.size());
+  std::vector<std::shared_ptr<InputFile>> files(options.inputs.size());
   summary = TokenizeSummary();
   for (size_t i = 0; i < files.size(); ++i) {
-    LLMC_RETURN_IF_ERROR(MappedFile::open(options.inputs[i], files[i]));
+    LLMC_RETURN_IF_ERROR(InputFile::open(options.inputs[i], files[i]));
     summary.bytes += files[i]->text().size();
   }
   summary.files = files.size();
