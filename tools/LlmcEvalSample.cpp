@@ -258,7 +258,7 @@ int runSample(const SampleCommand &options) {
     return kExitUsage;
   }
   std::vector<uint32_t> encoded;
-  if (llmc::rt::Status status = codec.encode(options.prompt, encoded); !status)
+  if (llmc::rt::Status status = codec.encodePrompt(options.prompt, encoded); !status)
     return fail("sample", status);
   if (encoded.empty()) {
     llvm::errs() << "llmc sample: the prompt encodes to no tokens; give a "

@@ -22,6 +22,7 @@ apt_packages=(
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
   googletest libgtest-dev libbenchmark-dev
   libtomlplusplus-dev libopenblas-dev nlohmann-json3-dev
+  libpcre2-dev libutf8proc-dev
 )
 
 # ccache keys on paths relative to the checkout, so a fresh clone elsewhere

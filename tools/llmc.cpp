@@ -15,6 +15,9 @@
 //   llmc export CHECKPOINT -o DIR
 //                       a checkpoint as a Hugging Face model folder
 //                       (tools/LlmcHf.cpp)
+//   llmc tokenize --tokenizer T.json FILE... -o DIR
+//                       text files to llm.c token shards
+//                       (tools/LlmcTokenize.cpp)
 //
 // FILE is a run description (.toml), a Hugging Face config.json or model
 // folder, or llmc IR (.mlir). Exit codes: 0 success, 1 the input was rejected (diagnostics
@@ -27,6 +30,7 @@
 #include "tools/LlmcDriver.h"
 #include "tools/LlmcEvalSample.h"
 #include "tools/LlmcHf.h"
+#include "tools/LlmcTokenize.h"
 
 #include "runtime/Sharding.h"
 
@@ -241,13 +245,14 @@ int main(int argc, char **argv) {
   ExportCommand exportCommand;
   EvalCommand eval;
   SampleCommand sample;
+  TokenizeCommand tokenize;
 
   // Show only llmc's options in --help, not those libLLVM registers.
   cl::HideUnrelatedOptions(llmcCategory());
   for (cl::SubCommand *sub :
        {&compile.command, &inspect.command, &train.command, &plan.command,
         &verify.command, &launch.command, &exportCommand.command,
-        &eval.command, &sample.command})
+        &eval.command, &sample.command, &tokenize.command})
     cl::HideUnrelatedOptions(llmcCategory(), *sub);
   if (!cl::ParseCommandLineOptions(
           argc, argv,
@@ -262,7 +267,9 @@ int main(int argc, char **argv) {
           "  llmc launch -n N FILE  train with N processes (GPUs, NCCL)\n"
           "  llmc export CHECKPOINT -o DIR  a Hugging Face model folder\n"
           "  llmc eval FILE --resume CHECKPOINT  the validation loss\n"
-          "  llmc sample CHECKPOINT --prompt TEXT  generate text\n\n"
+          "  llmc sample CHECKPOINT --prompt TEXT  generate text\n"
+          "  llmc tokenize --tokenizer T.json FILE... -o DIR  text to token "
+          "shards\n\n"
           "  FILE: a run description (.toml), a Hugging Face config.json or\n"
           "  model folder, or llmc IR (.mlir). llmc SUBCOMMAND --help shows "
           "the options of one subcommand.\n",
@@ -287,8 +294,11 @@ int main(int argc, char **argv) {
     return runEval(eval);
   if (sample.command)
     return runSample(sample);
+  if (tokenize.command)
+    return runTokenize(tokenize);
 
   llvm::errs() << "llmc: expected a subcommand (compile, inspect, train, "
-                  "plan, verify, launch, export, eval, sample); see llmc --help\n";
+                  "plan, verify, launch, export, eval, sample, tokenize); see "
+                  "llmc --help\n";
   return kExitUsage;
 }

@@ -34,36 +34,42 @@ std::string grouped(uint64_t value) {
 // with: version 1 holds uint16 tokens, version 2 uint32.
 Status parseShardHeader(const std::string &path, const MappedFile &file,
                         unsigned &tokenBytes, uint64_t &numTokens) {
-  if (file.size() < kShardHeaderBytes)
+  if (file.size() < shard::kHeaderBytes)
     return Status::error(
         StatusCode::DataLoss,
         path + ": file is " + std::to_string(file.size()) +
-            " bytes, shorter than the " + std::to_string(kShardHeaderBytes) +
+            " bytes, shorter than the " + std::to_string(shard::kHeaderBytes) +
             "-byte header of an llm.c token shard (256 int32); the file is "
             "truncated, or it is nanoGPT's headerless uint16 file (set "
             "[data] format = \"u16\")");
   int32_t magic = readInt32(file.data());
   int32_t version = readInt32(file.data() + 4);
-  if (magic != kShardMagicU16 && magic != kShardMagicU32)
+  if (magic != shard::kMagicU16 && magic != shard::kMagicU32)
     return Status::error(
         StatusCode::InvalidArgument,
         path + ": magic number at byte 0 is " + std::to_string(magic) +
-            ", expected " + std::to_string(kShardMagicU16) +
+            ", expected " + std::to_string(shard::kMagicU16) +
             " (llm.c shard, uint16 tokens) or " +
-            std::to_string(kShardMagicU32) +
+            std::to_string(shard::kMagicU32) +
             " (uint32 tokens); for nanoGPT's headerless train.bin set [data] "
             "format = \"u16\", for plain text format = \"text\"");
-  int32_t expectedVersion =
-      magic == kShardMagicU16 ? kShardVersionU16 : kShardVersionU32;
-  if (version != expectedVersion)
+  // uint32 shards: 7 is what llm.c writes for LLaMA 3; 2 is accepted too.
+  bool wide = magic == shard::kMagicU32;
+  bool known = wide ? version == shard::kVersionU32 ||
+                          version == shard::kLegacyVersionU32
+                    : version == shard::kVersionU16;
+  if (!known)
     return Status::error(
         StatusCode::InvalidArgument,
         path + ": shard version at byte 4 is " + std::to_string(version) +
-            ", expected " + std::to_string(expectedVersion) +
+            ", expected " +
+            (wide ? std::to_string(shard::kVersionU32) + " (or " +
+                        std::to_string(shard::kLegacyVersionU32) + ")"
+                  : std::to_string(shard::kVersionU16)) +
             " for magic " + std::to_string(magic) +
             "; the file was written by a tool whose format this runtime does "
             "not read");
-  tokenBytes = magic == kShardMagicU16 ? 2 : 4;
+  tokenBytes = wide ? 4 : 2;
   int32_t count = readInt32(file.data() + 8);
   if (count < 0)
     return Status::error(StatusCode::DataLoss,
@@ -71,13 +77,13 @@ Status parseShardHeader(const std::string &path, const MappedFile &file,
                              std::to_string(count) +
                              " tokens; the file is corrupt");
   uint64_t expected = static_cast<uint64_t>(count) * tokenBytes;
-  uint64_t found = file.size() - kShardHeaderBytes;
+  uint64_t found = file.size() - shard::kHeaderBytes;
   if (found != expected)
     return Status::error(
         StatusCode::DataLoss,
         path + ": header says " + grouped(static_cast<uint64_t>(count)) +
             " tokens (" + grouped(expected) + " bytes after the " +
-            std::to_string(kShardHeaderBytes) +
+            std::to_string(shard::kHeaderBytes) +
             "-byte header) but the file has " + grouped(found) +
             " bytes after it; " +
             (found < expected
@@ -128,7 +134,7 @@ Status TokenShard::open(const std::string &path, TokenFormat format,
   case TokenFormat::Shard:
     LLMC_RETURN_IF_ERROR(
         parseShardHeader(path, file, result.tokenBytes_, result.numTokens_));
-    result.dataOffset_ = kShardHeaderBytes;
+    result.dataOffset_ = shard::kHeaderBytes;
     break;
   case TokenFormat::U16:
     if (file.size() % 2 != 0)
@@ -138,8 +144,8 @@ Status TokenShard::open(const std::string &path, TokenFormat format,
               " bytes, an odd number, cannot be uint16 tokens; the file is "
               "truncated, or it is not a headerless uint16 file (an llm.c "
               "shard has format = \"tokens\")");
-    if (file.size() >= 4 && (readInt32(file.data()) == kShardMagicU16 ||
-                             readInt32(file.data()) == kShardMagicU32))
+    if (file.size() >= 4 && (readInt32(file.data()) == shard::kMagicU16 ||
+                             readInt32(file.data()) == shard::kMagicU32))
       return Status::error(
           StatusCode::InvalidArgument,
           path + ": starts with an llm.c shard header (magic " +

@@ -1,8 +1,8 @@
 //===- TokenShard.h - one file of training tokens ---------------*- C++ -*-===//
 //
 // A token file as the loader reads it: an llm.c shard (a 256-int32 header,
-// then uint16 tokens in version 1 or uint32 tokens in version 2, the format
-// llm.c writes for LLaMA 3), nanoGPT's headerless uint16 `train.bin`, or
+// then uint16 tokens, or uint32 tokens as llm.c writes them for LLaMA 3;
+// runtime/data/TokenShardFormat.h), nanoGPT's headerless uint16 `train.bin`, or
 // raw text (one token per byte, or encoded by the run's tokenizer). Binary
 // files are memory-mapped, never read whole; a header is checked against
 // the file's size when the shard opens, tokens when they are read
@@ -14,6 +14,7 @@
 #define LLMC_RUNTIME_DATA_TOKENSHARD_H
 
 #include "runtime/Status.h"
+#include "runtime/data/TokenShardFormat.h"
 #include "runtime/io/MappedFile.h"
 
 #include <cstdint>
@@ -36,14 +37,6 @@ enum class TokenFormat : uint8_t {
 const char *tokenFormatName(TokenFormat format);
 /// The inverse of tokenFormatName; false for an unknown name.
 bool parseTokenFormat(std::string_view name, TokenFormat &format);
-
-/// The llm.c shard header: 256 little-endian int32, of which [0] = magic,
-/// [1] = version, [2] = number of tokens.
-constexpr int32_t kShardMagicU16 = 20240520;   ///< version 1: uint16 tokens
-constexpr int32_t kShardVersionU16 = 1;
-constexpr int32_t kShardMagicU32 = 20240801;   ///< version 2: uint32 tokens
-constexpr int32_t kShardVersionU32 = 2;
-constexpr uint64_t kShardHeaderBytes = 256 * sizeof(int32_t);
 
 /// Encodes text into token ids (the run's tokenizer); see TokenShard::open.
 using TextEncoder =

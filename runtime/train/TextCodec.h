@@ -35,9 +35,14 @@ public:
   const std::string &path() const { return path_; }
   /// The encoder text files are read with; null for bytes.
   TextEncoder encoder() const;
-  /// Encodes `text` (bytes: one id per byte).
+  /// Encodes `text` (bytes: one id per byte), without special tokens.
   Status encode(const std::string &text, std::vector<uint32_t> &ids) const;
-  /// The text of `ids`: the tokenizer's decoding, or printable bytes.
+  /// Encodes a prompt as the package's `tokenizer(text)` does: with the
+  /// post-processor's tokens (LLaMA's BOS; none for GPT-2).
+  Status encodePrompt(const std::string &text,
+                      std::vector<uint32_t> &ids) const;
+  /// The text of `ids`: the tokenizer's decoding (special tokens kept), or
+  /// printable bytes.
   std::string decode(const std::vector<int32_t> &ids) const;
   /// Ids the tokenizer can produce (largest + 1); 256 for bytes.
   int64_t vocabSize() const;

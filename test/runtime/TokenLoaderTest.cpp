@@ -47,10 +47,10 @@ std::vector<uint8_t> shardBytes(const std::vector<uint32_t> &tokens,
                                 std::optional<int32_t> magic = {},
                                 std::optional<int32_t> version = {},
                                 std::optional<int32_t> count = {}) {
-  std::vector<uint8_t> bytes(kShardHeaderBytes, 0);
-  putInt32(bytes, 0, magic ? *magic : wide ? kShardMagicU32 : kShardMagicU16);
+  std::vector<uint8_t> bytes(shard::kHeaderBytes, 0);
+  putInt32(bytes, 0, magic ? *magic : wide ? shard::kMagicU32 : shard::kMagicU16);
   putInt32(bytes, 1,
-           version ? *version : wide ? kShardVersionU32 : kShardVersionU16);
+           version ? *version : wide ? shard::kVersionU32 : shard::kVersionU16);
   putInt32(bytes, 2, count ? *count : static_cast<int32_t>(tokens.size()));
   for (uint32_t t : tokens)
     for (int i = 0; i < (wide ? 4 : 2); ++i)
@@ -159,6 +159,11 @@ TEST_F(TokenLoaderTest, Version2ShardsHoldUint32Tokens) {
   ASSERT_TRUE(l->next(batch).isOk());
   expectRow(batch, 0, tokens[0], 0);
   expectRow(batch, 1, tokens[0], 8);
+  // llm.c writes version 7; version 2 (an earlier number) reads too.
+  std::string legacy = write("legacy.bin", shardBytes(tokens[0], true, {}, 2));
+  TokenCorpus old;
+  ASSERT_TRUE(openCorpus({legacy}, old, 128256).isOk());
+  EXPECT_EQ(old.shard(0)[5], tokens[0][5]);
 }
 
 TEST_F(TokenLoaderTest, HeaderlessUint16AndText) {
@@ -435,7 +440,7 @@ TEST_F(TokenLoaderTest, TenBillionTokensOpenInUnderASecond) {
     std::string path = write(name, header);
     int fd = ::open(path.c_str(), O_WRONLY);
     ASSERT_GE(fd, 0);
-    ASSERT_EQ(::ftruncate(fd, static_cast<off_t>(kShardHeaderBytes) +
+    ASSERT_EQ(::ftruncate(fd, static_cast<off_t>(shard::kHeaderBytes) +
                                   2 * static_cast<off_t>(perShard)),
               0);
     ::close(fd);

@@ -5,7 +5,7 @@
 
 The bytes of TEXT are the tokens (vocabulary 256): the first N*shard_tokens
 go to DIR/train_000000.bin ..., the next val_tokens to DIR/val_000000.bin.
-v1: magic 20240520, version 1, uint16; v2: magic 20240801, version 2,
+v1: magic 20240520, version 1, uint16; v2: magic 20240801, version 7,
 uint32, each token + 1000 (so that no id fits a byte: the model needs a
 vocabulary of at least 1256); u16: nanoGPT's headerless uint16 train.bin
 (DIR/train.bin and DIR/val.bin).
@@ -19,7 +19,7 @@ def write(path, tokens, fmt):
     if fmt == "u16":
         path.write_bytes(struct.pack(f"<{len(tokens)}H", *tokens))
         return
-    magic, version, code = (20240520, 1, "H") if fmt == "v1" else (20240801, 2, "I")
+    magic, version, code = (20240520, 1, "H") if fmt == "v1" else (20240801, 7, "I")
     header = struct.pack("<3i", magic, version, len(tokens)) + bytes(4 * 253)
     path.write_bytes(header + struct.pack(f"<{len(tokens)}{code}", *tokens))
 
