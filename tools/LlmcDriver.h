@@ -268,9 +268,19 @@ struct LaunchCommand {
                                cl::desc("Start from these parameters"),
                                cl::value_desc("file"), cl::sub(command),
                                cl::cat(llmcCategory())};
-  cl::opt<std::string> data{"data", cl::desc("Train on this file"),
-                            cl::value_desc("file"), cl::sub(command),
+  cl::list<std::string> data{"data",
+                             cl::desc("Train on these files (a file or a glob; "
+                                      "repeatable)"),
+                             cl::value_desc("file|glob"), cl::sub(command),
+                             cl::cat(llmcCategory())};
+  cl::list<std::string> val{"val",
+                            cl::desc("Validate on these files (repeatable)"),
+                            cl::value_desc("file|glob"), cl::sub(command),
                             cl::cat(llmcCategory())};
+  cl::opt<std::string> tokenizer{"tokenizer",
+                                 cl::desc("A Hugging Face tokenizer.json"),
+                                 cl::value_desc("file"), cl::sub(command),
+                                 cl::cat(llmcCategory())};
   cl::opt<std::string> checkpointDir{
       "checkpoint-dir", cl::desc("Save checkpoints here (rank 0 writes)"),
       cl::value_desc("dir"), cl::sub(command), cl::cat(llmcCategory())};

@@ -12,6 +12,12 @@
 // 4. Waits. When a child fails, the others get SIGTERM (SIGKILL 5 s later)
 //    and llmc launch exits 1 naming the rank that failed first. When llmc
 //    launch itself dies, its children get SIGTERM (PR_SET_PDEATHSIG).
+// 5. Ctrl-C or SIGTERM to llmc launch is passed on to every child once (they
+//    are in a process group of their own, so a terminal's Ctrl-C reaches
+//    them only through here): each finishes its step and stops cleanly
+//    (docs/training.md, "A clean stop"); a second signal is passed on too,
+//    and stops them at once. Children that stop so (exit 130 or 143) have
+//    not failed; llmc launch then exits with the same status.
 //
 // See docs/distributed.md.
 //
@@ -84,9 +90,22 @@ std::string describeExit(int status) {
   return "ended abnormally";
 }
 
-bool failedStatus(int status) {
-  return !WIFEXITED(status) || WEXITSTATUS(status) != 0;
+/// The exit status of a child that stopped cleanly on a signal
+/// (stopExitCode): not a failure.
+bool stoppedStatus(int status) {
+  return WIFEXITED(status) &&
+         (WEXITSTATUS(status) == llmc::rt::stopExitCode(SIGINT) ||
+          WEXITSTATUS(status) == llmc::rt::stopExitCode(SIGTERM));
 }
+
+bool failedStatus(int status) {
+  return (!WIFEXITED(status) || WEXITSTATUS(status) != 0) &&
+         !stoppedStatus(status);
+}
+
+/// Signals llmc launch received and has not passed on yet.
+volatile sig_atomic_t pendingSignal = 0;
+extern "C" void onLauncherSignal(int signal) { pendingSignal = signal; }
 
 } // namespace
 
@@ -166,7 +185,11 @@ int runLaunch(const LaunchCommand &options) {
   pass("--metrics", options.metrics);
   pass("--resume", options.resume);
   pass("--weights", options.weights);
-  pass("--data", options.data);
+  for (const std::string &data : options.data)
+    pass("--data", data);
+  for (const std::string &val : options.val)
+    pass("--val", val);
+  pass("--tokenizer", options.tokenizer);
   pass("--checkpoint-dir", options.checkpointDir);
   pass("--device", options.device);
   if (options.steps > 0)
@@ -186,6 +209,14 @@ int runLaunch(const LaunchCommand &options) {
   }
   std::fflush(stdout);
   std::fflush(stderr);
+  {
+    struct sigaction action {};
+    action.sa_handler = onLauncherSignal;
+    sigemptyset(&action.sa_mask);
+    action.sa_flags = SA_RESTART;
+    sigaction(SIGINT, &action, nullptr);
+    sigaction(SIGTERM, &action, nullptr);
+  }
   std::vector<Child> children(n);
   for (int rank = 0; rank < n; ++rank) {
     int fds[2];
@@ -203,6 +234,9 @@ int runLaunch(const LaunchCommand &options) {
       // A launcher that dies (killed, out of time) takes its ranks with it
       // instead of leaving them waiting at a collective.
       ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+      // Its own process group: a terminal's Ctrl-C reaches the ranks once,
+      // through the launcher, not twice (which would stop them at once).
+      ::setpgid(0, 0);
       if (::getppid() != parent)
         ::_exit(1);
       ::dup2(fds[1], STDOUT_FILENO);
@@ -240,7 +274,15 @@ int runLaunch(const LaunchCommand &options) {
         return true;
     return false;
   };
+  int stopSignal = 0;
   while (running()) {
+    if (int signal = pendingSignal) {
+      pendingSignal = 0;
+      stopSignal = signal;
+      for (Child &child : children)
+        if (!child.exited)
+          ::kill(child.pid, signal);
+    }
     std::vector<pollfd> fds;
     std::vector<int> ranks;
     for (int r = 0; r < n; ++r)
@@ -292,8 +334,16 @@ int runLaunch(const LaunchCommand &options) {
       killed = true;
     }
   }
-  if (firstFailed < 0)
+  if (firstFailed < 0) {
+    for (const Child &child : children)
+      if (stoppedStatus(child.status)) {
+        llvm::errs() << "llmc launch: the ranks stopped on "
+                     << (stopSignal == SIGTERM ? "SIGTERM" : "SIGINT")
+                     << " (see rank 0's lines for the checkpoint)\n";
+        return WEXITSTATUS(child.status);
+      }
     return kExitOk;
+  }
   llvm::errs() << "llmc launch: rank " << firstFailed << " "
                << describeExit(children[firstFailed].status);
   std::string stopped;

@@ -93,6 +93,12 @@
 // TWICE: second signal: stopping now, without a checkpoint
 // TWICE: exit status 130
 // RUN: not ls %t/twice/latest
+// Under llmc launch the launcher passes the signal on once; the rank stops
+// cleanly and the launcher exits with its status.
+// RUN: python3 %S/Inputs/interrupt.py "step +2/" INT -- llmc launch -n 1 %t/long.toml --checkpoint-dir %t/launched | FileCheck %s --check-prefix=LAUNCH
+// LAUNCH: [rank 0] saved checkpoint {{.*}}launched/step-{{[0-9]+}}
+// LAUNCH: llmc launch: the ranks stopped on SIGINT (see rank 0's lines for the checkpoint)
+// LAUNCH: exit status 130
 
 // Bad data is found before the first step, with the file and the fix.
 // RUN: python3 %S/Inputs/make_shards.py %S/../../docs/training.md %t/wide --format v2
