@@ -477,56 +477,52 @@ Status checkTrainable(const Executable &executable) {
   return layoutOf(executable, layout);
 }
 
-Status train(const Executable &exe, const TrainOptions &options,
-             TrainReport &report) {
-  TrainSettings settings = options.settings;
-  StepLayout layout;
-  LLMC_RETURN_IF_ERROR(layoutOf(exe, layout));
+namespace {
 
-  using Clock = std::chrono::steady_clock;
-  auto since = [](Clock::time_point from) {
-    return std::chrono::duration<double>(Clock::now() - from).count();
-  };
-  // 1. The session. Where the start-up goes (a cached GPU start is well
-  //    under a second; the line below says which part is slow).
-  Clock::time_point sessionBegin = Clock::now();
-  std::string device;
-  LLMC_RETURN_IF_ERROR(resolveDevice(options, exe.ranks.size(), device));
-  std::unique_ptr<DeviceSession> session;
-  if (device == "cuda") {
-    LLMC_RETURN_IF_ERROR(options.cudaSession(exe, session));
-  } else {
-    SessionOptions sessionOptions;
-    sessionOptions.threads = options.threads;
-    std::unique_ptr<Session> cpu;
-    LLMC_RETURN_IF_ERROR(Session::create(exe, sessionOptions, cpu));
-    session = std::move(cpu);
-  }
-  double sessionSeconds = since(sessionBegin);
+using Clock = std::chrono::steady_clock;
+double since(Clock::time_point from) {
+  return std::chrono::duration<double>(Clock::now() - from).count();
+}
 
-  // 2. The data: the training corpus, this process's rows, validation.
-  Clock::time_point dataBegin = Clock::now();
-  RunData data;
-  LLMC_RETURN_IF_ERROR(
-      openRunData(exe, *session, device, layout, options, data));
-  double dataSeconds = since(dataBegin);
+/// Step 1 of train: the session on the resolved device.
+Status createSession(const Executable &exe, const TrainOptions &options,
+                     const std::string &device,
+                     std::unique_ptr<DeviceSession> &session) {
+  if (device == "cuda")
+    return options.cudaSession(exe, session);
+  SessionOptions sessionOptions;
+  sessionOptions.threads = options.threads;
+  std::unique_ptr<Session> cpu;
+  LLMC_RETURN_IF_ERROR(Session::create(exe, sessionOptions, cpu));
+  session = std::move(cpu);
+  return Status::ok();
+}
 
-  // 3. Where to start: a checkpoint, or the initial state.
+/// Step 3 of train: the state to start from, a checkpoint (then `settings`
+/// gets its directory when it names none, and `complete` is set when it is
+/// already at the last step) or the initial one; `first` is the first step
+/// to run. Prints the start-up line with the times of steps 1-3.
+Status startState(const Executable &exe, DeviceSession &session,
+                  const std::string &device, const TrainOptions &options,
+                  RunData &data,
+                  TrainSettings &settings, double sessionSeconds,
+                  double dataSeconds, int64_t &first, bool &complete) {
   Clock::time_point stateBegin = Clock::now();
   double drawSeconds = 0;
   int deviceDrawn = 0;
-  int64_t first = 1;
+  first = 1;
+  complete = false;
   if (!options.resume.empty()) {
     std::string path;
     CheckpointState state;
-    LLMC_RETURN_IF_ERROR(resumeRun(options, *session, data, state, path));
+    LLMC_RETURN_IF_ERROR(resumeRun(options, session, data, state, path));
     first = state.step + 1;
     // A resumed run goes on saving where it resumed from, unless told.
     if (settings.checkpointDir.empty())
       settings.checkpointDir =
           std::filesystem::path(path).parent_path().string();
     if (state.step >= settings.steps) {
-      report.alreadyComplete = true;
+      complete = true;
       if (options.log)
         std::fprintf(options.log,
                      "%s is at step %lld of %lld: the run is complete, "
@@ -540,61 +536,139 @@ Status train(const Executable &exe, const TrainOptions &options,
                    path.c_str(), static_cast<long long>(state.step),
                    data.loader->order().describe(state.data).c_str());
   } else {
-    LLMC_RETURN_IF_ERROR(bindInitialState(exe, *session, options, drawSeconds,
-                                          deviceDrawn));
+    LLMC_RETURN_IF_ERROR(
+        bindInitialState(exe, session, options, drawSeconds, deviceDrawn));
   }
-  if (options.log) {
-    std::fprintf(options.log,
-                 "ready in %.2f s: %s session %.2f s, data %.2f s, %s %.2f s "
-                 "(%.2f s of it drawn on the host%s)\n",
-                 since(sessionBegin), device.c_str(), sessionSeconds,
-                 dataSeconds,
-                 options.resume.empty() ? "initial state" : "checkpoint",
-                 since(stateBegin), drawSeconds,
-                 deviceDrawn ? (", " + std::to_string(deviceDrawn) +
-                                " tensors drawn on the device")
-                                   .c_str()
-                             : "");
-    std::string notes = session->backendNotes();
-    if (!notes.empty())
-      std::fprintf(options.log, "%s\n", notes.c_str());
-  }
+  if (!options.log)
+    return Status::ok();
+  double stateSeconds = since(stateBegin);
+  std::fprintf(options.log,
+               "ready in %.2f s: %s session %.2f s, data %.2f s, %s %.2f s "
+               "(%.2f s of it drawn on the host%s)\n",
+               sessionSeconds + dataSeconds + stateSeconds,
+               device.c_str(),
+               sessionSeconds, dataSeconds,
+               options.resume.empty() ? "initial state" : "checkpoint",
+               stateSeconds, drawSeconds,
+               deviceDrawn ? (", " + std::to_string(deviceDrawn) +
+                              " tensors drawn on the device")
+                                 .c_str()
+                           : "");
+  std::string notes = session.backendNotes();
+  if (!notes.empty())
+    std::fprintf(options.log, "%s\n", notes.c_str());
+  return Status::ok();
+}
+
+/// The lines that say what the run trains on: steps, batch, data, device,
+/// and the validation.
+void printRunHeader(const Executable &exe, const DeviceSession &session,
+                    const RunData &data, const StepLayout &layout,
+                    const TrainSettings &settings, int64_t first,
+                    int64_t last, std::FILE *log) {
+  std::fprintf(log,
+               "training %s: steps %lld-%lld of %lld, %lld sequences x %lld "
+               "tokens per step, data %s%s, on %s\n",
+               exe.source.c_str(), static_cast<long long>(first),
+               static_cast<long long>(last),
+               static_cast<long long>(settings.steps),
+               static_cast<long long>(layout.batchSize),
+               static_cast<long long>(layout.seqLen),
+               data.train.describe().c_str(),
+               data.loader->order().shuffled() ? ", shuffled" : "",
+               session.deviceName().c_str());
+  if (data.eval)
+    std::fprintf(log,
+                 "validation: %s, %lld batches of %lld x %lld tokens %s\n",
+                 data.eval->corpus().describe().c_str(),
+                 static_cast<long long>(data.eval->batches()),
+                 static_cast<long long>(data.eval->batchSize()),
+                 static_cast<long long>(layout.seqLen),
+                 settings.evalEvery > 0
+                     ? ("every " + std::to_string(settings.evalEvery) +
+                        " steps and at the end")
+                           .c_str()
+                     : "at the end");
+}
+
+/// The validation loss after `step` into m.valLoss, with its line.
+Status validate(const DeviceSession &session, RunData &data, int64_t step,
+                int64_t steps, std::FILE *log, StepMetrics &m) {
+  Clock::time_point begin = Clock::now();
+  double valLoss = 0;
+  LLMC_RETURN_IF_ERROR(data.eval->bindParameters(session));
+  LLMC_RETURN_IF_ERROR(data.eval->evaluate(valLoss));
+  m.valLoss = valLoss;
+  if (log)
+    std::fprintf(log, "val  %*lld/%lld  val loss %.4f  (%lld batches, %.2f s)\n",
+                 static_cast<int>(std::to_string(steps).size()),
+                 static_cast<long long>(step), static_cast<long long>(steps),
+                 valLoss, static_cast<long long>(data.eval->batches()),
+                 since(begin));
+  return Status::ok();
+}
+
+/// The status a run stopped by `signal` after `step` ends with.
+Status stoppedBy(int signal, int64_t step, const TrainSettings &settings,
+                 const TrainReport &report) {
+  std::string where =
+      report.lastCheckpoint.empty()
+          ? std::string("no checkpoint was written (no [checkpoint] dir or "
+                        "--checkpoint-dir)")
+          : "resume with --resume " + settings.checkpointDir;
+  return Status::error(StatusCode::Cancelled,
+                       std::string(signal == SIGTERM ? "SIGTERM" : "SIGINT") +
+                           ": stopped after step " + std::to_string(step) +
+                           " of " + std::to_string(settings.steps) + "; " +
+                           where);
+}
+
+} // namespace
+
+Status train(const Executable &exe, const TrainOptions &options,
+             TrainReport &report) {
+  TrainSettings settings = options.settings;
+  StepLayout layout;
+  LLMC_RETURN_IF_ERROR(layoutOf(exe, layout));
+
+  // 1. The session.
+  Clock::time_point sessionBegin = Clock::now();
+  std::string device;
+  LLMC_RETURN_IF_ERROR(resolveDevice(options, exe.ranks.size(), device));
+  std::unique_ptr<DeviceSession> session;
+  LLMC_RETURN_IF_ERROR(createSession(exe, options, device, session));
+  double sessionSeconds = since(sessionBegin);
+
+  // 2. The data: the training corpus, this process's rows, validation.
+  Clock::time_point dataBegin = Clock::now();
+  RunData data;
+  LLMC_RETURN_IF_ERROR(
+      openRunData(exe, *session, device, layout, options, data));
+  double dataSeconds = since(dataBegin);
+
+  // 3. Where to start: a checkpoint, or the initial state.
+  int64_t first = 1;
+  LLMC_RETURN_IF_ERROR(startState(exe, *session, device, options, data,
+                                  settings,
+                                  sessionSeconds, dataSeconds, first,
+                                  report.alreadyComplete));
+  if (report.alreadyComplete)
+    return Status::ok();
+  TrainOptions saving = options; // the checkpoints' settings
+  saving.settings = settings;
 
   // 4. The metrics: a resumed run keeps the lines up to its checkpoint.
   MetricsFile metrics;
   if (!options.metricsPath.empty() && options.primary)
     LLMC_RETURN_IF_ERROR(metrics.open(options.metricsPath, first - 1));
-
   int64_t last = settings.steps;
   if (options.stopAfterStep > 0)
     last = std::min(last, options.stopAfterStep);
-  if (options.log && first <= last) {
-    std::fprintf(options.log,
-                 "training %s: steps %lld-%lld of %lld, %lld sequences x %lld "
-                 "tokens per step, data %s%s, on %s\n",
-                 exe.source.c_str(), static_cast<long long>(first),
-                 static_cast<long long>(last),
-                 static_cast<long long>(settings.steps),
-                 static_cast<long long>(layout.batchSize),
-                 static_cast<long long>(layout.seqLen),
-                 data.train.describe().c_str(),
-                 data.loader->order().shuffled() ? ", shuffled" : "",
-                 session->deviceName().c_str());
-    if (data.eval)
-      std::fprintf(options.log,
-                   "validation: %s, %lld batches of %lld x %lld tokens %s\n",
-                   data.eval->corpus().describe().c_str(),
-                   static_cast<long long>(data.eval->batches()),
-                   static_cast<long long>(data.eval->batchSize()),
-                   static_cast<long long>(layout.seqLen),
-                   settings.evalEvery > 0
-                       ? ("every " + std::to_string(settings.evalEvery) +
-                          " steps and at the end")
-                             .c_str()
-                       : "at the end");
-  }
+  if (options.log && first <= last)
+    printRunHeader(exe, *session, data, layout, settings, first, last,
+                   options.log);
 
-  // 5. The steps.
+  // 5. The steps: run, validate, log, save, and stop when asked.
   Clock::time_point started = Clock::now();
   for (int64_t step = first; step <= last; ++step) {
     StepMetrics m;
@@ -604,29 +678,15 @@ Status train(const Executable &exe, const TrainOptions &options,
     bool stopping = signal != 0 && step < last;
     // Every evalEvery steps and at the run's last step (not at a --steps
     // stop: a resumed run's metrics are then those of an uninterrupted one).
-    bool evalDue = data.eval &&
-                   ((settings.evalEvery > 0 && step % settings.evalEvery == 0) ||
-                    step == settings.steps);
-    if (evalDue) {
-      Clock::time_point evalBegin = Clock::now();
-      double valLoss = 0;
-      LLMC_RETURN_IF_ERROR(data.eval->bindParameters(*session));
-      LLMC_RETURN_IF_ERROR(data.eval->evaluate(valLoss));
-      m.valLoss = valLoss;
-      if (options.log)
-        std::fprintf(options.log, "val  %*lld/%lld  val loss %.4f  (%lld "
-                                  "batches, %.2f s)\n",
-                     static_cast<int>(std::to_string(settings.steps).size()),
-                     static_cast<long long>(step),
-                     static_cast<long long>(settings.steps), valLoss,
-                     static_cast<long long>(data.eval->batches()),
-                     since(evalBegin));
-    }
+    if (data.eval &&
+        ((settings.evalEvery > 0 && step % settings.evalEvery == 0) ||
+         step == settings.steps))
+      LLMC_RETURN_IF_ERROR(
+          validate(*session, data, step, settings.steps, options.log, m));
     report.steps.push_back(m);
     LLMC_RETURN_IF_ERROR(metrics.write(m));
-    if (options.log &&
-        (step == first || step == last || stopping ||
-         step % settings.logEvery == 0)) {
+    if (options.log && (step == first || step == last || stopping ||
+                        step % settings.logEvery == 0)) {
       double done = static_cast<double>(step - first + 1);
       printStepLine(options.log, m, settings.steps,
                     since(started) / done * static_cast<double>(last - step));
@@ -635,30 +695,19 @@ Status train(const Executable &exe, const TrainOptions &options,
                step % settings.checkpointEvery == 0;
     // Also at the last step of this call, and when a signal stops the run:
     // it can be resumed from where it stopped.
-    if (!settings.checkpointDir.empty() && (due || step == last || stopping)) {
-      TrainOptions saving = options;
-      saving.settings = settings;
+    if (!settings.checkpointDir.empty() && (due || step == last || stopping))
       LLMC_RETURN_IF_ERROR(checkpointAt(exe, *session, saving,
                                         settings.checkpointDir, data, step,
                                         report));
-    }
     if (stopping) {
       report.stoppedBySignal = signal;
       report.tokensRead = data.loader->tokensRead();
       LLMC_RETURN_IF_ERROR(metrics.close());
-      std::string where =
-          report.lastCheckpoint.empty()
-              ? std::string("no checkpoint was written (no [checkpoint] dir "
-                            "or --checkpoint-dir)")
-              : "resume with --resume " + settings.checkpointDir;
-      return Status::error(StatusCode::Cancelled,
-                           std::string(signal == SIGTERM ? "SIGTERM"
-                                                         : "SIGINT") +
-                               ": stopped after step " + std::to_string(step) +
-                               " of " + std::to_string(settings.steps) +
-                               "; " + where);
+      return stoppedBy(signal, step, settings, report);
     }
   }
+
+  // 6. The end: memory, the sample.
   report.tokensRead = data.loader->tokensRead();
   LLMC_RETURN_IF_ERROR(metrics.close());
   if (options.log && first <= last) {
