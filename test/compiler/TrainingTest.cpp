@@ -20,7 +20,9 @@
 #include "passes/Passes.h"
 #include "runtime/Session.h"
 #include "runtime/train/Checkpoint.h"
+#include "runtime/train/Evaluate.h"
 #include "runtime/train/Init.h"
+#include "runtime/train/Trainer.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"
@@ -34,6 +36,7 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <unistd.h>
 
 using namespace mlir;
 namespace rt = llmc::rt;
@@ -65,12 +68,14 @@ protected:
 
   /// The training step of the tiny GPT-2: @loss traced for `batch`
   /// sequences, autodiff with `microbatches`, with or without the optimizer.
-  rt::Executable compile(int64_t batch, int64_t microbatches, bool optimizer) {
+  rt::Executable compile(int64_t batch, int64_t microbatches, bool optimizer,
+                         int64_t dp = 1) {
     OwningOpRef<ModuleOp> module =
         llmc::buildLossModule(context, tinyGpt2(), batch, kSeq);
     EXPECT_TRUE(module);
     llmc::CompilePipelineOptions options;
     options.microbatches = microbatches;
+    options.parallel.dp = dp;
     options.stopAfter = optimizer ? -1 : 3; // 03-llmc-autodiff
     PassManager pm(&context);
     llmc::buildCompilePipeline(pm, options);
@@ -399,4 +404,123 @@ TEST_F(CheckpointTest, DamagedOrForeignCheckpointsAreRefused) {
       << status.message();
 }
 
+/// The last "tokens" a OneProcessOfTwo bound (it lives beyond the session,
+/// which rt::train destroys before returning).
+std::vector<int32_t> boundTokens;
+
+/// A DeviceSession that runs a CPU Session of every rank but says it runs
+/// only `ranks` in this process, as one process of a multi-process run does,
+/// and keeps the last tokens bound in boundTokens.
+class OneProcessOfTwo : public rt::DeviceSession {
+public:
+  OneProcessOfTwo(std::unique_ptr<rt::Session> inner, std::vector<int> ranks)
+      : inner_(std::move(inner)), ranks_(std::move(ranks)) {}
+  const rt::Executable &executable() const override {
+    return inner_->executable();
+  }
+  std::string deviceName() const override { return "cpu (one process)"; }
+  rt::Status setArgument(const std::string &name, rt::DType dtype,
+                         const rt::Shape &shape, const void *data,
+                         size_t bytes) override {
+    if (name == "tokens")
+      boundTokens.assign(static_cast<const int32_t *>(data),
+                         static_cast<const int32_t *>(data) + bytes / 4);
+    return inner_->setArgument(name, dtype, shape, data, bytes);
+  }
+  rt::Status setArgumentFromOutput(const std::string &name,
+                                   size_t output) override {
+    return inner_->setArgumentFromOutput(name, output);
+  }
+  rt::Status run() override { return inner_->run(); }
+  rt::Status outputToHost(size_t index,
+                          rt::HostTensor &tensor) const override {
+    return inner_->outputToHost(index, tensor);
+  }
+  rt::Status argumentToHost(size_t index,
+                            rt::HostTensor &tensor) const override {
+    return inner_->argumentToHost(index, tensor);
+  }
+  std::vector<int> localRanks() const override { return ranks_; }
+
+private:
+  std::unique_ptr<rt::Session> inner_;
+  std::vector<int> ranks_;
+};
+
+TEST_F(TrainingTest, EachDataParallelRankReadsOnlyItsRows) {
+  // dp = 2 over 2 microbatches of 4 rows: the batch is 2 groups of 4 rows,
+  // each split in 2, so rank 0 holds rows 0, 1, 4, 5 and rank 1 2, 3, 6, 7.
+  // @loss traced for 4 rows, two microbatches: a global batch of 8.
+  rt::Executable exe = compile(4, 2, /*optimizer=*/true, /*dp=*/2);
+  ASSERT_EQ(exe.ranks.size(), 2u);
+  std::vector<int64_t> rows;
+  ASSERT_TRUE(rt::batchRowsOf(exe, {0}, rows));
+  EXPECT_EQ(rows, (std::vector<int64_t>{0, 1, 4, 5}));
+  ASSERT_TRUE(rt::batchRowsOf(exe, {1}, rows));
+  EXPECT_EQ(rows, (std::vector<int64_t>{2, 3, 6, 7}));
+  ASSERT_TRUE(rt::batchRowsOf(exe, {0, 1}, rows));
+  EXPECT_TRUE(rows.empty()); // every row: read them all
+
+  // The loop in a process that runs rank 1 only reads rank 1's rows: half
+  // the tokens of the process that runs both, and the other rows stay 0.
+  // Data: a text file of bytes 1..60 (below the vocabulary of 64, never 0,
+  // so that a row read is never all 0), in order.
+  fs::path dir = fs::temp_directory_path() /
+                 ("llmc-rows-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::string text;
+  for (int i = 0; i < 4000; ++i)
+    text += static_cast<char>(1 + (i * 7 + i / 13) % 60);
+  std::ofstream((dir / "data.txt").string()) << text;
+  rt::TrainOptions options;
+  ASSERT_TRUE(rt::readTrainSettings(
+      {{"train.steps", "3"}, {"model.vocab_size", "64"}}, options.settings));
+  options.settings.trainData = {(dir / "data.txt").string()};
+  options.settings.shuffle = false;
+  options.settings.devices = "cuda"; // the factory below: "one process"
+  options.cudaDeviceCount = [] { return 1; };
+  options.cudaSession = [](const rt::Executable &program,
+                           std::unique_ptr<rt::DeviceSession> &session) {
+    rt::SessionOptions sessionOptions;
+    sessionOptions.threads = 1;
+    std::unique_ptr<rt::Session> cpu;
+    LLMC_RETURN_IF_ERROR(rt::Session::create(program, sessionOptions, cpu));
+    session = std::make_unique<OneProcessOfTwo>(std::move(cpu),
+                                                std::vector<int>{1});
+    return rt::Status::ok();
+  };
+  options.prefetch = 0;
+  options.log = nullptr;
+  rt::TrainReport report;
+  rt::Status status = rt::train(exe, options, report);
+  ASSERT_TRUE(status) << status.message();
+  ASSERT_EQ(report.steps.size(), 3u);
+  EXPECT_EQ(report.tokensRead, 3u * 4 * (kSeq + 1));
+  ASSERT_EQ(boundTokens.size(), static_cast<size_t>(8 * kSeq));
+  for (int64_t row = 0; row < 8; ++row) {
+    bool mine = row == 2 || row == 3 || row == 6 || row == 7;
+    int64_t nonzero = 0;
+    for (int64_t t = 0; t < kSeq; ++t)
+      nonzero += boundTokens[row * kSeq + t] != 0;
+    std::string dump;
+    for (int64_t t = 0; t < kSeq; ++t)
+      dump += std::to_string(boundTokens[row * kSeq + t]) + " ";
+    if (mine)
+      EXPECT_GT(nonzero, 0) << "row " << row << ": " << dump;
+    else
+      EXPECT_EQ(nonzero, 0) << "row " << row << ": " << dump;
+  }
+
+  // Both ranks in the process: every row, twice the tokens.
+  options.cudaSession = nullptr;
+  options.cudaDeviceCount = nullptr;
+  options.settings.devices = "cpu";
+  rt::TrainReport both;
+  status = rt::train(exe, options, both);
+  ASSERT_TRUE(status) << status.message();
+  EXPECT_EQ(both.tokensRead, 2 * report.tokensRead);
+  fs::remove_all(dir);
+}
+
 } // namespace
+
