@@ -12,10 +12,10 @@
 
 #include "codegen/BuildExecutable.h"
 #include "codegen/Lowering.h"
-#include "ir/BufferPlan.h"
+#include "analysis/BufferPlan.h"
 #include "ir/Phase.h"
 #include "ir/LlmcOps.h"
-#include "ir/Sharding.h"
+#include "sharding/Sharding.h"
 
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"

@@ -12,7 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/Lowering.h"
-#include "ir/BufferPlan.h"
+#include "analysis/BufferPlan.h"
 
 namespace llmc::codegen {
 

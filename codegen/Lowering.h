@@ -9,9 +9,9 @@
 #ifndef LLMC_CODEGEN_LOWERING_H
 #define LLMC_CODEGEN_LOWERING_H
 
-#include "ir/BufferPlan.h"
+#include "analysis/BufferPlan.h"
 #include "ir/LlmcOps.h"
-#include "ir/Sharding.h"
+#include "sharding/Sharding.h"
 #include "runtime/Executable.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"

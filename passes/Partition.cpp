@@ -23,7 +23,7 @@
 #include "passes/Passes.h"
 
 #include "ir/LlmcOps.h"
-#include "ir/Partition.h"
+#include "sharding/PartitionContext.h"
 #include "ir/Phase.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"

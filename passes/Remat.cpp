@@ -25,7 +25,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "ir/BufferPlan.h"
+#include "analysis/BufferPlan.h"
 #include "ir/LlmcOps.h"
 #include "ir/Phase.h"
 #include "passes/Passes.h"

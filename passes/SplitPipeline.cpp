@@ -37,7 +37,7 @@
 
 #include "ir/LlmcOps.h"
 #include "ir/Phase.h"
-#include "ir/Sharding.h"
+#include "sharding/Sharding.h"
 #include "passes/Passes.h"
 #include "passes/PipelineSchedule.h"
 

@@ -15,7 +15,7 @@
 #define LLMC_PLANNER_PROBE_H
 
 #include "planner/Candidate.h"
-#include "planner/DeviceProfile.h"
+#include "analysis/DeviceProfile.h"
 
 #include "passes/Passes.h"
 

@@ -11,7 +11,7 @@
 #define LLMC_TOOLS_LLMCDRIVER_H
 
 #include "codegen/BuildExecutable.h"
-#include "ir/BufferPlan.h"
+#include "analysis/BufferPlan.h"
 #include "ir/LlmcOps.h"
 #include "frontend/Parameters.h"
 #include "frontend/Source.h"

@@ -6,10 +6,10 @@
 //
 //===----------------------------------------------------------------------===//
 #include "tools/LlmcDriver.h"
-#include "ir/Communication.h"
+#include "sharding/Communication.h"
 #include "ir/Phase.h"
-#include "ir/Sharding.h"
-#include "planner/CostModel.h"
+#include "sharding/Sharding.h"
+#include "analysis/CostModel.h"
 #include "planner/Probe.h"
 
 #include <map>

@@ -1,8 +1,8 @@
 // The cost model's closed forms on a made-up profile with round numbers
 // (planner/CostModel.h), the built-in profiles, the H200's link class
 // against its measured all-reduces, and the profile loader's errors.
-#include "planner/CostModel.h"
-#include "planner/DeviceProfile.h"
+#include "analysis/CostModel.h"
+#include "analysis/DeviceProfile.h"
 
 #include "PlannerTestSupport.h"
 

@@ -11,7 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ir/LlmcOps.h"
-#include "ir/ShardRuleUtils.h"
+#include "sharding/ShardRuleUtils.h"
 #include "ir/VjpHelpers.h"
 
 #include "mlir/IR/BuiltinAttributes.h"

@@ -14,9 +14,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "ir/Partition.h"
-#include "ir/Communication.h"
-#include "ir/ShardRuleUtils.h"
+#include "sharding/PartitionContext.h"
+#include "sharding/Communication.h"
+#include "sharding/ShardRuleUtils.h"
 #include "ir/LlmcOps.h"
 #include "ir/Phase.h"
 

@@ -4,7 +4,7 @@
 // checking every key where toml++ located it.
 //
 //===----------------------------------------------------------------------===//
-#include "planner/DeviceProfile.h"
+#include "analysis/DeviceProfile.h"
 
 #define TOML_HEADER_ONLY 1
 #define TOML_EXCEPTIONS 0
@@ -21,7 +21,7 @@ namespace llmc::planner {
 
 namespace {
 // data/devices.toml, written into a raw string by planner/CMakeLists.txt.
-#include "planner/DevicesToml.inc"
+#include "analysis/DevicesToml.inc"
 
 constexpr const char *kProfileKeys[] = {
     "description",   "memory_gb",        "hbm_gbs",    "launch_us",

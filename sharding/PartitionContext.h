@@ -12,7 +12,7 @@
 #ifndef LLMC_IR_PARTITION_H
 #define LLMC_IR_PARTITION_H
 
-#include "ir/Sharding.h"
+#include "sharding/Sharding.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"

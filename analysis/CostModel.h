@@ -20,10 +20,10 @@
 #ifndef LLMC_PLANNER_COSTMODEL_H
 #define LLMC_PLANNER_COSTMODEL_H
 
-#include "planner/DeviceProfile.h"
+#include "analysis/DeviceProfile.h"
 
-#include "ir/Communication.h"
-#include "ir/Sharding.h"
+#include "sharding/Communication.h"
+#include "sharding/Sharding.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 

@@ -20,7 +20,7 @@
 // the ring formulas it was calibrated with.
 //
 //===----------------------------------------------------------------------===//
-#include "planner/CostModel.h"
+#include "analysis/CostModel.h"
 
 #include <algorithm>
 #include <cmath>

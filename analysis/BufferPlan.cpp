@@ -1,5 +1,5 @@
 //===- BufferPlan.cpp - where every value of a program lives --------------===//
-#include "ir/BufferPlan.h"
+#include "analysis/BufferPlan.h"
 
 #include "ir/LlmcOps.h"
 #include "ir/Phase.h"

@@ -14,7 +14,7 @@
 #ifndef LLMC_IR_COMMUNICATION_H
 #define LLMC_IR_COMMUNICATION_H
 
-#include "ir/Sharding.h"
+#include "sharding/Sharding.h"
 
 #include "mlir/IR/Operation.h"
 

@@ -1,6 +1,6 @@
 //===- Communication.cpp - the traffic of a collective --------------------===//
 
-#include "ir/Communication.h"
+#include "sharding/Communication.h"
 #include "ir/LlmcInterfaces.h"
 
 #include "mlir/Dialect/Shard/IR/ShardOps.h"

@@ -1,9 +1,9 @@
 //===- CostModel.cpp - predicted step time of a compiled program ----------===//
 
-#include "planner/CostModel.h"
+#include "analysis/CostModel.h"
 
-#include "ir/BufferPlan.h"
-#include "ir/Communication.h"
+#include "analysis/BufferPlan.h"
+#include "sharding/Communication.h"
 #include "ir/LlmcOps.h"
 #include "ir/Phase.h"
 

@@ -25,7 +25,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ir/LlmcOps.h"
-#include "ir/ShardRuleUtils.h"
+#include "sharding/ShardRuleUtils.h"
 #include "ir/VjpHelpers.h"
 
 #include <cmath>

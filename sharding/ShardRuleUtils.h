@@ -7,7 +7,7 @@
 #define LLMC_IR_SHARDRULEUTILS_H
 
 #include "ir/LlmcOps.h"
-#include "ir/Partition.h"
+#include "sharding/PartitionContext.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 

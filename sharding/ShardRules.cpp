@@ -8,7 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ir/LlmcOps.h"
-#include "ir/ShardRuleUtils.h"
+#include "sharding/ShardRuleUtils.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "llvm/ADT/TypeSwitch.h"

@@ -1,6 +1,6 @@
 //===- Sharding.cpp - meshes and shardings --------------------------------===//
 
-#include "ir/Sharding.h"
+#include "sharding/Sharding.h"
 
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/IR/Builders.h"
