@@ -26,8 +26,8 @@
 // the IR) and by codegen (which lays the Executable out with it).
 //
 //===----------------------------------------------------------------------===//
-#ifndef LLMC_IR_BUFFERPLAN_H
-#define LLMC_IR_BUFFERPLAN_H
+#ifndef LLMC_ANALYSIS_BUFFERPLAN_H
+#define LLMC_ANALYSIS_BUFFERPLAN_H
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Value.h"
@@ -144,4 +144,4 @@ mlir::FailureOr<BufferPlan> planBuffers(mlir::func::FuncOp function,
 
 } // namespace llmc
 
-#endif // LLMC_IR_BUFFERPLAN_H
+#endif // LLMC_ANALYSIS_BUFFERPLAN_H

@@ -3,9 +3,9 @@
 #include "analysis/CostModel.h"
 
 #include "analysis/BufferPlan.h"
-#include "sharding/Communication.h"
 #include "ir/LlmcOps.h"
 #include "ir/Phase.h"
+#include "sharding/Communication.h"
 
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 

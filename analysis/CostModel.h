@@ -10,15 +10,15 @@
 // backends run them today; on such a profile also the CUDA runtime's own
 // forms: a GEMM with its epilogue, a sum of squares, multi-tensor launches,
 // residual adds folded into norm gradients), the sent
-// bytes from ir/Communication.h (ring algorithms: all-reduce 2(N-1)/N S,
+// bytes from sharding/Communication.h (ring algorithms: all-reduce 2(N-1)/N S,
 // all-gather, reduce-scatter, all-to-all (N-1)/N S, shift and send S) and
 // the ring steps 2(N-1), N-1, N-1, N-1 and 1. The step is the sum of its
 // kernels and collectives (no overlap) or, as a lower bound, the larger of
 // the two (perfect overlap).
 //
 //===----------------------------------------------------------------------===//
-#ifndef LLMC_PLANNER_COSTMODEL_H
-#define LLMC_PLANNER_COSTMODEL_H
+#ifndef LLMC_ANALYSIS_COSTMODEL_H
+#define LLMC_ANALYSIS_COSTMODEL_H
 
 #include "analysis/DeviceProfile.h"
 
@@ -60,7 +60,7 @@ const LinkClass &linkFor(const Mesh &mesh, llvm::ArrayRef<int64_t> axes,
 
 /// A collective's predicted time, its latency part (call latency and
 /// steps x link latency: what a split into microbatches repeats) and the
-/// algorithm (planner/Collectives.cpp): "ring", "tree", "hierarchical
+/// algorithm (analysis/Collectives.cpp): "ring", "tree", "hierarchical
 /// ring", "hierarchical tree".
 struct CollectiveCost {
   double seconds = 0;
@@ -86,7 +86,7 @@ int64_t ranksPerNode(const Mesh &mesh, llvm::ArrayRef<int64_t> axes,
 CollectiveCost allReduceCost(int64_t ranks, int64_t local, double payload,
                              const DeviceProfile &profile);
 
-/// The cost of the collective `t` (ir/Communication.h) on `mesh`: an
+/// The cost of the collective `t` (sharding/Communication.h) on `mesh`: an
 /// all-reduce as allReduceCost, every other kind a ring on linkFor's class.
 CollectiveCost collectiveCost(const CollectiveTraffic &t, const Mesh &mesh,
                               const DeviceProfile &profile);
@@ -197,4 +197,4 @@ double drainShare(llvm::ArrayRef<const StepCost *> steps, int64_t ranks,
 
 } // namespace llmc::planner
 
-#endif // LLMC_PLANNER_COSTMODEL_H
+#endif // LLMC_ANALYSIS_COSTMODEL_H

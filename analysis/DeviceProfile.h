@@ -8,8 +8,8 @@
 // No MLIR here: only LLVM Support and toml++.
 //
 //===----------------------------------------------------------------------===//
-#ifndef LLMC_PLANNER_DEVICEPROFILE_H
-#define LLMC_PLANNER_DEVICEPROFILE_H
+#ifndef LLMC_ANALYSIS_DEVICEPROFILE_H
+#define LLMC_ANALYSIS_DEVICEPROFILE_H
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
@@ -124,4 +124,4 @@ llvm::Expected<DeviceProfile> lookupDeviceProfile(llvm::StringRef nameOrPath);
 
 } // namespace llmc::planner
 
-#endif // LLMC_PLANNER_DEVICEPROFILE_H
+#endif // LLMC_ANALYSIS_DEVICEPROFILE_H

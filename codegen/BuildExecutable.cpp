@@ -11,10 +11,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/BuildExecutable.h"
-#include "codegen/Lowering.h"
 #include "analysis/BufferPlan.h"
-#include "ir/Phase.h"
+#include "codegen/Lowering.h"
 #include "ir/LlmcOps.h"
+#include "ir/Phase.h"
 #include "sharding/Sharding.h"
 
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"
@@ -685,7 +685,7 @@ void Lowering::numberOutputsAlike() {
     out.value = newIndex[out.value];
 }
 
-/// Lays every value out with the buffer planner (ir/BufferPlan.h), the one
+/// Lays every value out with the buffer planner (analysis/BufferPlan.h), the one
 /// that llmc-plan-buffers recorded in the IR; a recorded arena that differs
 /// means the IR changed after planning.
 LogicalResult Lowering::placeValues() {

@@ -11,8 +11,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "codegen/Lowering.h"
 #include "analysis/BufferPlan.h"
+#include "codegen/Lowering.h"
 
 namespace llmc::codegen {
 

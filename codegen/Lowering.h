@@ -11,8 +11,8 @@
 
 #include "analysis/BufferPlan.h"
 #include "ir/LlmcOps.h"
-#include "sharding/Sharding.h"
 #include "runtime/Executable.h"
+#include "sharding/Sharding.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"

@@ -37,17 +37,17 @@
 
 #include "ir/LlmcOps.h"
 #include "ir/Phase.h"
-#include "sharding/Sharding.h"
 #include "passes/Passes.h"
 #include "passes/PipelineSchedule.h"
+#include "sharding/Sharding.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SetVector.h"
-#include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/StringExtras.h"
 
 #include <algorithm>

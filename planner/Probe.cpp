@@ -14,11 +14,11 @@
 
 #include "analysis/CostModel.h"
 
-#include "frontend/models/Models.h"
 #include "analysis/BufferPlan.h"
-#include "sharding/Communication.h"
+#include "frontend/models/Models.h"
 #include "ir/LlmcOps.h"
 #include "ir/Phase.h"
+#include "sharding/Communication.h"
 #include "sharding/Sharding.h"
 
 #include "mlir/IR/Diagnostics.h"

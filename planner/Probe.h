@@ -14,8 +14,8 @@
 #ifndef LLMC_PLANNER_PROBE_H
 #define LLMC_PLANNER_PROBE_H
 
-#include "planner/Candidate.h"
 #include "analysis/DeviceProfile.h"
+#include "planner/Candidate.h"
 
 #include "passes/Passes.h"
 

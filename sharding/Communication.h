@@ -11,8 +11,8 @@
 // `llmc plan` sums it per mesh axis and kind.
 //
 //===----------------------------------------------------------------------===//
-#ifndef LLMC_IR_COMMUNICATION_H
-#define LLMC_IR_COMMUNICATION_H
+#ifndef LLMC_SHARDING_COMMUNICATION_H
+#define LLMC_SHARDING_COMMUNICATION_H
 
 #include "sharding/Sharding.h"
 
@@ -38,4 +38,4 @@ std::optional<CollectiveTraffic> collectiveTraffic(mlir::Operation *op,
 
 } // namespace llmc
 
-#endif // LLMC_IR_COMMUNICATION_H
+#endif // LLMC_SHARDING_COMMUNICATION_H

@@ -15,10 +15,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "sharding/PartitionContext.h"
-#include "sharding/Communication.h"
-#include "sharding/ShardRuleUtils.h"
 #include "ir/LlmcOps.h"
 #include "ir/Phase.h"
+#include "sharding/Communication.h"
+#include "sharding/ShardRuleUtils.h"
 
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -141,7 +141,7 @@ void PartitionContext::tag(Operation *collective, Operation *user,
           .str();
   MLIRContext *context = collective->getContext();
   collective->setAttr("llmc.reason", StringAttr::get(context, reason));
-  // The same formula `llmc plan` sums (ir/Communication.h).
+  // The same formula `llmc plan` sums (sharding/Communication.h).
   std::optional<CollectiveTraffic> traffic =
       collectiveTraffic(collective, mesh_);
   if (traffic)

@@ -1,4 +1,4 @@
-//===- Partition.h - building the per-rank (SPMD) program ---------*- C++ -*-===//
+//===- PartitionContext.h - building the per-rank (SPMD) program -*- C++ -*-===//
 //
 // The state the partitioner (passes/Partition.cpp) hands to each op's
 // sharding rule (ShardingRuleOpInterface::partition): for every value of the
@@ -9,8 +9,8 @@
 // tagged with why it exists (`llmc.reason`) and the bytes it sends per rank.
 //
 //===----------------------------------------------------------------------===//
-#ifndef LLMC_IR_PARTITION_H
-#define LLMC_IR_PARTITION_H
+#ifndef LLMC_SHARDING_PARTITIONCONTEXT_H
+#define LLMC_SHARDING_PARTITIONCONTEXT_H
 
 #include "sharding/Sharding.h"
 
@@ -174,10 +174,11 @@ private:
 };
 
 /// Partitions one op of the global program: the sharding rule of its
-/// family. Called by ShardingRuleOpInterface's implementation.
+/// family (ShardRules*.cpp). Every op's ShardingRuleOpInterface model calls
+/// it (Registration.h).
 llvm::LogicalResult partitionOp(mlir::Operation *op,
                                 PartitionContext &context);
 
 } // namespace llmc
 
-#endif // LLMC_IR_PARTITION_H
+#endif // LLMC_SHARDING_PARTITIONCONTEXT_H

@@ -1,12 +1,13 @@
 //===- ShardRuleUtils.h - helpers shared by the sharding rules ---*- C++ -*-===//
 //
-// Private to ir/ShardRules*.cpp.
+// Private to sharding/ShardRules*.cpp.
 //
 //===----------------------------------------------------------------------===//
-#ifndef LLMC_IR_SHARDRULEUTILS_H
-#define LLMC_IR_SHARDRULEUTILS_H
+#ifndef LLMC_SHARDING_SHARDRULEUTILS_H
+#define LLMC_SHARDING_SHARDRULEUTILS_H
 
 #include "ir/LlmcOps.h"
+#include "ir/Matchers.h"
 #include "sharding/PartitionContext.h"
 
 #include "mlir/IR/BuiltinTypes.h"
@@ -41,9 +42,6 @@ llvm::FailureOr<mlir::Value> reshardTo(PartitionContext &context,
                                        const Sharding &target,
                                        mlir::Operation *user);
 
-/// Whether `value` is a splat zero (a constant, or a broadcast of one).
-bool isZeroSplat(mlir::Value value);
-
 // The rules of the families, one function each.
 llvm::LogicalResult partitionElementwise(mlir::Operation *op,
                                          PartitionContext &context);
@@ -67,13 +65,13 @@ mlir::Value shiftedByGlobalMax(PartitionContext &context, mlir::Operation *user,
                                llvm::ArrayRef<int64_t> axes,
                                mlir::Value &sumExp);
 
-// The loss and its gradient (ir/ShardRulesLoss.cpp).
+// The loss and its gradient (sharding/ShardRulesLoss.cpp).
 llvm::LogicalResult partitionCrossEntropy(CrossEntropyOp op,
                                           PartitionContext &context);
 llvm::LogicalResult partitionCrossEntropyGrad(CrossEntropyGradOp op,
                                               PartitionContext &context);
 
-// Context parallelism (ir/ShardRulesRing.cpp).
+// Context parallelism (sharding/ShardRulesRing.cpp).
 
 /// The split of dimension `dim` of `sequenceOf` (resolved) when it is over
 /// the context-parallel axis `cp` alone; else an unsplit DimSplit.
@@ -97,4 +95,4 @@ llvm::LogicalResult partitionRingRope(RopeOp op, PartitionContext &context,
 
 } // namespace llmc::shardrules
 
-#endif // LLMC_IR_SHARDRULEUTILS_H
+#endif // LLMC_SHARDING_SHARDRULEUTILS_H

@@ -1,7 +1,7 @@
 //===- ShardRules.cpp - sharding rules of the primitive ops ----------------===//
 //
-// ShardingRuleOpInterface's default implementation (partitionOp) and the
-// rules of elementwise, shape and reduction ops. The composite ops and the
+// partitionOp, which every op's ShardingRuleOpInterface model calls
+// (Registration.cpp), and the rules of elementwise, shape and reduction ops. The composite ops and the
 // contractions are in ShardRulesComposite.cpp. docs/sharding.md has the
 // table of rules.
 //
@@ -44,21 +44,6 @@ void claimAxes(DimSplit &split, SmallVectorImpl<int64_t> &used) {
 FailureOr<Value> reshardTo(PartitionContext &context, Value original,
                            const Sharding &target, Operation *user) {
   return context.reshard(original, target, user);
-}
-
-bool isZeroSplat(Value value) {
-  Operation *producer = value.getDefiningOp();
-  if (auto broadcast = dyn_cast_or_null<BroadcastOp>(producer))
-    return isZeroSplat(broadcast.getInput());
-  auto constant = dyn_cast_or_null<ConstantOp>(producer);
-  if (!constant)
-    return false;
-  auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
-  if (!dense || !dense.isSplat())
-    return false;
-  if (auto f = dyn_cast<FloatType>(dense.getElementType()))
-    return dense.getSplatValue<APFloat>().isZero();
-  return dense.getSplatValue<APInt>().isZero();
 }
 
 namespace {

@@ -11,8 +11,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "ir/LlmcOps.h"
-#include "sharding/ShardRuleUtils.h"
 #include "ir/VjpHelpers.h"
+#include "sharding/ShardRuleUtils.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 

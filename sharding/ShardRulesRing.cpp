@@ -25,8 +25,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "ir/LlmcOps.h"
-#include "sharding/ShardRuleUtils.h"
 #include "ir/VjpHelpers.h"
+#include "sharding/ShardRuleUtils.h"
 
 #include <cmath>
 

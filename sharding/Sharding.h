@@ -8,8 +8,8 @@
 // ends partial; GPT-2's fused [C, 3C] QKV weight is split as 3 blocks).
 //
 //===----------------------------------------------------------------------===//
-#ifndef LLMC_IR_SHARDING_H
-#define LLMC_IR_SHARDING_H
+#ifndef LLMC_SHARDING_SHARDING_H
+#define LLMC_SHARDING_SHARDING_H
 
 #include "mlir/IR/Attributes.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -113,4 +113,4 @@ struct Sharding {
 
 } // namespace llmc
 
-#endif // LLMC_IR_SHARDING_H
+#endif // LLMC_SHARDING_SHARDING_H

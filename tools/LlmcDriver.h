@@ -10,16 +10,17 @@
 #ifndef LLMC_TOOLS_LLMCDRIVER_H
 #define LLMC_TOOLS_LLMCDRIVER_H
 
-#include "codegen/BuildExecutable.h"
 #include "analysis/BufferPlan.h"
-#include "ir/LlmcOps.h"
+#include "codegen/BuildExecutable.h"
 #include "frontend/Parameters.h"
 #include "frontend/Source.h"
 #include "frontend/models/Models.h"
+#include "ir/LlmcOps.h"
 #include "ir/Registration.h"
 #include "passes/Passes.h"
 #include "runtime/train/Launched.h"
 #include "runtime/train/Trainer.h"
+#include "sharding/Registration.h"
 #ifdef LLMC_HAVE_CUDA
 #include "runtime/cuda/CudaSession.h"
 #endif
@@ -443,6 +444,7 @@ struct Session {
   static mlir::DialectRegistry makeRegistry() {
     mlir::DialectRegistry registry;
     llmc::registerLlmcDialects(registry);
+    llmc::registerShardingRuleModels(registry);
     return registry;
   }
   mlir::MLIRContext context;
