@@ -153,7 +153,7 @@ private:
   BufferPlan plan;
 };
 
-/// Whether the CUDA kernel generator (runtime/cuda/FusedKernels.cpp) makes
+/// Whether the CUDA kernel generator (runtime/cuda/kernels/elementwise/FusedKernels.cpp) makes
 /// one kernel of an elementwise region, from the IR: every op computes the
 /// region's shape (the shape of its first result) and is elementwise, an
 /// iota, a constant, or a broadcast of a value from outside the region or
@@ -224,7 +224,7 @@ void Planner::collectSteps(Block &block) {
       // the storage of each input stays reserved to the region's last step
       // (step 2 below), so that no value of the region is placed over part
       // of one. Writing in place over an input (the same bytes, element i
-      // over element i) stays allowed. runtime/cuda/FusedKernels.cpp
+      // over element i) stays allowed. runtime/cuda/kernels/elementwise/FusedKernels.cpp
       // refuses any other overlap; before this, GPT-2 124M at B=16 had one
       // (h.0.ln_1's backward) and wrong embedding gradients.
       int64_t lastStep = static_cast<int64_t>(steps.size()) - 1;

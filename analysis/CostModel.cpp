@@ -259,7 +259,7 @@ bool runsAsOneKernel(FusedOp fused, const DeviceProfile &profile) {
 }
 
 /// The key under which `op` (top level) joins a multi-tensor launch
-/// (runtime/cuda/MultiTensor.h), "" when it cannot: a lone cast (by its
+/// (runtime/cuda/kernels/optimizer/MultiTensor.h), "" when it cannot: a lone cast (by its
 /// element types), an elementwise region run as one kernel whose body does
 /// not depend on the element's index (no iota, only broadcasts of one
 /// element; by its body's ops, types, attributes and wiring: the generated
@@ -368,7 +368,7 @@ planMultiTensorMembers(func::FuncOp function, const Mesh *mesh,
 }
 
 /// The residual add that the CUDA runtime folds into the norm gradient
-/// `prev` (findFoldedAdds in runtime/cuda/CudaSessionCreate.cpp): an add
+/// `prev` (findFoldedAdds in runtime/cuda/session/CudaSessionCreate.cpp): an add
 /// of that gradient's dx, its only use, and another tensor r of its type,
 /// f32 or bf16. Returns r, or null. (The runtime also requires the buffer
 /// plan's in-place add; dx having no other reader is what allows it.)

@@ -22,7 +22,7 @@
 #include "runtime/train/Trainer.h"
 #include "sharding/Registration.h"
 #ifdef LLMC_HAVE_CUDA
-#include "runtime/cuda/CudaSession.h"
+#include "runtime/cuda/session/CudaSession.h"
 #endif
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"

@@ -35,7 +35,7 @@
 #include "runtime/train/Init.h"
 #include "runtime/train/Trainer.h"
 #ifdef LLMC_HAVE_CUDA
-#include "runtime/cuda/CudaSession.h"
+#include "runtime/cuda/session/CudaSession.h"
 #endif
 
 #include <cerrno>

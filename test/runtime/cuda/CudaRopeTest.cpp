@@ -36,7 +36,7 @@
 
 #include "runtime/cpu/CpuKernels.h"
 #include "runtime/cpu/ThreadPool.h"
-#include "runtime/cuda/DeviceKernels.h"
+#include "runtime/cuda/kernels/DeviceKernels.h"
 
 #include <gtest/gtest.h>
 

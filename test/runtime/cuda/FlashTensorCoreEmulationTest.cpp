@@ -27,7 +27,7 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/cpu/CpuKernels.h"
 #include "runtime/cpu/ThreadPool.h"
-#include "runtime/cuda/KernelSelection.h"
+#include "runtime/cuda/kernels/KernelSelection.h"
 
 #include <gtest/gtest.h>
 

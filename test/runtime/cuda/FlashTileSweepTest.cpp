@@ -13,10 +13,10 @@
 //===----------------------------------------------------------------------===//
 #include "CudaTestSupport.h"
 
-#include "runtime/cuda/CudaModule.h"
-#include "runtime/cuda/DeviceKernels.h"
-#include "runtime/cuda/KernelSelection.h"
-#include "runtime/cuda/Nvrtc.h"
+#include "runtime/cuda/libs/CudaModule.h"
+#include "runtime/cuda/kernels/DeviceKernels.h"
+#include "runtime/cuda/kernels/KernelSelection.h"
+#include "runtime/cuda/libs/Nvrtc.h"
 
 #include <gtest/gtest.h>
 

@@ -9,13 +9,13 @@
 // entry.
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/cuda/CudaCoverage.h"
-#include "runtime/cuda/DeviceKernels.h"
-#include "runtime/cuda/FusedKernels.h"
-#include "runtime/cuda/ElementwiseKernels.h"
-#include "runtime/cuda/KernelSelection.h"
-#include "runtime/cuda/Nvrtc.h"
-#include "runtime/cuda/ReduceKernels.h"
+#include "runtime/cuda/session/CudaCoverage.h"
+#include "runtime/cuda/kernels/DeviceKernels.h"
+#include "runtime/cuda/kernels/elementwise/FusedKernels.h"
+#include "runtime/cuda/kernels/elementwise/ElementwiseKernels.h"
+#include "runtime/cuda/kernels/KernelSelection.h"
+#include "runtime/cuda/libs/Nvrtc.h"
+#include "runtime/cuda/kernels/reduce/ReduceKernels.h"
 
 #include <gtest/gtest.h>
 

@@ -18,7 +18,7 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/cpu/CpuKernels.h"
 #include "runtime/cpu/ThreadPool.h"
-#include "runtime/cuda/RopeLaunch.h"
+#include "runtime/cuda/kernels/rope/RopeLaunch.h"
 
 #include <gtest/gtest.h>
 

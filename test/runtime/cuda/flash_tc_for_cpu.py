@@ -1,14 +1,14 @@
 #!/usr/bin/env python3
 """Writes the tensor-core flash attention kernels as C++ for the CPU emulation.
 
-Reads the CUDA source held in runtime/cuda/FlashAttentionTensorCoreSource.cpp,
+Reads the CUDA source held in runtime/cuda/kernels/attention/FlashAttentionTensorCoreSource.cpp,
 FlashAttentionTcForwardSource.cpp and FlashAttentionTcBackwardSource.cpp
 (each file's raw string between R"cuda( and )cuda", in the order given,
 as the NVRTC unit appends them) and drops the functions made of
 PTX (listed below) and the extern __shared__ declaration: the emulation
 (FlashTensorCoreEmulationTest.cpp) defines them before it includes the
 result. Fails when a listed function is missing or any `asm` is left.
-LAYOUT.cpp (runtime/cuda/FlashAttentionSource.cpp, whose unit the
+LAYOUT.cpp (runtime/cuda/kernels/attention/FlashAttentionSource.cpp, whose unit the
 tensor-core kernels share): its operand layout helpers (FlashStrides to
 flashRowAt) come first, so that the emulation runs their addressing too.
 

@@ -1,0 +1,276 @@
+//===- DeviceKernels.h - launch any Kernels.def kernel on a GPU -*- C++ -*-===//
+//
+// The device counterpart of runCpuKernel: CudaKernels::launch takes a
+// kernel kind, its attributes (laid out as Kernels.def says) and operands
+// whose TensorRefs point at device memory, and enqueues the work on a
+// stream. The elementwise kernels come from ElementwiseKernels (one NVRTC
+// unit per signature, compiled on first use), Matmul from cuBLASLt, the
+// rest from the one translation unit of DeviceKernelsSource.cpp and
+// FlashAttentionSource.cpp.
+//
+// What runs is decided by selectKernel (KernelSelection.h), which needs no
+// device; this file computes launch parameters and launches. MoE routing
+// (MoeTopK, MoeDispatch, MoeCombine) is refused with "no CUDA kernel for
+// <kind> yet".
+//
+//===----------------------------------------------------------------------===//
+#ifndef LLMC_RUNTIME_CUDA_DEVICEKERNELS_H
+#define LLMC_RUNTIME_CUDA_DEVICEKERNELS_H
+
+#include "runtime/Kernel.h"
+#include "runtime/Status.h"
+#include "runtime/cuda/libs/CublasLt.h"
+#include "runtime/cuda/libs/CudnnAttention.h"
+#include "runtime/cuda/libs/CudaModule.h"
+#include "runtime/cuda/kernels/elementwise/ElementwiseKernels.h"
+#include "runtime/cuda/kernels/KernelSelection.h"
+#include "runtime/cuda/libs/Nvrtc.h"
+
+#include <cuda_runtime.h>
+
+#include <map>
+#include <set>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace llmc::rt::cuda {
+
+/// The CUDA C++ of the non-elementwise kernels (DeviceKernelsSource.cpp).
+const char *deviceKernelSource();
+/// The types and helpers every hand-written unit starts with (Bf16,
+/// loadValue, storeFloat, storeValue, warpSum, lane, RowPack, ...), in
+/// DeviceKernelsSource.cpp; deviceKernelSource() follows it in the device
+/// unit.
+const char *deviceKernelPrelude();
+/// The MoE routing kernels (MoeKernelsSource.cpp); they use helpers of
+/// deviceKernelSource().
+const char *moeKernelSource();
+/// Softmax over long rows, a block per row, and the 4-pack entries of the
+/// norms with the row in registers (LongRowKernelsSource.cpp); it uses
+/// helpers of deviceKernelSource() and normRowsSource().
+const char *longRowKernelSource();
+/// The norms with the row in registers, normRows<T, P, V, PACKS>
+/// (NormRowsSource.cpp), on deviceKernelPrelude() alone.
+const char *normRowsSource();
+/// Their entries for rows of up to 8 packs per lane (NormRowsSource.cpp),
+/// a unit of their own after deviceKernelPrelude() and normRowsSource().
+const char *normRows8Source();
+/// llmc.cross_entropy in f32, a block per row, and its finish
+/// (CrossEntropySource.cpp); it uses helpers of deviceKernelSource().
+const char *crossEntropyKernelSource();
+/// llmc.cross_entropy_grad, a block per row (CrossEntropyGradSource.cpp); it
+/// uses helpers of deviceKernelSource() and crossEntropyKernelSource().
+const char *crossEntropyGradKernelSource();
+/// The row and column reductions (ReduceKernelsSource.cpp); they use
+/// helpers of deviceKernelSource().
+const char *reduceKernelSource();
+/// The norms' gradients, layer_norm_grad and rms_norm_grad
+/// (NormGradKernelsSource.cpp); they use helpers of deviceKernelSource().
+const char *normGradKernelSource();
+/// The norm gradients' chunk constants, which both norm-gradient sources
+/// use (NormGradKernelsSource.cpp).
+const char *normGradCommonSource();
+/// The rows-in-registers norm gradients (NormGradKernelsSource.cpp): a unit
+/// of their own after deviceKernelPrelude() and normGradCommonSource().
+const char *normGradRowsSource();
+/// llmc.rope: the cos/sin table and the rotations (RopeKernelsSource.cpp),
+/// a unit of their own after deviceKernelPrelude().
+const char *ropeKernelSource();
+/// The initial parameters drawn on the device, the values of the host's
+/// draw (InitKernelsSource.cpp); it uses helpers of deviceKernelSource().
+const char *initKernelSource();
+/// The CUDA C++ of flash attention forward and backward
+/// (FlashAttentionSource.cpp); it uses helpers of deviceKernelSource().
+const char *flashAttentionSource();
+/// The CUDA C++ of the bf16 tensor-core flash attention, head dimensions 64
+/// and 128 (FlashAttentionTensorCoreSource.cpp); it uses helpers of the two
+/// sources above.
+const char *flashAttentionTensorCoreSource();
+/// Its forward and backward kernels (FlashAttentionTcForwardSource.cpp,
+/// FlashAttentionTcBackwardSource.cpp), appended after it.
+const char *flashAttentionTcForwardSource();
+const char *flashAttentionTcBackwardSource();
+/// The entries of flashAttentionTensorCoreSource() for one head dimension
+/// (64 or 128): appended to flashKernelUnit() they make a unit.
+std::string flashAttentionTensorCoreEntries(int headDim);
+/// The NVRTC unit of the non-elementwise kernels but attention:
+/// deviceKernelPrelude(), deviceKernelSource(), reduceKernelSource(),
+/// moeKernelSource(), normRowsSource(), longRowKernelSource(), crossEntropyKernelSource(),
+/// crossEntropyGradKernelSource(), normGradCommonSource(),
+/// normGradKernelSource() and initKernelSource().
+std::string deviceKernelUnit();
+/// The NVRTC unit of flash attention: deviceKernelPrelude(),
+/// flashAttentionSource() (the scalar kernels and their entries) and the
+/// tensor-core sources (their templates, without entries).
+std::string flashKernelUnit();
+/// A unit of hand-written kernels: its name (without ".cu") and source.
+struct DeviceUnit {
+  std::string name;
+  std::string source;
+  /// Compiled and loaded only when a launch needs one of its entries (the
+  /// tensor-core flash attention, which cuDNN replaces where it is loaded).
+  bool onDemand = false;
+  /// The entries of an on-demand unit.
+  std::vector<std::string> entries;
+};
+/// Whether bf16 attention will run through cuDNN in a session created now
+/// (CudnnAttention can load), so that the on-demand tensor-core units need
+/// not be compiled ahead.
+bool cudnnAttentionLikely();
+/// Every unit of hand-written kernels, compiled side by side:
+/// deviceKernelUnit(), flashKernelUnit(), the rows-in-registers norm
+/// gradients (deviceKernelPrelude() + normGradCommonSource() +
+/// normGradRowsSource()), the 8-pack norms (deviceKernelPrelude() +
+/// normRowsSource() + normRows8Source()), rope (deviceKernelPrelude() +
+/// ropeKernelSource()) and, on demand, one unit per head dimension of the
+/// tensor-core flash attention (flashKernelUnit() + its entries). NVRTC
+/// compiles a unit serially: the longest unit is the cold compile.
+std::vector<DeviceUnit> deviceKernelUnits();
+
+/// One NVRTC unit to compile ahead: its source, its name, and whether it
+/// is a fused region's (compiled with --fmad=false, as CudaKernels::fused).
+struct ParallelUnit {
+  std::string source;
+  std::string name;
+  bool noContraction = false;
+};
+
+/// Compiles `units` for the current device on a thread each (up to the
+/// hardware's threads) into the kernel cache, so that the sequential
+/// compiles of a session's creation find them there. Errors are left to
+/// those compiles, which report them with their context.
+void compileInParallel(const std::vector<ParallelUnit> &units);
+
+class CudaKernels {
+public:
+  /// Compiles (or finds in the kernel cache) the non-elementwise unit for
+  /// the current device's architecture, loads it, creates cuBLASLt.
+  static Status create(std::unique_ptr<CudaKernels> &kernels);
+  ~CudaKernels();
+  CudaKernels(const CudaKernels &) = delete;
+  CudaKernels &operator=(const CudaKernels &) = delete;
+
+  /// Chooses the kernel (selectKernel), compiles what this launch needs
+  /// (its elementwise unit) and reserves its scratch memory, without
+  /// launching; Unimplemented "no CUDA kernel for <kind>(<types>) yet" when
+  /// nothing covers it.
+  Status prepare(KernelKind kind, const KernelAttrs &attrs,
+                 const std::vector<TensorRef> &inputs,
+                 const std::vector<TensorRef> &outputs);
+
+  /// Enqueues the kernel on `stream` (operands in device memory); checks
+  /// the launch, not the kernel's completion. `residualAddend` (not null:
+  /// LayerNormGrad and RmsNormGrad only) is a tensor of dx's type and shape
+  /// that dx is stored plus, exactly as an Add of the two would store it:
+  /// the residual gradient's add that CudaSession folds into the norm's
+  /// backward.
+  Status launch(KernelKind kind, const KernelAttrs &attrs,
+                const std::vector<TensorRef> &inputs,
+                const std::vector<TensorRef> &outputs, cudaStream_t stream,
+                const void *residualAddend = nullptr);
+
+  /// Compiles (or finds in the kernel cache) a fused region's kernel
+  /// (FusedKernels.h) and returns its entry.
+  Status fused(const std::string &source, const std::string &entry,
+               cudaKernel_t &kernel);
+  /// Launches a fused region's kernel over `elements` elements: the
+  /// region's inputs, then its outputs, then the count.
+  Status launchFused(cudaKernel_t kernel, int64_t elements,
+                     const std::vector<TensorRef> &inputs,
+                     const std::vector<TensorRef> &outputs,
+                     cudaStream_t stream);
+
+  /// Launches `entry` of the hand-written units (deviceKernelUnits()) on
+  /// blocks of 256 threads (the multi-tensor sums of squares,
+  /// MultiTensorLaunch.h).
+  Status launchDeviceEntry(const std::string &entry, unsigned blocks,
+                           std::vector<void *> &args, cudaStream_t stream) {
+    return launchPrimitive(entry, dim3(blocks), 256, 0, args, stream);
+  }
+
+  /// NVRTC units loaded: the non-elementwise one, one per elementwise
+  /// signature, and one per distinct fused region.
+  size_t loadedUnits() const { return 1 + elementwise_.size() + fused_.size(); }
+  /// Which kernels run bf16 attention: "cuDNN 9.14.0", or llmc's flash
+  /// kernels and why not cuDNN (CudnnAttention.h).
+  std::string attentionPath() const;
+  /// Seconds spent compiling (or reading from the cache) so far.
+  double compileSeconds() const { return compileSeconds_; }
+
+private:
+  struct Elementwise {
+    ElementwiseSource source;
+    std::unique_ptr<CudaLibrary> library;
+  };
+  CudaKernels() = default;
+  Status prepare(KernelKind kind, const KernelAttrs &attrs,
+                 const std::vector<TensorRef> &inputs,
+                 const std::vector<TensorRef> &outputs, KernelChoice &choice);
+  Status elementwise(const ElementwiseSignature &signature, Elementwise *&unit);
+  Status reserveScratch(size_t bytes);
+  Status launchPrimitive(const std::string &entry, dim3 blocks,
+                         unsigned threads, size_t sharedBytes,
+                         std::vector<void *> &args, cudaStream_t stream);
+  unsigned gridFor(int64_t items, unsigned threads) const;
+  /// ReduceSum/Max/Mean through `entries` of the selection, on the path
+  /// planReduceLaunch picks (ReduceKernels.cpp).
+  Status launchReduction(KernelKind kind,
+                         const std::vector<std::string> &entries,
+                         const std::vector<int64_t> &dims, const TensorRef &in,
+                         const TensorRef &out, cudaStream_t stream);
+  /// Rope through `entries` of the selection (the table, the general and
+  /// the packed rotation; RopeLaunch.cpp): the table into the scratch, then
+  /// the rotation of x (positions null: 0..T-1) into out.
+  Status launchRope(const std::vector<std::string> &entries,
+                    const TensorRef &x, const void *positions,
+                    const TensorRef &out, double theta, cudaStream_t stream);
+
+  NvrtcOptions nvrtc_;
+  /// The libraries of deviceKernelUnits(), searched in order for an entry.
+  std::vector<std::unique_ptr<CudaLibrary>> primitives_;
+  /// The on-demand units not loaded yet (DeviceUnit::onDemand).
+  std::vector<DeviceUnit> pendingUnits_;
+  /// Compiles and loads the pending units that define one of `entries`.
+  Status loadUnitsFor(const std::vector<std::string> &entries);
+  Status loadUnit(const DeviceUnit &unit);
+  std::map<std::string, Elementwise> elementwise_;
+  std::map<std::string, std::unique_ptr<CudaLibrary>> fused_;
+  /// The dynamic shared memory each primitive entry ("entry@device") was
+  /// allowed past the default 48 KiB
+  /// (cudaFuncAttributeMaxDynamicSharedMemorySize).
+  std::map<std::string, size_t> sharedLimits_;
+  std::unique_ptr<CublasLtMatmul> matmul_;
+  /// Attention through cuDNN (null where it cannot: cudnnUnavailable_).
+  std::unique_ptr<CudnnAttention> cudnn_;
+  std::string cudnnUnavailable_;
+  /// The attention problems cuDNN refused, with why (attentionPath()).
+  std::vector<std::string> cudnnRefusals_;
+  /// The cuDNN problems of an Attention / AttentionGrad launch: false when
+  /// cuDNN does not take it (then llmc's kernels run).
+  bool cudnnProblems(KernelKind kind, const KernelAttrs &attrs,
+                     const std::vector<TensorRef> &inputs,
+                     const std::vector<TensorRef> &outputs,
+                     SdpaProblem &forward, SdpaProblem &backward) const;
+  Status prepareCudnn(KernelKind kind, const KernelAttrs &attrs,
+                      const std::vector<TensorRef> &inputs,
+                      const std::vector<TensorRef> &outputs, bool &taken);
+  Status launchCudnn(KernelKind kind, const KernelAttrs &attrs,
+                     const std::vector<TensorRef> &inputs,
+                     const std::vector<TensorRef> &outputs,
+                     cudaStream_t stream, bool &taken);
+  /// Bias-gradient GEMMs that cuBLASLt could not run with BGRADA: they run
+  /// as the plain GEMM and ReduceSum from then on.
+  std::set<decltype(MatmulProblem().key())> biasGradientFallback_;
+  void *scratch_ = nullptr;
+  size_t scratchBytes_ = 0;
+  unsigned multiprocessors_ = 1;
+  /// Compute capability 8.0 or later: mma.sync on bf16, so the tensor-core
+  /// flash attention runs.
+  bool bf16TensorCores_ = false;
+  double compileSeconds_ = 0.0;
+};
+
+} // namespace llmc::rt::cuda
+
+#endif // LLMC_RUNTIME_CUDA_DEVICEKERNELS_H
