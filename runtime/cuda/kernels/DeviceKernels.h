@@ -23,6 +23,7 @@
 #include "runtime/cuda/libs/CudnnAttention.h"
 #include "runtime/cuda/libs/CudaModule.h"
 #include "runtime/cuda/kernels/elementwise/ElementwiseKernels.h"
+#include "runtime/cuda/kernels/DeviceUnits.h"
 #include "runtime/cuda/kernels/KernelSelection.h"
 #include "runtime/cuda/libs/Nvrtc.h"
 
@@ -36,98 +37,10 @@
 
 namespace llmc::rt::cuda {
 
-/// The CUDA C++ of the non-elementwise kernels (DeviceKernelsSource.cpp).
-const char *deviceKernelSource();
-/// The types and helpers every hand-written unit starts with (Bf16,
-/// loadValue, storeFloat, storeValue, warpSum, lane, RowPack, ...), in
-/// DeviceKernelsSource.cpp; deviceKernelSource() follows it in the device
-/// unit.
-const char *deviceKernelPrelude();
-/// The MoE routing kernels (MoeKernelsSource.cpp); they use helpers of
-/// deviceKernelSource().
-const char *moeKernelSource();
-/// Softmax over long rows, a block per row, and the 4-pack entries of the
-/// norms with the row in registers (LongRowKernelsSource.cpp); it uses
-/// helpers of deviceKernelSource() and normRowsSource().
-const char *longRowKernelSource();
-/// The norms with the row in registers, normRows<T, P, V, PACKS>
-/// (NormRowsSource.cpp), on deviceKernelPrelude() alone.
-const char *normRowsSource();
-/// Their entries for rows of up to 8 packs per lane (NormRowsSource.cpp),
-/// a unit of their own after deviceKernelPrelude() and normRowsSource().
-const char *normRows8Source();
-/// llmc.cross_entropy in f32, a block per row, and its finish
-/// (CrossEntropySource.cpp); it uses helpers of deviceKernelSource().
-const char *crossEntropyKernelSource();
-/// llmc.cross_entropy_grad, a block per row (CrossEntropyGradSource.cpp); it
-/// uses helpers of deviceKernelSource() and crossEntropyKernelSource().
-const char *crossEntropyGradKernelSource();
-/// The row and column reductions (ReduceKernelsSource.cpp); they use
-/// helpers of deviceKernelSource().
-const char *reduceKernelSource();
-/// The norms' gradients, layer_norm_grad and rms_norm_grad
-/// (NormGradKernelsSource.cpp); they use helpers of deviceKernelSource().
-const char *normGradKernelSource();
-/// The norm gradients' chunk constants, which both norm-gradient sources
-/// use (NormGradKernelsSource.cpp).
-const char *normGradCommonSource();
-/// The rows-in-registers norm gradients (NormGradKernelsSource.cpp): a unit
-/// of their own after deviceKernelPrelude() and normGradCommonSource().
-const char *normGradRowsSource();
-/// llmc.rope: the cos/sin table and the rotations (RopeKernelsSource.cpp),
-/// a unit of their own after deviceKernelPrelude().
-const char *ropeKernelSource();
-/// The initial parameters drawn on the device, the values of the host's
-/// draw (InitKernelsSource.cpp); it uses helpers of deviceKernelSource().
-const char *initKernelSource();
-/// The CUDA C++ of flash attention forward and backward
-/// (FlashAttentionSource.cpp); it uses helpers of deviceKernelSource().
-const char *flashAttentionSource();
-/// The CUDA C++ of the bf16 tensor-core flash attention, head dimensions 64
-/// and 128 (FlashAttentionTensorCoreSource.cpp); it uses helpers of the two
-/// sources above.
-const char *flashAttentionTensorCoreSource();
-/// Its forward and backward kernels (FlashAttentionTcForwardSource.cpp,
-/// FlashAttentionTcBackwardSource.cpp), appended after it.
-const char *flashAttentionTcForwardSource();
-const char *flashAttentionTcBackwardSource();
-/// The entries of flashAttentionTensorCoreSource() for one head dimension
-/// (64 or 128): appended to flashKernelUnit() they make a unit.
-std::string flashAttentionTensorCoreEntries(int headDim);
-/// The NVRTC unit of the non-elementwise kernels but attention:
-/// deviceKernelPrelude(), deviceKernelSource(), reduceKernelSource(),
-/// moeKernelSource(), normRowsSource(), longRowKernelSource(), crossEntropyKernelSource(),
-/// crossEntropyGradKernelSource(), normGradCommonSource(),
-/// normGradKernelSource() and initKernelSource().
-std::string deviceKernelUnit();
-/// The NVRTC unit of flash attention: deviceKernelPrelude(),
-/// flashAttentionSource() (the scalar kernels and their entries) and the
-/// tensor-core sources (their templates, without entries).
-std::string flashKernelUnit();
-/// A unit of hand-written kernels: its name (without ".cu") and source.
-struct DeviceUnit {
-  std::string name;
-  std::string source;
-  /// Compiled and loaded only when a launch needs one of its entries (the
-  /// tensor-core flash attention, which cuDNN replaces where it is loaded).
-  bool onDemand = false;
-  /// The entries of an on-demand unit.
-  std::vector<std::string> entries;
-};
 /// Whether bf16 attention will run through cuDNN in a session created now
 /// (CudnnAttention can load), so that the on-demand tensor-core units need
 /// not be compiled ahead.
 bool cudnnAttentionLikely();
-/// Every unit of hand-written kernels, compiled side by side:
-/// deviceKernelUnit(), flashKernelUnit(), the rows-in-registers norm
-/// gradients (deviceKernelPrelude() + normGradCommonSource() +
-/// normGradRowsSource()), the 8-pack norms (deviceKernelPrelude() +
-/// normRowsSource() + normRows8Source()), rope (deviceKernelPrelude() +
-/// ropeKernelSource()) and, on demand, one unit per head dimension of the
-/// tensor-core flash attention (flashKernelUnit() + its entries). NVRTC
-/// compiles a unit serially: the longest unit is the cold compile.
-std::vector<DeviceUnit> deviceKernelUnits();
-
 /// One NVRTC unit to compile ahead: its source, its name, and whether it
 /// is a fused region's (compiled with --fmad=false, as CudaKernels::fused).
 struct ParallelUnit {

@@ -92,6 +92,9 @@ Status CudaKernels::create(std::unique_ptr<CudaKernels> &kernels) {
 }
 
 Status CudaKernels::loadUnit(const DeviceUnit &unit) {
+  if (!unit.error.empty())
+    return Status::error(StatusCode::Internal,
+                         "the kernel unit " + unit.file + ": " + unit.error);
   auto begin = std::chrono::steady_clock::now();
   CompiledCuda compiled;
   LLMC_RETURN_IF_ERROR(

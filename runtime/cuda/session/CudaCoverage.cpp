@@ -217,6 +217,10 @@ Status checkCudaCoverage(const Executable &executable,
   if (!unitEntries.empty()) {
     std::vector<std::string> ptx;
     for (const DeviceUnit &unit : deviceKernelUnits()) {
+      if (!unit.error.empty())
+        return Status::error(StatusCode::Internal,
+                             "the kernel unit " + unit.file + ": " +
+                                 unit.error);
       CompiledCuda compiled;
       LLMC_RETURN_IF_ERROR(compileCuda(unit.source, unit.name + ".cu",
                                        options.nvrtc, compiled));

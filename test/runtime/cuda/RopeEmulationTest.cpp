@@ -5,8 +5,8 @@
 // planRopeLaunch (RopeLaunch.h), and compares the results bit for bit with
 // the CPU reference (runCpuKernel), so that the packed kernel's indexing
 // (positions, packs, runs of heads, the pair loop and its remainder) and
-// the plan are checked on every build. The CUDA source is compiled as C++
-// (kernel_source_for_cpu.py); the kernels use no barrier, shared memory or
+// the plan are checked on every build. The CUDA files are compiled as C++
+// (the include path has runtime/cuda/kernels/); the kernels use no barrier, shared memory or
 // warp instruction, so the threads of a grid run one after another. The
 // device's double operations are the host's here (__dmul_rn is a rounded
 // product either way), and so are pow, cos and sin: the emulation is
@@ -74,7 +74,9 @@ using std::fmax;
 using std::pow;
 using std::sin;
 
-#include "rope_for_cpu.inc"
+// The kernels' own file (runtime/cuda/kernels/rope/Rope.cuh, with the
+// prelude it includes), compiled as C++.
+#include "rope/Rope.cuh"
 
 /// Runs `kernel` for every thread of a grid of `blocks` x `runs` blocks of
 /// `threads`, one thread after another.

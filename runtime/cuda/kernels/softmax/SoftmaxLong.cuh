@@ -1,20 +1,15 @@
-//===- LongRowKernelsSource.cpp - CUDA C++ of softmax and norms by rows --===//
+//===- SoftmaxLong.cuh - softmax over long rows, a block per row ----------===//
 //
 // The classifier's rows are a vocabulary long (GPT-2: 50304 logits per
-// position, 16384 positions per step). The row composites of
-// deviceKernelSource() give a row one warp and read it three times; here a
-// row gets a block of 256 threads, is read with 16-byte loads where the
-// row length and the pointers allow, and its max and sum of exponentials
-// come from one online pass (the running sum is rescaled when the running
-// max grows, in double), so softmax reads a row twice (cross-entropy, in
-// f32, is CrossEntropySource.cpp). The norms' "rows" entries hold a row
-// of up to 4 packs of 16 bytes per lane in registers (GPT-2's 768 bf16
-// activations): one read of x, each element widened to double once (the
-// template, and the 8-pack entries, in NormRowsSource.cpp).
-// Appended to the device unit after deviceKernelSource() (whose
-// helpers it uses: loadValue, storeValue, negativeInfinity, and its
-// blockMaxSum). Chosen by DeviceKernels.cpp for contiguous rows of 1024
-// elements and more.
+// position, 16384 positions per step). The warp-per-row softmax
+// (Softmax.cuh) reads a row three times; here a row gets a block of 256
+// threads, is read with 16-byte loads where the row length and the
+// pointers allow, and its max and sum of exponentials come from one online
+// pass (the running sum is rescaled when the running max grows, in double),
+// so softmax reads a row twice (cross-entropy, in f32, is CrossEntropy.cuh).
+// On the prelude (loadValue, storeValue, negativeInfinity) and
+// BlockMaxSum.cuh. The launch takes these entries for contiguous rows of
+// 1024 elements and more.
 //
 // Numerics: everything in double and one rounding to the result type, as
 // the warp kernels and the CPU; only the order of the double operations
@@ -22,12 +17,11 @@
 // but for rare last-bit ties (CudaKernelCase.LongRows states the bound).
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/cuda/kernels/DeviceKernels.h"
+#ifndef LLMC_CUDA_SOFTMAX_SOFTMAXLONG_CUH
+#define LLMC_CUDA_SOFTMAX_SOFTMAXLONG_CUH
 
-namespace llmc::rt::cuda {
+#include "common/BlockMaxSum.cuh"
 
-const char *longRowKernelSource() {
-  return R"cuda(
 // ---- Long rows: a block per row, one online pass --------------------------
 
 #define LLMC_LONG_ROW_THREADS 256
@@ -96,36 +90,6 @@ __device__ void softmaxLongRows(const T *x, U *y, long long length) {
     out[i] = storeValue<U>(exp((double)loadValue(in[i]) - m) / s);
 }
 
-// ---- Norms with the row in registers: a warp per row ----------------------
-
-// Packs of V elements a lane holds at most (GPT-2's 768 bf16: 3 of 8);
-// rows up to 8 packs per lane take the entries of normRows8Source(), a unit
-// of their own. normRows is normRowsSource()'s, before this source in the
-// device unit.
-#define LLMC_NORM_PACKS 4
-
-// llmc_layer_norm_rows_<x>_<gamma> and llmc_rms_norm_rows_<x>_<gamma>: V is
-// 16 bytes of x (8 bf16, 4 f32).
-#define LLMC_NORM_ROW_KERNELS(T, P, SUFFIX, V)                                 \
-  extern "C" __global__ void __launch_bounds__(128)                           \
-      llmc_layer_norm_rows_##SUFFIX(const T *x, const P *gamma,                \
-                                    const P *beta, T *y, long long rows,       \
-                                    long long dim, double epsilon) {           \
-    normRows<T, P, V, LLMC_NORM_PACKS>(x, gamma, beta, y, rows, dim, epsilon, \
-                                       false);                                 \
-  }                                                                            \
-  extern "C" __global__ void __launch_bounds__(128)                           \
-      llmc_rms_norm_rows_##SUFFIX(const T *x, const P *gamma, T *y,            \
-                                  long long rows, long long dim,               \
-                                  double epsilon) {                            \
-    normRows<T, P, V, LLMC_NORM_PACKS>(x, gamma, (const P *)0, y, rows, dim,   \
-                                       epsilon, true);                         \
-  }
-LLMC_NORM_ROW_KERNELS(float, float, f32_f32, 4)
-LLMC_NORM_ROW_KERNELS(Bf16, Bf16, bf16_bf16, 8)
-LLMC_NORM_ROW_KERNELS(Bf16, float, bf16_f32, 8)
-LLMC_NORM_ROW_KERNELS(float, Bf16, f32_bf16, 4)
-
 #define LLMC_LONG_ROW_KERNELS(T, SUFFIX, V, VEC)                               \
   extern "C" __global__ void llmc_softmax_##SUFFIX##_long##VEC(                \
       const T *x, T *y, long long length) {                                    \
@@ -147,7 +111,5 @@ extern "C" __global__ void llmc_softmax_bf16_f32_long_vec(const Bf16 *x,
                                                           long long length) {
   softmaxLongRows<Bf16, float, 8>(x, y, length);
 }
-)cuda";
-}
 
-} // namespace llmc::rt::cuda
+#endif // LLMC_CUDA_SOFTMAX_SOFTMAXLONG_CUH

@@ -1,4 +1,4 @@
-//===- CrossEntropyGradSource.cpp - CUDA C++ of llmc.cross_entropy_grad --===//
+//===- CrossEntropyGrad.cuh - llmc.cross_entropy_grad, a block per row ----===//
 //
 // The classifier's loss gradient in one kernel: a block per row (GPT-2:
 // 50304 logits, 16384 rows per step) writes
@@ -8,12 +8,12 @@
 // `lse` result, an operand of cross_entropy_grad) that is one read and one
 // write of the logits' bytes, 256 threads per row; without it the block
 // first computes the row's statistics as the forward does (lossRowStats of
-// CrossEntropySource.cpp), a second read, with 1024 threads so that at most
+// CrossEntropy.cuh), a second read, with 1024 threads so that at most
 // two rows per SM are in flight (26 MB of bf16 GPT-2 rows on an H200) and
 // the second read mostly hits the L2. No softmax, one-hot or f32 copy of
 // the logits is stored. A first one-block kernel puts the weight of a
 // `mean` or `sum` reduction (dloss / max(count, 1) or dloss) into the
-// scratch. Appended to the device unit after crossEntropyKernelSource()
+// scratch. On CrossEntropy.cuh
 // (whose helpers it uses: LossPack, lossRowStats, LLMC_CE_BATCH,
 // LLMC_CE_ROW_TYPES, LLMC_CE_TARGET_TYPES) and the prelude (storeFloat:
 // f32 to T, rounded once).
@@ -29,12 +29,11 @@
 // relative (plus 1e-7 |w|).
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/cuda/kernels/DeviceKernels.h"
+#ifndef LLMC_CUDA_LOSS_CROSSENTROPYGRAD_CUH
+#define LLMC_CUDA_LOSS_CROSSENTROPYGRAD_CUH
 
-namespace llmc::rt::cuda {
+#include "loss/CrossEntropy.cuh"
 
-const char *crossEntropyGradKernelSource() {
-  return R"cuda(
 // ---- cross_entropy_grad: a block per row ----------------------------------
 
 #define LLMC_CE_GRAD_THREADS 1024
@@ -182,7 +181,5 @@ LLMC_CE_ROW_TYPES(LLMC_CE_GRAD_ROWS)
   }
 
 LLMC_CE_TARGET_TYPES(LLMC_CE_GRAD_WEIGHT)
-)cuda";
-}
 
-} // namespace llmc::rt::cuda
+#endif // LLMC_CUDA_LOSS_CROSSENTROPYGRAD_CUH

@@ -1,29 +1,28 @@
-//===- NormRowsSource.cpp - CUDA C++ of the norms, the row in registers -===//
+//===- NormRows.cuh - the norms with the row in registers (template) ------===//
 //
 // layer_norm and rms_norm forward for rows of whole 16-byte packs: a warp
 // per row holds it in registers as doubles (docs/cuda.md, "Norms with the
-// row in registers"). normRowsSource() is the template, normRows<T, P, V,
+// row in registers"). This file is the template, normRows<T, P, V,
 // PACKS>, for rows of up to PACKS packs per lane; it is in the device unit,
-// whose entries (LongRowKernelsSource.cpp) take 4 packs per lane (1024
+// whose entries (NormRows4.cuh) take 4 packs per lane (1024
 // bf16, 512 f32: GPT-2's 768), and in the unit "llmc_norm_rows8" with
-// normRows8Source()'s entries, 8 packs per lane (2048 bf16, 1024 f32:
+// NormRows8.cuh's entries, 8 packs per lane (2048 bf16, 1024 f32:
 // LLaMA-1B's rows of 2048). Holding 64 doubles per lane takes 156-163
 // registers for bf16 x (no spills; 3 blocks of 128 per SM), so those
 // entries are a unit of their own, compiled beside the device unit rather
 // than lengthening its cold NVRTC compile.
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/cuda/kernels/DeviceKernels.h"
+#ifndef LLMC_CUDA_NORMS_NORMROWS_CUH
+#define LLMC_CUDA_NORMS_NORMROWS_CUH
 
-namespace llmc::rt::cuda {
+#include "common/Prelude.cuh"
 
-const char *normRowsSource() {
-  return R"cuda(
 // ---- Norms with the row in registers: a warp per row ----------------------
 
 // y = (x - mean) * rstd * gamma + beta (beta may be null; rms: no mean)
 // over rows of `dim` = V * packs elements, packs <= 32 * PACKS,
-// the formula of layerNorm() in deviceKernelSource(): everything in double
+// the formula of layerNorm() in Norms.cuh: everything in double
 // until the one rounding to T. Lane l loads packs l, l + 32, ... once with
 // 16-byte loads and keeps them as doubles, so each element is widened once
 // (f32 -> f64 conversions run at a quarter of the f64 rate) and read from
@@ -34,8 +33,7 @@ template <typename T, typename P, int V, int PACKS>
 __device__ void normRows(const T *x, const P *gamma, const P *beta, T *y,
                          long long rows, long long dim, double epsilon,
                          bool rms) {
-  // A warp per row (warpRow() of deviceKernelSource(), which the unit of
-  // the 8-pack entries does not hold).
+  // A warp per row (as the prelude's warpRow()).
   const long long row =
       ((long long)blockIdx.x * blockDim.x + threadIdx.x) / 32;
   if (row >= rows)
@@ -101,32 +99,5 @@ __device__ void normRows(const T *x, const P *gamma, const P *beta, T *y,
     out[p] = result;
   }
 }
-)cuda";
-}
 
-const char *normRows8Source() {
-  return R"cuda(
-// llmc_layer_norm_rows8_<x>_<gamma> and llmc_rms_norm_rows8_<x>_<gamma>:
-// rows of 5 to 8 packs of 16 bytes per lane (the launch takes the 4-pack
-// entries below that).
-#define LLMC_NORM_ROW8_KERNELS(T, P, SUFFIX, V)                                \
-  extern "C" __global__ void __launch_bounds__(128)                           \
-      llmc_layer_norm_rows8_##SUFFIX(const T *x, const P *gamma,               \
-                                     const P *beta, T *y, long long rows,      \
-                                     long long dim, double epsilon) {          \
-    normRows<T, P, V, 8>(x, gamma, beta, y, rows, dim, epsilon, false);        \
-  }                                                                            \
-  extern "C" __global__ void __launch_bounds__(128)                           \
-      llmc_rms_norm_rows8_##SUFFIX(const T *x, const P *gamma, T *y,           \
-                                   long long rows, long long dim,              \
-                                   double epsilon) {                           \
-    normRows<T, P, V, 8>(x, gamma, (const P *)0, y, rows, dim, epsilon, true); \
-  }
-LLMC_NORM_ROW8_KERNELS(float, float, f32_f32, 4)
-LLMC_NORM_ROW8_KERNELS(Bf16, Bf16, bf16_bf16, 8)
-LLMC_NORM_ROW8_KERNELS(Bf16, float, bf16_f32, 8)
-LLMC_NORM_ROW8_KERNELS(float, Bf16, f32_bf16, 4)
-)cuda";
-}
-
-} // namespace llmc::rt::cuda
+#endif // LLMC_CUDA_NORMS_NORMROWS_CUH

@@ -1,4 +1,4 @@
-//===- RopeKernelsSource.cpp - CUDA C++ of llmc.rope ----------------------===//
+//===- Rope.cuh - llmc.rope: the cos/sin table and the rotations ----------===//
 //
 // Rope rotates each pair (x[i], x[i + D/2]) of a row of x [..., T, D] by the
 // angle p_t * theta^(-2i/D) (p_t = positions[t], or t). The angle depends on
@@ -15,7 +15,7 @@
 //      one position in registers and rotates that pack in several heads
 //      (rows t, t + T, ...), 16-byte loads and stores; otherwise
 //      llmc_rope_rotate_<f32|bf16>, a thread per pair.
-// A unit of its own (deviceKernelUnits()) after deviceKernelPrelude(), so
+// A unit of its own (units/Rope.cu) on the prelude alone, so
 // that the device unit's cold NVRTC compile does not grow.
 //
 // Numerics: the table is the CPU's (cpuRope: invFreq = 1 / pow(theta,
@@ -27,12 +27,11 @@
 // kernels compute the same bits from the same table.
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/cuda/kernels/DeviceKernels.h"
+#ifndef LLMC_CUDA_ROPE_ROPE_CUH
+#define LLMC_CUDA_ROPE_ROPE_CUH
 
-namespace llmc::rt::cuda {
+#include "common/Prelude.cuh"
 
-const char *ropeKernelSource() {
-  return R"cuda(
 // ---- Rope: the cos/sin table, then the rotation ---------------------------
 
 // Entry (t, i) of the [T, D/2] tables: cos and sin of
@@ -191,7 +190,5 @@ LLMC_ROPE_TABLE(long long, i64)
   }
 LLMC_ROPE_ROTATE(float, f32)
 LLMC_ROPE_ROTATE(Bf16, bf16)
-)cuda";
-}
 
-} // namespace llmc::rt::cuda
+#endif // LLMC_CUDA_ROPE_ROPE_CUH

@@ -1,7 +1,7 @@
-//===- MoeKernelsSource.cpp - CUDA C++ of the MoE routing kernels ---------===//
+//===- Moe.cuh - the MoE routing kernels ----------------------------------===//
 //
-// moe_top_k, the slot assignment, moe_dispatch and moe_combine, appended to
-// the device unit after deviceKernelSource() (whose helpers they use:
+// moe_top_k, the slot assignment, moe_dispatch and moe_combine, on the
+// prelude (whose helpers they use:
 // globalThread, loadValue, storeValue, negativeInfinity). Launched by
 // DeviceKernels.cpp. Written on 2026-11-29 without a GPU at hand: compiled
 // by cuda-coverage; CudaKernelCase.Moe and
@@ -9,12 +9,11 @@
 // run on one.
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/cuda/kernels/DeviceKernels.h"
+#ifndef LLMC_CUDA_MOE_MOE_CUH
+#define LLMC_CUDA_MOE_MOE_CUH
 
-namespace llmc::rt::cuda {
+#include "common/Prelude.cuh"
 
-const char *moeKernelSource() {
-  return R"cuda(
 // ---- Mixture of experts: routing, dispatch, combine ----------------------
 // As the CPU (runtime/cpu/CompositeMoe.cpp): pairs (token n, choice j) take
 // slots of their expert in the flat order n * k + j; the first `capacity`
@@ -154,7 +153,4 @@ LLMC_MOE_COMBINE_KERNEL(Bf16, bf16, Bf16, bf16, long long, i64)
 LLMC_MOE_COMBINE_KERNEL(Bf16, bf16, float, f32, int, i32)
 LLMC_MOE_COMBINE_KERNEL(Bf16, bf16, float, f32, long long, i64)
 
-)cuda";
-}
-
-} // namespace llmc::rt::cuda
+#endif // LLMC_CUDA_MOE_MOE_CUH

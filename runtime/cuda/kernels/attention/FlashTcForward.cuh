@@ -1,17 +1,15 @@
-//===- FlashAttentionTcForwardSource.cpp - tensor-core flash forward --------===//
+//===- FlashTcForward.cuh - the tensor-core flash attention forward -------===//
 //
-// Part of the bf16 tensor-core flash attention: its CUDA text follows
-// flashAttentionTensorCoreSource() (FlashAttentionTensorCoreSource.cpp:
-// the design, the tiles, the fragment helpers and the entry points) in the
-// same NVRTC unit, and uses its helpers.
+// Part of the bf16 tensor-core flash attention: on FlashTc.cuh (the design,
+// the tiles, the fragment helpers and the entry points), whose helpers it
+// uses.
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/cuda/kernels/DeviceKernels.h"
+#ifndef LLMC_CUDA_ATTENTION_FLASHTCFORWARD_CUH
+#define LLMC_CUDA_ATTENTION_FLASHTCFORWARD_CUH
 
-namespace llmc::rt::cuda {
+#include "attention/FlashTc.cuh"
 
-const char *flashAttentionTcForwardSource() {
-  return R"cuda(
 // ---- Forward ----------------------------------------------------------------
 //
 // One block per (batch·head, tile of BQ = 64 MT queries), the last tiles
@@ -192,7 +190,5 @@ __device__ void flashForwardTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
                                                acc[m][c][2 * i + 1] * inverse);
     }
 }
-)cuda";
-}
 
-} // namespace llmc::rt::cuda
+#endif // LLMC_CUDA_ATTENTION_FLASHTCFORWARD_CUH

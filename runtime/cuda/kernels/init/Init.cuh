@@ -1,4 +1,4 @@
-//===- InitKernelsSource.cpp - CUDA C++ of the initial-value draw ---------===//
+//===- Init.cuh - the initial values drawn on the device ------------------===//
 //
 // The initial parameters drawn where they live: the same values as the
 // host's draw (runtime/train/Init.cpp), computed on the device, so that the
@@ -16,13 +16,12 @@
 // boundary; CudaInitTest bounds it.
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/cuda/kernels/DeviceKernels.h"
+#ifndef LLMC_CUDA_INIT_INIT_CUH
+#define LLMC_CUDA_INIT_INIT_CUH
 
-namespace llmc::rt::cuda {
+#include "common/Prelude.cuh"
 
-const char *initKernelSource() {
-  return R"cuda(
-// ---- Initial values (InitKernelsSource.cpp) --------------------------------
+// ---- Initial values ---------------------------------------------------------
 
 // SplitMix64 (runtime/Random.h): output k of the stream that starts at
 // `seed`, and its top 53 bits as a double in [0, 1).
@@ -82,7 +81,5 @@ extern "C" __global__ void llmc_init_draw(void *out, int type, long long n,
       initStore(out, type, i + 1, second);
   }
 }
-)cuda";
-}
 
-} // namespace llmc::rt::cuda
+#endif // LLMC_CUDA_INIT_INIT_CUH

@@ -1,8 +1,7 @@
-//===- FlashAttentionSource.cpp - CUDA C++ of flash attention -------------===//
+//===- Flash.cuh - flash attention forward and backward (scalar) ----------===//
 //
 // The forward and backward kernels of llmc.attention and llmc.attention_grad,
-// appended to the unit of DeviceKernelsSource.cpp (they use its Bf16,
-// loadValue and storeValue); DeviceKernels.cpp launches them.
+// on the prelude (Bf16, loadValue, storeValue) and FlashLayout.cuh; DeviceKernels.cpp launches them.
 //
 // Both are tiled over keys with an online softmax: a block holds a tile of
 // query rows and walks the key tiles, so no [T, S] matrix is ever stored in
@@ -25,18 +24,14 @@
 // fixed order: the backward is deterministic, with no atomics.
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/cuda/kernels/DeviceKernels.h"
+#ifndef LLMC_CUDA_ATTENTION_FLASH_CUH
+#define LLMC_CUDA_ATTENTION_FLASH_CUH
 
-namespace llmc::rt::cuda {
+#include "common/Prelude.cuh"
+#include "attention/FlashLayout.cuh"
 
-const char *flashAttentionSource() {
-  return R"cuda(
-// ---- Flash attention (runtime/cuda/kernels/attention/FlashAttentionSource.cpp) --------------
+// ---- Flash attention, the scalar kernels ---------------------------------
 #define LLMC_FLASH_THREADS 128
-
-__device__ __forceinline__ float flashNegativeInfinity() {
-  return -__int_as_float(0x7f800000);
-}
 
 // Rows per tile of the forward kernel (queries and keys alike) and of the
 // backward kernels, whose tiles are smaller for D = 128 to keep the six
@@ -84,39 +79,6 @@ template <int LANES> __device__ __forceinline__ float rowMax(float value) {
   for (int offset = 1; offset < LANES; offset *= 2)
     value = fmaxf(value, __shfl_xor_sync(0xffffffffu, value, offset));
   return value;
-}
-
-// Where a block's (batch, head) lives: the query head `head` = b * heads + h
-// reads key/value head b * kvHeads + h / group.
-__device__ __forceinline__ long long kvHeadOf(long long head, int heads,
-                                              int kvHeads) {
-  long long b = head / heads;
-  int h = (int)(head % heads);
-  return b * kvHeads + h / (heads / kvHeads);
-}
-
-// Where an operand's rows lie (runtime/AttentionLayout.h): the row of
-// (batch b, head h, position t) starts at element
-// offset + b * batch + h * head + t * row; its D elements are contiguous.
-struct FlashStrides {
-  long long offset, batch, head, row;
-};
-// The strides of q (and dq), k (dk), v (dv) and the query-side result o
-// (out, dout): one kernel parameter, the same bytes as the launcher's
-// FlashOperands.
-struct FlashLayout {
-  FlashStrides q, k, v, o;
-};
-// Row 0 of head `head` = b * heads + h (a query head, or a key/value head
-// with heads = kvHeads).
-__device__ __forceinline__ long long flashHeadAt(FlashStrides s,
-                                                 long long head, int heads) {
-  return s.offset + (head / heads) * s.batch + (head % heads) * s.head;
-}
-// Row t of head `head`.
-__device__ __forceinline__ long long flashRowAt(FlashStrides s, long long head,
-                                                int heads, long long t) {
-  return flashHeadAt(s, head, heads) + t * s.row;
 }
 
 // The scaled scores of a query row (queryRow, a row of a shared tile)
@@ -529,56 +491,5 @@ __device__ void flashGradKeys(const T *q, const T *k, const T *v,
 
 LLMC_FLASH_HEAD_DIMS(float, f32)
 LLMC_FLASH_HEAD_DIMS(Bf16, bf16)
-)cuda";
-}
 
-std::string deviceKernelUnit() {
-  return std::string(deviceKernelPrelude()) + deviceKernelSource() +
-         reduceKernelSource() + moeKernelSource() + normRowsSource() +
-         longRowKernelSource() + crossEntropyKernelSource() +
-         crossEntropyGradKernelSource() + normGradCommonSource() +
-         normGradKernelSource() + initKernelSource();
-}
-
-std::string flashKernelUnit() {
-  return std::string(deviceKernelPrelude()) + flashAttentionSource() +
-         flashAttentionTensorCoreSource() + flashAttentionTcForwardSource() +
-         flashAttentionTcBackwardSource();
-}
-
-std::vector<DeviceUnit> deviceKernelUnits() {
-  // NVRTC compiles a unit serially and the units side by side, so the
-  // longest unit is the cold compile. Measured with NVRTC for sm_90 on the
-  // 2-core build machine: the device unit with the flash attention took
-  // 34-47 s; without it 16.2 s, the flash unit alone 13.8 s.
-  std::string flash = flashKernelUnit();
-  std::vector<DeviceUnit> units = {{"llmc_device_kernels", deviceKernelUnit()},
-                                   {"llmc_flash_attention", flash}};
-  // The rows-in-registers norm gradients in a unit of their own, on the
-  // helpers alone: in the device unit their eight entries took GPT-2's cold
-  // NVRTC from 24.8 to 42.6 s on the H200's host.
-  units.push_back({"llmc_norm_grad_rows",
-                   std::string(deviceKernelPrelude()) + normGradCommonSource() +
-                       normGradRowsSource()});
-  // The norms' rows of up to 8 packs per lane (64 doubles held per lane)
-  // on the helpers alone, as the norm gradients' rows.
-  units.push_back({"llmc_norm_rows8", std::string(deviceKernelPrelude()) +
-                                          normRowsSource() +
-                                          normRows8Source()});
-  // Rope (its table kernel evaluates pow, cos and sin in double) on the
-  // helpers alone, beside the device unit rather than in it.
-  units.push_back(
-      {"llmc_rope", std::string(deviceKernelPrelude()) + ropeKernelSource()});
-  for (int headDim : {64, 128}) {
-    std::string d = "_bf16_d" + std::to_string(headDim);
-    units.push_back({"llmc_flash_tc_d" + std::to_string(headDim),
-                     flash + flashAttentionTensorCoreEntries(headDim),
-                     /*onDemand=*/true,
-                     {"llmc_flash_attention_tc_forward" + d,
-                      "llmc_flash_attention_tc_grad_rows" + d,
-                      "llmc_flash_attention_tc_grad_keys" + d}});
-  }
-  return units;
-}
-
-} // namespace llmc::rt::cuda
+#endif // LLMC_CUDA_ATTENTION_FLASH_CUH

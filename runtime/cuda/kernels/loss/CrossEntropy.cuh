@@ -1,4 +1,4 @@
-//===- CrossEntropySource.cpp - CUDA C++ of llmc.cross_entropy ------------===//
+//===- CrossEntropy.cuh - llmc.cross_entropy, a block per row -------------===//
 //
 // The classifier's loss in f32, one read of the logits: a block per row
 // (GPT-2: 16384 rows of 50304 logits per step) keeps a per-thread running
@@ -12,9 +12,8 @@
 // log-sum-exp (f32; llmc.cross_entropy's optional `lse` result, which the
 // gradient kernel reads instead of recomputing the row statistics); pass 2,
 // one block, reduces the losses in a fixed order (mean, sum) or copies them
-// (none). Appended to the device unit after deviceKernelSource() (whose
-// helpers it uses: loadValue, Bf16, the blockMaxSum of deviceKernelSource());
-// CrossEntropyGradSource.cpp, which follows, uses the row statistics
+// (none). On the prelude (loadValue, Bf16) and BlockMaxSum.cuh;
+// CrossEntropyGrad.cuh uses the row statistics
 // below.
 //
 // Numerics (docs/cuda.md "The loss", CudaCrossEntropy.* tests): each
@@ -28,12 +27,11 @@
 // the f32 rounding of a loss of order 1-10 on the test data.
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/cuda/kernels/DeviceKernels.h"
+#ifndef LLMC_CUDA_LOSS_CROSSENTROPY_CUH
+#define LLMC_CUDA_LOSS_CROSSENTROPY_CUH
 
-namespace llmc::rt::cuda {
+#include "common/BlockMaxSum.cuh"
 
-const char *crossEntropyKernelSource() {
-  return R"cuda(
 // ---- cross_entropy: a block per row, f32 exponentials ---------------------
 
 // Packs each thread loads before it folds them (16 bytes each).
@@ -199,7 +197,7 @@ __device__ void crossEntropyFinish(const double *losses, const I *targets,
   }
 }
 
-// The row entries' types, for this file's and CrossEntropyGradSource.cpp's
+// The row entries' types, for this file's and CrossEntropyGrad.cuh's
 // entry macros X(T, SUFFIX, I, ISUFFIX, V, VEC): f32 and bf16 logits, i32
 // and i64 targets, one element or a 16-byte pack (V, suffix _vec) a load.
 #define LLMC_CE_ROW_TYPES(X)                                                   \
@@ -224,7 +222,7 @@ __device__ void crossEntropyFinish(const double *losses, const I *targets,
 LLMC_CE_ROW_TYPES(LLMC_CE_ROWS)
 
 // The one-block entries' target types, for X(I, ISUFFIX) (here and in
-// CrossEntropyGradSource.cpp).
+// CrossEntropyGrad.cuh).
 #define LLMC_CE_TARGET_TYPES(X)                                                \
   X(int, i32)                                                                  \
   X(long long, i64)
@@ -238,7 +236,5 @@ LLMC_CE_ROW_TYPES(LLMC_CE_ROWS)
   }
 
 LLMC_CE_TARGET_TYPES(LLMC_CE_FINISH)
-)cuda";
-}
 
-} // namespace llmc::rt::cuda
+#endif // LLMC_CUDA_LOSS_CROSSENTROPY_CUH

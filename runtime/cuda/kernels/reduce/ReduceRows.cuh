@@ -1,13 +1,13 @@
-//===- ReduceKernelsSource.cpp - CUDA C++ of the fast row/column reductions ===//
+//===- ReduceRows.cuh - the fast row and column reductions ----------------===//
 //
 // The two reduction shapes of a training step that carry the bytes, as
-// CUDA C++ appended to the device unit after deviceKernelSource() (whose
+// CUDA C++ on the general reductions (Reduce.cuh, whose
 // helpers they use: Bf16, loadValue, storeValue, combine,
 // negativeInfinity): rows (the reduced elements are one contiguous run per
 // result: per-row statistics) and columns ([outer, length, inner] reduced
 // over the middle, `inner` contiguous: bias and norm-parameter gradients,
 // the position-embedding gradient). Everything else runs the general
-// kernels of DeviceKernelsSource.cpp. ReduceKernels.cpp decides the path
+// kernels of Reduce.cuh. ReduceKernels.cpp decides the path
 // from the shapes (planReduceLaunch) and launches.
 //
 // Numerics as the general kernels and the CPU: every element is widened to
@@ -17,13 +17,12 @@
 // from run to run.
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/cuda/kernels/DeviceKernels.h"
+#ifndef LLMC_CUDA_REDUCE_REDUCEROWS_CUH
+#define LLMC_CUDA_REDUCE_REDUCEROWS_CUH
 
-namespace llmc::rt::cuda {
+#include "reduce/Reduce.cuh"
 
-const char *reduceKernelSource() {
-  return R"cuda(
-// ---- Fast reductions: rows and columns (ReduceKernelsSource.cpp) ----------
+// ---- Fast reductions: rows and columns -------------------------------------
 
 // VEC consecutive elements as floats: one 16-byte load for VEC = 4 f32 or
 // VEC = 8 bf16 (the caller guarantees the alignment), else one element.
@@ -340,7 +339,5 @@ extern "C" __global__ void llmc_sum_squares_multi_finish(
   finishSumSquares(partials + entry.firstChunk, entry.chunks, entry.out,
                    shares);
 }
-)cuda";
-}
 
-} // namespace llmc::rt::cuda
+#endif // LLMC_CUDA_REDUCE_REDUCEROWS_CUH

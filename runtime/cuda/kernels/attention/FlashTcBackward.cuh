@@ -1,17 +1,15 @@
-//===- FlashAttentionTcBackwardSource.cpp - tensor-core flash backward ------===//
+//===- FlashTcBackward.cuh - the tensor-core flash attention backward -----===//
 //
-// Part of the bf16 tensor-core flash attention: its CUDA text follows
-// flashAttentionTensorCoreSource() (FlashAttentionTensorCoreSource.cpp:
-// the design, the tiles, the fragment helpers and the entry points) in the
-// same NVRTC unit, and uses its helpers.
+// Part of the bf16 tensor-core flash attention: on FlashTc.cuh (the design,
+// the tiles, the fragment helpers and the entry points), whose helpers it
+// uses.
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/cuda/kernels/DeviceKernels.h"
+#ifndef LLMC_CUDA_ATTENTION_FLASHTCBACKWARD_CUH
+#define LLMC_CUDA_ATTENTION_FLASHTCBACKWARD_CUH
 
-namespace llmc::rt::cuda {
+#include "attention/FlashTc.cuh"
 
-const char *flashAttentionTcBackwardSource() {
-  return R"cuda(
 // ---- Backward ---------------------------------------------------------------
 //
 // As the scalar backward: p = exp(s - lse), dv = pᵀ dout, dp = dout vᵀ,
@@ -458,7 +456,5 @@ __device__ void flashGradKeysTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
       }
     }
 }
-)cuda";
-}
 
-} // namespace llmc::rt::cuda
+#endif // LLMC_CUDA_ATTENTION_FLASHTCBACKWARD_CUH
