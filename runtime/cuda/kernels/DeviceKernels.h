@@ -5,17 +5,15 @@
 // whose TensorRefs point at device memory, and enqueues the work on a
 // stream. The elementwise kernels come from ElementwiseKernels (one NVRTC
 // unit per signature, compiled on first use), Matmul from cuBLASLt, the
-// rest from the one translation unit of DeviceKernelsSource.cpp and
-// FlashAttentionSource.cpp.
+// rest from the units of hand-written kernels (DeviceUnits.h).
 //
 // What runs is decided by selectKernel (KernelSelection.h), which needs no
-// device; this file computes launch parameters and launches. MoE routing
-// (MoeTopK, MoeDispatch, MoeCombine) is refused with "no CUDA kernel for
-// <kind> yet".
+// device; the kind's family (CudaKernels.def, KernelFamily.h) computes the
+// launch parameters and launches.
 //
 //===----------------------------------------------------------------------===//
-#ifndef LLMC_RUNTIME_CUDA_DEVICEKERNELS_H
-#define LLMC_RUNTIME_CUDA_DEVICEKERNELS_H
+#ifndef LLMC_RUNTIME_CUDA_KERNELS_DEVICEKERNELS_H
+#define LLMC_RUNTIME_CUDA_KERNELS_DEVICEKERNELS_H
 
 #include "runtime/Kernel.h"
 #include "runtime/Status.h"
@@ -116,6 +114,7 @@ private:
     ElementwiseSource source;
     std::unique_ptr<CudaLibrary> library;
   };
+  friend class LaunchContext;
   CudaKernels() = default;
   Status prepare(KernelKind kind, const KernelAttrs &attrs,
                  const std::vector<TensorRef> &inputs,
@@ -126,19 +125,6 @@ private:
                          unsigned threads, size_t sharedBytes,
                          std::vector<void *> &args, cudaStream_t stream);
   unsigned gridFor(int64_t items, unsigned threads) const;
-  /// ReduceSum/Max/Mean through `entries` of the selection, on the path
-  /// planReduceLaunch picks (ReduceKernels.cpp).
-  Status launchReduction(KernelKind kind,
-                         const std::vector<std::string> &entries,
-                         const std::vector<int64_t> &dims, const TensorRef &in,
-                         const TensorRef &out, cudaStream_t stream);
-  /// Rope through `entries` of the selection (the table, the general and
-  /// the packed rotation; RopeLaunch.cpp): the table into the scratch, then
-  /// the rotation of x (positions null: 0..T-1) into out.
-  Status launchRope(const std::vector<std::string> &entries,
-                    const TensorRef &x, const void *positions,
-                    const TensorRef &out, double theta, cudaStream_t stream);
-
   NvrtcOptions nvrtc_;
   /// The libraries of deviceKernelUnits(), searched in order for an entry.
   std::vector<std::unique_ptr<CudaLibrary>> primitives_;
@@ -186,4 +172,4 @@ private:
 
 } // namespace llmc::rt::cuda
 
-#endif // LLMC_RUNTIME_CUDA_DEVICEKERNELS_H
+#endif // LLMC_RUNTIME_CUDA_KERNELS_DEVICEKERNELS_H

@@ -2,11 +2,13 @@
 //
 // CudaKernels' life cycle: the hand-written units compiled (side by side,
 // compileInParallel) and loaded, the elementwise and fused units compiled on
-// first use, scratch, and the launch of one entry of a loaded unit.
-// DeviceKernels.cpp computes, per kernel kind, what to launch.
+// first use, scratch, the launch of one entry of a loaded unit, and what
+// the families' launches see of it (LaunchContext). The families compute,
+// per kernel kind, what to launch (DeviceKernels.cpp dispatches to them).
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/cuda/kernels/DeviceKernels.h"
+#include "runtime/cuda/kernels/KernelFamily.h"
 
 #include <algorithm>
 #include <atomic>
@@ -273,6 +275,49 @@ Status CudaKernels::launchPrimitive(const std::string &entry, dim3 blocks,
                   "launching " + entry);
   LLMC_CUDA_CHECK(cudaGetLastError(), "launching " + entry);
   return Status::ok();
+}
+
+// ---- LaunchContext: what a family's launch uses ----------------------------
+
+Status LaunchContext::launch(const std::string &entry, dim3 blocks,
+                             unsigned threads, size_t sharedBytes,
+                             std::vector<void *> &args) const {
+  return kernels_.launchPrimitive(entry, blocks, threads, sharedBytes, args,
+                                  stream_);
+}
+
+unsigned LaunchContext::gridFor(int64_t items, unsigned threads) const {
+  return kernels_.gridFor(items, threads);
+}
+
+unsigned LaunchContext::multiprocessors() const {
+  return kernels_.multiprocessors_;
+}
+
+void *LaunchContext::scratch() const { return kernels_.scratch_; }
+
+bool LaunchContext::bf16TensorCores() const {
+  return kernels_.bf16TensorCores_;
+}
+
+Status LaunchContext::elementwiseUnit(const ElementwiseSignature &signature,
+                                      const ElementwiseSource *&source,
+                                      const CudaLibrary *&library) const {
+  CudaKernels::Elementwise *unit = nullptr;
+  LLMC_RETURN_IF_ERROR(kernels_.elementwise(signature, unit));
+  source = &unit->source;
+  library = unit->library.get();
+  return Status::ok();
+}
+
+CublasLtMatmul &LaunchContext::matmul() const { return *kernels_.matmul_; }
+
+bool LaunchContext::lacksBiasGradient(const MatmulProblem &problem) const {
+  return kernels_.biasGradientFallback_.count(problem.key()) != 0;
+}
+
+void LaunchContext::markLacksBiasGradient(const MatmulProblem &problem) const {
+  kernels_.biasGradientFallback_.insert(problem.key());
 }
 
 } // namespace llmc::rt::cuda

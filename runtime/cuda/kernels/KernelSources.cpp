@@ -26,8 +26,7 @@ constexpr const char *kRoot = "runtime/cuda/kernels/";
 
 /// The target of an #include line ("x" of `#include "x"`), with `angled`
 /// set for `#include <x>`; false for any other line.
-bool includeTarget(const std::string &line, std::string &target,
-                   bool &angled) {
+bool includeTarget(const std::string &line, std::string &target, bool &angled) {
   size_t at = line.find_first_not_of(" \t");
   if (at == std::string::npos || line[at] != '#')
     return false;
@@ -49,9 +48,8 @@ Status expand(const std::string &path, std::set<std::string> &seen,
               std::string &out) {
   const char *text = findKernelSourceFile(path);
   if (!text)
-    return Status::error(StatusCode::NotFound,
-                         "no embedded kernel source " + std::string(kRoot) +
-                             path);
+    return Status::error(StatusCode::NotFound, "no embedded kernel source " +
+                                                   std::string(kRoot) + path);
   seen.insert(path);
   out += "#line 1 \"" + std::string(kRoot) + path + "\"\n";
   std::istringstream lines(text);
@@ -63,8 +61,8 @@ Status expand(const std::string &path, std::set<std::string> &seen,
       out += line + "\n";
       continue;
     }
-    std::string where = std::string(kRoot) + path + ":" +
-                        std::to_string(number) + ": ";
+    std::string where =
+        std::string(kRoot) + path + ":" + std::to_string(number) + ": ";
     if (angled)
       return Status::error(StatusCode::NotFound,
                            where + "#include <" + target +
@@ -80,8 +78,8 @@ Status expand(const std::string &path, std::set<std::string> &seen,
                                "LLMC_CUDA_KERNEL_SOURCES)");
     if (!seen.count(target))
       LLMC_RETURN_IF_ERROR(expand(target, seen, out));
-    out += "#line " + std::to_string(number + 1) + " \"" + kRoot + path +
-           "\"\n";
+    out +=
+        "#line " + std::to_string(number + 1) + " \"" + kRoot + path + "\"\n";
   }
   return Status::ok();
 }

@@ -5,7 +5,7 @@
 // with the cuDNN frontend's graph API. cuDNN is loaded at run time
 // (dlopen of libcudnn.so.9): where it is missing, or LLMC_CUDNN=0, the
 // runtime says so once and runs llmc's own flash kernels
-// (FlashAttention*Source.cpp), which also cover what cuDNN does not (f32,
+// (attention/Flash*.cuh), which also cover what cuDNN does not (f32,
 // head dimensions other than multiples of 8 up to 128, devices before
 // sm_80). docs/cuda.md, "Attention through cuDNN", has the why and the
 // numerics.

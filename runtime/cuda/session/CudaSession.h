@@ -85,7 +85,7 @@ public:
   /// cudaMemsetAsync of the argument's block (a zero tensor's blocks are
   /// zeros, sharded or not).
   Status zeroArgument(const std::string &name) override;
-  /// llmc_init_draw (InitKernelsSource.cpp) into a replicated f32, f64 or
+  /// llmc_init_draw (init/Init.cuh) into a replicated f32, f64 or
   /// bf16 argument; anything else is left to the host (`drawn` false).
   Status drawArgument(size_t index, uint64_t seed, bool &drawn) override;
 

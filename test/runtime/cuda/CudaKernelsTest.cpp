@@ -504,7 +504,7 @@ void runFlashAttention(CudaKernels &kernels, DType dtype, AttentionCase c,
 // inputs are the same bf16 values on both sides, the results round once
 // to bf16 from f32 vs f64, and the backward reads the rounded bf16 `out`).
 // The bf16 cases with D = 64 and 128 run the tensor-core kernels
-// (FlashAttentionTensorCoreSource.cpp), whose P and dS are also rounded to
+// (attention/FlashTc.cuh), whose P and dS are also rounded to
 // bf16 before their products (as FlashAttention-2): the same 2e-2.
 TEST_F(CudaTest, FlashAttentionMatchesTheCpu) {
   std::unique_ptr<CudaKernels> kernels;

@@ -1,7 +1,7 @@
 //===- FlashTensorCoreEmulationTest.cpp - tensor-core flash attention on the CPU -===//
 //
-// Runs the tensor-core flash attention kernels (FlashAttentionTensorCoreSource
-// .cpp) on the CPU, without a GPU, and compares them with the CPU reference
+// Runs the tensor-core flash attention kernels (attention/FlashTc.cuh
+//) on the CPU, without a GPU, and compares them with the CPU reference
 // (runCpuKernel), so that their indexing, tiling, masking, cp.async double
 // buffering and causal skipping are checked on every build.
 //
@@ -27,7 +27,7 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/cpu/CpuKernels.h"
 #include "runtime/cpu/ThreadPool.h"
-#include "runtime/cuda/kernels/KernelSelection.h"
+#include "runtime/cuda/kernels/attention/FlashLaunch.h"
 
 #include <gtest/gtest.h>
 
@@ -56,7 +56,7 @@ Dim3 blockIdx;
 Dim3 blockDim{128, 1, 1}, gridDim; // for the prelude's grid helpers
 
 #define __device__
-#define __forceinline__
+#define __forceinline__ inline
 #define __global__
 #define __launch_bounds__(...)
 #define __align__(n) alignas(n)

@@ -1,7 +1,7 @@
 //===- RopeEmulationTest.cpp - the rope kernels on the CPU ----------------===//
 //
-// Runs rope's CUDA kernels (RopeKernelsSource.cpp, after the prelude of
-// DeviceKernelsSource.cpp) on the CPU, without a GPU, on the grids of
+// Runs rope's CUDA kernels (rope/Rope.cuh, after the prelude of
+// common/Prelude.cuh) on the CPU, without a GPU, on the grids of
 // planRopeLaunch (RopeLaunch.h), and compares the results bit for bit with
 // the CPU reference (runCpuKernel), so that the packed kernel's indexing
 // (positions, packs, runs of heads, the pair loop and its remainder) and
@@ -12,7 +12,7 @@
 // product either way), and so are pow, cos and sin: the emulation is
 // bitwise the CPU's, where the GPU may differ in the libm's last bits
 // (CudaRope.MatchesTheCpu states what that allows).
-// Not checked here: the launch's arguments (CudaKernels::launchRope), the
+// Not checked here: the launch's arguments (family::launchRope, RopeLaunch.cpp), the
 // 16-byte loads' alignment on the hardware, timing.
 //
 //===----------------------------------------------------------------------===//

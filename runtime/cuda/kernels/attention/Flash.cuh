@@ -1,7 +1,7 @@
 //===- Flash.cuh - flash attention forward and backward (scalar) ----------===//
 //
 // The forward and backward kernels of llmc.attention and llmc.attention_grad,
-// on the prelude (Bf16, loadValue, storeValue) and FlashLayout.cuh; DeviceKernels.cpp launches them.
+// on the prelude (Bf16, loadValue, storeValue) and FlashLayout.cuh; AttentionLaunch.cpp launches them.
 //
 // Both are tiled over keys with an online softmax: a block holds a tile of
 // query rows and walks the key tiles, so no [T, S] matrix is ever stored in

@@ -3,7 +3,7 @@
 // The tensor-core forward and backward of llmc.attention and
 // llmc.attention_grad for bf16 operands with head dimension 64 or 128,
 // beside the scalar kernels (Flash.cuh) in the flash units (they use the
-// prelude's Bf16 and FlashLayout.cuh's flashNegativeInfinity and kvHeadOf); DeviceKernels.cpp launches them and
+// prelude's Bf16 and FlashLayout.cuh's flashNegativeInfinity and kvHeadOf); AttentionLaunch.cpp launches them and
 // keeps the scalar kernels for f32, other head dimensions and unaligned
 // operands.
 //
@@ -43,13 +43,13 @@
 // the accumulators stay in registers (D = 128 holds twice the columns), and
 // the dynamic shared memory of each kernel: the row tile(s) it keeps plus
 // two buffers of the tiles it streams (the next one is copied with cp.async
-// while the current one is multiplied). KernelSelection.cpp's
+// while the current one is multiplied). AttentionLaunch.cpp's
 // flashTensorCoreLaunch computes the same bytes for the launch; the kernels
 // trap when launched with less.
 //
 // The sizes of D = 64 may be overridden by defining the LLMC_FLASH_TC_D64_*
 // macros below (CudaTest.FlashAttentionTileSweep compiles and times such
-// variants); KernelSelection.cpp's flashTcTileSizes must give the same.
+// variants); AttentionLaunch.cpp's flashTcTileSizes must give the same.
 // The defaults are the sweep's fastest on the H200 (docs/cuda.md): one
 // 16-row block per warp and 3 blocks (12 warps) per SM in every kernel.
 #ifndef LLMC_FLASH_TC_D64_FORWARD_ROW_BLOCKS

@@ -3,7 +3,9 @@
 // The generator writes, per signature: the bf16 helpers (when a bf16
 // operand exists), `llmc_op` (the scalar math on compute values, one
 // statement per line), and the two entry points. The math of each kind is
-// written once here, next to the CPU kernel it mirrors.
+// its line of the CUDA kernel table (CudaKernels.def); compare's and
+// gelu's, which depend on an attribute, and the integer forms are written
+// here.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/cuda/kernels/elementwise/ElementwiseKernels.h"
@@ -19,24 +21,42 @@ namespace {
 const char *kCompareNames[] = {"eq", "ne", "lt", "le", "gt", "ge"};
 const char *kCompareOperators[] = {"==", "!=", "<", "<=", ">", ">="};
 
-/// Operand names of each kind, in Kernels.def's operand order.
+/// The row of `kind` in CudaKernels.def's LLMC_CUDA_ELEMENTWISE lines, or
+/// null.
+struct ElementwiseRow {
+  KernelKind kind;
+  const char *operands; ///< "lhs, rhs"
+  const char *body;     ///< "" when written from the attributes
+};
+const ElementwiseRow *elementwiseRow(KernelKind kind) {
+  static const ElementwiseRow rows[] = {
+#define LLMC_CUDA_ELEMENTWISE(Kind, Operands, Body)                            \
+  {KernelKind::Kind, Operands, Body},
+#include "runtime/cuda/kernels/CudaKernels.def"
+  };
+  for (const ElementwiseRow &row : rows)
+    if (row.kind == kind)
+      return &row;
+  return nullptr;
+}
+
+/// Operand names of each kind, in Kernels.def's operand order (the table's
+/// Operands column).
 std::vector<std::string> operandNames(KernelKind kind) {
-  switch (kind) {
-  case KernelKind::Add:
-  case KernelKind::Sub:
-  case KernelKind::Mul:
-  case KernelKind::Div:
-  case KernelKind::Max:
-  case KernelKind::Min:
-  case KernelKind::Compare:
-    return {"lhs", "rhs"};
-  case KernelKind::Select:
-    return {"cond", "onTrue", "onFalse"};
-  case KernelKind::Swiglu:
-    return {"gate", "up"};
-  default:
-    return {"x"};
+  std::vector<std::string> names;
+  const ElementwiseRow *row = elementwiseRow(kind);
+  std::string list = row ? row->operands : "x";
+  for (size_t start = 0; start <= list.size();) {
+    size_t end = list.find(',', start);
+    if (end == std::string::npos)
+      end = list.size();
+    std::string name = list.substr(start, end - start);
+    name.erase(0, name.find_first_not_of(' '));
+    name.erase(name.find_last_not_of(' ') + 1);
+    names.push_back(name);
+    start = end + 1;
   }
+  return names;
 }
 
 /// The body of llmc_op: statements on the compute values named by
@@ -75,47 +95,31 @@ std::string integerBody(const ElementwiseSignature &sig) {
   }
 }
 
+/// The table's body of a kind, each statement on its own indented line.
+std::string tableBody(const char *body) {
+  std::string text, line;
+  for (const char *c = body;; ++c) {
+    if (*c == '\n' || *c == '\0') {
+      text += "  " + line + "\n";
+      line.clear();
+      if (*c == '\0')
+        break;
+      continue;
+    }
+    line += *c;
+  }
+  return text;
+}
+
+/// The body of llmc_op: CudaKernels.def's, or for the kinds whose math is
+/// an attribute's, written from it here.
 std::string opBody(const ElementwiseSignature &sig) {
   if (isInteger(sig.result))
     return integerBody(sig);
   switch (sig.kind) {
-  case KernelKind::Neg:
-    return "  return -x;\n";
-  case KernelKind::Abs:
-    return "  return fabsf(x);\n";
-  case KernelKind::Exp:
-    return "  return expf(x);\n";
-  case KernelKind::Log:
-    return "  return logf(x);\n";
-  case KernelKind::Tanh:
-    return "  return tanhf(x);\n";
-  case KernelKind::Sqrt:
-    return "  return sqrtf(x);\n";
-  case KernelKind::Rsqrt:
-    // As the CPU: two correctly rounded steps, not the approximate rsqrtf.
-    return "  float root = sqrtf(x);\n"
-           "  return 1.0f / root;\n";
-  case KernelKind::Add:
-    return "  return lhs + rhs;\n";
-  case KernelKind::Sub:
-    return "  return lhs - rhs;\n";
-  case KernelKind::Mul:
-    return "  return lhs * rhs;\n";
-  case KernelKind::Div:
-    return "  return lhs / rhs;\n";
-  case KernelKind::Max:
-    // The CPU's maxPropagatingNan, including which zero max(+0, -0) returns.
-    return "  return (isnan(lhs) || lhs >= rhs) ? lhs : rhs;\n";
-  case KernelKind::Min:
-    return "  return (isnan(lhs) || lhs <= rhs) ? lhs : rhs;\n";
-  case KernelKind::Cast:
-    return "  return x;\n";
   case KernelKind::Compare:
     return std::string("  return lhs ") + kCompareOperators[sig.ints[0]] +
            " rhs;\n";
-  case KernelKind::Select:
-    // On storage values: a bitwise copy, as the CPU's.
-    return "  return cond ? onTrue : onFalse;\n";
   case KernelKind::Gelu:
     if (sig.ints[0] == 0)
       // 0.5 x (1 + tanh u) = x sigmoid(2u) = x / (1 + exp(-2u)).
@@ -126,15 +130,11 @@ std::string opBody(const ElementwiseSignature &sig) {
     // 0.5 x erfc(-x / sqrt 2): no cancellation to 0 for x << 0.
     return "  const float kInvSqrt2 = 0.70710678118654752440f;\n"
            "  return 0.5f * x * erfcf(-x * kInvSqrt2);\n";
-  case KernelKind::Silu:
-    // x / (1 + exp(-x)): the limit -0 for x -> -inf, as the CPU's.
-    return "  return x / (1.0f + expf(-x));\n";
-  case KernelKind::Swiglu:
-    return "  float siluGate = gate / (1.0f + expf(-gate));\n"
-           "  return siluGate * up;\n";
   default:
-    return "";
+    break;
   }
+  const ElementwiseRow *row = elementwiseRow(sig.kind);
+  return row && *row->body ? tableBody(row->body) : "";
 }
 
 const char *storageType(DType dtype) {
@@ -236,7 +236,7 @@ Status checkSignature(const ElementwiseSignature &sig) {
       continue;
     // Integer arithmetic wraps (integerBody); an integer compare is exact.
     // (A stand-alone integer compare runs the device unit's kernel,
-    // KernelSelection.cpp; this one serves fused regions: the one-hot of
+    // ElementwiseLaunch.cpp; this one serves fused regions: the one-hot of
     // the loss gradient compares an iota with the labels.)
     if (isInteger(sig.inputs[i]) &&
         (!integerBody(sig).empty() || sig.kind == KernelKind::Compare) &&
@@ -280,30 +280,7 @@ __device__ __forceinline__ unsigned short llmc_float_to_bf16(float value) {
 } // namespace
 
 bool isCudaElementwiseKernel(KernelKind kind) {
-  switch (kind) {
-  case KernelKind::Neg:
-  case KernelKind::Abs:
-  case KernelKind::Exp:
-  case KernelKind::Log:
-  case KernelKind::Tanh:
-  case KernelKind::Sqrt:
-  case KernelKind::Rsqrt:
-  case KernelKind::Add:
-  case KernelKind::Sub:
-  case KernelKind::Mul:
-  case KernelKind::Div:
-  case KernelKind::Max:
-  case KernelKind::Min:
-  case KernelKind::Cast:
-  case KernelKind::Compare:
-  case KernelKind::Select:
-  case KernelKind::Gelu:
-  case KernelKind::Silu:
-  case KernelKind::Swiglu:
-    return true;
-  default:
-    return false;
-  }
+  return elementwiseRow(kind) != nullptr;
 }
 
 Status elementwiseFunction(const ElementwiseSignature &sig,
@@ -475,14 +452,16 @@ std::vector<ElementwiseSignature> allElementwiseSignatures() {
   const DType kFloats[] = {DType::F32, DType::BF16};
   std::vector<ElementwiseSignature> all;
   for (DType t : kFloats) {
-    for (KernelKind kind : {KernelKind::Neg, KernelKind::Abs, KernelKind::Exp,
-                            KernelKind::Log, KernelKind::Tanh, KernelKind::Sqrt,
-                            KernelKind::Rsqrt, KernelKind::Silu})
-      all.push_back({kind, {t}, t, {}});
-    for (KernelKind kind :
-         {KernelKind::Add, KernelKind::Sub, KernelKind::Mul, KernelKind::Div,
-          KernelKind::Max, KernelKind::Min, KernelKind::Swiglu})
-      all.push_back({kind, {t, t}, t, {}});
+    // Every kind of the table with a body of its own on values of one type,
+    // by arity; then those written from their attributes, select and cast.
+    for (size_t arity : {1, 2}) {
+#define LLMC_CUDA_ELEMENTWISE(Kind, Operands, Body)                            \
+  if (KernelKind::Kind != KernelKind::Cast &&                                  \
+      KernelKind::Kind != KernelKind::Select && *Body &&                       \
+      operandNames(KernelKind::Kind).size() == arity)                          \
+    all.push_back({KernelKind::Kind, std::vector<DType>(arity, t), t, {}});
+#include "runtime/cuda/kernels/CudaKernels.def"
+    }
     for (int64_t direction = 0; direction < 6; ++direction)
       all.push_back({KernelKind::Compare, {t, t}, DType::I1, {direction}});
     all.push_back({KernelKind::Select, {DType::I1, t, t}, t, {}});

@@ -3,7 +3,7 @@
 // moe_top_k, the slot assignment, moe_dispatch and moe_combine, on the
 // prelude (whose helpers they use:
 // globalThread, loadValue, storeValue, negativeInfinity). Launched by
-// DeviceKernels.cpp. Written on 2026-11-29 without a GPU at hand: compiled
+// MoeLaunch.cpp. Written on 2026-11-29 without a GPU at hand: compiled
 // by cuda-coverage; CudaKernelCase.Moe and
 // CudaSessionTest.MoeTinyTrainingMatchesCpu check them against the CPU when
 // run on one.

@@ -26,7 +26,7 @@
 //      of columns per thread. (1. issued 2-byte loads a few at a time per
 //      lane and read x and dy from memory twice: 0.128 ms, 780 GB/s, for
 //      GPT-2's [16384, 768].)
-// DeviceKernels.cpp launches them; KernelSelection.cpp sizes the scratch
+// norms/NormsLaunch.cpp launches them and sizes the scratch
 // (NormGradLaunch).
 //
 // Numerics as the CPU reference (runtime/cpu/CompositeNormGrads.cpp, with

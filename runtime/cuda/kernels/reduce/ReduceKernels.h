@@ -2,11 +2,11 @@
 //
 // reduce_sum / reduce_max / reduce_mean take one of four paths, chosen from
 // the input's shape, the reduced dimensions and the input type alone (no
-// device), so that the selection (KernelSelection.cpp, cuda-coverage) and
-// the launch (ReduceKernels.cpp) agree and a result's order of additions
-// is a function of the shape only. The kernels are in
-// ReduceKernelsSource.cpp (rows, columns) and DeviceKernelsSource.cpp
-// (general, split); docs/cuda.md, "Reductions", says why and how fast.
+// device), so that the selection and the launch (ReduceLaunch.cpp, and
+// cuda-coverage) agree and a result's order of additions is a function of
+// the shape only. The kernels are in ReduceRows.cuh (rows, columns) and
+// Reduce.cuh (general, split); docs/cuda.md, "Reductions", says why and
+// how fast.
 //
 //===----------------------------------------------------------------------===//
 #ifndef LLMC_RUNTIME_CUDA_REDUCEKERNELS_H
@@ -58,6 +58,16 @@ ReduceLaunch planReduceLaunch(const Shape &input,
 /// Column reductions narrower than this run the general or split kernel: a
 /// column tile would leave most lanes idle.
 constexpr int64_t kReduceMinColumns = 32;
+
+/// SumSquares (reduce/ReduceRows.cuh): a tensor is cut into chunks of
+/// kSumSquaresChunk elements, a block of 256 threads each, whose double
+/// partial sums a second kernel folds in chunk order. The multi-tensor
+/// launch (optimizer/MultiTensor.h) cuts every tensor the same way, so one tensor's
+/// result has the same bits alone or in a group.
+constexpr long long kSumSquaresChunk = 4096;
+inline long long sumSquaresChunks(long long elements) {
+  return (elements + kSumSquaresChunk - 1) / kSumSquaresChunk;
+}
 
 } // namespace llmc::rt::cuda
 

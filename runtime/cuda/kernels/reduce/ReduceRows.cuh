@@ -7,7 +7,7 @@
 // result: per-row statistics) and columns ([outer, length, inner] reduced
 // over the middle, `inner` contiguous: bias and norm-parameter gradients,
 // the position-embedding gradient). Everything else runs the general
-// kernels of Reduce.cuh. ReduceKernels.cpp decides the path
+// kernels of Reduce.cuh. ReduceLaunch.cpp decides the path
 // from the shapes (planReduceLaunch) and launches.
 //
 // Numerics as the general kernels and the CPU: every element is widened to

@@ -1,16 +1,16 @@
 //===- RopeLaunch.cpp - the launch of llmc.rope on a GPU ------------------===//
 //
-// planRopeLaunch (RopeLaunch.h) and CudaKernels::launchRope: the cos/sin
-// table of the positions into the scratch that prepare() reserved
-// (KernelSelection.cpp), then the rotation of every row from it, 16 bytes
+// The rope family: planRopeLaunch (RopeLaunch.h), the selection, and the
+// launch: the cos/sin table of the positions into the scratch that
+// prepare() reserved, then the rotation of every row from it, 16 bytes
 // at a time where the shape and the pointers allow
-// (RopeKernelsSource.cpp). The two kernels run in order on `stream`, and
+// (rope/Rope.cuh). The two kernels run in order on `stream`, and
 // the table is read only by the launch that filled it, as every user of
 // the scratch.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/cuda/kernels/rope/RopeLaunch.h"
-#include "runtime/cuda/kernels/DeviceKernels.h"
+#include "runtime/cuda/kernels/KernelFamily.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -72,16 +72,41 @@ RopeLaunch planRopeLaunch(const Shape &shape, DType type, const void *x,
   return plan;
 }
 
-Status CudaKernels::launchRope(const std::vector<std::string> &entries,
-                               const TensorRef &x, const void *positions,
-                               const TensorRef &out, double theta,
-                               cudaStream_t stream) {
-  // entries: the table, the general rotation, the packed rotation.
-  RopeLaunch plan =
-      planRopeLaunch(x.shape, x.dtype, x.data, out.data, multiprocessors_);
+Status family::selectRope(const KernelCall &call, KernelChoice &choice) {
+  const std::vector<TensorRef> &inputs = call.inputs;
+  const std::vector<TensorRef> &outputs = call.outputs;
+  LLMC_RETURN_IF_ERROR(call.expect(1, 2, 0, 1));
+  const TensorRef &x = inputs[0];
+  std::string suffix = floatSuffix(x.dtype);
+  std::string index = inputs.size() == 2 ? indexSuffix(inputs[1].dtype) : "i32";
+  if (suffix.empty() || index.empty() || x.rank() < 2 ||
+      outputs[0].dtype != x.dtype || x.shape.back() % 2 != 0)
+    return call.refuse(
+        "rope covers f32 and bf16 [..., T, D] with an even D and "
+        "i32 or i64 positions");
+  // The cos and sin tables [T, D/2] in double (rope/Rope.cuh).
+  choice.scratchBytes =
+      planRopeLaunch(x.shape, x.dtype, nullptr, nullptr, 1).scratchBytes();
+  return runEntries(choice,
+                    {"llmc_rope_table_" + index, "llmc_rope_rotate_" + suffix,
+                     "llmc_rope_rotate_vec_" + suffix});
+}
+
+Status family::launchRope(LaunchContext &context, const KernelCall &call,
+                          const KernelChoice &choice) {
+  // entries: the table, the general rotation, the packed rotation; the
+  // table into the scratch, then the rotation of x (positions null:
+  // 0..T-1) into out.
+  const TensorRef &x = call.inputs[0], &out = call.outputs[0];
+  const void *positions =
+      call.inputs.size() == 2 ? call.inputs[1].data : nullptr;
+  double theta = call.attrs.floats[0];
+  const std::vector<std::string> &entries = choice.entries;
+  RopeLaunch plan = planRopeLaunch(x.shape, x.dtype, x.data, out.data,
+                                   context.multiprocessors());
   long long seq = plan.seq, headDim = plan.headDim, rows = plan.rows,
             heads = plan.heads, headsPerThread = plan.headsPerThread;
-  double *cosTable = static_cast<double *>(scratch_);
+  double *cosTable = static_cast<double *>(context.scratch());
   double *sinTable = cosTable + seq * (headDim / 2);
   const void *source = x.data;
   void *result = out.data;
@@ -89,20 +114,19 @@ Status CudaKernels::launchRope(const std::vector<std::string> &entries,
   // 1. The table: T * D/2 angles.
   std::vector<void *> tableArgs = {&positions, &cosTable, &sinTable,
                                    &seq,       &headDim,  &theta};
-  LLMC_RETURN_IF_ERROR(launchPrimitive(entries[0], plan.tableBlocks,
-                                       RopeLaunch::kThreads, 0, tableArgs,
-                                       stream));
+  LLMC_RETURN_IF_ERROR(context.launch(entries[0], plan.tableBlocks,
+                                      RopeLaunch::kThreads, 0, tableArgs));
   // 2. The rotation, packed or a thread per pair.
   if (plan.packed) {
     std::vector<void *> args = {&source, &cosTable, &sinTable, &result,
                                 &heads,  &seq,      &headDim,  &headsPerThread};
-    return launchPrimitive(entries[2], dim3(plan.rotateBlocks, plan.runs),
-                           RopeLaunch::kPackedThreads, 0, args, stream);
+    return context.launch(entries[2], dim3(plan.rotateBlocks, plan.runs),
+                          RopeLaunch::kPackedThreads, 0, args);
   }
   std::vector<void *> args = {&source, &cosTable, &sinTable, &result,
                               &rows,   &seq,      &headDim};
-  return launchPrimitive(entries[1], plan.rotateBlocks, RopeLaunch::kThreads, 0,
-                         args, stream);
+  return context.launch(entries[1], plan.rotateBlocks, RopeLaunch::kThreads, 0,
+                        args);
 }
 
 } // namespace llmc::rt::cuda

@@ -1,6 +1,6 @@
 //===- RopeLaunch.h - how llmc.rope runs on the GPU -------------*- C++ -*-===//
 //
-// The grids of rope's two kernels (RopeKernelsSource.cpp), from the shape,
+// The grids of rope's two kernels (rope/Rope.cuh), from the shape,
 // the element type, the pointers' alignment and the multiprocessor count
 // alone, so that the launch (RopeLaunch.cpp) and the CPU emulation of the
 // kernels (test/runtime/cuda/RopeEmulationTest.cpp) run the same plan.

@@ -1,10 +1,10 @@
-//===- DeviceKernelsCudnn.cpp - attention launches through cuDNN ----------===//
+//===- AttentionCudnn.cpp - attention launches through cuDNN --------------===//
 //
 // CudaKernels' side of CudnnAttention.h: which Attention / AttentionGrad
 // launches cuDNN takes (bf16, every operand; the shapes CudnnAttention
 // covers and an engine supports), the scratch they need, and the launches.
 // Everything else, and every problem cuDNN refuses (the refusal is kept in
-// attentionPath()'s notes), runs llmc's flash kernels (DeviceKernels.cpp).
+// attentionPath()'s notes), runs llmc's flash kernels (AttentionLaunch.cpp).
 //
 // The row statistics: an Attention with a second result (its log-sum-exp,
 // f32 [B, Hq, T], natural log: cuDNN's "Stats") writes them; an

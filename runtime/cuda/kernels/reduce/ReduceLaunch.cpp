@@ -1,14 +1,15 @@
-//===- ReduceKernels.cpp - the path and the launch of a GPU reduction -----===//
+//===- ReduceLaunch.cpp - the path and the launch of a GPU reduction ------===//
 //
-// planReduceLaunch (ReduceKernels.h) picks a reduction's kernels from the
-// shape; CudaKernels::launchReduction computes their grids and launches
-// them. The order of the double additions of every path is a function of
+// The reduce family: planReduceLaunch (ReduceKernels.h) picks a
+// reduction's kernels from the shape, the selection names their entries,
+// launchReduction computes their grids and launches them; and SumSquares,
+// the gradient norm's terms, in fixed chunks (reduce/ReduceRows.cuh). The order of the double additions of every path is a function of
 // the shape alone; grids that depend on the device (the multiprocessor
 // count) only decide which warp or block does which fixed piece of work.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/cuda/kernels/reduce/ReduceKernels.h"
-#include "runtime/cuda/kernels/DeviceKernels.h"
+#include "runtime/cuda/kernels/KernelFamily.h"
 
 #include <algorithm>
 #include <climits>
@@ -18,7 +19,6 @@ namespace llmc::rt::cuda {
 
 namespace {
 
-constexpr int kMaxRank = 8;
 constexpr unsigned kReduceThreads = 256; // 8 warps (kReduceWarps)
 constexpr int64_t kReduceWarps = 8;
 
@@ -40,7 +40,7 @@ constexpr int64_t kSplitMaxChunks = 1024;
 constexpr int64_t kColumnBlocks = 1024;
 constexpr int64_t kColumnMinChunkRows = 32;
 
-// Host mirror of DeviceKernelsSource.cpp's ReducePlan (same members, same
+// Host mirror of reduce/Reduce.cuh's ReducePlan (same members, same
 // order, hence the same layout).
 struct ReducePlan {
   int keptRank;
@@ -55,9 +55,6 @@ struct ReducePlan {
 
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-bool aligned16(const void *pointer) {
-  return reinterpret_cast<uintptr_t>(pointer) % 16 == 0;
-}
 
 void planSplit(ReduceLaunch &launch, int64_t outputs, int64_t length) {
   launch.path = ReduceLaunch::Path::Split;
@@ -138,39 +135,36 @@ ReduceLaunch planReduceLaunch(const Shape &shape,
   return launch;
 }
 
-Status CudaKernels::launchReduction(KernelKind kind,
-                                    const std::vector<std::string> &entries,
-                                    const std::vector<int64_t> &dims,
-                                    const TensorRef &in, const TensorRef &out,
-                                    cudaStream_t stream) {
+Status launchReduction(LaunchContext &context, KernelKind kind,
+                       const std::vector<std::string> &entries,
+                       const std::vector<int64_t> &dims, const TensorRef &in,
+                       const TensorRef &out) {
   ReduceLaunch launch = planReduceLaunch(in.shape, dims, in.dtype);
   int reduceKind = kind == KernelKind::ReduceSum   ? 0
                    : kind == KernelKind::ReduceMax ? 1
                                                    : 2;
   const void *source = in.data;
   void *result = out.data;
-  void *partials = scratch_;
-  long long outer = launch.outer, length = launch.length,
-            inner = launch.inner, chunks = launch.chunks,
-            rowsPerChunk = launch.rowsPerChunk;
+  void *partials = context.scratch();
+  long long outer = launch.outer, length = launch.length, inner = launch.inner,
+            chunks = launch.chunks, rowsPerChunk = launch.rowsPerChunk;
 
   switch (launch.path) {
   case ReduceLaunch::Path::Rows: {
     // entries: vector, scalar.
-    bool vector = launch.vector > 1 && length % launch.vector == 0 &&
-                  aligned16(source);
-    unsigned blocks = static_cast<unsigned>(
-        std::min<int64_t>(ceilDiv(outer, kReduceWarps),
-                          static_cast<int64_t>(multiprocessors_) * 16));
-    std::vector<void *> args = {&source, &result, &outer, &length,
-                                &reduceKind};
-    return launchPrimitive(entries[vector ? 0 : 1], blocks, kReduceThreads, 0,
-                           args, stream);
+    bool vector =
+        launch.vector > 1 && length % launch.vector == 0 && aligned16({source});
+    unsigned blocks = static_cast<unsigned>(std::min<int64_t>(
+        ceilDiv(outer, kReduceWarps),
+        static_cast<int64_t>(context.multiprocessors()) * 16));
+    std::vector<void *> args = {&source, &result, &outer, &length, &reduceKind};
+    return context.launch(entries[vector ? 0 : 1], blocks, kReduceThreads, 0,
+                          args);
   }
   case ReduceLaunch::Path::Columns: {
     // entries: vector, scalar, finish.
-    bool vector = launch.vector > 1 && inner % launch.vector == 0 &&
-                  aligned16(source);
+    bool vector =
+        launch.vector > 1 && inner % launch.vector == 0 && aligned16({source});
     int64_t tile = 32 * (vector ? launch.vector : 1);
     int64_t tiles = outer * ceilDiv(inner, tile);
     if (tiles > INT_MAX || chunks > 65535)
@@ -178,21 +172,20 @@ Status CudaKernels::launchReduction(KernelKind kind,
                            "reduction grid of " + std::to_string(tiles) +
                                " x " + std::to_string(chunks) +
                                " blocks is too large");
-    std::vector<void *> first = {&source, &partials, &result,
-                                 &outer,  &length,   &inner,
-                                 &rowsPerChunk, &chunks, &reduceKind};
-    LLMC_RETURN_IF_ERROR(launchPrimitive(
+    std::vector<void *> first = {&source,       &partials, &result,
+                                 &outer,        &length,   &inner,
+                                 &rowsPerChunk, &chunks,   &reduceKind};
+    LLMC_RETURN_IF_ERROR(context.launch(
         entries[vector ? 0 : 1],
         dim3(static_cast<unsigned>(tiles), static_cast<unsigned>(chunks)),
-        kReduceThreads, 0, first, stream));
+        kReduceThreads, 0, first));
     if (chunks == 1)
       return Status::ok();
     long long count = outer * inner;
     std::vector<void *> second = {&partials, &result, &count,
                                   &chunks,   &length, &reduceKind};
-    return launchPrimitive(entries[2],
-                           static_cast<unsigned>(ceilDiv(count, 32)),
-                           kReduceThreads, 0, second, stream);
+    return context.launch(entries[2], static_cast<unsigned>(ceilDiv(count, 32)),
+                          kReduceThreads, 0, second);
   }
   case ReduceLaunch::Path::Split:
   case ReduceLaunch::Path::General:
@@ -226,22 +219,112 @@ Status CudaKernels::launchReduction(KernelKind kind,
     // result o.
     std::vector<void *> first = {&source, &partials, &plan, &reduceKind,
                                  &chunks};
-    LLMC_RETURN_IF_ERROR(launchPrimitive(
+    LLMC_RETURN_IF_ERROR(context.launch(
         entries[0], static_cast<unsigned>(plan.outputCount * chunks),
-        kReduceThreads, 0, first, stream));
+        kReduceThreads, 0, first));
     long long count = plan.reduceCount;
     std::vector<void *> second = {&partials, &result, &chunks, &count,
                                   &reduceKind};
-    return launchPrimitive(entries[1],
-                           static_cast<unsigned>(plan.outputCount),
-                           kReduceThreads, 0, second, stream);
+    return context.launch(entries[1], static_cast<unsigned>(plan.outputCount),
+                          kReduceThreads, 0, second);
   }
   // entries: general; one block per result (grid-stride beyond 64 per
   // multiprocessor).
   std::vector<void *> args = {&source, &result, &plan, &reduceKind};
   unsigned blocks = static_cast<unsigned>(std::min<int64_t>(
-      plan.outputCount, static_cast<int64_t>(multiprocessors_) * 64));
-  return launchPrimitive(entries[0], blocks, kReduceThreads, 0, args, stream);
+      plan.outputCount, static_cast<int64_t>(context.multiprocessors()) * 64));
+  return context.launch(entries[0], blocks, kReduceThreads, 0, args);
+}
+
+Status family::selectReduce(const KernelCall &call, KernelChoice &choice) {
+  const KernelAttrs &attrs = call.attrs;
+  const std::vector<TensorRef> &inputs = call.inputs;
+  const std::vector<TensorRef> &outputs = call.outputs;
+  switch (call.kind) {
+  case KernelKind::ReduceSum:
+  case KernelKind::ReduceMax:
+  case KernelKind::ReduceMean: {
+    LLMC_RETURN_IF_ERROR(call.expect(1, 1, 1, 0));
+    std::string in = floatSuffix(inputs[0].dtype),
+                out = floatSuffix(outputs[0].dtype);
+    if (in.empty() || out.empty())
+      return call.refuse("reductions cover f32 and bf16 inputs and results");
+    if (inputs[0].rank() > kMaxRank)
+      return call.refuse("ranks above 8 are not supported");
+    for (size_t i = 0; i < attrs.ints.size(); ++i)
+      if (attrs.ints[i] < 0 || attrs.ints[i] >= inputs[0].rank() ||
+          (i > 0 && attrs.ints[i] <= attrs.ints[i - 1]))
+        return call.refuse("expected strictly increasing dims in [0, " +
+                           std::to_string(inputs[0].rank()) + ")");
+    // The path from the shape (ReduceKernels.h); the vector and scalar
+    // entries of rows and columns both, the launch takes the vector one
+    // when the input is aligned.
+    ReduceLaunch launch =
+        planReduceLaunch(inputs[0].shape, attrs.ints, inputs[0].dtype);
+    choice.scratchBytes = launch.scratchBytes;
+    std::string types = in + "_" + out;
+    switch (launch.path) {
+    case ReduceLaunch::Path::Rows:
+      return runEntries(choice, {"llmc_reduce_rows_vec_" + types,
+                                 "llmc_reduce_rows_" + types});
+    case ReduceLaunch::Path::Columns:
+      return runEntries(choice, {"llmc_reduce_columns_vec_" + types,
+                                 "llmc_reduce_columns_" + types,
+                                 "llmc_reduce_columns_finish_" + out});
+    case ReduceLaunch::Path::Split:
+      return runEntries(
+          choice, {"llmc_reduce_partial_" + in, "llmc_reduce_finish_" + out});
+    case ReduceLaunch::Path::General:
+      break;
+    }
+    return runEntries(choice, {"llmc_reduce_" + types});
+  }
+  case KernelKind::SumSquares: {
+    LLMC_RETURN_IF_ERROR(call.expect(1, 1, 0, 0));
+    if (inputs[0].dtype != DType::F32 || outputs[0].dtype != DType::F32 ||
+        outputs[0].numElements() != 1)
+      return call.refuse("sum_squares covers an f32 tensor into one f32");
+    choice.scratchBytes = static_cast<size_t>(std::max<long long>(
+                              1, sumSquaresChunks(inputs[0].numElements()))) *
+                          sizeof(double);
+    return runEntries(choice,
+                      {"llmc_sum_squares_partial", "llmc_sum_squares_finish"});
+  }
+  default:
+    return call.refuse("");
+  }
+}
+
+Status family::launchReduce(LaunchContext &context, const KernelCall &call,
+                            const KernelChoice &choice) {
+  const KernelAttrs &attrs = call.attrs;
+  const std::vector<TensorRef> &inputs = call.inputs;
+  const std::vector<TensorRef> &outputs = call.outputs;
+  const std::vector<std::string> &entries = choice.entries;
+  const TensorRef *out = &outputs[0];
+  switch (call.kind) {
+  case KernelKind::ReduceSum:
+  case KernelKind::ReduceMax:
+  case KernelKind::ReduceMean:
+    return launchReduction(context, call.kind, entries, attrs.ints, inputs[0],
+                           *out);
+  case KernelKind::SumSquares: {
+    const void *x = inputs[0].data;
+    void *result = out->data;
+    void *partials = context.scratch();
+    long long n = inputs[0].numElements();
+    long long chunks = sumSquaresChunks(n);
+    if (chunks > 0) {
+      std::vector<void *> partialArgs = {&x, &n, &partials};
+      LLMC_RETURN_IF_ERROR(context.launch(
+          entries[0], static_cast<unsigned>(chunks), 256, 0, partialArgs));
+    }
+    std::vector<void *> finishArgs = {&partials, &chunks, &result};
+    return context.launch(entries[1], 1, 256, 0, finishArgs);
+  }
+  default:
+    return call.refuse("");
+  }
 }
 
 } // namespace llmc::rt::cuda
