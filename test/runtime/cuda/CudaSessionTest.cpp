@@ -578,7 +578,7 @@ TEST_F(CudaKernelCase, MixedPrecision) {
   }
 }
 
-// Mixture-of-experts routing against the CPU (runtime/cpu/CompositeMoe.cpp):
+// Mixture-of-experts routing against the CPU (runtime/cpu/Moe.cpp):
 // dispatch and combine share the slot assignment, with capacities that keep
 // every pair and that drop some; top-k's indices exactly, its weights in
 // double. Written without a GPU at hand (2026-11-29); first run pending.

@@ -15,7 +15,7 @@
 #include "common/Prelude.cuh"
 
 // ---- Mixture of experts: routing, dispatch, combine ----------------------
-// As the CPU (runtime/cpu/CompositeMoe.cpp): pairs (token n, choice j) take
+// As the CPU (runtime/cpu/Moe.cpp): pairs (token n, choice j) take
 // slots of their expert in the flat order n * k + j; the first `capacity`
 // get slots, later ones are dropped (slot -1). One block: thread e scans
 // every pair for expert e (E is small; the scan is sequential per expert so

@@ -29,7 +29,7 @@
 // norms/NormsLaunch.cpp launches them and sizes the scratch
 // (NormGradLaunch).
 //
-// Numerics as the CPU reference (runtime/cpu/CompositeNormGrads.cpp, with
+// Numerics as the CPU reference (runtime/cpu/NormGrads.cpp, with
 // the same chunks): everything in double from the stored values and one
 // rounding to each result's type; only the order of the double operations
 // differs (a warp's lanes and the shuffle tree for the row sums; 32

@@ -23,7 +23,7 @@ namespace llmc::rt::cuda {
 
 /// The launch of one reduction. Size-1 dimensions are dropped and adjacent
 /// dimensions of the same kind (reduced or kept) merged first, as the CPU
-/// kernel does (runtime/cpu/PrimitiveReduce.cpp).
+/// kernel does (runtime/cpu/Reduce.cpp).
 struct ReduceLaunch {
   enum class Path {
     General, ///< one block per result, any dims (llmc_reduce_<in>_<out>)

@@ -1,4 +1,4 @@
-//===- CompositeNormGrads.cpp - CPU kernels of layer_norm_grad, rms_norm_grad
+//===- NormGrads.cpp - CPU kernels of layer_norm_grad, rms_norm_grad
 //
 // The reference of the norms' derivatives (llmc.layer_norm_grad,
 // llmc.rms_norm_grad; docs/autodiff.md, "Norms"). Each row is loaded as

@@ -1,4 +1,4 @@
-//===- CompositeAttention.cpp - CPU kernels of attention and rope ---------===//
+//===- Attention.cpp - CPU kernels of attention and rope ---------===//
 //
 // Attention computes one (batch, head, query) row at a time with a buffer of
 // S scores, never the T x S matrix; attention_grad likewise, one task per

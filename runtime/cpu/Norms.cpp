@@ -1,4 +1,4 @@
-//===- CompositeNorms.cpp - CPU kernels of layer_norm, rms_norm, softmax --===//
+//===- Norms.cpp - CPU kernels of layer_norm, rms_norm, softmax --===//
 //
 // Row kernels: each row (the last dimension for the norms, `dim` for
 // softmax) is loaded as double, reduced in f64, and stored rounded to the

@@ -1,4 +1,4 @@
-//===- PrimitiveReduce.cpp - reduce_sum, reduce_max, reduce_mean ---------===//
+//===- Reduce.cpp - reduce_sum, reduce_max, reduce_mean ---------===//
 //
 // A reduction over any set of dimensions is planned once: adjacent
 // dimensions of the same kind (kept or reduced) merge, size-1 dimensions

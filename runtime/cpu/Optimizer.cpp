@@ -1,4 +1,4 @@
-//===- CompositeSchedule.cpp - CPU kernel of lr_schedule ------------------===//
+//===- Optimizer.cpp - CPU kernel of lr_schedule ------------------===//
 #include "runtime/cpu/CompositeCommon.h"
 
 #include <algorithm>

@@ -1,4 +1,4 @@
-//===- PrimitiveElementwise.cpp - unary and binary math, and cast -------===//
+//===- Elementwise.cpp - unary and binary math, and cast -------===//
 //
 // Neg, Abs, Exp, Log, Tanh, Sqrt, Rsqrt, Add, Sub, Mul, Div, Max, Min and
 // Cast. One typed loop per op and dtype, split over the thread pool.

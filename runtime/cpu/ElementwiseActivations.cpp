@@ -1,4 +1,4 @@
-//===- CompositeActivations.cpp - CPU kernels of gelu, silu, swiglu -------===//
+//===- ElementwiseActivations.cpp - CPU kernels of gelu, silu, swiglu -------===//
 //
 // Elementwise activations, evaluated in f64 on blocks of elements and
 // rounded to the storage type on store. Operands and the result share one

@@ -1,4 +1,4 @@
-//===- PrimitiveMatmul.cpp - CPU kernel of the batched matmul -------------===//
+//===- Matmul.cpp - CPU kernel of the batched matmul -------------===//
 //
 // Float matmuls go to OpenBLAS: sgemm for f32, bf16 and f16 (converted to
 // f32 first; the f32 result is rounded to the result type on store), dgemm

@@ -1,4 +1,4 @@
-//===- CompositeMoe.cpp - CPU kernels of moe_topk, dispatch, combine -----===//
+//===- Moe.cpp - CPU kernels of moe_topk, dispatch, combine -----===//
 //
 // moe_topk picks each token's experts; moe_dispatch copies tokens into
 // per-expert buffers [E, C, D]; moe_combine sums the expert outputs back.

@@ -1,4 +1,4 @@
-//===- PrimitiveIndex.cpp - gather, scatter_add, compare, select, iota ---===//
+//===- MovementIndex.cpp - gather, scatter_add, compare, select, iota ---===//
 //
 // Gather and scatter_add view their tensors as [outer, S, inner] around
 // `dim`, with the index tensor flattened to J positions: gather reads row

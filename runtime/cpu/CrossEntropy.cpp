@@ -1,4 +1,4 @@
-//===- CompositeLoss.cpp - CPU kernels of embedding and the loss ----------===//
+//===- CrossEntropy.cpp - CPU kernels of embedding and the loss ----------===//
 //
 // The two ends of a language model: the token lookup, the loss and its
 // gradient. All read integer ids; embedding defines out-of-range ids (zero

@@ -1,4 +1,4 @@
-//===- PrimitiveShape.cpp - broadcast, transpose, slice, concat ----------===//
+//===- Movement.cpp - broadcast, transpose, slice, concat ----------===//
 //
 // Broadcast, transpose and slice are one strided copy each: every result
 // element reads the input at `base + Σ index[d] · stride[d]`, where a
