@@ -1,59 +1,19 @@
-//===- CrossEntropy.cpp - CPU kernels of embedding and the loss ----------===//
+//===- CrossEntropy.cpp - CPU kernels of the loss and its gradient --------===//
 //
-// The two ends of a language model: the token lookup, the loss and its
-// gradient. All read integer ids; embedding defines out-of-range ids (zero
-// rows), while cross_entropy and cross_entropy_grad report a bad target,
-// since a loss over it means nothing.
+// cross_entropy and cross_entropy_grad: both read integer targets and report
+// a bad one, since a loss over it means nothing (embedding, which defines
+// out-of-range ids as zero rows, is MovementIndex.cpp's).
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/cpu/CompositeCommon.h"
 
 #include <cmath>
-#include <cstring>
 #include <limits>
 #include <vector>
 
 namespace llmc::rt {
 
 using namespace composite;
-
-//===----------------------------------------------------------------------===//
-// embedding
-//===----------------------------------------------------------------------===//
-
-Status cpuEmbedding(const KernelArgs &args) {
-  LLMC_RETURN_IF_ERROR(expectOperands(args, 2, 2, 1));
-  LLMC_RETURN_IF_ERROR(args.expectAttrs(0, 0));
-  const TensorRef &table = args.inputs[0], &ids = args.inputs[1],
-                  &out = args.outputs[0];
-  LLMC_RETURN_IF_ERROR(expectFloat(args, "table", table));
-  LLMC_RETURN_IF_ERROR(expectRank(args, "table", table, 2));
-  LLMC_RETURN_IF_ERROR(expectIndex(args, "ids", ids));
-  LLMC_RETURN_IF_ERROR(expectDType(args, "result", out, table.dtype));
-  Shape expected = ids.shape;
-  expected.push_back(table.shape[1]);
-  LLMC_RETURN_IF_ERROR(expectShape(args, "result", out, expected));
-
-  if (out.numElements() == 0)
-    return Status::ok();
-
-  // Rows are copied as bytes: the result has the table's dtype.
-  const int64_t vocab = table.shape[0], dim = table.shape[1];
-  const size_t rowBytes = static_cast<size_t>(dim) * dtypeSize(table.dtype);
-  const char *src = static_cast<const char *>(table.data);
-  char *dst = static_cast<char *>(out.data);
-  args.pool.parallelFor(
-      ids.numElements(), rowGrain(dim), [&](int64_t begin, int64_t end) {
-        for (int64_t n = begin; n < end; ++n) {
-          int64_t id = loadInt(ids, n);
-          if (id >= 0 && id < vocab)
-            std::memcpy(dst + n * rowBytes, src + id * rowBytes, rowBytes);
-          else // the zero bit pattern is +0.0 in every float format
-            std::memset(dst + n * rowBytes, 0, rowBytes);
-        }
-      });
-  return Status::ok();
-}
 
 //===----------------------------------------------------------------------===//
 // cross_entropy

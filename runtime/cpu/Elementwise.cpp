@@ -1,7 +1,9 @@
-//===- Elementwise.cpp - unary and binary math, and cast -------===//
+//===- Elementwise.cpp - unary and binary math, cast, compare, select -----===//
 //
-// Neg, Abs, Exp, Log, Tanh, Sqrt, Rsqrt, Add, Sub, Mul, Div, Max, Min and
-// Cast. One typed loop per op and dtype, split over the thread pool.
+// Neg, Abs, Exp, Log, Tanh, Sqrt, Rsqrt, Add, Sub, Mul, Div, Max, Min,
+// Cast, Compare and Select (gelu, silu, swiglu: ElementwiseActivations.cpp),
+// the reference of the CUDA elementwise family. One typed loop per op and
+// dtype, split over the thread pool.
 //
 // Numerics (docs/runtime.md, "CPU kernels"):
 //  - f32 and f64 compute in their own precision; bf16 and f16 load to f32,
@@ -14,6 +16,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/cpu/PrimitiveHelpers.h"
+
+#include <functional>
 
 namespace llmc::rt {
 
@@ -174,6 +178,24 @@ typename To::Storage convertElem(typename From::Storage s) {
   }
 }
 
+/// Calls fn(comparison functor) for a direction of Kernels.def.
+template <typename Fn> void visitDirection(int64_t direction, Fn &&fn) {
+  switch (direction) {
+  case 0:
+    return fn(std::equal_to<>());
+  case 1:
+    return fn(std::not_equal_to<>());
+  case 2:
+    return fn(std::less<>());
+  case 3:
+    return fn(std::less_equal<>());
+  case 4:
+    return fn(std::greater<>());
+  default:
+    return fn(std::greater_equal<>());
+  }
+}
+
 } // namespace
 
 Status cpuNeg(const KernelArgs &args) {
@@ -229,6 +251,57 @@ Status cpuCast(const KernelArgs &args) {
 Status cpuFusedElementwise(const KernelArgs &args) {
   if (args.attrs.ints.size() != 1 || args.attrs.ints[0] < 1)
     return args.error("expected the number of commands of the region");
+  return Status::ok();
+}
+
+/// i1 results (0 or 1); floats compare as IEEE does (NaN is unequal to
+/// everything, so only `ne` holds for it).
+Status cpuCompare(const KernelArgs &args) {
+  LLMC_RETURN_IF_ERROR(checkLaunch(args, 2, 1, 1));
+  const TensorRef &lhs = args.inputs[0], &rhs = args.inputs[1];
+  const TensorRef &out = args.outputs[0];
+  int64_t direction = args.attrs.ints[0];
+  if (direction < 0 || direction > 5)
+    return args.error("expected direction in [0, 5] (eq ne lt le gt ge), got " +
+                      std::to_string(direction));
+  LLMC_RETURN_IF_ERROR(expectDType(args, "lhs", lhs.dtype, kNumericTypes));
+  LLMC_RETURN_IF_ERROR(expectSameDType(args, "rhs", rhs.dtype, lhs.dtype));
+  LLMC_RETURN_IF_ERROR(expectSameDType(args, "result", out.dtype, DType::I1));
+  LLMC_RETURN_IF_ERROR(expectShape(args, "rhs", rhs.shape, lhs.shape));
+  LLMC_RETURN_IF_ERROR(expectShape(args, "result", out.shape, lhs.shape));
+  visitDType<kNumericTypes>(lhs.dtype, [&](auto elem) {
+    using E = decltype(elem);
+    const auto *a = dataOf<E>(lhs);
+    const auto *b = dataOf<E>(rhs);
+    auto *y = static_cast<uint8_t *>(out.data);
+    visitDirection(direction, [&](auto compare) {
+      forEachElement(args.pool, lhs.numElements(), [&](int64_t i) {
+        y[i] = compare(E::load(a[i]), E::load(b[i]));
+      });
+    });
+  });
+  return Status::ok();
+}
+
+Status cpuSelect(const KernelArgs &args) {
+  LLMC_RETURN_IF_ERROR(checkLaunch(args, 3, 1, 0));
+  const TensorRef &cond = args.inputs[0], &onTrue = args.inputs[1];
+  const TensorRef &onFalse = args.inputs[2], &out = args.outputs[0];
+  LLMC_RETURN_IF_ERROR(expectSameDType(args, "cond", cond.dtype, DType::I1));
+  LLMC_RETURN_IF_ERROR(expectSameDType(args, "on_false", onFalse.dtype, onTrue.dtype));
+  LLMC_RETURN_IF_ERROR(expectSameDType(args, "result", out.dtype, onTrue.dtype));
+  LLMC_RETURN_IF_ERROR(expectShape(args, "on_true", onTrue.shape, cond.shape));
+  LLMC_RETURN_IF_ERROR(expectShape(args, "on_false", onFalse.shape, cond.shape));
+  LLMC_RETURN_IF_ERROR(expectShape(args, "result", out.shape, cond.shape));
+  visitDType<kAllTypes>(out.dtype, [&](auto elem) {
+    using E = decltype(elem);
+    const auto *c = static_cast<const uint8_t *>(cond.data);
+    const auto *t = dataOf<E>(onTrue);
+    const auto *f = dataOf<E>(onFalse);
+    auto *y = dataOf<E>(out);
+    forEachElement(args.pool, cond.numElements(),
+                   [&](int64_t i) { y[i] = c[i] ? t[i] : f[i]; });
+  });
   return Status::ok();
 }
 

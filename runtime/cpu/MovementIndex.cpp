@@ -1,16 +1,19 @@
-//===- MovementIndex.cpp - gather, scatter_add, compare, select, iota ---===//
+//===- MovementIndex.cpp - gather, scatter_add, iota, embedding ----------===//
 //
 // Gather and scatter_add view their tensors as [outer, S, inner] around
 // `dim`, with the index tensor flattened to J positions: gather reads row
 // (o, indices[j]) into row (o, j), scatter_add adds row (o, j) into row
 // (o, indices[j]). Indices outside [0, S) give zero rows (gather) or are
 // skipped (scatter_add), as docs/ir.md defines, so that a vocabulary shard
-// can look up global ids without masking.
+// can look up global ids without masking. Embedding (the CUDA movement
+// family's too) copies the table's rows at the ids as bytes, a zero row for
+// an id outside [0, vocab).
 //
 //===----------------------------------------------------------------------===//
+#include "runtime/cpu/CompositeCommon.h"
 #include "runtime/cpu/PrimitiveHelpers.h"
 
-#include <functional>
+#include <cstring>
 
 namespace llmc::rt {
 
@@ -71,24 +74,6 @@ void scatterColumns(const AxisView &dest, const TensorRef &indices,
       else
         row[c] += static_cast<Acc>(E::load(src[c]));
     }
-  }
-}
-
-/// Calls fn(comparison functor) for a direction of Kernels.def.
-template <typename Fn> void visitDirection(int64_t direction, Fn &&fn) {
-  switch (direction) {
-  case 0:
-    return fn(std::equal_to<>());
-  case 1:
-    return fn(std::not_equal_to<>());
-  case 2:
-    return fn(std::less<>());
-  case 3:
-    return fn(std::less_equal<>());
-  case 4:
-    return fn(std::greater<>());
-  default:
-    return fn(std::greater_equal<>());
   }
 }
 
@@ -185,57 +170,6 @@ Status cpuScatterAdd(const KernelArgs &args) {
   return Status::ok();
 }
 
-/// i1 results (0 or 1); floats compare as IEEE does (NaN is unequal to
-/// everything, so only `ne` holds for it).
-Status cpuCompare(const KernelArgs &args) {
-  LLMC_RETURN_IF_ERROR(checkLaunch(args, 2, 1, 1));
-  const TensorRef &lhs = args.inputs[0], &rhs = args.inputs[1];
-  const TensorRef &out = args.outputs[0];
-  int64_t direction = args.attrs.ints[0];
-  if (direction < 0 || direction > 5)
-    return args.error("expected direction in [0, 5] (eq ne lt le gt ge), got " +
-                      std::to_string(direction));
-  LLMC_RETURN_IF_ERROR(expectDType(args, "lhs", lhs.dtype, kNumericTypes));
-  LLMC_RETURN_IF_ERROR(expectSameDType(args, "rhs", rhs.dtype, lhs.dtype));
-  LLMC_RETURN_IF_ERROR(expectSameDType(args, "result", out.dtype, DType::I1));
-  LLMC_RETURN_IF_ERROR(expectShape(args, "rhs", rhs.shape, lhs.shape));
-  LLMC_RETURN_IF_ERROR(expectShape(args, "result", out.shape, lhs.shape));
-  visitDType<kNumericTypes>(lhs.dtype, [&](auto elem) {
-    using E = decltype(elem);
-    const auto *a = dataOf<E>(lhs);
-    const auto *b = dataOf<E>(rhs);
-    auto *y = static_cast<uint8_t *>(out.data);
-    visitDirection(direction, [&](auto compare) {
-      forEachElement(args.pool, lhs.numElements(), [&](int64_t i) {
-        y[i] = compare(E::load(a[i]), E::load(b[i]));
-      });
-    });
-  });
-  return Status::ok();
-}
-
-Status cpuSelect(const KernelArgs &args) {
-  LLMC_RETURN_IF_ERROR(checkLaunch(args, 3, 1, 0));
-  const TensorRef &cond = args.inputs[0], &onTrue = args.inputs[1];
-  const TensorRef &onFalse = args.inputs[2], &out = args.outputs[0];
-  LLMC_RETURN_IF_ERROR(expectSameDType(args, "cond", cond.dtype, DType::I1));
-  LLMC_RETURN_IF_ERROR(expectSameDType(args, "on_false", onFalse.dtype, onTrue.dtype));
-  LLMC_RETURN_IF_ERROR(expectSameDType(args, "result", out.dtype, onTrue.dtype));
-  LLMC_RETURN_IF_ERROR(expectShape(args, "on_true", onTrue.shape, cond.shape));
-  LLMC_RETURN_IF_ERROR(expectShape(args, "on_false", onFalse.shape, cond.shape));
-  LLMC_RETURN_IF_ERROR(expectShape(args, "result", out.shape, cond.shape));
-  visitDType<kAllTypes>(out.dtype, [&](auto elem) {
-    using E = decltype(elem);
-    const auto *c = static_cast<const uint8_t *>(cond.data);
-    const auto *t = dataOf<E>(onTrue);
-    const auto *f = dataOf<E>(onFalse);
-    auto *y = dataOf<E>(out);
-    forEachElement(args.pool, cond.numElements(),
-                   [&](int64_t i) { y[i] = c[i] ? t[i] : f[i]; });
-  });
-  return Status::ok();
-}
-
 /// result[..., i_dim, ...] = i_dim, rounded to the result type (bf16 holds
 /// the integers up to 256 exactly, f16 up to 2048).
 Status cpuIota(const KernelArgs &args) {
@@ -258,6 +192,44 @@ Status cpuIota(const KernelArgs &args) {
           }
         });
   });
+  return Status::ok();
+}
+
+/// embedding: the rows of `table` at the ids, a zero row for an id outside
+/// [0, vocab) (the composite kernels' checks and messages).
+Status cpuEmbedding(const KernelArgs &args) {
+  LLMC_RETURN_IF_ERROR(composite::expectOperands(args, 2, 2, 1));
+  LLMC_RETURN_IF_ERROR(args.expectAttrs(0, 0));
+  const TensorRef &table = args.inputs[0], &ids = args.inputs[1],
+                  &out = args.outputs[0];
+  LLMC_RETURN_IF_ERROR(composite::expectFloat(args, "table", table));
+  LLMC_RETURN_IF_ERROR(composite::expectRank(args, "table", table, 2));
+  LLMC_RETURN_IF_ERROR(composite::expectIndex(args, "ids", ids));
+  LLMC_RETURN_IF_ERROR(
+      composite::expectDType(args, "result", out, table.dtype));
+  Shape expected = ids.shape;
+  expected.push_back(table.shape[1]);
+  LLMC_RETURN_IF_ERROR(composite::expectShape(args, "result", out, expected));
+
+  if (out.numElements() == 0)
+    return Status::ok();
+
+  // Rows are copied as bytes: the result has the table's dtype.
+  const int64_t vocab = table.shape[0], dim = table.shape[1];
+  const size_t rowBytes = static_cast<size_t>(dim) * dtypeSize(table.dtype);
+  const char *src = static_cast<const char *>(table.data);
+  char *dst = static_cast<char *>(out.data);
+  args.pool.parallelFor(
+      ids.numElements(), composite::rowGrain(dim),
+      [&](int64_t begin, int64_t end) {
+        for (int64_t n = begin; n < end; ++n) {
+          int64_t id = loadInt(ids, n);
+          if (id >= 0 && id < vocab)
+            std::memcpy(dst + n * rowBytes, src + id * rowBytes, rowBytes);
+          else // the zero bit pattern is +0.0 in every float format
+            std::memset(dst + n * rowBytes, 0, rowBytes);
+        }
+      });
   return Status::ok();
 }
 

@@ -2,7 +2,7 @@
 //
 // llmc_compare_<i32|i64>: the integer compares (the float ones are
 // generated per signature, ElementwiseKernels.h). Launched by
-// elementwise/Elementwise.cpp.
+// elementwise/ElementwiseLaunch.cpp.
 //
 //===----------------------------------------------------------------------===//
 #ifndef LLMC_CUDA_ELEMENTWISE_INTEGERCOMPARE_CUH

@@ -1,7 +1,7 @@
 //===- LrSchedule.cuh - the learning rate of a step -----------------------===//
 //
 // llmc_lr_schedule_<f32|bf16>: warmup, then cosine, linear or constant
-// decay, in double as the CPU (runtime/cpu/Schedule.cpp).
+// decay, in double as the CPU (runtime/cpu/Optimizer.cpp).
 //
 //===----------------------------------------------------------------------===//
 #ifndef LLMC_CUDA_OPTIMIZER_LRSCHEDULE_CUH
