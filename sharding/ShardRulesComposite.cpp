@@ -1,5 +1,4 @@
-//===- ShardRulesComposite.cpp - sharding rules of contractions, lookups and
-//                                composites ---------------------------===//
+//===- ShardRulesComposite.cpp - contractions, lookups, composites --------===//
 //
 // matmul (batch, row, column and contraction splits; a split contraction
 // leaves a pending sum), embedding (vocabulary parallel: shifted ids, zero

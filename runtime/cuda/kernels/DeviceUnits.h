@@ -1,5 +1,4 @@
-//===- DeviceUnits.h - the NVRTC units of the hand-written kernels -*- C++
-//-*-===//
+//===- DeviceUnits.h - NVRTC units of the hand-written kernels --*- C++ -*-===//
 //
 // Which units of hand-written kernels exist (their .cu files in units/,
 // whose #includes say what each holds), under which names they are

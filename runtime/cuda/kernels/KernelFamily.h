@@ -1,5 +1,4 @@
-//===- KernelFamily.h - what a kernel family implements and uses -*- C++
-//-*-===//
+//===- KernelFamily.h - what a kernel family implements ---------*- C++ -*-===//
 //
 // Private to runtime/cuda/kernels/. Every kind of Kernels.def that runs on
 // the GPU has a line in CudaKernels.def naming its family; a family (a

@@ -1,5 +1,4 @@
-//===- CudaModule.h - load cubins and launch elementwise kernels -*- C++
-//-*-===//
+//===- CudaModule.h - load cubins, launch elementwise kernels ---*- C++ -*-===//
 //
 // The device half of the elementwise kernels: a cubin loaded with
 // cudaLibraryLoadData (context-independent, no driver-API context

@@ -1,5 +1,4 @@
-//===- AttentionLaunch.cpp - flash attention forward and backward
-//----------===//
+//===- AttentionLaunch.cpp - flash attention forward and backward ---------===//
 //
 // The attention family: llmc's flash kernels, the tensor-core ones
 // (attention/FlashTc*.cuh: bf16, D 64 or 128, aligned operands, sm_80) or the

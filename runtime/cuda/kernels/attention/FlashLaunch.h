@@ -1,5 +1,4 @@
-//===- FlashLaunch.h - the grids and operands of flash attention -*- C++
-//-*-===//
+//===- FlashLaunch.h - grids and operands of flash attention ----*- C++ -*-===//
 //
 // What the selection and the launch of Attention and AttentionGrad share
 // (attention/AttentionLaunch.cpp), computed from the operands' shapes and

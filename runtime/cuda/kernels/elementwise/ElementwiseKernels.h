@@ -1,5 +1,4 @@
-//===- ElementwiseKernels.h - CUDA C++ for the elementwise kernels -*- C++
-//-*-===//
+//===- ElementwiseKernels.h - CUDA C++ of elementwise kernels ---*- C++ -*-===//
 //
 // Generates one readable CUDA C++ translation unit per (kernel, dtypes) of
 // the elementwise entries of Kernels.def: neg ... rsqrt, add ... min, cast,

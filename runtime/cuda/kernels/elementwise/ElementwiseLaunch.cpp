@@ -1,5 +1,4 @@
-//===- ElementwiseLaunch.cpp - the elementwise kernels and the fused marker
-//---===//
+//===- ElementwiseLaunch.cpp - elementwise kernels, the fused marker ------===//
 //
 // The elementwise family: one generated unit per signature
 // (ElementwiseKernels.h; its math is CudaKernels.def's), compiled on first

@@ -1,5 +1,4 @@
-//===- CrossEntropyLaunch.cpp - the loss and its gradient
-//------------------===//
+//===- CrossEntropyLaunch.cpp - the loss and its gradient -----------------===//
 //
 // The cross-entropy family (loss/CrossEntropy.cuh, CrossEntropyGrad.cuh): a
 // block per row for each position's loss (and log-sum-exp), then a one-block

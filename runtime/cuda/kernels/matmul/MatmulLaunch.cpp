@@ -1,5 +1,4 @@
-//===- MatmulLaunch.cpp - GEMMs and their epilogues through cuBLASLt
-//-------===//
+//===- MatmulLaunch.cpp - GEMMs and their epilogues through cuBLASLt ------===//
 //
 // The matmul family: Matmul and MatmulEpilogue as one cuBLASLt GEMM each
 // (libs/CublasLt.h: row-major through the swapped column-major problem, the

@@ -1,5 +1,4 @@
-//===- MoeLaunch.cpp - MoE routing, dispatch and combine
-//-------------------===//
+//===- MoeLaunch.cpp - MoE routing, dispatch and combine ------------------===//
 //
 // The MoE family (moe/Moe.cuh): top-k routing, a warp per token; the slot
 // of every (token, choice) pair in one block (expert e's thread scans the

@@ -3,7 +3,7 @@
 // The data-movement kernels: broadcast, transpose and slice as one strided
 // copy, concat by parts, gather and embedding (by element size: any dtype),
 // scatter_add (f32 atomics; bf16 through an f32 copy: widen, scatter, narrow)
-// and iota. Launched by movement/Movement.cpp.
+// and iota. Launched by movement/MovementLaunch.cpp.
 // Scatter-add accumulates with f32 atomicAdd: its order, hence its last bit,
 // varies between runs where indices repeat (docs/cuda.md).
 //

@@ -1,5 +1,4 @@
-//===- MovementLaunch.cpp - copies, concat, gather, scatter_add, iota
-//------===//
+//===- MovementLaunch.cpp - copies, concat, gather, scatter_add, iota -----===//
 //
 // The movement family (kernels of movement/Movement.cuh): broadcast,
 // transpose and slice as one strided copy (simplified to fewer, wider

@@ -1,5 +1,4 @@
-//===- NormGradLaunch.h - the chunks of the norm gradients -------*- C++
-//-*-===//
+//===- NormGradLaunch.h - the chunks of the norm gradients ------*- C++ -*-===//
 //
 // The geometry of layer_norm_grad and rms_norm_grad that the selection (its
 // scratch) and the launch (norms/NormsLaunch.cpp) share; the CPU reference

@@ -1,5 +1,4 @@
-//===- NormsLaunch.cpp - layer_norm, rms_norm and their gradients
-//----------===//
+//===- NormsLaunch.cpp - layer_norm, rms_norm and their gradients ---------===//
 //
 // The norms family: the forward a warp per row (norms/Norms.cuh), the row in
 // registers where it is whole 16-byte packs (NormRows4.cuh up to 4 packs per

@@ -1,5 +1,4 @@
-//===- OptimizerLaunch.cpp - the learning-rate schedule
-//--------------------===//
+//===- OptimizerLaunch.cpp - the learning-rate schedule -------------------===//
 //
 // The optimizer family's one kernel of Kernels.def: the learning rate of a
 // step (optimizer/LrSchedule.cuh), one thread. The multi-tensor launches of

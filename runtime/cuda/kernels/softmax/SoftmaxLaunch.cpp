@@ -1,5 +1,4 @@
-//===- SoftmaxLaunch.cpp - softmax, a warp or a block per row
-//--------------===//
+//===- SoftmaxLaunch.cpp - softmax, a warp or a block per row -------------===//
 //
 // The softmax family: a warp per row (softmax/Softmax.cuh), or for
 // contiguous rows of 1024 elements and more a block per row with one online
