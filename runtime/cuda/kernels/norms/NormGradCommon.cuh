@@ -2,7 +2,7 @@
 //
 // Rows per chunk and runs of chunks of the norm gradients' column sums,
 // which both NormGrad.cuh and NormGradRows.cuh use, and which the launch
-// (NormGradLaunch, norms/NormsLaunch.h) and the CPU reference agree with.
+// (norms/NormGradLaunch.h, norms/NormsLaunch.cpp) and the CPU reference agree with.
 //
 //===----------------------------------------------------------------------===//
 #ifndef LLMC_CUDA_NORMS_NORMGRADCOMMON_CUH

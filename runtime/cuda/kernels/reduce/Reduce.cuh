@@ -4,7 +4,7 @@
 // block per result element (or, for few long results, partial sums per
 // chunk and a finish pass), double accumulation in a fixed tree order, one
 // rounding to the result type. The fast row and column paths are
-// ReduceRows.cuh; planReduceLaunch (ReduceLaunch.h) picks the path.
+// ReduceRows.cuh; planReduceLaunch (ReduceKernels.h) picks the path.
 //
 //===----------------------------------------------------------------------===//
 #ifndef LLMC_CUDA_REDUCE_REDUCE_CUH
