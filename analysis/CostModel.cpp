@@ -428,14 +428,72 @@ struct InFlight {
   Ranges ranges;
   double done;
 };
-} // namespace
+/// The traffic of a collective or of a pipeline send or receive, if `op`
+/// is one. A pipeline receive costs its ranks what the send costs the
+/// sender's: both sides run the transfer (NCCL kernels on both GPUs; a
+/// copy and a rendezvous of two threads on the CPU, where the receiver's
+/// share was measured as large as the sender's, docs/planning.md "CPU
+/// meshes").
+std::optional<CollectiveTraffic> trafficOf(Operation &op, const Mesh &mesh) {
+  std::optional<CollectiveTraffic> t = collectiveTraffic(&op, mesh);
+  if (t)
+    return t;
+  auto transfer = [&](int64_t axis, Type type) {
+    CollectiveTraffic out;
+    out.kind = "send/recv";
+    out.axes.push_back(axis);
+    out.ranks = mesh.ways(out.axes);
+    out.payloadBytes = tensorBytes(type);
+    out.sentBytesPerRank = out.payloadBytes;
+    return out;
+  };
+  if (auto send = dyn_cast<SendOp>(op))
+    return transfer(static_cast<int64_t>(send.getAxis()),
+                    send.getInput().getType());
+  if (auto recv = dyn_cast<RecvOp>(op))
+    return transfer(static_cast<int64_t>(recv.getAxis()), recv.getType());
+  return std::nullopt;
+}
 
-StepCost estimateStep(func::FuncOp function, const Mesh *mesh,
-                      const DeviceProfile &profile, int64_t stage,
-                      const BufferPlan *plan) {
-  std::map<std::string, GroupCost> kernels;
-  std::map<std::string, GroupCost> collectives;
-  std::map<std::string, GroupCost> byOp;
+/// One estimate: the ops' costs by group, and (GPU profiles with a mesh)
+/// the two streams simulated op by op.
+class StepEstimator {
+public:
+  StepEstimator(func::FuncOp function, const Mesh *mesh,
+                const DeviceProfile &profile, int64_t stage,
+                const BufferPlan *plan);
+  /// Adds `op` (of the estimated stage).
+  void add(Operation &op);
+  StepCost finish();
+
+private:
+  bool addCommunication(Operation &op);
+  double addCompute(Operation &op);
+  void advanceCompute(Operation &op, double opSeconds);
+  int64_t launchCount() const {
+    int64_t n = 0;
+    for (auto &entry : kernels)
+      n += entry.second.launches;
+    return n;
+  }
+
+  const Mesh *mesh;
+  const DeviceProfile &profile;
+  std::map<std::string, GroupCost> kernels, collectives, byOp;
+  bool simulate;
+  std::optional<BufferPlan> ownPlan;
+  const BufferPlan *plan;
+  double computeFree = 0, commFree = 0;
+  std::vector<InFlight> inFlight;
+  llvm::DenseMap<Operation *, MultiTensorMember> multiTensor;
+  Operation *lastKernel = nullptr; // for the folded residual adds
+  int64_t forwardBackwardLaunches = 0;
+};
+
+StepEstimator::StepEstimator(func::FuncOp function, const Mesh *mesh,
+                             const DeviceProfile &profile, int64_t stage,
+                             const BufferPlan *plan)
+    : mesh(mesh), profile(profile), plan(plan) {
   // The two streams (GPU profiles only; see CostModel.h).
   // LLMC_PLAN_OVERLAP=none: no two-stream simulation (the step without
   // overlap, as before it; to measure what it changes, docs/planning.md).
@@ -443,203 +501,179 @@ StepCost estimateStep(func::FuncOp function, const Mesh *mesh,
     const char *v = std::getenv("LLMC_PLAN_OVERLAP");
     return v && std::string(v) == "none";
   }();
-  bool simulate = profile.shared.hostCores <= 0 && mesh && !noOverlap;
-  std::optional<BufferPlan> ownPlan;
+  simulate = profile.shared.hostCores <= 0 && mesh && !noOverlap;
   if (simulate && !plan) {
     FailureOr<BufferPlan> planned = planBuffers(function, stage);
     if (succeeded(planned)) {
       ownPlan = std::move(*planned);
-      plan = &*ownPlan;
+      this->plan = &*ownPlan;
     }
   }
-  double computeFree = 0, commFree = 0;
-  std::vector<InFlight> inFlight;
-  llvm::DenseMap<Operation *, MultiTensorMember> multiTensor =
-      planMultiTensorMembers(function, mesh, profile, stage);
-  Operation *lastKernel = nullptr; // for the folded residual adds
-  int64_t forwardBackwardLaunches = 0;
-  auto launchCount = [&] {
-    int64_t n = 0;
-    for (auto &entry : kernels)
-      n += entry.second.launches;
-    return n;
-  };
-  for (Operation &op : function.getBody().front()) {
-    if (stage >= 0)
-      if (auto attr = op.getAttrOfType<IntegerAttr>("llmc.stage"))
-        if (attr.getInt() != stage)
-          continue;
-    // Communication: the partitioner's collectives and pipeline sends.
-    if (mesh) {
-      std::optional<CollectiveTraffic> t = collectiveTraffic(&op, *mesh);
-      if (!t)
-        if (auto send = dyn_cast<SendOp>(op)) {
-          t = CollectiveTraffic();
-          t->kind = "send/recv";
-          t->axes.push_back(static_cast<int64_t>(send.getAxis()));
-          t->ranks = mesh->ways(t->axes);
-          t->payloadBytes = tensorBytes(send.getInput().getType());
-          t->sentBytesPerRank = t->payloadBytes;
+  multiTensor = planMultiTensorMembers(function, mesh, profile, stage);
+}
+
+void StepEstimator::add(Operation &op) {
+  if (addCommunication(op))
+    return;
+  double opSeconds = addCompute(op);
+  if (simulate && opSeconds != 0)
+    advanceCompute(op, opSeconds);
+}
+
+/// Communication: the partitioner's collectives and pipeline sends; false
+/// when `op` is none.
+bool StepEstimator::addCommunication(Operation &op) {
+  if (!mesh)
+    return false;
+  std::optional<CollectiveTraffic> t = trafficOf(op, *mesh);
+  if (!t)
+    return false;
+  lastKernel = nullptr;
+  CollectiveCost cost = collectiveCost(*t, *mesh, profile);
+  if (cost.seconds == 0 && ringSteps(t->kind, t->ranks) == 0)
+    return true;
+  std::string axes = mesh->axesText(t->axes);
+  GroupCost &g = collectives[axes];
+  g.group = "collectives " + axes + " (" +
+            linkFor(*mesh, t->axes, profile).name + ")";
+  g.communication = true;
+  // A pipeline transfer pairs two ranks; a collective (and a ring shift,
+  // whose repeated steps chain the whole ring) every rank of its group.
+  g.groupRanks = t->kind == "send/recv" ? 2 : t->ranks;
+  ++g.kernels;
+  g.bytes += static_cast<double>(t->sentBytesPerRank);
+  g.seconds += cost.seconds;
+  if (!simulate)
+    return true;
+  // After every earlier kernel (the session's event on the compute
+  // stream), when the communication stream is free.
+  double start = std::max(commFree, computeFree);
+  commFree = start + cost.seconds;
+  if (t->kind == "send/recv") {
+    // A pipeline transfer sits on the dependence between two stages, which
+    // this one stage's simulation cannot see (when the peer sends): it is
+    // kept on the stage's critical path, as without overlap (conservative;
+    // the communication stream's earlier collectives are done by then too).
+    computeFree = commFree;
+    inFlight.clear();
+    return true;
+  }
+  InFlight f{&op, {}, commFree};
+  if (plan)
+    f.ranges = rangesOf(&op, *plan);
+  inFlight.push_back(std::move(f));
+  return true;
+}
+
+/// The kernels of `op`, and their seconds. A fused region is one kernel
+/// (its bytes read and written once) when the backend generates one:
+/// elementwise regions of two or more ops on a profile with fused_kernels
+/// (codegen/BuildExecutable.cpp marks just those). Every other region (row
+/// reductions, matmul epilogues that are not one GEMM) runs its ops one by
+/// one, each a kernel of its own group. The elementwise runs nested in the
+/// other regions (llmc-fuse) are kernels of their own the same way. On a
+/// profile with fused_kernels the runtime's own forms count as it runs them
+/// (above): a GEMM with its epilogue, a sum of squares, members of a
+/// multi-tensor launch, a residual add folded into the norm gradient
+/// before it.
+double StepEstimator::addCompute(Operation &op) {
+  double opSeconds = 0;
+  Launch launch = Launch::Own;
+  std::string prefix;
+  if (auto it = multiTensor.find(&op); it != multiTensor.end()) {
+    launch = it->second.first ? Launch::Own : Launch::Member;
+    prefix = it->second.multi ? "multi_tensor_" : "";
+  }
+  std::function<void(Operation *, bool)> visit = [&](Operation *op,
+                                                     bool top) {
+    Launch own = top ? launch : Launch::Own;
+    llvm::StringRef pre = top ? llvm::StringRef(prefix) : "";
+    if (auto fused = dyn_cast<FusedOp>(op)) {
+      auto cost = cast<CostOpInterface>(op);
+      double bytes = static_cast<double>(cost.getBytesRead()) +
+                     static_cast<double>(cost.getBytesWritten());
+      if (profile.fusedKernels) {
+        // One GEMM: the product's flops on the matmul units, the region's
+        // operands (lhs, rhs, bias, residual) read and results written.
+        if (MatmulOp matmul = epilogueGemm(fused)) {
+          opSeconds += addCost(matmul, "matmul", cost.getFlops(), bytes, true,
+                               own, kernels, byOp, profile);
+          return;
         }
-      // A pipeline receive costs its ranks what the send costs the
-      // sender's: both sides run the transfer (NCCL kernels on both GPUs;
-      // a copy and a rendezvous of two threads on the CPU, where the
-      // receiver's share was measured as large as the sender's,
-      // docs/planning.md "CPU meshes").
-      if (!t)
-        if (auto recv = dyn_cast<RecvOp>(op)) {
-          t = CollectiveTraffic();
-          t->kind = "send/recv";
-          t->axes.push_back(static_cast<int64_t>(recv.getAxis()));
-          t->ranks = mesh->ways(t->axes);
-          t->payloadBytes = tensorBytes(recv.getType());
-          t->sentBytesPerRank = t->payloadBytes;
-        }
-      if (t) {
-        lastKernel = nullptr;
-        CollectiveCost cost = collectiveCost(*t, *mesh, profile);
-        if (cost.seconds == 0 && ringSteps(t->kind, t->ranks) == 0)
-          continue;
-        std::string axes = mesh->axesText(t->axes);
-        GroupCost &g = collectives[axes];
-        g.group = "collectives " + axes + " (" +
-                  linkFor(*mesh, t->axes, profile).name + ")";
-        g.communication = true;
-        // A pipeline transfer pairs two ranks; a collective (and a ring
-        // shift, whose repeated steps chain the whole ring) every rank of
-        // its group.
-        g.groupRanks = t->kind == "send/recv" ? 2 : t->ranks;
-        ++g.kernels;
-        g.bytes += static_cast<double>(t->sentBytesPerRank);
-        g.seconds += cost.seconds;
-        if (simulate) {
-          // After every earlier kernel (the session's event on the compute
-          // stream), when the communication stream is free.
-          double start = std::max(commFree, computeFree);
-          commFree = start + cost.seconds;
-          if (t->kind == "send/recv") {
-            // A pipeline transfer sits on the dependence between two
-            // stages, which this one stage's simulation cannot see (when
-            // the peer sends): it is kept on the stage's critical path, as
-            // without overlap (conservative; the communication stream's
-            // earlier collectives are done by then too).
-            computeFree = commFree;
-            inFlight.clear();
-            continue;
-          }
-          InFlight f{&op, {}, commFree};
-          if (plan)
-            f.ranges = rangesOf(&op, *plan);
-          inFlight.push_back(std::move(f));
-        }
-        continue;
-      }
-    }
-    // A fused region is one kernel (its bytes read and written once) when
-    // the backend generates one: elementwise regions of two or more ops on
-    // a profile with fused_kernels (codegen/BuildExecutable.cpp marks just
-    // those). Every other region (row reductions, matmul epilogues that are
-    // not one GEMM) runs its ops one by one, each a kernel of its own group.
-    // The elementwise runs nested in the other regions (llmc-fuse) are
-    // kernels of their own the same way. On a profile with fused_kernels
-    // the runtime's own forms count as it runs them (above): a GEMM with
-    // its epilogue, a sum of squares, members of a multi-tensor launch, a
-    // residual add folded into the norm gradient before it.
-    double opSeconds = 0;
-    Launch launch = Launch::Own;
-    std::string prefix;
-    if (auto it = multiTensor.find(&op); it != multiTensor.end()) {
-      launch = it->second.first ? Launch::Own : Launch::Member;
-      prefix = it->second.multi ? "multi_tensor_" : "";
-    }
-    std::function<void(Operation *, bool)> visit = [&](Operation *op,
-                                                       bool top) {
-      Launch own = top ? launch : Launch::Own;
-      llvm::StringRef pre = top ? llvm::StringRef(prefix) : "";
-      if (auto fused = dyn_cast<FusedOp>(op)) {
-        auto cost = cast<CostOpInterface>(op);
-        double bytes = static_cast<double>(cost.getBytesRead()) +
-                       static_cast<double>(cost.getBytesWritten());
-        if (profile.fusedKernels) {
-          // One GEMM: the product's flops on the matmul units, the region's
-          // operands (lhs, rhs, bias, residual) read and results written.
-          if (MatmulOp matmul = epilogueGemm(fused)) {
-            opSeconds += addCost(matmul, "matmul", cost.getFlops(), bytes,
-                                 true, own, kernels, byOp, profile);
-            return;
-          }
-          // One SumSquares kernel: x read once, no stored squares.
-          if (isSumOfSquares(fused)) {
-            double n = static_cast<double>(
-                cast<ShapedType>(fused.getInputs()[0].getType())
-                    .getNumElements());
-            opSeconds += addCost(fused, (pre + "sum_squares").str(), 2 * n,
-                                 4 * n + 4, false, own, kernels, byOp,
-                                 profile);
-            return;
-          }
-        }
-        if (!runsAsOneKernel(fused, profile)) {
-          for (Operation &inner : fused.getBody().front())
-            visit(&inner, false);
+        // One SumSquares kernel: x read once, no stored squares.
+        if (isSumOfSquares(fused)) {
+          double n = static_cast<double>(
+              cast<ShapedType>(fused.getInputs()[0].getType())
+                  .getNumElements());
+          opSeconds += addCost(fused, (pre + "sum_squares").str(), 2 * n,
+                               4 * n + 4, false, own, kernels, byOp, profile);
           return;
         }
       }
-      opSeconds += addKernel(op, kernels, byOp, profile, own, pre);
-    };
-    int64_t launchesBefore = launchCount();
-    if (Value r = profile.fusedKernels ? foldedAddend(&op, lastKernel)
-                                       : Value()) {
-      // The norm's kernel reads r and stores dx + r over dx: r's bytes
-      // and the add's flops, in the norm's row, no kernel of its own.
-      llvm::StringRef name = lastKernel->getName().getStringRef();
-      name.consume_front("llmc.");
-      opSeconds += addCost(lastKernel, name,
-                           cast<CostOpInterface>(&op).getFlops(),
-                           static_cast<double>(tensorBytes(r.getType())),
-                           false, Launch::Folded, kernels, byOp, profile);
-    } else {
-      visit(&op, true);
+      if (!runsAsOneKernel(fused, profile)) {
+        for (Operation &inner : fused.getBody().front())
+          visit(&inner, false);
+        return;
+      }
     }
-    if (!kernelGroup(&op).empty())
-      lastKernel = &op;
-    if (phaseOf(op.getLoc()) != Phase::Optimizer)
-      forwardBackwardLaunches += launchCount() - launchesBefore;
-    if (!simulate || opSeconds == 0)
-      continue;
-    // The compute stream waits for the last in-flight collective whose
-    // bytes this op touches (and so for every one before it: the
-    // communication stream runs them in order).
-    int64_t waitFor = -1;
-    if (!inFlight.empty()) {
-      if (plan) {
-        Ranges mine = rangesOf(&op, *plan);
-        for (int64_t i = static_cast<int64_t>(inFlight.size()) - 1; i >= 0;
-             --i)
-          if (overlaps(mine, inFlight[i].ranges)) {
+    opSeconds += addKernel(op, kernels, byOp, profile, own, pre);
+  };
+  int64_t launchesBefore = launchCount();
+  if (Value r =
+          profile.fusedKernels ? foldedAddend(&op, lastKernel) : Value()) {
+    // The norm's kernel reads r and stores dx + r over dx: r's bytes and
+    // the add's flops, in the norm's row, no kernel of its own.
+    llvm::StringRef name = lastKernel->getName().getStringRef();
+    name.consume_front("llmc.");
+    opSeconds += addCost(lastKernel, name,
+                         cast<CostOpInterface>(&op).getFlops(),
+                         static_cast<double>(tensorBytes(r.getType())), false,
+                         Launch::Folded, kernels, byOp, profile);
+  } else {
+    visit(&op, true);
+  }
+  if (!kernelGroup(&op).empty())
+    lastKernel = &op;
+  if (phaseOf(op.getLoc()) != Phase::Optimizer)
+    forwardBackwardLaunches += launchCount() - launchesBefore;
+  return opSeconds;
+}
+
+/// The compute stream waits for the last in-flight collective whose bytes
+/// `op` touches (and so for every one before it: the communication stream
+/// runs them in order), then runs `op`.
+void StepEstimator::advanceCompute(Operation &op, double opSeconds) {
+  int64_t waitFor = -1;
+  if (!inFlight.empty()) {
+    if (plan) {
+      Ranges mine = rangesOf(&op, *plan);
+      for (int64_t i = static_cast<int64_t>(inFlight.size()) - 1; i >= 0; --i)
+        if (overlaps(mine, inFlight[i].ranges)) {
+          waitFor = i;
+          break;
+        }
+    } else {
+      for (int64_t i = static_cast<int64_t>(inFlight.size()) - 1;
+           i >= 0 && waitFor < 0; --i)
+        for (Value v : op.getOperands())
+          if (v.getDefiningOp() == inFlight[i].op) {
             waitFor = i;
             break;
           }
-      } else {
-        for (int64_t i = static_cast<int64_t>(inFlight.size()) - 1;
-             i >= 0 && waitFor < 0; --i)
-          for (Value v : op.getOperands())
-            if (v.getDefiningOp() == inFlight[i].op) {
-              waitFor = i;
-              break;
-            }
-      }
     }
-    double start = computeFree;
-    if (waitFor >= 0) {
-      start = std::max(start, inFlight[waitFor].done);
-      inFlight.erase(inFlight.begin(), inFlight.begin() + waitFor + 1);
-    }
-    computeFree = start + opSeconds;
-    // Collectives already done by now need no more checks.
-    while (!inFlight.empty() && inFlight.front().done <= computeFree)
-      inFlight.erase(inFlight.begin());
   }
+  double start = computeFree;
+  if (waitFor >= 0) {
+    start = std::max(start, inFlight[waitFor].done);
+    inFlight.erase(inFlight.begin(), inFlight.begin() + waitFor + 1);
+  }
+  computeFree = start + opSeconds;
+  // Collectives already done by now need no more checks.
+  while (!inFlight.empty() && inFlight.front().done <= computeFree)
+    inFlight.erase(inFlight.begin());
+}
+
+StepCost StepEstimator::finish() {
   StepCost step;
   for (const char *name : kGroups) {
     auto it = kernels.find(name);
@@ -664,6 +698,21 @@ StepCost estimateStep(func::FuncOp function, const Mesh *mesh,
   if (simulate)
     step.streams = std::max(computeFree, commFree);
   return step;
+}
+} // namespace
+
+StepCost estimateStep(func::FuncOp function, const Mesh *mesh,
+                      const DeviceProfile &profile, int64_t stage,
+                      const BufferPlan *plan) {
+  StepEstimator estimator(function, mesh, profile, stage, plan);
+  for (Operation &op : function.getBody().front()) {
+    if (stage >= 0)
+      if (auto attr = op.getAttrOfType<IntegerAttr>("llmc.stage"))
+        if (attr.getInt() != stage)
+          continue;
+    estimator.add(op);
+  }
+  return estimator.finish();
 }
 
 ProgramStep programStep(double criticalPath, double totalBusy, int64_t ranks,
