@@ -108,6 +108,12 @@ private:
       s.lastUser = last->second.second;
     }
   }
+  // The steps of run(), in order.
+  void findLastReads(Block &body);
+  void addArgumentStorages(Block &body, func::ReturnOp ret);
+  LogicalResult addOpStorages();
+  void addReturnedStorages(Block &body);
+  void recordOffsets(Block &body);
   void donate(func::ReturnOp ret);
   void dropKernelIntermediates();
   void placeFirstFit();
@@ -305,7 +311,32 @@ FailureOr<BufferPlan> Planner::run() {
         if (stage >= 0 && i < static_cast<int64_t>(returned.size()))
           returned[i] = op->getResult(0);
 
-  // 1. The last read of every value.
+  findLastReads(body);
+  addArgumentStorages(body, ret);
+  if (failed(addOpStorages()))
+    return failure();
+  addReturnedStorages(body);
+  donate(ret);
+  // A returned value written in place into the buffer of an argument that
+  // then receives a copy of another output would be overwritten by that
+  // copy before the caller reads it.
+  for (auto [index, operand] : llvm::enumerate(returned))
+    if (!elsewhere.contains(operand) && storageIds.count(operand) &&
+        storages[storageOf(operand)].feedbackTarget)
+      return function.emitError()
+             << "buffer plan: result #" << index
+             << " is written in place into the buffer of an argument whose "
+                "new value goes elsewhere; the copy back after the run would "
+                "overwrite it";
+  dropKernelIntermediates();
+  placeFirstFit();
+  findPeak(plan);
+  recordOffsets(body);
+  return std::move(plan);
+}
+
+/// 1. The last read of every value.
+void Planner::findLastReads(Block &body) {
   auto read = [&](Value value, int64_t step, Operation *user) {
     auto &last = valueLast[resolve(value)];
     if (step >= last.first)
@@ -318,7 +349,11 @@ FailureOr<BufferPlan> Planner::run() {
       read(operand, static_cast<int64_t>(step), op);
   for (Value operand : returned)
     read(operand, end, nullptr);
+}
 
+/// 2. Storages, in program order: the arguments' (donated where their new
+/// value is returned), ...
+void Planner::addArgumentStorages(Block &body, func::ReturnOp ret) {
   // The names of the returned values, for donation (and those another
   // pipeline stage computes).
   llvm::StringSet<> returnedNames, madeByOtherStages;
@@ -331,7 +366,6 @@ FailureOr<BufferPlan> Planner::run() {
         madeByOtherStages.insert(name.getValue());
     }
 
-  // 2. Storages, in program order.
   for (BlockArgument arg : body.getArguments()) {
     auto role = function.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
                                                       "llmc.role");
@@ -371,6 +405,11 @@ FailureOr<BufferPlan> Planner::run() {
     }
     storageIds[arg] = addStorage(s);
   }
+}
+
+/// ... the ops' (constants for the whole run, views sharing their operand's,
+/// in place over a dying operand where it can be) ...
+LogicalResult Planner::addOpStorages() {
   for (auto [index, op] : llvm::enumerate(steps)) {
     int64_t step = static_cast<int64_t>(index);
     for (Value result : op->getResults())
@@ -428,6 +467,11 @@ FailureOr<BufferPlan> Planner::run() {
       assign(result, addStorage(s));
     }
   }
+  return success();
+}
+
+/// ... and the returned values' (live to the end).
+void Planner::addReturnedStorages(Block &body) {
   for (auto [operand, step] : regionReads) {
     Storage &s = storages[storageOf(operand)];
     s.last = std::max(s.last, step);
@@ -462,24 +506,10 @@ FailureOr<BufferPlan> Planner::run() {
     s.last = end;
     s.lastUser = nullptr;
   }
+}
 
-  donate(ret);
-  // A returned value written in place into the buffer of an argument that
-  // then receives a copy of another output would be overwritten by that
-  // copy before the caller reads it.
-  for (auto [index, operand] : llvm::enumerate(returned))
-    if (!elsewhere.contains(operand) && storageIds.count(operand) &&
-        storages[storageOf(operand)].feedbackTarget)
-      return function.emitError()
-             << "buffer plan: result #" << index
-             << " is written in place into the buffer of an argument whose "
-                "new value goes elsewhere; the copy back after the run would "
-                "overwrite it";
-  dropKernelIntermediates();
-  placeFirstFit();
-  findPeak(plan);
-
-  // 3. Every value's offset: arguments, results, region values.
+/// 3. Every value's offset: arguments, results, region values.
+void Planner::recordOffsets(Block &body) {
   auto record = [&](Value value) {
     plan.offsets[value] = storages[storageOf(value)].offset;
   };
@@ -501,7 +531,6 @@ FailureOr<BufferPlan> Planner::run() {
           record(arg);
     return WalkResult::advance();
   });
-  return std::move(plan);
 }
 
 /// The new value of a parameter or moment written into the argument's
