@@ -2,8 +2,10 @@
 //
 // 1. Give every value a slot (function arguments first, then op results in
 //    program order); a reshape result shares its operand's storage.
-// 2. Turn every op into a command: the kernel id comes from the op class
-//    (TypeSwitch), the attributes are laid out as Kernels.def documents.
+// 2. Turn every op into a command: the kernel id comes from the op class,
+//    the attributes are laid out as Kernels.def documents
+//    (LowerKernels.cpp); fused regions, collectives and transfers here and
+//    in LowerMatmulEpilogue.cpp and LowerCollectives.cpp.
 // 3. Plan buffers: first fit over the values' live ranges, so storage is
 //    reused once a value is dead. Arguments, constants and outputs live for
 //    the whole run.
@@ -11,11 +13,11 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/BuildExecutable.h"
+#include "analysis/BufferPlan.h"
 #include "codegen/Lowering.h"
-#include "ir/BufferPlan.h"
-#include "ir/Phase.h"
 #include "ir/LlmcOps.h"
-#include "ir/Sharding.h"
+#include "ir/Phase.h"
+#include "sharding/Sharding.h"
 
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
@@ -65,43 +67,6 @@ std::string locationText(Location loc) {
   return part;
 }
 
-/// The raw little-endian bytes of a constant, in the runtime's layout (i1
-/// as one byte per element).
-FailureOr<std::vector<uint8_t>> constantBytes(ElementsAttr attr,
-                                              rt::DType dtype, Location loc) {
-  auto dense = dyn_cast<DenseElementsAttr>(attr);
-  if (!dense)
-    return emitError(loc) << "codegen: only dense constants are supported";
-  int64_t n = dense.getNumElements();
-  std::vector<uint8_t> bytes(static_cast<size_t>(n) * rt::dtypeSize(dtype));
-  int64_t i = 0;
-  switch (dtype) {
-  case rt::DType::I1:
-    for (bool v : dense.getValues<bool>())
-      bytes[i++] = v ? 1 : 0;
-    return bytes;
-  case rt::DType::F32:
-  case rt::DType::F64:
-  case rt::DType::BF16:
-  case rt::DType::F16:
-    for (APFloat v : dense.getValues<APFloat>()) {
-      uint64_t word = v.bitcastToAPInt().getZExtValue();
-      std::memcpy(bytes.data() + i++ * rt::dtypeSize(dtype), &word,
-                  rt::dtypeSize(dtype));
-    }
-    return bytes;
-  case rt::DType::I32:
-  case rt::DType::I64:
-    for (APInt v : dense.getValues<APInt>()) {
-      uint64_t word = v.getZExtValue();
-      std::memcpy(bytes.data() + i++ * rt::dtypeSize(dtype), &word,
-                  rt::dtypeSize(dtype));
-    }
-    return bytes;
-  }
-  return emitError(loc) << "codegen: unsupported constant type";
-}
-
 rt::InitSpec initSpec(DictionaryAttr init) {
   rt::InitSpec spec;
   if (!init)
@@ -122,36 +87,6 @@ rt::InitSpec initSpec(DictionaryAttr init) {
               : k == "constant" ? rt::InitSpec::Kind::Constant
                                : rt::InitSpec::Kind::None;
   return spec;
-}
-
-/// The ints of CrossEntropy and CrossEntropyGrad (Kernels.def): reduction
-/// (mean 0, sum 1, none 2), has_ignore, ignore_index.
-std::vector<int64_t> lossAttrs(LossReduction reduction,
-                               std::optional<uint64_t> ignore) {
-  int64_t kind = reduction == LossReduction::mean  ? 0
-                 : reduction == LossReduction::sum ? 1
-                                                   : 2;
-  return {kind, ignore ? 1 : 0, ignore ? static_cast<int64_t>(*ignore) : 0};
-}
-
-/// The softmax scale of attention and attention_grad: the attribute, or
-/// 1 / sqrt(D) for a query [B, H, T, D].
-double attentionScale(Value query, std::optional<APFloat> scale) {
-  if (scale)
-    return scale->convertToDouble();
-  double headDim = static_cast<double>(
-      cast<RankedTensorType>(query.getType()).getShape().back());
-  return 1.0 / std::sqrt(headDim);
-}
-
-/// Kernels.def's attention layout int (runtime/AttentionLayout.h): bhtd 0,
-/// bthd 1, packed 2, as the enum's values.
-int64_t attentionLayout(std::optional<AttentionLayout> layout) {
-  return static_cast<int64_t>(layout.value_or(AttentionLayout::bhtd));
-}
-
-std::vector<int64_t> toVector(ArrayRef<int64_t> values) {
-  return std::vector<int64_t>(values.begin(), values.end());
 }
 
 
@@ -328,7 +263,6 @@ LogicalResult Lowering::lowerSumOfSquares(FusedOp fused) {
 }
 
 LogicalResult Lowering::lowerOp(Operation *op) {
-  using K = rt::KernelKind;
   // Every operand must exist on this rank: a value another pipeline stage
   // makes reaches this one through llmc.recv. Without the check its slot
   // would read as 0, the first argument (of another shape).
@@ -367,197 +301,7 @@ LogicalResult Lowering::lowerOp(Operation *op) {
   }
   if (isa<SendOp, RecvOp>(op))
     return lowerTransfer(op);
-  auto elementwise = [&](K kernel) {
-    addCommand(op, kernel);
-    return success();
-  };
-  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
-      .Case([&](NegOp) { return elementwise(K::Neg); })
-      .Case([&](AbsOp) { return elementwise(K::Abs); })
-      .Case([&](ExpOp) { return elementwise(K::Exp); })
-      .Case([&](LogOp) { return elementwise(K::Log); })
-      .Case([&](TanhOp) { return elementwise(K::Tanh); })
-      .Case([&](SqrtOp) { return elementwise(K::Sqrt); })
-      .Case([&](RsqrtOp) { return elementwise(K::Rsqrt); })
-      .Case([&](AddOp) { return elementwise(K::Add); })
-      .Case([&](SubOp) { return elementwise(K::Sub); })
-      .Case([&](MulOp) { return elementwise(K::Mul); })
-      .Case([&](DivOp) { return elementwise(K::Div); })
-      .Case([&](MaxOp) { return elementwise(K::Max); })
-      .Case([&](MinOp) { return elementwise(K::Min); })
-      .Case([&](CastOp) { return elementwise(K::Cast); })
-      .Case([&](SelectOp) { return elementwise(K::Select); })
-      .Case([&](EmbeddingOp) { return elementwise(K::Embedding); })
-      .Case([&](SiluOp) { return elementwise(K::Silu); })
-      .Case([&](SwigluOp) { return elementwise(K::Swiglu); })
-      .Case([&](MoeDispatchOp) { return elementwise(K::MoeDispatch); })
-      .Case([&](MoeCombineOp) { return elementwise(K::MoeCombine); })
-      .Case([&](ReshapeOp) {
-        // A view: the buffer plan gives the result its operand's offset;
-        // no command.
-        return success();
-      })
-      .Case([&](BroadcastOp b) {
-        addCommand(op, K::Broadcast, {toVector(b.getDims()), {}});
-        return success();
-      })
-      .Case([&](TransposeOp t) {
-        addCommand(op, K::Transpose, {toVector(t.getPermutation()), {}});
-        return success();
-      })
-      .Case([&](SliceOp s) {
-        std::vector<int64_t> ints = toVector(s.getStarts());
-        llvm::append_range(ints, s.getLimits());
-        if (std::optional<ArrayRef<int64_t>> strides = s.getStrides())
-          llvm::append_range(ints, *strides);
-        else
-          ints.insert(ints.end(), s.getStarts().size(), 1);
-        addCommand(op, K::Slice, {ints, {}});
-        return success();
-      })
-      .Case([&](ConcatOp c) {
-        addCommand(op, K::Concat, {{static_cast<int64_t>(c.getDim())}, {}});
-        return success();
-      })
-      .Case([&](ReduceSumOp r) {
-        addCommand(op, K::ReduceSum, {toVector(r.getDims()), {}});
-        return success();
-      })
-      .Case([&](ReduceMaxOp r) {
-        addCommand(op, K::ReduceMax, {toVector(r.getDims()), {}});
-        return success();
-      })
-      .Case([&](ReduceMeanOp r) {
-        addCommand(op, K::ReduceMean, {toVector(r.getDims()), {}});
-        return success();
-      })
-      .Case([&](MatmulOp m) {
-        addCommand(op, K::Matmul,
-                   {{m.getTransposeA() ? 1 : 0, m.getTransposeB() ? 1 : 0}, {}},
-                   rt::CommandKind::Gemm);
-        return success();
-      })
-      .Case([&](GatherOp g) {
-        addCommand(op, K::Gather, {{static_cast<int64_t>(g.getDim())}, {}});
-        return success();
-      })
-      .Case([&](ScatterAddOp s) {
-        addCommand(op, K::ScatterAdd, {{static_cast<int64_t>(s.getDim())}, {}});
-        return success();
-      })
-      .Case([&](CompareOp c) {
-        addCommand(op, K::Compare,
-                   {{static_cast<int64_t>(c.getDirection())}, {}});
-        return success();
-      })
-      .Case([&](IotaOp i) {
-        addCommand(op, K::Iota, {{static_cast<int64_t>(i.getDim())}, {}});
-        return success();
-      })
-      .Case([&](ConstantOp c) -> LogicalResult {
-        int32_t slot = slotOf(c.getResult());
-        FailureOr<std::vector<uint8_t>> bytes =
-            constantBytes(c.getValue(), rank.values[slot].dtype, c.getLoc());
-        if (failed(bytes))
-          return failure();
-        rank.constants.push_back(rt::ConstantData{slot, std::move(*bytes)});
-        return success();
-      })
-      .Case([&](AxisOffsetOp a) -> LogicalResult {
-        // This rank's position along the axes, times the stride.
-        int position = 0;
-        if (mesh.names.empty())
-          return a.emitOpError() << "needs a mesh (shard.grid @mesh)";
-        (void)groupOf(mesh, rankIndex, a.getAxes(), position);
-        int64_t value = position * a.getStride();
-        int32_t slot = slotOf(a.getResult());
-        std::vector<uint8_t> bytes(rt::dtypeSize(rank.values[slot].dtype));
-        if (bytes.size() == 4) {
-          int32_t v = static_cast<int32_t>(value);
-          std::memcpy(bytes.data(), &v, 4);
-        } else {
-          std::memcpy(bytes.data(), &value, 8);
-        }
-        rank.constants.push_back(rt::ConstantData{slot, std::move(bytes)});
-        return success();
-      })
-      .Case([&](LrScheduleOp l) {
-        addCommand(op, K::LrSchedule,
-                   {{static_cast<int64_t>(l.getKind()),
-                     static_cast<int64_t>(l.getWarmup()),
-                     static_cast<int64_t>(l.getTotal())},
-                    {l.getPeak().convertToDouble(),
-                     l.getMinimum().convertToDouble()}});
-        return success();
-      })
-      .Case([&](LayerNormOp n) {
-        addCommand(op, K::LayerNorm, {{}, {n.getEpsilon().convertToDouble()}});
-        return success();
-      })
-      .Case([&](RmsNormOp n) {
-        addCommand(op, K::RmsNorm, {{}, {n.getEpsilon().convertToDouble()}});
-        return success();
-      })
-      .Case([&](LayerNormGradOp n) {
-        addCommand(op, K::LayerNormGrad,
-                   {{}, {n.getEpsilon().convertToDouble()}});
-        return success();
-      })
-      .Case([&](RmsNormGradOp n) {
-        addCommand(op, K::RmsNormGrad,
-                   {{}, {n.getEpsilon().convertToDouble()}});
-        return success();
-      })
-      .Case([&](SoftmaxOp s) {
-        addCommand(op, K::Softmax, {{static_cast<int64_t>(s.getDim())}, {}});
-        return success();
-      })
-      .Case([&](AttentionOp a) {
-        addCommand(op, K::Attention,
-                   {{a.getCausal() ? 1 : 0, attentionLayout(a.getLayout())},
-                    {attentionScale(a.getQuery(), a.getScale())}});
-        return success();
-      })
-      .Case([&](AttentionGradOp a) {
-        addCommand(op, K::AttentionGrad,
-                   {{a.getCausal() ? 1 : 0, attentionLayout(a.getLayout())},
-                    {attentionScale(a.getQuery(), a.getScale())}});
-        return success();
-      })
-      .Case([&](RopeOp r) {
-        // floats: theta, then the per-pair inverse frequencies if any.
-        std::vector<double> floats = {r.getTheta().convertToDouble()};
-        if (std::optional<ArrayRef<double>> invFreq = r.getInvFreq())
-          floats.insert(floats.end(), invFreq->begin(), invFreq->end());
-        addCommand(op, K::Rope, {{}, std::move(floats)});
-        return success();
-      })
-      .Case([&](GeluOp g) {
-        int64_t approx = g.getApproximation() == GeluApproximation::tanh ? 0 : 1;
-        addCommand(op, K::Gelu, {{approx}, {}});
-        return success();
-      })
-      .Case([&](CrossEntropyOp c) {
-        addCommand(op, K::CrossEntropy,
-                   {lossAttrs(c.getReduction(), c.getIgnoreIndex()), {}});
-        return success();
-      })
-      .Case([&](CrossEntropyGradOp c) {
-        addCommand(op, K::CrossEntropyGrad,
-                   {lossAttrs(c.getReduction(), c.getIgnoreIndex()), {}});
-        return success();
-      })
-      .Case([&](MoeTopKOp t) {
-        addCommand(op, K::MoeTopK,
-                   {{static_cast<int64_t>(t.getK()), t.getNormalize() ? 1 : 0},
-                    {}});
-        return success();
-      })
-      .Default([&](Operation *other) {
-        return other->emitOpError()
-               << "has no kernel in the CPU backend; codegen handles the "
-                  "llmc dialect only";
-      });
+  return lowerKernelOp(op);
 }
 
 
@@ -689,7 +433,7 @@ void Lowering::numberOutputsAlike() {
     out.value = newIndex[out.value];
 }
 
-/// Lays every value out with the buffer planner (ir/BufferPlan.h), the one
+/// Lays every value out with the buffer planner (analysis/BufferPlan.h), the one
 /// that llmc-plan-buffers recorded in the IR; a recorded arena that differs
 /// means the IR changed after planning.
 LogicalResult Lowering::placeValues() {

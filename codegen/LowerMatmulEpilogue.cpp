@@ -11,8 +11,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "analysis/BufferPlan.h"
 #include "codegen/Lowering.h"
-#include "ir/BufferPlan.h"
 
 namespace llmc::codegen {
 
@@ -69,7 +69,7 @@ bool matchEpilogue(FusedOp fused, EpilogueMatch &match) {
   // lhs, the rhs and the result) a multiple of 8 elements, 16 bytes. On the
   // H200 cuBLASLt's bf16 epilogues missed the f32-accumulation bound by up
   // to 24x with M = 17, K = 65 (CudaMatmulEpilogueTest); such shapes lower
-  // op by op. checkMatmulProblem (runtime/cuda/CublasLt.cpp) refuses them.
+  // op by op. checkMatmulProblem (runtime/cuda/libs/CublasLt.cpp) refuses them.
   int64_t m = matmul.getTransposeA() ? lhsType.getShape()[1]
                                      : lhsType.getShape()[lhsType.getRank() - 2];
   int64_t n = type.getShape().back();

@@ -9,16 +9,17 @@
 #ifndef LLMC_CODEGEN_LOWERING_H
 #define LLMC_CODEGEN_LOWERING_H
 
-#include "ir/BufferPlan.h"
+#include "analysis/BufferPlan.h"
 #include "ir/LlmcOps.h"
-#include "ir/Sharding.h"
 #include "runtime/Executable.h"
+#include "sharding/Sharding.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "llvm/ADT/DenseMap.h"
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,8 @@ std::vector<int> groupOf(const Mesh &mesh, int rank, ArrayRef<int64_t> axes,
 SmallVector<int64_t> axesOf(ArrayRef<int16_t> axes);
 
 rt::TensorSharding runtimeSharding(const Sharding &sharding);
+
+std::vector<int64_t> toVector(ArrayRef<int64_t> values);
 
 /// Builds the command list and the value table of one function for one
 /// rank of the mesh (rank 0 of one device when there is no mesh). The
@@ -65,6 +68,13 @@ private:
   /// The slot of an operand, which must already exist.
   int32_t slotOf(Value value) { return slots.lookup(value); }
   LogicalResult lowerOp(Operation *op);
+  /// The command of an op that is one kernel of Kernels.def
+  /// (LowerKernels.cpp); an error naming the op when it is none.
+  LogicalResult lowerKernelOp(Operation *op);
+  /// The primitives and composites whose kernels take attributes: the
+  /// lowering, or none when `op` is not one of them.
+  std::optional<LogicalResult> lowerPrimitiveKernel(Operation *op);
+  std::optional<LogicalResult> lowerCompositeKernel(Operation *op);
   LogicalResult lowerFused(FusedOp fused);
   LogicalResult lowerSumOfSquares(FusedOp fused);
   /// A matmul_epilogue region as one MatmulEpilogue command, when its body

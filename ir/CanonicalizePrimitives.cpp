@@ -16,7 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ir/LlmcOps.h"
-#include "ir/ShardRuleUtils.h"
+#include "ir/Matchers.h"
 #include "ir/VjpHelpers.h"
 
 #include "mlir/IR/PatternMatch.h"
@@ -40,7 +40,7 @@ void nonZeroPieces(ConcatOp concat, SmallVectorImpl<Piece> &pieces) {
   int64_t dim = concat.getDim(), at = 0;
   for (Value input : concat.getInputs()) {
     int64_t size = cast<RankedTensorType>(input.getType()).getDimSize(dim);
-    if (!shardrules::isZeroSplat(input))
+    if (!isZeroSplat(input))
       pieces.push_back({at, at + size, input});
     at += size;
   }
@@ -100,3 +100,19 @@ void AddOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
 }
 
 } // namespace llmc
+
+bool llmc::isZeroSplat(Value value) {
+  Operation *producer = value.getDefiningOp();
+  if (auto broadcast = dyn_cast_or_null<BroadcastOp>(producer))
+    return isZeroSplat(broadcast.getInput());
+  auto constant = dyn_cast_or_null<ConstantOp>(producer);
+  if (!constant)
+    return false;
+  auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
+  if (!dense || !dense.isSplat())
+    return false;
+  if (auto f = dyn_cast<FloatType>(dense.getElementType()))
+    return dense.getSplatValue<APFloat>().isZero();
+  return dense.getSplatValue<APInt>().isZero();
+}
+

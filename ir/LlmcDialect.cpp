@@ -106,6 +106,13 @@ void LlmcDialect::initialize() {
 #define GET_OP_LIST
 #include "ir/LlmcOps.cpp.inc"
       >();
+  // The sharding rules live in sharding/ (registerShardingRuleModels): a
+  // cast to the interface before they are registered fails loudly, naming
+  // it, instead of finding no rule.
+  declarePromisedInterfaces<ShardingRuleOpInterface,
+#define GET_OP_LIST
+#include "ir/LlmcOps.cpp.inc"
+                            >();
 }
 
 Operation *LlmcDialect::materializeConstant(OpBuilder &builder,

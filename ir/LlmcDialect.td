@@ -47,10 +47,10 @@ def Llmc_F32Tensor : StaticShapeTensorOf<[F32]>;
 // Base op classes
 //===----------------------------------------------------------------------===//
 
-// Every llmc op has a sharding rule (ShardingRuleOpInterface, whose default
-// implementation dispatches to the rule of the op's family).
+// Every llmc op has a sharding rule: the dialect promises
+// ShardingRuleOpInterface for all of them (LlmcDialect::initialize), and
+// sharding/ attaches the rules as external models.
 class Llmc_Op<string mnemonic, list<Trait> traits = []>
-    : Op<Llmc_Dialect, mnemonic,
-         !listconcat(traits, [Llmc_ShardingRuleOpInterface])>;
+    : Op<Llmc_Dialect, mnemonic, traits>;
 
 #endif // LLMC_DIALECT_TD

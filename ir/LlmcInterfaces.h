@@ -1,7 +1,8 @@
 //===- LlmcInterfaces.h - traits and interfaces of llmc ops ------*- C++ -*-===//
 //
 // The marker traits (Elementwise, Composite) and the op interfaces
-// (DifferentiableOpInterface, CostOpInterface) declared in LlmcInterfaces.td.
+// (DifferentiableOpInterface, CostOpInterface, ShardingRuleOpInterface)
+// declared in LlmcInterfaces.td.
 //
 //===----------------------------------------------------------------------===//
 #ifndef LLMC_IR_LLMCINTERFACES_H
@@ -38,10 +39,9 @@ int64_t resultBytes(mlir::Operation *op);
 /// Bytes of a statically shaped tensor type (i1 counts one byte).
 int64_t tensorBytes(mlir::Type type);
 
+/// The partitioner's state (sharding/PartitionContext.h), which
+/// ShardingRuleOpInterface's method takes; the dialect only names it.
 class PartitionContext;
-/// The sharding rule of `op`'s family (ir/ShardRules*.cpp); the default
-/// implementation of ShardingRuleOpInterface::partition.
-llvm::LogicalResult partitionOp(mlir::Operation *op, PartitionContext &context);
 
 } // namespace llmc
 

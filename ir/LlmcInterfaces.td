@@ -63,17 +63,19 @@ def Llmc_ShardingRuleOpInterface : OpInterface<"ShardingRuleOpInterface"> {
     shardings of its operands in a PartitionContext, build the op's local
     (per-rank) form, resharding operands where the rule needs it, and
     record each result's local value and Sharding (which may be a pending
-    sum). Every llmc op has it; the rules of the op families are in
-    ir/ShardRules*.cpp and docs/sharding.md lists them. Why this is not
+    sum). The dialect promises it for every llmc op; the rules are external
+    models attached by sharding/ (registerShardingRuleModels, rules of the
+    op families in sharding/ShardRules*.cpp; docs/sharding.md lists them),
+    so that the dialect does not depend on the partitioner. Why this is not
     upstream `shard::ShardingInterface` is said there too: it has no
     partial results and no blocked splits.
   }];
   let methods = [
     InterfaceMethod<
-      "Builds the local form of this op in `context` (see ir/Partition.h).",
+      "Builds the local form of this op in `context` "
+      "(sharding/PartitionContext.h).",
       "::llvm::LogicalResult", "partition",
-      (ins "::llmc::PartitionContext &":$context), [{}],
-      [{ return ::llmc::partitionOp($_op, context); }]>,
+      (ins "::llmc::PartitionContext &":$context)>,
   ];
 }
 

@@ -488,7 +488,7 @@ void expandSplatUses(ConstantOp constant,
 /// nested `elementwise` region: one generated kernel on the GPU instead of
 /// a launch per op and a stored tensor per intermediate (GPT-2's GELU
 /// backward, the loss gradient over [B, T, V], the norm backward around
-/// its reductions). The kernel generator (runtime/cuda/FusedKernels.cpp)
+/// its reductions). The kernel generator (runtime/cuda/kernels/elementwise/FusedKernels.cpp)
 /// expands a broadcast only from a value computed outside the kernel, so a
 /// broadcast of a run's own value starts a new run. An op between members
 /// that reads nothing of the run stays before the nested region (pure ops:

@@ -104,6 +104,26 @@ struct Builder {
   }
 };
 
+/// What the steps of the rewrite build, in order (the numbers below).
+struct Update {
+  func::FuncOp step;
+  Block *body = nullptr;
+  func::ReturnOp ret;
+  // 1. The parameters and the loss scale (loss scaling only).
+  SmallVector<BlockArgument> params;
+  BlockArgument lossScale;
+  // 2. The first new argument (m of the first parameter), the step count,
+  // and the count of finite steps (loss scaling only).
+  unsigned end = 0;
+  Value t, goodSteps;
+  // 3. The unscaled gradients, the norm, whether the step is finite (loss
+  // scaling), the clip factor (clipping), the rate, the bias corrections.
+  SmallVector<Value> grads;
+  Value norm, finite, clip, lr, correction1, correction2;
+  // 4. The results.
+  SmallVector<Value> newParams, newState;
+};
+
 struct OptimizerPass : public llmc::impl::OptimizerPassBase<OptimizerPass> {
   using Base::Base;
 
@@ -111,6 +131,12 @@ struct OptimizerPass : public llmc::impl::OptimizerPassBase<OptimizerPass> {
 
 private:
   bool decays(func::FuncOp step, BlockArgument param) const;
+  LogicalResult collectParameters(Update &u);
+  LogicalResult addStateArguments(Update &u);
+  LogicalResult checkSchedule(func::FuncOp step);
+  void buildNormAndRate(Update &u, OpBuilder &ob);
+  void updateParameter(Update &u, OpBuilder &ob, size_t i);
+  void replaceReturn(Update &u, OpBuilder &ob);
 };
 
 std::string nameOf(func::FuncOp step, unsigned index) {
@@ -132,9 +158,16 @@ bool OptimizerPass::decays(func::FuncOp step, BlockArgument param) const {
   });
 }
 
+/// Tags every op built through it as the update (ir/Phase.h).
+struct Tagger : public OpBuilder::Listener {
+  void notifyOperationInserted(Operation *op,
+                               OpBuilder::InsertPoint) override {
+    op->setLoc(llmc::withPhase(op->getLoc(), llmc::Phase::Optimizer));
+  }
+};
+
 void OptimizerPass::runOnOperation() {
   ModuleOp module = getOperation();
-  MLIRContext *context = &getContext();
   auto step = module.lookupSymbol<func::FuncOp>(kFunction);
   if (!step) {
     module.emitError() << "expected a function @" << kFunction
@@ -148,29 +181,43 @@ void OptimizerPass::runOnOperation() {
                      << step.getBody().getBlocks().size();
     return signalPassFailure();
   }
+  Update u;
+  u.step = step;
+  u.body = &step.getBody().front();
+  if (failed(collectParameters(u)) || failed(addStateArguments(u)) ||
+      failed(checkSchedule(step)))
+    return signalPassFailure();
+  // 3. The global norm and the clip factor, before any update. Every op
+  // built from here on is tagged as the update.
+  Tagger tagger;
+  OpBuilder ob(u.ret);
+  ob.setListener(&tagger);
+  buildNormAndRate(u, ob);
+  // 4. AdamW per parameter.
+  for (size_t i = 0; i < u.params.size(); ++i)
+    updateParameter(u, ob, i);
+  replaceReturn(u, ob);
+}
 
-  // 1. Parameters, as --llmc-autodiff found them; the signature must be the
-  // one it builds: (loss, one gradient per parameter).
-  Block &body = step.getBody().front();
-  Type f32 = Float32Type::get(context);
-  SmallVector<BlockArgument> params;
-  BlockArgument lossScale;
-  bool failed = false;
-  for (BlockArgument arg : body.getArguments()) {
+/// 1. Parameters, as --llmc-autodiff found them; the signature must be the
+/// one it builds: (loss, one gradient per parameter).
+LogicalResult OptimizerPass::collectParameters(Update &u) {
+  func::FuncOp step = u.step;
+  Type f32 = Float32Type::get(&getContext());
+  bool wrongType = false;
+  for (BlockArgument arg : u.body->getArguments()) {
     auto role =
         step.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "llmc.role");
     if (lossScaling && role && role.getValue() == "optimizer_state" &&
-        nameOf(step, arg.getArgNumber()) == kLossScale && !lossScale &&
+        nameOf(step, arg.getArgNumber()) == kLossScale && !u.lossScale &&
         arg.getType() == RankedTensorType::get({}, f32)) {
-      lossScale = arg;
+      u.lossScale = arg;
       continue;
     }
-    if (role && role.getValue() == "optimizer_state") {
-      step.emitError() << "@" << kFunction
-                       << " already has optimizer state (argument #"
-                       << arg.getArgNumber() << "); run --llmc-optimizer once";
-      return signalPassFailure();
-    }
+    if (role && role.getValue() == "optimizer_state")
+      return step.emitError()
+             << "@" << kFunction << " already has optimizer state (argument #"
+             << arg.getArgNumber() << "); run --llmc-optimizer once";
     if (!role || role.getValue() != "parameter" ||
         !isa<FloatType>(getElementTypeOrSelf(arg.getType())))
       continue;
@@ -179,48 +226,51 @@ void OptimizerPass::runOnOperation() {
                        << " for '" << nameOf(step, arg.getArgNumber())
                        << "'; low-precision parameters with f32 master "
                           "weights are issue #6";
-      failed = true;
+      wrongType = true;
     }
-    params.push_back(arg);
+    u.params.push_back(arg);
   }
-  if (failed)
-    return signalPassFailure();
-  if (lossScaling && !lossScale) {
-    step.emitError() << "expected a tensor<f32> argument '" << kLossScale
-                     << "' (optimizer state) for loss-scaling; run "
-                        "--llmc-autodiff with loss-scale=S first";
-    return signalPassFailure();
-  }
+  if (wrongType)
+    return failure();
+  if (lossScaling && !u.lossScale)
+    return step.emitError()
+           << "expected a tensor<f32> argument '" << kLossScale
+           << "' (optimizer state) for loss-scaling; run "
+              "--llmc-autodiff with loss-scale=S first";
   if (lossScaling && (growthInterval < 1 || !(backoffFactor > 0) ||
-                      !(backoffFactor < 1) || !(growthFactor > 1))) {
-    step.emitError() << "invalid loss scaling: growth-interval "
-                     << static_cast<int64_t>(growthInterval)
-                     << ", growth-factor " << growthFactor
-                     << ", backoff-factor " << backoffFactor
-                     << "; expected interval >= 1, growth > 1 and 0 < "
-                        "backoff < 1";
-    return signalPassFailure();
-  }
-  auto ret = cast<func::ReturnOp>(body.getTerminator());
+                      !(backoffFactor < 1) || !(growthFactor > 1)))
+    return step.emitError()
+           << "invalid loss scaling: growth-interval "
+           << static_cast<int64_t>(growthInterval) << ", growth-factor "
+           << growthFactor << ", backoff-factor " << backoffFactor
+           << "; expected interval >= 1, growth > 1 and 0 < "
+              "backoff < 1";
+  u.ret = cast<func::ReturnOp>(u.body->getTerminator());
+  func::ReturnOp ret = u.ret;
   auto lossType = ret.getNumOperands() > 0
                       ? dyn_cast<RankedTensorType>(ret.getOperand(0).getType())
                       : RankedTensorType();
   bool shaped = lossType && lossType.getRank() == 0 &&
-                ret.getNumOperands() == params.size() + 1;
+                ret.getNumOperands() == u.params.size() + 1;
   for (auto [param, grad] :
-       llvm::zip(params, ret.getOperands().drop_front(shaped ? 1 : 0)))
+       llvm::zip(u.params, ret.getOperands().drop_front(shaped ? 1 : 0)))
     shaped = shaped && grad.getType() == param.getType();
-  if (!shaped) {
-    step.emitError() << "expected @" << kFunction
-                     << " to return a rank-0 loss and one gradient per "
-                        "parameter ("
-                     << params.size() << "), found "
-                     << step.getFunctionType().getResults();
-    return signalPassFailure();
-  }
+  if (!shaped)
+    return step.emitError() << "expected @" << kFunction
+                            << " to return a rank-0 loss and one gradient "
+                               "per parameter ("
+                            << u.params.size() << "), found "
+                            << step.getFunctionType().getResults();
+  return success();
+}
 
-  // 2. New arguments: m and v per parameter, then the step and the rate.
+/// 2. New arguments: m and v per parameter, then the step (and the count of
+/// finite steps of loss scaling).
+LogicalResult OptimizerPass::addStateArguments(Update &u) {
+  MLIRContext *context = &getContext();
+  func::FuncOp step = u.step;
   unsigned end = step.getNumArguments();
+  u.end = end;
   SmallVector<unsigned> indices;
   SmallVector<Type> types;
   SmallVector<DictionaryAttr> attrs;
@@ -248,7 +298,7 @@ void OptimizerPass::runOnOperation() {
   // the results alike, so a training loop feeds results back in order. A
   // moment has its parameter's shape, so tensor parallelism splits it the
   // same way (llmc.tp_split), and expert parallelism (llmc.ep_split).
-  for (BlockArgument param : params)
+  for (BlockArgument param : u.params)
     for (const char *moment : {"m", "v"})
       append(param.getType(),
              std::string("optimizer.") + moment + "." +
@@ -256,38 +306,46 @@ void OptimizerPass::runOnOperation() {
              "optimizer_state", param.getLoc(),
              step.getArgAttr(param.getArgNumber(), "llmc.tp_split"),
              step.getArgAttr(param.getArgNumber(), "llmc.ep_split"));
-  auto scalarType = RankedTensorType::get({}, f32);
+  auto scalarType = RankedTensorType::get({}, Float32Type::get(context));
   append(scalarType, "optimizer.step", "input", step.getLoc());
   if (lossScaling)
     append(scalarType, kGoodSteps.str(), "optimizer_state", step.getLoc());
-  if (llvm::failed(step.insertArguments(indices, types, attrs, locs))) {
-    step.emitError() << "cannot add the optimizer arguments";
-    return signalPassFailure();
-  }
-  size_t n = params.size();
-  auto stateArg = [&](size_t index) { return body.getArgument(end + index); };
-  Value t = body.getArgument(end + 2 * n);
+  if (failed(step.insertArguments(indices, types, attrs, locs)))
+    return step.emitError() << "cannot add the optimizer arguments";
+  u.t = u.body->getArgument(end + 2 * u.params.size());
+  if (lossScaling)
+    u.goodSteps = u.body->getArgument(end + 2 * u.params.size() + 1);
+  return success();
+}
 
-  // 3. The global norm and the clip factor, before any update. Every op
-  // built from here on is tagged as the update (ir/Phase.h).
-  struct Tagger : public OpBuilder::Listener {
-    void notifyOperationInserted(Operation *op,
-                                 OpBuilder::InsertPoint) override {
-      op->setLoc(llmc::withPhase(op->getLoc(), llmc::Phase::Optimizer));
-    }
-  } tagger;
-  OpBuilder ob(ret);
-  ob.setListener(&tagger);
-  Builder b{ob, ret.getLoc()};
-  SmallVector<Value> grads(ret.getOperands().drop_front());
+LogicalResult OptimizerPass::checkSchedule(func::FuncOp step) {
+  if (!llmc::symbolizeLrScheduleKind(schedule))
+    return step.emitError() << "unknown learning-rate schedule '" << schedule
+                            << "'; expected cosine, linear or constant";
+  if (!(learningRate > 0) || minLearningRate < 0 ||
+      minLearningRate > learningRate || totalSteps < 1 || warmupSteps < 0 ||
+      warmupSteps >= totalSteps)
+    return step.emitError()
+           << "invalid learning-rate schedule: learning-rate " << learningRate
+           << ", min-learning-rate " << minLearningRate << ", warmup-steps "
+           << static_cast<int64_t>(warmupSteps) << ", total-steps "
+           << static_cast<int64_t>(totalSteps)
+           << "; expected 0 <= min <= rate, rate > 0 and 0 <= "
+              "warmup < total";
+  return success();
+}
+
+/// 3. The unscaled gradients, their global norm, the clip factor, whether
+/// the step is finite, the learning rate and Adam's bias corrections.
+void OptimizerPass::buildNormAndRate(Update &u, OpBuilder &ob) {
+  Builder b{ob, u.ret.getLoc()};
+  u.grads.assign(u.ret.getOperands().begin() + 1, u.ret.getOperands().end());
   // 3a. Loss scaling: the gradients are of scale·loss; unscale them first,
   // so that the norm, the clip and the update see the true gradients.
-  Value goodSteps;
   if (lossScaling) {
-    goodSteps = body.getArgument(end + 2 * params.size() + 1);
     Value one = b.scalar(1.0);
-    Value inverse = b.div(one, lossScale);
-    for (Value &grad : grads) {
+    Value inverse = b.div(one, u.lossScale);
+    for (Value &grad : u.grads) {
       Value wide = b.broadcast(inverse, cast<RankedTensorType>(grad.getType()));
       grad = b.mul(grad, wide);
     }
@@ -295,121 +353,108 @@ void OptimizerPass::runOnOperation() {
   // Every op is built in its own statement: C++ leaves the order of
   // argument evaluation open, and the IR must not depend on the compiler.
   Value sumsq = b.scalar(0.0);
-  for (Value grad : grads) {
+  for (Value grad : u.grads) {
     Value squares = b.sumOfSquares(grad);
     sumsq = b.add(sumsq, squares);
   }
-  Value norm = llmc::SqrtOp::create(ob, b.loc, sumsq);
+  u.norm = llmc::SqrtOp::create(ob, b.loc, sumsq);
   // 3b. A step whose gradients hold inf or NaN (fp16 overflow) is skipped.
-  Value finite;
   if (lossScaling) {
-    Value magnitude = llmc::AbsOp::create(ob, b.loc, norm);
+    Value magnitude = llmc::AbsOp::create(ob, b.loc, u.norm);
     Value limit = b.scalar(kFiniteLimit);
-    finite = b.compare(llmc::CompareDirection::le, magnitude, limit);
+    u.finite = b.compare(llmc::CompareDirection::le, magnitude, limit);
   }
-  Value clip;
   if (gradClip > 0) {
     Value maxNorm = b.scalar(gradClip);
     Value tiny = b.scalar(kNormEpsilon);
-    Value ratio = b.div(maxNorm, b.add(norm, tiny));
+    Value ratio = b.div(maxNorm, b.add(u.norm, tiny));
     Value one = b.scalar(1.0);
-    clip = llmc::MinOp::create(ob, b.loc, one, ratio);
+    u.clip = llmc::MinOp::create(ob, b.loc, one, ratio);
   }
-  std::optional<llmc::LrScheduleKind> kind =
-      llmc::symbolizeLrScheduleKind(schedule);
-  if (!kind) {
-    step.emitError() << "unknown learning-rate schedule '" << schedule
-                     << "'; expected cosine, linear or constant";
-    return signalPassFailure();
-  }
-  if (!(learningRate > 0) || minLearningRate < 0 ||
-      minLearningRate > learningRate || totalSteps < 1 || warmupSteps < 0 ||
-      warmupSteps >= totalSteps) {
-    step.emitError() << "invalid learning-rate schedule: learning-rate "
-                     << learningRate << ", min-learning-rate "
-                     << minLearningRate << ", warmup-steps "
-                     << static_cast<int64_t>(warmupSteps) << ", total-steps "
-                     << static_cast<int64_t>(totalSteps)
-                     << "; expected 0 <= min <= rate, rate > 0 and 0 <= "
-                        "warmup < total";
-    return signalPassFailure();
-  }
-  Value lr = llmc::LrScheduleOp::create(ob, b.loc, t, *kind, learningRate,
-                                        minLearningRate, warmupSteps,
-                                        totalSteps);
-  Value correction1 = b.biasCorrection(beta1, t);
-  Value correction2 = b.biasCorrection(beta2, t);
+  u.lr = llmc::LrScheduleOp::create(
+      ob, b.loc, u.t, *llmc::symbolizeLrScheduleKind(schedule), learningRate,
+      minLearningRate, warmupSteps, totalSteps);
+  u.correction1 = b.biasCorrection(beta1, u.t);
+  u.correction2 = b.biasCorrection(beta2, u.t);
+}
 
-  // 4. AdamW per parameter, in the parameter's location so that a dump
-  // names the model part.
-  SmallVector<Value> newParams, newState;
-  for (auto [i, param] : llvm::enumerate(params)) {
-    Builder pb{ob, param.getLoc()};
-    auto type = cast<RankedTensorType>(param.getType());
-    Value g = grads[i];
-    if (clip) {
-      Value wideClip = pb.broadcast(clip, type);
-      g = pb.mul(g, wideClip);
-    }
-    Value b1 = pb.splatOf(type, beta1);
-    Value mOld = pb.mul(b1, stateArg(2 * i));
-    Value a1 = pb.splatOf(type, 1.0 - beta1);
-    Value m = pb.add(mOld, pb.mul(a1, g));
-    Value b2 = pb.splatOf(type, beta2);
-    Value vOld = pb.mul(b2, stateArg(2 * i + 1));
-    Value a2 = pb.splatOf(type, 1.0 - beta2);
-    Value gg = pb.mul(g, g);
-    Value v = pb.add(vOld, pb.mul(a2, gg));
-    Value mhat = pb.div(m, pb.broadcast(correction1, type));
-    Value vhat = pb.div(v, pb.broadcast(correction2, type));
-    Value root = llmc::SqrtOp::create(ob, pb.loc, vhat);
-    Value eps = pb.splatOf(type, epsilon);
-    Value update = pb.div(mhat, pb.add(root, eps));
-    if (weightDecay != 0 && decays(step, param)) {
-      Value wd = pb.splatOf(type, weightDecay);
-      update = pb.add(update, pb.mul(wd, param));
-    }
-    Value rate = pb.broadcast(lr, type);
-    Value newParam = pb.sub(param, pb.mul(rate, update));
-    if (finite) {
-      // Skipped step: the parameter and its moments stay as they were.
-      Value keep = type.getRank() == 0
-                       ? finite
-                       : llmc::BroadcastOp::create(
-                             ob, pb.loc, type.clone(ob.getI1Type()), finite,
-                             ArrayRef<int64_t>{});
-      newParam = pb.select(keep, newParam, param);
-      m = pb.select(keep, m, stateArg(2 * i));
-      v = pb.select(keep, v, stateArg(2 * i + 1));
-    }
-    newParams.push_back(newParam);
-    newState.push_back(m);
-    newState.push_back(v);
+/// 4. AdamW on parameter i, in the parameter's location so that a dump
+/// names the model part.
+void OptimizerPass::updateParameter(Update &u, OpBuilder &ob, size_t i) {
+  BlockArgument param = u.params[i];
+  auto stateArg = [&](size_t index) {
+    return u.body->getArgument(u.end + index);
+  };
+  Builder pb{ob, param.getLoc()};
+  auto type = cast<RankedTensorType>(param.getType());
+  Value g = u.grads[i];
+  if (u.clip) {
+    Value wideClip = pb.broadcast(u.clip, type);
+    g = pb.mul(g, wideClip);
   }
+  Value b1 = pb.splatOf(type, beta1);
+  Value mOld = pb.mul(b1, stateArg(2 * i));
+  Value a1 = pb.splatOf(type, 1.0 - beta1);
+  Value m = pb.add(mOld, pb.mul(a1, g));
+  Value b2 = pb.splatOf(type, beta2);
+  Value vOld = pb.mul(b2, stateArg(2 * i + 1));
+  Value a2 = pb.splatOf(type, 1.0 - beta2);
+  Value gg = pb.mul(g, g);
+  Value v = pb.add(vOld, pb.mul(a2, gg));
+  Value mhat = pb.div(m, pb.broadcast(u.correction1, type));
+  Value vhat = pb.div(v, pb.broadcast(u.correction2, type));
+  Value root = llmc::SqrtOp::create(ob, pb.loc, vhat);
+  Value eps = pb.splatOf(type, epsilon);
+  Value update = pb.div(mhat, pb.add(root, eps));
+  if (weightDecay != 0 && decays(u.step, param)) {
+    Value wd = pb.splatOf(type, weightDecay);
+    update = pb.add(update, pb.mul(wd, param));
+  }
+  Value rate = pb.broadcast(u.lr, type);
+  Value newParam = pb.sub(param, pb.mul(rate, update));
+  if (u.finite) {
+    // Skipped step: the parameter and its moments stay as they were.
+    Value keep = type.getRank() == 0
+                     ? u.finite
+                     : llmc::BroadcastOp::create(
+                           ob, pb.loc, type.clone(ob.getI1Type()), u.finite,
+                           ArrayRef<int64_t>{});
+    newParam = pb.select(keep, newParam, param);
+    m = pb.select(keep, m, stateArg(2 * i));
+    v = pb.select(keep, v, stateArg(2 * i + 1));
+  }
+  u.newParams.push_back(newParam);
+  u.newState.push_back(m);
+  u.newState.push_back(v);
+}
 
-  // 5. Return loss, norm, rate, the parameters, the state (m, v per
-  // parameter). A result is named like the argument it replaces, so that a
-  // training loop feeds each output back into the argument of that name.
+/// 5. Return loss, norm, rate, the parameters, the state (m, v per
+/// parameter). A result is named like the argument it replaces, so that a
+/// training loop feeds each output back into the argument of that name.
+void OptimizerPass::replaceReturn(Update &u, OpBuilder &ob) {
+  MLIRContext *context = &getContext();
+  func::FuncOp step = u.step;
+  Builder b{ob, u.ret.getLoc()};
   // 4a. The new loss scale: backoff after a skipped step; growth after
   // growth-interval finite steps in a row.
   if (lossScaling) {
     Value one = b.scalar(1.0);
     Value zero = b.scalar(0.0);
-    Value counted = b.add(goodSteps, one);
+    Value counted = b.add(u.goodSteps, one);
     Value interval = b.scalar(static_cast<double>(growthInterval));
     Value grow = b.compare(llmc::CompareDirection::ge, counted, interval);
-    Value grown = b.mul(lossScale, b.scalar(growthFactor));
-    Value scaleIfFinite = b.select(grow, grown, lossScale);
+    Value grown = b.mul(u.lossScale, b.scalar(growthFactor));
+    Value scaleIfFinite = b.select(grow, grown, u.lossScale);
     Value goodIfFinite = b.select(grow, zero, counted);
-    Value backedOff = b.mul(lossScale, b.scalar(backoffFactor));
-    newState.push_back(b.select(finite, scaleIfFinite, backedOff));
-    newState.push_back(b.select(finite, goodIfFinite, zero));
+    Value backedOff = b.mul(u.lossScale, b.scalar(backoffFactor));
+    u.newState.push_back(b.select(u.finite, scaleIfFinite, backedOff));
+    u.newState.push_back(b.select(u.finite, goodIfFinite, zero));
   }
-  SmallVector<Value> results = {ret.getOperand(0), norm, lr};
-  llvm::append_range(results, newParams);
-  llvm::append_range(results, newState);
-  func::ReturnOp::create(ob, ret.getLoc(), results);
-  ret.erase();
+  SmallVector<Value> results = {u.ret.getOperand(0), u.norm, u.lr};
+  llvm::append_range(results, u.newParams);
+  llvm::append_range(results, u.newState);
+  func::ReturnOp::create(ob, u.ret.getLoc(), results);
+  u.ret.erase();
   step.setFunctionType(FunctionType::get(context, step.getArgumentTypes(),
                                          ValueRange(results).getTypes()));
   auto nameAttr = [&](const std::string &name) {
@@ -419,10 +464,10 @@ void OptimizerPass::runOnOperation() {
   };
   SmallVector<Attribute> resultAttrs = {nameAttr("loss"),
                                         nameAttr("grad_norm"), nameAttr("lr")};
-  for (BlockArgument param : params)
+  for (BlockArgument param : u.params)
     resultAttrs.push_back(nameAttr(nameOf(step, param.getArgNumber())));
-  for (size_t i = 0; i < 2 * n; ++i)
-    resultAttrs.push_back(nameAttr(nameOf(step, end + i)));
+  for (size_t i = 0; i < 2 * u.params.size(); ++i)
+    resultAttrs.push_back(nameAttr(nameOf(step, u.end + i)));
   if (lossScaling) {
     resultAttrs.push_back(nameAttr(kLossScale.str()));
     resultAttrs.push_back(nameAttr(kGoodSteps.str()));

@@ -10,8 +10,9 @@
 //    (stacked experts) over ep, ZeRO's dp split on moments (stage >= 1) and
 //    parameters (stage 3).
 // 3. Walk the ops in program order; each op's sharding rule
-//    (ShardingRuleOpInterface, ir/ShardRules*.cpp) builds its local form in
-//    the new function, resharding operands through ir/Partition.h.
+//    (ShardingRuleOpInterface, sharding/ShardRules*.cpp) builds its local
+//    form in the new function, resharding operands through
+//    sharding/PartitionContext.h.
 // 4. Return every result in its argument's sharding (new parameters and
 //    moments, so that buffers are donated and the next step binds them as
 //    they are) or replicated (loss, grad_norm, lr).
@@ -23,8 +24,9 @@
 #include "passes/Passes.h"
 
 #include "ir/LlmcOps.h"
-#include "ir/Partition.h"
 #include "ir/Phase.h"
+#include "sharding/PartitionContext.h"
+#include "sharding/Registration.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -77,6 +79,13 @@ struct CarryMicrobatch : public OpBuilder::Listener {
 
 struct PartitionPass : public impl::PartitionPassBase<PartitionPass> {
   using Base::Base;
+
+  /// The ops' sharding rules are external models (sharding/Registration.h):
+  /// a pipeline that partitions brings them.
+  void getDependentDialects(DialectRegistry &registry) const override {
+    Base::getDependentDialects(registry);
+    registerShardingRuleModels(registry);
+  }
 
   void runOnOperation() override {
     ModuleOp module = getOperation();

@@ -209,7 +209,7 @@ def PartitionPass : Pass<"llmc-partition", "mlir::ModuleOp"> {
     parameters, moments) or replicated (loss, grad_norm, lr). With `cp`,
     inputs are also split along the sequence (zigzag: rank r holds chunks r
     and 2cp-1-r) and attention becomes ring attention, K/V moving by
-    `shard.shift` (ir/ShardRulesRing.cpp).
+    `shard.shift` (sharding/ShardRulesRing.cpp).
     ```mlir
     // dp = 2: the weight gradient of a layer ends in
     %g = shard.all_reduce %partial on @mesh grid_axes = [0]
@@ -363,7 +363,7 @@ def PlanBuffersPass : Pass<"llmc-plan-buffers", "mlir::ModuleOp"> {
            "(the CPU refuses it)">,
   ];
   let description = [{
-    The buffer planner (ir/BufferPlan.h) on every function: live ranges over
+    The buffer planner (analysis/BufferPlan.h) on every function: live ranges over
     the program order, reshapes as views, elementwise ops in place over an
     operand that dies there, the new parameters and moments written into
     their arguments' buffers (donation), first fit for the rest. It records

@@ -1,14 +1,14 @@
 //===- PlanBuffers.cpp - record the buffer plan in the IR -----------------===//
 //
 // The last step of the pipeline (DESIGN.md step 10): runs the buffer
-// planner (ir/BufferPlan.h) on every function and writes its decisions into
+// planner (analysis/BufferPlan.h) on every function and writes its decisions into
 // the IR, so that a dump shows where each tensor lives and `llmc plan`
 // reads the peak and its breakdown. Codegen lays the Executable out with
 // the same planner and checks that the recorded arena still holds.
 //
 //===----------------------------------------------------------------------===//
 
-#include "ir/BufferPlan.h"
+#include "analysis/BufferPlan.h"
 #include "passes/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"

@@ -25,7 +25,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "ir/BufferPlan.h"
+#include "analysis/BufferPlan.h"
 #include "ir/LlmcOps.h"
 #include "ir/Phase.h"
 #include "passes/Passes.h"
@@ -34,10 +34,10 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/IRMapping.h"
-#include "mlir/Pass/PassManager.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
-#include "llvm/ADT/StringMap.h"
+#include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FormatVariadic.h"
 

@@ -37,17 +37,17 @@
 
 #include "ir/LlmcOps.h"
 #include "ir/Phase.h"
-#include "ir/Sharding.h"
 #include "passes/Passes.h"
 #include "passes/PipelineSchedule.h"
+#include "sharding/Sharding.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SetVector.h"
-#include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/StringExtras.h"
 
 #include <algorithm>
@@ -94,6 +94,35 @@ struct Placement {
   int64_t microbatch = -1;
 };
 
+/// What the steps of one split build, in their order (the numbers of the
+/// file's header).
+struct SplitState {
+  func::FuncOp step;
+  Block *body = nullptr;
+  func::ReturnOp ret;
+  int64_t ppAxis = -1;
+  SmallVector<Operation *> ops; ///< the body's ops as the pass found them
+  // 1. Layers.
+  llvm::DenseMap<Operation *, int64_t> layer;
+  int64_t layers = 0;
+  SmallVector<double> layerCost;
+  // 2. Chunks: the first layer of each.
+  SmallVector<int64_t> starts;
+  // 3. Units.
+  llvm::DenseMap<Operation *, Placement> place;
+  std::map<Unit, double> unitCost;
+  // 4. The schedule.
+  std::vector<Unit> global;
+  double bubble = 0.0;
+  SmallVector<int64_t> inFlight;
+  // 5. The rewrite: replicated ops' copies per stage, the new order, and
+  // the stages that hold a tied parameter's replicas, per result.
+  std::map<std::pair<Operation *, int64_t>, Operation *> copyOf;
+  std::map<Operation *, Operation *> originalOf; // copy -> replicated op
+  SmallVector<Operation *> order;
+  std::map<int64_t, SmallVector<int64_t>> replicasOf;
+};
+
 struct SplitPipelinePass
     : public impl::SplitPipelinePassBase<SplitPipelinePass> {
   using Base::Base;
@@ -107,6 +136,15 @@ private:
   FailureOr<SmallVector<int64_t>> chunkStarts(func::FuncOp step,
                                               ArrayRef<double> layerCost);
   std::vector<std::vector<Unit>> stageOrders() const;
+  // The steps, in order.
+  void assignLayers(SplitState &state);
+  void placeUnits(SplitState &state);
+  LogicalResult scheduleUnits(SplitState &state);
+  void replicateCheapOps(SplitState &state, OpBuilder &builder);
+  LogicalResult orderBody(SplitState &state, OpBuilder &builder);
+  void copyTiedUpdates(SplitState &state, OpBuilder &builder);
+  void insertTransfers(SplitState &state, OpBuilder &builder);
+  void annotate(SplitState &state, OpBuilder &builder);
 
   llvm::DenseSet<Operation *> replicable;
 };
@@ -202,11 +240,15 @@ std::vector<std::vector<Unit>> SplitPipelinePass::stageOrders() const {
   return pipeline::stageOrders(schedule, stages, virtualStages, microbatches);
 }
 
+/// The llmc.stage of an op, or -1.
+int64_t stageAt(Operation *op) {
+  auto attr = op->getAttrOfType<IntegerAttr>("llmc.stage");
+  return attr ? attr.getInt() : -1;
+}
+
 void SplitPipelinePass::runOnOperation() {
   ModuleOp module = getOperation();
-  // The options as plain values (a pass option does not print as one).
-  const int64_t stages = this->stages, microbatches = this->microbatches;
-  const std::string schedule = this->schedule;
+  const int64_t stages = this->stages;
   auto step = module.lookupSymbol<func::FuncOp>(function);
   if (!step || stages <= 1)
     return;
@@ -220,17 +262,39 @@ void SplitPipelinePass::runOnOperation() {
                      << " first)";
     return signalPassFailure();
   }
-  MLIRContext *ctx = module.getContext();
   Block &body = step.getBody().front();
-  auto ret = cast<func::ReturnOp>(body.getTerminator());
-  SmallVector<Operation *> ops;
+  SplitState state;
+  state.step = step;
+  state.body = &body;
+  state.ret = cast<func::ReturnOp>(body.getTerminator());
+  state.ppAxis = ppAxis;
   for (Operation &op : body.without_terminator())
-    ops.push_back(&op);
+    state.ops.push_back(&op);
+  replicable.clear();
+  OpBuilder builder(module.getContext());
 
-  // 1. Layers.
-  llvm::DenseMap<Operation *, int64_t> layer;
-  int64_t layers = 0;
-  for (Operation *op : ops) {
+  assignLayers(state);
+  FailureOr<SmallVector<int64_t>> starts = chunkStarts(step, state.layerCost);
+  if (failed(starts))
+    return signalPassFailure();
+  state.starts = std::move(*starts);
+  placeUnits(state);
+  if (failed(scheduleUnits(state)))
+    return signalPassFailure();
+  replicateCheapOps(state, builder);
+  if (failed(orderBody(state, builder)))
+    return signalPassFailure();
+  copyTiedUpdates(state, builder);
+  insertTransfers(state, builder);
+  annotate(state, builder);
+}
+
+/// 1. Layers: the layer of every op that is not replicated, and the flops
+/// of each layer.
+void SplitPipelinePass::assignLayers(SplitState &state) {
+  llvm::DenseMap<Operation *, int64_t> &layer = state.layer;
+  int64_t &layers = state.layers;
+  for (Operation *op : state.ops) {
     if (isReplicable(op)) {
       replicable.insert(op);
       continue;
@@ -271,7 +335,7 @@ void SplitPipelinePass::runOnOperation() {
   // The embedding (-1) joins layer 0, a backward seed (max) the last.
   // A broadcast (or reshape) in the update goes where it is read, so that
   // its small input travels instead of its expansion.
-  for (Operation *op : llvm::reverse(ops)) {
+  for (Operation *op : llvm::reverse(state.ops)) {
     auto it = layer.find(op);
     if (it == layer.end() || !isa<BroadcastOp, ReshapeOp>(op) ||
         phaseOf(op->getLoc()) != Phase::Optimizer || op->use_empty())
@@ -288,32 +352,31 @@ void SplitPipelinePass::runOnOperation() {
     if (common)
       it->second = *common;
   }
-  SmallVector<double> layerCost(layers, 0.0);
-  for (Operation *op : ops) {
+  state.layerCost.assign(layers, 0.0);
+  for (Operation *op : state.ops) {
     auto it = layer.find(op);
     if (it == layer.end())
       continue;
     int64_t &l = it->second;
     l = std::clamp<int64_t>(l, 0, std::max<int64_t>(layers - 1, 0));
     if (auto cost = dyn_cast<CostOpInterface>(op); cost && layers > 0)
-      layerCost[l] += cost.getFlops();
+      state.layerCost[l] += cost.getFlops();
   }
+}
 
-  // 2. Chunks.
-  FailureOr<SmallVector<int64_t>> starts = chunkStarts(step, layerCost);
-  if (failed(starts))
-    return signalPassFailure();
+/// 3. Units: every op's chunk, part and microbatch, and each unit's flops.
+void SplitPipelinePass::placeUnits(SplitState &state) {
+  const int64_t microbatches = this->microbatches;
   auto chunkOfLayer = [&](int64_t l) {
-    return static_cast<int64_t>(
-               std::upper_bound(starts->begin(), starts->end(), l) -
-               starts->begin()) -
+    return static_cast<int64_t>(std::upper_bound(state.starts.begin(),
+                                                 state.starts.end(), l) -
+                                state.starts.begin()) -
            1;
   };
-
-  // 3. Units. A replicated op's microbatch (an input slice's tag) reaches
-  // its readers too.
+  // A replicated op's microbatch (an input slice's tag) reaches its readers
+  // too.
   llvm::DenseMap<Operation *, int64_t> replicatedMicrobatch;
-  for (Operation *op : ops) {
+  for (Operation *op : state.ops) {
     if (!replicable.contains(op))
       continue;
     int64_t mb = -1;
@@ -325,10 +388,7 @@ void SplitPipelinePass::runOnOperation() {
         mb = std::max(mb, it->second);
     replicatedMicrobatch[op] = mb;
   }
-  llvm::DenseMap<Operation *, Placement> place;
-  llvm::DenseMap<Operation *, int64_t> microbatchOf;
-  std::map<Unit, double> unitCost;
-  for (Operation *op : ops) {
+  for (Operation *op : state.ops) {
     if (replicable.contains(op))
       continue;
     // Its own microbatch (a tag), else the latest it reads.
@@ -337,7 +397,8 @@ void SplitPipelinePass::runOnOperation() {
       mb = attr.getInt();
     Part part = Part::Head;
     for (Value v : op->getOperands()) {
-      if (auto it = place.find(v.getDefiningOp()); it != place.end()) {
+      if (auto it = state.place.find(v.getDefiningOp());
+          it != state.place.end()) {
         read = std::max(read, it->second.microbatch);
         part = std::max(part, it->second.part);
       }
@@ -356,45 +417,52 @@ void SplitPipelinePass::runOnOperation() {
                                           : Part::Forward;
     // A forward-tagged op that reads a backward value runs in the backward.
     part = std::max(part, own);
-    Placement p{chunkOfLayer(layer[op]), part, mb};
-    place[op] = p;
+    Placement p{chunkOfLayer(state.layer[op]), part, mb};
+    state.place[op] = p;
     if (part == Part::Forward || part == Part::Backward)
       if (auto cost = dyn_cast<CostOpInterface>(op))
-        unitCost[Unit{p.chunk, part == Part::Backward, mb}] += cost.getFlops();
+        state.unitCost[Unit{p.chunk, part == Part::Backward, mb}] +=
+            cost.getFlops();
   }
+}
 
-  // 4. The schedule, simulated: a unit starts when its stage is free and
-  // the unit it needs (the previous chunk's forward, the next chunk's
-  // backward) has finished.
+/// 4. The schedule, simulated: a unit starts when its stage is free and
+/// the unit it needs (the previous chunk's forward, the next chunk's
+/// backward) has finished.
+LogicalResult SplitPipelinePass::scheduleUnits(SplitState &state) {
+  const int64_t stages = this->stages;
+  const std::string schedule = this->schedule;
   int64_t chunks = stages * virtualStages;
   std::vector<std::vector<Unit>> orders = stageOrders();
   pipeline::Simulation sim =
       pipeline::simulate(orders, chunks, [&](const Unit &u) {
-        auto it = unitCost.find(u);
-        return it == unitCost.end() ? 0.0 : it->second;
+        auto it = state.unitCost.find(u);
+        return it == state.unitCost.end() ? 0.0 : it->second;
       });
-  if (sim.stuck) {
-    step.emitError() << "pipeline schedule " << schedule
-                     << " cannot proceed on a stage";
-    return signalPassFailure();
-  }
-  std::vector<Unit> &global = sim.global;
-  double bubble = sim.bubble();
+  if (sim.stuck)
+    return state.step.emitError()
+           << "pipeline schedule " << schedule << " cannot proceed on a stage";
+  state.global = sim.global;
+  state.bubble = sim.bubble();
   // Forward units whose backward has not run yet, per stage: the
   // activations a stage keeps at once (in microbatch-chunks).
-  SmallVector<int64_t> inFlight(stages, 0);
+  state.inFlight.assign(stages, 0);
   for (int64_t s = 0; s < stages; ++s) {
     int64_t live = 0;
     for (const Unit &u : orders[s]) {
       live += u.backward ? -1 : 1;
-      inFlight[s] = std::max(inFlight[s], live);
+      state.inFlight[s] = std::max(state.inFlight[s], live);
     }
   }
+  return success();
+}
 
-  // 5a. Replicated ops: one copy per stage that reads it (users first, so a
-  // copy's readers are known before the copy is made).
+/// 5a. Replicated ops: one copy per stage that reads it (users first, so a
+/// copy's readers are known before the copy is made).
+void SplitPipelinePass::replicateCheapOps(SplitState &state,
+                                          OpBuilder &builder) {
   llvm::DenseMap<Operation *, std::set<int64_t>> readers;
-  for (Operation *op : llvm::reverse(ops)) {
+  for (Operation *op : llvm::reverse(state.ops)) {
     if (!replicable.contains(op))
       continue;
     std::set<int64_t> &stagesOf = readers[op];
@@ -404,15 +472,10 @@ void SplitPipelinePass::runOnOperation() {
       else if (replicable.contains(user))
         stagesOf.insert(readers[user].begin(), readers[user].end());
       else
-        stagesOf.insert(stageOf(place[user].chunk));
+        stagesOf.insert(stageOf(state.place[user].chunk));
     }
   }
-  std::map<std::pair<Operation *, int64_t>, Operation *> copyOf;
-  std::map<Operation *, Operation *> originalOf; // copy -> replicated op
-  SmallVector<Operation *> order;
-  OpBuilder builder(ctx);
-  auto stageAttr = [&](int64_t s) { return builder.getI64IntegerAttr(s); };
-  for (Operation *op : ops) {
+  for (Operation *op : state.ops) {
     if (!replicable.contains(op))
       continue;
     for (int64_t s : readers[op]) {
@@ -420,46 +483,54 @@ void SplitPipelinePass::runOnOperation() {
       Operation *copy = builder.clone(*op);
       for (OpOperand &operand : copy->getOpOperands())
         if (Operation *def = operand.get().getDefiningOp())
-          operand.set(copyOf.at({def, s})->getResult(0));
-      copy->setAttr("llmc.stage", stageAttr(s));
-      copyOf[{op, s}] = copy;
-      originalOf[copy] = op;
-      order.push_back(copy);
+          operand.set(state.copyOf.at({def, s})->getResult(0));
+      copy->setAttr("llmc.stage", builder.getI64IntegerAttr(s));
+      state.copyOf[{op, s}] = copy;
+      state.originalOf[copy] = op;
+      state.order.push_back(copy);
     }
   }
   auto stageOfUser = [&](Operation *user) -> int64_t {
     if (isa<func::ReturnOp>(user))
       return 0;
-    return stageOf(place.lookup(user).chunk);
+    return stageOf(state.place.lookup(user).chunk);
   };
-  for (Operation *op : ops) {
+  for (Operation *op : state.ops) {
     if (replicable.contains(op))
       continue;
     for (OpOperand &operand : op->getOpOperands())
       if (Operation *def = operand.get().getDefiningOp();
           def && replicable.contains(def))
-        operand.set(copyOf.at({def, stageOfUser(op)})->getResult(0));
+        operand.set(state.copyOf.at({def, stageOfUser(op)})->getResult(0));
   }
-  for (OpOperand &operand : ret->getOpOperands())
+  for (OpOperand &operand : state.ret->getOpOperands())
     if (Operation *def = operand.get().getDefiningOp();
         def && replicable.contains(def))
-      operand.set(copyOf.at({def, 0})->getResult(0));
-  for (Operation *op : llvm::reverse(ops))
+      operand.set(state.copyOf.at({def, 0})->getResult(0));
+  for (Operation *op : llvm::reverse(state.ops))
     if (replicable.contains(op)) {
       op->dropAllUses();
       op->erase();
     }
+}
 
-  // 5b. The global order: what reads no microbatch, the units as the
-  // simulation started them, the optimizer.
+/// 5b. The global order: what reads no microbatch, the units as the
+/// simulation started them, the optimizer; then the check that the order
+/// respects every dependence (the schedule's per-stage orders and the
+/// microbatch chains are assumed; this checks them).
+LogicalResult SplitPipelinePass::orderBody(SplitState &state,
+                                           OpBuilder &builder) {
+  const int64_t microbatches = this->microbatches;
+  const std::string schedule = this->schedule;
   std::map<Unit, SmallVector<Operation *>> unitOps;
   SmallVector<Operation *> tail;
-  for (Operation *op : ops) {
-    auto it = place.find(op);
-    if (it == place.end())
+  SmallVector<Operation *> &order = state.order;
+  for (Operation *op : state.ops) {
+    auto it = state.place.find(op);
+    if (it == state.place.end())
       continue;
     const Placement &p = it->second;
-    op->setAttr("llmc.stage", stageAttr(stageOf(p.chunk)));
+    op->setAttr("llmc.stage", builder.getI64IntegerAttr(stageOf(p.chunk)));
     if (p.part == Part::Forward || p.part == Part::Backward)
       op->setAttr("llmc.microbatch", builder.getI64IntegerAttr(p.microbatch));
     if (virtualStages > 1)
@@ -472,26 +543,22 @@ void SplitPipelinePass::runOnOperation() {
       unitOps[Unit{p.chunk, p.part == Part::Backward, p.microbatch}]
           .push_back(op);
   }
-  for (const Unit &u : global)
+  for (const Unit &u : state.global)
     llvm::append_range(order, unitOps[u]);
-  for (const Unit &u : global)
+  for (const Unit &u : state.global)
     unitOps.erase(u);
   if (!unitOps.empty()) {
     const Unit &u = unitOps.begin()->first;
-    step.emitError() << "pipeline split: microbatch " << u.microbatch
-                     << " of chunk " << u.chunk
-                     << " is not in the schedule (microbatches = "
-                     << microbatches << ")";
-    return signalPassFailure();
+    return state.step.emitError()
+           << "pipeline split: microbatch " << u.microbatch << " of chunk "
+           << u.chunk << " is not in the schedule (microbatches = "
+           << microbatches << ")";
   }
   llvm::append_range(order, tail);
   for (Operation *op : order)
-    op->moveBefore(ret);
+    op->moveBefore(state.ret);
 
-  // The order must respect every dependence (the schedule's per-stage
-  // orders and the microbatch chains are assumed; this checks them).
   llvm::DenseSet<Operation *> seen;
-  bool ok = true;
   for (Operation *op : order) {
     for (Value v : op->getOperands())
       if (Operation *def = v.getDefiningOp(); def && !seen.contains(def)) {
@@ -499,43 +566,40 @@ void SplitPipelinePass::runOnOperation() {
             op->emitOpError() << "pipeline schedule " << schedule
                               << " runs this op before a value it reads";
         diag.attachNote(def->getLoc()) << "the value is made here";
-        ok = false;
-        break;
+        return failure();
       }
     seen.insert(op);
-    if (!ok)
-      break;
   }
-  if (!ok)
-    return signalPassFailure();
+  return success();
+}
 
-  // 5c. Tied parameters (GPT-2's wte: the embedding on the first stage,
-  // the head on the last): every other stage that reads the parameter runs
-  // the same update as the stage that returns it, on the same summed
-  // gradient, so that each keeps its own copy current. The clones carry
-  // `llmc.returns` (the result indices they stand for on their stage).
-  auto stageAt0 = [](Operation *op) {
-    auto attr = op->getAttrOfType<IntegerAttr>("llmc.stage");
-    return attr ? attr.getInt() : -1;
-  };
-  std::map<int64_t, SmallVector<int64_t>> replicasOf; // result -> stages
+/// 5c. Tied parameters (GPT-2's wte: the embedding on the first stage,
+/// the head on the last): every other stage that reads the parameter runs
+/// the same update as the stage that returns it, on the same summed
+/// gradient, so that each keeps its own copy current. The clones carry
+/// `llmc.returns` (the result indices they stand for on their stage).
+void SplitPipelinePass::copyTiedUpdates(SplitState &state,
+                                        OpBuilder &builder) {
+  func::FuncOp step = state.step;
+  func::ReturnOp ret = state.ret;
   // The copy of replicated op `original` for stage `s`, made (before the
   // builder's insertion point) from `some` copy of it when missing.
   std::function<Value(Operation *, Operation *, int64_t)> copyFor =
       [&](Operation *original, Operation *some, int64_t s) -> Value {
-    if (auto it = copyOf.find({original, s}); it != copyOf.end())
+    if (auto it = state.copyOf.find({original, s}); it != state.copyOf.end())
       return it->second->getResult(0);
     IRMapping inputs;
     for (Value v : some->getOperands())
-      if (auto it = originalOf.find(v.getDefiningOp()); it != originalOf.end())
+      if (auto it = state.originalOf.find(v.getDefiningOp());
+          it != state.originalOf.end())
         inputs.map(v, copyFor(it->second, v.getDefiningOp(), s));
     Operation *copy = builder.clone(*some, inputs);
-    copy->setAttr("llmc.stage", stageAttr(s));
-    copyOf[{original, s}] = copy;
-    originalOf[copy] = original;
+    copy->setAttr("llmc.stage", builder.getI64IntegerAttr(s));
+    state.copyOf[{original, s}] = copy;
+    state.originalOf[copy] = original;
     return copy->getResult(0);
   };
-  for (BlockArgument arg : body.getArguments()) {
+  for (BlockArgument arg : state.body->getArguments()) {
     auto role = step.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
                                                   "llmc.role");
     auto name = step.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
@@ -556,13 +620,13 @@ void SplitPipelinePass::runOnOperation() {
       if (r == param || r.ends_with("." + param)) {
         results.push_back(operand.getOperandNumber());
         if (r == param)
-          holder = stageAt0(def);
+          holder = stageAt(def);
       }
     }
     std::set<int64_t> readers;
     for (Operation *user : arg.getUsers())
       if (!isa<func::ReturnOp>(user))
-        readers.insert(stageAt0(user));
+        readers.insert(stageAt(user));
     readers.erase(holder);
     if (holder < 0 || readers.empty())
       continue;
@@ -574,7 +638,7 @@ void SplitPipelinePass::runOnOperation() {
       work.push_back(ret.getOperand(i));
     while (!work.empty()) {
       Operation *def = work.pop_back_val().getDefiningOp();
-      if (!def || update.contains(def) || stageAt0(def) != holder ||
+      if (!def || update.contains(def) || stageAt(def) != holder ||
           phaseOf(def->getLoc()) != Phase::Optimizer ||
           modelPartOf(def->getLoc()) != param)
         continue;
@@ -591,11 +655,11 @@ void SplitPipelinePass::runOnOperation() {
         builder.setInsertionPoint(ret);
         // Replicated inputs (constants, step arithmetic): this stage's copy.
         for (Value v : op->getOperands())
-          if (auto it = originalOf.find(v.getDefiningOp());
-              it != originalOf.end())
+          if (auto it = state.originalOf.find(v.getDefiningOp());
+              it != state.originalOf.end())
             mapping.map(v, copyFor(it->second, v.getDefiningOp(), s));
         Operation *copy = builder.clone(*op, mapping);
-        copy->setAttr("llmc.stage", stageAttr(s));
+        copy->setAttr("llmc.stage", builder.getI64IntegerAttr(s));
       }
       for (unsigned i : results) {
         Value copy = mapping.lookupOrNull(ret.getOperand(i));
@@ -607,22 +671,21 @@ void SplitPipelinePass::runOnOperation() {
           llvm::append_range(indices, old.asArrayRef());
         indices.push_back(i);
         def->setAttr("llmc.returns", builder.getDenseI64ArrayAttr(indices));
-        replicasOf[i].push_back(s);
+        state.replicasOf[i].push_back(s);
       }
     }
   }
-  order.clear();
-  for (Operation &op : body.without_terminator())
-    order.push_back(&op);
+}
 
-  // 5d. Transfers: a value read on another stage is sent right after it is
-  // made, once per reading stage.
+/// 5d. Transfers: a value read on another stage is sent right after it is
+/// made, once per reading stage.
+void SplitPipelinePass::insertTransfers(SplitState &state,
+                                        OpBuilder &builder) {
+  SmallVector<Operation *> order;
+  for (Operation &op : state.body->without_terminator())
+    order.push_back(&op);
   std::map<std::pair<Operation *, int64_t>, Value> received;
   llvm::DenseMap<Operation *, Operation *> lastAfter;
-  auto stageAt = [](Operation *op) {
-    auto attr = op->getAttrOfType<IntegerAttr>("llmc.stage");
-    return attr ? attr.getInt() : -1;
-  };
   auto transfer = [&](Value value, int64_t to, Operation *reader) -> Value {
     Operation *def = value.getDefiningOp();
     int64_t from = stageAt(def);
@@ -644,12 +707,13 @@ void SplitPipelinePass::runOnOperation() {
         (mb ? ", microbatch " + std::to_string(mb.getInt()) : "") +
         "): stage " + std::to_string(from) + " -> " + std::to_string(to) +
         ", for " + modelPartOf(reader->getLoc());
-    auto send = SendOp::create(builder, loc, value, ppAxis, from, to);
-    auto recv = RecvOp::create(builder, loc, value.getType(), ppAxis, from, to);
+    auto send = SendOp::create(builder, loc, value, state.ppAxis, from, to);
+    auto recv = RecvOp::create(builder, loc, value.getType(), state.ppAxis,
+                               from, to);
     int64_t bytes = tensorBytes(value.getType());
     for (auto [op, s] : {std::pair<Operation *, int64_t>{send, from},
                          {recv, to}}) {
-      op->setAttr("llmc.stage", stageAttr(s));
+      op->setAttr("llmc.stage", builder.getI64IntegerAttr(s));
       op->setAttr("llmc.reason", builder.getStringAttr(reason));
       op->setAttr("llmc.bytes_per_rank", builder.getI64IntegerAttr(bytes));
       if (mb)
@@ -669,10 +733,18 @@ void SplitPipelinePass::runOnOperation() {
         operand.set(transfer(operand.get(), here, op));
     }
   }
+}
 
+/// The stages of the arguments and results, and the split's summary
+/// (llmc.pipeline) on the function.
+void SplitPipelinePass::annotate(SplitState &state, OpBuilder &builder) {
+  const int64_t stages = this->stages, microbatches = this->microbatches;
+  const std::string schedule = this->schedule;
+  func::FuncOp step = state.step;
+  auto stageAttr = [&](int64_t s) { return builder.getI64IntegerAttr(s); };
   // Arguments read on one stage only live there: the runtime binds them on
   // that stage's ranks and the other stages' plans give them no memory.
-  for (BlockArgument arg : body.getArguments()) {
+  for (BlockArgument arg : state.body->getArguments()) {
     std::set<int64_t> readers;
     for (Operation *user : arg.getUsers())
       readers.insert(isa<func::ReturnOp>(user) ? -1 : stageAt(user));
@@ -681,14 +753,14 @@ void SplitPipelinePass::runOnOperation() {
                       stageAttr(*readers.begin()));
   }
   // Results: the stage that holds each (the runtime reads it there).
-  for (OpOperand &operand : ret->getOpOperands())
+  for (OpOperand &operand : state.ret->getOpOperands())
     if (Operation *def = operand.get().getDefiningOp())
       step.setResultAttr(operand.getOperandNumber(), "llmc.stage",
                          stageAttr(stageAt(def)));
-  for (auto &[i, stagesOf] : replicasOf)
+  for (auto &[i, stagesOf] : state.replicasOf)
     step.setResultAttr(static_cast<unsigned>(i), "llmc.replicas",
                        builder.getDenseI64ArrayAttr(stagesOf));
-  SmallVector<int64_t> pinned(starts->begin() + 1, starts->end());
+  SmallVector<int64_t> pinned(state.starts.begin() + 1, state.starts.end());
   SmallVector<NamedAttribute> info = {
       builder.getNamedAttr("stages", builder.getI64IntegerAttr(stages)),
       builder.getNamedAttr("schedule", builder.getStringAttr(schedule)),
@@ -696,10 +768,11 @@ void SplitPipelinePass::runOnOperation() {
                            builder.getI64IntegerAttr(virtualStages)),
       builder.getNamedAttr("microbatches",
                            builder.getI64IntegerAttr(microbatches)),
-      builder.getNamedAttr("layers", builder.getI64IntegerAttr(layers)),
+      builder.getNamedAttr("layers", builder.getI64IntegerAttr(state.layers)),
       builder.getNamedAttr("boundaries", builder.getDenseI64ArrayAttr(pinned)),
-      builder.getNamedAttr("bubble", builder.getF64FloatAttr(bubble)),
-      builder.getNamedAttr("in_flight", builder.getDenseI64ArrayAttr(inFlight)),
+      builder.getNamedAttr("bubble", builder.getF64FloatAttr(state.bubble)),
+      builder.getNamedAttr("in_flight",
+                           builder.getDenseI64ArrayAttr(state.inFlight)),
   };
   step->setAttr("llmc.pipeline", builder.getDictionaryAttr(info));
 }

@@ -1,7 +1,7 @@
 //===- Candidate.cpp - enumeration and the rules that need no compile -----===//
 #include "planner/Candidate.h"
 
-#include "frontend/config/ConfigDetail.h"
+#include "frontend/config/ParallelChecks.h"
 
 #include <functional>
 
@@ -170,7 +170,7 @@ std::optional<Rejection> checkCandidate(const ModelConfig &model,
     TrainConfig t = train;
     t.microbatches = c.microbatches;
     std::string message =
-        config_detail::expertParallelError(model, t, c.dp, c.ep);
+        expertParallelError(model, t, c.dp, c.ep);
     if (!message.empty())
       return Rejection{"ep: capacity", message};
   }

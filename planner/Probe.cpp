@@ -12,14 +12,14 @@
 //===----------------------------------------------------------------------===//
 #include "planner/Probe.h"
 
-#include "planner/CostModel.h"
+#include "analysis/CostModel.h"
 
+#include "analysis/BufferPlan.h"
 #include "frontend/models/Models.h"
-#include "ir/BufferPlan.h"
-#include "ir/Communication.h"
 #include "ir/LlmcOps.h"
 #include "ir/Phase.h"
-#include "ir/Sharding.h"
+#include "sharding/Communication.h"
+#include "sharding/Sharding.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/PassManager.h"

@@ -14,8 +14,8 @@
 #ifndef LLMC_PLANNER_PROBE_H
 #define LLMC_PLANNER_PROBE_H
 
+#include "analysis/DeviceProfile.h"
 #include "planner/Candidate.h"
-#include "planner/DeviceProfile.h"
 
 #include "passes/Passes.h"
 

@@ -26,6 +26,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <map>
+#include <optional>
 
 namespace llmc::planner {
 
@@ -127,13 +128,33 @@ const Evaluated *dominator(const std::vector<Evaluated> &done,
   }
   return nullptr;
 }
-} // namespace
+/// One search (the file's steps), its state shared by the steps.
+class Searcher {
+public:
+  Searcher(mlir::MLIRContext &context, const RunDescription &run,
+           const SearchOptions &options)
+      : context(context), run(run), options(options), start(Clock::now()),
+        lastProgress(start) {}
 
-SearchResult searchMeshes(mlir::MLIRContext &context,
-                          const RunDescription &run,
-                          const SearchOptions &options) {
-  Clock::time_point start = Clock::now();
-  Clock::time_point lastProgress = start;
+  SearchResult search();
+
+private:
+  std::vector<int64_t> virtualOptions(const Candidate &mesh) const;
+  void progress(bool force);
+  std::optional<Rejection> pruneWithoutCompile(const Candidate &c);
+  std::optional<Rejection> pruneByEarlierResults(const Candidate &c,
+                                                 const Candidate &key,
+                                                 const Candidate &rematKey);
+  mlir::FailureOr<Measure> probe(const Candidate &probe);
+  mlir::FailureOr<Measure> evaluate(const Candidate &c, std::string &error);
+  void record(const Candidate &c, const Measure &measure,
+              const Candidate &key, const Candidate &rematKey);
+  void rankOnExactProbes();
+
+  mlir::MLIRContext &context;
+  const RunDescription &run;
+  const SearchOptions &options;
+  Clock::time_point start, lastProgress;
   SearchResult result;
   std::vector<Evaluated> done;
   // Probes of one microbatch by the candidate's text, shared by its
@@ -146,217 +167,180 @@ SearchResult searchMeshes(mlir::MLIRContext &context,
   // (mesh, zero, microbatches) whose bytes other than the activations kept
   // for backward do not fit: no remat policy helps.
   std::map<std::string, double> rematHopeless;
+  int64_t total = 0, seen = 0;
+};
 
-  std::vector<int64_t> microOptions;
-  for (int64_t m = 1; m <= run.train.batchSize; m *= 2)
-    microOptions.push_back(m);
-  std::vector<Candidate> meshes = enumerateMeshes(options.devices);
-  // Virtual stages (the interleaved schedule) for a pipeline: every
-  // divisor v of the layers of a stage (equal chunks of at least one whole
-  // layer); the microbatch rule of the interleaved order prunes the rest
-  // with its reason (checkCandidate).
-  auto virtualOptions = [&](const Candidate &mesh) {
-    std::vector<int64_t> out = {1};
-    if (mesh.pp > 1 && run.model.numLayers % mesh.pp == 0)
-      for (int64_t v = 2; v <= run.model.numLayers / mesh.pp; ++v)
-        if ((run.model.numLayers / mesh.pp) % v == 0)
-          out.push_back(v);
-    return out;
-  };
-  int64_t total = 0;
-  for (const Candidate &mesh : meshes)
-    total += 4 * 3 * static_cast<int64_t>(microOptions.size()) *
-             static_cast<int64_t>(virtualOptions(mesh).size());
-  int64_t seen = 0;
-  auto progress = [&](bool force) {
-    if (!options.progress || (!force && secondsSince(lastProgress) < 1.0))
-      return;
-    lastProgress = Clock::now();
-    const Evaluated *best = nullptr;
-    for (const Evaluated &e : done)
-      if (e.fits && (!best || e.measure.stepSeconds() <
-                                  best->measure.stepSeconds()))
-        best = &e;
-    *options.progress << llvm::formatv(
-        "llmc plan: search {0:f1} s: {1} of {2} candidates, {3} pruned, {4} "
-        "evaluated ({5} probe compiles), best so far {6}\n",
-        secondsSince(start), seen, total, result.pruned.size(), done.size(),
-        result.compiles,
-        best ? llvm::formatv("{0} at {1:f1} ms", best->candidate.text(),
-                             best->measure.stepSeconds() * 1e3)
-                   .str()
-             : std::string("none"));
-    options.progress->flush();
-  };
+/// Virtual stages (the interleaved schedule) for a pipeline: every divisor
+/// v of the layers of a stage (equal chunks of at least one whole layer);
+/// the microbatch rule of the interleaved order prunes the rest with its
+/// reason (checkCandidate).
+std::vector<int64_t> Searcher::virtualOptions(const Candidate &mesh) const {
+  std::vector<int64_t> out = {1};
+  if (mesh.pp > 1 && run.model.numLayers % mesh.pp == 0)
+    for (int64_t v = 2; v <= run.model.numLayers / mesh.pp; ++v)
+      if ((run.model.numLayers / mesh.pp) % v == 0)
+        out.push_back(v);
+  return out;
+}
 
-  for (const Candidate &mesh : meshes)
-    for (int64_t zero = 0; zero <= 3; ++zero)
-      for (RematChoice remat :
-           {RematChoice::None, RematChoice::Selective, RematChoice::Full})
-        for (int64_t micro : microOptions)
-         for (int64_t virtualStages : virtualOptions(mesh)) {
-          ++seen;
-          progress(false);
-          Candidate c = mesh;
-          c.zero = zero;
-          c.remat = remat;
-          c.microbatches = micro;
-          c.virtualStages = virtualStages;
-          // 2. The rules that need no compile, and one restriction of the
-          //    search: tensor parallelism stays within a node (its
-          //    per-layer collectives on the inter-node link).
-          if (std::optional<Rejection> why =
-                  checkCandidate(run.model, run.train, c)) {
-            result.pruned.push_back({c, *why});
-            continue;
-          }
-          if (c.cp > options.profile.devicesPerNode) {
-            // Ring attention unrolls cp steps per layer: a probe of cp=256
-            // takes tens of seconds to compile (GPT-3 175B, measured).
-            result.pruned.push_back(
-                {c,
-                 {"cp: spans nodes",
-                  "cp=" + std::to_string(c.cp) + " spans nodes of " +
-                      std::to_string(options.profile.devicesPerNode) +
-                      " devices (not searched: ring attention's per-layer "
-                      "shifts would cross the inter-node link)"}});
-            continue;
-          }
-          if (c.tp > options.profile.devicesPerNode) {
-            result.pruned.push_back(
-                {c,
-                 {"tp: spans nodes",
-                  "tp=" + std::to_string(c.tp) + " spans nodes of " +
-                      std::to_string(options.profile.devicesPerNode) +
-                      " devices (not searched: its per-layer collectives "
-                      "would cross the inter-node link)"}});
-            continue;
-          }
-          // 3. Dominated, or hopeless.
-          std::string why;
-          if (dominator(done, c, why)) {
-            result.pruned.push_back({c, {"dominated", why}});
-            continue;
-          }
-          Candidate key = mesh;
-          key.zero = zero;
-          Candidate rematKey = key;
-          rematKey.microbatches = micro;
-          auto r = rematHopeless.find(rematKey.text());
-          if (r != rematHopeless.end()) {
-            result.pruned.push_back(
-                {c,
-                 {"does not fit",
-                  "does not fit with any remat: without the activations kept "
-                  "for backward (all remat can save) " +
-                      rematKey.text() + " still needs " +
-                      gibText(r->second) + " per rank, has " +
-                      gibText(options.budgetBytes)}});
-            continue;
-          }
-          auto h = hopeless.find(key.text());
-          if (h != hopeless.end()) {
-            result.pruned.push_back(
-                {c,
-                 {"does not fit",
-                  "does not fit with any remat or microbatches: the weights, "
-                  "gradients and optimizer state alone need " +
-                      gibText(h->second) + " per rank, has " +
-                      gibText(options.budgetBytes)}});
-            continue;
-          }
-          // 4. Evaluate.
-          std::string error;
-          mlir::FailureOr<Measure> measure = mlir::failure();
-          if (c.microbatches > 1) {
-            Candidate probe = c;
-            probe.microbatches = 1;
-            probe.virtualStages = 1; // shared by every v (planner/Probe.h)
-            std::string probeKey = probe.text();
-            auto it = pipelineProbes.find(probeKey);
-            if (it == pipelineProbes.end()) {
-              std::string probeError;
-              it = pipelineProbes
-                       .emplace(probeKey, probeAndExtrapolate(
-                                              context, run, probe,
-                                              options.profile, probeError,
-                                              &result.compiles))
-                       .first;
-              pipelineErrors[probeKey] = probeError;
-            }
-            if (succeeded(it->second))
-              measure = withMicrobatches(*it->second, c, options.profile);
-            else
-              error = pipelineErrors[probeKey];
-            // Conservatively too large: fit the bytes with a second probe
-            // pair of two microbatches (shared too), when the batch splits
-            // in two over dp x ep.
-            if (succeeded(measure) &&
-                measure->memoryBytes() > options.budgetBytes &&
-                (run.train.batchSize / 2) % (c.dp * c.ep) == 0 &&
-                run.train.batchSize % 2 == 0) {
-              Candidate probe2 = probe;
-              probe2.microbatches = 2;
-              std::string key2 = probe2.text();
-              auto it2 = pipelineProbes.find(key2);
-              if (it2 == pipelineProbes.end()) {
-                std::string probeError;
-                it2 = pipelineProbes
-                          .emplace(key2, probeAndExtrapolate(
-                                             context, run, probe2,
-                                             options.profile, probeError,
-                                             &result.compiles))
-                          .first;
-              }
-              if (succeeded(it2->second))
-                measure = fitMicrobatches(*it->second, *it2->second, c);
-            }
-          } else {
-            measure = evaluateCandidate(context, run, c, options.profile,
-                                        error, &result.compiles);
-          }
-          if (failed(measure)) {
-            result.pruned.push_back(
-                {c, {"compile error", "the compiler rejects it: " + error}});
-            continue;
-          }
-          Evaluated e{c, *measure, false, c.microbatches == 1};
-          if (std::getenv("LLMC_SEARCH_TRACE"))
-            llvm::errs() << llvm::formatv(
-                "search trace {0:f2} s: {1}: {2:f2} ms, {3}\n",
-                secondsSince(start), c.text(), e.measure.stepSeconds() * 1e3,
-                gibText(e.measure.memoryBytes()));
-          e.fits = e.measure.memoryBytes() <= options.budgetBytes;
-          done.push_back(e);
-          if (e.fits) {
-            result.ranked.push_back(e);
-            continue;
-          }
-          result.tooLarge.push_back(e);
-          double need = e.measure.memoryBytes();
-          result.pruned.push_back(
-              {c,
-               {"does not fit",
-                "does not fit: needs " + gibText(need) + " per rank, has " +
-                    gibText(options.budgetBytes) + " (over by " +
-                    gibText(need - options.budgetBytes) + ")"}});
-          double persistent = largestPersistent(e.measure);
-          if (persistent > options.budgetBytes)
-            hopeless[key.text()] = persistent;
-          // Remat only removes activations kept for backward.
-          double floor = 0;
-          for (const StageMeasure &stage : e.measure.stages)
-            floor = std::max(floor, stage.arena - stage.activations);
-          if (floor > options.budgetBytes)
-            rematHopeless[rematKey.text()] = floor;
-        }
+void Searcher::progress(bool force) {
+  if (!options.progress || (!force && secondsSince(lastProgress) < 1.0))
+    return;
+  lastProgress = Clock::now();
+  const Evaluated *best = nullptr;
+  for (const Evaluated &e : done)
+    if (e.fits &&
+        (!best || e.measure.stepSeconds() < best->measure.stepSeconds()))
+      best = &e;
+  *options.progress << llvm::formatv(
+      "llmc plan: search {0:f1} s: {1} of {2} candidates, {3} pruned, {4} "
+      "evaluated ({5} probe compiles), best so far {6}\n",
+      secondsSince(start), seen, total, result.pruned.size(), done.size(),
+      result.compiles,
+      best ? llvm::formatv("{0} at {1:f1} ms", best->candidate.text(),
+                           best->measure.stepSeconds() * 1e3)
+                 .str()
+           : std::string("none"));
+  options.progress->flush();
+}
+
+/// 2. The rules that need no compile, and one restriction of the search:
+/// tensor parallelism stays within a node (its per-layer collectives on
+/// the inter-node link).
+std::optional<Rejection> Searcher::pruneWithoutCompile(const Candidate &c) {
+  if (std::optional<Rejection> why = checkCandidate(run.model, run.train, c))
+    return why;
+  if (c.cp > options.profile.devicesPerNode)
+    // Ring attention unrolls cp steps per layer: a probe of cp=256 takes
+    // tens of seconds to compile (GPT-3 175B, measured).
+    return Rejection{"cp: spans nodes",
+                     "cp=" + std::to_string(c.cp) + " spans nodes of " +
+                         std::to_string(options.profile.devicesPerNode) +
+                         " devices (not searched: ring attention's per-layer "
+                         "shifts would cross the inter-node link)"};
+  if (c.tp > options.profile.devicesPerNode)
+    return Rejection{"tp: spans nodes",
+                     "tp=" + std::to_string(c.tp) + " spans nodes of " +
+                         std::to_string(options.profile.devicesPerNode) +
+                         " devices (not searched: its per-layer collectives "
+                         "would cross the inter-node link)"};
+  return std::nullopt;
+}
+
+/// 3. Dominated, or hopeless.
+std::optional<Rejection>
+Searcher::pruneByEarlierResults(const Candidate &c, const Candidate &key,
+                                const Candidate &rematKey) {
+  std::string why;
+  if (dominator(done, c, why))
+    return Rejection{"dominated", why};
+  if (auto r = rematHopeless.find(rematKey.text()); r != rematHopeless.end())
+    return Rejection{"does not fit",
+                     "does not fit with any remat: without the activations "
+                     "kept for backward (all remat can save) " +
+                         rematKey.text() + " still needs " +
+                         gibText(r->second) + " per rank, has " +
+                         gibText(options.budgetBytes)};
+  if (auto h = hopeless.find(key.text()); h != hopeless.end())
+    return Rejection{"does not fit",
+                     "does not fit with any remat or microbatches: the "
+                     "weights, gradients and optimizer state alone need " +
+                         gibText(h->second) + " per rank, has " +
+                         gibText(options.budgetBytes)};
+  return std::nullopt;
+}
+
+/// The probe pair of `probe` (one candidate of few microbatches), compiled
+/// once and shared.
+mlir::FailureOr<Measure> Searcher::probe(const Candidate &probe) {
+  std::string probeKey = probe.text();
+  auto it = pipelineProbes.find(probeKey);
+  if (it == pipelineProbes.end()) {
+    std::string probeError;
+    it = pipelineProbes
+             .emplace(probeKey,
+                      probeAndExtrapolate(context, run, probe, options.profile,
+                                          probeError, &result.compiles))
+             .first;
+    pipelineErrors[probeKey] = probeError;
+  }
+  return it->second;
+}
+
+/// 4. Evaluate: a candidate of several microbatches on the probes of one
+/// (its microbatches derived), else on its own probes.
+mlir::FailureOr<Measure> Searcher::evaluate(const Candidate &c,
+                                            std::string &error) {
+  if (c.microbatches <= 1)
+    return evaluateCandidate(context, run, c, options.profile, error,
+                             &result.compiles);
+  Candidate one = c;
+  one.microbatches = 1;
+  one.virtualStages = 1; // shared by every v (planner/Probe.h)
+  mlir::FailureOr<Measure> ofOne = probe(one);
+  if (failed(ofOne)) {
+    error = pipelineErrors[one.text()];
+    return mlir::failure();
+  }
+  mlir::FailureOr<Measure> measure =
+      withMicrobatches(*ofOne, c, options.profile);
+  // Conservatively too large: fit the bytes with a second probe pair of
+  // two microbatches (shared too), when the batch splits in two over
+  // dp x ep.
+  if (succeeded(measure) && measure->memoryBytes() > options.budgetBytes &&
+      (run.train.batchSize / 2) % (c.dp * c.ep) == 0 &&
+      run.train.batchSize % 2 == 0) {
+    Candidate two = one;
+    two.microbatches = 2;
+    mlir::FailureOr<Measure> ofTwo = probe(two);
+    if (succeeded(ofTwo))
+      measure = fitMicrobatches(*ofOne, *ofTwo, c);
+  }
+  return measure;
+}
+
+/// Ranks an evaluated candidate, or records why it does not fit and what
+/// that rules out (hopeless and rematHopeless).
+void Searcher::record(const Candidate &c, const Measure &measure,
+                      const Candidate &key, const Candidate &rematKey) {
+  Evaluated e{c, measure, false, c.microbatches == 1};
+  if (std::getenv("LLMC_SEARCH_TRACE"))
+    llvm::errs() << llvm::formatv(
+        "search trace {0:f2} s: {1}: {2:f2} ms, {3}\n", secondsSince(start),
+        c.text(), e.measure.stepSeconds() * 1e3,
+        gibText(e.measure.memoryBytes()));
+  e.fits = e.measure.memoryBytes() <= options.budgetBytes;
+  done.push_back(e);
+  if (e.fits) {
+    result.ranked.push_back(e);
+    return;
+  }
+  result.tooLarge.push_back(e);
+  double need = e.measure.memoryBytes();
+  result.pruned.push_back(
+      {c,
+       {"does not fit",
+        "does not fit: needs " + gibText(need) + " per rank, has " +
+            gibText(options.budgetBytes) + " (over by " +
+            gibText(need - options.budgetBytes) + ")"}});
+  double persistent = largestPersistent(e.measure);
+  if (persistent > options.budgetBytes)
+    hopeless[key.text()] = persistent;
+  // Remat only removes activations kept for backward.
+  double floor = 0;
+  for (const StageMeasure &stage : e.measure.stages)
+    floor = std::max(floor, stage.arena - stage.activations);
+  if (floor > options.budgetBytes)
+    rematHopeless[rematKey.text()] = floor;
+}
+
+/// 5. The winner from exact probes: a pipeline ranked on derived
+/// microbatches is compiled with them before it may win (a few rounds at
+/// most: each is two probe compiles of every microbatch).
+void Searcher::rankOnExactProbes() {
   auto faster = [](const Evaluated &a, const Evaluated &b) {
     return a.measure.stepSeconds() < b.measure.stepSeconds();
   };
-  std::stable_sort(result.ranked.begin(), result.ranked.end(), faster);
-  // 5. The winner from exact probes: a pipeline ranked on derived
-  //    microbatches is compiled with them before it may win (a few rounds
-  //    at most: each is two probe compiles of every microbatch).
   for (int round = 0; round < 6 && !result.ranked.empty() &&
                       !result.ranked.front().exact;
        ++round) {
@@ -371,9 +355,9 @@ SearchResult searchMeshes(mlir::MLIRContext &context,
         evaluateCandidate(context, run, top.candidate, options.profile, error,
                           &result.compiles, /*exact=*/true);
     if (failed(exact)) {
-      result.pruned.push_back({top.candidate,
-                               {"compile error",
-                                "the compiler rejects it: " + error}});
+      result.pruned.push_back(
+          {top.candidate,
+           {"compile error", "the compiler rejects it: " + error}});
       continue;
     }
     top.measure = *exact;
@@ -392,14 +376,67 @@ SearchResult searchMeshes(mlir::MLIRContext &context,
           "does not fit: needs " + gibText(top.measure.memoryBytes()) +
               " per rank, has " + gibText(options.budgetBytes)}});
   }
-  std::stable_sort(result.tooLarge.begin(), result.tooLarge.end(),
-                   [](const Evaluated &a, const Evaluated &b) {
-                     return a.measure.stepSeconds() < b.measure.stepSeconds();
-                   });
+}
+
+SearchResult Searcher::search() {
+  // 1. Candidates.
+  std::vector<int64_t> microOptions;
+  for (int64_t m = 1; m <= run.train.batchSize; m *= 2)
+    microOptions.push_back(m);
+  std::vector<Candidate> meshes = enumerateMeshes(options.devices);
+  for (const Candidate &mesh : meshes)
+    total += 4 * 3 * static_cast<int64_t>(microOptions.size()) *
+             static_cast<int64_t>(virtualOptions(mesh).size());
+  for (const Candidate &mesh : meshes)
+    for (int64_t zero = 0; zero <= 3; ++zero)
+      for (RematChoice remat :
+           {RematChoice::None, RematChoice::Selective, RematChoice::Full})
+        for (int64_t micro : microOptions)
+          for (int64_t virtualStages : virtualOptions(mesh)) {
+            ++seen;
+            progress(false);
+            Candidate c = mesh;
+            c.zero = zero;
+            c.remat = remat;
+            c.microbatches = micro;
+            c.virtualStages = virtualStages;
+            Candidate key = mesh;
+            key.zero = zero;
+            Candidate rematKey = key;
+            rematKey.microbatches = micro;
+            std::optional<Rejection> why = pruneWithoutCompile(c);
+            if (!why)
+              why = pruneByEarlierResults(c, key, rematKey);
+            if (why) {
+              result.pruned.push_back({c, *why});
+              continue;
+            }
+            std::string error;
+            mlir::FailureOr<Measure> measure = evaluate(c, error);
+            if (failed(measure)) {
+              result.pruned.push_back(
+                  {c, {"compile error", "the compiler rejects it: " + error}});
+              continue;
+            }
+            record(c, *measure, key, rematKey);
+          }
+  auto faster = [](const Evaluated &a, const Evaluated &b) {
+    return a.measure.stepSeconds() < b.measure.stepSeconds();
+  };
+  std::stable_sort(result.ranked.begin(), result.ranked.end(), faster);
+  rankOnExactProbes();
+  std::stable_sort(result.tooLarge.begin(), result.tooLarge.end(), faster);
   result.candidates = seen;
   result.seconds = secondsSince(start);
   progress(true);
-  return result;
+  return std::move(result);
+}
+} // namespace
+
+SearchResult searchMeshes(mlir::MLIRContext &context,
+                          const RunDescription &run,
+                          const SearchOptions &options) {
+  return Searcher(context, run, options).search();
 }
 
 std::vector<std::string> explainWinner(const SearchResult &result,

@@ -1,7 +1,7 @@
 //===- AttentionLayout.h - where attention's operands lie in memory -*- C++ -*-===//
 //
 // The layouts of llmc.attention / llmc.attention_grad (Kernels.def ints[1]),
-// shared by the CPU reference (runtime/cpu/CompositeAttention.cpp) and the
+// shared by the CPU reference (runtime/cpu/Attention.cpp) and the
 // CUDA flash kernels' launcher: every operand row of D elements is
 // contiguous, and the row of (batch b, head h, position t) starts at
 // `offset + b * batch + h * head + t * row` elements.

@@ -3,7 +3,7 @@
 // The part of a session's contract that rt::train (runtime/train/Trainer.h),
 // the checkpoints and the sample use, so that one loop drives either the CPU
 // rt::Session (runtime/Session.h) or the GPU cuda::CudaSession
-// (runtime/cuda/CudaSession.h) while llmc_runtime itself links no CUDA: the
+// (runtime/cuda/session/CudaSession.h) while llmc_runtime itself links no CUDA: the
 // GPU session reaches the loop through TrainOptions::cudaSession, a factory
 // that only a tool linking llmc_runtime_cuda fills in.
 //

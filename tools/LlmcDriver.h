@@ -10,19 +10,20 @@
 #ifndef LLMC_TOOLS_LLMCDRIVER_H
 #define LLMC_TOOLS_LLMCDRIVER_H
 
+#include "analysis/BufferPlan.h"
 #include "codegen/BuildExecutable.h"
-#include "ir/BufferPlan.h"
-#include "ir/LlmcOps.h"
 #include "frontend/Parameters.h"
 #include "frontend/Source.h"
 #include "frontend/models/Models.h"
+#include "ir/LlmcOps.h"
 #include "ir/Registration.h"
 #include "passes/Passes.h"
 #include "runtime/train/Launched.h"
 #include "runtime/train/StopSignal.h"
 #include "runtime/train/Trainer.h"
+#include "sharding/Registration.h"
 #ifdef LLMC_HAVE_CUDA
-#include "runtime/cuda/CudaSession.h"
+#include "runtime/cuda/session/CudaSession.h"
 #endif
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -469,6 +470,7 @@ struct Session {
   static mlir::DialectRegistry makeRegistry() {
     mlir::DialectRegistry registry;
     llmc::registerLlmcDialects(registry);
+    llmc::registerShardingRuleModels(registry);
     return registry;
   }
   mlir::MLIRContext context;

@@ -5,12 +5,12 @@
 // training step by kind, from the buffer plan.
 //
 //===----------------------------------------------------------------------===//
-#include "tools/LlmcDriver.h"
-#include "ir/Communication.h"
+#include "analysis/CostModel.h"
 #include "ir/Phase.h"
-#include "ir/Sharding.h"
-#include "planner/CostModel.h"
 #include "planner/Probe.h"
+#include "sharding/Communication.h"
+#include "sharding/Sharding.h"
+#include "tools/LlmcDriver.h"
 
 #include <map>
 
@@ -172,7 +172,7 @@ void printPeakBuffers(llvm::raw_ostream &os, const llmc::BufferPlan &plan,
 }
 
 /// The predicted step time of `function` on `profile` and its breakdown by
-/// kernel group (planner/CostModel.h, docs/planning.md).
+/// kernel group (analysis/CostModel.h, docs/planning.md).
 void printStepTime(llvm::raw_ostream &os, mlir::func::FuncOp function,
                    const llmc::Mesh *mesh,
                    const llmc::planner::DeviceProfile &profile,

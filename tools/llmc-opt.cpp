@@ -7,6 +7,7 @@
 
 #include "ir/Registration.h"
 #include "passes/Passes.h"
+#include "sharding/Registration.h"
 
 #include "mlir/Dialect/Shard/Transforms/Passes.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -16,6 +17,7 @@
 int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
   llmc::registerLlmcDialects(registry);
+  llmc::registerShardingRuleModels(registry);
   mlir::registerTransformsPasses();
   mlir::shard::registerShardPasses();
   llmc::registerLlmcPassesAndPipelines();

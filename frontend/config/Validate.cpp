@@ -328,6 +328,8 @@ std::vector<FieldDiagnostic> validateModelFields(const ModelConfig &model,
   return std::move(check.diagnostics);
 }
 
+} // namespace config_detail
+
 std::string tensorParallelError(const ModelConfig &model, int64_t tp) {
   // 1. The sizes Megatron's layout splits over the tp ranks.
   const bool gpt2 = model.family == ModelFamily::Gpt2;
@@ -451,8 +453,6 @@ std::string expertParallelError(const ModelConfig &model,
            "change capacity_factor or the batch";
   return "";
 }
-
-} // namespace config_detail
 
 std::vector<ConfigDiagnostic> validateModel(const ModelConfig &model,
                                             const SourceLocation &where) {

@@ -336,7 +336,7 @@ std::string replaceAll(std::string text, const std::string &from,
 
 // 16-bit operands join an epilogue only when every leading dimension is a
 // multiple of 8 elements (cuBLASLt's bf16 epilogues missed their bound on
-// the H200 with K = 65; runtime/cuda/CublasLt.cpp refuses such problems).
+// the H200 with K = 65; runtime/cuda/libs/CublasLt.cpp refuses such problems).
 TEST_F(CodegenEpilogueTest, Bf16EpiloguesNeedLeadingDimensionsOf16Bytes) {
   std::string t = kT;
   std::string f32 =

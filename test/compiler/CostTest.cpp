@@ -3,6 +3,7 @@
 // ones computed by hand here.
 #include "ir/LlmcOps.h"
 #include "ir/Registration.h"
+#include "sharding/Registration.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -20,6 +21,7 @@ protected:
   CostTest() {
     DialectRegistry registry;
     llmc::registerLlmcDialects(registry);
+    llmc::registerShardingRuleModels(registry);
     context.appendDialectRegistry(registry);
     context.loadAllAvailableDialects();
   }

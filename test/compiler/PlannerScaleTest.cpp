@@ -3,12 +3,12 @@
 // of a flat ring, a double binary tree and the hierarchical form), closed
 // forms on a made-up profile with round numbers; the H200's 2-rank
 // calibration unchanged; and the two-stream simulation of a step.
-#include "planner/CostModel.h"
-#include "planner/DeviceProfile.h"
+#include "analysis/CostModel.h"
+#include "analysis/DeviceProfile.h"
 
 #include "PlannerTestSupport.h"
 
-#include "ir/BufferPlan.h"
+#include "analysis/BufferPlan.h"
 #include "ir/Registration.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"

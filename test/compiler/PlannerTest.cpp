@@ -1,8 +1,8 @@
 // The cost model's closed forms on a made-up profile with round numbers
-// (planner/CostModel.h), the built-in profiles, the H200's link class
+// (analysis/CostModel.h), the built-in profiles, the H200's link class
 // against its measured all-reduces, and the profile loader's errors.
-#include "planner/CostModel.h"
-#include "planner/DeviceProfile.h"
+#include "analysis/CostModel.h"
+#include "analysis/DeviceProfile.h"
 
 #include "PlannerTestSupport.h"
 
@@ -334,7 +334,7 @@ TEST_F(PlannerTest, RingAllReduce) {
     double sent = 2.0 * (n - 1) / n * s;
     EXPECT_DOUBLE_EQ(ar->bytes, sent);
     // N = 2 fits a node of 4: a ring on NVLink (100 GB/s, 2 us). N = 8
-    // spans two nodes of 4: hierarchical (planner/Collectives.cpp), a
+    // spans two nodes of 4: hierarchical (analysis/Collectives.cpp), a
     // reduce-scatter and an all-gather in the node (3 steps, 3/4 S each)
     // and between the 2 nodes a ring all-reduce of S/4 (2 steps of 20 us,
     // S/4 sent at 10 GB/s; a tree of 2 nodes has as many steps and sends

@@ -10,7 +10,7 @@
 #ifndef LLMC_TEST_COMPILER_PLANNERTESTSUPPORT_H
 #define LLMC_TEST_COMPILER_PLANNERTESTSUPPORT_H
 
-#include "planner/DeviceProfile.h"
+#include "analysis/DeviceProfile.h"
 
 #include "ir/Registration.h"
 

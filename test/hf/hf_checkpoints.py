@@ -121,10 +121,21 @@ def variants(model, weights, work):
     return out
 
 
+# A tokenizer.json the folder carries (training reads it, checkpoints and
+# exports copy it): a BPE over printable ASCII, ids below VOCAB, no merges.
+TINY_TOKENIZER = json.dumps({
+    "version": "1.0", "truncation": None, "padding": None, "added_tokens": [],
+    "normalizer": None, "pre_tokenizer": None, "post_processor": None, "decoder": None,
+    "model": {"type": "BPE", "dropout": None, "unk_token": None,
+              "continuing_subword_prefix": None, "end_of_word_suffix": None,
+              "fuse_unk": False, "byte_fallback": False, "ignore_merges": False,
+              "vocab": {chr(i): i for i in range(32, 127)}, "merges": []}}) + "\n"
+
+
 def check_loading(args, model, weights, work, inputs):
     config = hf_files.CONFIGS[model]
     base = hf_files.write_folder(work / "f32", config, weights,
-                                 extra_files={"tokenizer.json": '{"model": "test"}\n'})
+                                 extra_files={"tokenizer.json": TINY_TOKENIZER})
     toml = work / "forward.toml"
     toml.write_text(run_toml(base, model))
     artifact = work / "forward.llmcx"

@@ -1,4 +1,4 @@
-// The loss gradient under a mesh (ir/ShardRulesLoss.cpp): positions split
+// The loss gradient under a mesh (sharding/ShardRulesLoss.cpp): positions split
 // over dp run llmc.cross_entropy_grad locally, a mean becoming a sum with
 // dloss over the global count of counted positions; the vocabulary split
 // over tp (the lm_head weight's rows) runs the expansion on the local

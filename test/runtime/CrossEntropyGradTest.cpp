@@ -1,5 +1,5 @@
 // Tests of the CPU kernel of llmc.cross_entropy_grad
-// (runtime/cpu/CompositeLoss.cpp) against the expansion autodiff emitted
+// (runtime/cpu/CrossEntropy.cpp) against the expansion autodiff emitted
 // before the op existed, run with the primitive CPU kernels: the logits
 // widened to the compute type (f64 for f64 logits, else f32), softmax,
 // minus the one-hot, times the per-position weight g, g / max(count, 1) or

@@ -1,5 +1,5 @@
 // Tests of the CPU reference kernels of llmc.layer_norm_grad and
-// llmc.rms_norm_grad (runtime/cpu/CompositeNormGrads.cpp): against the
+// llmc.rms_norm_grad (runtime/cpu/NormGrads.cpp): against the
 // closed form written here from the definition (docs/ir.md), for every
 // float storage type with CompositeTestSupport.h's tolerances; in f64
 // against central finite differences of the forward kernels themselves

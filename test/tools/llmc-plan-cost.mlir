@@ -1,4 +1,4 @@
-// llmc plan's predicted step time (planner/CostModel.h, docs/planning.md):
+// llmc plan's predicted step time (analysis/CostModel.h, docs/planning.md):
 // the profile it used, the total, and the breakdown by kernel group, checked
 // against the closed forms of the model rather than copied numbers.
 

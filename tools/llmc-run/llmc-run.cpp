@@ -43,7 +43,7 @@
 #include "runtime/train/Trainer.h"
 #include "runtime/train/Weights.h"
 #ifdef LLMC_HAVE_CUDA
-#include "runtime/cuda/CudaSession.h"
+#include "runtime/cuda/session/CudaSession.h"
 #endif
 
 #include <cerrno>

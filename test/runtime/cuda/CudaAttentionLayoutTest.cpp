@@ -19,8 +19,8 @@
 
 #include "runtime/cpu/CpuKernels.h"
 #include "runtime/cpu/ThreadPool.h"
-#include "runtime/cuda/CudaModule.h"
-#include "runtime/cuda/DeviceKernels.h"
+#include "runtime/cuda/libs/CudaModule.h"
+#include "runtime/cuda/kernels/DeviceKernels.h"
 
 #include <gtest/gtest.h>
 

@@ -9,7 +9,7 @@
 // operand types and shapes, and why (the session's own message).
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/cuda/CudaCoverage.h"
+#include "runtime/cuda/session/CudaCoverage.h"
 
 #include <cstdio>
 #include <map>

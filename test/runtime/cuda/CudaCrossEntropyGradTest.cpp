@@ -2,7 +2,7 @@
 //
 // Part of `cuda-kernel-tests` (needs a GPU; skips without one).
 // The loss and its gradient on the GPU. llmc.cross_entropy_grad
-// (CrossEntropyGradSource.cpp) through
+// (loss/CrossEntropyGrad.cuh) through
 // CudaKernels::launch against runCpuKernel on the same fresh random logits
 // in [-8, 8]: an odd vocabulary (scalar loads), one shorter than the block
 // (most threads idle), a vocabulary of 16-byte rows (the "_vec" entry),
@@ -18,7 +18,7 @@
 // ulp expected, the bound leaves room). The printed counts show how many
 // elements are not bitwise equal.
 //
-// ForwardMatchesTheCpu: llmc.cross_entropy (CrossEntropySource.cpp, f32
+// ForwardMatchesTheCpu: llmc.cross_entropy (loss/CrossEntropy.cuh, f32
 // exponentials) with its lse result against the CPU's double; the stated
 // tolerance is on the test. WithLseMatchesTheCpu: the gradient reading the
 // forward's lse (the CPU's, so both sides use the same f32 lse), also in
@@ -31,8 +31,8 @@
 
 #include "runtime/cpu/CpuKernels.h"
 #include "runtime/cpu/ThreadPool.h"
-#include "runtime/cuda/CudaModule.h"
-#include "runtime/cuda/DeviceKernels.h"
+#include "runtime/cuda/libs/CudaModule.h"
+#include "runtime/cuda/kernels/DeviceKernels.h"
 
 #include <gtest/gtest.h>
 
@@ -294,7 +294,7 @@ TEST_F(CudaCrossEntropyGrad, WithLseMatchesTheCpu) {
     run(c);
 }
 
-// The forward in f32 (CrossEntropySource.cpp) against the CPU's double.
+// The forward in f32 (loss/CrossEntropy.cuh) against the CPU's double.
 // Tolerance for the loss and the lse: 1e-5 relative plus 1e-6 absolute.
 // The GPU's exponentials are f32 (exp2f, 2 ulp, and its argument rounded
 // twice: about |x - max| 2^-23 relative for each term, largest for the

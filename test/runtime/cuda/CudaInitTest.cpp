@@ -2,7 +2,7 @@
 //
 // Part of cuda-session-tests; needs a GPU (every test skips without one).
 //
-// CudaSession::drawArgument (runtime/cuda/InitKernelsSource.cpp) against
+// CudaSession::drawArgument (runtime/cuda/kernels/init/Init.cuh) against
 // the host's draw (initialArgumentBytes), element by element:
 // 1. a hand-built program of one argument per case: normal, uniform, ones,
 //    a constant, zeros, optimizer state, in f32, f64 and bf16, of odd sizes
@@ -18,7 +18,7 @@
 //===----------------------------------------------------------------------===//
 #include "CudaTestSupport.h"
 
-#include "runtime/cuda/CudaSession.h"
+#include "runtime/cuda/session/CudaSession.h"
 #include "runtime/train/Init.h"
 
 #include <gtest/gtest.h>

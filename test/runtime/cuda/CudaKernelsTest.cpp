@@ -32,11 +32,11 @@
 
 #include "runtime/cpu/CpuKernels.h"
 #include "runtime/cpu/ThreadPool.h"
-#include "runtime/cuda/CublasLt.h"
-#include "runtime/cuda/CudaModule.h"
-#include "runtime/cuda/DeviceKernels.h"
-#include "runtime/cuda/ElementwiseKernels.h"
-#include "runtime/cuda/Nvrtc.h"
+#include "runtime/cuda/libs/CublasLt.h"
+#include "runtime/cuda/libs/CudaModule.h"
+#include "runtime/cuda/kernels/DeviceKernels.h"
+#include "runtime/cuda/kernels/elementwise/ElementwiseKernels.h"
+#include "runtime/cuda/libs/Nvrtc.h"
 
 #include <gtest/gtest.h>
 
@@ -504,7 +504,7 @@ void runFlashAttention(CudaKernels &kernels, DType dtype, AttentionCase c,
 // inputs are the same bf16 values on both sides, the results round once
 // to bf16 from f32 vs f64, and the backward reads the rounded bf16 `out`).
 // The bf16 cases with D = 64 and 128 run the tensor-core kernels
-// (FlashAttentionTensorCoreSource.cpp), whose P and dS are also rounded to
+// (attention/FlashTc.cuh), whose P and dS are also rounded to
 // bf16 before their products (as FlashAttention-2): the same 2e-2.
 TEST_F(CudaTest, FlashAttentionMatchesTheCpu) {
   std::unique_ptr<CudaKernels> kernels;

@@ -39,10 +39,10 @@
 
 #include "runtime/cpu/CpuKernels.h"
 #include "runtime/cpu/ThreadPool.h"
-#include "runtime/cuda/CublasLt.h"
-#include "runtime/cuda/CudaModule.h"
-#include "runtime/cuda/DeviceKernels.h"
-#include "runtime/cuda/KernelSelection.h"
+#include "runtime/cuda/libs/CublasLt.h"
+#include "runtime/cuda/libs/CudaModule.h"
+#include "runtime/cuda/kernels/DeviceKernels.h"
+#include "runtime/cuda/kernels/KernelSelection.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 //===- CudaNormGradTest.cpp - GPU norm gradients against the CPU ----------===//
 //
 // Part of `cuda-kernel-tests` (needs a GPU; skips without one).
-// layer_norm_grad and rms_norm_grad (NormGradKernelsSource.cpp) through
+// layer_norm_grad and rms_norm_grad (norms/NormGrad.cuh) through
 // CudaKernels::launch on fresh random data, against runCpuKernel on the
 // same inputs: f32 and bf16 x/dy with f32 or bf16 gamma, an odd row length
 // (not a multiple of a warp), one row, several 32-row chunks of the column
@@ -35,8 +35,8 @@
 
 #include "runtime/cpu/CpuKernels.h"
 #include "runtime/cpu/ThreadPool.h"
-#include "runtime/cuda/CudaModule.h"
-#include "runtime/cuda/DeviceKernels.h"
+#include "runtime/cuda/libs/CudaModule.h"
+#include "runtime/cuda/kernels/DeviceKernels.h"
 
 #include <gtest/gtest.h>
 

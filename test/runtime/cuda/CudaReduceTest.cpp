@@ -28,9 +28,9 @@
 
 #include "runtime/cpu/CpuKernels.h"
 #include "runtime/cpu/ThreadPool.h"
-#include "runtime/cuda/CudaModule.h"
-#include "runtime/cuda/DeviceKernels.h"
-#include "runtime/cuda/ReduceKernels.h"
+#include "runtime/cuda/libs/CudaModule.h"
+#include "runtime/cuda/kernels/DeviceKernels.h"
+#include "runtime/cuda/kernels/reduce/ReduceKernels.h"
 
 #include <gtest/gtest.h>
 
@@ -287,7 +287,7 @@ TEST_F(CudaReduce, ColumnsAreDeterministic) {
 
 // ---- Timing: GPT-2 124M's reductions, new path against the general one ----
 
-// Host mirror of DeviceKernelsSource.cpp's ReducePlan.
+// Host mirror of reduce/Reduce.cuh's ReducePlan.
 struct GeneralPlan {
   int keptRank;
   long long keptSizes[8];
@@ -364,7 +364,7 @@ TEST_F(CudaReduce, ReductionTimingGpt2) {
     ASSERT_OK(general.allocate());
     ASSERT_OK(fast.allocate());
 
-    // The general kernel, launched as DeviceKernels.cpp did.
+    // The general kernel, launched as reduce/ReduceLaunch.cpp does.
     GeneralPlan plan{};
     plan.reduceCount = 1;
     plan.outputCount = 1;

@@ -1,7 +1,7 @@
 //===- CudaRopeTest.cpp - GPU rope against the CPU, and its time ----------===//
 //
 // Part of `cuda-kernel-tests` (needs a GPU; skips without one).
-// llmc.rope (RopeKernelsSource.cpp, RopeLaunch.cpp) through
+// llmc.rope (rope/Rope.cuh, RopeLaunch.cpp) through
 // CudaKernels::launch on fresh random data, against runCpuKernel on the
 // same inputs: LLaMA-like bf16 [2, 4, 64, 128] without positions, with
 // random i32 and i64 positions and with the backward's negated positions
@@ -36,7 +36,7 @@
 
 #include "runtime/cpu/CpuKernels.h"
 #include "runtime/cpu/ThreadPool.h"
-#include "runtime/cuda/DeviceKernels.h"
+#include "runtime/cuda/kernels/DeviceKernels.h"
 
 #include <gtest/gtest.h>
 

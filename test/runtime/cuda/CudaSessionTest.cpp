@@ -2,7 +2,7 @@
 //
 // Needs a GPU (label `cuda`); without one every test skips.
 //
-// 1. Per kernel (DeviceKernels.cpp): fresh random data through
+// 1. Per kernel (kernels/<family>/*Launch.cpp): fresh random data through
 //    CudaKernels::launch against runCpuKernel. Tolerances:
 //      data movement, gather, embedding, iota, compare: exact (bitwise);
 //      reductions, norms, softmax, rope, lr
@@ -11,7 +11,7 @@
 //      libm: 2^-22 relative (2 f32 ulps) plus 1e-7 absolute for results
 //      near zero after cancellation (a centred layer-norm value, a
 //      rotated pair);
-//      cross-entropy (f32 exponentials, CrossEntropySource.cpp): the
+//      cross-entropy (f32 exponentials, loss/CrossEntropy.cuh): the
 //      Float32 tolerance, 1e-5 relative plus 1e-6 absolute (a few 1e-7 of
 //      error in log(sum), CudaCrossEntropyGrad.ForwardMatchesTheCpu);
 //      scatter_add: f32 atomics in no fixed order against the CPU's f32
@@ -39,12 +39,12 @@
 //===----------------------------------------------------------------------===//
 #include "CudaTestSupport.h"
 
-#include "runtime/cuda/CudaSession.h"
+#include "runtime/cuda/session/CudaSession.h"
 #include "runtime/Session.h"
 #include "runtime/cpu/CpuKernels.h"
 #include "runtime/cpu/ThreadPool.h"
-#include "runtime/cuda/CudaModule.h"
-#include "runtime/cuda/DeviceKernels.h"
+#include "runtime/cuda/libs/CudaModule.h"
+#include "runtime/cuda/kernels/DeviceKernels.h"
 #include "runtime/train/Init.h"
 #include "runtime/train/Trainer.h"
 
@@ -188,7 +188,7 @@ TEST_F(CudaKernelCase, Movement) {
           Tolerance::Exact);
   }
   // The launch merges contiguous dimensions and moves 16, 8 or 4 bytes at
-  // once where sizes and offsets allow (DeviceKernels.cpp, simplifyMove):
+  // once where sizes and offsets allow (movement/MovementLaunch.cpp, simplifyMove):
   // the attention's head transposes, the q/k/v slices, bias broadcasts and
   // the concat of the q/k/v gradients, and shapes that allow none of it.
   {
@@ -427,7 +427,7 @@ TEST_F(CudaKernelCase, Composites) {
             Tolerance::Double);
     }
     // Rows of 1024 and more take a block per row with one online pass
-    // (LongRowKernelsSource.cpp): with 16-byte loads (lengths 2048, 4096)
+    // (softmax/SoftmaxLong.cuh): with 16-byte loads (lengths 2048, 4096)
     // and without (1027, not a multiple of 4 or 8). Same tolerance as the
     // warp kernels: double accumulation, one rounding.
     if (type == DType::BF16)
@@ -474,7 +474,7 @@ TEST_F(CudaKernelCase, Composites) {
     }
 }
 
-// The norms' "rows" entries (NormRowsSource.cpp: the row held in
+// The norms' "rows" entries (norms/NormRows.cuh: the row held in
 // registers, 16-byte loads, at most 4 packs per lane): GPT-2's 768 bf16
 // (3 packs), the largest row (1024 bf16, 512 f32: 4 packs), rows shorter
 // than a warp's packs (64 bf16, 36 f32); the "rows8" entries (5 to 8
@@ -578,7 +578,7 @@ TEST_F(CudaKernelCase, MixedPrecision) {
   }
 }
 
-// Mixture-of-experts routing against the CPU (runtime/cpu/CompositeMoe.cpp):
+// Mixture-of-experts routing against the CPU (runtime/cpu/Moe.cpp):
 // dispatch and combine share the slot assignment, with capacities that keep
 // every pair and that drop some; top-k's indices exactly, its weights in
 // double. Written without a GPU at hand (2026-11-29); first run pending.

@@ -15,8 +15,8 @@
 #include "runtime/Kernel.h"
 #include "runtime/Status.h"
 #include "runtime/cpu/KernelImpl.h"
-#include "runtime/cuda/CudaModule.h"
-#include "runtime/cuda/DeviceKernels.h"
+#include "runtime/cuda/libs/CudaModule.h"
+#include "runtime/cuda/kernels/DeviceKernels.h"
 
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>

@@ -1,12 +1,12 @@
 //===- FlashTensorCoreEmulationTest.cpp - tensor-core flash attention on the CPU -===//
 //
-// Runs the tensor-core flash attention kernels (FlashAttentionTensorCoreSource
-// .cpp) on the CPU, without a GPU, and compares them with the CPU reference
+// Runs the tensor-core flash attention kernels (attention/FlashTc.cuh
+//) on the CPU, without a GPU, and compares them with the CPU reference
 // (runCpuKernel), so that their indexing, tiling, masking, cp.async double
 // buffering and causal skipping are checked on every build.
 //
-// The kernel source is compiled as C++ (flash_tc_for_cpu.py drops the
-// functions made of PTX); each CUDA thread of a block is a fiber (ucontext)
+// The kernel files are compiled as C++ (FlashTcPtx.cuh, the functions
+// made of PTX, replaced by the emulations below); each CUDA thread of a block is a fiber (ucontext)
 // of one OS thread, switched at every barrier, and the warp-wide
 // instructions are emulated from their PTX definitions:
 //   - mma.sync.m16n8k16 (bf16 in, f32 accumulation: the emulation sums in
@@ -27,7 +27,7 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/cpu/CpuKernels.h"
 #include "runtime/cpu/ThreadPool.h"
-#include "runtime/cuda/KernelSelection.h"
+#include "runtime/cuda/kernels/attention/FlashLaunch.h"
 
 #include <gtest/gtest.h>
 
@@ -53,11 +53,13 @@ struct Dim3 {
 };
 Dim3 threadIdx; // of the running fiber
 Dim3 blockIdx;
+Dim3 blockDim{128, 1, 1}, gridDim; // for the prelude's grid helpers
 
 #define __device__
-#define __forceinline__
+#define __forceinline__ inline
 #define __global__
 #define __launch_bounds__(...)
+#define __align__(n) alignas(n)
 #define __trap() ADD_FAILURE() << "trap", std::abort()
 
 constexpr unsigned kThreads = 128;
@@ -107,9 +109,6 @@ int warpId() { return threadIdx.x / 32; }
 void warpSync() { warpBarriers[warpId()]->arriveAndWait(); }
 void __syncthreads() { blockBarrier->arriveAndWait(); }
 
-struct Bf16 {
-  uint16_t bits;
-};
 struct uint4 {
   unsigned x, y, z, w;
 };
@@ -126,17 +125,25 @@ uint16_t roundToBf16(float value) {
     return 0x7fc0;
   return static_cast<uint16_t>((word + 0x7fff + ((word >> 16) & 1)) >> 16);
 }
-float loadValue(Bf16 value) { return bf16Value(value.bits); }
 float __uint_as_float(unsigned word) {
   float value;
   std::memcpy(&value, &word, 4);
   return value;
 }
-float flashNegativeInfinity() { return -INFINITY; }
-long long kvHeadOf(long long head, int heads, int kvHeads) {
-  long long b = head / heads;
-  int h = static_cast<int>(head % heads);
-  return b * kvHeads + h / (heads / kvHeads);
+float __int_as_float(int word) {
+  float value;
+  std::memcpy(&value, &word, 4);
+  return value;
+}
+unsigned __float_as_uint(float value) {
+  unsigned word;
+  std::memcpy(&word, &value, 4);
+  return word;
+}
+double __longlong_as_double(long long bits) {
+  double value;
+  std::memcpy(&value, &bits, 8);
+  return value;
 }
 long long min(long long a, long long b) { return a < b ? a : b; }
 
@@ -147,6 +154,10 @@ float __shfl_xor_sync(unsigned, float value, int mask) {
   warpSync();
   return result;
 }
+
+// The kernels' types and helpers (Bf16, loadValue, ...) as the units have
+// them; its warp sums of doubles are not used by these kernels.
+#include "common/Prelude.cuh"
 
 void expectFlashTcShared(unsigned bytes) {
   if (dynamicShared < bytes) {
@@ -261,8 +272,13 @@ void waitAsync() {
   pendingCopies[threadIdx.x].clear();
 }
 
-#include "flash_tc_for_cpu.inc"
-// The entries, as flashAttentionTensorCoreEntries(D) appends them to a unit.
+// The kernels' own files (runtime/cuda/kernels/attention/), compiled as
+// C++: the guard of the PTX header is defined, so that the emulations above
+// stand in for its functions (and llmcFlashTcShared for its shared memory).
+#define LLMC_CUDA_ATTENTION_FLASHTCPTX_CUH
+#include "attention/FlashTcBackward.cuh"
+#include "attention/FlashTcForward.cuh"
+// The entries, as units/FlashTcD64.cu and FlashTcD128.cu instantiate them.
 LLMC_FLASH_TC_KERNELS(64)
 LLMC_FLASH_TC_KERNELS(128)
 

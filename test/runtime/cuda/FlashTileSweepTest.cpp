@@ -2,7 +2,7 @@
 //
 // CudaTest-style GPU timing (skips without a device): compiles the D = 64
 // tensor-core flash attention unit with other tile sizes (the
-// LLMC_FLASH_TC_D64_* macros of FlashAttentionTensorCoreSource.cpp) and
+// LLMC_FLASH_TC_D64_* macros of attention/FlashTc.cuh) and
 // prints the forward and backward time of each at GPT-2 124M's shape
 // (B = 16, H = 12, T = 1024, D = 64, causal, bf16), so that one GPU run
 // shows which sizes to compile by default. Only variant 0 (the default) is
@@ -13,10 +13,10 @@
 //===----------------------------------------------------------------------===//
 #include "CudaTestSupport.h"
 
-#include "runtime/cuda/CudaModule.h"
-#include "runtime/cuda/DeviceKernels.h"
-#include "runtime/cuda/KernelSelection.h"
-#include "runtime/cuda/Nvrtc.h"
+#include "runtime/cuda/libs/CudaModule.h"
+#include "runtime/cuda/kernels/DeviceKernels.h"
+#include "runtime/cuda/kernels/KernelSelection.h"
+#include "runtime/cuda/libs/Nvrtc.h"
 
 #include <gtest/gtest.h>
 

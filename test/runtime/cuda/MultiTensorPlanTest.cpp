@@ -7,8 +7,8 @@
 // unit through NVRTC for sm_90. Needs the CUDA toolkit, no GPU.
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/cuda/MultiTensor.h"
-#include "runtime/cuda/Nvrtc.h"
+#include "runtime/cuda/kernels/optimizer/MultiTensor.h"
+#include "runtime/cuda/libs/Nvrtc.h"
 
 #include <gtest/gtest.h>
 

@@ -21,8 +21,8 @@
 //===----------------------------------------------------------------------===//
 #include "CudaTestSupport.h"
 
-#include "runtime/cuda/CudaSession.h"
-#include "runtime/cuda/Nccl.h"
+#include "runtime/cuda/session/CudaSession.h"
+#include "runtime/cuda/libs/Nccl.h"
 #include "runtime/dist/Rendezvous.h"
 #include "runtime/train/Trainer.h"
 

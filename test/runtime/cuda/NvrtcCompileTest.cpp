@@ -9,13 +9,13 @@
 // entry.
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/cuda/CudaCoverage.h"
-#include "runtime/cuda/DeviceKernels.h"
-#include "runtime/cuda/FusedKernels.h"
-#include "runtime/cuda/ElementwiseKernels.h"
-#include "runtime/cuda/KernelSelection.h"
-#include "runtime/cuda/Nvrtc.h"
-#include "runtime/cuda/ReduceKernels.h"
+#include "runtime/cuda/session/CudaCoverage.h"
+#include "runtime/cuda/kernels/DeviceKernels.h"
+#include "runtime/cuda/kernels/elementwise/FusedKernels.h"
+#include "runtime/cuda/kernels/elementwise/ElementwiseKernels.h"
+#include "runtime/cuda/kernels/KernelSelection.h"
+#include "runtime/cuda/libs/Nvrtc.h"
+#include "runtime/cuda/kernels/reduce/ReduceKernels.h"
 
 #include <gtest/gtest.h>
 
@@ -223,7 +223,7 @@ TEST(CudaNvrtcCompile, DeviceUnitHasEveryFlashAttentionKernel) {
   // The naive kernel it replaces is gone.
   EXPECT_EQ(ptx.find(".entry llmc_attention_f32("), std::string::npos);
   // Every entry cross_entropy_grad selects, for each logits and target type
-  // (CrossEntropyGradSource.cpp).
+  // (loss/CrossEntropyGrad.cuh).
   for (DType logits : {DType::F32, DType::BF16})
     for (DType targets : {DType::I32, DType::I64}) {
       KernelChoice choice;
@@ -241,7 +241,7 @@ TEST(CudaNvrtcCompile, DeviceUnitHasEveryFlashAttentionKernel) {
             << entry;
     }
   // Every entry rope selects (the table, the general and the packed
-  // rotation; RopeKernelsSource.cpp), and its table's scratch; an odd head
+  // rotation; rope/Rope.cuh), and its table's scratch; an odd head
   // dimension is refused.
   for (DType type : {DType::F32, DType::BF16})
     for (DType index : {DType::I32, DType::I64}) {

@@ -1,24 +1,24 @@
 //===- RopeEmulationTest.cpp - the rope kernels on the CPU ----------------===//
 //
-// Runs rope's CUDA kernels (RopeKernelsSource.cpp, after the prelude of
-// DeviceKernelsSource.cpp) on the CPU, without a GPU, on the grids of
+// Runs rope's CUDA kernels (rope/Rope.cuh, after the prelude of
+// common/Prelude.cuh) on the CPU, without a GPU, on the grids of
 // planRopeLaunch (RopeLaunch.h), and compares the results bit for bit with
 // the CPU reference (runCpuKernel), so that the packed kernel's indexing
 // (positions, packs, runs of heads, the pair loop and its remainder) and
-// the plan are checked on every build. The CUDA source is compiled as C++
-// (kernel_source_for_cpu.py); the kernels use no barrier, shared memory or
+// the plan are checked on every build. The CUDA files are compiled as C++
+// (the include path has runtime/cuda/kernels/); the kernels use no barrier, shared memory or
 // warp instruction, so the threads of a grid run one after another. The
 // device's double operations are the host's here (__dmul_rn is a rounded
 // product either way), and so are pow, cos and sin: the emulation is
 // bitwise the CPU's, where the GPU may differ in the libm's last bits
 // (CudaRope.MatchesTheCpu states what that allows).
-// Not checked here: the launch's arguments (CudaKernels::launchRope), the
+// Not checked here: the launch's arguments (family::launchRope, RopeLaunch.cpp), the
 // 16-byte loads' alignment on the hardware, timing.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/cpu/CpuKernels.h"
 #include "runtime/cpu/ThreadPool.h"
-#include "runtime/cuda/RopeLaunch.h"
+#include "runtime/cuda/kernels/rope/RopeLaunch.h"
 
 #include <gtest/gtest.h>
 
@@ -74,7 +74,9 @@ using std::fmax;
 using std::pow;
 using std::sin;
 
-#include "rope_for_cpu.inc"
+// The kernels' own file (runtime/cuda/kernels/rope/Rope.cuh, with the
+// prelude it includes), compiled as C++.
+#include "rope/Rope.cuh"
 
 /// Runs `kernel` for every thread of a grid of `blocks` x `runs` blocks of
 /// `threads`, one thread after another.

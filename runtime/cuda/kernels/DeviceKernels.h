@@ -1,0 +1,175 @@
+//===- DeviceKernels.h - launch any Kernels.def kernel on a GPU -*- C++ -*-===//
+//
+// The device counterpart of runCpuKernel: CudaKernels::launch takes a
+// kernel kind, its attributes (laid out as Kernels.def says) and operands
+// whose TensorRefs point at device memory, and enqueues the work on a
+// stream. The elementwise kernels come from ElementwiseKernels (one NVRTC
+// unit per signature, compiled on first use), Matmul from cuBLASLt, the
+// rest from the units of hand-written kernels (DeviceUnits.h).
+//
+// What runs is decided by selectKernel (KernelSelection.h), which needs no
+// device; the kind's family (CudaKernels.def, KernelFamily.h) computes the
+// launch parameters and launches.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LLMC_RUNTIME_CUDA_KERNELS_DEVICEKERNELS_H
+#define LLMC_RUNTIME_CUDA_KERNELS_DEVICEKERNELS_H
+
+#include "runtime/Kernel.h"
+#include "runtime/Status.h"
+#include "runtime/cuda/libs/CublasLt.h"
+#include "runtime/cuda/libs/CudnnAttention.h"
+#include "runtime/cuda/libs/CudaModule.h"
+#include "runtime/cuda/kernels/elementwise/ElementwiseKernels.h"
+#include "runtime/cuda/kernels/DeviceUnits.h"
+#include "runtime/cuda/kernels/KernelSelection.h"
+#include "runtime/cuda/libs/Nvrtc.h"
+
+#include <cuda_runtime.h>
+
+#include <map>
+#include <set>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace llmc::rt::cuda {
+
+/// Whether bf16 attention will run through cuDNN in a session created now
+/// (CudnnAttention can load), so that the on-demand tensor-core units need
+/// not be compiled ahead.
+bool cudnnAttentionLikely();
+/// One NVRTC unit to compile ahead: its source, its name, and whether it
+/// is a fused region's (compiled with --fmad=false, as CudaKernels::fused).
+struct ParallelUnit {
+  std::string source;
+  std::string name;
+  bool noContraction = false;
+};
+
+/// Compiles `units` for the current device on a thread each (up to the
+/// hardware's threads) into the kernel cache, so that the sequential
+/// compiles of a session's creation find them there. Errors are left to
+/// those compiles, which report them with their context.
+void compileInParallel(const std::vector<ParallelUnit> &units);
+
+class CudaKernels {
+public:
+  /// Compiles (or finds in the kernel cache) the non-elementwise unit for
+  /// the current device's architecture, loads it, creates cuBLASLt.
+  static Status create(std::unique_ptr<CudaKernels> &kernels);
+  ~CudaKernels();
+  CudaKernels(const CudaKernels &) = delete;
+  CudaKernels &operator=(const CudaKernels &) = delete;
+
+  /// Chooses the kernel (selectKernel), compiles what this launch needs
+  /// (its elementwise unit) and reserves its scratch memory, without
+  /// launching; Unimplemented "no CUDA kernel for <kind>(<types>) yet" when
+  /// nothing covers it.
+  Status prepare(KernelKind kind, const KernelAttrs &attrs,
+                 const std::vector<TensorRef> &inputs,
+                 const std::vector<TensorRef> &outputs);
+
+  /// Enqueues the kernel on `stream` (operands in device memory); checks
+  /// the launch, not the kernel's completion. `residualAddend` (not null:
+  /// LayerNormGrad and RmsNormGrad only) is a tensor of dx's type and shape
+  /// that dx is stored plus, exactly as an Add of the two would store it:
+  /// the residual gradient's add that CudaSession folds into the norm's
+  /// backward.
+  Status launch(KernelKind kind, const KernelAttrs &attrs,
+                const std::vector<TensorRef> &inputs,
+                const std::vector<TensorRef> &outputs, cudaStream_t stream,
+                const void *residualAddend = nullptr);
+
+  /// Compiles (or finds in the kernel cache) a fused region's kernel
+  /// (FusedKernels.h) and returns its entry.
+  Status fused(const std::string &source, const std::string &entry,
+               cudaKernel_t &kernel);
+  /// Launches a fused region's kernel over `elements` elements: the
+  /// region's inputs, then its outputs, then the count.
+  Status launchFused(cudaKernel_t kernel, int64_t elements,
+                     const std::vector<TensorRef> &inputs,
+                     const std::vector<TensorRef> &outputs,
+                     cudaStream_t stream);
+
+  /// Launches `entry` of the hand-written units (deviceKernelUnits()) on
+  /// blocks of 256 threads (the multi-tensor sums of squares,
+  /// MultiTensorLaunch.h).
+  Status launchDeviceEntry(const std::string &entry, unsigned blocks,
+                           std::vector<void *> &args, cudaStream_t stream) {
+    return launchPrimitive(entry, dim3(blocks), 256, 0, args, stream);
+  }
+
+  /// NVRTC units loaded: the non-elementwise one, one per elementwise
+  /// signature, and one per distinct fused region.
+  size_t loadedUnits() const { return 1 + elementwise_.size() + fused_.size(); }
+  /// Which kernels run bf16 attention: "cuDNN 9.14.0", or llmc's flash
+  /// kernels and why not cuDNN (CudnnAttention.h).
+  std::string attentionPath() const;
+  /// Seconds spent compiling (or reading from the cache) so far.
+  double compileSeconds() const { return compileSeconds_; }
+
+private:
+  struct Elementwise {
+    ElementwiseSource source;
+    std::unique_ptr<CudaLibrary> library;
+  };
+  friend class LaunchContext;
+  CudaKernels() = default;
+  Status prepare(KernelKind kind, const KernelAttrs &attrs,
+                 const std::vector<TensorRef> &inputs,
+                 const std::vector<TensorRef> &outputs, KernelChoice &choice);
+  Status elementwise(const ElementwiseSignature &signature, Elementwise *&unit);
+  Status reserveScratch(size_t bytes);
+  Status launchPrimitive(const std::string &entry, dim3 blocks,
+                         unsigned threads, size_t sharedBytes,
+                         std::vector<void *> &args, cudaStream_t stream);
+  unsigned gridFor(int64_t items, unsigned threads) const;
+  NvrtcOptions nvrtc_;
+  /// The libraries of deviceKernelUnits(), searched in order for an entry.
+  std::vector<std::unique_ptr<CudaLibrary>> primitives_;
+  /// The on-demand units not loaded yet (DeviceUnit::onDemand).
+  std::vector<DeviceUnit> pendingUnits_;
+  /// Compiles and loads the pending units that define one of `entries`.
+  Status loadUnitsFor(const std::vector<std::string> &entries);
+  Status loadUnit(const DeviceUnit &unit);
+  std::map<std::string, Elementwise> elementwise_;
+  std::map<std::string, std::unique_ptr<CudaLibrary>> fused_;
+  /// The dynamic shared memory each primitive entry ("entry@device") was
+  /// allowed past the default 48 KiB
+  /// (cudaFuncAttributeMaxDynamicSharedMemorySize).
+  std::map<std::string, size_t> sharedLimits_;
+  std::unique_ptr<CublasLtMatmul> matmul_;
+  /// Attention through cuDNN (null where it cannot: cudnnUnavailable_).
+  std::unique_ptr<CudnnAttention> cudnn_;
+  std::string cudnnUnavailable_;
+  /// The attention problems cuDNN refused, with why (attentionPath()).
+  std::vector<std::string> cudnnRefusals_;
+  /// The cuDNN problems of an Attention / AttentionGrad launch: false when
+  /// cuDNN does not take it (then llmc's kernels run).
+  bool cudnnProblems(KernelKind kind, const KernelAttrs &attrs,
+                     const std::vector<TensorRef> &inputs,
+                     const std::vector<TensorRef> &outputs,
+                     SdpaProblem &forward, SdpaProblem &backward) const;
+  Status prepareCudnn(KernelKind kind, const KernelAttrs &attrs,
+                      const std::vector<TensorRef> &inputs,
+                      const std::vector<TensorRef> &outputs, bool &taken);
+  Status launchCudnn(KernelKind kind, const KernelAttrs &attrs,
+                     const std::vector<TensorRef> &inputs,
+                     const std::vector<TensorRef> &outputs,
+                     cudaStream_t stream, bool &taken);
+  /// Bias-gradient GEMMs that cuBLASLt could not run with BGRADA: they run
+  /// as the plain GEMM and ReduceSum from then on.
+  std::set<decltype(MatmulProblem().key())> biasGradientFallback_;
+  void *scratch_ = nullptr;
+  size_t scratchBytes_ = 0;
+  unsigned multiprocessors_ = 1;
+  /// Compute capability 8.0 or later: mma.sync on bf16, so the tensor-core
+  /// flash attention runs.
+  bool bf16TensorCores_ = false;
+  double compileSeconds_ = 0.0;
+};
+
+} // namespace llmc::rt::cuda
+
+#endif // LLMC_RUNTIME_CUDA_KERNELS_DEVICEKERNELS_H

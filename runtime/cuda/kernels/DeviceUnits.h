@@ -1,0 +1,48 @@
+//===- DeviceUnits.h - NVRTC units of the hand-written kernels --*- C++ -*-===//
+//
+// Which units of hand-written kernels exist (their .cu files in units/,
+// whose #includes say what each holds), under which names they are
+// compiled, and which are compiled only on demand. The sources come from
+// the embedded files (KernelSources.h).
+//
+//===----------------------------------------------------------------------===//
+#ifndef LLMC_RUNTIME_CUDA_KERNELS_DEVICEUNITS_H
+#define LLMC_RUNTIME_CUDA_KERNELS_DEVICEUNITS_H
+
+#include <string>
+#include <vector>
+
+namespace llmc::rt::cuda {
+
+/// A unit of hand-written kernels: its name (without ".cu"), its file
+/// under runtime/cuda/kernels/ and its expanded source.
+struct DeviceUnit {
+  std::string name;
+  std::string source;
+  /// Compiled and loaded only when a launch needs one of its entries (the
+  /// tensor-core flash attention, which cuDNN replaces where it is loaded).
+  bool onDemand = false;
+  /// The entries of an on-demand unit.
+  std::vector<std::string> entries;
+  /// units/<file>.cu.
+  std::string file;
+  /// Why the source could not be expanded (an embedded file missing: a
+  /// broken build); empty when `source` is whole. Compiling the unit
+  /// reports it instead of compiling.
+  std::string error;
+};
+
+/// Every unit of hand-written kernels, compiled side by side:
+/// llmc_device_kernels (units/DeviceKernels.cu), llmc_flash_attention,
+/// llmc_norm_grad_rows, llmc_norm_rows8, llmc_rope and, on demand, one unit
+/// per head dimension of the tensor-core flash attention (llmc_flash_tc_d64,
+/// llmc_flash_tc_d128). NVRTC compiles a unit serially: the longest unit is
+/// the cold compile.
+std::vector<DeviceUnit> deviceKernelUnits();
+
+/// The source of llmc_device_kernels (units/DeviceKernels.cu expanded).
+std::string deviceKernelUnit();
+
+} // namespace llmc::rt::cuda
+
+#endif // LLMC_RUNTIME_CUDA_KERNELS_DEVICEUNITS_H

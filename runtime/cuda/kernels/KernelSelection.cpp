@@ -1,0 +1,212 @@
+//===- KernelSelection.cpp - which CUDA kernel runs a command -------------===//
+//
+// The dispatch of a launch to its kind's family through the table of CUDA
+// kernels (CudaKernels.def), the helpers every family's selection uses,
+// and the command-level checks. Entry names are `llmc_<kernel>_<types>`,
+// the types in the order the kernels' template parameters take them (the
+// input's, then the parameters' or the result's where they may differ).
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/cuda/kernels/KernelSelection.h"
+#include "runtime/cuda/kernels/KernelFamily.h"
+
+#include "runtime/Sharding.h"
+
+#include <algorithm>
+#include <array>
+
+namespace llmc::rt::cuda {
+
+namespace {
+
+Status unsupported(KernelKind kind, const std::vector<TensorRef> &inputs,
+                   const std::vector<TensorRef> &outputs,
+                   const std::string &why) {
+  return Status::error(StatusCode::Unimplemented,
+                       "no CUDA kernel for " +
+                           describeLaunch(kind, inputs, outputs) + " yet" +
+                           (why.empty() ? "" : ": " + why));
+}
+
+/// Checks Kernels.def's operand and attribute counts of `kind`.
+Status expectOperands(KernelKind kind, const KernelAttrs &attrs,
+                      const std::vector<TensorRef> &inputs,
+                      const std::vector<TensorRef> &outputs, size_t minInputs,
+                      size_t maxInputs, size_t ints, size_t floats) {
+  if (inputs.size() < minInputs || inputs.size() > maxInputs ||
+      outputs.size() != 1 || attrs.ints.size() < ints ||
+      attrs.floats.size() < floats)
+    return Status::error(StatusCode::InvalidArgument,
+                         std::string(kernelName(kind)) + ": expected " +
+                             std::to_string(minInputs) + "-" +
+                             std::to_string(maxInputs) + " inputs, 1 output, " +
+                             std::to_string(ints) + " ints and " +
+                             std::to_string(floats) + " floats, got " +
+                             std::to_string(inputs.size()) + ", " +
+                             std::to_string(outputs.size()) + ", " +
+                             std::to_string(attrs.ints.size()) + " and " +
+                             std::to_string(attrs.floats.size()));
+  return Status::ok();
+}
+
+/// A kind's functions in the table, indexed by KernelKind.
+struct FamilyOf {
+  Status (*select)(const KernelCall &, KernelChoice &) = nullptr;
+};
+
+const std::array<FamilyOf, kNumKernels> &selectionTable() {
+  static const std::array<FamilyOf, kNumKernels> table = [] {
+    std::array<FamilyOf, kNumKernels> t{};
+#define LLMC_CUDA_KERNEL(Kind, Family)                                         \
+  t[static_cast<size_t>(KernelKind::Kind)].select = &family::select##Family;
+#include "runtime/cuda/kernels/CudaKernels.def"
+    return t;
+  }();
+  return table;
+}
+
+} // namespace
+
+Status KernelCall::refuse(const std::string &why) const {
+  return unsupported(kind, inputs, outputs, why);
+}
+
+Status KernelCall::expect(size_t minInputs, size_t maxInputs, size_t ints,
+                          size_t floats) const {
+  return expectOperands(kind, attrs, inputs, outputs, minInputs, maxInputs,
+                        ints, floats);
+}
+
+std::string floatSuffix(DType dtype) {
+  if (dtype == DType::F32)
+    return "f32";
+  if (dtype == DType::BF16)
+    return "bf16";
+  return "";
+}
+
+std::string indexSuffix(DType dtype) {
+  if (dtype == DType::I32)
+    return "i32";
+  if (dtype == DType::I64)
+    return "i64";
+  return "";
+}
+
+std::string bytesSuffix(DType dtype) {
+  return "b" + std::to_string(dtypeSize(dtype));
+}
+
+Status runEntries(KernelChoice &choice, std::vector<std::string> entries) {
+  choice.route = KernelChoice::Route::DeviceUnit;
+  choice.entries = std::move(entries);
+  return Status::ok();
+}
+
+bool aligned16(std::initializer_list<const void *> pointers) {
+  for (const void *pointer : pointers)
+    if (reinterpret_cast<uintptr_t>(pointer) % 16 != 0)
+      return false;
+  return true;
+}
+
+AxisView viewAround(const Shape &shape, int64_t dim) {
+  AxisView view;
+  for (int64_t d = 0; d < static_cast<int64_t>(shape.size()); ++d) {
+    if (d < dim)
+      view.outer *= shape[d];
+    else if (d == dim)
+      view.size = shape[d];
+    else
+      view.inner *= shape[d];
+  }
+  return view;
+}
+
+std::string describeLaunch(KernelKind kind,
+                           const std::vector<TensorRef> &inputs,
+                           const std::vector<TensorRef> &outputs) {
+  std::string text = std::string(kernelName(kind)) + "(";
+  for (size_t i = 0; i < inputs.size(); ++i)
+    text += (i ? ", " : "") + std::string(dtypeName(inputs[i].dtype)) +
+            formatShape(inputs[i].shape);
+  text += ") -> ";
+  for (size_t i = 0; i < outputs.size(); ++i)
+    text += (i ? ", " : "") + std::string(dtypeName(outputs[i].dtype)) +
+            formatShape(outputs[i].shape);
+  return text;
+}
+
+Status selectKernel(KernelKind kind, const KernelAttrs &attrs,
+                    const std::vector<TensorRef> &inputs,
+                    const std::vector<TensorRef> &outputs,
+                    KernelChoice &choice) {
+  choice = KernelChoice();
+  size_t index = static_cast<size_t>(kind);
+  if (index >= kNumKernels || !selectionTable()[index].select)
+    return unsupported(kind, inputs, outputs, "");
+  return selectionTable()[index].select(
+      KernelCall{kind, attrs, inputs, outputs}, choice);
+}
+
+void commandOperands(const RankProgram &program, const Command &command,
+                     std::vector<TensorRef> &inputs,
+                     std::vector<TensorRef> &outputs) {
+  inputs.clear();
+  outputs.clear();
+  for (int32_t value : command.inputs)
+    inputs.push_back(TensorRef{nullptr, program.values[value].dtype,
+                               program.values[value].shape});
+  for (int32_t value : command.outputs)
+    outputs.push_back(TensorRef{nullptr, program.values[value].dtype,
+                                program.values[value].shape});
+}
+
+Status selectCommand(const RankProgram &program, const Command &command,
+                     KernelChoice &choice) {
+  choice = KernelChoice();
+  Status status = Status::ok();
+  switch (command.kind) {
+  case CommandKind::Collective:
+  case CommandKind::HostStep:
+    status = Status::error(StatusCode::Unimplemented,
+                           "collectives and host steps do not run on the CUDA "
+                           "session yet");
+    break;
+  case CommandKind::Copy:
+    choice.route = KernelChoice::Route::Copy;
+    break;
+  case CommandKind::Kernel:
+  case CommandKind::Gemm: {
+    std::vector<TensorRef> inputs, outputs;
+    commandOperands(program, command, inputs, outputs);
+    status =
+        selectKernel(command.kernel, command.attrs, inputs, outputs, choice);
+    break;
+  }
+  }
+  if (status)
+    return status;
+  return Status::error(status.code(),
+                       "at " + command.origin + ": " + status.message());
+}
+
+Status checkOneRank(const Executable &executable) {
+  // Validation makes the mesh's device count the number of ranks, so this
+  // also refuses every mesh of more than one device in one process
+  // (several GPUs run one process each: createMultiProcessSession).
+  if (executable.ranks.size() != 1)
+    return Status::error(StatusCode::Unimplemented,
+                         "the CUDA session of one process runs one-rank "
+                         "programs; this one has " +
+                             std::to_string(executable.ranks.size()) +
+                             " ranks on the mesh " +
+                             formatMesh(executable.mesh) +
+                             ": run one process per GPU with `llmc launch -n " +
+                             std::to_string(executable.ranks.size()) +
+                             " RUN.toml` (docs/distributed.md), or on the "
+                             "CPU with --device cpu");
+  return Status::ok();
+}
+
+} // namespace llmc::rt::cuda

@@ -1,0 +1,385 @@
+//===- AttentionLaunch.cpp - flash attention forward and backward ---------===//
+//
+// The attention family: llmc's flash kernels, the tensor-core ones
+// (attention/FlashTc*.cuh: bf16, D 64 or 128, aligned operands, sm_80) or the
+// scalar ones (attention/Flash.cuh); where cuDNN is loaded it takes bf16
+// attention before the selection (AttentionCudnn.cpp, CudaKernels::launch).
+// flashLaunch (FlashLaunch.h) computes the grids and the operands' strides from
+// the shapes and the layout attribute, for the selection and the launch alike.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/cuda/kernels/KernelFamily.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace llmc::rt::cuda {
+
+namespace {
+
+constexpr long long kFlashForwardTile = 32;
+long long flashBackwardTile(int capacity) { return capacity <= 64 ? 32 : 16; }
+
+constexpr unsigned kFlashThreads = 128;
+
+} // namespace
+
+int64_t flashRows(const TensorRef &q) {
+  int64_t headDim = q.shape.empty() ? 1 : std::max<int64_t>(1, q.shape.back());
+  return std::max<int64_t>(1, q.numElements() / headDim);
+}
+
+std::string flashLaunch(const std::vector<TensorRef> &inputs,
+                        const KernelAttrs &attrs, FlashLaunch &launch,
+                        const TensorRef *result) {
+  const TensorRef &q = inputs[0], &k = inputs[1], &v = inputs[2];
+  std::string type = floatSuffix(q.dtype);
+  if (type.empty() || q.rank() != 4 || k.rank() != 4 || k.dtype != q.dtype ||
+      v.dtype != q.dtype)
+    return "flash attention covers f32 and bf16 [B, H, T, D]";
+  // The query-side result (out): given, attention_grad's out, or the shape
+  // of q (the forward in the bhtd and bthd layouts).
+  const TensorRef &o = result               ? *result
+                       : inputs.size() >= 4 ? inputs[3]
+                                            : inputs[0];
+  AttentionGeometry geometry;
+  if (std::string why = attentionGeometry(
+          attrs.ints.size() > 1 ? attrs.ints[1] : 0, q, k, o, geometry);
+      !why.empty())
+    return why;
+  launch.layout = {geometry.q, geometry.k, geometry.v, geometry.o};
+  launch.stridesAligned16 = true;
+  for (const AttentionStrides &s :
+       {geometry.q, geometry.k, geometry.v, geometry.o})
+    for (int64_t stride : {s.offset, s.batch, s.head, s.row})
+      launch.stridesAligned16 &= stride % 8 == 0; // 16 bytes of bf16
+  int64_t headDim = geometry.headDim;
+  // The kernels are instantiated for these head-dimension capacities; a
+  // smaller D runs zero-padded in the next one up.
+  int capacity = headDim <= 16    ? 16
+                 : headDim <= 32  ? 32
+                 : headDim <= 64  ? 64
+                 : headDim <= 128 ? 128
+                                  : 0;
+  if (capacity == 0)
+    return "flash attention covers head dimensions up to 128, got " +
+           std::to_string(headDim);
+  launch.suffix = type + "_d" + std::to_string(capacity);
+  launch.heads = static_cast<int>(geometry.heads);
+  launch.kvHeads = static_cast<int>(geometry.kvHeads);
+  launch.seq = geometry.seq;
+  launch.kvSeq = geometry.kvSeq;
+  launch.headDim = static_cast<int>(headDim);
+  launch.causal = static_cast<int>(attrs.ints[0]);
+  launch.scale = static_cast<float>(attrs.floats[0]);
+  long long forwardTile =
+      inputs.size() == 3 ? kFlashForwardTile : flashBackwardTile(capacity);
+  long long backwardTile = flashBackwardTile(capacity);
+  long long queryBlocks = geometry.batch * geometry.heads *
+                          ((launch.seq + forwardTile - 1) / forwardTile);
+  long long keyBlocks = geometry.batch * geometry.kvHeads *
+                        ((launch.kvSeq + backwardTile - 1) / backwardTile);
+  if (queryBlocks > 0x7fffffffLL || keyBlocks > 0x7fffffffLL)
+    return "more than 2^31 - 1 attention blocks";
+  launch.queryBlocks = static_cast<unsigned>(queryBlocks);
+  launch.keyBlocks = static_cast<unsigned>(keyBlocks);
+  // The tensor-core kernels take bf16 with D exactly 64 or 128 (no padded
+  // columns); their grids have fewer blocks than the scalar ones.
+  launch.tensorCores =
+      q.dtype == DType::BF16 && (headDim == 64 || headDim == 128);
+  if (launch.tensorCores)
+    flashTensorCoreLaunch(
+        flashTcTileSizes(headDim), inputs.size() == 3,
+        Shape{geometry.batch, geometry.heads, geometry.seq, headDim},
+        Shape{geometry.batch, geometry.kvHeads, geometry.kvSeq, headDim},
+        launch);
+  return "";
+}
+
+FlashTcTileSizes flashTcTileSizes(int64_t headDim) {
+  // D = 64: the fastest of CudaTest.FlashAttentionTileSweep on the H200.
+  if (headDim <= 64)
+    return {1, 64, 1, 32, 1, 32};
+  return {1, 32, 1, 16, 1, 16};
+}
+
+void flashTensorCoreLaunch(const FlashTcTileSizes &tiles, bool forward,
+                           const Shape &q, const Shape &k,
+                           FlashLaunch &launch) {
+  auto blocks = [](long long heads, long long rows, long long tile) {
+    return static_cast<unsigned>(heads * ((rows + tile - 1) / tile));
+  };
+  // Rows per block: 16 per row block of each of the 4 warps.
+  long long queryRows =
+      64LL * (forward ? tiles.forwardRowBlocks : tiles.rowsRowBlocks);
+  long long keyRows = 64LL * tiles.keysRowBlocks;
+  launch.tensorCoreQueryBlocks = blocks(q[0] * q[1], q[2], queryRows);
+  launch.tensorCoreKeyBlocks = blocks(k[0] * k[1], k[2], keyRows);
+  // As FlashTcTiles<D> lays it out (the kernels trap when given less):
+  // tiles of bf16 rows padded by 8 elements, plus two buffers of the
+  // streamed tiles.
+  unsigned stride = static_cast<unsigned>(q[3]) + 8;
+  auto tile = [&](long long tileRows) {
+    return static_cast<unsigned>(tileRows) * stride * 2;
+  };
+  long long forwardRows = 64LL * tiles.forwardRowBlocks;
+  long long rowsRows = 64LL * tiles.rowsRowBlocks;
+  // q, 2 x (k, v).
+  launch.tensorCoreForwardShared =
+      tile(forwardRows) + 4 * tile(tiles.forwardKeys);
+  // q, dout, 2 x (k, v), the rows' delta (f32).
+  launch.tensorCoreRowsShared = 2 * tile(rowsRows) + 4 * tile(tiles.rowsKeys) +
+                                4 * static_cast<unsigned>(rowsRows);
+  // k, v, 2 x (q, dout, lse, delta).
+  launch.tensorCoreKeysShared = 2 * tile(keyRows) +
+                                4 * tile(tiles.keysQueries) +
+                                16 * static_cast<unsigned>(tiles.keysQueries);
+}
+
+Status family::selectAttention(const KernelCall &call, KernelChoice &choice) {
+  const KernelAttrs &attrs = call.attrs;
+  const std::vector<TensorRef> &inputs = call.inputs;
+  const std::vector<TensorRef> &outputs = call.outputs;
+  switch (call.kind) {
+  case KernelKind::Attention: {
+    // The result and, optionally, the rows' log-sum-exp (f32 [B, Hq, T]).
+    if (outputs.size() == 2 &&
+        (outputs[1].dtype != DType::F32 ||
+         outputs[1].numElements() != flashRows(outputs[0])))
+      return call.refuse("attention's log-sum-exp is f32 [B, Hq, T]");
+    // The counts as Kernels.def says, the optional lse aside.
+    std::vector<TensorRef> result =
+        outputs.size() == 2 ? std::vector<TensorRef>{outputs[0]} : outputs;
+    LLMC_RETURN_IF_ERROR(
+        (KernelCall{call.kind, attrs, inputs, result}.expect(3, 3, 1, 1)));
+    FlashLaunch flash;
+    if (std::string why = flashLaunch(inputs, attrs, flash, &outputs[0]);
+        !why.empty())
+      return call.refuse(why);
+    if (outputs[0].dtype != inputs[0].dtype)
+      return call.refuse("attention expects one element type throughout");
+    if (flash.tensorCores)
+      return runEntries(choice,
+                        {"llmc_flash_attention_tc_forward_" + flash.suffix,
+                         "llmc_flash_attention_forward_" + flash.suffix});
+    return runEntries(choice, {"llmc_flash_attention_forward_" + flash.suffix});
+  }
+  case KernelKind::AttentionGrad: {
+    // Three outputs dq, dk, dv, or one packed gradient (layout 2); the
+    // forward's log-sum-exp optionally as a sixth input.
+    if (inputs.size() < 5 || inputs.size() > 6 ||
+        (outputs.size() != 3 && outputs.size() != 1) || attrs.ints.empty() ||
+        attrs.floats.empty())
+      return Status::error(StatusCode::InvalidArgument,
+                           "AttentionGrad: expected 5-6 inputs, 3 outputs (1 "
+                           "packed), 1 int and 1 float, got " +
+                               std::to_string(inputs.size()) + ", " +
+                               std::to_string(outputs.size()) + ", " +
+                               std::to_string(attrs.ints.size()) + " and " +
+                               std::to_string(attrs.floats.size()));
+    FlashLaunch flash;
+    if (std::string why = flashLaunch(inputs, attrs, flash); !why.empty())
+      return call.refuse(why);
+    bool packed =
+        attrs.ints.size() > 1 &&
+        attrs.ints[1] == static_cast<int64_t>(AttentionLayout::Packed);
+    if (packed != (outputs.size() == 1))
+      return call.refuse(packed ? "packed attention_grad writes one gradient"
+                                : "attention_grad writes dq, dk and dv");
+    for (const TensorRef &operand : {inputs[3], inputs[4]})
+      if (operand.dtype != inputs[0].dtype)
+        return call.refuse(
+            "attention_grad expects one element type throughout");
+    for (const TensorRef &operand : outputs)
+      if (operand.dtype != inputs[0].dtype)
+        return call.refuse(
+            "attention_grad expects one element type throughout");
+    if (inputs.size() == 6 && (inputs[5].dtype != DType::F32 ||
+                               inputs[5].numElements() != flashRows(inputs[3])))
+      return call.refuse("attention_grad's log-sum-exp is f32 [B, Hq, T]");
+    // The log-sum-exp and delta of every query row (f32 each): the rows of
+    // out, [B, Hq, T] in any layout.
+    choice.scratchBytes =
+        static_cast<size_t>(flashRows(inputs[3])) * 2 * sizeof(float);
+    if (flash.tensorCores)
+      return runEntries(choice,
+                        {"llmc_flash_attention_tc_grad_rows_" + flash.suffix,
+                         "llmc_flash_attention_tc_grad_keys_" + flash.suffix,
+                         "llmc_flash_attention_grad_rows_" + flash.suffix,
+                         "llmc_flash_attention_grad_keys_" + flash.suffix});
+    return runEntries(choice,
+                      {"llmc_flash_attention_grad_rows_" + flash.suffix,
+                       "llmc_flash_attention_grad_keys_" + flash.suffix});
+  }
+  default:
+    return call.refuse("");
+  }
+}
+
+Status family::launchAttention(LaunchContext &context, const KernelCall &call,
+                               const KernelChoice &choice) {
+  const KernelAttrs &attrs = call.attrs;
+  const std::vector<TensorRef> &inputs = call.inputs;
+  const std::vector<TensorRef> &outputs = call.outputs;
+  const std::vector<std::string> &entries = choice.entries;
+  const TensorRef *out = &outputs[0];
+  switch (call.kind) {
+  case KernelKind::Attention: {
+    FlashLaunch flash;
+    if (std::string why = flashLaunch(inputs, attrs, flash, out); !why.empty())
+      return call.refuse(why);
+    const void *qp = inputs[0].data, *kp = inputs[1].data, *vp = inputs[2].data;
+    void *result = outputs[0].data;
+    // The rows' log-sum-exp, when the op returns it (else null: not stored).
+    void *lse = outputs.size() == 2 ? outputs[1].data : nullptr;
+    // The tensor-core kernel (entries[0]) where the device has bf16 MMA and
+    // the operands allow 16-byte loads; else the scalar one after it.
+    if (flash.tensorCores && context.bf16TensorCores() &&
+        flash.stridesAligned16 && aligned16({qp, kp, vp, result})) {
+      if (flash.tensorCoreQueryBlocks == 0)
+        return Status::ok();
+      std::vector<void *> args = {&qp,
+                                  &kp,
+                                  &vp,
+                                  &result,
+                                  &lse,
+                                  &flash.heads,
+                                  &flash.kvHeads,
+                                  &flash.seq,
+                                  &flash.kvSeq,
+                                  &flash.causal,
+                                  &flash.scale,
+                                  &flash.layout};
+      return context.launch(entries[0], flash.tensorCoreQueryBlocks,
+                            kFlashThreads, flash.tensorCoreForwardShared, args);
+    }
+    std::vector<void *> args = {&qp,
+                                &kp,
+                                &vp,
+                                &result,
+                                &lse,
+                                &flash.heads,
+                                &flash.kvHeads,
+                                &flash.seq,
+                                &flash.kvSeq,
+                                &flash.headDim,
+                                &flash.causal,
+                                &flash.scale,
+                                &flash.layout};
+    return context.launch(entries[flash.tensorCores ? 1 : 0], flash.queryBlocks,
+                          kFlashThreads, 0, args);
+  }
+  case KernelKind::AttentionGrad: {
+    FlashLaunch flash;
+    if (std::string why = flashLaunch(inputs, attrs, flash); !why.empty())
+      return call.refuse(why);
+    const void *qp = inputs[0].data, *kp = inputs[1].data, *vp = inputs[2].data,
+               *op = inputs[3].data, *dop = inputs[4].data;
+    // Packed: one gradient, dq, dk and dv at the strides of q, k and v.
+    void *dq = outputs[0].data;
+    void *dk = outputs[outputs.size() == 3 ? 1 : 0].data;
+    void *dv = outputs[outputs.size() == 3 ? 2 : 0].data;
+    // lse and delta of every query row, in the scratch prepare() reserved.
+    float *lse = static_cast<float *>(context.scratch());
+    float *delta = lse + flashRows(inputs[3]);
+    // The forward's log-sum-exp when the op has it: the tensor-core
+    // grad_rows then skips its statistics pass, and grad_keys reads it.
+    const void *forwardLse = inputs.size() == 6 ? inputs[5].data : nullptr;
+    // The tensor-core pair (entries[0..1]) where the device has bf16 MMA
+    // and the operands allow 16-byte loads; else the scalar pair.
+    if (flash.tensorCores && context.bf16TensorCores() &&
+        flash.stridesAligned16 &&
+        aligned16({qp, kp, vp, op, dop, dq, dk, dv})) {
+      // 1. Per query tile: the row statistics (unless given), then dq.
+      if (flash.tensorCoreQueryBlocks > 0) {
+        std::vector<void *> rowArgs = {&qp,
+                                       &kp,
+                                       &vp,
+                                       &op,
+                                       &dop,
+                                       &forwardLse,
+                                       &dq,
+                                       &lse,
+                                       &delta,
+                                       &flash.heads,
+                                       &flash.kvHeads,
+                                       &flash.seq,
+                                       &flash.kvSeq,
+                                       &flash.causal,
+                                       &flash.scale,
+                                       &flash.layout};
+        LLMC_RETURN_IF_ERROR(
+            context.launch(entries[0], flash.tensorCoreQueryBlocks,
+                           kFlashThreads, flash.tensorCoreRowsShared, rowArgs));
+      }
+      // 2. Per key tile of each key/value head: dk and dv (after 1).
+      const void *keysLse = forwardLse != nullptr ? forwardLse : lse;
+      if (flash.tensorCoreKeyBlocks > 0) {
+        std::vector<void *> keyArgs = {&qp,           &kp,
+                                       &vp,           &dop,
+                                       &keysLse,      &delta,
+                                       &dk,           &dv,
+                                       &flash.heads,  &flash.kvHeads,
+                                       &flash.seq,    &flash.kvSeq,
+                                       &flash.causal, &flash.scale,
+                                       &flash.layout};
+        LLMC_RETURN_IF_ERROR(
+            context.launch(entries[1], flash.tensorCoreKeyBlocks, kFlashThreads,
+                           flash.tensorCoreKeysShared, keyArgs));
+      }
+      return Status::ok();
+    }
+    size_t scalar = flash.tensorCores ? 2 : 0;
+    // 1. Per query tile: the row statistics, then dq.
+    if (flash.queryBlocks > 0) {
+      std::vector<void *> rowArgs = {&qp,
+                                     &kp,
+                                     &vp,
+                                     &op,
+                                     &dop,
+                                     &dq,
+                                     &lse,
+                                     &delta,
+                                     &flash.heads,
+                                     &flash.kvHeads,
+                                     &flash.seq,
+                                     &flash.kvSeq,
+                                     &flash.headDim,
+                                     &flash.causal,
+                                     &flash.scale,
+                                     &flash.layout};
+      LLMC_RETURN_IF_ERROR(context.launch(entries[scalar], flash.queryBlocks,
+                                          kFlashThreads, 0, rowArgs));
+    }
+    // 2. Per key tile of each key/value head: dk and dv over its group's
+    //    query heads (after 1, on the same stream).
+    if (flash.keyBlocks > 0) {
+      std::vector<void *> keyArgs = {&qp,
+                                     &kp,
+                                     &vp,
+                                     &dop,
+                                     &lse,
+                                     &delta,
+                                     &dk,
+                                     &dv,
+                                     &flash.heads,
+                                     &flash.kvHeads,
+                                     &flash.seq,
+                                     &flash.kvSeq,
+                                     &flash.headDim,
+                                     &flash.causal,
+                                     &flash.scale,
+                                     &flash.layout};
+      LLMC_RETURN_IF_ERROR(context.launch(entries[scalar + 1], flash.keyBlocks,
+                                          kFlashThreads, 0, keyArgs));
+    }
+    return Status::ok();
+  }
+  default:
+    return call.refuse("");
+  }
+}
+
+} // namespace llmc::rt::cuda

@@ -1,0 +1,325 @@
+//===- MovementLaunch.cpp - copies, concat, gather, scatter_add, iota -----===//
+//
+// The movement family (kernels of movement/Movement.cuh): broadcast,
+// transpose and slice as one strided copy (simplified to fewer, wider
+// dimensions where the shape and alignment allow), concat part by part,
+// gather and embedding by element size, scatter_add (f32 atomics; bf16
+// through an f32 copy: widen, scatter, narrow) and iota.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/cuda/kernels/KernelFamily.h"
+#include "runtime/cuda/libs/CudaModule.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace llmc::rt::cuda {
+
+namespace {
+
+// The host mirror of StridedMove (movement/Movement.cuh): the same members
+// in the same order, hence the same layout.
+struct StridedMove {
+  int rank;
+  long long shape[kMaxRank];
+  long long inStrides[kMaxRank];
+  long long base;
+  long long count;
+};
+
+Shape rowMajorStrides(const Shape &shape) {
+  Shape strides(shape.size(), 1);
+  for (size_t d = shape.size(); d-- > 1;)
+    strides[d - 1] = strides[d] * shape[d];
+  return strides;
+}
+
+/// The suffix of the move entries for elements of `bytes`.
+std::string moveSuffix(size_t bytes) { return "b" + std::to_string(bytes); }
+
+/// Rewrites a strided move (element units, `bytes` per element) as an
+/// equal one with fewer dimensions and wider elements, and names its
+/// entry: size-1 dimensions go, dimensions contiguous in the input merge
+/// (the result is row-major), and when the innermost run is contiguous and
+/// sizes, strides, base and both pointers allow, elements of 16, 8 or 4
+/// bytes move at once (a bf16 transpose keeping the 64-element head rows
+/// moves 16 bytes per thread instead of 2). Indices are 32-bit when the
+/// result and every input offset fit.
+std::string simplifyMove(StridedMove &move, size_t bytes, const void *in,
+                         const void *out) {
+  int rank = 0;
+  for (int d = 0; d < move.rank; ++d) {
+    if (move.shape[d] == 1)
+      continue;
+    if (rank > 0 &&
+        move.inStrides[rank - 1] == move.inStrides[d] * move.shape[d]) {
+      move.shape[rank - 1] *= move.shape[d];
+      move.inStrides[rank - 1] = move.inStrides[d];
+      continue;
+    }
+    move.shape[rank] = move.shape[d];
+    move.inStrides[rank] = move.inStrides[d];
+    ++rank;
+  }
+  if (rank == 0) { // one element
+    move.shape[0] = 1;
+    move.inStrides[0] = 0;
+    rank = 1;
+  }
+  move.rank = rank;
+  size_t width = bytes;
+  if (move.inStrides[rank - 1] == 1)
+    for (long long w : {16LL, 8LL, 4LL}) {
+      long long f = w / static_cast<long long>(bytes);
+      if (f <= 1 || move.shape[rank - 1] % f || move.base % f ||
+          reinterpret_cast<uintptr_t>(in) % w ||
+          reinterpret_cast<uintptr_t>(out) % w)
+        continue;
+      bool strides = true;
+      for (int d = 0; d + 1 < rank; ++d)
+        strides = strides && move.inStrides[d] % f == 0;
+      if (!strides)
+        continue;
+      move.shape[rank - 1] /= f;
+      for (int d = 0; d + 1 < rank; ++d)
+        move.inStrides[d] /= f;
+      move.base /= f;
+      move.count /= f;
+      width = static_cast<size_t>(w);
+      break;
+    }
+  long long lastInput = move.base;
+  for (int d = 0; d < rank; ++d)
+    lastInput += (move.shape[d] - 1) * move.inStrides[d];
+  bool small = move.count < (1LL << 31) && lastInput < (1LL << 31);
+  return std::string("llmc_strided_copy") + (small ? "32_" : "_") +
+         moveSuffix(width);
+}
+
+} // namespace
+
+Status family::selectMovement(const KernelCall &call, KernelChoice &choice) {
+  const std::vector<TensorRef> &inputs = call.inputs;
+  const std::vector<TensorRef> &outputs = call.outputs;
+  switch (call.kind) {
+  case KernelKind::Broadcast:
+  case KernelKind::Transpose:
+  case KernelKind::Slice: {
+    LLMC_RETURN_IF_ERROR(call.expect(1, 1, 0, 0));
+    if (outputs[0].rank() > kMaxRank || inputs[0].rank() > kMaxRank)
+      return call.refuse("ranks above 8 are not supported");
+    if (outputs[0].dtype != inputs[0].dtype)
+      return call.refuse("expected the result to have the input's type");
+    return runEntries(choice,
+                      {"llmc_strided_copy_" + bytesSuffix(inputs[0].dtype)});
+  }
+  case KernelKind::Concat: {
+    LLMC_RETURN_IF_ERROR(call.expect(1, SIZE_MAX, 1, 0));
+    for (const TensorRef &in : inputs)
+      if (in.dtype != outputs[0].dtype)
+        return call.refuse("expected every input to have the result's type");
+    return runEntries(choice,
+                      {"llmc_concat_part_" + bytesSuffix(outputs[0].dtype)});
+  }
+  case KernelKind::Gather:
+  case KernelKind::Embedding: {
+    LLMC_RETURN_IF_ERROR(
+        call.expect(2, 2, call.kind == KernelKind::Gather ? 1 : 0, 0));
+    std::string index = indexSuffix(inputs[1].dtype);
+    if (index.empty())
+      return call.refuse("indices must be i32 or i64");
+    if (outputs[0].dtype != inputs[0].dtype)
+      return call.refuse("expected the result to have the table's type");
+    return runEntries(
+        choice, {"llmc_gather_" + bytesSuffix(inputs[0].dtype) + "_" + index});
+  }
+  case KernelKind::ScatterAdd: {
+    LLMC_RETURN_IF_ERROR(call.expect(3, 3, 1, 0));
+    const TensorRef &dest = inputs[0], &updates = inputs[2];
+    std::string type = floatSuffix(dest.dtype);
+    std::string index = indexSuffix(inputs[1].dtype);
+    if (type.empty() || index.empty() || updates.dtype != dest.dtype ||
+        outputs[0].dtype != dest.dtype)
+      return call.refuse("scatter_add covers f32 and bf16 (dest, updates and "
+                         "result of one type) with i32 or i64 indices");
+    if (dest.dtype == DType::F32)
+      return runEntries(choice, {"llmc_scatter_add_f32_" + index});
+    // bf16, as the CPU: accumulate in an f32 copy of dest (the scratch),
+    // round once at the end.
+    choice.scratchBytes = static_cast<size_t>(dest.numElements()) * 4;
+    return runEntries(choice, {"llmc_widen_bf16_f32",
+                               "llmc_scatter_add_f32_bf16_" + index,
+                               "llmc_narrow_f32_bf16"});
+  }
+  case KernelKind::Iota: {
+    LLMC_RETURN_IF_ERROR(call.expect(0, 0, 1, 0));
+    std::string suffix = floatSuffix(outputs[0].dtype);
+    if (suffix.empty())
+      suffix = indexSuffix(outputs[0].dtype);
+    if (suffix.empty())
+      return call.refuse("iota covers f32, bf16, i32 and i64");
+    return runEntries(choice, {"llmc_iota_" + suffix});
+  }
+  default:
+    return call.refuse("");
+  }
+}
+
+Status family::launchMovement(LaunchContext &context, const KernelCall &call,
+                              const KernelChoice &choice) {
+  const KernelAttrs &attrs = call.attrs;
+  const std::vector<TensorRef> &inputs = call.inputs;
+  const std::vector<TensorRef> &outputs = call.outputs;
+  const std::vector<std::string> &entries = choice.entries;
+  const TensorRef *out = &outputs[0];
+  switch (call.kind) {
+  case KernelKind::Broadcast:
+  case KernelKind::Transpose:
+  case KernelKind::Slice: {
+    const TensorRef &in = inputs[0];
+    StridedMove move{};
+    move.rank = static_cast<int>(out->rank());
+    move.count = out->numElements();
+    Shape inStrides = rowMajorStrides(in.shape);
+    for (int d = 0; d < move.rank; ++d)
+      move.shape[d] = out->shape[d];
+    const std::vector<int64_t> &ints = attrs.ints;
+    if (call.kind == KernelKind::Broadcast) {
+      if (ints.size() != in.shape.size())
+        return call.refuse("expected one dims entry per input dimension");
+      for (size_t i = 0; i < ints.size(); ++i)
+        if (in.shape[i] == out->shape[ints[i]] && in.shape[i] != 1)
+          move.inStrides[ints[i]] = inStrides[i];
+    } else if (call.kind == KernelKind::Transpose) {
+      if (ints.size() != in.shape.size())
+        return call.refuse("expected a permutation of the input's dimensions");
+      for (size_t i = 0; i < ints.size(); ++i)
+        move.inStrides[i] = inStrides[ints[i]];
+    } else {
+      size_t rank = in.shape.size();
+      if (ints.size() != 3 * rank)
+        return call.refuse("expected starts, limits and strides per dimension");
+      for (size_t i = 0; i < rank; ++i) {
+        move.inStrides[i] = inStrides[i] * ints[2 * rank + i];
+        move.base += ints[i] * inStrides[i];
+      }
+    }
+    const void *source = in.data;
+    void *result = out->data;
+    std::string entry = simplifyMove(move, dtypeSize(in.dtype), source, result);
+    std::vector<void *> args = {&source, &result, &move};
+    return context.launch(entry, context.gridFor(move.count, 256), 256, 0,
+                          args);
+  }
+  case KernelKind::Concat: {
+    int64_t dim = attrs.ints[0];
+    AxisView view = viewAround(out->shape, dim);
+    long long outer = view.outer, outRow = view.size * view.inner;
+    long long column = 0;
+    for (const TensorRef &in : inputs) {
+      long long inRow = in.shape[dim] * view.inner;
+      if (inRow > 0 && outer > 0) {
+        const void *source = in.data;
+        void *result = out->data;
+        // As a strided copy's: wider elements where every row and the
+        // column stay whole, 32-bit indices where they fit.
+        size_t bytes = dtypeSize(in.dtype);
+        long long wide = 1;
+        for (long long w : {16LL, 8LL, 4LL, 2LL}) {
+          long long f = w / static_cast<long long>(bytes);
+          if (f <= 1 || inRow % f || outRow % f || column % f ||
+              reinterpret_cast<uintptr_t>(source) % w ||
+              reinterpret_cast<uintptr_t>(result) % w)
+            continue;
+          wide = f;
+          break;
+        }
+        long long partRow = inRow / wide, partOutRow = outRow / wide,
+                  partColumn = column / wide;
+        bool small = outer * partOutRow < (1LL << 31);
+        std::string entry = std::string("llmc_concat_part") +
+                            (small ? "32_" : "_") +
+                            moveSuffix(bytes * static_cast<size_t>(wide));
+        std::vector<void *> args = {&source,  &result,     &outer,
+                                    &partRow, &partOutRow, &partColumn};
+        LLMC_RETURN_IF_ERROR(context.launch(
+            entry, context.gridFor(outer * partRow, 256), 256, 0, args));
+      }
+      column += inRow;
+    }
+    return Status::ok();
+  }
+  case KernelKind::Gather:
+  case KernelKind::Embedding: {
+    const TensorRef &in = inputs[0], &indices = inputs[1];
+    AxisView view = call.kind == KernelKind::Gather
+                        ? viewAround(in.shape, attrs.ints[0])
+                        : viewAround(in.shape, 0);
+    const void *source = in.data, *ids = indices.data;
+    void *result = out->data;
+    long long outer = view.outer, size = view.size,
+              count = indices.numElements(), inner = view.inner;
+    std::vector<void *> args = {&source, &ids,   &result, &outer,
+                                &size,   &count, &inner};
+    return context.launch(
+        entries[0], context.gridFor(outer * count * inner, 256), 256, 0, args);
+  }
+  case KernelKind::ScatterAdd: {
+    const TensorRef &dest = inputs[0], &indices = inputs[1],
+                    &updates = inputs[2];
+    AxisView view = viewAround(dest.shape, attrs.ints[0]);
+    const void *ids = indices.data, *source = updates.data;
+    long long outer = view.outer, size = view.size,
+              count = indices.numElements(), inner = view.inner;
+    long long elements = dest.numElements();
+    if (entries.size() == 1) {
+      // f32: atomics straight into the result, a copy of dest.
+      if (out->data != dest.data)
+        LLMC_CUDA_CHECK(cudaMemcpyAsync(out->data, dest.data, dest.bytes(),
+                                        cudaMemcpyDeviceToDevice,
+                                        context.stream()),
+                        "cudaMemcpyAsync(scatter_add dest)");
+      void *result = out->data;
+      if (outer * count * inner == 0)
+        return Status::ok();
+      std::vector<void *> args = {&result, &ids,   &source, &outer,
+                                  &size,   &count, &inner};
+      return context.launch(entries[0],
+                            context.gridFor(outer * count * inner, 256), 256, 0,
+                            args);
+    }
+    // bf16: 1. dest widened into the f32 scratch, 2. the updates added
+    // there, 3. rounded once into the result.
+    const void *destData = dest.data;
+    void *wide = context.scratch(), *result = out->data;
+    std::vector<void *> widenArgs = {&destData, &wide, &elements};
+    LLMC_RETURN_IF_ERROR(context.launch(
+        entries[0], context.gridFor(elements, 256), 256, 0, widenArgs));
+    if (outer * count * inner > 0) {
+      std::vector<void *> args = {&wide, &ids,   &source, &outer,
+                                  &size, &count, &inner};
+      LLMC_RETURN_IF_ERROR(context.launch(
+          entries[1], context.gridFor(outer * count * inner, 256), 256, 0,
+          args));
+    }
+    const void *wideIn = context.scratch();
+    std::vector<void *> narrowArgs = {&wideIn, &result, &elements};
+    return context.launch(entries[2], context.gridFor(elements, 256), 256, 0,
+                          narrowArgs);
+  }
+  case KernelKind::Iota: {
+    AxisView view = viewAround(out->shape, attrs.ints[0]);
+    void *result = out->data;
+    long long count = out->numElements(), size = view.size, inner = view.inner;
+    std::vector<void *> args = {&result, &count, &size, &inner};
+    return context.launch(entries[0], context.gridFor(count, 256), 256, 0,
+                          args);
+  }
+  default:
+    return call.refuse("");
+  }
+}
+
+} // namespace llmc::rt::cuda
