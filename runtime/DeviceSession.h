@@ -84,6 +84,15 @@ public:
   /// Argument `index` as bound, the GLOBAL tensor, in host memory.
   virtual Status argumentToHost(size_t index, HostTensor &tensor) const = 0;
 
+  /// A multi-process run's agreement on a stop request (a signal's number,
+  /// 0 for none): every process calls it after each step, and `signal`
+  /// becomes the largest any of them passed, so that all stop after the
+  /// same step. Collective under NCCL; the default (one process) keeps it.
+  virtual Status agreeOnStop(int &signal) {
+    (void)signal;
+    return Status::ok();
+  }
+
   /// The ranks of the program this session runs in this process: all of
   /// them for the CPU session, one for a GPU's. The data loader reads the
   /// rows of the batch these ranks hold and no others.

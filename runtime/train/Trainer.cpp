@@ -674,7 +674,9 @@ Status train(const Executable &exe, const TrainOptions &options,
     StepMetrics m;
     LLMC_RETURN_IF_ERROR(
         runStep(exe, *session, layout, *data.loader, step, m));
+    // Every process of a multi-process run stops after the same step.
     int signal = stopRequested();
+    LLMC_RETURN_IF_ERROR(session->agreeOnStop(signal));
     bool stopping = signal != 0 && step < last;
     // Every evalEvery steps and at the run's last step (not at a --steps
     // stop: a resumed run's metrics are then those of an uninterrupted one).

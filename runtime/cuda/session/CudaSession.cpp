@@ -17,6 +17,7 @@
 #include <cstdlib>
 
 #include <algorithm>
+#include <cstring>
 #include <set>
 #include <cstdio>
 #include <cstdlib>
@@ -38,6 +39,8 @@ CudaSession::~CudaSession() {
   for (cudaEvent_t event : events_)
     (void)cudaEventDestroy(event);
   world_.reset(); // waits for its stream, destroys the communicators
+  if (stopFlag_)
+    (void)cudaFree(stopFlag_);
   for (cudaEvent_t event : collectiveDone_)
     if (event)
       (void)cudaEventDestroy(event);
@@ -739,6 +742,28 @@ Status CudaSession::outputToHost(size_t index, HostTensor &tensor) const {
   TensorRef device;
   LLMC_RETURN_IF_ERROR(output(index, device));
   return globalToHost(device, executable_.outputs[index].sharding, tensor);
+}
+
+Status CudaSession::agreeOnStop(int &signal) {
+  if (!world_)
+    return Status::ok();
+  if (!stopFlag_)
+    LLMC_CUDA_CHECK(cudaMalloc(&stopFlag_, sizeof(int32_t)),
+                    "allocating the stop flag");
+  int32_t local = signal;
+  LLMC_CUDA_CHECK(cudaMemcpyAsync(stopFlag_, &local, sizeof(local),
+                                  cudaMemcpyHostToDevice, stream_),
+                  "copying the stop flag to the device");
+  std::vector<uint8_t> gathered;
+  LLMC_RETURN_IF_ERROR(
+      world_->gatherToHost(stopFlag_, sizeof(int32_t), stream_, gathered));
+  for (size_t r = 0; r + sizeof(int32_t) <= gathered.size();
+       r += sizeof(int32_t)) {
+    int32_t theirs = 0;
+    std::memcpy(&theirs, gathered.data() + r, sizeof(theirs));
+    signal = std::max<int>(signal, theirs);
+  }
+  return Status::ok();
 }
 
 Status CudaSession::argumentToHost(size_t index, HostTensor &tensor) const {

@@ -69,6 +69,10 @@ public:
   const Executable &executable() const override { return executable_; }
   std::string deviceName() const override;
 
+  /// DeviceSession: the largest signal of the world's processes, through
+  /// an all-gather of 4 bytes (a multi-process session; one process keeps
+  /// its own).
+  Status agreeOnStop(int &signal) override;
   /// DeviceSession: this process's rank only.
   std::vector<int> localRanks() const override { return {options_.rank}; }
 
@@ -216,6 +220,7 @@ private:
   cudaEvent_t runDone_ = nullptr;
   std::vector<InFlight> inFlight_;
   std::vector<uint8_t> staging_; ///< a rank's block on its way in
+  int32_t *stopFlag_ = nullptr;  ///< agreeOnStop's device word
   /// LLMC_CHECK_CPU=1: every kernel against the CPU's (CpuCheck.h).
   std::unique_ptr<CpuCheck> check_;
 };
