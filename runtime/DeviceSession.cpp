@@ -47,6 +47,19 @@ Status DeviceSession::zeroArgument(const std::string &name) {
   return checkArgumentFound(name, -1);
 }
 
+double scalarAsDouble(const TensorRef &tensor) {
+  switch (tensor.dtype) {
+  case DType::F64:
+    return *static_cast<const double *>(tensor.data);
+  case DType::BF16:
+    return bf16ToFloat(*static_cast<const uint16_t *>(tensor.data));
+  case DType::F16:
+    return f16ToFloat(*static_cast<const uint16_t *>(tensor.data));
+  default:
+    return *static_cast<const float *>(tensor.data);
+  }
+}
+
 std::vector<int> DeviceSession::localRanks() const {
   std::vector<int> ranks(executable().ranks.size());
   for (size_t r = 0; r < ranks.size(); ++r)

@@ -58,6 +58,10 @@ struct TensorRef {
   }
 };
 
+/// The first element of a float tensor (f32, f64, bf16, f16; a rank-0 loss,
+/// norm or rate) as a double.
+double scalarAsDouble(const TensorRef &tensor);
+
 /// The attributes of one launch, laid out as Kernels.def says.
 struct KernelAttrs {
   std::vector<int64_t> ints;

@@ -31,6 +31,16 @@ std::string Status::toString() const {
   return std::string(statusCodeName(code_)) + ": " + message_;
 }
 
+std::string formatCount(uint64_t value) {
+  std::string digits = std::to_string(value), text;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i && (digits.size() - i) % 3 == 0)
+      text += ',';
+    text += digits[i];
+  }
+  return text;
+}
+
 const char *runtimeVersion() { return LLMC_VERSION_STRING; }
 
 } // namespace llmc::rt

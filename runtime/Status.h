@@ -8,6 +8,7 @@
 #ifndef LLMC_RUNTIME_STATUS_H
 #define LLMC_RUNTIME_STATUS_H
 
+#include <cstdint>
 #include <string>
 #include <utility>
 
@@ -60,6 +61,9 @@ private:
     if (::llmc::rt::Status status_ = (expr); !status_.isOk())                  \
       return status_;                                                          \
   } while (false)
+
+/// 1234567 -> "1,234,567": counts of tokens, bytes and steps in messages.
+std::string formatCount(uint64_t value);
 
 /// The version of the runtime library, "MAJOR.MINOR.PATCH".
 const char *runtimeVersion();

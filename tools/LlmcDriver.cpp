@@ -175,6 +175,24 @@ int compileModule(Session &session, const CompileRequest &request,
   return kExitOk;
 }
 
+mlir::FailureOr<llmc::rt::Executable>
+buildLogitsExecutable(mlir::MLIRContext &context, const llmc::ModelConfig &model,
+                      int64_t batch, int64_t seqLen, const std::string &source) {
+  mlir::OwningOpRef<mlir::ModuleOp> logits =
+      llmc::buildLogitsModule(context, model, batch, seqLen);
+  if (!logits)
+    return mlir::failure();
+  mlir::PassManager pm(&context);
+  pm.addPass(mlir::createCanonicalizerPass());
+  pm.addPass(mlir::createCSEPass());
+  if (mlir::failed(pm.run(*logits)))
+    return mlir::failure();
+  llmc::CodegenOptions codegen;
+  codegen.source = source;
+  codegen.function = "logits";
+  return llmc::buildExecutable(*logits, codegen);
+}
+
 /// The companion "eval": @loss for one microbatch's rows, compiled with the
 /// step's pipeline options but no autodiff or optimizer, on the step's mesh
 /// without its pipeline axis (a forward-only program is not split into
@@ -240,20 +258,8 @@ int buildArtifact(const Compiled &compiled, const std::string &source,
 
   // The companion "logits" program (batch 1, the run's sequence length)
   // with which the runtime prints a sample of the trained model.
-  mlir::OwningOpRef<mlir::ModuleOp> logits = llmc::buildLogitsModule(
-      *module.getContext(), run.model, 1, run.train.seqLen);
-  if (!logits)
-    return kExitRejected;
-  mlir::PassManager pm(module.getContext());
-  pm.addPass(mlir::createCanonicalizerPass());
-  pm.addPass(mlir::createCSEPass());
-  if (mlir::failed(pm.run(*logits)))
-    return kExitRejected;
-  llmc::CodegenOptions logitsCodegen;
-  logitsCodegen.source = source;
-  logitsCodegen.function = "logits";
-  mlir::FailureOr<llmc::rt::Executable> sample =
-      llmc::buildExecutable(*logits, logitsCodegen);
+  mlir::FailureOr<llmc::rt::Executable> sample = buildLogitsExecutable(
+      *module.getContext(), run.model, 1, run.train.seqLen, source);
   if (mlir::failed(sample))
     return kExitRejected;
   exe.companions.push_back(std::move(*sample));

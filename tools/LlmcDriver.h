@@ -549,6 +549,11 @@ int writeArtifact(const llmc::rt::Executable &exe, const std::string &path);
 /// What the runtime's training loop needs from a run description (the
 /// artifact's train.*, data.*, eval.* settings).
 llmc::rt::TrainSettings trainSettingsFor(const llmc::RunDescription &run);
+/// The @logits program of `model` for `batch` sequences of `seqLen`
+/// tokens (canonicalized), as an Executable: the sample's program.
+mlir::FailureOr<llmc::rt::Executable>
+buildLogitsExecutable(mlir::MLIRContext &context, const llmc::ModelConfig &model,
+                      int64_t batch, int64_t seqLen, const std::string &source);
 /// Appends the companion "eval" to `exe`: the forward loss of one
 /// microbatch's rows (batch_size / microbatches) of compiled.description's
 /// model, compiled with compiled.pipeline's options on the same mesh

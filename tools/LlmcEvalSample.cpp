@@ -215,20 +215,8 @@ int runSample(const SampleCommand &options) {
                  : std::min<int64_t>(1024, run.model.maxPositions > 0
                                                ? run.model.maxPositions
                                                : 1024);
-  mlir::OwningOpRef<mlir::ModuleOp> module =
-      llmc::buildLogitsModule(session.context, run.model, 1, window);
-  if (!module)
-    return kExitRejected;
-  mlir::PassManager pm(&session.context);
-  pm.addPass(mlir::createCanonicalizerPass());
-  pm.addPass(mlir::createCSEPass());
-  if (mlir::failed(pm.run(*module)))
-    return kExitRejected;
-  llmc::CodegenOptions codegen;
-  codegen.source = input;
-  codegen.function = "logits";
   mlir::FailureOr<llmc::rt::Executable> built =
-      llmc::buildExecutable(*module, codegen);
+      buildLogitsExecutable(session.context, run.model, 1, window, input);
   if (mlir::failed(built))
     return kExitRejected;
   llmc::rt::SessionOptions sessionOptions;

@@ -9,16 +9,6 @@ namespace llmc::rt {
 
 namespace {
 
-std::string grouped(uint64_t value) {
-  std::string digits = std::to_string(value), text;
-  for (size_t i = 0; i < digits.size(); ++i) {
-    if (i && (digits.size() - i) % 3 == 0)
-      text += ',';
-    text += digits[i];
-  }
-  return text;
-}
-
 uint64_t mix(uint64_t x) { return splitMix(x + kSplitMixGamma); }
 
 /// The key of epoch `epoch`'s permutation.
@@ -95,10 +85,10 @@ Status BatchOrder::create(const TokenCorpus &corpus, int64_t batchSize,
     result.batchesPerEpoch_ = result.windows_ / static_cast<uint64_t>(batchSize);
   if (result.batchesPerEpoch_ == 0) {
     std::string what =
-        shuffle ? "windows of T+1 = " + grouped(T + 1) + " tokens, " +
-                      grouped(result.windows_) + " in all, fewer than the " +
+        shuffle ? "windows of T+1 = " + formatCount(T + 1) + " tokens, " +
+                      formatCount(result.windows_) + " in all, fewer than the " +
                       std::to_string(batchSize) + " rows of one batch"
-                : "a shard of B*T+1 = " + grouped(batchTokens + 1) +
+                : "a shard of B*T+1 = " + formatCount(batchTokens + 1) +
                       " tokens for one batch (B=" + std::to_string(batchSize) +
                       ", T=" + std::to_string(seqLen) +
                       "), and the largest holds fewer";
@@ -183,7 +173,7 @@ Status BatchOrder::check(const DataPosition &p) const {
                     ", this run's seed is " + std::to_string(seed_));
     if (p.batch >= batchesPerEpoch_)
       return refuse("an epoch of this corpus has " +
-                    grouped(batchesPerEpoch_) + " batches");
+                    formatCount(batchesPerEpoch_) + " batches");
     return Status::ok();
   }
   if (p.shard >= eligible_.size() || !eligible_[p.shard])
@@ -194,21 +184,21 @@ Status BatchOrder::check(const DataPosition &p) const {
       static_cast<uint64_t>(batchSize_) * static_cast<uint64_t>(seqLen_);
   if (p.offset % batchTokens != 0 ||
       p.offset + batchTokens + 1 > corpus_->shard(p.shard).size())
-    return refuse("a batch of B*T+1 = " + grouped(batchTokens + 1) +
+    return refuse("a batch of B*T+1 = " + formatCount(batchTokens + 1) +
                   " tokens does not start there in a shard of " +
-                  grouped(corpus_->shard(p.shard).size()) + " tokens");
+                  formatCount(corpus_->shard(p.shard).size()) + " tokens");
   return Status::ok();
 }
 
 std::string BatchOrder::describe(const DataPosition &p) const {
   std::string text = "epoch " + std::to_string(p.epoch) + ", ";
   if (shuffle_)
-    return text + "batch " + grouped(p.batch) + " of " +
-           grouped(batchesPerEpoch_);
+    return text + "batch " + formatCount(p.batch) + " of " +
+           formatCount(batchesPerEpoch_);
   std::string name = p.shard < corpus_->numShards()
                          ? corpus_->shard(p.shard).path()
                          : "shard " + std::to_string(p.shard);
-  return text + name + " token " + grouped(p.offset);
+  return text + name + " token " + formatCount(p.offset);
 }
 
 } // namespace llmc::rt

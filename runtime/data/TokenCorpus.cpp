@@ -13,16 +13,6 @@ bool hasWildcard(const std::string &pattern) {
   return pattern.find_first_of("*?[") != std::string::npos;
 }
 
-std::string grouped(uint64_t value) {
-  std::string digits = std::to_string(value), text;
-  for (size_t i = 0; i < digits.size(); ++i) {
-    if (i && (digits.size() - i) % 3 == 0)
-      text += ',';
-    text += digits[i];
-  }
-  return text;
-}
-
 /// Step 2 of open: every token below the vocabulary, shards in parallel
 /// (a memory-speed scan: 2^28 uint16 tokens are 512 MiB).
 Status scanTokens(const std::vector<TokenShard> &shards, int64_t vocab) {
@@ -147,7 +137,7 @@ std::string TokenCorpus::describe() const {
                                                : "uint32";
   return names + ": " + std::to_string(shards_.size()) +
          (shards_.size() == 1 ? " file, " : " files, ") +
-         grouped(totalTokens_) + " tokens (" + type + ")";
+         formatCount(totalTokens_) + " tokens (" + type + ")";
 }
 
 } // namespace llmc::rt

@@ -19,17 +19,6 @@ bool endsWith(const std::string &text, const char *suffix) {
          text.compare(text.size() - s.size(), s.size(), s) == 0;
 }
 
-/// "1,234,567".
-std::string grouped(uint64_t value) {
-  std::string digits = std::to_string(value), text;
-  for (size_t i = 0; i < digits.size(); ++i) {
-    if (i && (digits.size() - i) % 3 == 0)
-      text += ',';
-    text += digits[i];
-  }
-  return text;
-}
-
 // The header of an llm.c shard, and a token count the file's size agrees
 // with: version 1 holds uint16 tokens, version 2 uint32.
 Status parseShardHeader(const std::string &path, const MappedFile &file,
@@ -81,10 +70,10 @@ Status parseShardHeader(const std::string &path, const MappedFile &file,
   if (found != expected)
     return Status::error(
         StatusCode::DataLoss,
-        path + ": header says " + grouped(static_cast<uint64_t>(count)) +
-            " tokens (" + grouped(expected) + " bytes after the " +
+        path + ": header says " + formatCount(static_cast<uint64_t>(count)) +
+            " tokens (" + formatCount(expected) + " bytes after the " +
             std::to_string(shard::kHeaderBytes) +
-            "-byte header) but the file has " + grouped(found) +
+            "-byte header) but the file has " + formatCount(found) +
             " bytes after it; " +
             (found < expected
                  ? "the file is truncated: write it again (llmc tokenize) or "
@@ -140,7 +129,7 @@ Status TokenShard::open(const std::string &path, TokenFormat format,
     if (file.size() % 2 != 0)
       return Status::error(
           StatusCode::DataLoss,
-          path + ": " + grouped(file.size()) +
+          path + ": " + formatCount(file.size()) +
               " bytes, an odd number, cannot be uint16 tokens; the file is "
               "truncated, or it is not a headerless uint16 file (an llm.c "
               "shard has format = \"tokens\")");
@@ -214,9 +203,9 @@ Status outOfVocabularyError(const TokenShard &shard, uint64_t index,
                             int64_t vocab) {
   std::string where =
       shard.format() == TokenFormat::Text && shard.tokenBytes() == 4
-          ? "token " + grouped(index) + " of the encoded text"
-          : "token " + grouped(index) + " (byte offset " +
-                grouped(shard.byteOffset(index)) + ")";
+          ? "token " + formatCount(index) + " of the encoded text"
+          : "token " + formatCount(index) + " (byte offset " +
+                formatCount(shard.byteOffset(index)) + ")";
   std::string fix =
       shard.format() == TokenFormat::Text && shard.tokenBytes() == 1
           ? "; a text file without a tokenizer gives one token per byte, so "

@@ -9,23 +9,6 @@
 
 namespace llmc::rt {
 
-namespace {
-
-double scalarValue(const TensorRef &tensor) {
-  switch (tensor.dtype) {
-  case DType::F64:
-    return *static_cast<const double *>(tensor.data);
-  case DType::BF16:
-    return bf16ToFloat(*static_cast<const uint16_t *>(tensor.data));
-  case DType::F16:
-    return f16ToFloat(*static_cast<const uint16_t *>(tensor.data));
-  default:
-    return *static_cast<const float *>(tensor.data);
-  }
-}
-
-} // namespace
-
 Status batchRowsOf(const Executable &exe, const std::vector<int> &ranks,
                    std::vector<int64_t> &rows) {
   rows.clear();
@@ -185,7 +168,7 @@ Status Evaluator::evaluate(double &loss) {
     HostTensor out;
     LLMC_RETURN_IF_ERROR(
         session_->outputToHost(static_cast<size_t>(lossOutput_), out));
-    sum += scalarValue(out.view);
+    sum += scalarAsDouble(out.view);
   }
   loss = sum / static_cast<double>(batches_);
   return Status::ok();

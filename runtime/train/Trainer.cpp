@@ -39,20 +39,6 @@ double processCpuSeconds() {
   return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
 }
 
-/// A rank-0 float tensor as a double.
-double scalarOf(const TensorRef &tensor) {
-  switch (tensor.dtype) {
-  case DType::F64:
-    return *static_cast<const double *>(tensor.data);
-  case DType::BF16:
-    return bf16ToFloat(*static_cast<const uint16_t *>(tensor.data));
-  case DType::F16:
-    return f16ToFloat(*static_cast<const uint16_t *>(tensor.data));
-  default:
-    return *static_cast<const float *>(tensor.data);
-  }
-}
-
 /// "1:05" / "1:02:03".
 std::string formatDuration(double seconds) {
   long long s = static_cast<long long>(seconds + 0.5);
@@ -329,16 +315,16 @@ Status runStep(const Executable &exe, DeviceSession &session,
   m.step = step;
   HostTensor out;
   LLMC_RETURN_IF_ERROR(session.outputToHost(layout.loss, out));
-  m.loss = scalarOf(out.view);
+  m.loss = scalarAsDouble(out.view);
   LLMC_RETURN_IF_ERROR(session.outputToHost(layout.gradNorm, out));
-  m.gradNorm = scalarOf(out.view);
+  m.gradNorm = scalarAsDouble(out.view);
   LLMC_RETURN_IF_ERROR(session.outputToHost(layout.lr, out));
-  m.lr = scalarOf(out.view);
+  m.lr = scalarAsDouble(out.view);
   if (layout.lossScale >= 0) {
     // With loss scaling the program itself skips a step whose gradients
     // overflowed (and lowers the scale); the loop only reports it.
     LLMC_RETURN_IF_ERROR(session.outputToHost(layout.lossScale, out));
-    m.lossScale = scalarOf(out.view);
+    m.lossScale = scalarAsDouble(out.view);
     m.hasLossScale = true;
     m.skipped = !std::isfinite(m.gradNorm);
   }
