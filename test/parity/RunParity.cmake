@@ -1,9 +1,11 @@
-# cmake -P script behind the `jax-parity-forward` and `jax-parity-train`
-# tests: checks that the Python packages of test/requirements.txt are
-# installed in .venv (by tools/dev.sh test), then runs SCRIPT
-# (forward_parity.py, train_parity.py: both take the options below). Inputs:
-# NAME (the test's name, for messages), VENV, REQUIREMENTS, SCRIPT, LLMC,
-# LLMC_RUN, EXAMPLES (optional), WORKDIR. A missing or stale .venv fails the test: the
+# cmake -P script behind the Python tests (the JAX parity, the Hugging Face,
+# tokenizer and recipe tests): checks that the Python packages of
+# test/requirements.txt are installed in .venv (by tools/dev.sh test), then
+# runs SCRIPT. Inputs: NAME (the test's name, for messages), VENV,
+# REQUIREMENTS, SCRIPT, and either ARGS (the script's arguments,
+# '|'-separated: CMake would split a ';'-list before the script sees it) or
+# LLMC, LLMC_RUN, EXAMPLES (optional) and WORKDIR, the options the parity
+# scripts take. A missing or stale .venv fails the test: the
 # comparison with JAX is part of the suite, and a machine without it has not
 # passed it.
 
@@ -33,14 +35,17 @@ if(NOT EXISTS "${stamp}" OR NOT installed STREQUAL wanted)
     "${VENV} does not hold the packages of ${REQUIREMENTS} (stale or no ${stamp})")
 endif()
 
-# EXAMPLES is optional (the Hugging Face tests write their own models).
-set(examples_option)
-if(DEFINED EXAMPLES)
-  set(examples_option --examples "${EXAMPLES}")
+if(DEFINED ARGS)
+  string(REPLACE "|" ";" arguments "${ARGS}")
+else()
+  set(arguments --llmc "${LLMC}" --llmc-run "${LLMC_RUN}")
+  # EXAMPLES is optional (the Hugging Face tests write their own models).
+  if(DEFINED EXAMPLES)
+    list(APPEND arguments --examples "${EXAMPLES}")
+  endif()
+  list(APPEND arguments --workdir "${WORKDIR}")
 endif()
-execute_process(
-  COMMAND "${python}" -u "${SCRIPT}" --llmc "${LLMC}" --llmc-run "${LLMC_RUN}"
-          ${examples_option} --workdir "${WORKDIR}"
+execute_process(COMMAND "${python}" -u "${SCRIPT}" ${arguments}
   RESULT_VARIABLE result)
 if(NOT result EQUAL 0)
   message(FATAL_ERROR "${script_name} failed (exit status ${result})")
