@@ -89,30 +89,15 @@ int64_t attentionLayout(std::optional<AttentionLayout> layout) {
   return static_cast<int64_t>(layout.value_or(AttentionLayout::bhtd));
 }
 
-/// The kernel of an op whose command has no attributes, or none.
+/// The kernel of an op whose command has no attributes, or none: the
+/// LLMC_OP_KERNEL rows of Kernels.def.
 std::optional<K> kernelWithoutAttributes(Operation *op) {
-  return llvm::TypeSwitch<Operation *, std::optional<K>>(op)
-      .Case<NegOp>([](auto) { return K::Neg; })
-      .Case<AbsOp>([](auto) { return K::Abs; })
-      .Case<ExpOp>([](auto) { return K::Exp; })
-      .Case<LogOp>([](auto) { return K::Log; })
-      .Case<TanhOp>([](auto) { return K::Tanh; })
-      .Case<SqrtOp>([](auto) { return K::Sqrt; })
-      .Case<RsqrtOp>([](auto) { return K::Rsqrt; })
-      .Case<AddOp>([](auto) { return K::Add; })
-      .Case<SubOp>([](auto) { return K::Sub; })
-      .Case<MulOp>([](auto) { return K::Mul; })
-      .Case<DivOp>([](auto) { return K::Div; })
-      .Case<MaxOp>([](auto) { return K::Max; })
-      .Case<MinOp>([](auto) { return K::Min; })
-      .Case<CastOp>([](auto) { return K::Cast; })
-      .Case<SelectOp>([](auto) { return K::Select; })
-      .Case<EmbeddingOp>([](auto) { return K::Embedding; })
-      .Case<SiluOp>([](auto) { return K::Silu; })
-      .Case<SwigluOp>([](auto) { return K::Swiglu; })
-      .Case<MoeDispatchOp>([](auto) { return K::MoeDispatch; })
-      .Case<MoeCombineOp>([](auto) { return K::MoeCombine; })
-      .Default([](Operation *) { return std::nullopt; });
+#define LLMC_KERNEL(Name, Attributes)
+#define LLMC_OP_KERNEL(Name, Op, Attributes)                                   \
+  if (llvm::isa<Op>(op))                                                       \
+    return K::Name;
+#include "runtime/Kernels.def"
+  return std::nullopt;
 }
 
 } // namespace

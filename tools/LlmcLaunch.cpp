@@ -107,24 +107,20 @@ bool failedStatus(int status) {
 volatile sig_atomic_t pendingSignal = 0;
 extern "C" void onLauncherSignal(int signal) { pendingSignal = signal; }
 
-} // namespace
-
-int runLaunch(const LaunchCommand &options) {
-  int n = options.processes;
-  if (n < 1) {
-    llvm::errs() << "llmc launch: -n N (the number of processes, one per "
-                    "GPU) is required and must be at least 1, got "
-                 << n << "\n";
-    return kExitUsage;
+/// Removes the temporary directory of the artifact (when there is one).
+struct Cleanup {
+  std::string dir;
+  ~Cleanup() {
+    std::error_code error;
+    if (!dir.empty())
+      fs::remove_all(dir, error);
   }
-  std::string llmcRun = siblingLlmcRun();
-  if (llmcRun.empty() || ::access(llmcRun.c_str(), X_OK) != 0) {
-    llvm::errs() << "llmc launch: cannot find llmc-run next to llmc ('"
-                 << llmcRun << "'); it is built with llmc\n";
-    return kExitRejected;
-  }
+};
 
-  // 1. Compile once.
+/// Step 1: compiles the run once and writes the artifact to -o or into a
+/// temporary directory (`cleanup` removes it).
+int compileForLaunch(const LaunchCommand &options, std::string &artifact,
+                     Cleanup &cleanup) {
   Session session;
   CompileRequest request;
   request.input = options.input;
@@ -142,15 +138,14 @@ int runLaunch(const LaunchCommand &options) {
   llmc::rt::Executable exe;
   if (int code = buildArtifact(compiled, options.input, exe))
     return code;
-  if (exe.ranks.size() != static_cast<size_t>(n)) {
+  if (exe.ranks.size() != static_cast<size_t>(options.processes)) {
     llvm::errs() << "llmc launch: " << options.input << " has a mesh of "
                  << exe.ranks.size() << " rank(s) "
                  << llmc::rt::formatMesh(exe.mesh) << "; launch it with -n "
                  << exe.ranks.size() << " (one process per rank)\n";
     return kExitUsage;
   }
-  std::string artifact = options.output;
-  std::string tempDir;
+  artifact = options.output;
   if (artifact.empty()) {
     const char *tmp = std::getenv("TMPDIR");
     std::string pattern =
@@ -160,21 +155,17 @@ int runLaunch(const LaunchCommand &options) {
                    << std::strerror(errno) << "\n";
       return kExitRejected;
     }
-    tempDir = pattern;
-    artifact = tempDir + "/run.llmcx";
+    cleanup.dir = pattern;
+    artifact = cleanup.dir + "/run.llmcx";
   }
-  struct Cleanup {
-    std::string dir;
-    ~Cleanup() {
-      std::error_code error;
-      if (!dir.empty())
-        fs::remove_all(dir, error);
-    }
-  } cleanup{tempDir};
-  if (int code = writeArtifact(exe, artifact))
-    return code;
+  return writeArtifact(exe, artifact);
+}
 
-  // 2. The children.
+/// The command line of every child: llmc-run, the artifact and the train
+/// options given to llmc launch.
+std::vector<std::string> childArguments(const LaunchCommand &options,
+                                        const std::string &llmcRun,
+                                        const std::string &artifact) {
   std::vector<std::string> args = {llmcRun, artifact};
   auto pass = [&](const char *flag, const std::string &value) {
     if (!value.empty()) {
@@ -200,6 +191,206 @@ int runLaunch(const LaunchCommand &options) {
     pass("--threads", std::to_string(options.threads));
   if (options.nccl)
     args.push_back("--nccl");
+  return args;
+}
+
+/// In a child, after fork(): its environment and output, then llmc-run.
+[[noreturn]] void execChild(int rank, int n, int port, pid_t parent,
+                            int outFd, const std::string &llmcRun,
+                            std::vector<std::string> args) {
+  // A launcher that dies (killed, out of time) takes its ranks with it
+  // instead of leaving them waiting at a collective.
+  ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+  // Its own process group: a terminal's Ctrl-C reaches the ranks once,
+  // through the launcher, not twice (which would stop them at once).
+  ::setpgid(0, 0);
+  if (::getppid() != parent)
+    ::_exit(1);
+  ::dup2(outFd, STDOUT_FILENO);
+  ::dup2(outFd, STDERR_FILENO);
+  ::setenv("RANK", std::to_string(rank).c_str(), 1);
+  ::setenv("WORLD_SIZE", std::to_string(n).c_str(), 1);
+  ::setenv("LOCAL_RANK", std::to_string(rank).c_str(), 1);
+  ::setenv("MASTER_ADDR", "127.0.0.1", 1);
+  ::setenv("MASTER_PORT", std::to_string(port).c_str(), 1);
+  // The lent H200 machines need NVLink SHARP off; a value set by the user
+  // wins.
+  ::setenv("NCCL_NVLS_ENABLE", "0", 0);
+  std::vector<char *> argv;
+  for (std::string &arg : args)
+    argv.push_back(arg.data());
+  argv.push_back(nullptr);
+  ::execv(llmcRun.c_str(), argv.data());
+  std::fprintf(stderr, "llmc launch: cannot run %s: %s\n", llmcRun.c_str(),
+               std::strerror(errno));
+  ::_exit(127);
+}
+
+/// Step 2: forks the N children, each reading nothing and writing into a
+/// pipe of its own.
+int startChildren(int n, int port, const std::string &llmcRun,
+                  const std::vector<std::string> &args,
+                  std::vector<Child> &children) {
+  children.assign(n, Child());
+  for (int rank = 0; rank < n; ++rank) {
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC) != 0) {
+      llvm::errs() << "llmc launch: pipe: " << std::strerror(errno) << "\n";
+      return kExitRejected;
+    }
+    pid_t parent = ::getpid();
+    pid_t pid = ::fork();
+    if (pid < 0) {
+      llvm::errs() << "llmc launch: fork: " << std::strerror(errno) << "\n";
+      return kExitRejected;
+    }
+    if (pid == 0)
+      execChild(rank, n, port, parent, fds[1], llmcRun, args);
+    ::close(fds[1]);
+    children[rank].pid = pid;
+    children[rank].out = fds[0];
+  }
+  return kExitOk;
+}
+
+/// Prints what the children wrote since the last call (waiting up to
+/// 100 ms), closing the pipes that ended.
+void relayOutput(std::vector<Child> &children) {
+  std::vector<pollfd> fds;
+  std::vector<int> ranks;
+  for (int r = 0; r < static_cast<int>(children.size()); ++r)
+    if (children[r].out >= 0) {
+      fds.push_back({children[r].out, POLLIN, 0});
+      ranks.push_back(r);
+    }
+  if (!fds.empty())
+    (void)::poll(fds.data(), fds.size(), 100);
+  else
+    ::usleep(100 * 1000);
+  for (size_t i = 0; i < fds.size(); ++i) {
+    if (!fds[i].revents)
+      continue;
+    Child &child = children[ranks[i]];
+    char buffer[4096];
+    ssize_t got = ::read(child.out, buffer, sizeof(buffer));
+    if (got > 0) {
+      printLines(ranks[i], child, buffer, static_cast<size_t>(got), false);
+    } else if (got == 0 || (errno != EINTR && errno != EAGAIN)) {
+      printLines(ranks[i], child, "", 0, true);
+      ::close(child.out);
+      child.out = -1;
+    }
+  }
+}
+
+/// How the children ended: the first that failed (-1: none) and the last
+/// signal passed on to them (0: none).
+struct LaunchEnd {
+  int firstFailed = -1;
+  int stopSignal = 0;
+};
+
+/// Step 3: relays output and signals until every child has exited and
+/// closed its pipe; a failed child stops the others (SIGTERM, SIGKILL 5 s
+/// later).
+LaunchEnd superviseChildren(std::vector<Child> &children) {
+  using Clock = std::chrono::steady_clock;
+  LaunchEnd end;
+  Clock::time_point killAt{};
+  bool killed = false;
+  auto running = [&] {
+    for (const Child &c : children)
+      if (!c.exited || c.out >= 0)
+        return true;
+    return false;
+  };
+  while (running()) {
+    if (int signal = pendingSignal) {
+      pendingSignal = 0;
+      end.stopSignal = signal;
+      for (Child &child : children)
+        if (!child.exited)
+          ::kill(child.pid, signal);
+    }
+    relayOutput(children);
+    for (int r = 0; r < static_cast<int>(children.size()); ++r) {
+      Child &child = children[r];
+      if (child.exited)
+        continue;
+      int status = 0;
+      if (::waitpid(child.pid, &status, WNOHANG) != child.pid)
+        continue;
+      child.exited = true;
+      child.status = status;
+      if (failedStatus(status) && end.firstFailed < 0) {
+        end.firstFailed = r;
+        // One rank is gone: the others would wait for it at their next
+        // collective. Stop them.
+        for (Child &other : children)
+          if (!other.exited)
+            ::kill(other.pid, SIGTERM);
+        killAt = Clock::now() + std::chrono::seconds(5);
+      }
+    }
+    if (end.firstFailed >= 0 && !killed && Clock::now() > killAt) {
+      for (Child &other : children)
+        if (!other.exited)
+          ::kill(other.pid, SIGKILL);
+      killed = true;
+    }
+  }
+  return end;
+}
+
+/// Step 4: the exit status of llmc launch, and what it says.
+int reportEnd(const std::vector<Child> &children, const LaunchEnd &end) {
+  if (end.firstFailed < 0) {
+    for (const Child &child : children)
+      if (stoppedStatus(child.status)) {
+        llvm::errs() << "llmc launch: the ranks stopped on "
+                     << (end.stopSignal == SIGTERM ? "SIGTERM" : "SIGINT")
+                     << " (see rank 0's lines for the checkpoint)\n";
+        return WEXITSTATUS(child.status);
+      }
+    return kExitOk;
+  }
+  llvm::errs() << "llmc launch: rank " << end.firstFailed << " "
+               << describeExit(children[end.firstFailed].status);
+  std::string stopped;
+  for (int r = 0; r < static_cast<int>(children.size()); ++r)
+    if (r != end.firstFailed && failedStatus(children[r].status) &&
+        WIFSIGNALED(children[r].status))
+      stopped += (stopped.empty() ? "" : ", ") + std::to_string(r);
+  if (!stopped.empty())
+    llvm::errs() << "; stopped rank(s) " << stopped;
+  llvm::errs() << "\n";
+  return kExitRejected;
+}
+
+} // namespace
+
+int runLaunch(const LaunchCommand &options) {
+  int n = options.processes;
+  if (n < 1) {
+    llvm::errs() << "llmc launch: -n N (the number of processes, one per "
+                    "GPU) is required and must be at least 1, got "
+                 << n << "\n";
+    return kExitUsage;
+  }
+  std::string llmcRun = siblingLlmcRun();
+  if (llmcRun.empty() || ::access(llmcRun.c_str(), X_OK) != 0) {
+    llvm::errs() << "llmc launch: cannot find llmc-run next to llmc ('"
+                 << llmcRun << "'); it is built with llmc\n";
+    return kExitRejected;
+  }
+  // 1. Compile once.
+  std::string artifact;
+  Cleanup cleanup;
+  if (int code = compileForLaunch(options, artifact, cleanup))
+    return code;
+  // 2. The children, after the signal handlers (a signal between two forks
+  //    is passed on by the loop of step 3).
+  std::vector<std::string> args = childArguments(options, llmcRun, artifact);
   int port = options.port > 0 ? options.port.getValue()
                               : llmc::rt::findFreePort();
   if (port <= 0) {
@@ -217,144 +408,12 @@ int runLaunch(const LaunchCommand &options) {
     sigaction(SIGINT, &action, nullptr);
     sigaction(SIGTERM, &action, nullptr);
   }
-  std::vector<Child> children(n);
-  for (int rank = 0; rank < n; ++rank) {
-    int fds[2];
-    if (::pipe2(fds, O_CLOEXEC) != 0) {
-      llvm::errs() << "llmc launch: pipe: " << std::strerror(errno) << "\n";
-      return kExitRejected;
-    }
-    pid_t parent = ::getpid();
-    pid_t pid = ::fork();
-    if (pid < 0) {
-      llvm::errs() << "llmc launch: fork: " << std::strerror(errno) << "\n";
-      return kExitRejected;
-    }
-    if (pid == 0) {
-      // A launcher that dies (killed, out of time) takes its ranks with it
-      // instead of leaving them waiting at a collective.
-      ::prctl(PR_SET_PDEATHSIG, SIGTERM);
-      // Its own process group: a terminal's Ctrl-C reaches the ranks once,
-      // through the launcher, not twice (which would stop them at once).
-      ::setpgid(0, 0);
-      if (::getppid() != parent)
-        ::_exit(1);
-      ::dup2(fds[1], STDOUT_FILENO);
-      ::dup2(fds[1], STDERR_FILENO);
-      ::setenv("RANK", std::to_string(rank).c_str(), 1);
-      ::setenv("WORLD_SIZE", std::to_string(n).c_str(), 1);
-      ::setenv("LOCAL_RANK", std::to_string(rank).c_str(), 1);
-      ::setenv("MASTER_ADDR", "127.0.0.1", 1);
-      ::setenv("MASTER_PORT", std::to_string(port).c_str(), 1);
-      // The lent H200 machines need NVLink SHARP off; a value set by the
-      // user wins.
-      ::setenv("NCCL_NVLS_ENABLE", "0", 0);
-      std::vector<char *> argv;
-      for (std::string &arg : args)
-        argv.push_back(arg.data());
-      argv.push_back(nullptr);
-      ::execv(llmcRun.c_str(), argv.data());
-      std::fprintf(stderr, "llmc launch: cannot run %s: %s\n",
-                   llmcRun.c_str(), std::strerror(errno));
-      ::_exit(127);
-    }
-    ::close(fds[1]);
-    children[rank].pid = pid;
-    children[rank].out = fds[0];
-  }
-
-  // 3. Their output, and their ends.
-  using Clock = std::chrono::steady_clock;
-  int firstFailed = -1;
-  Clock::time_point killAt{};
-  bool killed = false;
-  auto running = [&] {
-    for (const Child &c : children)
-      if (!c.exited || c.out >= 0)
-        return true;
-    return false;
-  };
-  int stopSignal = 0;
-  while (running()) {
-    if (int signal = pendingSignal) {
-      pendingSignal = 0;
-      stopSignal = signal;
-      for (Child &child : children)
-        if (!child.exited)
-          ::kill(child.pid, signal);
-    }
-    std::vector<pollfd> fds;
-    std::vector<int> ranks;
-    for (int r = 0; r < n; ++r)
-      if (children[r].out >= 0) {
-        fds.push_back({children[r].out, POLLIN, 0});
-        ranks.push_back(r);
-      }
-    if (!fds.empty())
-      (void)::poll(fds.data(), fds.size(), 100);
-    else
-      ::usleep(100 * 1000);
-    for (size_t i = 0; i < fds.size(); ++i) {
-      if (!fds[i].revents)
-        continue;
-      Child &child = children[ranks[i]];
-      char buffer[4096];
-      ssize_t got = ::read(child.out, buffer, sizeof(buffer));
-      if (got > 0) {
-        printLines(ranks[i], child, buffer, static_cast<size_t>(got), false);
-      } else if (got == 0 || (errno != EINTR && errno != EAGAIN)) {
-        printLines(ranks[i], child, "", 0, true);
-        ::close(child.out);
-        child.out = -1;
-      }
-    }
-    for (int r = 0; r < n; ++r) {
-      Child &child = children[r];
-      if (child.exited)
-        continue;
-      int status = 0;
-      if (::waitpid(child.pid, &status, WNOHANG) != child.pid)
-        continue;
-      child.exited = true;
-      child.status = status;
-      if (failedStatus(status) && firstFailed < 0) {
-        firstFailed = r;
-        // One rank is gone: the others would wait for it at their next
-        // collective. Stop them.
-        for (Child &other : children)
-          if (!other.exited)
-            ::kill(other.pid, SIGTERM);
-        killAt = Clock::now() + std::chrono::seconds(5);
-      }
-    }
-    if (firstFailed >= 0 && !killed && Clock::now() > killAt) {
-      for (Child &other : children)
-        if (!other.exited)
-          ::kill(other.pid, SIGKILL);
-      killed = true;
-    }
-  }
-  if (firstFailed < 0) {
-    for (const Child &child : children)
-      if (stoppedStatus(child.status)) {
-        llvm::errs() << "llmc launch: the ranks stopped on "
-                     << (stopSignal == SIGTERM ? "SIGTERM" : "SIGINT")
-                     << " (see rank 0's lines for the checkpoint)\n";
-        return WEXITSTATUS(child.status);
-      }
-    return kExitOk;
-  }
-  llvm::errs() << "llmc launch: rank " << firstFailed << " "
-               << describeExit(children[firstFailed].status);
-  std::string stopped;
-  for (int r = 0; r < n; ++r)
-    if (r != firstFailed && failedStatus(children[r].status) &&
-        WIFSIGNALED(children[r].status))
-      stopped += (stopped.empty() ? "" : ", ") + std::to_string(r);
-  if (!stopped.empty())
-    llvm::errs() << "; stopped rank(s) " << stopped;
-  llvm::errs() << "\n";
-  return kExitRejected;
+  std::vector<Child> children;
+  if (int code = startChildren(n, port, llmcRun, args, children))
+    return code;
+  // 3. Their output, and their ends; 4. the verdict.
+  LaunchEnd end = superviseChildren(children);
+  return reportEnd(children, end);
 }
 
 } // namespace llmc::driver

@@ -261,26 +261,13 @@ int chooseMesh(Session &session, const CompileRequest &request,
   return kExitOk;
 }
 
-int runPlanProbe(const PlanCommand &options) {
-  Session session;
-  if (llmc::classifySource(options.input) != llmc::SourceKind::RunDescription) {
-    llvm::errs() << "llmc plan: error: --probe needs a run description "
-                    "(.toml), got '"
-                 << options.input << "'\n";
-    return kExitUsage;
-  }
-  llmc::ParseOutcome outcome = llmc::parseRunDescription(options.input);
-  if (mlir::failed(llmc::reportConfigDiagnostics(session.context,
-                                                 outcome.diagnostics)) ||
-      !outcome.ok())
-    return kExitRejected;
-  llmc::RunDescription run = *outcome.description;
-  if (options.batchSize)
-    run.train.batchSize = options.batchSize;
-  if (options.seqLen)
-    run.train.seqLen = options.seqLen;
+namespace {
+
+/// The candidate --probe predicts: the run's own [parallel] settings, when
+/// the search evaluates such a candidate. -1 to go on, else the exit code.
+int probeCandidate(const PlanCommand &options, const llmc::RunDescription &run,
+                   planner::Candidate &c) {
   const llmc::ParallelConfig &p = run.parallel;
-  planner::Candidate c;
   c.dp = p.dp;
   c.tp = p.tp;
   c.pp = p.pp;
@@ -310,6 +297,80 @@ int runPlanProbe(const PlanCommand &options) {
                  << why->reason << "\n";
     return kExitRejected;
   }
+  return -1;
+}
+
+/// The probe's measure of `c`; with several microbatches, fitted from
+/// probes of one and of two, and `otherSchedules` says what the other
+/// virtual-stage counts would give.
+mlir::FailureOr<planner::Measure>
+measureProbe(Session &session, const llmc::RunDescription &run,
+             const planner::Candidate &c,
+             const planner::DeviceProfile &profile, std::string &error,
+             int64_t &compiles, std::string &otherSchedules) {
+  mlir::FailureOr<planner::Measure> m = mlir::failure();
+  // Several microbatches: fitted from probes of one and of two.
+  if (c.microbatches > 1) {
+    planner::Candidate one = c, two = c;
+    one.microbatches = 1;
+    two.microbatches = 2;
+    mlir::FailureOr<planner::Measure> m1 = planner::probeAndExtrapolate(
+        session.context, run, one, profile, error, &compiles);
+    mlir::FailureOr<planner::Measure> m2 = mlir::failure();
+    if (succeeded(m1))
+      m2 = planner::probeAndExtrapolate(session.context, run, two, profile,
+                                        error, &compiles);
+    if (succeeded(m2))
+      m = planner::fitMicrobatches(*m1, *m2, c);
+    // The same probes under every virtual-stage count the rules allow
+    // (the probes are 1F1B; the schedule is applied after).
+    if (succeeded(m2) && c.pp > 1)
+      for (int64_t v = 1; v * c.pp <= run.model.numLayers; ++v) {
+        planner::Candidate other = c;
+        other.virtualStages = v;
+        if (v == c.virtualStages ||
+            planner::checkCandidate(run.model, run.train, other))
+          continue;
+        planner::Measure o = planner::fitMicrobatches(*m1, *m2, other);
+        otherSchedules += llvm::formatv(
+            "  with v={0} ({1}): step {2} ms, bubble {3:f1}%, MFU {4:f1}%, "
+            "{5} per rank\n",
+            v, v > 1 ? "interleaved" : "1f1b", msText(o.stepSeconds()),
+            o.bubble * 100,
+            100 * planner::modelFlopsUtilization(run, o.stepSeconds(),
+                                                 c.devices(), profile),
+            planner::gibText(o.memoryBytes()));
+      }
+  } else {
+    m = planner::evaluateCandidate(session.context, run, c, profile, error,
+                                   &compiles);
+  }
+  return m;
+}
+
+} // namespace
+
+int runPlanProbe(const PlanCommand &options) {
+  Session session;
+  if (llmc::classifySource(options.input) != llmc::SourceKind::RunDescription) {
+    llvm::errs() << "llmc plan: error: --probe needs a run description "
+                    "(.toml), got '"
+                 << options.input << "'\n";
+    return kExitUsage;
+  }
+  llmc::ParseOutcome outcome = llmc::parseRunDescription(options.input);
+  if (mlir::failed(llmc::reportConfigDiagnostics(session.context,
+                                                 outcome.diagnostics)) ||
+      !outcome.ok())
+    return kExitRejected;
+  llmc::RunDescription run = *outcome.description;
+  if (options.batchSize)
+    run.train.batchSize = options.batchSize;
+  if (options.seqLen)
+    run.train.seqLen = options.seqLen;
+  planner::Candidate c;
+  if (int code = probeCandidate(options, run, c); code >= 0)
+    return code;
   std::string profileName = options.deviceProfile;
   if (profileName.empty())
     profileName =
@@ -335,44 +396,9 @@ int runPlanProbe(const PlanCommand &options) {
   std::string error;
   int64_t compiles = 0;
   auto start = std::chrono::steady_clock::now();
-  // Several microbatches: fitted from probes of one and of two.
-  mlir::FailureOr<planner::Measure> m = mlir::failure();
   std::string otherSchedules;
-  if (c.microbatches > 1) {
-    planner::Candidate one = c, two = c;
-    one.microbatches = 1;
-    two.microbatches = 2;
-    mlir::FailureOr<planner::Measure> m1 = planner::probeAndExtrapolate(
-        session.context, run, one, *profile, error, &compiles);
-    mlir::FailureOr<planner::Measure> m2 = mlir::failure();
-    if (succeeded(m1))
-      m2 = planner::probeAndExtrapolate(session.context, run, two, *profile,
-                                        error, &compiles);
-    if (succeeded(m2))
-      m = planner::fitMicrobatches(*m1, *m2, c);
-    // The same probes under every virtual-stage count the rules allow
-    // (the probes are 1F1B; the schedule is applied after).
-    if (succeeded(m2) && c.pp > 1)
-      for (int64_t v = 1; v * c.pp <= run.model.numLayers; ++v) {
-        planner::Candidate other = c;
-        other.virtualStages = v;
-        if (v == c.virtualStages ||
-            planner::checkCandidate(run.model, run.train, other))
-          continue;
-        planner::Measure o = planner::fitMicrobatches(*m1, *m2, other);
-        otherSchedules += llvm::formatv(
-            "  with v={0} ({1}): step {2} ms, bubble {3:f1}%, MFU {4:f1}%, "
-            "{5} per rank\n",
-            v, v > 1 ? "interleaved" : "1f1b", msText(o.stepSeconds()),
-            o.bubble * 100,
-            100 * planner::modelFlopsUtilization(run, o.stepSeconds(),
-                                                 c.devices(), *profile),
-            planner::gibText(o.memoryBytes()));
-      }
-  } else {
-    m = planner::evaluateCandidate(session.context, run, c, *profile, error,
-                                   &compiles);
-  }
+  mlir::FailureOr<planner::Measure> m = measureProbe(
+      session, run, c, *profile, error, compiles, otherSchedules);
   double seconds = std::chrono::duration<double>(
                        std::chrono::steady_clock::now() - start)
                        .count();

@@ -314,6 +314,187 @@ void printStepTime(llvm::raw_ostream &os, mlir::func::FuncOp function,
                           : "does not fit");
 }
 
+/// The buffer plan the memory rows show: the function's, or in a pipelined
+/// step the stage's with the largest arena (`largestStage`; -1 otherwise).
+mlir::LogicalResult largestPlan(mlir::func::FuncOp function,
+                                mlir::FailureOr<llmc::BufferPlan> &plan,
+                                int64_t &largestStage) {
+  largestStage = -1;
+  plan = llmc::planBuffers(function);
+  if (mlir::failed(plan))
+    return mlir::failure();
+  auto pipeline = function->getAttrOfType<mlir::DictionaryAttr>("llmc.pipeline");
+  if (!pipeline)
+    return mlir::success();
+  for (int64_t s = 0, n = pipeline.getAs<mlir::IntegerAttr>("stages").getInt();
+       s < n; ++s) {
+    mlir::FailureOr<llmc::BufferPlan> stagePlan = llmc::planBuffers(function, s);
+    if (mlir::failed(stagePlan))
+      return mlir::failure();
+    if (largestStage < 0 || stagePlan->arenaBytes > plan->arenaBytes) {
+      plan = std::move(stagePlan);
+      largestStage = s;
+    }
+  }
+  return mlir::success();
+}
+
+/// The memory rows of the plan (and, with --peak-buffers, the largest
+/// buffers at the peak).
+void printMemoryRows(llvm::raw_ostream &os, const llmc::BufferPlan &plan,
+                     int64_t largestStage, int64_t peakBuffers) {
+  const llmc::MemoryBreakdown &m = plan.memory;
+  auto row = [&](llvm::StringRef what, uint64_t bytes) {
+    os << "  " << llvm::left_justify(what, 30) << " "
+       << llvm::right_justify(withThousands(static_cast<int64_t>(bytes)), 15)
+       << " bytes  " << llvm::right_justify(mebibytes(bytes), 12) << "\n";
+  };
+  if (largestStage >= 0)
+    os << "  pipeline stage " << largestStage
+       << " (the largest arena of the stages):\n";
+  os << "  at the peak (step " << m.peakStep << " of the program):\n";
+  row("weights", m.weights);
+  row("optimizer state", m.optimizerState);
+  row("gradients", m.gradients);
+  row("activations kept for backward", m.activations);
+  row("inputs and constants", m.inputs);
+  row("temporaries", m.temporaries);
+  row("peak (live)", m.peakLive);
+  row("arena (with alignment holes)", plan.arenaBytes);
+  if (plan.unstored)
+    os << "  fused kernels: " << plan.unstored
+       << " values of elementwise regions have no storage ("
+       << mebibytes(plan.unstoredBytes) << " if each had its own)\n";
+  if (peakBuffers > 0)
+    printPeakBuffers(os, plan, static_cast<size_t>(peakBuffers));
+}
+
+/// Kernels per step, what remat recomputes, in-place ops and donations.
+void printKernelsAndRemat(llvm::raw_ostream &os, mlir::func::FuncOp function,
+                          const llmc::BufferPlan &plan) {
+  // Kernels: every top-level op but views and constants; a fused region is
+  // one (one kernel on the GPU; the CPU backend runs its body op by op).
+  int64_t kernels = 0, regions = 0;
+  for (mlir::Operation &op : function.getBody().front()) {
+    if (op.hasTrait<mlir::OpTrait::IsTerminator>() ||
+        llvm::isa<llmc::ReshapeOp, llmc::ConstantOp>(op))
+      continue;
+    ++kernels;
+    regions += llvm::isa<llmc::FusedOp>(op);
+  }
+  os << "  " << kernels << " kernels per step (" << regions
+     << " of them fused regions)\n";
+  if (auto remat = function->getAttrOfType<mlir::DictionaryAttr>("llmc.remat"))
+    os << "  remat " << remat.getAs<mlir::StringAttr>("policy").getValue()
+       << ": " << remat.getAs<mlir::IntegerAttr>("recomputed_ops").getInt()
+       << " ops recomputed in backward, "
+       << llvm::formatv("{0:e3}",
+                        remat.getAs<mlir::FloatAttr>("recomputed_flops")
+                            .getValueAsDouble())
+       << " flops (full recomputation of "
+       << remat.getAs<mlir::IntegerAttr>("full_layers").getInt()
+       << " layers)\n";
+  else
+    os << "  remat none: nothing recomputed\n";
+  os << "  " << plan.inPlace << " ops write over an operand in place; "
+     << plan.donations.size()
+     << " new parameters and moments are written into their own "
+        "arguments' buffers\n";
+}
+
+/// A pipelined step: each stage's ranks run their own ops, so each stage has
+/// its own buffer plan (the memory rows are the largest stage's).
+mlir::LogicalResult printPipelineStages(llvm::raw_ostream &os,
+                                        mlir::func::FuncOp function,
+                                        mlir::DictionaryAttr pipeline) {
+  int64_t stages = pipeline.getAs<mlir::IntegerAttr>("stages").getInt();
+  auto inFlight = pipeline.getAs<mlir::DenseI64ArrayAttr>("in_flight");
+  os << "  pipeline: " << stages << " stages, schedule "
+     << pipeline.getAs<mlir::StringAttr>("schedule").getValue() << ", "
+     << pipeline.getAs<mlir::IntegerAttr>("virtual_stages").getInt()
+     << " model chunk(s) per stage, "
+     << pipeline.getAs<mlir::IntegerAttr>("microbatches").getInt()
+     << " microbatches; chunks start at layers 0";
+  for (int64_t b :
+       pipeline.getAs<mlir::DenseI64ArrayAttr>("boundaries").asArrayRef())
+    os << ", " << b;
+  os << " of " << pipeline.getAs<mlir::IntegerAttr>("layers").getInt()
+     << "\n  bubble fraction "
+     << llvm::formatv("{0:f3}",
+                      pipeline.getAs<mlir::FloatAttr>("bubble").getValueAsDouble())
+     << " (idle share of stages x step time, the schedule simulated with "
+        "each unit's flops)\n";
+  os << "  " << llvm::left_justify("stage", 8)
+     << llvm::right_justify("in flight", 10)
+     << llvm::right_justify("activations*", 16)
+     << llvm::right_justify("peak (live)", 16)
+     << llvm::right_justify("arena", 16) << "  bytes\n";
+  for (int64_t s = 0; s < stages; ++s) {
+    mlir::FailureOr<llmc::BufferPlan> stagePlan = llmc::planBuffers(function, s);
+    if (mlir::failed(stagePlan))
+      return mlir::failure();
+    const llmc::MemoryBreakdown &sm = stagePlan->memory;
+    os << "  " << llvm::left_justify(std::to_string(s), 8)
+       << llvm::right_justify(std::to_string(inFlight[s]), 10)
+       << llvm::right_justify(
+              withThousands(static_cast<int64_t>(sm.mostActivations)), 16)
+       << llvm::right_justify(withThousands(static_cast<int64_t>(sm.peakLive)),
+                              16)
+       << llvm::right_justify(
+              withThousands(static_cast<int64_t>(stagePlan->arenaBytes)), 16)
+       << "\n";
+  }
+  os << "  (in flight: forward units whose backward has not run, the "
+        "microbatches whose activations a stage keeps at once; "
+        "activations*: the most bytes of them live at once)\n";
+  return mlir::success();
+}
+
+/// Communication per step and rank, by mesh axes and collective kind.
+void printCommunication(llvm::raw_ostream &os, mlir::func::FuncOp function,
+                        const llmc::Mesh &mesh) {
+  struct Row {
+    int64_t ops = 0, payload = 0, sent = 0;
+  };
+  std::map<std::pair<std::string, std::string>, Row> rows;
+  for (mlir::Operation &op : function.getBody().front()) {
+    if (auto send = llvm::dyn_cast<llmc::SendOp>(op)) {
+      // Point to point: the sending ranks send the whole tensor.
+      Row &r = rows[{mesh.axesText({static_cast<int64_t>(send.getAxis())}),
+                     "send/recv"}];
+      int64_t bytes = llmc::tensorBytes(send.getInput().getType());
+      ++r.ops;
+      r.payload += bytes;
+      r.sent += bytes;
+      continue;
+    }
+    std::optional<llmc::CollectiveTraffic> t = llmc::collectiveTraffic(&op, mesh);
+    if (!t)
+      continue;
+    Row &r = rows[{mesh.axesText(t->axes), t->kind}];
+    ++r.ops;
+    r.payload += t->payloadBytes;
+    r.sent += t->sentBytesPerRank;
+  }
+  os << "  communication per step and rank (ring algorithms: an all-reduce "
+        "of S bytes over N ranks sends 2(N-1)/N*S, all-gather, "
+        "reduce-scatter and all-to-all (N-1)/N*S, a ring shift S):\n";
+  os << "  " << llvm::left_justify("axes", 8) << llvm::left_justify("kind", 16)
+     << llvm::right_justify("ops", 6) << llvm::right_justify("payload bytes", 18)
+     << llvm::right_justify("sent bytes", 18) << "\n";
+  int64_t total = 0;
+  for (const auto &[key, r] : rows) {
+    os << "  " << llvm::left_justify(key.first, 8)
+       << llvm::left_justify(key.second, 16)
+       << llvm::right_justify(std::to_string(r.ops), 6)
+       << llvm::right_justify(withThousands(r.payload), 18)
+       << llvm::right_justify(withThousands(r.sent), 18) << "\n";
+    total += r.sent;
+  }
+  os << "  " << llvm::left_justify("total", 30)
+     << llvm::right_justify(withThousands(total), 36) << " bytes sent\n";
+}
+
 } // namespace
 
 int runPlan(const PlanCommand &options) {
@@ -353,26 +534,10 @@ int runPlan(const PlanCommand &options) {
     llvm::errs() << options.input << ": error: no @train_step or @loss\n";
     return kExitRejected;
   }
-  mlir::FailureOr<llmc::BufferPlan> plan = llmc::planBuffers(function);
-  if (mlir::failed(plan))
-    return kExitRejected;
-  // A pipelined step: the rows below are the stage with the largest arena
-  // (each stage's ranks run only their ops; the per-stage table follows).
+  mlir::FailureOr<llmc::BufferPlan> plan;
   int64_t largestStage = -1;
-  if (auto pipeline =
-          function->getAttrOfType<mlir::DictionaryAttr>("llmc.pipeline"))
-    for (int64_t s = 0,
-                 n = pipeline.getAs<mlir::IntegerAttr>("stages").getInt();
-         s < n; ++s) {
-      mlir::FailureOr<llmc::BufferPlan> stagePlan =
-          llmc::planBuffers(function, s);
-      if (mlir::failed(stagePlan))
-        return kExitRejected;
-      if (largestStage < 0 || stagePlan->arenaBytes > plan->arenaBytes) {
-        plan = std::move(stagePlan);
-        largestStage = s;
-      }
-    }
+  if (mlir::failed(largestPlan(function, plan, largestStage)))
+    return kExitRejected;
   // The device profile of the step-time prediction: --device-profile, or
   // from [parallel] devices (cuda: h200, the GPU we calibrated; else cpu).
   std::string profileName = options.deviceProfile;
@@ -391,7 +556,6 @@ int runPlan(const PlanCommand &options) {
                  << "\n";
     return kExitUsage;
   }
-  const llmc::MemoryBreakdown &m = plan->memory;
   llvm::raw_ostream &os = llvm::outs();
   os << "memory plan of @" << function.getSymName() << " (" << options.input;
   if (compiled.description)
@@ -409,155 +573,22 @@ int runPlan(const PlanCommand &options) {
   } else {
     os << "), one device:\n";
   }
-  auto row = [&](llvm::StringRef what, uint64_t bytes) {
-    os << "  " << llvm::left_justify(what, 30) << " "
-       << llvm::right_justify(withThousands(static_cast<int64_t>(bytes)), 15)
-       << " bytes  " << llvm::right_justify(mebibytes(bytes), 12) << "\n";
-  };
-  if (largestStage >= 0)
-    os << "  pipeline stage " << largestStage
-       << " (the largest arena of the stages):\n";
-  os << "  at the peak (step " << m.peakStep << " of the program):\n";
-  row("weights", m.weights);
-  row("optimizer state", m.optimizerState);
-  row("gradients", m.gradients);
-  row("activations kept for backward", m.activations);
-  row("inputs and constants", m.inputs);
-  row("temporaries", m.temporaries);
-  row("peak (live)", m.peakLive);
-  row("arena (with alignment holes)", plan->arenaBytes);
-  if (plan->unstored)
-    os << "  fused kernels: " << plan->unstored
-       << " values of elementwise regions have no storage ("
-       << mebibytes(plan->unstoredBytes) << " if each had its own)\n";
-  if (options.peakBuffers > 0)
-    printPeakBuffers(os, *plan, static_cast<size_t>(options.peakBuffers));
-  // Kernels: every top-level op but views and constants; a fused region is
-  // one (one kernel on the GPU; the CPU backend runs its body op by op).
-  int64_t kernels = 0, regions = 0;
-  for (mlir::Operation &op : function.getBody().front()) {
-    if (op.hasTrait<mlir::OpTrait::IsTerminator>() ||
-        llvm::isa<llmc::ReshapeOp, llmc::ConstantOp>(op))
-      continue;
-    ++kernels;
-    regions += llvm::isa<llmc::FusedOp>(op);
-  }
-  os << "  " << kernels << " kernels per step (" << regions
-     << " of them fused regions)\n";
-  if (auto remat = function->getAttrOfType<mlir::DictionaryAttr>("llmc.remat"))
-    os << "  remat " << remat.getAs<mlir::StringAttr>("policy").getValue()
-       << ": " << remat.getAs<mlir::IntegerAttr>("recomputed_ops").getInt()
-       << " ops recomputed in backward, "
-       << llvm::formatv("{0:e3}",
-                        remat.getAs<mlir::FloatAttr>("recomputed_flops")
-                            .getValueAsDouble())
-       << " flops (full recomputation of "
-       << remat.getAs<mlir::IntegerAttr>("full_layers").getInt()
-       << " layers)\n";
-  else
-    os << "  remat none: nothing recomputed\n";
-  os << "  " << plan->inPlace << " ops write over an operand in place; "
-     << plan->donations.size()
-     << " new parameters and moments are written into their own "
-        "arguments' buffers\n";
+  printMemoryRows(os, *plan, largestStage, options.peakBuffers);
+  printKernelsAndRemat(os, function, *plan);
   if (!partitioned) {
     os << "  communication: none (one device)\n";
     printStepTime(os, function, nullptr, *profile, plan->arenaBytes,
                   defaultProfile, options.byOp);
     return kExitOk;
   }
-  // A pipelined step: each stage's ranks run their own ops, so each stage
-  // has its own buffer plan (the rows above are the largest stage's).
   if (auto pipeline =
-          function->getAttrOfType<mlir::DictionaryAttr>("llmc.pipeline")) {
-    int64_t stages = pipeline.getAs<mlir::IntegerAttr>("stages").getInt();
-    auto inFlight = pipeline.getAs<mlir::DenseI64ArrayAttr>("in_flight");
-    os << "  pipeline: " << stages << " stages, schedule "
-       << pipeline.getAs<mlir::StringAttr>("schedule").getValue() << ", "
-       << pipeline.getAs<mlir::IntegerAttr>("virtual_stages").getInt()
-       << " model chunk(s) per stage, "
-       << pipeline.getAs<mlir::IntegerAttr>("microbatches").getInt()
-       << " microbatches; chunks start at layers 0";
-    for (int64_t b :
-         pipeline.getAs<mlir::DenseI64ArrayAttr>("boundaries").asArrayRef())
-      os << ", " << b;
-    os << " of " << pipeline.getAs<mlir::IntegerAttr>("layers").getInt()
-       << "\n  bubble fraction "
-       << llvm::formatv("{0:f3}", pipeline.getAs<mlir::FloatAttr>("bubble")
-                                      .getValueAsDouble())
-       << " (idle share of stages x step time, the schedule simulated with "
-          "each unit's flops)\n";
-    os << "  " << llvm::left_justify("stage", 8)
-       << llvm::right_justify("in flight", 10)
-       << llvm::right_justify("activations*", 16)
-       << llvm::right_justify("peak (live)", 16)
-       << llvm::right_justify("arena", 16) << "  bytes\n";
-    for (int64_t s = 0; s < stages; ++s) {
-      mlir::FailureOr<llmc::BufferPlan> stagePlan =
-          llmc::planBuffers(function, s);
-      if (mlir::failed(stagePlan))
-        return kExitRejected;
-      const llmc::MemoryBreakdown &sm = stagePlan->memory;
-      os << "  " << llvm::left_justify(std::to_string(s), 8)
-         << llvm::right_justify(std::to_string(inFlight[s]), 10)
-         << llvm::right_justify(
-                withThousands(static_cast<int64_t>(sm.mostActivations)), 16)
-         << llvm::right_justify(
-                withThousands(static_cast<int64_t>(sm.peakLive)), 16)
-         << llvm::right_justify(
-                withThousands(static_cast<int64_t>(stagePlan->arenaBytes)), 16)
-         << "\n";
-    }
-    os << "  (in flight: forward units whose backward has not run, the "
-          "microbatches whose activations a stage keeps at once; "
-          "activations*: the most bytes of them live at once)\n";
-  }
-  // Communication per step and rank, by mesh axes and collective kind.
-  struct Row {
-    int64_t ops = 0, payload = 0, sent = 0;
-  };
-  std::map<std::pair<std::string, std::string>, Row> rows;
-  for (mlir::Operation &op : function.getBody().front()) {
-    if (auto send = llvm::dyn_cast<llmc::SendOp>(op)) {
-      // Point to point: the sending ranks send the whole tensor.
-      Row &r = rows[{mesh->axesText({static_cast<int64_t>(send.getAxis())}),
-                     "send/recv"}];
-      int64_t bytes = llmc::tensorBytes(send.getInput().getType());
-      ++r.ops;
-      r.payload += bytes;
-      r.sent += bytes;
-      continue;
-    }
-    std::optional<llmc::CollectiveTraffic> t =
-        llmc::collectiveTraffic(&op, *mesh);
-    if (!t)
-      continue;
-    Row &r = rows[{mesh->axesText(t->axes), t->kind}];
-    ++r.ops;
-    r.payload += t->payloadBytes;
-    r.sent += t->sentBytesPerRank;
-  }
-  os << "  communication per step and rank (ring algorithms: an all-reduce "
-        "of S bytes over N ranks sends 2(N-1)/N*S, all-gather, "
-        "reduce-scatter and all-to-all (N-1)/N*S, a ring shift S):\n";
-  os << "  " << llvm::left_justify("axes", 8) << llvm::left_justify("kind", 16)
-     << llvm::right_justify("ops", 6) << llvm::right_justify("payload bytes", 18)
-     << llvm::right_justify("sent bytes", 18) << "\n";
-  int64_t total = 0;
-  for (const auto &[key, r] : rows) {
-    os << "  " << llvm::left_justify(key.first, 8)
-       << llvm::left_justify(key.second, 16)
-       << llvm::right_justify(std::to_string(r.ops), 6)
-       << llvm::right_justify(withThousands(r.payload), 18)
-       << llvm::right_justify(withThousands(r.sent), 18) << "\n";
-    total += r.sent;
-  }
-  os << "  " << llvm::left_justify("total", 30)
-     << llvm::right_justify(withThousands(total), 36) << " bytes sent\n";
+          function->getAttrOfType<mlir::DictionaryAttr>("llmc.pipeline"))
+    if (mlir::failed(printPipelineStages(os, function, pipeline)))
+      return kExitRejected;
+  printCommunication(os, function, *mesh);
   printStepTime(os, function, &*mesh, *profile, plan->arenaBytes,
                 defaultProfile, options.byOp);
   return kExitOk;
 }
-
 
 } // namespace llmc::driver

@@ -227,10 +227,9 @@ int readCheckpointFile(const std::string &root, int64_t step,
   return kExitOk;
 }
 
-} // namespace
-
-int runVerify(const VerifyCommand &options) {
-  llvm::raw_ostream &os = llvm::outs();
+/// Step 1: the input is a run description whose [parallel] mesh has more
+/// than one device. -1 to go on, else the exit code.
+int checkVerifyInput(const VerifyCommand &options, llvm::raw_ostream &os) {
   const std::string &input = options.input;
   if (llmc::classifySource(input) != llmc::SourceKind::RunDescription) {
     llvm::errs() << "llmc verify: expected a run description (.toml) with a "
@@ -243,57 +242,62 @@ int runVerify(const VerifyCommand &options) {
                  << options.steps << "\n";
     return kExitUsage;
   }
-  // 1. The mesh: one device (dp = cp = tp = ep = pp = 1) has nothing to
-  // compare. Errors in the file are reported by the compile below. A
-  // pipeline is compared with one device running the same microbatches
-  // (gradient accumulation).
+  // One device (dp = cp = tp = ep = pp = 1) has nothing to compare. Errors
+  // in the file are reported by the compile. A pipeline is compared with one
+  // device running the same microbatches (gradient accumulation).
   llmc::ParseOutcome parsed = llmc::parseRunDescription(input);
   if (parsed.ok()) {
     const llmc::ParallelConfig &p = parsed.description->parallel;
     if (p.dp * p.cp * p.tp * p.ep * p.pp <= 1) {
       os << input << ": [parallel] asks for one device (dp = " << p.dp
          << ", cp = " << p.cp << ", tp = " << p.tp << ", ep = " << p.ep
-         << ", pp = " << p.pp
-         << "): nothing to verify\n";
+         << ", pp = " << p.pp << "): nothing to verify\n";
       return kExitOk;
     }
   }
+  return -1;
+}
 
-  // 2. Both programs, from one run description.
-  Session session;
+/// The mesh program and the single-device one, from one run description.
+struct VerifyPrograms {
+  Session session; ///< first: destroyed after the modules it owns
+  Compiled meshCompiled, singleCompiled;
+  rt::Executable meshExe, singleExe;
+};
+
+/// Step 2: compiles both (on CPU virtual devices: every value stored).
+int compileBoth(const std::string &input, llvm::raw_ostream &os,
+                VerifyPrograms &programs) {
+  Session &session = programs.session;
   CompileRequest request;
   request.input = input;
   request.stopAfter = "final";
-  // Both programs run on CPU virtual devices: every value stored.
   request.fusedKernels = false;
   os << "compiling the mesh program\n";
   os.flush();
-  Compiled meshCompiled, singleCompiled;
-  if (int code = compileModule(session, request, meshCompiled))
+  if (int code = compileModule(session, request, programs.meshCompiled))
     return code;
-  rt::Executable meshExe, singleExe;
-  if (int code = buildArtifact(meshCompiled, input, meshExe))
+  if (int code = buildArtifact(programs.meshCompiled, input, programs.meshExe))
     return code;
   os << "compiling the single-device program\n";
   os.flush();
   request.singleDevice = true;
   request.sourceOptions.warnPending = false; // said once already
-  if (int code = compileModule(session, request, singleCompiled))
+  if (int code = compileModule(session, request, programs.singleCompiled))
     return code;
-  if (int code = buildArtifact(singleCompiled, input, singleExe))
+  if (int code =
+          buildArtifact(programs.singleCompiled, input, programs.singleExe))
     return code;
-  if (meshExe.findArgument("optimizer.step") < 0)
+  if (programs.meshExe.findArgument("optimizer.step") < 0)
     return fail(input + ": no training step to verify (the model has no "
                         "parameters)");
-  size_t ranks = meshExe.ranks.size();
-  std::string mesh = rt::formatMesh(meshExe.mesh);
-  if (ranks <= 1) {
-    os << input << ": the program runs on one device: nothing to verify\n";
-    return kExitOk;
-  }
+  return kExitOk;
+}
 
-  // 3. A working directory: --keep, or a temporary one removed at the end.
-  std::string work = options.keep;
+/// Step 3: --keep (emptied of an earlier verify's runs), or a temporary
+/// directory.
+int makeWorkDirectory(const std::string &keep, std::string &work) {
+  work = keep;
   std::error_code ec;
   if (work.empty()) {
     llvm::SmallString<128> temp;
@@ -308,6 +312,245 @@ int runVerify(const VerifyCommand &options) {
   }
   if (ec)
     return fail("cannot create the directory '" + work + "': " + ec.message());
+  return kExitOk;
+}
+
+/// The tolerances: f32 roundoff in another order, or 16-bit rounding.
+struct Tolerances {
+  double scalar = 1e-5; ///< losses and grad norms, relative
+  double tensor = 1e-4; ///< gradients and parameters, relative L2
+};
+
+Tolerances tolerancesFor(const Compiled &single, llvm::raw_ostream &os) {
+  Tolerances t;
+  if (!single.description ||
+      single.description->precision.policy == llmc::PrecisionPolicy::Fp32)
+    return t;
+  t.scalar = t.tensor = 2e-2;
+  os << "note: a "
+     << (single.description->precision.policy == llmc::PrecisionPolicy::Bf16
+             ? "bf16"
+             : "fp16")
+     << " run: every tolerance is 2e-2 (16-bit rounding)\n";
+  return t;
+}
+
+/// Step 7: losses and gradient norms, step by step; the worst of each.
+void compareSteps(const RunResult &meshRun, const RunResult &singleRun,
+                  int64_t steps, llvm::raw_ostream &os, double &worstLoss,
+                  double &worstNorm) {
+  worstLoss = worstNorm = 0;
+  os << "\n  step  loss (mesh)   loss (1 device)  rel. diff   grad norm rel. "
+        "diff\n";
+  for (int64_t i = 0; i < steps; ++i) {
+    const rt::StepMetrics &a = meshRun.report.steps[i];
+    const rt::StepMetrics &b = singleRun.report.steps[i];
+    double loss = relativeDifference(a.loss, b.loss);
+    double norm = relativeDifference(a.gradNorm, b.gradNorm);
+    worstLoss = std::max(worstLoss, loss);
+    worstNorm = std::max(worstNorm, norm);
+    os << llvm::formatv("  {0,4}  {1,-12:f7}  {2,-15:f7}  {3,-10:e2}  {4:e2}\n",
+                        b.step, a.loss, b.loss, loss, norm);
+  }
+}
+
+/// The relative L2 difference of `tensor` in two checkpoint files (GPT-2's
+/// key bias third left out); false after a message when it is missing or
+/// unreadable.
+bool compareTensor(const rt::SafetensorsFile &mesh,
+                   const rt::SafetensorsFile &single, const std::string &tensor,
+                   double &out) {
+  const rt::SafetensorsTensor *a = mesh.find(tensor);
+  const rt::SafetensorsTensor *b = single.find(tensor);
+  std::vector<double> x, y;
+  if (!a || !b || a->shape != b->shape || !toDoubles(*a, x) ||
+      !toDoubles(*b, y)) {
+    llvm::errs() << "llmc verify: tensor '" << tensor
+                 << "' is missing, of another shape or not a float tensor "
+                    "in one of the checkpoints\n";
+    return false;
+  }
+  size_t skipBegin = 0, skipEnd = 0;
+  if (isKeyBias(tensor) && y.size() % 3 == 0) {
+    skipBegin = y.size() / 3;
+    skipEnd = 2 * y.size() / 3;
+  }
+  out = relativeL2(x, y, skipBegin, skipEnd);
+  return true;
+}
+
+/// Step 8: gradients (m1 after step 1) and parameters (after the last
+/// step), per tensor, gathered per model part in the program's parameter
+/// order.
+int compareParts(const rt::Executable &singleExe, const RunResult &meshRun,
+                 const RunResult &singleRun, int64_t steps,
+                 std::vector<PartRow> &rows,
+                 std::vector<std::string> &keyBiases) {
+  rt::SafetensorsFile meshMoments, singleMoments, meshParams, singleParams;
+  if (int code = readCheckpointFile(meshRun.checkpoints, 1,
+                                    "optimizer.safetensors", meshMoments))
+    return code;
+  if (int code = readCheckpointFile(singleRun.checkpoints, 1,
+                                    "optimizer.safetensors", singleMoments))
+    return code;
+  if (int code = readCheckpointFile(meshRun.checkpoints, steps,
+                                    "model.safetensors", meshParams))
+    return code;
+  if (int code = readCheckpointFile(singleRun.checkpoints, steps,
+                                    "model.safetensors", singleParams))
+    return code;
+  llvm::StringMap<size_t> rowOf;
+  for (const rt::ArgumentInfo &arg : singleExe.arguments) {
+    if (arg.role != rt::ArgumentRole::Parameter)
+      continue;
+    std::string part = modelPart(arg.name);
+    auto [it, inserted] = rowOf.try_emplace(part, rows.size());
+    if (inserted)
+      rows.push_back(PartRow{part});
+    PartRow &row = rows[it->second];
+    ++row.tensors;
+    if (isKeyBias(arg.name))
+      keyBiases.push_back(arg.name);
+    double gradient = 0, parameter = 0;
+    if (!compareTensor(meshMoments, singleMoments, "optimizer.m." + arg.name,
+                       gradient) ||
+        !compareTensor(meshParams, singleParams, arg.name, parameter))
+      return kExitRejected;
+    // NaN compares false: std::max would drop it.
+    if (!(gradient <= row.gradient)) {
+      row.gradient = gradient;
+      row.worstGradient = arg.name;
+    }
+    if (!(parameter <= row.parameter)) {
+      row.parameter = parameter;
+      row.worstParameter = arg.name;
+    }
+  }
+  return kExitOk;
+}
+
+/// Step 9, first half: the table of model parts; the parts beyond the
+/// tolerance are added to `failures`, the worst of each column returned.
+void printPartTable(const std::vector<PartRow> &rows, double tolerance,
+                    llvm::raw_ostream &os, std::vector<std::string> &failures,
+                    double &worstGradient, double &worstParameter) {
+  size_t width = std::string("part").size();
+  for (const PartRow &row : rows)
+    width = std::max(width, row.name.size());
+  os << "\n  " << llvm::left_justify("part", width)
+     << "  tensors  gradient (m1)  parameters\n";
+  worstGradient = worstParameter = 0;
+  for (const PartRow &row : rows) {
+    bool gradientOk = row.gradient <= tolerance;
+    bool parameterOk = row.parameter <= tolerance;
+    os << "  " << llvm::left_justify(row.name, width)
+       << llvm::formatv("  {0,7}  {1,13:e2}  {2,10:e2}", row.tensors,
+                        row.gradient, row.parameter)
+       << (gradientOk && parameterOk ? "" : "  FAIL") << "\n";
+    if (!gradientOk || !parameterOk)
+      failures.push_back(row.name);
+    if (!(row.gradient <= worstGradient))
+      worstGradient = row.gradient;
+    if (!(row.parameter <= worstParameter))
+      worstParameter = row.parameter;
+  }
+  os << "\n";
+}
+
+/// Everything one verify measured, for the summary.
+struct VerifyOutcome {
+  double worstLoss = 0, worstNorm = 0;
+  std::vector<PartRow> rows;
+  std::vector<std::string> keyBiases;
+};
+
+/// Step 9: the table, the summary lines, then PASS or FAIL.
+int printVerdict(const VerifyCommand &options, const VerifyOutcome &outcome,
+                 const Tolerances &tolerances, const std::string &mesh,
+                 size_t ranks, const std::string &work,
+                 llvm::raw_ostream &os) {
+  std::vector<std::string> failures;
+  double worstGradient = 0, worstParameter = 0;
+  printPartTable(outcome.rows, tolerances.tensor, os, failures, worstGradient,
+                 worstParameter);
+  auto summary = [&](llvm::StringRef what, double worst, double tolerance,
+                     llvm::StringRef how) {
+    bool ok = worst <= tolerance;
+    os << llvm::formatv("  {0,-11} {1:e2} {2} (tolerance {3:e0})  {4}\n", what,
+                        worst, how, tolerance, ok ? "ok" : "FAIL");
+    return ok;
+  };
+  std::vector<std::string> scalarFailures;
+  if (!summary("losses", outcome.worstLoss, tolerances.scalar,
+               "relative, worst step"))
+    scalarFailures.push_back("losses");
+  if (!summary("grad norms", outcome.worstNorm, tolerances.scalar,
+               "relative, worst step"))
+    scalarFailures.push_back("grad norms");
+  failures.insert(failures.begin(), scalarFailures.begin(),
+                  scalarFailures.end());
+  summary("gradients", worstGradient, tolerances.tensor,
+          "relative L2, worst tensor");
+  summary("parameters", worstParameter, tolerances.tensor,
+          "relative L2, worst tensor");
+  int64_t steps = options.steps;
+  os << "  gradients: AdamW's first moment after step 1, m1 = (1 - beta1) * "
+        "clipped g1 (the same relative difference as the gradient's); "
+        "parameters: after step "
+     << steps << "\n";
+  for (const PartRow &row : outcome.rows) {
+    if (row.gradient <= tolerances.tensor && row.parameter <= tolerances.tensor)
+      continue;
+    os << "  " << row.name << ": worst";
+    if (!(row.gradient <= tolerances.tensor))
+      os << llvm::formatv(" gradient {0} ({1:e2})", row.worstGradient,
+                          row.gradient);
+    if (!(row.parameter <= tolerances.tensor))
+      os << llvm::formatv(" parameter {0} ({1:e2})", row.worstParameter,
+                          row.parameter);
+    os << "\n";
+  }
+  if (!outcome.keyBiases.empty())
+    os << "  note: the key third of " << outcome.keyBiases.size()
+       << " attn.c_attn.bias tensor(s) is left out (its gradient is zero in "
+          "exact arithmetic: AdamW moves it on rounding noise)\n";
+  if (!options.keep.empty())
+    os << "  kept the checkpoints and metrics of both runs in " << work
+       << "\n";
+  if (failures.empty()) {
+    os << "PASS: mesh " << mesh << " (" << ranks
+       << " ranks) matches one device over " << steps << " step"
+       << (steps == 1 ? "" : "s") << "\n";
+    return kExitOk;
+  }
+  os << "FAIL: mesh " << mesh << " differs from one device beyond tolerance "
+     << "in: " << llvm::join(failures, ", ") << "\n";
+  return kExitRejected;
+}
+
+} // namespace
+
+int runVerify(const VerifyCommand &options) {
+  llvm::raw_ostream &os = llvm::outs();
+  const std::string &input = options.input;
+  // 1. A mesh of more than one device; 2. both programs.
+  if (int code = checkVerifyInput(options, os); code >= 0)
+    return code;
+  VerifyPrograms programs;
+  if (int code = compileBoth(input, os, programs))
+    return code;
+  const rt::Executable &meshExe = programs.meshExe, &singleExe = programs.singleExe;
+  size_t ranks = meshExe.ranks.size();
+  std::string mesh = rt::formatMesh(meshExe.mesh);
+  if (ranks <= 1) {
+    os << input << ": the program runs on one device: nothing to verify\n";
+    return kExitOk;
+  }
+
+  // 3. A working directory: --keep, or a temporary one removed at the end.
+  std::string work;
+  if (int code = makeWorkDirectory(options.keep, work))
+    return code;
   struct Remover {
     std::string path;
     ~Remover() {
@@ -347,175 +590,16 @@ int runVerify(const VerifyCommand &options) {
                           options.threads, singleRun))
     return code;
 
-  // 6. Tolerances: f32 roundoff in another order, or 16-bit rounding.
-  bool lowPrecision =
-      singleCompiled.description &&
-      singleCompiled.description->precision.policy !=
-          llmc::PrecisionPolicy::Fp32;
-  double lossTolerance = lowPrecision ? 2e-2 : 1e-5;
-  double tensorTolerance = lowPrecision ? 2e-2 : 1e-4;
-  if (lowPrecision)
-    os << "note: a " << (singleCompiled.description->precision.policy ==
-                                 llmc::PrecisionPolicy::Bf16
-                             ? "bf16"
-                             : "fp16")
-       << " run: every tolerance is 2e-2 (16-bit rounding)\n";
-
-  // 7. Losses and gradient norms, step by step.
-  std::vector<std::string> failures;
-  double worstLoss = 0, worstNorm = 0;
-  os << "\n  step  loss (mesh)   loss (1 device)  rel. diff   grad norm rel. "
-        "diff\n";
-  for (int64_t i = 0; i < steps; ++i) {
-    const rt::StepMetrics &a = meshRun.report.steps[i];
-    const rt::StepMetrics &b = singleRun.report.steps[i];
-    double loss = relativeDifference(a.loss, b.loss);
-    double norm = relativeDifference(a.gradNorm, b.gradNorm);
-    worstLoss = std::max(worstLoss, loss);
-    worstNorm = std::max(worstNorm, norm);
-    os << llvm::formatv("  {0,4}  {1,-12:f7}  {2,-15:f7}  {3,-10:e2}  {4:e2}\n",
-                        b.step, a.loss, b.loss, loss, norm);
-  }
-
-  // 8. Gradients (m1 after step 1) and parameters (after the last step),
-  // per tensor, gathered per model part in the program's parameter order.
-  rt::SafetensorsFile meshMoments, singleMoments, meshParams, singleParams;
-  if (int code = readCheckpointFile(meshRun.checkpoints, 1,
-                                    "optimizer.safetensors", meshMoments))
+  // 6. Tolerances; 7. losses and grad norms; 8. gradients and parameters
+  //    per model part; 9. the verdict.
+  Tolerances tolerances = tolerancesFor(programs.singleCompiled, os);
+  VerifyOutcome outcome;
+  compareSteps(meshRun, singleRun, steps, os, outcome.worstLoss,
+               outcome.worstNorm);
+  if (int code = compareParts(singleExe, meshRun, singleRun, steps,
+                              outcome.rows, outcome.keyBiases))
     return code;
-  if (int code = readCheckpointFile(singleRun.checkpoints, 1,
-                                    "optimizer.safetensors", singleMoments))
-    return code;
-  if (int code = readCheckpointFile(meshRun.checkpoints, steps,
-                                    "model.safetensors", meshParams))
-    return code;
-  if (int code = readCheckpointFile(singleRun.checkpoints, steps,
-                                    "model.safetensors", singleParams))
-    return code;
-  std::vector<PartRow> rows;
-  llvm::StringMap<size_t> rowOf;
-  std::vector<std::string> keyBiases;
-  // Returns false (after a message) when a tensor is missing or unreadable.
-  auto compare = [&](const rt::SafetensorsFile &mesh,
-                     const rt::SafetensorsFile &single,
-                     const std::string &tensor, double &out) -> bool {
-    const rt::SafetensorsTensor *a = mesh.find(tensor);
-    const rt::SafetensorsTensor *b = single.find(tensor);
-    std::vector<double> x, y;
-    if (!a || !b || a->shape != b->shape || !toDoubles(*a, x) ||
-        !toDoubles(*b, y)) {
-      llvm::errs() << "llmc verify: tensor '" << tensor
-                   << "' is missing, of another shape or not a float tensor "
-                      "in one of the checkpoints\n";
-      return false;
-    }
-    size_t skipBegin = 0, skipEnd = 0;
-    if (isKeyBias(tensor) && y.size() % 3 == 0) {
-      skipBegin = y.size() / 3;
-      skipEnd = 2 * y.size() / 3;
-    }
-    out = relativeL2(x, y, skipBegin, skipEnd);
-    return true;
-  };
-  for (const rt::ArgumentInfo &arg : singleExe.arguments) {
-    if (arg.role != rt::ArgumentRole::Parameter)
-      continue;
-    std::string part = modelPart(arg.name);
-    auto [it, inserted] = rowOf.try_emplace(part, rows.size());
-    if (inserted)
-      rows.push_back(PartRow{part});
-    PartRow &row = rows[it->second];
-    ++row.tensors;
-    if (isKeyBias(arg.name))
-      keyBiases.push_back(arg.name);
-    double gradient = 0, parameter = 0;
-    if (!compare(meshMoments, singleMoments, "optimizer.m." + arg.name,
-                 gradient) ||
-        !compare(meshParams, singleParams, arg.name, parameter))
-      return kExitRejected;
-    // NaN compares false: std::max would drop it.
-    if (!(gradient <= row.gradient)) {
-      row.gradient = gradient;
-      row.worstGradient = arg.name;
-    }
-    if (!(parameter <= row.parameter)) {
-      row.parameter = parameter;
-      row.worstParameter = arg.name;
-    }
-  }
-
-  // 9. The table, then PASS or FAIL.
-  size_t width = std::string("part").size();
-  for (const PartRow &row : rows)
-    width = std::max(width, row.name.size());
-  os << "\n  " << llvm::left_justify("part", width)
-     << "  tensors  gradient (m1)  parameters\n";
-  double worstGradient = 0, worstParameter = 0;
-  for (const PartRow &row : rows) {
-    bool gradientOk = row.gradient <= tensorTolerance;
-    bool parameterOk = row.parameter <= tensorTolerance;
-    os << "  " << llvm::left_justify(row.name, width)
-       << llvm::formatv("  {0,7}  {1,13:e2}  {2,10:e2}", row.tensors,
-                        row.gradient, row.parameter)
-       << (gradientOk && parameterOk ? "" : "  FAIL") << "\n";
-    if (!gradientOk || !parameterOk)
-      failures.push_back(row.name);
-    if (!(row.gradient <= worstGradient))
-      worstGradient = row.gradient;
-    if (!(row.parameter <= worstParameter))
-      worstParameter = row.parameter;
-  }
-  os << "\n";
-  auto summary = [&](llvm::StringRef what, double worst, double tolerance,
-                     llvm::StringRef how) {
-    bool ok = worst <= tolerance;
-    os << llvm::formatv("  {0,-11} {1:e2} {2} (tolerance {3:e0})  {4}\n", what,
-                        worst, how, tolerance, ok ? "ok" : "FAIL");
-    return ok;
-  };
-  std::vector<std::string> scalarFailures;
-  if (!summary("losses", worstLoss, lossTolerance, "relative, worst step"))
-    scalarFailures.push_back("losses");
-  if (!summary("grad norms", worstNorm, lossTolerance, "relative, worst step"))
-    scalarFailures.push_back("grad norms");
-  failures.insert(failures.begin(), scalarFailures.begin(),
-                  scalarFailures.end());
-  summary("gradients", worstGradient, tensorTolerance,
-          "relative L2, worst tensor");
-  summary("parameters", worstParameter, tensorTolerance,
-          "relative L2, worst tensor");
-  os << "  gradients: AdamW's first moment after step 1, m1 = (1 - beta1) * "
-        "clipped g1 (the same relative difference as the gradient's); "
-        "parameters: after step "
-     << steps << "\n";
-  for (const PartRow &row : rows) {
-    if (row.gradient <= tensorTolerance && row.parameter <= tensorTolerance)
-      continue;
-    os << "  " << row.name << ": worst";
-    if (!(row.gradient <= tensorTolerance))
-      os << llvm::formatv(" gradient {0} ({1:e2})", row.worstGradient,
-                          row.gradient);
-    if (!(row.parameter <= tensorTolerance))
-      os << llvm::formatv(" parameter {0} ({1:e2})", row.worstParameter,
-                          row.parameter);
-    os << "\n";
-  }
-  if (!keyBiases.empty())
-    os << "  note: the key third of " << keyBiases.size()
-       << " attn.c_attn.bias tensor(s) is left out (its gradient is zero in "
-          "exact arithmetic: AdamW moves it on rounding noise)\n";
-  if (!options.keep.empty())
-    os << "  kept the checkpoints and metrics of both runs in " << work
-       << "\n";
-  if (failures.empty()) {
-    os << "PASS: mesh " << mesh << " (" << ranks
-       << " ranks) matches one device over " << steps << " step"
-       << (steps == 1 ? "" : "s") << "\n";
-    return kExitOk;
-  }
-  os << "FAIL: mesh " << mesh << " differs from one device beyond tolerance "
-     << "in: " << llvm::join(failures, ", ") << "\n";
-  return kExitRejected;
+  return printVerdict(options, outcome, tolerances, mesh, ranks, work, os);
 }
 
 } // namespace llmc::driver

@@ -130,6 +130,8 @@ double crossEntropyLoss(const std::vector<double> &logits,
   return total * r[0];
 }
 
+// Long: the table of every op's case, one entry a few lines; split, it
+// would only be harder to scan.
 std::vector<GradCase> cases() {
   std::vector<GradCase> all;
   auto unary = [&](const char *op, Sign sign) {

@@ -204,6 +204,20 @@ inline std::string dtypeParamName(const ::testing::TestParamInfo<DType> &info) {
       ::testing::Values(DType::F32, DType::F64, DType::BF16, DType::F16),      \
       dtypeParamName)
 
+/// The softmax of one row, in f64 (a naive reference).
+inline std::vector<double> softmaxRef(const std::vector<double> &row) {
+  double max = -std::numeric_limits<double>::infinity();
+  for (double v : row)
+    max = std::max(max, v);
+  double sum = 0.0;
+  for (double v : row)
+    sum += std::exp(v - max);
+  std::vector<double> p;
+  for (double v : row)
+    p.push_back(std::exp(v - max) / sum);
+  return p;
+}
+
 } // namespace llmc::rt::compositetest
 
 #endif // LLMC_TEST_RUNTIME_COMPOSITETESTSUPPORT_H

@@ -421,6 +421,128 @@ struct Reference {
   std::vector<Bf16> out, dq, dk, dv;
 };
 
+/// A case's operands in one layout: where each lies, the laid-out shapes
+/// and data (packed: q, k and v are one tensor, the same bytes three times).
+struct LaidOperands {
+  Placement qAt, kAt, vAt, oAt;
+  Shape q, kv, o;
+  std::vector<Bf16> lq, lk, lv, lout, ldout;
+};
+
+LaidOperands layOut(const Case &c, int64_t layout, const std::vector<Bf16> &q,
+                    const std::vector<Bf16> &k, const std::vector<Bf16> &v,
+                    const std::vector<Bf16> &out,
+                    const std::vector<Bf16> &dout) {
+  const int64_t batch = c.batch, all = c.heads + 2 * c.kvHeads;
+  LaidOperands laid{
+      {layout, batch, c.heads, c.seq, c.headDim, all, 0},
+      {layout, batch, c.kvHeads, c.kvSeq, c.headDim, all, c.heads},
+      {layout, batch, c.kvHeads, c.kvSeq, c.headDim, all, c.heads + c.kvHeads},
+      {layout == 2 ? 1 : layout, batch, c.heads, c.seq, c.headDim, all, 0},
+      {batch, c.heads, c.seq, c.headDim},
+      {batch, c.kvHeads, c.kvSeq, c.headDim},
+      {batch, c.heads, c.seq, c.headDim},
+      {}, {}, {}, {}, {}};
+  if (layout != 0) {
+    laid.q = {batch, c.seq, c.heads, c.headDim};
+    laid.kv = {batch, c.kvSeq, c.kvHeads, c.headDim};
+    laid.o = laid.q;
+  }
+  if (layout == 2)
+    laid.q = laid.kv = {batch, c.seq, all, c.headDim};
+  int64_t qCount = numElements(laid.o);
+  laid.lq.resize(numElements(laid.q));
+  laid.lk.resize(numElements(laid.kv));
+  laid.lv.resize(numElements(laid.kv));
+  laid.lout.resize(qCount);
+  laid.ldout.resize(qCount);
+  laid.qAt.place(q, laid.lq);
+  laid.kAt.place(k, layout == 2 ? laid.lq : laid.lk);
+  laid.vAt.place(v, layout == 2 ? laid.lq : laid.lv);
+  if (layout == 2)
+    laid.lk = laid.lv = laid.lq;
+  laid.oAt.place(out, laid.lout);
+  laid.oAt.place(dout, laid.ldout);
+  return laid;
+}
+
+/// The CPU kernels in `layout` (attrs carry it) compute the same bits as in
+/// bhtd: only the addressing differs.
+void expectCpuLayoutMatches(LaidOperands &laid, const KernelAttrs &attrs,
+                            const Reference &want, int64_t layout,
+                            ThreadPool &pool) {
+  auto ref = [](std::vector<Bf16> &data, const Shape &shape) {
+    return TensorRef{data.data(), DType::BF16, shape};
+  };
+  std::vector<Bf16> cpuOut(numElements(laid.o)), cpuDq(numElements(laid.q)),
+      cpuDk(numElements(laid.kv)), cpuDv(numElements(laid.kv));
+  ASSERT_TRUE(runCpuKernel(KernelKind::Attention, attrs,
+                           {ref(laid.lq, laid.q), ref(laid.lk, laid.kv),
+                            ref(laid.lv, laid.kv)},
+                           {ref(cpuOut, laid.o)}, pool)
+                  .isOk());
+  std::vector<TensorRef> grads = {ref(cpuDq, laid.q), ref(cpuDk, laid.kv),
+                                  ref(cpuDv, laid.kv)};
+  if (layout == 2)
+    grads.resize(1);
+  ASSERT_TRUE(runCpuKernel(KernelKind::AttentionGrad, attrs,
+                           {ref(laid.lq, laid.q), ref(laid.lk, laid.kv),
+                            ref(laid.lv, laid.kv), ref(laid.lout, laid.o),
+                            ref(laid.ldout, laid.o)},
+                           grads, pool)
+                  .isOk());
+  auto same = [&](const char *what, const std::vector<Bf16> &got,
+                  const std::vector<Bf16> &expected) {
+    EXPECT_EQ(0, std::memcmp(got.data(), expected.data(),
+                             expected.size() * sizeof(Bf16)))
+        << "the CPU's " << what << " in " << layoutName(layout)
+        << " differs from bhtd";
+  };
+  same("out", laid.oAt.gather(cpuOut), want.out);
+  same("dq", laid.qAt.gather(cpuDq), want.dq);
+  same("dk", laid.kAt.gather(layout == 2 ? cpuDq : cpuDk), want.dk);
+  same("dv", laid.vAt.gather(layout == 2 ? cpuDq : cpuDv), want.dv);
+}
+
+// The emulated kernels' signatures (FlashTc.cuh's entries).
+using Forward = void (*)(const Bf16 *, const Bf16 *, const Bf16 *, Bf16 *,
+                         float *, int, int, long long, long long, int, float,
+                         FlashLayout);
+using Rows = void (*)(const Bf16 *, const Bf16 *, const Bf16 *, const Bf16 *,
+                      const Bf16 *, const float *, Bf16 *, float *, float *,
+                      int, int, long long, long long, int, float,
+                      FlashLayout);
+using Keys = void (*)(const Bf16 *, const Bf16 *, const Bf16 *, const Bf16 *,
+                      const float *, const float *, Bf16 *, Bf16 *, int, int,
+                      long long, long long, int, float, FlashLayout);
+
+/// The emulated forward's log-sum-exp against the CPU's.
+void expectLseClose(const std::vector<float> &gpuLse,
+                    const std::vector<float> &cpuLse) {
+  const int64_t rowCount = static_cast<int64_t>(cpuLse.size());
+  // The log-sum-exp ([B, Hq, T] in every layout): f32 sums of bf16
+  // products against f64 ones, within 1e-4 of max(1, |lse|) (scores here
+  // are at most a few units).
+  int lseFailures = 0;
+  for (int64_t i = 0; i < rowCount; ++i) {
+    double bound = 1e-4 * std::max(1.0, std::fabs(double(cpuLse[i])));
+    if (!(std::fabs(double(gpuLse[i]) - cpuLse[i]) <= bound) &&
+        ++lseFailures <= 5)
+      ADD_FAILURE() << "lse row " << i << ": emulated " << gpuLse[i]
+                    << ", cpu " << cpuLse[i];
+  }
+  EXPECT_EQ(lseFailures, 0);
+}
+
+/// Every element of a packed gradient written: no `poison` left.
+void expectNoPoison(const std::vector<Bf16> &gradient, Bf16 poison) {
+  for (size_t i = 0; i < gradient.size(); ++i)
+    if (gradient[i].bits == poison.bits) {
+      ADD_FAILURE() << "packed gradient element " << i << " not written";
+      break;
+    }
+}
+
 void runCase(const Case &c, int64_t layout, ThreadPool &pool) {
   std::string name = std::string(layoutName(layout)) +
                      " B=" + std::to_string(c.batch) +
@@ -470,64 +592,16 @@ void runCase(const Case &c, int64_t layout, ThreadPool &pool) {
                            pool)
                   .isOk());
 
-  // The operands in `layout`: q, k, v (one packed tensor: the same bytes
-  // three times) and out/dout.
-  const int64_t all = c.heads + 2 * c.kvHeads;
-  Placement qAt{layout, batch, c.heads, c.seq, c.headDim, all, 0};
-  Placement kAt{layout, batch, c.kvHeads, c.kvSeq, c.headDim, all, c.heads};
-  Placement vAt{layout, batch, c.kvHeads, c.kvSeq, c.headDim, all,
-                c.heads + c.kvHeads};
-  Placement oAt{layout == 2 ? 1 : layout, batch, c.heads, c.seq, c.headDim,
-                all, 0};
-  Shape laidQ = qShape, laidKv = kvShape, laidO = qShape;
-  if (layout != 0) {
-    laidQ = {batch, c.seq, c.heads, c.headDim};
-    laidKv = {batch, c.kvSeq, c.kvHeads, c.headDim};
-    laidO = laidQ;
-  }
-  if (layout == 2)
-    laidQ = laidKv = {batch, c.seq, all, c.headDim};
-  std::vector<Bf16> lq(numElements(laidQ)), lk(numElements(laidKv)),
-      lv(numElements(laidKv)), lout(qCount), ldout(qCount);
-  qAt.place(q, lq);
-  kAt.place(k, layout == 2 ? lq : lk);
-  vAt.place(v, layout == 2 ? lq : lv);
-  if (layout == 2)
-    lk = lv = lq;
-  oAt.place(want.out, lout);
-  oAt.place(dout, ldout);
+  // The operands in `layout`; the CPU computes the same bits there.
+  LaidOperands laid = layOut(c, layout, q, k, v, want.out, dout);
   attrs.ints.push_back(layout);
-
-  // The CPU in `layout` computes the same bits as in bhtd (only the
-  // addressing differs).
-  if (layout != 0) {
-    std::vector<Bf16> cpuOut(qCount), cpuDq(numElements(laidQ)),
-        cpuDk(numElements(laidKv)), cpuDv(numElements(laidKv));
-    ASSERT_TRUE(runCpuKernel(KernelKind::Attention, attrs,
-                             {ref(lq, laidQ), ref(lk, laidKv), ref(lv, laidKv)},
-                             {ref(cpuOut, laidO)}, pool)
-                    .isOk());
-    std::vector<TensorRef> grads = {ref(cpuDq, laidQ), ref(cpuDk, laidKv),
-                                    ref(cpuDv, laidKv)};
-    if (layout == 2)
-      grads.resize(1);
-    ASSERT_TRUE(runCpuKernel(KernelKind::AttentionGrad, attrs,
-                             {ref(lq, laidQ), ref(lk, laidKv), ref(lv, laidKv),
-                              ref(lout, laidO), ref(ldout, laidO)},
-                             grads, pool)
-                    .isOk());
-    auto same = [&](const char *what, const std::vector<Bf16> &got,
-                    const std::vector<Bf16> &expected) {
-      EXPECT_EQ(0, std::memcmp(got.data(), expected.data(),
-                               expected.size() * sizeof(Bf16)))
-          << "the CPU's " << what << " in " << layoutName(layout)
-          << " differs from bhtd";
-    };
-    same("out", oAt.gather(cpuOut), want.out);
-    same("dq", qAt.gather(cpuDq), want.dq);
-    same("dk", kAt.gather(layout == 2 ? cpuDq : cpuDk), want.dk);
-    same("dv", vAt.gather(layout == 2 ? cpuDq : cpuDv), want.dv);
-  }
+  if (layout != 0)
+    expectCpuLayoutMatches(laid, attrs, want, layout, pool);
+  const Placement &qAt = laid.qAt, &kAt = laid.kAt, &vAt = laid.vAt,
+                  &oAt = laid.oAt;
+  const Shape &laidQ = laid.q, &laidKv = laid.kv, &laidO = laid.o;
+  std::vector<Bf16> &lq = laid.lq, &lk = laid.lk, &lv = laid.lv,
+                    &lout = laid.lout, &ldout = laid.ldout;
 
   // The emulated kernels with the launch's grids, shared memory and
   // strides.
@@ -567,16 +641,6 @@ void runCase(const Case &c, int64_t layout, ThreadPool &pool) {
   long long seq = c.seq, kvSeq = c.kvSeq;
   int causal = c.causal ? 1 : 0;
   float scale = static_cast<float>(attrs.floats[0]);
-  using Forward = void (*)(const Bf16 *, const Bf16 *, const Bf16 *, Bf16 *,
-                           float *, int, int, long long, long long, int, float,
-                           FlashLayout);
-  using Rows = void (*)(const Bf16 *, const Bf16 *, const Bf16 *, const Bf16 *,
-                        const Bf16 *, const float *, Bf16 *, float *, float *,
-                        int, int, long long, long long, int, float,
-                        FlashLayout);
-  using Keys = void (*)(const Bf16 *, const Bf16 *, const Bf16 *, const Bf16 *,
-                        const float *, const float *, Bf16 *, Bf16 *, int, int,
-                        long long, long long, int, float, FlashLayout);
   bool wide = c.headDim == 128;
   Forward forwardKernel = wide ? llmc_flash_attention_tc_forward_bf16_d128
                                : llmc_flash_attention_tc_forward_bf16_d64;
@@ -590,18 +654,7 @@ void runCase(const Case &c, int64_t layout, ThreadPool &pool) {
                   forwardLayout);
   });
   compare("attention " + name, oAt.gather(gpuOut), want.out);
-  // The log-sum-exp ([B, Hq, T] in every layout): f32 sums of bf16
-  // products against f64 ones, within 1e-4 of max(1, |lse|) (scores here
-  // are at most a few units).
-  int lseFailures = 0;
-  for (int64_t i = 0; i < rowCount; ++i) {
-    double bound = 1e-4 * std::max(1.0, std::fabs(double(cpuLse[i])));
-    if (!(std::fabs(double(gpuLse[i]) - cpuLse[i]) <= bound) &&
-        ++lseFailures <= 5)
-      ADD_FAILURE() << "lse row " << i << ": emulated " << gpuLse[i]
-                    << ", cpu " << cpuLse[i];
-  }
-  EXPECT_EQ(lseFailures, 0);
+  expectLseClose(gpuLse, cpuLse);
 
   // The backward twice: recomputing the statistics (forwardLse null), and
   // reading the forward's log-sum-exp as the autodiff pass arranges.
@@ -630,11 +683,7 @@ void runCase(const Case &c, int64_t layout, ThreadPool &pool) {
             vAt.gather(layout == 2 ? gpuDq : gpuDv), want.dv);
     // Packed: every element of the gradient written (no poison left).
     if (layout == 2)
-      for (size_t i = 0; i < gpuDq.size(); ++i)
-        if (gpuDq[i].bits == poison.bits) {
-          ADD_FAILURE() << "packed gradient element " << i << " not written";
-          break;
-        }
+      expectNoPoison(gpuDq, poison);
   }
 }
 

@@ -15,6 +15,104 @@
 // As the scalar backward: p = exp(s - lse), dv = pᵀ dout, dp = dout vᵀ,
 // ds = p (dp - delta), dq = ds k scale, dk = dsᵀ q scale.
 
+// delta = dout . out of the BQ rows from `firstQuery`, into tileDelta
+// (shared) and delta: PER_ROW threads per row, 16-byte loads (f32 sums: the
+// thread's chunks of 8 columns in order, then the two threads' sums for
+// D = 128). A step of flashGradRowsTc.
+template <int D, int BQ>
+__device__ __forceinline__ void
+flashTcRowDelta(const Bf16 *out, const Bf16 *dout, float *tileDelta,
+                float *delta, const FlashLayout &layout, long long head,
+                int heads, long long firstQuery, long long seq) {
+  constexpr int PER_ROW = LLMC_FLASH_TC_THREADS / BQ;
+  int r = threadIdx.x / PER_ROW;
+  long long query = firstQuery + r;
+  float sum = 0.0f;
+  if (query < seq) {
+    long long at = flashRowAt(layout.o, head, heads, query);
+    const uint4 *outRow = (const uint4 *)(out + at);
+    const uint4 *doutRow = (const uint4 *)(dout + at);
+    for (int c = threadIdx.x % PER_ROW; c < D / 8; c += PER_ROW) {
+      uint4 outChunk = outRow[c], doutChunk = doutRow[c];
+      unsigned o[4] = {outChunk.x, outChunk.y, outChunk.z, outChunk.w};
+      unsigned d[4] = {doutChunk.x, doutChunk.y, doutChunk.z, doutChunk.w};
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        // The bf16 pair of a word: the lower column in the low half.
+        sum += __uint_as_float(d[e] << 16) * __uint_as_float(o[e] << 16);
+        sum += __uint_as_float(d[e] & 0xffff0000u) *
+               __uint_as_float(o[e] & 0xffff0000u);
+      }
+    }
+  }
+  if (PER_ROW == 2)
+    sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+  if (threadIdx.x % PER_ROW == 0) {
+    tileDelta[r] = sum;
+    if (query < seq)
+      delta[head * seq + query] = sum;
+  }
+}
+
+// The rows' log-sum-exp (base 2: from the forward's `forwardLse` when
+// given, else from the running max and sum, then stored to `lse`) and
+// delta (from tileDelta, after a barrier: also when there is no key tile),
+// per 16-row block m and half i of a warp. A step of flashGradRowsTc.
+template <int MT>
+__device__ __forceinline__ void
+flashTcRowStats(float (*rowLse)[2], float (*rowDelta)[2],
+                float (*runningMax)[2], float (*runningSum)[2],
+                const float *tileDelta, const float *forwardLse, float *lse,
+                long long head, long long seq, long long firstQuery,
+                int warpRow) {
+  int g = (threadIdx.x % 32) / 4;
+  int t = threadIdx.x % 4;
+  __syncthreads(); // tileDelta is written
+#pragma unroll
+  for (int m = 0; m < MT; ++m)
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+      int row = warpRow + 16 * m + g + 8 * i;
+      long long query = firstQuery + row;
+      rowDelta[m][i] = tileDelta[row];
+      if (forwardLse != nullptr) {
+        rowLse[m][i] =
+            query < seq ? forwardLse[head * seq + query] * LLMC_LOG2E : 0.0f;
+        continue;
+      }
+      float sum = quadSum(runningSum[m][i]);
+      // No visible key (S = 0): no tile below reads it.
+      rowLse[m][i] = sum > 0.0f ? runningMax[m][i] + log2f(sum) : 0.0f;
+      if (t == 0 && query < seq)
+        lse[head * seq + query] = rowLse[m][i] * LLMC_LN2;
+    }
+}
+
+// Stores a warp's accumulators (MT blocks of 16 rows from `warpRow` of the
+// tile at `firstQuery`), times `scale`, as bf16 rows of `rows` laid out as
+// `at` says; rows past `seq` are not stored.
+template <int D, int MT>
+__device__ __forceinline__ void
+storeTcRows(Bf16 *rows, float (*acc)[D / 8][4], float scale,
+            FlashStrides at, long long head, int heads,
+            long long firstQuery, int warpRow, long long seq) {
+  int g = (threadIdx.x % 32) / 4;
+  int t = threadIdx.x % 4;
+#pragma unroll
+  for (int m = 0; m < MT; ++m)
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+      long long query = firstQuery + warpRow + 16 * m + g + 8 * i;
+      if (query >= seq)
+        continue;
+      unsigned *row = (unsigned *)(rows + flashRowAt(at, head, heads, query));
+#pragma unroll
+      for (int c = 0; c < D / 8; ++c)
+        row[(c * 8 + 2 * t) / 2] = packBf16(acc[m][c][2 * i] * scale,
+                                            acc[m][c][2 * i + 1] * scale);
+    }
+}
+
 // grad_rows: one block per (batch·head, tile of BQ = 64 MT queries); each
 // warp owns MT blocks of 16 rows (MT = 2 for D = 64, so that every k and v
 // fragment read from shared memory feeds two products; 1 for D = 128).
@@ -25,6 +123,10 @@
 // two buffers, the next copying while the current one is multiplied; the
 // last tile of 1 prefetches the first of 2. Causal: a warp whose rows all
 // precede a key tile skips it.
+// Long: one kernel whose passes share the shared-memory tiles and the
+// register fragments of the loop; the steps that stand alone are helpers
+// (above and in FlashTc.cuh), and the loop bodies stay here, where the
+// fragments' lifetimes can be read.
 template <int D>
 __device__ void flashGradRowsTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
                                 const Bf16 *out, const Bf16 *dout,
@@ -70,39 +172,9 @@ __device__ void flashGradRowsTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
   }
   commitAsync();
 
-  // 0. delta = dout . out, PER_ROW threads per row, 16-byte loads (f32
-  //    sums: the thread's chunks of 8 columns in order, then the two
-  //    threads' sums for D = 128).
-  {
-    constexpr int PER_ROW = LLMC_FLASH_TC_THREADS / BQ;
-    int r = threadIdx.x / PER_ROW;
-    long long query = firstQuery + r;
-    float sum = 0.0f;
-    if (query < seq) {
-      long long at = flashRowAt(layout.o, head, heads, query);
-      const uint4 *outRow = (const uint4 *)(out + at);
-      const uint4 *doutRow = (const uint4 *)(dout + at);
-      for (int c = threadIdx.x % PER_ROW; c < D / 8; c += PER_ROW) {
-        uint4 outChunk = outRow[c], doutChunk = doutRow[c];
-        unsigned o[4] = {outChunk.x, outChunk.y, outChunk.z, outChunk.w};
-        unsigned d[4] = {doutChunk.x, doutChunk.y, doutChunk.z, doutChunk.w};
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          // The bf16 pair of a word: the lower column in the low half.
-          sum += __uint_as_float(d[e] << 16) * __uint_as_float(o[e] << 16);
-          sum += __uint_as_float(d[e] & 0xffff0000u) *
-                 __uint_as_float(o[e] & 0xffff0000u);
-        }
-      }
-    }
-    if (PER_ROW == 2)
-      sum += __shfl_xor_sync(0xffffffffu, sum, 1);
-    if (threadIdx.x % PER_ROW == 0) {
-      tileDelta[r] = sum;
-      if (query < seq)
-        delta[head * seq + query] = sum;
-    }
-  }
+  // 0. delta = dout . out of each row.
+  flashTcRowDelta<D, BQ>(out, dout, tileDelta, delta, layout, head, heads,
+                         firstQuery, seq);
 
   // Whether the 16 x BK block of row block m of a key tile reaches past the
   // keys, past the queries or (causal) past the diagonal: only those
@@ -183,27 +255,10 @@ __device__ void flashGradRowsTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
       }
     }
   }
-  float rowLse[MT][2];  // base 2
+  float rowLse[MT][2]; // base 2
   float rowDelta[MT][2];
-  __syncthreads(); // tileDelta is written (also when there is no key tile)
-#pragma unroll
-  for (int m = 0; m < MT; ++m)
-#pragma unroll
-    for (int i = 0; i < 2; ++i) {
-      int row = warpRow + 16 * m + g + 8 * i;
-      long long query = firstQuery + row;
-      rowDelta[m][i] = tileDelta[row];
-      if (forwardLse != nullptr) {
-        rowLse[m][i] =
-            query < seq ? forwardLse[head * seq + query] * LLMC_LOG2E : 0.0f;
-        continue;
-      }
-      float sum = quadSum(runningSum[m][i]);
-      // No visible key (S = 0): no tile below reads it.
-      rowLse[m][i] = sum > 0.0f ? runningMax[m][i] + log2f(sum) : 0.0f;
-      if (t == 0 && query < seq)
-        lse[head * seq + query] = rowLse[m][i] * LLMC_LN2;
-    }
+  flashTcRowStats<MT>(rowLse, rowDelta, runningMax, runningSum, tileDelta,
+                      forwardLse, lse, head, seq, firstQuery, warpRow);
 
   // The A fragments of q and dout in registers (LLMC_FLASH_TC_ROWS_CACHED),
   // once they have landed for every thread.
@@ -270,21 +325,10 @@ __device__ void flashGradRowsTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
     accumulateProduct<D, BK, MT>(acc, s, keyTile);
   }
   waitAsync(); // no copy outlives the block (none is pending here)
-#pragma unroll
-  for (int m = 0; m < MT; ++m)
-#pragma unroll
-    for (int i = 0; i < 2; ++i) {
-      long long query = firstQuery + warpRow + 16 * m + g + 8 * i;
-      if (query >= seq)
-        continue;
-      unsigned *dqRow =
-          (unsigned *)(dq + flashRowAt(layout.q, head, heads, query));
-#pragma unroll
-      for (int c = 0; c < D / 8; ++c)
-        dqRow[(c * 8 + 2 * t) / 2] = packBf16(acc[m][c][2 * i] * scale,
-                                              acc[m][c][2 * i + 1] * scale);
-    }
+  storeTcRows<D, MT>(dq, acc, scale, layout.q, head, heads, firstQuery,
+                     warpRow, seq);
 }
+
 
 // grad_keys: one block per (batch·kv head, tile of BK = 64 MT keys), after
 // grad_rows. Each warp owns MT blocks of 16 keys (MT = 2 for D = 64, so that
@@ -296,6 +340,10 @@ __device__ void flashGradRowsTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
 // query tiles (causal: from the first that sees the tile's keys), in that
 // fixed order; the q, dout, lse and delta of the next (head, query tile)
 // copy into the other buffer while the current one is multiplied.
+// Long: one kernel whose passes share the shared-memory tiles and the
+// register fragments of the loop; the steps that stand alone are helpers
+// (above and in FlashTc.cuh), and the loop bodies stay here, where the
+// fragments' lifetimes can be read.
 template <int D>
 __device__ void flashGradKeysTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
                                 const Bf16 *dout, const float *lse,

@@ -23,6 +23,10 @@
 // quad), 3. acc += p v with p rounded to bf16. Causal: key tiles after the
 // query tile's last row are never copied, and a warp whose rows all precede
 // a key tile skips it.
+// Long: one kernel whose passes share the shared-memory tiles and the
+// register fragments of the loop; the steps that stand alone are helpers
+// (above and in FlashTc.cuh), and the loop bodies stay here, where the
+// fragments' lifetimes can be read.
 template <int D>
 __device__ void flashForwardTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
                                Bf16 *out, float *lse, int heads, int kvHeads,
