@@ -643,13 +643,25 @@ Status train(const Executable &exe, const TrainOptions &options,
   TrainOptions saving = options; // the checkpoints' settings
   saving.settings = settings;
 
+  // The last step of this call (--steps stops earlier).
+  int64_t last = settings.steps;
+  if (options.stopAfterStep > 0)
+    last = std::min(last, options.stopAfterStep);
+  if (options.stopAfterStep > 0 && options.stopAfterStep < first)
+    return Status::error(
+        StatusCode::InvalidArgument,
+        "--steps " + std::to_string(options.stopAfterStep) +
+            " stops before the step this run starts at (" +
+            std::to_string(first) +
+            ", after the checkpoint): --steps is the step to stop after, not "
+            "a number of steps; pass --steps " +
+            std::to_string(first - 1 + options.stopAfterStep) + " for " +
+            std::to_string(options.stopAfterStep) + " more");
+
   // 4. The metrics: a resumed run keeps the lines up to its checkpoint.
   MetricsFile metrics;
   if (!options.metricsPath.empty() && options.primary)
     LLMC_RETURN_IF_ERROR(metrics.open(options.metricsPath, first - 1));
-  int64_t last = settings.steps;
-  if (options.stopAfterStep > 0)
-    last = std::min(last, options.stopAfterStep);
   if (options.log && first <= last)
     printRunHeader(exe, *session, data, layout, settings, first, last,
                    options.log);

@@ -41,6 +41,10 @@
 // RESUME: resumed from {{.*}}part/step-00000003 (step 3, data at epoch 0, <built-in corpus> token 192)
 // RESUME-NEXT: ready in {{.*}} s: cpu session {{.*}} s, data {{.*}} s, checkpoint {{.*}} s (0.00 s of it drawn on the host)
 // RESUME-NEXT: training {{.*}}: steps 4-8 of 8
+// --steps is the step to stop after: one before the resumed step is refused,
+// with the value that trains that many more.
+// RUN: not llmc train %S/Inputs/train-tiny.toml --resume %t/part/step-00000003 --steps 2 --checkpoint-dir %t/part 2>&1 | FileCheck %s --check-prefix=PASTSTOP
+// PASTSTOP: llmc train: --steps 2 stops before the step this run starts at (4, after the checkpoint): --steps is the step to stop after, not a number of steps; pass --steps 5 for 2 more
 // RUN: cat %t/part1.jsonl %t/part2.jsonl | %{strip} > %t/resumed.txt
 // RUN: %{strip} < %t/full.jsonl > %t/full.txt
 // RUN: diff %t/full.txt %t/resumed.txt
