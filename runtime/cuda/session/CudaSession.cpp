@@ -430,15 +430,15 @@ Status CudaSession::enqueueCommands() {
     } else if (check_ && command.kernel != KernelKind::FusedElementwise) {
       status = check_->before(inputs, outputs, stream_);
       if (status)
-        status = kernels_->launch(command.kernel, command.attrs, inputs,
-                                  outputs, stream_);
+        status = kernels_->launch(choices_[index], command.kernel,
+                                  command.attrs, inputs, outputs, stream_);
       if (status)
         status = check_->after(index, command, inputs, outputs, stream_);
     } else {
       auto fold = check_ ? foldedAdds_.end() : foldedAdds_.find(index);
       bool folded = fold != foldedAdds_.end();
-      status = kernels_->launch(command.kernel, command.attrs, inputs, outputs,
-                                stream_,
+      status = kernels_->launch(choices_[index], command.kernel, command.attrs,
+                                inputs, outputs, stream_,
                                 folded ? slot(fold->second).data : nullptr);
       if (status && folded) {
         // The residual add that follows is done: it runs nothing (its

@@ -1,0 +1,155 @@
+//===- PlanKernels.cpp - codegen's CUDA kernel plan of a program ----------===//
+//
+// The steps of planCudaKernels: 1. every command's choice (or refusal),
+// with the generated elementwise units; 2. every fused region's kernel or
+// why not; 3. the multi-tensor groups and their units; 4. the hand-written
+// units: every one that is always loaded, and the on-demand ones that a
+// choice names an entry of.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/cuda/session/PlanKernels.h"
+
+#include "runtime/cuda/kernels/DeviceUnits.h"
+#include "runtime/cuda/kernels/KernelPlan.h"
+#include "runtime/cuda/kernels/KernelSelection.h"
+#include "runtime/cuda/kernels/elementwise/FusedKernels.h"
+#include "runtime/cuda/kernels/optimizer/MultiTensor.h"
+
+#include <algorithm>
+#include <set>
+#include <string>
+
+namespace llmc::rt::cuda {
+
+namespace {
+
+/// Collects the generated units of a plan, each once.
+class UnitList {
+public:
+  explicit UnitList(CudaPlan &plan) : plan_(plan) {}
+  void add(const std::string &entry, const std::string &source,
+           std::vector<std::string> entries, uint8_t flags) {
+    if (!seen_.insert(entry).second)
+      return;
+    CudaUnit unit;
+    unit.name = entry;
+    unit.source = source;
+    unit.entries = std::move(entries);
+    unit.flags = flags;
+    plan_.units.push_back(std::move(unit));
+  }
+
+private:
+  CudaPlan &plan_;
+  std::set<std::string> seen_;
+};
+
+void planCommands(RankProgram &program, UnitList &units,
+                  std::set<std::string> &entries) {
+  for (const Command &command : program.commands) {
+    KernelChoice choice;
+    Status status = selectCommand(program, command, choice);
+    CudaCommandPlan plan = commandPlan(choice);
+    if (!status) {
+      plan = CudaCommandPlan();
+      plan.code = status.code();
+      plan.error = status.message();
+    } else if (choice.route == KernelChoice::Route::Elementwise) {
+      units.add(choice.unit.entry, choice.unit.source,
+                {choice.unit.entry, choice.unit.entry + "_vec"},
+                CudaUnit::kGenerated);
+    }
+    entries.insert(choice.entries.begin(), choice.entries.end());
+    program.cuda.commands.push_back(std::move(plan));
+  }
+}
+
+void planFusedRegions(RankProgram &program, UnitList &units) {
+  for (size_t c = 0; c < program.commands.size(); ++c) {
+    const Command &command = program.commands[c];
+    if (command.kind != CommandKind::Kernel ||
+        command.kernel != KernelKind::FusedElementwise)
+      continue;
+    CudaFusedPlan fused;
+    fused.marker = static_cast<int32_t>(c);
+    FusedSource source;
+    if (Status status = generateFusedKernel(program, c, source); !status) {
+      fused.unfused = status.message();
+    } else {
+      fused.entry = source.entry;
+      fused.elements = source.elements;
+      // No contraction of a*b+c into one FMA across the region's ops: each
+      // op rounds as its own kernel does.
+      units.add(source.entry, source.source, {source.entry},
+                CudaUnit::kGenerated | CudaUnit::kNoContraction);
+    }
+    program.cuda.fused.push_back(std::move(fused));
+  }
+}
+
+void planMultiTensor(RankProgram &program, UnitList &units,
+                     std::set<std::string> &entries) {
+  for (const MultiTensorGroup &group : planMultiTensorGroups(program)) {
+    if (group.kind == MultiTensorGroup::Kind::Elementwise)
+      units.add(group.entry, group.source, {group.entry},
+                CudaUnit::kGenerated | CudaUnit::kNoContraction);
+    else
+      entries.insert(group.entry);
+    program.cuda.multiTensor.push_back(multiTensorPlan(group));
+  }
+}
+
+} // namespace
+
+Status handWrittenUnits(std::vector<CudaUnit> &units) {
+  units.clear();
+  for (const DeviceUnit &device : deviceKernelUnits()) {
+    if (!device.error.empty())
+      return Status::error(StatusCode::Internal, "the kernel unit " +
+                                                     device.file + ": " +
+                                                     device.error);
+    CudaUnit unit;
+    unit.name = device.name;
+    unit.source = device.source;
+    unit.entries = device.entries;
+    unit.flags = device.onDemand ? CudaUnit::kOnDemand : 0;
+    units.push_back(std::move(unit));
+  }
+  return Status::ok();
+}
+
+void planCudaKernels(RankProgram &program) {
+  program.cuda = CudaPlan();
+  program.cuda.present = true;
+  UnitList units(program.cuda);
+  std::set<std::string> entries;
+  planCommands(program, units, entries);
+  planFusedRegions(program, units);
+  planMultiTensor(program, units, entries);
+  // The hand-written units. An embedded file that is missing (a broken
+  // build) leaves the unit without source: loading it then fails.
+  for (const DeviceUnit &device : deviceKernelUnits()) {
+    bool used = !device.onDemand ||
+                std::any_of(device.entries.begin(), device.entries.end(),
+                            [&](const std::string &e) {
+                              return entries.count(e) != 0;
+                            });
+    if (!used)
+      continue;
+    CudaUnit unit;
+    unit.name = device.name;
+    unit.source = device.error.empty() ? device.source : std::string();
+    unit.entries = device.entries;
+    unit.flags = device.onDemand ? CudaUnit::kOnDemand : 0;
+    program.cuda.units.push_back(std::move(unit));
+  }
+}
+
+void planCudaKernels(Executable &executable) {
+  for (RankProgram &program : executable.ranks)
+    planCudaKernels(program);
+  for (Executable &companion : executable.companions)
+    planCudaKernels(companion);
+}
+
+} // namespace llmc::rt::cuda
