@@ -15,9 +15,13 @@
 #include "runtime/cuda/kernels/elementwise/FusedKernels.h"
 #include "runtime/cuda/kernels/optimizer/MultiTensor.h"
 
+#include "runtime/cuda/libs/Nvrtc.h"
+
 #include <algorithm>
+#include <atomic>
 #include <set>
 #include <string>
+#include <thread>
 
 namespace llmc::rt::cuda {
 
@@ -143,6 +147,61 @@ void planCudaKernels(RankProgram &program) {
     unit.flags = device.onDemand ? CudaUnit::kOnDemand : 0;
     program.cuda.units.push_back(std::move(unit));
   }
+}
+
+Status compileCudaKernels(Executable &executable, const std::string &arch) {
+  bool wellFormed = arch.size() > 3 && arch.compare(0, 3, "sm_") == 0 &&
+                    std::all_of(arch.begin() + 3, arch.end(), [](char c) {
+                      return c >= '0' && c <= '9';
+                    });
+  if (!wellFormed)
+    return Status::error(StatusCode::InvalidArgument,
+                         "--cuda-arch=" + arch +
+                             ": expected a real architecture such as sm_90");
+  std::vector<CudaUnit *> units;
+  std::vector<Executable *> pending = {&executable};
+  while (!pending.empty()) {
+    Executable *exe = pending.back();
+    pending.pop_back();
+    for (RankProgram &program : exe->ranks)
+      for (CudaUnit &unit : program.cuda.units)
+        units.push_back(&unit);
+    for (Executable &companion : exe->companions)
+      pending.push_back(&companion);
+  }
+  // The units side by side (GPT-2 124M has about 50), each through the
+  // on-disk kernel cache; the first error is reported.
+  std::vector<Status> results(units.size(), Status::ok());
+  std::atomic<size_t> next{0};
+  unsigned threads = std::max(
+      1u, std::min<unsigned>(std::thread::hardware_concurrency(),
+                             static_cast<unsigned>(units.size())));
+  std::vector<std::thread> pool;
+  for (unsigned t = 0; t < threads; ++t)
+    pool.emplace_back([&]() {
+      for (size_t i = next++; i < units.size(); i = next++) {
+        CudaUnit &unit = *units[i];
+        NvrtcOptions options;
+        options.arch = arch;
+        if (unit.flags & CudaUnit::kNoContraction)
+          options.extraOptions.push_back("--fmad=false");
+        CompiledCuda compiled;
+        results[i] = compileCuda(unit.source, unit.name + ".cu", options,
+                                 compiled);
+        if (results[i]) {
+          unit.arch = arch;
+          unit.cubin.assign(compiled.cubin.begin(), compiled.cubin.end());
+        }
+      }
+    });
+  for (std::thread &thread : pool)
+    thread.join();
+  for (size_t i = 0; i < units.size(); ++i)
+    if (!results[i])
+      return Status::error(results[i].code(),
+                           "compiling the CUDA unit " + units[i]->name +
+                               " for " + arch + ": " + results[i].message());
+  return Status::ok();
 }
 
 void planCudaKernels(Executable &executable) {

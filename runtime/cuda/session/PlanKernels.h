@@ -24,6 +24,13 @@ void planCudaKernels(RankProgram &program);
 /// The plans of every rank program of `executable` and of its companions.
 void planCudaKernels(Executable &executable);
 
+/// Compiles every unit of the plans of `executable` and its companions
+/// with NVRTC for `arch` ("sm_90"; llmc compile --cuda-arch) and stores the
+/// cubins: a GPU of that architecture then starts without compiling, any
+/// other compiles the carried source. InvalidArgument for an architecture
+/// that is not "sm_<digits>" or a unit that does not compile (naming it).
+Status compileCudaKernels(Executable &executable, const std::string &arch);
+
 /// The hand-written NVRTC units (kernels/units/*.cu, includes expanded) as
 /// a plan carries them; Internal when an embedded file is missing (a broken
 /// build).
