@@ -121,9 +121,10 @@ public:
     return launchPrimitive(entry, dim3(blocks), 256, 0, args, stream);
   }
 
-  /// NVRTC units loaded: the hand-written ones, one per elementwise
-  /// signature, and one per distinct fused region or multi-tensor kernel.
-  size_t loadedUnits() const { return primitives_.size() + generated_.size(); }
+  /// NVRTC units loaded, counted as before the plan: the hand-written ones
+  /// as one, one per elementwise signature, and one per distinct fused
+  /// region or multi-tensor kernel.
+  size_t loadedUnits() const { return 1 + generated_.size(); }
   /// Which kernels run bf16 attention: "cuDNN 9.14.0", or llmc's flash
   /// kernels and why not cuDNN (CudnnAttention.h).
   std::string attentionPath() const;
