@@ -13,6 +13,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/BuildExecutable.h"
+#ifdef LLMC_CODEGEN_CUDA
+#include "runtime/cuda/session/PlanKernels.h"
+#endif
 #include "analysis/BufferPlan.h"
 #include "codegen/Lowering.h"
 #include "ir/LlmcOps.h"
@@ -500,6 +503,12 @@ FailureOr<rt::Executable> buildExecutable(ModuleOp module,
     if (failed(lowering.run()))
       return failure();
   }
+#ifdef LLMC_CODEGEN_CUDA
+  // The CUDA kernels of every rank (runtime/CudaPlan.h): chosen and
+  // generated here, so that the GPU session only loads and launches.
+  for (rt::RankProgram &rank : exe.ranks)
+    rt::cuda::planCudaKernels(rank);
+#endif
   if (rt::Status status = rt::validateExecutable(exe); !status)
     return function.emitError() << "codegen produced an invalid executable: "
                                 << status.message();

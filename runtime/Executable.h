@@ -10,6 +10,7 @@
 #ifndef LLMC_RUNTIME_EXECUTABLE_H
 #define LLMC_RUNTIME_EXECUTABLE_H
 
+#include "runtime/CudaPlan.h"
 #include "runtime/DType.h"
 #include "runtime/Kernel.h"
 #include "runtime/Status.h"
@@ -21,9 +22,10 @@
 
 namespace llmc::rt {
 
-/// The format version this runtime writes. It also reads version 3 (no
-/// output stages) and version 2 (no mesh, no shardings: one device).
-constexpr uint32_t kExecutableVersion = 4;
+/// The format version this runtime writes. It also reads version 4 (no
+/// CUDA kernel plan), version 3 (no output stages) and version 2 (no mesh,
+/// no shardings: one device).
+constexpr uint32_t kExecutableVersion = 5;
 constexpr uint32_t kOldestExecutableVersion = 2;
 
 /// How a parameter is initialized (llmc.init), for training from scratch.
@@ -170,6 +172,8 @@ struct RankProgram {
   std::vector<ValueInfo> values;
   std::vector<ConstantData> constants;
   std::vector<Command> commands;
+  /// The CUDA kernels of these commands, as codegen chose them (CudaPlan.h).
+  CudaPlan cuda;
 };
 
 struct Executable {

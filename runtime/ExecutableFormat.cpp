@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/Executable.h"
+#include "runtime/ExecutableIO.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -16,10 +17,13 @@
 
 namespace llmc::rt {
 
+using format::kHeaderBytes;
+using format::Reader;
+using format::Writer;
+
 namespace {
 
 constexpr char kMagic[8] = {'L', 'L', 'M', 'C', 'E', 'X', 'E', '\0'};
-constexpr size_t kHeaderBytes = 32;
 /// Header flags: bit 0, Executable::fusedKernels. Other bits are refused.
 constexpr uint32_t kFlagFusedKernels = 1u << 0;
 constexpr uint32_t kKnownFlags = kFlagFusedKernels;
@@ -33,98 +37,6 @@ uint64_t fnv1a(const uint8_t *data, size_t size) {
   }
   return hash;
 }
-
-class Writer {
-public:
-  template <typename T> void pod(T value) {
-    const uint8_t *bytes = reinterpret_cast<const uint8_t *>(&value);
-    out.insert(out.end(), bytes, bytes + sizeof(T));
-  }
-  void str(const std::string &s) {
-    pod<uint32_t>(static_cast<uint32_t>(s.size()));
-    out.insert(out.end(), s.begin(), s.end());
-  }
-  template <typename T> void podVector(const std::vector<T> &v) {
-    pod<uint32_t>(static_cast<uint32_t>(v.size()));
-    for (const T &x : v)
-      pod<T>(x);
-  }
-  std::vector<uint8_t> out;
-};
-
-class Reader {
-public:
-  Reader(const uint8_t *data, size_t size, std::string what)
-      : data(data), size(size), what(std::move(what)) {}
-
-  template <typename T> bool pod(T &value, const char *field) {
-    if (!need(sizeof(T), field))
-      return false;
-    std::memcpy(&value, data + pos, sizeof(T));
-    pos += sizeof(T);
-    return true;
-  }
-  bool str(std::string &s, const char *field) {
-    uint32_t n;
-    if (!pod(n, field) || !need(n, field))
-      return false;
-    s.assign(reinterpret_cast<const char *>(data + pos), n);
-    pos += n;
-    return true;
-  }
-  /// A count of items of at least `minItemBytes` each: rejects counts that
-  /// could not fit in the rest of the file before allocating for them.
-  bool count(uint32_t &n, size_t minItemBytes, const char *field) {
-    if (!pod(n, field))
-      return false;
-    if (minItemBytes && static_cast<uint64_t>(n) * minItemBytes > size - pos)
-      return fail(std::string("a count of ") + std::to_string(n) + " " +
-                  field + " that cannot fit in the file");
-    return true;
-  }
-  template <typename T> bool podVector(std::vector<T> &v, const char *field) {
-    uint32_t n;
-    if (!count(n, sizeof(T), field))
-      return false;
-    v.resize(n);
-    for (T &x : v)
-      if (!pod(x, field))
-        return false;
-    return true;
-  }
-  bool bytes(std::vector<uint8_t> &v, uint64_t n, const char *field) {
-    if (!need(n, field))
-      return false;
-    v.assign(data + pos, data + pos + n);
-    pos += n;
-    return true;
-  }
-  bool atEnd() const { return pos == size; }
-
-  Status status() const {
-    return Status::error(StatusCode::DataLoss, what + ": " + error);
-  }
-
-private:
-  bool need(uint64_t n, const char *field) {
-    if (n <= size - pos)
-      return true;
-    return fail(std::string("truncated at byte ") +
-                std::to_string(kHeaderBytes + pos) + " while reading " +
-                field);
-  }
-  bool fail(std::string message) {
-    if (error.empty())
-      error = std::move(message) + "; the file is damaged: compile it again";
-    return false;
-  }
-
-  const uint8_t *data;
-  size_t size;
-  size_t pos = 0;
-  std::string what;
-  std::string error;
-};
 
 void writeProgram(Writer &w, const RankProgram &rank) {
   w.pod<uint64_t>(rank.arenaBytes);
@@ -150,6 +62,12 @@ void writeProgram(Writer &w, const RankProgram &rank) {
     w.podVector<double>(command.attrs.floats);
     w.str(command.origin);
   }
+}
+
+void writeProgram(Writer &w, const RankProgram &rank, uint32_t version) {
+  writeProgram(w, rank);
+  if (version >= 5)
+    format::writeCudaPlan(w, rank.cuda);
 }
 
 bool readProgram(Reader &r, RankProgram &rank) {
@@ -495,6 +413,7 @@ Status validateExecutable(const Executable &exe) {
                                  "' names a value slot that does not exist");
     if (exe.fusedKernels)
       LLMC_RETURN_IF_ERROR(validateUnstored(exe, rank, what, where));
+    LLMC_RETURN_IF_ERROR(format::validateCudaPlan(rank, what, where));
   }
   return validateMeshAndShardings(exe, what);
 }
@@ -560,7 +479,7 @@ std::vector<uint8_t> serializeExecutable(const Executable &exe) {
   }
   w.pod<uint32_t>(static_cast<uint32_t>(exe.ranks.size()));
   for (const RankProgram &rank : exe.ranks)
-    writeProgram(w, rank);
+    writeProgram(w, rank, exe.version);
   w.pod<uint32_t>(static_cast<uint32_t>(exe.metadata.size()));
   for (const auto &[key, value] : exe.metadata) {
     w.str(key);
@@ -698,7 +617,8 @@ Status parseExecutable(const uint8_t *data, size_t size,
   if (ok) {
     exe.ranks.resize(n);
     for (RankProgram &rank : exe.ranks)
-      ok = ok && readProgram(r, rank);
+      ok = ok && readProgram(r, rank) &&
+           (version < 5 || format::readCudaPlan(r, rank.cuda));
   }
   ok = ok && r.count(n, 8, "metadata entries");
   for (uint32_t i = 0; ok && i < n; ++i) {

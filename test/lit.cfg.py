@@ -43,3 +43,6 @@ def gpu_visible():
 
 if gpu_visible():
     config.available_features.add("cuda")
+# llmc built with the CUDA backend (LLMC_CUDA: NVRTC, no GPU needed).
+if getattr(config, "llmc_cuda_backend", "").upper() in ("ON", "1", "TRUE"):
+    config.available_features.add("cuda-backend")

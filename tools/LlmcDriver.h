@@ -120,6 +120,12 @@ struct CompileCommand {
                "(default: when [parallel] devices is cuda); such a program "
                "runs only on the GPU"),
       cl::sub(command), cl::cat(llmcCategory())};
+  cl::opt<std::string> cudaArch{
+      "cuda-arch",
+      cl::desc("Also compile the artifact's CUDA kernels with NVRTC for this "
+               "architecture (sm_90) and store their cubins: a GPU of that "
+               "architecture then starts without NVRTC"),
+      cl::value_desc("ARCH"), cl::sub(command), cl::cat(llmcCategory())};
   cl::opt<bool> locations{
       "locations",
       cl::desc("Print each op's location (the model part it comes from)"),

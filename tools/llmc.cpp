@@ -33,6 +33,9 @@
 #include "tools/LlmcTokenize.h"
 
 #include "runtime/Sharding.h"
+#ifdef LLMC_HAVE_CUDA
+#include "runtime/cuda/session/PlanKernels.h"
+#endif
 
 namespace llmc::driver {
 
@@ -66,6 +69,27 @@ bool wantsExecutable(llvm::StringRef path) { return path.ends_with(".llmcx"); }
 
 } // namespace
 
+namespace {
+
+/// --cuda-arch: the cubins of every CUDA unit the artifact carries.
+int compileCudaCubins(llmc::rt::Executable &exe, const std::string &arch) {
+#ifdef LLMC_HAVE_CUDA
+  if (llmc::rt::Status status = llmc::rt::cuda::compileCudaKernels(exe, arch);
+      !status) {
+    llvm::errs() << "llmc compile: error: " << status.message() << "\n";
+    return kExitRejected;
+  }
+  return kExitOk;
+#else
+  llvm::errs() << "llmc compile: error: --cuda-arch=" << arch
+               << ": this llmc was built without the CUDA backend "
+                  "(LLMC_CUDA=OFF)\n";
+  return kExitRejected;
+#endif
+}
+
+} // namespace
+
 int runCompile(const CompileCommand &options) {
   if (options.logits)
     return compileLogits(options);
@@ -91,6 +115,9 @@ int runCompile(const CompileCommand &options) {
   llmc::rt::Executable exe;
   if (int code = buildArtifact(compiled, options.input, exe))
     return code;
+  if (!options.cudaArch.empty())
+    if (int code = compileCudaCubins(exe, options.cudaArch))
+      return code;
   return writeArtifact(exe, options.output);
 }
 
@@ -165,6 +192,27 @@ int inspectExecutable(const std::string &path) {
     os << "  compiled for fused kernels: " << unstored
        << " values of elementwise regions have no storage (runs on the GPU "
           "only)\n";
+  }
+  // The CUDA kernels codegen planned (runtime/CudaPlan.h), with the cubins
+  // of --cuda-arch.
+  if (rank.cuda.present) {
+    size_t generated = 0, refused = 0, cubins = 0;
+    std::string arch;
+    for (const llmc::rt::CudaUnit &unit : rank.cuda.units) {
+      generated += (unit.flags & llmc::rt::CudaUnit::kGenerated) != 0;
+      if (!unit.cubin.empty()) {
+        ++cubins;
+        arch = unit.arch;
+      }
+    }
+    for (const llmc::rt::CudaCommandPlan &choice : rank.cuda.commands)
+      refused += choice.code != llmc::rt::StatusCode::Ok;
+    os << "  CUDA kernels: " << rank.cuda.units.size() << " units ("
+       << generated << " generated), " << rank.cuda.fused.size()
+       << " fused regions, " << refused << " commands without a CUDA kernel";
+    if (cubins)
+      os << ", " << cubins << " cubins for " << arch;
+    os << "\n";
   }
   // Files the artifact carries (hf.config, a tokenizer) by their size.
   for (const auto &[key, value] : exe.metadata)

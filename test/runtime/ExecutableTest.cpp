@@ -191,7 +191,7 @@ TEST(Executable, MeshAndShardingsRoundTrip) {
   std::vector<uint8_t> bytes = serializeExecutable(exe);
   uint32_t version;
   std::memcpy(&version, bytes.data() + 8, 4);
-  EXPECT_EQ(version, 4u);
+  EXPECT_EQ(version, kExecutableVersion);
   Executable back;
   Status status = parseExecutable(bytes.data(), bytes.size(), "mem", back);
   ASSERT_TRUE(status) << status.message();
@@ -482,6 +482,158 @@ TEST(Executable, TheCpuSessionRefusesAProgramForFusedKernels) {
   for (int i = 0; i < 16; ++i)
     EXPECT_FLOAT_EQ(static_cast<const float *>(y.data)[i],
                     std::exp(x[i]) * x[i]);
+}
+
+/// sample() with a CUDA kernel plan as codegen writes one: every route, a
+/// refusal, a fused region, a multi-tensor group and units, one with a
+/// cubin.
+Executable plannedSample() {
+  Executable exe = sample();
+  RankProgram &rank = exe.ranks[0];
+  Command marker;
+  marker.kernel = KernelKind::FusedElementwise;
+  marker.attrs.ints = {1};
+  marker.origin = "blocks.0";
+  rank.commands.insert(rank.commands.begin() + 1, marker);
+  CudaPlan &plan = rank.cuda;
+  plan.present = true;
+  plan.commands.resize(rank.commands.size());
+  plan.commands[0].route = CudaRoute::DeviceUnit;
+  plan.commands[0].entries = {"llmc_broadcast_b4"};
+  plan.commands[0].scratchBytes = 512;
+  plan.commands[2].route = CudaRoute::Elementwise;
+  plan.commands[2].elementwise = {KernelKind::Add,  {DType::F32, DType::F32},
+                                  DType::F32,       {},
+                                  "llmc_add_f32",   4,
+                                  {4, 4, 4}};
+  plan.commands[3].code = StatusCode::Unimplemented;
+  plan.commands[3].error = "at norm: no CUDA kernel for RmsNorm yet";
+  plan.fused.push_back({1, "llmc_fused_1", 6, ""});
+  CudaMultiTensorPlan group;
+  group.kind = CudaMultiTensorPlan::Kind::SumSquares;
+  group.members = {2, 3};
+  group.ends = {3, 4};
+  group.inputs = {{0}, {2}};
+  group.outputs = {{1}, {1}};
+  group.elements = {6, 6};
+  group.label = "SumSquares";
+  plan.multiTensor.push_back(group);
+  CudaUnit unit;
+  unit.name = "llmc_add_f32";
+  unit.source = "extern \"C\" __global__ void llmc_add_f32() {}";
+  unit.entries = {"llmc_add_f32", "llmc_add_f32_vec"};
+  unit.flags = CudaUnit::kGenerated;
+  unit.arch = "sm_90";
+  unit.cubin = {1, 2, 3, 4, 5};
+  plan.units.push_back(unit);
+  return exe;
+}
+
+uint64_t payloadHash(const std::vector<uint8_t> &bytes) {
+  uint64_t hash = 0xcbf29ce484222325ull;
+  for (size_t i = 32; i < bytes.size(); ++i) {
+    hash ^= bytes[i];
+    hash *= 0x100000001b3ull;
+  }
+  return hash;
+}
+
+TEST(Executable, CudaKernelPlanRoundTripsByteExact) {
+  std::vector<uint8_t> bytes = serializeExecutable(plannedSample());
+  Executable back;
+  Status status = parseExecutable(bytes.data(), bytes.size(), "mem", back);
+  ASSERT_TRUE(status) << status.message();
+  EXPECT_EQ(serializeExecutable(back), bytes);
+  const CudaPlan &plan = back.ranks[0].cuda;
+  ASSERT_TRUE(plan.present);
+  ASSERT_EQ(plan.commands.size(), 4u);
+  EXPECT_EQ(plan.commands[0].entries,
+            std::vector<std::string>{"llmc_broadcast_b4"});
+  EXPECT_EQ(plan.commands[0].scratchBytes, 512u);
+  EXPECT_EQ(plan.commands[2].elementwise.entry, "llmc_add_f32");
+  EXPECT_EQ(plan.commands[2].elementwise.vectorWidth, 4);
+  EXPECT_EQ(plan.commands[3].code, StatusCode::Unimplemented);
+  EXPECT_EQ(plan.commands[3].error, "at norm: no CUDA kernel for RmsNorm yet");
+  ASSERT_EQ(plan.fused.size(), 1u);
+  EXPECT_EQ(plan.fused[0].entry, "llmc_fused_1");
+  ASSERT_EQ(plan.multiTensor.size(), 1u);
+  EXPECT_EQ(plan.multiTensor[0].members, (std::vector<int64_t>{2, 3}));
+  ASSERT_EQ(plan.units.size(), 1u);
+  EXPECT_EQ(plan.units[0].cubin, (std::vector<uint8_t>{1, 2, 3, 4, 5}));
+  EXPECT_EQ(plan.unitDefining("llmc_add_f32_vec"), &plan.units[0]);
+  EXPECT_EQ(plan.unitDefining("llmc_mul_f32"), nullptr);
+}
+
+// Format 4 has no plan: such a file loads (and runs on the CPU) without
+// one, and writing version 4 drops it.
+TEST(Executable, VersionFourFilesLoadWithoutAPlan) {
+  Executable exe = plannedSample();
+  exe.version = 4;
+  std::vector<uint8_t> bytes = serializeExecutable(exe);
+  Executable back;
+  Status status = parseExecutable(bytes.data(), bytes.size(), "old.llmcx", back);
+  ASSERT_TRUE(status) << status.message();
+  EXPECT_EQ(back.version, 4u);
+  EXPECT_FALSE(back.ranks[0].cuda.present);
+  EXPECT_EQ(back.ranks[0].commands.size(), 4u);
+}
+
+TEST(Executable, EveryTruncationOfAPlannedFileIsAnError) {
+  std::vector<uint8_t> bytes = serializeExecutable(plannedSample());
+  for (size_t size = 0; size < bytes.size(); ++size) {
+    Executable back;
+    EXPECT_FALSE(parseExecutable(bytes.data(), size, "m.llmcx", back))
+        << "truncated to " << size << " bytes";
+  }
+}
+
+// Every byte of the payload changed, with the checksum made to match: the
+// reader and the validation answer (an error, or a program that fits its
+// plan), never a crash.
+TEST(Executable, EveryMutationOfAPlannedFileIsCaughtOrConsistent) {
+  std::vector<uint8_t> bytes = serializeExecutable(plannedSample());
+  size_t refused = 0;
+  for (size_t i = 32; i < bytes.size(); ++i)
+    for (uint8_t flip : {uint8_t(0x01), uint8_t(0x80), uint8_t(0xff)}) {
+      std::vector<uint8_t> mutated = bytes;
+      mutated[i] ^= flip;
+      uint64_t hash = payloadHash(mutated);
+      std::memcpy(mutated.data() + 24, &hash, 8);
+      Executable back;
+      Status status =
+          parseExecutable(mutated.data(), mutated.size(), "m.llmcx", back);
+      if (!status) {
+        ++refused;
+        continue;
+      }
+      for (const RankProgram &rank : back.ranks)
+        if (rank.cuda.present)
+          EXPECT_EQ(rank.cuda.commands.size(), rank.commands.size());
+    }
+  EXPECT_GT(refused, 0u);
+}
+
+TEST(Executable, APlanThatDoesNotFitItsProgramIsRejected) {
+  auto rejected = [](Executable exe, const std::string &want) {
+    std::vector<uint8_t> bytes = serializeExecutable(exe);
+    Executable back;
+    Status status = parseExecutable(bytes.data(), bytes.size(), "p.llmcx", back);
+    ASSERT_FALSE(status);
+    EXPECT_NE(status.message().find(want), std::string::npos)
+        << status.message();
+  };
+  Executable fewer = plannedSample();
+  fewer.ranks[0].cuda.commands.pop_back();
+  rejected(fewer, "rank 0: the CUDA kernel plan has 3 choices for 4 commands");
+  Executable marker = plannedSample();
+  marker.ranks[0].cuda.fused[0].marker = 2;
+  rejected(marker, "names command 2 as a fused region's marker");
+  Executable group = plannedSample();
+  group.ranks[0].cuda.multiTensor[0].ends[1] = 9;
+  rejected(group, "a multi-tensor group (SumSquares) that does not fit");
+  Executable route = plannedSample();
+  route.ranks[0].cuda.commands[1].route = static_cast<CudaRoute>(9);
+  rejected(route, "unknown route, status, kind or type at command 1");
 }
 
 } // namespace

@@ -13,7 +13,7 @@
 
 // The artifact's tables, read back with the runtime's reader.
 // RUN: llmc inspect %t.llmcx | FileCheck %s --check-prefix=INSPECT
-// INSPECT: executable {{.*}}.llmcx (format 4, by llmc 0.1.0, from {{.*}}gpt2-tiny.toml): @loss
+// INSPECT: executable {{.*}}.llmcx (format 5, by llmc 0.1.0, from {{.*}}gpt2-tiny.toml): @loss
 // INSPECT-NEXT: parameter transformer.wte.weight {{ *}}f32[128, 64]
 // INSPECT: input {{ *}}tokens {{ *}}i32[2, 16]
 // INSPECT: output {{ *}}loss {{ *}}f32[]

@@ -56,7 +56,7 @@
 // RUN: %{strip} < %t/run.jsonl > %t/run.txt
 // RUN: diff %t/full.txt %t/run.txt
 // RUN: llmc inspect %t/train.llmcx | FileCheck %s --check-prefix=INSPECT
-// INSPECT: executable {{.*}}train.llmcx (format 4, by llmc {{.*}}, from {{.*}}train-tiny.toml): @train_step
+// INSPECT: executable {{.*}}train.llmcx (format 5, by llmc {{.*}}, from {{.*}}train-tiny.toml): @train_step
 // INSPECT: state {{ *}}optimizer.m.transformer.wte.weight {{ *}}f32[128, 32]
 // INSPECT: input {{ *}}optimizer.step {{ *}}f32[]
 // INSPECT: output {{ *}}grad_norm {{ *}}f32[]

@@ -1,7 +1,8 @@
 //===- DeviceKernels.cpp - launch any kernel of the CUDA table ------------===//
 //
-// CudaKernels::launch: the selection (through prepare), then the launch of
-// the kind's family, both by the table of CUDA kernels (CudaKernels.def).
+// CudaKernels::launch: a choice (carried by the plan, or selectKernel's),
+// then the launch of the kind's family by the table of CUDA kernels
+// (CudaKernels.def).
 // The families compute the launch parameters from the operands' shapes as
 // the CPU kernels do (runtime/cpu/); the shapes are trusted to be the
 // checked ones of a validated program.
@@ -39,9 +40,7 @@ Status CudaKernels::launch(KernelKind kind, const KernelAttrs &attrs,
                            const std::vector<TensorRef> &inputs,
                            const std::vector<TensorRef> &outputs,
                            cudaStream_t stream, const void *residualAddend) {
-  // 1. Attention that cuDNN takes (attention/AttentionCudnn.cpp), before
-  //    the selection: the flash kernels' on-demand units are then never
-  //    compiled.
+  // Attention that cuDNN takes, before the selection, as launch(choice).
   if (kind == KernelKind::Attention || kind == KernelKind::AttentionGrad) {
     bool cudnn = false;
     LLMC_RETURN_IF_ERROR(
@@ -49,10 +48,39 @@ Status CudaKernels::launch(KernelKind kind, const KernelAttrs &attrs,
     if (cudnn)
       return Status::ok();
   }
-  // 2. The selection, which checks the operand and attribute counts and
-  //    types, compiles what the launch needs and reserves its scratch.
   KernelChoice choice;
-  LLMC_RETURN_IF_ERROR(prepare(kind, attrs, inputs, outputs, choice));
+  LLMC_RETURN_IF_ERROR(selectKernel(kind, attrs, inputs, outputs, choice));
+  return launchChosen(choice, kind, attrs, inputs, outputs, stream,
+                      residualAddend);
+}
+
+Status CudaKernels::launch(const KernelChoice &choice, KernelKind kind,
+                           const KernelAttrs &attrs,
+                           const std::vector<TensorRef> &inputs,
+                           const std::vector<TensorRef> &outputs,
+                           cudaStream_t stream, const void *residualAddend) {
+  // 1. Attention that cuDNN takes (attention/AttentionCudnn.cpp), before
+  //    the carried choice: the flash kernels' on-demand units are then
+  //    never compiled.
+  if (kind == KernelKind::Attention || kind == KernelKind::AttentionGrad) {
+    bool cudnn = false;
+    LLMC_RETURN_IF_ERROR(
+        launchCudnn(kind, attrs, inputs, outputs, stream, cudnn));
+    if (cudnn)
+      return Status::ok();
+  }
+  return launchChosen(choice, kind, attrs, inputs, outputs, stream,
+                      residualAddend);
+}
+
+Status CudaKernels::launchChosen(const KernelChoice &choice, KernelKind kind,
+                                 const KernelAttrs &attrs,
+                                 const std::vector<TensorRef> &inputs,
+                                 const std::vector<TensorRef> &outputs,
+                                 cudaStream_t stream,
+                                 const void *residualAddend) {
+  // 2. What the choice needs: its units loaded, its scratch reserved.
+  LLMC_RETURN_IF_ERROR(prepareChosen(choice));
   if (!outputs.empty() &&
       std::all_of(outputs.begin(), outputs.end(),
                   [](const TensorRef &t) { return t.numElements() == 0; }))

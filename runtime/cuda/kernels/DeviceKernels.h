@@ -15,6 +15,7 @@
 #ifndef LLMC_RUNTIME_CUDA_KERNELS_DEVICEKERNELS_H
 #define LLMC_RUNTIME_CUDA_KERNELS_DEVICEKERNELS_H
 
+#include "runtime/CudaPlan.h"
 #include "runtime/Kernel.h"
 #include "runtime/Status.h"
 #include "runtime/cuda/libs/CublasLt.h"
@@ -45,6 +46,10 @@ struct ParallelUnit {
   std::string source;
   std::string name;
   bool noContraction = false;
+  /// A carried cubin's architecture: such a unit is not compiled for a
+  /// device of that architecture (it loads the cubin).
+  std::string cubinArch;
+  bool hasCubin = false;
 };
 
 /// Compiles `units` for the current device on a thread each (up to the
@@ -55,36 +60,52 @@ void compileInParallel(const std::vector<ParallelUnit> &units);
 
 class CudaKernels {
 public:
-  /// Compiles (or finds in the kernel cache) the non-elementwise unit for
-  /// the current device's architecture, loads it, creates cuBLASLt.
+  /// Loads `units` (a carried plan's, runtime/CudaPlan.h): the hand-written
+  /// ones that are always needed now (from their cubin where it is for this
+  /// device's architecture, else compiled through the kernel cache), the
+  /// on-demand and generated ones when a launch first names one of their
+  /// entries; creates cuBLASLt.
+  static Status create(const std::vector<CudaUnit> &units,
+                       std::unique_ptr<CudaKernels> &kernels);
+  /// The same with the hand-written units only (handWrittenUnits): for
+  /// launches chosen by selectKernel on the spot, whose generated units come
+  /// with the choice (the kernel tests).
   static Status create(std::unique_ptr<CudaKernels> &kernels);
   ~CudaKernels();
   CudaKernels(const CudaKernels &) = delete;
   CudaKernels &operator=(const CudaKernels &) = delete;
 
-  /// Chooses the kernel (selectKernel), compiles what this launch needs
-  /// (its elementwise unit) and reserves its scratch memory, without
-  /// launching; Unimplemented "no CUDA kernel for <kind>(<types>) yet" when
-  /// nothing covers it.
+  /// Loads what `choice` (a carried plan's, or selectKernel's) needs, its
+  /// units and its scratch memory, without launching; for Attention and
+  /// AttentionGrad first asks cuDNN, which then runs the launch instead.
+  Status prepare(const KernelChoice &choice, KernelKind kind,
+                 const KernelAttrs &attrs, const std::vector<TensorRef> &inputs,
+                 const std::vector<TensorRef> &outputs);
+  /// selectKernel, then prepare(choice, ...): Unimplemented "no CUDA kernel
+  /// for <kind>(<types>) yet" when nothing covers it.
   Status prepare(KernelKind kind, const KernelAttrs &attrs,
                  const std::vector<TensorRef> &inputs,
                  const std::vector<TensorRef> &outputs);
 
-  /// Enqueues the kernel on `stream` (operands in device memory); checks
-  /// the launch, not the kernel's completion. `residualAddend` (not null:
-  /// LayerNormGrad and RmsNormGrad only) is a tensor of dx's type and shape
-  /// that dx is stored plus, exactly as an Add of the two would store it:
-  /// the residual gradient's add that CudaSession folds into the norm's
-  /// backward.
+  /// Enqueues `choice` for the kernel on `stream` (operands in device
+  /// memory); checks the launch, not the kernel's completion.
+  /// `residualAddend` (not null: LayerNormGrad and RmsNormGrad only) is a
+  /// tensor of dx's type and shape that dx is stored plus, exactly as an Add
+  /// of the two would store it: the residual gradient's add that
+  /// CudaSession folds into the norm's backward.
+  Status launch(const KernelChoice &choice, KernelKind kind,
+                const KernelAttrs &attrs, const std::vector<TensorRef> &inputs,
+                const std::vector<TensorRef> &outputs, cudaStream_t stream,
+                const void *residualAddend = nullptr);
+  /// selectKernel, then launch(choice, ...).
   Status launch(KernelKind kind, const KernelAttrs &attrs,
                 const std::vector<TensorRef> &inputs,
                 const std::vector<TensorRef> &outputs, cudaStream_t stream,
                 const void *residualAddend = nullptr);
 
-  /// Compiles (or finds in the kernel cache) a fused region's kernel
-  /// (FusedKernels.h) and returns its entry.
-  Status fused(const std::string &source, const std::string &entry,
-               cudaKernel_t &kernel);
+  /// A generated unit's entry (a fused region's or a multi-tensor group's
+  /// kernel), its unit loaded on first use.
+  Status fused(const std::string &entry, cudaKernel_t &kernel);
   /// Launches a fused region's kernel over `elements` elements: the
   /// region's inputs, then its outputs, then the count.
   Status launchFused(cudaKernel_t kernel, int64_t elements,
@@ -100,9 +121,10 @@ public:
     return launchPrimitive(entry, dim3(blocks), 256, 0, args, stream);
   }
 
-  /// NVRTC units loaded: the non-elementwise one, one per elementwise
-  /// signature, and one per distinct fused region.
-  size_t loadedUnits() const { return 1 + elementwise_.size() + fused_.size(); }
+  /// NVRTC units loaded, counted as before the plan: the hand-written ones
+  /// as one, one per elementwise signature, and one per distinct fused
+  /// region or multi-tensor kernel.
+  size_t loadedUnits() const { return 1 + generated_.size(); }
   /// Which kernels run bf16 attention: "cuDNN 9.14.0", or llmc's flash
   /// kernels and why not cuDNN (CudnnAttention.h).
   std::string attentionPath() const;
@@ -110,31 +132,37 @@ public:
   double compileSeconds() const { return compileSeconds_; }
 
 private:
-  struct Elementwise {
-    ElementwiseSource source;
-    std::unique_ptr<CudaLibrary> library;
-  };
   friend class LaunchContext;
   CudaKernels() = default;
-  Status prepare(KernelKind kind, const KernelAttrs &attrs,
-                 const std::vector<TensorRef> &inputs,
-                 const std::vector<TensorRef> &outputs, KernelChoice &choice);
-  Status elementwise(const ElementwiseSignature &signature, Elementwise *&unit);
+  /// The choice's units loaded and its scratch reserved.
+  Status prepareChosen(const KernelChoice &choice);
+  Status launchChosen(const KernelChoice &choice, KernelKind kind,
+                      const KernelAttrs &attrs,
+                      const std::vector<TensorRef> &inputs,
+                      const std::vector<TensorRef> &outputs,
+                      cudaStream_t stream, const void *residualAddend);
+  /// The library of the generated unit that defines `entry`: a carried
+  /// unit, else (a choice made on the spot) `source` itself.
+  Status generated(const std::string &entry, const std::string &source,
+                   const CudaLibrary *&library);
   Status reserveScratch(size_t bytes);
   Status launchPrimitive(const std::string &entry, dim3 blocks,
                          unsigned threads, size_t sharedBytes,
                          std::vector<void *> &args, cudaStream_t stream);
   unsigned gridFor(int64_t items, unsigned threads) const;
   NvrtcOptions nvrtc_;
-  /// The libraries of deviceKernelUnits(), searched in order for an entry.
+  /// The loaded hand-written units, searched in order for an entry.
   std::vector<std::unique_ptr<CudaLibrary>> primitives_;
-  /// The on-demand units not loaded yet (DeviceUnit::onDemand).
-  std::vector<DeviceUnit> pendingUnits_;
+  /// The on-demand hand-written units not loaded yet (CudaUnit::kOnDemand).
+  std::vector<CudaUnit> pendingUnits_;
+  /// The generated units, loaded on first use into generated_ (by name).
+  std::vector<CudaUnit> generatedUnits_;
+  std::map<std::string, std::unique_ptr<CudaLibrary>> generated_;
   /// Compiles and loads the pending units that define one of `entries`.
   Status loadUnitsFor(const std::vector<std::string> &entries);
-  Status loadUnit(const DeviceUnit &unit);
-  std::map<std::string, Elementwise> elementwise_;
-  std::map<std::string, std::unique_ptr<CudaLibrary>> fused_;
+  /// `unit`'s cubin where it is for this device's architecture, else its
+  /// source compiled through the kernel cache.
+  Status loadUnit(const CudaUnit &unit, std::unique_ptr<CudaLibrary> &library);
   /// The dynamic shared memory each primitive entry ("entry@device") was
   /// allowed past the default 48 KiB
   /// (cudaFuncAttributeMaxDynamicSharedMemorySize).

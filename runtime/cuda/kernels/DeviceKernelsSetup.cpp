@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/cuda/kernels/DeviceKernels.h"
 #include "runtime/cuda/kernels/KernelFamily.h"
+#include "runtime/cuda/session/PlanKernels.h"
 
 #include <algorithm>
 #include <atomic>
@@ -51,6 +52,8 @@ void compileInParallel(const std::vector<ParallelUnit> &units) {
     pool.emplace_back([&]() {
       for (size_t i = next++; i < order.size(); i = next++) {
         const ParallelUnit &unit = units[order[i]];
+        if (unit.hasCubin && unit.cubinArch == arch)
+          continue;
         NvrtcOptions options;
         options.arch = arch;
         if (unit.noContraction)
@@ -64,6 +67,13 @@ void compileInParallel(const std::vector<ParallelUnit> &units) {
 }
 
 Status CudaKernels::create(std::unique_ptr<CudaKernels> &kernels) {
+  std::vector<CudaUnit> units;
+  LLMC_RETURN_IF_ERROR(handWrittenUnits(units));
+  return create(units, kernels);
+}
+
+Status CudaKernels::create(const std::vector<CudaUnit> &units,
+                           std::unique_ptr<CudaKernels> &kernels) {
   std::unique_ptr<CudaKernels> created(new CudaKernels());
   int device = 0, major = 0, minor = 0, multiprocessors = 0;
   LLMC_CUDA_CHECK(cudaGetDevice(&device), "cudaGetDevice");
@@ -80,11 +90,16 @@ Status CudaKernels::create(std::unique_ptr<CudaKernels> &kernels) {
   created->bf16TensorCores_ = major >= 8;
   created->nvrtc_.arch = "sm_" + std::to_string(major) + std::to_string(minor);
 
-  for (DeviceUnit &unit : deviceKernelUnits()) {
-    if (unit.onDemand)
-      created->pendingUnits_.push_back(std::move(unit));
-    else
-      LLMC_RETURN_IF_ERROR(created->loadUnit(unit));
+  for (const CudaUnit &unit : units) {
+    if (unit.flags & CudaUnit::kGenerated) {
+      created->generatedUnits_.push_back(unit);
+    } else if (unit.flags & CudaUnit::kOnDemand) {
+      created->pendingUnits_.push_back(unit);
+    } else {
+      created->primitives_.emplace_back();
+      LLMC_RETURN_IF_ERROR(
+          created->loadUnit(unit, created->primitives_.back()));
+    }
   }
   LLMC_RETURN_IF_ERROR(CublasLtMatmul::create(created->matmul_));
   LLMC_RETURN_IF_ERROR(
@@ -93,16 +108,31 @@ Status CudaKernels::create(std::unique_ptr<CudaKernels> &kernels) {
   return Status::ok();
 }
 
-Status CudaKernels::loadUnit(const DeviceUnit &unit) {
-  if (!unit.error.empty())
-    return Status::error(StatusCode::Internal,
-                         "the kernel unit " + unit.file + ": " + unit.error);
+Status CudaKernels::loadUnit(const CudaUnit &unit,
+                             std::unique_ptr<CudaLibrary> &library) {
   auto begin = std::chrono::steady_clock::now();
-  CompiledCuda compiled;
-  LLMC_RETURN_IF_ERROR(
-      compileCuda(unit.source, unit.name + ".cu", nvrtc_, compiled));
-  primitives_.emplace_back();
-  LLMC_RETURN_IF_ERROR(CudaLibrary::load(compiled.cubin, primitives_.back()));
+  if (!unit.cubin.empty() && unit.arch == nvrtc_.arch) {
+    LLMC_RETURN_IF_ERROR(CudaLibrary::load(
+        std::vector<char>(unit.cubin.begin(), unit.cubin.end()), library));
+  } else {
+    if (unit.source.empty())
+      return Status::error(StatusCode::Internal,
+                           "the kernel unit " + unit.name +
+                               " carries no CUDA source" +
+                               (unit.cubin.empty()
+                                    ? std::string()
+                                    : ", and its cubin is for " + unit.arch +
+                                          ", not this device's " +
+                                          nvrtc_.arch) +
+                               ": compile the program again");
+    NvrtcOptions options = nvrtc_;
+    if (unit.flags & CudaUnit::kNoContraction)
+      options.extraOptions.push_back("--fmad=false");
+    CompiledCuda compiled;
+    LLMC_RETURN_IF_ERROR(
+        compileCuda(unit.source, unit.name + ".cu", options, compiled));
+    LLMC_RETURN_IF_ERROR(CudaLibrary::load(compiled.cubin, library));
+  }
   compileSeconds_ +=
       std::chrono::duration<double>(std::chrono::steady_clock::now() - begin)
           .count();
@@ -120,7 +150,8 @@ Status CudaKernels::loadUnitsFor(const std::vector<std::string> &entries) {
       ++i;
       continue;
     }
-    LLMC_RETURN_IF_ERROR(loadUnit(pendingUnits_[i]));
+    primitives_.emplace_back();
+    LLMC_RETURN_IF_ERROR(loadUnit(pendingUnits_[i], primitives_.back()));
     pendingUnits_.erase(pendingUnits_.begin() + static_cast<long>(i));
   }
   return Status::ok();
@@ -152,48 +183,39 @@ Status CudaKernels::reserveScratch(size_t bytes) {
   return Status::ok();
 }
 
-Status CudaKernels::elementwise(const ElementwiseSignature &signature,
-                                Elementwise *&unit) {
-  unit = nullptr;
-  std::string key = describe(signature);
-  auto found = elementwise_.find(key);
-  if (found != elementwise_.end()) {
-    unit = &found->second;
-    return Status::ok();
+Status CudaKernels::generated(const std::string &entry,
+                              const std::string &source,
+                              const CudaLibrary *&library) {
+  const CudaUnit *unit = nullptr;
+  for (const CudaUnit &carried : generatedUnits_)
+    if (std::find(carried.entries.begin(), carried.entries.end(), entry) !=
+        carried.entries.end())
+      unit = &carried;
+  CudaUnit onTheSpot;
+  if (!unit) {
+    if (source.empty())
+      return Status::error(StatusCode::Internal,
+                           "no carried CUDA unit defines " + entry +
+                               ": compile the program again");
+    onTheSpot.name = entry;
+    onTheSpot.source = source;
+    onTheSpot.flags = CudaUnit::kGenerated;
+    unit = &onTheSpot;
   }
-  Elementwise created;
-  LLMC_RETURN_IF_ERROR(generateElementwiseKernel(signature, created.source));
-  auto begin = std::chrono::steady_clock::now();
-  CompiledCuda compiled;
-  LLMC_RETURN_IF_ERROR(compileCuda(
-      created.source.source, created.source.entry + ".cu", nvrtc_, compiled));
-  LLMC_RETURN_IF_ERROR(CudaLibrary::load(compiled.cubin, created.library));
-  compileSeconds_ +=
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - begin)
-          .count();
-  unit = &(elementwise_[key] = std::move(created));
+  auto found = generated_.find(unit->name);
+  if (found == generated_.end()) {
+    std::unique_ptr<CudaLibrary> loaded;
+    LLMC_RETURN_IF_ERROR(loadUnit(*unit, loaded));
+    found = generated_.emplace(unit->name, std::move(loaded)).first;
+  }
+  library = found->second.get();
   return Status::ok();
 }
 
-Status CudaKernels::fused(const std::string &source, const std::string &entry,
-                          cudaKernel_t &kernel) {
-  auto found = fused_.find(entry);
-  if (found == fused_.end()) {
-    auto begin = std::chrono::steady_clock::now();
-    // No contraction of a*b+c into one FMA across the region's ops: each op
-    // rounds as its own kernel does, so the region computes the same bits.
-    NvrtcOptions options = nvrtc_;
-    options.extraOptions.push_back("--fmad=false");
-    CompiledCuda compiled;
-    LLMC_RETURN_IF_ERROR(compileCuda(source, entry + ".cu", options, compiled));
-    std::unique_ptr<CudaLibrary> library;
-    LLMC_RETURN_IF_ERROR(CudaLibrary::load(compiled.cubin, library));
-    compileSeconds_ +=
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - begin)
-            .count();
-    found = fused_.emplace(entry, std::move(library)).first;
-  }
-  return found->second->kernel(entry, kernel);
+Status CudaKernels::fused(const std::string &entry, cudaKernel_t &kernel) {
+  const CudaLibrary *library = nullptr;
+  LLMC_RETURN_IF_ERROR(generated(entry, std::string(), library));
+  return library->kernel(entry, kernel);
 }
 
 Status CudaKernels::launchFused(cudaKernel_t kernel, int64_t elements,
@@ -226,19 +248,27 @@ Status CudaKernels::prepare(KernelKind kind, const KernelAttrs &attrs,
   if (cudnn)
     return Status::ok();
   KernelChoice choice;
-  return prepare(kind, attrs, inputs, outputs, choice);
+  LLMC_RETURN_IF_ERROR(selectKernel(kind, attrs, inputs, outputs, choice));
+  return prepareChosen(choice);
 }
 
-Status CudaKernels::prepare(KernelKind kind, const KernelAttrs &attrs,
+Status CudaKernels::prepare(const KernelChoice &choice, KernelKind kind,
+                            const KernelAttrs &attrs,
                             const std::vector<TensorRef> &inputs,
-                            const std::vector<TensorRef> &outputs,
-                            KernelChoice &choice) {
-  LLMC_RETURN_IF_ERROR(selectKernel(kind, attrs, inputs, outputs, choice));
+                            const std::vector<TensorRef> &outputs) {
+  bool cudnn = false;
+  LLMC_RETURN_IF_ERROR(prepareCudnn(kind, attrs, inputs, outputs, cudnn));
+  if (cudnn)
+    return Status::ok();
+  return prepareChosen(choice);
+}
+
+Status CudaKernels::prepareChosen(const KernelChoice &choice) {
   if (!pendingUnits_.empty())
     LLMC_RETURN_IF_ERROR(loadUnitsFor(choice.entries));
   if (choice.route == KernelChoice::Route::Elementwise) {
-    Elementwise *unit = nullptr;
-    return elementwise(choice.elementwise, unit);
+    const CudaLibrary *library = nullptr;
+    return generated(choice.unit.entry, choice.unit.source, library);
   }
   return reserveScratch(choice.scratchBytes);
 }
@@ -300,14 +330,11 @@ bool LaunchContext::bf16TensorCores() const {
   return kernels_.bf16TensorCores_;
 }
 
-Status LaunchContext::elementwiseUnit(const ElementwiseSignature &signature,
+Status LaunchContext::elementwiseUnit(const KernelChoice &choice,
                                       const ElementwiseSource *&source,
                                       const CudaLibrary *&library) const {
-  CudaKernels::Elementwise *unit = nullptr;
-  LLMC_RETURN_IF_ERROR(kernels_.elementwise(signature, unit));
-  source = &unit->source;
-  library = unit->library.get();
-  return Status::ok();
+  source = &choice.unit;
+  return kernels_.generated(choice.unit.entry, choice.unit.source, library);
 }
 
 CublasLtMatmul &LaunchContext::matmul() const { return *kernels_.matmul_; }

@@ -104,8 +104,8 @@ public:
   /// (null: none; DeviceKernels.h).
   const void *residualAddend() const { return residualAddend_; }
 
-  /// The generated unit of `signature`, compiled and loaded (on first use).
-  Status elementwiseUnit(const ElementwiseSignature &signature,
+  /// The generated unit of an Elementwise choice, loaded on first use.
+  Status elementwiseUnit(const KernelChoice &choice,
                          const ElementwiseSource *&source,
                          const CudaLibrary *&library) const;
   CublasLtMatmul &matmul() const;

@@ -41,6 +41,10 @@ struct KernelChoice {
   };
   Route route = Route::Nothing;
   ElementwiseSignature elementwise;
+  /// Elementwise: the generated unit's entry and layout; its source is
+  /// set by the selection and empty in a choice read from a carried plan
+  /// (the plan's units hold it).
+  ElementwiseSource unit;
   /// DeviceUnit: the extern "C" entries launched, in launch order (a
   /// composite may launch several, e.g. cross-entropy's rows and finish).
   std::vector<std::string> entries;

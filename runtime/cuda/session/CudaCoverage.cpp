@@ -37,6 +37,84 @@ bool definesEntry(const std::string &ptx, const std::string &entry) {
   return ptx.find(".entry " + entry + "(") != std::string::npos;
 }
 
+/// Where each entry of the hand-written units was chosen: entry ->
+/// (rank, command).
+using EntryUses = std::map<std::string, std::vector<std::pair<size_t, size_t>>>;
+
+std::string where(bool manyRanks, size_t rank, const std::string &message) {
+  return manyRanks ? "rank " + std::to_string(rank) + ": " + message : message;
+}
+
+/// Step 2 of checkCudaCoverage: every distinct unit through NVRTC, and the
+/// chosen entries looked up in the PTX of the hand-written units.
+Status compileUnits(const Executable &executable, const CoverageOptions &options,
+                    bool manyRanks,
+                    const std::map<std::string, ElementwiseSignature> &elementwise,
+                    const std::map<std::string, std::string> &fusedSources,
+                    const EntryUses &unitEntries, CoverageReport &report) {
+  auto begin = std::chrono::steady_clock::now();
+  for (const auto &[name, signature] : elementwise) {
+    ElementwiseSource source;
+    LLMC_RETURN_IF_ERROR(generateElementwiseKernel(signature, source));
+    CompiledCuda compiled;
+    LLMC_RETURN_IF_ERROR(compileCuda(source.source, source.entry + ".cu",
+                                     options.nvrtc, compiled));
+    ++report.units;
+    for (const std::string &entry : {source.entry, source.entry + "_vec"})
+      if (!definesEntry(compiled.ptx, entry))
+        return Status::error(StatusCode::Internal,
+                             "the unit of " + name + " does not define " +
+                                 entry);
+  }
+  for (const auto &[entry, text] : fusedSources) {
+    NvrtcOptions fusedOptions = options.nvrtc;
+    fusedOptions.extraOptions.push_back("--fmad=false"); // as the session
+    CompiledCuda compiled;
+    LLMC_RETURN_IF_ERROR(
+        compileCuda(text, entry + ".cu", fusedOptions, compiled));
+    ++report.units;
+    if (!definesEntry(compiled.ptx, entry))
+      return Status::error(StatusCode::Internal,
+                           "the fused unit does not define " + entry);
+  }
+  if (!unitEntries.empty()) {
+    std::vector<std::string> ptx;
+    for (const DeviceUnit &unit : deviceKernelUnits()) {
+      if (!unit.error.empty())
+        return Status::error(StatusCode::Internal,
+                             "the kernel unit " + unit.file + ": " +
+                                 unit.error);
+      CompiledCuda compiled;
+      LLMC_RETURN_IF_ERROR(compileCuda(unit.source, unit.name + ".cu",
+                                       options.nvrtc, compiled));
+      ++report.units;
+      ptx.push_back(std::move(compiled.ptx));
+    }
+    for (const auto &[entry, commands] : unitEntries) {
+      const std::string &name = entry;
+      if (std::any_of(ptx.begin(), ptx.end(), [&](const std::string &text) {
+            return definesEntry(text, name);
+          }))
+        continue;
+      for (auto [r, i] : commands) {
+        const RankProgram &program = executable.ranks[r];
+        const Command &command = program.commands[i];
+        report.gaps.push_back(
+            {i, command.origin,
+             where(manyRanks, r,
+                   "at " + command.origin + ": the CUDA kernel " + entry +
+                          " chosen for " + kindOf(program, command) +
+                          " is in no unit of the hand-written kernels"),
+             kindOf(program, command)});
+      }
+    }
+  }
+  report.compileSeconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - begin)
+          .count();
+  return Status::ok();
+}
+
 } // namespace
 
 std::vector<std::string> CoverageReport::uncoveredKinds() const {
@@ -61,7 +139,7 @@ Status checkCudaCoverage(const Executable &executable,
   // 1. The choice per command, as CudaSession makes it.
   std::map<std::string, ElementwiseSignature> elementwise; // by describe()
   // entry -> (rank, command)
-  std::map<std::string, std::vector<std::pair<size_t, size_t>>> unitEntries;
+  EntryUses unitEntries;
   std::set<std::tuple<DType, DType>> gemmTypes;
   auto where = [&](size_t rank, const std::string &message) {
     return manyRanks ? "rank " + std::to_string(rank) + ": " + message
@@ -189,66 +267,8 @@ Status checkCudaCoverage(const Executable &executable,
     return Status::ok();
 
   // 2. Every distinct unit through NVRTC; the entries looked up in its PTX.
-  auto begin = std::chrono::steady_clock::now();
-  for (const auto &[name, signature] : elementwise) {
-    ElementwiseSource source;
-    LLMC_RETURN_IF_ERROR(generateElementwiseKernel(signature, source));
-    CompiledCuda compiled;
-    LLMC_RETURN_IF_ERROR(compileCuda(source.source, source.entry + ".cu",
-                                     options.nvrtc, compiled));
-    ++report.units;
-    for (const std::string &entry : {source.entry, source.entry + "_vec"})
-      if (!definesEntry(compiled.ptx, entry))
-        return Status::error(StatusCode::Internal,
-                             "the unit of " + name + " does not define " +
-                                 entry);
-  }
-  for (const auto &[entry, text] : fusedSources) {
-    NvrtcOptions fusedOptions = options.nvrtc;
-    fusedOptions.extraOptions.push_back("--fmad=false"); // as the session
-    CompiledCuda compiled;
-    LLMC_RETURN_IF_ERROR(
-        compileCuda(text, entry + ".cu", fusedOptions, compiled));
-    ++report.units;
-    if (!definesEntry(compiled.ptx, entry))
-      return Status::error(StatusCode::Internal,
-                           "the fused unit does not define " + entry);
-  }
-  if (!unitEntries.empty()) {
-    std::vector<std::string> ptx;
-    for (const DeviceUnit &unit : deviceKernelUnits()) {
-      if (!unit.error.empty())
-        return Status::error(StatusCode::Internal,
-                             "the kernel unit " + unit.file + ": " +
-                                 unit.error);
-      CompiledCuda compiled;
-      LLMC_RETURN_IF_ERROR(compileCuda(unit.source, unit.name + ".cu",
-                                       options.nvrtc, compiled));
-      ++report.units;
-      ptx.push_back(std::move(compiled.ptx));
-    }
-    for (const auto &[entry, commands] : unitEntries) {
-      const std::string &name = entry;
-      if (std::any_of(ptx.begin(), ptx.end(), [&](const std::string &text) {
-            return definesEntry(text, name);
-          }))
-        continue;
-      for (auto [r, i] : commands) {
-        const RankProgram &program = executable.ranks[r];
-        const Command &command = program.commands[i];
-        report.gaps.push_back(
-            {i, command.origin,
-             where(r, "at " + command.origin + ": the CUDA kernel " + entry +
-                          " chosen for " + kindOf(program, command) +
-                          " is in no unit of the hand-written kernels"),
-             kindOf(program, command)});
-      }
-    }
-  }
-  report.compileSeconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - begin)
-          .count();
-  return Status::ok();
+  return compileUnits(executable, options, manyRanks, elementwise,
+                      fusedSources, unitEntries, report);
 }
 
 } // namespace llmc::rt::cuda

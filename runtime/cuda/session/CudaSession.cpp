@@ -5,7 +5,6 @@
 
 #include "runtime/cuda/libs/CudaModule.h"
 #include "runtime/cuda/kernels/DeviceKernels.h"
-#include "runtime/cuda/kernels/elementwise/FusedKernels.h"
 #include "runtime/cuda/kernels/KernelSelection.h"
 #include "runtime/cuda/kernels/optimizer/MultiTensorLaunch.h"
 #include "runtime/cuda/libs/Nccl.h"
@@ -430,15 +429,15 @@ Status CudaSession::enqueueCommands() {
     } else if (check_ && command.kernel != KernelKind::FusedElementwise) {
       status = check_->before(inputs, outputs, stream_);
       if (status)
-        status = kernels_->launch(command.kernel, command.attrs, inputs,
-                                  outputs, stream_);
+        status = kernels_->launch(choices_[index], command.kernel,
+                                  command.attrs, inputs, outputs, stream_);
       if (status)
         status = check_->after(index, command, inputs, outputs, stream_);
     } else {
       auto fold = check_ ? foldedAdds_.end() : foldedAdds_.find(index);
       bool folded = fold != foldedAdds_.end();
-      status = kernels_->launch(command.kernel, command.attrs, inputs, outputs,
-                                stream_,
+      status = kernels_->launch(choices_[index], command.kernel, command.attrs,
+                                inputs, outputs, stream_,
                                 folded ? slot(fold->second).data : nullptr);
       if (status && folded) {
         // The residual add that follows is done: it runs nothing (its
@@ -770,82 +769,6 @@ Status CudaSession::argumentToHost(size_t index, HostTensor &tensor) const {
   TensorRef device;
   LLMC_RETURN_IF_ERROR(argument(index, device));
   return globalToHost(device, executable_.arguments[index].sharding, tensor);
-}
-
-int cudaDeviceCount() {
-  int count = 0;
-  // No driver or no device: both mean "run elsewhere"; clear the sticky
-  // error so that later calls do not see it.
-  if (cudaGetDeviceCount(&count) != cudaSuccess) {
-    (void)cudaGetLastError();
-    return 0;
-  }
-  return count;
-}
-
-Status createCudaDeviceSession(const Executable &executable,
-                               std::unique_ptr<DeviceSession> &session) {
-  std::unique_ptr<CudaSession> created;
-  LLMC_RETURN_IF_ERROR(
-      CudaSession::create(executable, CudaSessionOptions(), created));
-  session = std::move(created);
-  return Status::ok();
-}
-
-Status createMultiProcessSession(const Executable &executable,
-                                 const LaunchEnv &env,
-                                 std::unique_ptr<DeviceSession> &session) {
-  const std::string who = "rank " + std::to_string(env.rank) + ": ";
-  if (executable.ranks.size() != static_cast<size_t>(env.worldSize))
-    return Status::error(
-        StatusCode::InvalidArgument,
-        who + "the program has " + std::to_string(executable.ranks.size()) +
-            " ranks (mesh " + formatMesh(executable.mesh) + ") and the world " +
-            std::to_string(env.worldSize) + " processes; launch it with -n " +
-            std::to_string(executable.ranks.size()));
-  int devices = cudaDeviceCount();
-  if (env.localRank >= devices)
-    return Status::error(StatusCode::NotFound,
-                         who + "LOCAL_RANK=" + std::to_string(env.localRank) +
-                             " but this node has " + std::to_string(devices) +
-                             " CUDA device(s)");
-  // 1. This rank's session, kernels compiled: the slow part, done before
-  //    the others are waited for.
-  CudaSessionOptions options;
-  options.device = env.localRank;
-  options.rank = env.rank;
-  options.multiProcess = true;
-  std::unique_ptr<CudaSession> created;
-  if (Status status = CudaSession::create(executable, options, created);
-      !status)
-    return Status::error(status.code(), who + status.message());
-  // 2. The rendezvous: rank 0's NCCL unique id to everyone.
-  RendezvousOptions rendezvousOptions;
-  std::unique_ptr<Rendezvous> rendezvous;
-  LLMC_RETURN_IF_ERROR(Rendezvous::create(env, rendezvousOptions, rendezvous));
-  std::vector<uint8_t> id;
-  if (env.rank == 0)
-    LLMC_RETURN_IF_ERROR(ncclNewUniqueId(id));
-  LLMC_RETURN_IF_ERROR(rendezvous->broadcast(id));
-  // 3. The communicators (collective over the world).
-  NcclWorldOptions worldOptions;
-  if (const char *text = std::getenv("LLMC_COLLECTIVE_TIMEOUT_S")) {
-    char *end = nullptr;
-    long seconds = std::strtol(text, &end, 10);
-    if (!end || *end || seconds <= 0)
-      return Status::error(StatusCode::InvalidArgument,
-                           std::string("LLMC_COLLECTIVE_TIMEOUT_S='") + text +
-                               "' is not a positive number of seconds");
-    worldOptions.timeout = std::chrono::seconds(seconds);
-  }
-  std::unique_ptr<NcclWorld> world;
-  LLMC_RETURN_IF_ERROR(NcclWorld::create(executable, env.rank, env.worldSize,
-                                         id, worldOptions, world));
-  created->attachCollectives(std::move(world));
-  // 4. Everyone has its communicators before anyone runs.
-  LLMC_RETURN_IF_ERROR(rendezvous->barrier());
-  session = std::move(created);
-  return Status::ok();
 }
 
 } // namespace llmc::rt::cuda

@@ -21,6 +21,7 @@
 #include "runtime/Kernel.h"
 #include "runtime/Status.h"
 #include "runtime/dist/Rendezvous.h"
+#include "runtime/cuda/kernels/KernelSelection.h"
 #include "runtime/cuda/session/CpuCheck.h"
 
 #include <cuda_runtime.h>
@@ -34,6 +35,7 @@ namespace llmc::rt::cuda {
 
 class CudaKernels;
 class MultiTensorLaunches;
+class StartupClock;
 class NcclWorld;
 
 struct CudaSessionOptions {
@@ -176,10 +178,17 @@ private:
   void recordProfile();
   void printProfile() const;
   Status enqueueCommands();
+  /// create()'s steps 3 and 4 (CudaSessionCreate.cpp): the plan's units
+  /// and each command's choice; the fused regions' kernels.
+  Status loadKernels(const RankProgram &program, StartupClock &clock);
+  Status loadFusedRegions(const RankProgram &program);
 
   const Executable &executable_;
   CudaSessionOptions options_;
   std::unique_ptr<CudaKernels> kernels_;
+  /// Each command's kernel, as the plan carries it (Route::Nothing for the
+  /// commands that never launch on their own).
+  std::vector<KernelChoice> choices_;
   cudaStream_t stream_ = nullptr;
   uint8_t *arena_ = nullptr;
   std::vector<bool> bound_;

@@ -1,17 +1,20 @@
 //===- CudaSessionCreate.cpp - set up a CudaSession -----------------------===//
 //
 // CudaSession::create: the checks, the arena, the constants and every
-// kernel of the program compiled (or loaded from the kernel cache) before
-// the first step. With LLMC_PROFILE set it says where the start-up went.
+// kernel of the program's carried plan loaded (from its cubin, or compiled
+// through the kernel cache) before the first step. With LLMC_PROFILE set it
+// says where the start-up went. And the sessions the tools create: on
+// device 0, and one rank of a multi-process run (NCCL).
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/cuda/session/CudaSession.h"
+#include "runtime/Sharding.h"
 
 #include "runtime/cuda/libs/CudaModule.h"
 #include "runtime/cuda/kernels/DeviceKernels.h"
-#include "runtime/cuda/kernels/elementwise/FusedKernels.h"
-#include "runtime/cuda/kernels/KernelSelection.h"
+#include "runtime/cuda/kernels/KernelPlan.h"
 #include "runtime/cuda/kernels/optimizer/MultiTensorLaunch.h"
+#include "runtime/cuda/libs/Nccl.h"
 
 #include <chrono>
 #include <cstdio>
@@ -24,7 +27,6 @@
 #include <vector>
 
 namespace llmc::rt::cuda {
-namespace {
 
 /// The phases of create() and their wall-clock seconds, printed on stderr
 /// when LLMC_PROFILE is set.
@@ -54,6 +56,8 @@ private:
   Clock::time_point last_ = Clock::now();
   std::vector<std::pair<const char *, double>> laps_;
 };
+
+namespace {
 
 /// LLMC_MULTI_TENSOR=0 runs every command on its own (for measuring what
 /// the multi-tensor launches save, or ruling them out).
@@ -130,6 +134,16 @@ Status CudaSession::create(const Executable &executable,
                          "rank " + std::to_string(options.rank) +
                              " is not a rank of the program (it has " +
                              std::to_string(executable.ranks.size()) + ")");
+  // The kernels are codegen's (the plan); an artifact written before
+  // codegen planned them is not planned here.
+  if (!executable.ranks[options.rank].cuda.present)
+    return Status::error(
+        StatusCode::InvalidArgument,
+        (executable.source.empty() ? std::string("the program")
+                                   : executable.source) +
+            ": written by an older llmc (executable format " +
+            std::to_string(executable.version) +
+            ", without the CUDA kernels): compile it again");
   StartupClock clock;
   std::unique_ptr<CudaSession> created(new CudaSession(executable, options));
   LLMC_CUDA_CHECK(cudaSetDevice(options.device),
@@ -153,93 +167,112 @@ Status CudaSession::create(const Executable &executable,
                    cudaMemcpyHostToDevice),
         "uploading a constant");
   clock.lap("arena and constants");
-  // 3. Every kernel, compiled now so that run() only launches. The units
-  //    (the device unit, each elementwise signature, each fused region)
-  //    are first compiled side by side into the kernel cache (measured:
-  //    GPT-2 124M's 48 units took 40 s one after another on the H200's
-  //    host), then loaded in order below, where a failing compile is
-  //    reported with its model part.
+  // 3. Every kernel of the carried plan (codegen's, runtime/CudaPlan.h),
+  //    loaded now so that run() only launches.
+  LLMC_RETURN_IF_ERROR(created->loadKernels(program, clock));
+  // 4. One kernel per elementwise fused region, where codegen generated
+  //    one; the others run their commands.
+  LLMC_RETURN_IF_ERROR(created->loadFusedRegions(program));
+  clock.lap("fused kernels loaded");
+  // 5. The multi-tensor launches (MultiTensor.h): their kernels and their
+  //    tables of arena pointers, once.
+  if (multiTensorEnabled()) {
+    std::vector<MultiTensorGroup> groups;
+    for (const CudaMultiTensorPlan &group : program.cuda.multiTensor)
+      groups.push_back(multiTensorGroup(group));
+    LLMC_RETURN_IF_ERROR(MultiTensorLaunches::create(
+        program, groups, created->arena_, *created->kernels_, created->multi_));
+  }
+  clock.lap("multi-tensor tables");
+  // 6. Residual adds folded into the norm gradient just before them.
+  if (const char *env = std::getenv("LLMC_FOLD_ADDS");
+      !(env && std::string(env) == "0"))
+    created->foldedAdds_ = findFoldedAdds(program);
+  LLMC_CUDA_CHECK(cudaDeviceSynchronize(), "creating the CUDA session");
+  clock.lap("synchronize");
+  clock.print(created->loadedUnits());
+  session = std::move(created);
+  return Status::ok();
+}
+
+Status CudaSession::loadKernels(const RankProgram &program,
+                                StartupClock &clock) {
+  const CudaPlan &plan = program.cuda;
+  // 1. The units, compiled side by side into the kernel cache first
+  //    (measured: GPT-2 124M's 48 units took 40 s one after another on the
+  //    H200's host), then loaded in order below, where a failing compile is
+  //    reported with its model part. The tensor-core flash units only where
+  //    cuDNN will not run attention (they compile on demand otherwise,
+  //    should cuDNN refuse a problem); the multi-tensor kernels only where
+  //    they run.
   {
-    std::vector<ParallelUnit> units;
-    std::set<std::string> seen;
-    // The tensor-core flash units only where cuDNN will not run attention
-    // (they compile on demand otherwise, should cuDNN refuse a problem).
+    std::set<std::string> multiEntries;
+    if (!multiTensorEnabled())
+      for (const CudaMultiTensorPlan &group : plan.multiTensor)
+        multiEntries.insert(group.entry);
     bool cudnn = cudnnAttentionLikely();
-    for (const DeviceUnit &unit : deviceKernelUnits())
-      if (!unit.onDemand || !cudnn)
-        units.push_back({unit.source, unit.name + ".cu", false});
-    for (size_t i = 0; i < program.commands.size(); ++i) {
-      const Command &command = program.commands[i];
-      KernelChoice choice;
-      if (command.kind != CommandKind::Kernel)
+    std::vector<ParallelUnit> units;
+    for (const CudaUnit &unit : plan.units) {
+      bool multiOnly = (unit.flags & CudaUnit::kGenerated) &&
+                       unit.entries.size() == 1 &&
+                       multiEntries.count(unit.entries[0]);
+      if ((unit.flags & CudaUnit::kOnDemand) && cudnn)
         continue;
-      if (command.kernel == KernelKind::FusedElementwise) {
-        FusedSource source;
-        if (generateFusedKernel(program, i, source) &&
-            seen.insert(source.entry).second)
-          units.push_back({source.source, source.entry + ".cu", true});
-        continue;
-      }
-      ElementwiseSource source;
-      if (selectCommand(program, command, choice) &&
-          choice.route == KernelChoice::Route::Elementwise &&
-          generateElementwiseKernel(choice.elementwise, source) &&
-          seen.insert(source.entry).second)
-        units.push_back({source.source, source.entry + ".cu", false});
+      if (!multiOnly)
+        units.push_back({unit.source, unit.name + ".cu",
+                         (unit.flags & CudaUnit::kNoContraction) != 0,
+                         unit.arch, !unit.cubin.empty()});
     }
-    if (multiTensorEnabled())
-      for (const MultiTensorGroup &group : planMultiTensorGroups(program))
-        if (group.kind == MultiTensorGroup::Kind::Elementwise &&
-            seen.insert(group.entry).second)
-          units.push_back({group.source, group.entry + ".cu", true});
     clock.lap("kernel sources");
     compileInParallel(units);
     clock.lap("parallel compile or cache check");
   }
-  LLMC_RETURN_IF_ERROR(CudaKernels::create(created->kernels_));
-  created->collectiveDone_.assign(program.commands.size(), nullptr);
-  LLMC_CUDA_CHECK(cudaEventCreateWithFlags(&created->runDone_,
-                                           cudaEventDisableTiming),
+  LLMC_RETURN_IF_ERROR(CudaKernels::create(plan.units, kernels_));
+  collectiveDone_.assign(program.commands.size(), nullptr);
+  choices_.assign(program.commands.size(), KernelChoice());
+  LLMC_CUDA_CHECK(cudaEventCreateWithFlags(&runDone_, cudaEventDisableTiming),
                   "cudaEventCreate");
-  //    The choice is selectCommand's, as checkCudaCoverage makes it; in a
+  // 2. Each command's carried choice, as checkCudaCoverage reads it; in a
   //    multi-process run the collectives go to NCCL instead (an event each
   //    marks its end for the compute stream). The commands of a region that
-  //    can only run as one kernel (step 4) never run on their own.
+  //    can only run as one kernel (loadFusedRegions) never run on their own.
   std::vector<bool> oneKernel = commandsOfOneKernelRegions(program);
   for (size_t i = 0; i < program.commands.size(); ++i) {
     const Command &command = program.commands[i];
     if (oneKernel[i])
       continue;
-    if (command.kind == CommandKind::Collective && options.multiProcess) {
-      LLMC_CUDA_CHECK(cudaEventCreateWithFlags(&created->collectiveDone_[i],
+    if (command.kind == CommandKind::Collective && options_.multiProcess) {
+      LLMC_CUDA_CHECK(cudaEventCreateWithFlags(&collectiveDone_[i],
                                                cudaEventDisableTiming),
                       "cudaEventCreate");
       continue;
     }
-    KernelChoice choice;
-    LLMC_RETURN_IF_ERROR(selectCommand(program, command, choice));
+    const CudaCommandPlan &carried = plan.commands[i];
+    if (carried.code != StatusCode::Ok)
+      return Status::error(carried.code, carried.error);
+    choices_[i] = kernelChoice(carried);
     if (command.kind != CommandKind::Kernel &&
         command.kind != CommandKind::Gemm)
       continue;
     std::vector<TensorRef> inputs, outputs;
     for (int32_t value : command.inputs)
-      inputs.push_back(created->slot(value));
+      inputs.push_back(slot(value));
     for (int32_t value : command.outputs)
-      outputs.push_back(created->slot(value));
-    LLMC_RETURN_IF_ERROR(created->wrap(
-        command, created->kernels_->prepare(command.kernel, command.attrs,
-                                            inputs, outputs)));
+      outputs.push_back(slot(value));
+    LLMC_RETURN_IF_ERROR(wrap(command, kernels_->prepare(choices_[i],
+                                                         command.kernel,
+                                                         command.attrs, inputs,
+                                                         outputs)));
   }
   clock.lap("kernels loaded and GEMMs planned");
-  // 4. One kernel per elementwise fused region, where the generator covers
-  //    it; the others run their commands.
-  for (size_t c = 0; c < program.commands.size(); ++c) {
+  return Status::ok();
+}
+
+Status CudaSession::loadFusedRegions(const RankProgram &program) {
+  for (const CudaFusedPlan &region : program.cuda.fused) {
+    size_t c = static_cast<size_t>(region.marker);
     const Command &command = program.commands[c];
-    if (command.kind != CommandKind::Kernel ||
-        command.kernel != KernelKind::FusedElementwise)
-      continue;
-    FusedSource source;
-    if (Status status = generateFusedKernel(program, c, source); !status) {
+    if (region.entry.empty()) {
       // A program compiled for fused kernels gave this region's
       // intermediates no storage: its commands cannot run one by one.
       if (regionNeedsOneKernel(program, c))
@@ -250,35 +283,95 @@ Status CudaSession::create(const Executable &executable,
                 "\"cuda\"): this elementwise region's intermediates have no "
                 "storage, so it must run as one kernel, but the kernel "
                 "generator refuses it (" +
-                status.message() +
+                region.unfused +
                 "); compile with --fused-kernels=false (or devices = "
                 "\"auto\") to run it op by op");
-      created->unfused_.push_back(status.message());
+      unfused_.push_back(region.unfused);
       continue;
     }
     FusedLaunch launch;
-    LLMC_RETURN_IF_ERROR(created->wrap(
-        command,
-        created->kernels_->fused(source.source, source.entry, launch.kernel)));
+    LLMC_RETURN_IF_ERROR(
+        wrap(command, kernels_->fused(region.entry, launch.kernel)));
     launch.commands = static_cast<size_t>(command.attrs.ints[0]);
-    launch.elements = source.elements;
+    launch.elements = region.elements;
     launch.needsOneKernel = regionNeedsOneKernel(program, c);
-    created->fused_[c] = launch;
+    fused_[c] = launch;
   }
-  clock.lap("fused kernels loaded");
-  // 5. The multi-tensor launches (MultiTensor.h): their kernels and their
-  //    tables of arena pointers, once.
-  if (multiTensorEnabled())
-    LLMC_RETURN_IF_ERROR(MultiTensorLaunches::create(
-        program, created->arena_, *created->kernels_, created->multi_));
-  clock.lap("multi-tensor tables");
-  // 6. Residual adds folded into the norm gradient just before them.
-  if (const char *env = std::getenv("LLMC_FOLD_ADDS");
-      !(env && std::string(env) == "0"))
-    created->foldedAdds_ = findFoldedAdds(program);
-  LLMC_CUDA_CHECK(cudaDeviceSynchronize(), "creating the CUDA session");
-  clock.lap("synchronize");
-  clock.print(created->loadedUnits());
+  return Status::ok();
+}
+
+int cudaDeviceCount() {
+  int count = 0;
+  // No driver or no device: both mean "run elsewhere"; clear the sticky
+  // error so that later calls do not see it.
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  return count;
+}
+
+Status createCudaDeviceSession(const Executable &executable,
+                               std::unique_ptr<DeviceSession> &session) {
+  std::unique_ptr<CudaSession> created;
+  LLMC_RETURN_IF_ERROR(
+      CudaSession::create(executable, CudaSessionOptions(), created));
+  session = std::move(created);
+  return Status::ok();
+}
+
+Status createMultiProcessSession(const Executable &executable,
+                                 const LaunchEnv &env,
+                                 std::unique_ptr<DeviceSession> &session) {
+  const std::string who = "rank " + std::to_string(env.rank) + ": ";
+  if (executable.ranks.size() != static_cast<size_t>(env.worldSize))
+    return Status::error(
+        StatusCode::InvalidArgument,
+        who + "the program has " + std::to_string(executable.ranks.size()) +
+            " ranks (mesh " + formatMesh(executable.mesh) + ") and the world " +
+            std::to_string(env.worldSize) + " processes; launch it with -n " +
+            std::to_string(executable.ranks.size()));
+  int devices = cudaDeviceCount();
+  if (env.localRank >= devices)
+    return Status::error(StatusCode::NotFound,
+                         who + "LOCAL_RANK=" + std::to_string(env.localRank) +
+                             " but this node has " + std::to_string(devices) +
+                             " CUDA device(s)");
+  // 1. This rank's session, kernels compiled: the slow part, done before
+  //    the others are waited for.
+  CudaSessionOptions options;
+  options.device = env.localRank;
+  options.rank = env.rank;
+  options.multiProcess = true;
+  std::unique_ptr<CudaSession> created;
+  if (Status status = CudaSession::create(executable, options, created);
+      !status)
+    return Status::error(status.code(), who + status.message());
+  // 2. The rendezvous: rank 0's NCCL unique id to everyone.
+  RendezvousOptions rendezvousOptions;
+  std::unique_ptr<Rendezvous> rendezvous;
+  LLMC_RETURN_IF_ERROR(Rendezvous::create(env, rendezvousOptions, rendezvous));
+  std::vector<uint8_t> id;
+  if (env.rank == 0)
+    LLMC_RETURN_IF_ERROR(ncclNewUniqueId(id));
+  LLMC_RETURN_IF_ERROR(rendezvous->broadcast(id));
+  // 3. The communicators (collective over the world).
+  NcclWorldOptions worldOptions;
+  if (const char *text = std::getenv("LLMC_COLLECTIVE_TIMEOUT_S")) {
+    char *end = nullptr;
+    long seconds = std::strtol(text, &end, 10);
+    if (!end || *end || seconds <= 0)
+      return Status::error(StatusCode::InvalidArgument,
+                           std::string("LLMC_COLLECTIVE_TIMEOUT_S='") + text +
+                               "' is not a positive number of seconds");
+    worldOptions.timeout = std::chrono::seconds(seconds);
+  }
+  std::unique_ptr<NcclWorld> world;
+  LLMC_RETURN_IF_ERROR(NcclWorld::create(executable, env.rank, env.worldSize,
+                                         id, worldOptions, world));
+  created->attachCollectives(std::move(world));
+  // 4. Everyone has its communicators before anyone runs.
+  LLMC_RETURN_IF_ERROR(rendezvous->barrier());
   session = std::move(created);
   return Status::ok();
 }

@@ -4,12 +4,14 @@
 // (training steps compiled by llmc at build time: GPT-2 tiny f32 and bf16,
 // LLaMA tiny f32 and bf16, GPT-2 124M bf16), checkCudaCoverage chooses the
 // kernel of every command as CudaSession does and compiles every distinct
-// CUDA unit with NVRTC for sm_90. Needs the CUDA toolkit, no GPU and no
+// CUDA unit with NVRTC for sm_90, after checking that the CUDA kernel plan
+// the artifact carries is the one planCudaKernels makes. Needs the CUDA toolkit, no GPU and no
 // MLIR. Fails listing every uncovered command: its model part, kernel,
 // operand types and shapes, and why (the session's own message).
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/cuda/session/CudaCoverage.h"
+#include "runtime/cuda/session/PlanKernels.h"
 
 #include <cstdio>
 #include <map>
@@ -47,6 +49,17 @@ int main(int argc, char **argv) {
     Executable executable;
     CoverageReport report;
     Status status = readExecutable(path, executable);
+    // The plan the artifact carries is the one the selection and the
+    // generators make (codegen wrote it with them).
+    if (status) {
+      Executable replanned = executable;
+      planCudaKernels(replanned);
+      if (!executable.ranks[0].cuda.present ||
+          serializeExecutable(replanned) != serializeExecutable(executable))
+        status = Status::error(StatusCode::Internal,
+                               "the CUDA kernel plan it carries is not the "
+                               "one planCudaKernels makes");
+    }
     if (status)
       status = checkCudaCoverage(executable, options, report);
     if (!status) {

@@ -19,6 +19,7 @@
 #include "CudaTestSupport.h"
 
 #include "runtime/cuda/session/CudaSession.h"
+#include "runtime/cuda/session/PlanKernels.h"
 #include "runtime/train/Init.h"
 
 #include <gtest/gtest.h>
@@ -112,6 +113,7 @@ TEST_F(CudaInitTest, HandBuiltCasesMatchTheHost) {
     exe.arguments.push_back(arg);
   }
   exe.ranks[0].arenaBytes = (next + 63) / 64 * 64;
+  planCudaKernels(exe); // codegen's step for a program built by hand
   std::unique_ptr<CudaSession> session;
   ASSERT_OK(CudaSession::create(exe, CudaSessionOptions(), session));
   for (size_t c = 0; c < cases.size(); ++c) {

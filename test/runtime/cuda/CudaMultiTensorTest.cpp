@@ -24,6 +24,7 @@
 
 #include "runtime/Session.h"
 #include "runtime/cuda/session/CudaSession.h"
+#include "runtime/cuda/session/PlanKernels.h"
 #include "runtime/train/Init.h"
 
 #include <gtest/gtest.h>
@@ -113,6 +114,7 @@ TEST_F(CudaMultiTensorTest, HandBuiltGroupsMatchCpu) {
   SessionOptions options;
   options.threads = 2;
   ASSERT_OK(Session::create(p.exe, options, cpu));
+  planCudaKernels(p.exe); // codegen's step for a program built by hand
   std::unique_ptr<CudaSession> gpu;
   ASSERT_OK(CudaSession::create(p.exe, CudaSessionOptions(), gpu));
   EXPECT_EQ(gpu->multiTensorGroups(), 3u);

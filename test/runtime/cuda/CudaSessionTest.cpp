@@ -40,6 +40,7 @@
 #include "CudaTestSupport.h"
 
 #include "runtime/cuda/session/CudaSession.h"
+#include "runtime/cuda/session/PlanKernels.h"
 #include "runtime/Session.h"
 #include "runtime/cpu/CpuKernels.h"
 #include "runtime/cpu/ThreadPool.h"
@@ -816,6 +817,30 @@ TEST_F(CudaSessionTest, MoeTinyTrainingMatchesCpu) {
   compareTraining("moe-tiny.llmcx", 1e-4, 1e-4, 1e-3);
 }
 
+// An artifact written before codegen planned the CUDA kernels (format 4)
+// is refused, not planned at load time; the CPU still runs it.
+TEST_F(CudaSessionTest, RefusesAnArtifactWithoutItsCudaKernels) {
+  Executable exe;
+  ASSERT_OK(readExecutable(binaryDir() + "/gpt2-tiny.llmcx", exe));
+  ASSERT_TRUE(exe.ranks[0].cuda.present);
+  exe.version = 4;
+  std::vector<uint8_t> bytes = serializeExecutable(exe);
+  Executable old;
+  ASSERT_OK(parseExecutable(bytes.data(), bytes.size(), "old.llmcx", old));
+  ASSERT_FALSE(old.ranks[0].cuda.present);
+  std::unique_ptr<CudaSession> session;
+  Status status = CudaSession::create(old, CudaSessionOptions(), session);
+  ASSERT_FALSE(status.isOk());
+  EXPECT_NE(status.message().find(": written by an older llmc (executable "
+                                  "format 4, without the CUDA kernels): "
+                                  "compile it again"),
+            std::string::npos)
+      << status.message();
+  std::unique_ptr<Session> cpu;
+  Status onCpu = Session::create(old, SessionOptions(), cpu);
+  EXPECT_TRUE(onCpu.isOk()) << onCpu.message();
+}
+
 TEST_F(CudaSessionTest, NamesTheModelPartOfAMissingKernel) {
   Executable exe;
   exe.name = "moe";
@@ -839,6 +864,7 @@ TEST_F(CudaSessionTest, NamesTheModelPartOfAMissingKernel) {
   argument.value = 0;
   exe.arguments.push_back(argument);
   exe.outputs.push_back({"output0", 1});
+  planCudaKernels(exe); // codegen's step for a program built by hand
   std::unique_ptr<CudaSession> session;
   Status status = CudaSession::create(exe, CudaSessionOptions(), session);
   ASSERT_FALSE(status.isOk());

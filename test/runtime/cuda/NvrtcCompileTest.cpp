@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/cuda/session/CudaCoverage.h"
+#include "runtime/cuda/session/PlanKernels.h"
 #include "runtime/cuda/kernels/DeviceKernels.h"
 #include "runtime/cuda/kernels/elementwise/FusedKernels.h"
 #include "runtime/cuda/kernels/elementwise/ElementwiseKernels.h"
@@ -534,6 +535,50 @@ TEST(CudaNvrtcCompile, FusedKernelsProgramRunsEachRegionAsOneKernel) {
   ASSERT_TRUE(checkCudaCoverage(exe, coverageOptions, report).isOk());
   EXPECT_EQ(report.fusedRegions, 1u);
   EXPECT_TRUE(report.gaps.empty());
+}
+
+// The plan codegen writes for a program built by hand: the fused region's
+// kernel, its unit (compiled with --fmad=false), the hand-written units; and
+// with --cuda-arch (compileCudaKernels) a cubin for each unit, kept by the
+// file format.
+TEST(CudaNvrtcCompile, ThePlanCarriesTheRegionsKernelAndCubinsOnRequest) {
+  Executable exe = oneHotProgram();
+  planCudaKernels(exe);
+  const CudaPlan &plan = exe.ranks[0].cuda;
+  ASSERT_TRUE(plan.present);
+  ASSERT_EQ(plan.commands.size(), exe.ranks[0].commands.size());
+  ASSERT_EQ(plan.fused.size(), 1u);
+  FusedSource source;
+  ASSERT_TRUE(generateFusedKernel(exe.ranks[0], 0, source).isOk());
+  EXPECT_EQ(plan.fused[0].entry, source.entry);
+  EXPECT_EQ(plan.fused[0].elements, 32);
+  const CudaUnit *unit = plan.unitDefining(source.entry);
+  ASSERT_NE(unit, nullptr);
+  EXPECT_EQ(unit->source, source.source);
+  EXPECT_EQ(unit->flags, CudaUnit::kGenerated | CudaUnit::kNoContraction);
+  EXPECT_TRUE(std::any_of(plan.units.begin(), plan.units.end(),
+                          [](const CudaUnit &u) { return u.flags == 0; }))
+      << "the always-loaded hand-written units";
+  // Only the generated units, to keep the compile short.
+  std::vector<CudaUnit> &units = exe.ranks[0].cuda.units;
+  units.erase(std::remove_if(units.begin(), units.end(),
+                             [](const CudaUnit &u) {
+                               return !(u.flags & CudaUnit::kGenerated);
+                             }),
+              units.end());
+  Status bad = compileCudaKernels(exe, "compute_90");
+  EXPECT_EQ(bad.message(),
+            "--cuda-arch=compute_90: expected a real architecture such as "
+            "sm_90");
+  ASSERT_TRUE(compileCudaKernels(exe, "sm_90").isOk());
+  for (const CudaUnit &compiled : units) {
+    EXPECT_EQ(compiled.arch, "sm_90") << compiled.name;
+    EXPECT_FALSE(compiled.cubin.empty()) << compiled.name;
+  }
+  std::vector<uint8_t> bytes = serializeExecutable(exe);
+  Executable back;
+  ASSERT_TRUE(parseExecutable(bytes.data(), bytes.size(), "m", back).isOk());
+  EXPECT_EQ(back.ranks[0].cuda.units[0].cubin, units[0].cubin);
 }
 
 TEST(CudaNvrtcCompile, ARegionThatMustBeOneKernelButIsNotCoveredIsAGap) {

@@ -58,6 +58,7 @@ Status family::selectElementwise(const KernelCall &call, KernelChoice &choice) {
     return call.refuse(status.message());
   choice.route = KernelChoice::Route::Elementwise;
   choice.elementwise = signature;
+  choice.unit = std::move(source);
   return Status::ok();
 }
 
@@ -71,8 +72,7 @@ Status family::launchElementwise(LaunchContext &context, const KernelCall &call,
   if (choice.route == KernelChoice::Route::Elementwise) {
     const ElementwiseSource *source = nullptr;
     const CudaLibrary *library = nullptr;
-    LLMC_RETURN_IF_ERROR(
-        context.elementwiseUnit(choice.elementwise, source, library));
+    LLMC_RETURN_IF_ERROR(context.elementwiseUnit(choice, source, library));
     std::vector<const void *> pointers;
     for (const TensorRef &input : inputs)
       pointers.push_back(input.data);

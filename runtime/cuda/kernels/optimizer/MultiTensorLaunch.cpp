@@ -3,7 +3,6 @@
 
 #include "runtime/cuda/libs/CudaModule.h"
 #include "runtime/cuda/kernels/DeviceKernels.h"
-#include "runtime/cuda/kernels/KernelSelection.h"
 
 #include <algorithm>
 
@@ -21,7 +20,9 @@ uint64_t word(const void *pointer) {
 
 } // namespace
 
-Status MultiTensorLaunches::create(const RankProgram &program, uint8_t *arena,
+Status MultiTensorLaunches::create(const RankProgram &program,
+                                   const std::vector<MultiTensorGroup> &groups,
+                                   uint8_t *arena,
                                    CudaKernels &kernels,
                                    std::unique_ptr<MultiTensorLaunches> &out) {
   std::unique_ptr<MultiTensorLaunches> created(new MultiTensorLaunches(kernels));
@@ -30,7 +31,7 @@ Status MultiTensorLaunches::create(const RankProgram &program, uint8_t *arena,
   auto at = [&](int32_t slot) -> const void * {
     return arena + program.values[slot].offset;
   };
-  for (MultiTensorGroup &group : planMultiTensorGroups(program)) {
+  for (const MultiTensorGroup &group : groups) {
     Launch launch;
     std::vector<uint64_t> table;
     const Command &first = program.commands[group.members.front()];
@@ -45,7 +46,7 @@ Status MultiTensorLaunches::create(const RankProgram &program, uint8_t *arena,
     if (group.kind == MultiTensorGroup::Kind::Elementwise) {
       // 1. Per member: its inputs (at least one word), outputs, n, and its
       //    first block.
-      if (Status status = kernels.fused(group.source, group.entry, launch.kernel);
+      if (Status status = kernels.fused(group.entry, launch.kernel);
           !status)
         return fail(status);
       size_t numInputs = group.inputs[0].size();
@@ -92,7 +93,7 @@ Status MultiTensorLaunches::create(const RankProgram &program, uint8_t *arena,
     for (size_t m = 0; m < group.members.size(); ++m)
       for (size_t c = group.members[m]; c < group.ends[m]; ++c)
         created->covered_[c] = true;
-    launch.group = std::move(group);
+    launch.group = group;
     created->launches_.push_back(std::move(launch));
   }
   out = std::move(created);

@@ -28,10 +28,12 @@ class CudaKernels;
 
 class MultiTensorLaunches {
 public:
-  /// Plans the groups of `program` (planMultiTensorGroups), loads their
-  /// kernels through `kernels` and uploads their tables, with the values at
-  /// `arena` + their offsets.
-  static Status create(const RankProgram &program, uint8_t *arena,
+  /// Loads the kernels of `groups` (the carried plan's, of `program`)
+  /// through `kernels` and uploads their tables, with the values at `arena`
+  /// + their offsets.
+  static Status create(const RankProgram &program,
+                       const std::vector<MultiTensorGroup> &groups,
+                       uint8_t *arena,
                        CudaKernels &kernels,
                        std::unique_ptr<MultiTensorLaunches> &launches);
   ~MultiTensorLaunches();
