@@ -91,6 +91,58 @@ std::string describe(const Case &c) {
          (c.inPlace ? " in place" : "");
 }
 
+/// The bound of one element of case `c` (see the top of the file): `acc`
+/// the exact product sum, `absSum` the sum of the products' magnitudes;
+/// `preBound` that of the pre-activation (BiasGelu, BiasGeluAux).
+double elementBound(const Case &c, double acc, double absSum, double bias,
+                    double residual, double want, double wantPre,
+                    double &preBound) {
+  double matmulBound = 2.0 * c.k * 0x1p-24 * absSum;
+  double pre = acc + bias;
+  double bound = 0;
+  preBound = 0;
+  switch (c.kind) {
+  case Kind::Bias:
+    bound = matmulBound + 0x1p-23 * std::fabs(want);
+    break;
+  case Kind::BiasResidual:
+    bound = matmulBound +
+            0x1p-23 * (std::fabs(acc) + std::fabs(bias) + std::fabs(residual));
+    break;
+  case Kind::BiasGelu:
+  case Kind::BiasGeluAux:
+    preBound = matmulBound + 0x1p-23 * std::fabs(pre);
+    bound = 1.13 * preBound + 0x1p-10 * std::fabs(pre) + 1e-6;
+    break;
+  case Kind::BiasGradient: // BiasGradientMatchesTheCpu
+    break;
+  }
+  if (c.dtype == DType::BF16) {
+    bound += bf16Ulp(want);
+    preBound += bf16Ulp(wantPre);
+    // In place, cuBLASLt rounds the bias sum to bf16 before adding the
+    // residual (see the top of the file): half an ulp of that sum, and the
+    // second rounding half an ulp of a result that may lie in the binade
+    // above the reference's, doubled for margin.
+    if (c.kind == Kind::BiasResidual)
+      bound += bf16Ulp(acc + bias) + bf16Ulp(want);
+  }
+  return bound;
+}
+
+/// Which order of roundings gives the device's value of a bf16 bias +
+/// residual element (a diagnosis for the log, not a check).
+void printRoundingOrders(double acc, double bias, double residual) {
+  auto b16 = [](double v) {
+    return static_cast<double>(bf16ToFloat(floatToBf16(static_cast<float>(v))));
+  };
+  std::printf("    acc %.9g bias %g residual %g: "
+              "bf16(acc+res)+bias %g, bf16(acc+bias)+res %g, "
+              "bf16(acc)+bias+res %g\n",
+              acc, bias, residual, b16(b16(acc + residual) + bias),
+              b16(b16(acc + bias) + residual), b16(b16(acc) + bias + residual));
+}
+
 TEST_F(CudaMatmulEpilogue, MatchesTheCpu) {
   std::vector<Case> cases;
   for (DType dtype : {DType::F32, DType::BF16})
@@ -203,56 +255,18 @@ TEST_F(CudaMatmulEpilogue, MatchesTheCpu) {
           acc += prod;
         }
         int64_t i = r * c.n + j;
-        double matmulBound = 2.0 * c.k * 0x1p-24 * absSum;
-        double pre = acc + bias.get(j);
-        double bound = 0, preBound = 0;
-        switch (c.kind) {
-        case Kind::Bias:
-          bound = matmulBound + 0x1p-23 * std::fabs(want.get(i));
-          break;
-        case Kind::BiasResidual:
-          bound =
-              matmulBound + 0x1p-23 * (std::fabs(acc) + std::fabs(bias.get(j)) +
-                                       std::fabs(residual.get(i)));
-          break;
-        case Kind::BiasGelu:
-        case Kind::BiasGeluAux:
-          preBound = matmulBound + 0x1p-23 * std::fabs(pre);
-          bound = 1.13 * preBound + 0x1p-10 * std::fabs(pre) + 1e-6;
-          break;
-        case Kind::BiasGradient: // BiasGradientMatchesTheCpu
-          break;
-        }
-        if (c.dtype == DType::BF16) {
-          bound += bf16Ulp(want.get(i));
-          preBound += bf16Ulp(wantPre.get(i));
-          // In place, cuBLASLt rounds the bias sum to bf16 before adding
-          // the residual (see the top of the file): half an ulp of that
-          // sum, and the second rounding half an ulp of a result that may
-          // lie in the binade above the reference's, doubled for margin.
-          if (c.kind == Kind::BiasResidual)
-            bound += bf16Ulp(acc + bias.get(j)) + bf16Ulp(want.get(i));
-        }
+        double preBound = 0;
+        double bound =
+            elementBound(c, acc, absSum, bias.get(j), residual.get(i),
+                         want.get(i), wantPre.get(i), preBound);
         double error = std::fabs(got.get(i) - want.get(i));
         worst = std::max(worst, error / bound);
         if (!(error <= bound) && ++failures <= 5) {
           ADD_FAILURE() << "element [" << r << ", " << j << "]: gpu "
                         << got.get(i) << ", cpu " << want.get(i) << ", bound "
                         << bound;
-          if (c.kind == Kind::BiasResidual && c.dtype == DType::BF16) {
-            // Which order of roundings gives the device's value (a
-            // diagnosis for the log, not a check).
-            auto b16 = [](double v) {
-              return static_cast<double>(
-                  bf16ToFloat(floatToBf16(static_cast<float>(v))));
-            };
-            double res = residual.get(i), bi = bias.get(j);
-            std::printf("    acc %.9g bias %g residual %g: "
-                        "bf16(acc+res)+bias %g, bf16(acc+bias)+res %g, "
-                        "bf16(acc)+bias+res %g\n",
-                        acc, bi, res, b16(b16(acc + res) + bi),
-                        b16(b16(acc + bi) + res), b16(b16(acc) + bi + res));
-          }
+          if (c.kind == Kind::BiasResidual && c.dtype == DType::BF16)
+            printRoundingOrders(acc, bias.get(j), residual.get(i));
         }
         if (hasPre) {
           double preError = std::fabs(gotPre.get(i) - wantPre.get(i));

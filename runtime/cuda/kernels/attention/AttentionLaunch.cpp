@@ -218,43 +218,29 @@ Status family::selectAttention(const KernelCall &call, KernelChoice &choice) {
   }
 }
 
-Status family::launchAttention(LaunchContext &context, const KernelCall &call,
-                               const KernelChoice &choice) {
+namespace {
+
+/// The forward: the tensor-core kernel where the device and the operands allow it, else the scalar one.
+Status launchFlashForward(LaunchContext &context, const KernelCall &call,
+                          const KernelChoice &choice) {
   const KernelAttrs &attrs = call.attrs;
   const std::vector<TensorRef> &inputs = call.inputs;
   const std::vector<TensorRef> &outputs = call.outputs;
   const std::vector<std::string> &entries = choice.entries;
   const TensorRef *out = &outputs[0];
-  switch (call.kind) {
-  case KernelKind::Attention: {
-    FlashLaunch flash;
-    if (std::string why = flashLaunch(inputs, attrs, flash, out); !why.empty())
-      return call.refuse(why);
-    const void *qp = inputs[0].data, *kp = inputs[1].data, *vp = inputs[2].data;
-    void *result = outputs[0].data;
-    // The rows' log-sum-exp, when the op returns it (else null: not stored).
-    void *lse = outputs.size() == 2 ? outputs[1].data : nullptr;
-    // The tensor-core kernel (entries[0]) where the device has bf16 MMA and
-    // the operands allow 16-byte loads; else the scalar one after it.
-    if (flash.tensorCores && context.bf16TensorCores() &&
-        flash.stridesAligned16 && aligned16({qp, kp, vp, result})) {
-      if (flash.tensorCoreQueryBlocks == 0)
-        return Status::ok();
-      std::vector<void *> args = {&qp,
-                                  &kp,
-                                  &vp,
-                                  &result,
-                                  &lse,
-                                  &flash.heads,
-                                  &flash.kvHeads,
-                                  &flash.seq,
-                                  &flash.kvSeq,
-                                  &flash.causal,
-                                  &flash.scale,
-                                  &flash.layout};
-      return context.launch(entries[0], flash.tensorCoreQueryBlocks,
-                            kFlashThreads, flash.tensorCoreForwardShared, args);
-    }
+  FlashLaunch flash;
+  if (std::string why = flashLaunch(inputs, attrs, flash, out); !why.empty())
+    return call.refuse(why);
+  const void *qp = inputs[0].data, *kp = inputs[1].data, *vp = inputs[2].data;
+  void *result = outputs[0].data;
+  // The rows' log-sum-exp, when the op returns it (else null: not stored).
+  void *lse = outputs.size() == 2 ? outputs[1].data : nullptr;
+  // The tensor-core kernel (entries[0]) where the device has bf16 MMA and
+  // the operands allow 16-byte loads; else the scalar one after it.
+  if (flash.tensorCores && context.bf16TensorCores() &&
+      flash.stridesAligned16 && aligned16({qp, kp, vp, result})) {
+    if (flash.tensorCoreQueryBlocks == 0)
+      return Status::ok();
     std::vector<void *> args = {&qp,
                                 &kp,
                                 &vp,
@@ -264,81 +250,64 @@ Status family::launchAttention(LaunchContext &context, const KernelCall &call,
                                 &flash.kvHeads,
                                 &flash.seq,
                                 &flash.kvSeq,
-                                &flash.headDim,
                                 &flash.causal,
                                 &flash.scale,
                                 &flash.layout};
-    return context.launch(entries[flash.tensorCores ? 1 : 0], flash.queryBlocks,
-                          kFlashThreads, 0, args);
+    return context.launch(entries[0], flash.tensorCoreQueryBlocks,
+                          kFlashThreads, flash.tensorCoreForwardShared, args);
   }
-  case KernelKind::AttentionGrad: {
-    FlashLaunch flash;
-    if (std::string why = flashLaunch(inputs, attrs, flash); !why.empty())
-      return call.refuse(why);
-    const void *qp = inputs[0].data, *kp = inputs[1].data, *vp = inputs[2].data,
-               *op = inputs[3].data, *dop = inputs[4].data;
-    // Packed: one gradient, dq, dk and dv at the strides of q, k and v.
-    void *dq = outputs[0].data;
-    void *dk = outputs[outputs.size() == 3 ? 1 : 0].data;
-    void *dv = outputs[outputs.size() == 3 ? 2 : 0].data;
-    // lse and delta of every query row, in the scratch prepare() reserved.
-    float *lse = static_cast<float *>(context.scratch());
-    float *delta = lse + flashRows(inputs[3]);
-    // The forward's log-sum-exp when the op has it: the tensor-core
-    // grad_rows then skips its statistics pass, and grad_keys reads it.
-    const void *forwardLse = inputs.size() == 6 ? inputs[5].data : nullptr;
-    // The tensor-core pair (entries[0..1]) where the device has bf16 MMA
-    // and the operands allow 16-byte loads; else the scalar pair.
-    if (flash.tensorCores && context.bf16TensorCores() &&
-        flash.stridesAligned16 &&
-        aligned16({qp, kp, vp, op, dop, dq, dk, dv})) {
-      // 1. Per query tile: the row statistics (unless given), then dq.
-      if (flash.tensorCoreQueryBlocks > 0) {
-        std::vector<void *> rowArgs = {&qp,
-                                       &kp,
-                                       &vp,
-                                       &op,
-                                       &dop,
-                                       &forwardLse,
-                                       &dq,
-                                       &lse,
-                                       &delta,
-                                       &flash.heads,
-                                       &flash.kvHeads,
-                                       &flash.seq,
-                                       &flash.kvSeq,
-                                       &flash.causal,
-                                       &flash.scale,
-                                       &flash.layout};
-        LLMC_RETURN_IF_ERROR(
-            context.launch(entries[0], flash.tensorCoreQueryBlocks,
-                           kFlashThreads, flash.tensorCoreRowsShared, rowArgs));
-      }
-      // 2. Per key tile of each key/value head: dk and dv (after 1).
-      const void *keysLse = forwardLse != nullptr ? forwardLse : lse;
-      if (flash.tensorCoreKeyBlocks > 0) {
-        std::vector<void *> keyArgs = {&qp,           &kp,
-                                       &vp,           &dop,
-                                       &keysLse,      &delta,
-                                       &dk,           &dv,
-                                       &flash.heads,  &flash.kvHeads,
-                                       &flash.seq,    &flash.kvSeq,
-                                       &flash.causal, &flash.scale,
-                                       &flash.layout};
-        LLMC_RETURN_IF_ERROR(
-            context.launch(entries[1], flash.tensorCoreKeyBlocks, kFlashThreads,
-                           flash.tensorCoreKeysShared, keyArgs));
-      }
-      return Status::ok();
-    }
-    size_t scalar = flash.tensorCores ? 2 : 0;
-    // 1. Per query tile: the row statistics, then dq.
-    if (flash.queryBlocks > 0) {
+  std::vector<void *> args = {&qp,
+                              &kp,
+                              &vp,
+                              &result,
+                              &lse,
+                              &flash.heads,
+                              &flash.kvHeads,
+                              &flash.seq,
+                              &flash.kvSeq,
+                              &flash.headDim,
+                              &flash.causal,
+                              &flash.scale,
+                              &flash.layout};
+  return context.launch(entries[flash.tensorCores ? 1 : 0], flash.queryBlocks,
+                        kFlashThreads, 0, args);
+}
+
+/// The backward: grad_rows then grad_keys, tensor-core or scalar.
+Status launchFlashBackward(LaunchContext &context, const KernelCall &call,
+                           const KernelChoice &choice) {
+  const KernelAttrs &attrs = call.attrs;
+  const std::vector<TensorRef> &inputs = call.inputs;
+  const std::vector<TensorRef> &outputs = call.outputs;
+  const std::vector<std::string> &entries = choice.entries;
+  FlashLaunch flash;
+  if (std::string why = flashLaunch(inputs, attrs, flash); !why.empty())
+    return call.refuse(why);
+  const void *qp = inputs[0].data, *kp = inputs[1].data, *vp = inputs[2].data,
+             *op = inputs[3].data, *dop = inputs[4].data;
+  // Packed: one gradient, dq, dk and dv at the strides of q, k and v.
+  void *dq = outputs[0].data;
+  void *dk = outputs[outputs.size() == 3 ? 1 : 0].data;
+  void *dv = outputs[outputs.size() == 3 ? 2 : 0].data;
+  // lse and delta of every query row, in the scratch prepare() reserved.
+  float *lse = static_cast<float *>(context.scratch());
+  float *delta = lse + flashRows(inputs[3]);
+  // The forward's log-sum-exp when the op has it: the tensor-core
+  // grad_rows then skips its statistics pass, and grad_keys reads it.
+  const void *forwardLse = inputs.size() == 6 ? inputs[5].data : nullptr;
+  // The tensor-core pair (entries[0..1]) where the device has bf16 MMA
+  // and the operands allow 16-byte loads; else the scalar pair.
+  if (flash.tensorCores && context.bf16TensorCores() &&
+      flash.stridesAligned16 &&
+      aligned16({qp, kp, vp, op, dop, dq, dk, dv})) {
+    // 1. Per query tile: the row statistics (unless given), then dq.
+    if (flash.tensorCoreQueryBlocks > 0) {
       std::vector<void *> rowArgs = {&qp,
                                      &kp,
                                      &vp,
                                      &op,
                                      &dop,
+                                     &forwardLse,
                                      &dq,
                                      &lse,
                                      &delta,
@@ -346,37 +315,86 @@ Status family::launchAttention(LaunchContext &context, const KernelCall &call,
                                      &flash.kvHeads,
                                      &flash.seq,
                                      &flash.kvSeq,
-                                     &flash.headDim,
                                      &flash.causal,
                                      &flash.scale,
                                      &flash.layout};
-      LLMC_RETURN_IF_ERROR(context.launch(entries[scalar], flash.queryBlocks,
-                                          kFlashThreads, 0, rowArgs));
+      LLMC_RETURN_IF_ERROR(
+          context.launch(entries[0], flash.tensorCoreQueryBlocks,
+                         kFlashThreads, flash.tensorCoreRowsShared, rowArgs));
     }
-    // 2. Per key tile of each key/value head: dk and dv over its group's
-    //    query heads (after 1, on the same stream).
-    if (flash.keyBlocks > 0) {
-      std::vector<void *> keyArgs = {&qp,
-                                     &kp,
-                                     &vp,
-                                     &dop,
-                                     &lse,
-                                     &delta,
-                                     &dk,
-                                     &dv,
-                                     &flash.heads,
-                                     &flash.kvHeads,
-                                     &flash.seq,
-                                     &flash.kvSeq,
-                                     &flash.headDim,
-                                     &flash.causal,
-                                     &flash.scale,
+    // 2. Per key tile of each key/value head: dk and dv (after 1).
+    const void *keysLse = forwardLse != nullptr ? forwardLse : lse;
+    if (flash.tensorCoreKeyBlocks > 0) {
+      std::vector<void *> keyArgs = {&qp,           &kp,
+                                     &vp,           &dop,
+                                     &keysLse,      &delta,
+                                     &dk,           &dv,
+                                     &flash.heads,  &flash.kvHeads,
+                                     &flash.seq,    &flash.kvSeq,
+                                     &flash.causal, &flash.scale,
                                      &flash.layout};
-      LLMC_RETURN_IF_ERROR(context.launch(entries[scalar + 1], flash.keyBlocks,
-                                          kFlashThreads, 0, keyArgs));
+      LLMC_RETURN_IF_ERROR(
+          context.launch(entries[1], flash.tensorCoreKeyBlocks, kFlashThreads,
+                         flash.tensorCoreKeysShared, keyArgs));
     }
     return Status::ok();
   }
+  size_t scalar = flash.tensorCores ? 2 : 0;
+  // 1. Per query tile: the row statistics, then dq.
+  if (flash.queryBlocks > 0) {
+    std::vector<void *> rowArgs = {&qp,
+                                   &kp,
+                                   &vp,
+                                   &op,
+                                   &dop,
+                                   &dq,
+                                   &lse,
+                                   &delta,
+                                   &flash.heads,
+                                   &flash.kvHeads,
+                                   &flash.seq,
+                                   &flash.kvSeq,
+                                   &flash.headDim,
+                                   &flash.causal,
+                                   &flash.scale,
+                                   &flash.layout};
+    LLMC_RETURN_IF_ERROR(context.launch(entries[scalar], flash.queryBlocks,
+                                        kFlashThreads, 0, rowArgs));
+  }
+  // 2. Per key tile of each key/value head: dk and dv over its group's
+  //    query heads (after 1, on the same stream).
+  if (flash.keyBlocks > 0) {
+    std::vector<void *> keyArgs = {&qp,
+                                   &kp,
+                                   &vp,
+                                   &dop,
+                                   &lse,
+                                   &delta,
+                                   &dk,
+                                   &dv,
+                                   &flash.heads,
+                                   &flash.kvHeads,
+                                   &flash.seq,
+                                   &flash.kvSeq,
+                                   &flash.headDim,
+                                   &flash.causal,
+                                   &flash.scale,
+                                   &flash.layout};
+    LLMC_RETURN_IF_ERROR(context.launch(entries[scalar + 1], flash.keyBlocks,
+                                        kFlashThreads, 0, keyArgs));
+  }
+  return Status::ok();
+}
+
+} // namespace
+
+Status family::launchAttention(LaunchContext &context, const KernelCall &call,
+                               const KernelChoice &choice) {
+  switch (call.kind) {
+  case KernelKind::Attention:
+    return launchFlashForward(context, call, choice);
+  case KernelKind::AttentionGrad:
+    return launchFlashBackward(context, call, choice);
   default:
     return call.refuse("");
   }

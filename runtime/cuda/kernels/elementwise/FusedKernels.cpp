@@ -47,22 +47,12 @@ std::string broadcastIndex(const Shape &in, const Shape &out,
   return e.str();
 }
 
-} // namespace
-
-Status buildRegionCode(const RankProgram &program, const Command &owner,
-                       const std::vector<int32_t> &inputs,
-                       const std::vector<int32_t> &outputs, size_t firstCommand,
-                       size_t count, IndexMode mode, RegionCode &out) {
-  out = RegionCode();
-  if (outputs.empty() || count < 1 ||
-      firstCommand + count > program.commands.size())
-    return refuse(owner, "malformed region");
-  const Shape &shape = program.values[outputs[0]].shape;
-  int64_t n = numElements(shape);
-  for (int32_t output : outputs)
-    if (program.values[output].shape != shape)
-      return refuse(owner, "results of different shapes");
-
+/// The outputs of a region against its inputs (see below): Unimplemented
+/// naming `owner` when an output shares bytes with an input it does not
+/// replace element for element.
+Status checkOverlaps(const RankProgram &program, const Command &owner,
+                     const std::vector<int32_t> &inputs,
+                     const std::vector<int32_t> &outputs, const Shape &shape) {
   // One kernel reads every input while it writes the outputs, in no order
   // across threads; the buffer plan placed them for the commands one by
   // one, where an input may be dead before a later command writes over its
@@ -83,6 +73,59 @@ Status buildRegionCode(const RankProgram &program, const Command &owner,
                              "does not replace element for element");
     }
   }
+  return Status::ok();
+}
+
+/// The region's results, operand types and packing width, once its body is
+/// written (`values`: slot -> the variable holding it).
+Status finishRegionCode(const RankProgram &program, const Command &owner,
+                        const std::vector<int32_t> &inputs,
+                        const std::vector<int32_t> &outputs,
+                        const std::map<int32_t, std::string> &values,
+                        const Shape &shape, size_t count, RegionCode &out) {
+  for (int32_t output : outputs) {
+    auto found = values.find(output);
+    if (found == values.end())
+      return refuse(owner, "a result the region's commands do not compute");
+    out.results.push_back(found->second);
+    out.outputTypes.push_back(program.values[output].dtype);
+  }
+  for (int32_t input : inputs) {
+    out.inputTypes.push_back(program.values[input].dtype);
+    out.fullInputs.push_back(program.values[input].shape == shape);
+  }
+  out.elements = numElements(shape);
+  out.commands = count;
+  // The packed loop moves 16 bytes of the widest operand it packs at a time.
+  size_t widest = 1;
+  for (size_t k = 0; k < inputs.size(); ++k)
+    if (out.fullInputs[k])
+      widest = std::max(widest, dtypeSize(out.inputTypes[k]));
+  for (DType type : out.outputTypes)
+    widest = std::max(widest, dtypeSize(type));
+  out.width = 16 / widest;
+  return Status::ok();
+}
+
+} // namespace
+
+Status buildRegionCode(const RankProgram &program, const Command &owner,
+                       const std::vector<int32_t> &inputs,
+                       const std::vector<int32_t> &outputs, size_t firstCommand,
+                       size_t count, IndexMode mode, RegionCode &out) {
+  out = RegionCode();
+  if (outputs.empty() || count < 1 ||
+      firstCommand + count > program.commands.size())
+    return refuse(owner, "malformed region");
+  const Shape &shape = program.values[outputs[0]].shape;
+  int64_t n = numElements(shape);
+  for (int32_t output : outputs)
+    if (program.values[output].shape != shape)
+      return refuse(owner, "results of different shapes");
+
+  if (Status status = checkOverlaps(program, owner, inputs, outputs, shape);
+      !status)
+    return status;
 
   // Region inputs, by slot: parameter k. Values: slot -> storage variable.
   std::map<int32_t, size_t> inputIndex;
@@ -189,30 +232,10 @@ Status buildRegionCode(const RankProgram &program, const Command &owner,
     body << elementwiseStore(sig, call) << ";\n";
     values[result] = name;
   }
-  for (int32_t output : outputs) {
-    auto found = values.find(output);
-    if (found == values.end())
-      return refuse(owner, "a result the region's commands do not compute");
-    out.results.push_back(found->second);
-    out.outputTypes.push_back(program.values[output].dtype);
-  }
-  for (int32_t input : inputs) {
-    out.inputTypes.push_back(program.values[input].dtype);
-    out.fullInputs.push_back(program.values[input].shape == shape);
-  }
   out.functions = functions.str();
   out.body = body.str();
-  out.elements = n;
-  out.commands = count;
-  // The packed loop moves 16 bytes of the widest operand it packs at a time.
-  size_t widest = 1;
-  for (size_t k = 0; k < inputs.size(); ++k)
-    if (out.fullInputs[k])
-      widest = std::max(widest, dtypeSize(out.inputTypes[k]));
-  for (DType type : out.outputTypes)
-    widest = std::max(widest, dtypeSize(type));
-  out.width = 16 / widest;
-  return Status::ok();
+  return finishRegionCode(program, owner, inputs, outputs, values, shape,
+                          count, out);
 }
 
 std::string regionPrelude(const RegionCode &code) {

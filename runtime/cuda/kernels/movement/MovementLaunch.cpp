@@ -167,156 +167,197 @@ Status family::selectMovement(const KernelCall &call, KernelChoice &choice) {
   }
 }
 
-Status family::launchMovement(LaunchContext &context, const KernelCall &call,
-                              const KernelChoice &choice) {
+namespace {
+
+/// The strided copies: broadcast, transpose and slice.
+Status launchStridedMove(LaunchContext &context, const KernelCall &call,
+                         const KernelChoice &choice) {
   const KernelAttrs &attrs = call.attrs;
   const std::vector<TensorRef> &inputs = call.inputs;
-  const std::vector<TensorRef> &outputs = call.outputs;
+  const TensorRef *out = &call.outputs[0];
+  const TensorRef &in = inputs[0];
+  StridedMove move{};
+  move.rank = static_cast<int>(out->rank());
+  move.count = out->numElements();
+  Shape inStrides = rowMajorStrides(in.shape);
+  for (int d = 0; d < move.rank; ++d)
+    move.shape[d] = out->shape[d];
+  const std::vector<int64_t> &ints = attrs.ints;
+  if (call.kind == KernelKind::Broadcast) {
+    if (ints.size() != in.shape.size())
+      return call.refuse("expected one dims entry per input dimension");
+    for (size_t i = 0; i < ints.size(); ++i)
+      if (in.shape[i] == out->shape[ints[i]] && in.shape[i] != 1)
+        move.inStrides[ints[i]] = inStrides[i];
+  } else if (call.kind == KernelKind::Transpose) {
+    if (ints.size() != in.shape.size())
+      return call.refuse("expected a permutation of the input's dimensions");
+    for (size_t i = 0; i < ints.size(); ++i)
+      move.inStrides[i] = inStrides[ints[i]];
+  } else {
+    size_t rank = in.shape.size();
+    if (ints.size() != 3 * rank)
+      return call.refuse("expected starts, limits and strides per dimension");
+    for (size_t i = 0; i < rank; ++i) {
+      move.inStrides[i] = inStrides[i] * ints[2 * rank + i];
+      move.base += ints[i] * inStrides[i];
+    }
+  }
+  const void *source = in.data;
+  void *result = out->data;
+  std::string entry = simplifyMove(move, dtypeSize(in.dtype), source, result);
+  std::vector<void *> args = {&source, &result, &move};
+  return context.launch(entry, context.gridFor(move.count, 256), 256, 0,
+                        args);
+}
+
+/// Concat: one strided part copy per input.
+Status launchConcat(LaunchContext &context, const KernelCall &call,
+                    const KernelChoice &choice) {
+  const KernelAttrs &attrs = call.attrs;
+  const std::vector<TensorRef> &inputs = call.inputs;
+  const TensorRef *out = &call.outputs[0];
+  int64_t dim = attrs.ints[0];
+  AxisView view = viewAround(out->shape, dim);
+  long long outer = view.outer, outRow = view.size * view.inner;
+  long long column = 0;
+  for (const TensorRef &in : inputs) {
+    long long inRow = in.shape[dim] * view.inner;
+    if (inRow > 0 && outer > 0) {
+      const void *source = in.data;
+      void *result = out->data;
+      // As a strided copy's: wider elements where every row and the
+      // column stay whole, 32-bit indices where they fit.
+      size_t bytes = dtypeSize(in.dtype);
+      long long wide = 1;
+      for (long long w : {16LL, 8LL, 4LL, 2LL}) {
+        long long f = w / static_cast<long long>(bytes);
+        if (f <= 1 || inRow % f || outRow % f || column % f ||
+            reinterpret_cast<uintptr_t>(source) % w ||
+            reinterpret_cast<uintptr_t>(result) % w)
+          continue;
+        wide = f;
+        break;
+      }
+      long long partRow = inRow / wide, partOutRow = outRow / wide,
+                partColumn = column / wide;
+      bool small = outer * partOutRow < (1LL << 31);
+      std::string entry = std::string("llmc_concat_part") +
+                          (small ? "32_" : "_") +
+                          moveSuffix(bytes * static_cast<size_t>(wide));
+      std::vector<void *> args = {&source,  &result,     &outer,
+                                  &partRow, &partOutRow, &partColumn};
+      LLMC_RETURN_IF_ERROR(context.launch(
+          entry, context.gridFor(outer * partRow, 256), 256, 0, args));
+    }
+    column += inRow;
+  }
+  return Status::ok();
+}
+
+/// Gather and embedding: rows of the input by index.
+Status launchGatherRows(LaunchContext &context, const KernelCall &call,
+                        const KernelChoice &choice) {
+  const KernelAttrs &attrs = call.attrs;
+  const std::vector<TensorRef> &inputs = call.inputs;
   const std::vector<std::string> &entries = choice.entries;
-  const TensorRef *out = &outputs[0];
+  const TensorRef *out = &call.outputs[0];
+  const TensorRef &in = inputs[0], &indices = inputs[1];
+  AxisView view = call.kind == KernelKind::Gather
+                      ? viewAround(in.shape, attrs.ints[0])
+                      : viewAround(in.shape, 0);
+  const void *source = in.data, *ids = indices.data;
+  void *result = out->data;
+  long long outer = view.outer, size = view.size,
+            count = indices.numElements(), inner = view.inner;
+  std::vector<void *> args = {&source, &ids,   &result, &outer,
+                              &size,   &count, &inner};
+  return context.launch(
+      entries[0], context.gridFor(outer * count * inner, 256), 256, 0, args);
+}
+
+/// ScatterAdd: f32 atomics into a copy of dest, or bf16 through the f32 scratch.
+Status launchScatterAdd(LaunchContext &context, const KernelCall &call,
+                        const KernelChoice &choice) {
+  const KernelAttrs &attrs = call.attrs;
+  const std::vector<TensorRef> &inputs = call.inputs;
+  const std::vector<std::string> &entries = choice.entries;
+  const TensorRef *out = &call.outputs[0];
+  const TensorRef &dest = inputs[0], &indices = inputs[1],
+                  &updates = inputs[2];
+  AxisView view = viewAround(dest.shape, attrs.ints[0]);
+  const void *ids = indices.data, *source = updates.data;
+  long long outer = view.outer, size = view.size,
+            count = indices.numElements(), inner = view.inner;
+  long long elements = dest.numElements();
+  if (entries.size() == 1) {
+    // f32: atomics straight into the result, a copy of dest.
+    if (out->data != dest.data)
+      LLMC_CUDA_CHECK(cudaMemcpyAsync(out->data, dest.data, dest.bytes(),
+                                      cudaMemcpyDeviceToDevice,
+                                      context.stream()),
+                      "cudaMemcpyAsync(scatter_add dest)");
+    void *result = out->data;
+    if (outer * count * inner == 0)
+      return Status::ok();
+    std::vector<void *> args = {&result, &ids,   &source, &outer,
+                                &size,   &count, &inner};
+    return context.launch(entries[0],
+                          context.gridFor(outer * count * inner, 256), 256, 0,
+                          args);
+  }
+  // bf16: 1. dest widened into the f32 scratch, 2. the updates added
+  // there, 3. rounded once into the result.
+  const void *destData = dest.data;
+  void *wide = context.scratch(), *result = out->data;
+  std::vector<void *> widenArgs = {&destData, &wide, &elements};
+  LLMC_RETURN_IF_ERROR(context.launch(
+      entries[0], context.gridFor(elements, 256), 256, 0, widenArgs));
+  if (outer * count * inner > 0) {
+    std::vector<void *> args = {&wide, &ids,   &source, &outer,
+                                &size, &count, &inner};
+    LLMC_RETURN_IF_ERROR(context.launch(
+        entries[1], context.gridFor(outer * count * inner, 256), 256, 0,
+        args));
+  }
+  const void *wideIn = context.scratch();
+  std::vector<void *> narrowArgs = {&wideIn, &result, &elements};
+  return context.launch(entries[2], context.gridFor(elements, 256), 256, 0,
+                        narrowArgs);
+}
+
+/// Iota.
+Status launchIota(LaunchContext &context, const KernelCall &call,
+                  const KernelChoice &choice) {
+  const KernelAttrs &attrs = call.attrs;
+  const std::vector<std::string> &entries = choice.entries;
+  const TensorRef *out = &call.outputs[0];
+  AxisView view = viewAround(out->shape, attrs.ints[0]);
+  void *result = out->data;
+  long long count = out->numElements(), size = view.size, inner = view.inner;
+  std::vector<void *> args = {&result, &count, &size, &inner};
+  return context.launch(entries[0], context.gridFor(count, 256), 256, 0,
+                        args);
+}
+
+} // namespace
+
+Status family::launchMovement(LaunchContext &context, const KernelCall &call,
+                              const KernelChoice &choice) {
   switch (call.kind) {
   case KernelKind::Broadcast:
   case KernelKind::Transpose:
-  case KernelKind::Slice: {
-    const TensorRef &in = inputs[0];
-    StridedMove move{};
-    move.rank = static_cast<int>(out->rank());
-    move.count = out->numElements();
-    Shape inStrides = rowMajorStrides(in.shape);
-    for (int d = 0; d < move.rank; ++d)
-      move.shape[d] = out->shape[d];
-    const std::vector<int64_t> &ints = attrs.ints;
-    if (call.kind == KernelKind::Broadcast) {
-      if (ints.size() != in.shape.size())
-        return call.refuse("expected one dims entry per input dimension");
-      for (size_t i = 0; i < ints.size(); ++i)
-        if (in.shape[i] == out->shape[ints[i]] && in.shape[i] != 1)
-          move.inStrides[ints[i]] = inStrides[i];
-    } else if (call.kind == KernelKind::Transpose) {
-      if (ints.size() != in.shape.size())
-        return call.refuse("expected a permutation of the input's dimensions");
-      for (size_t i = 0; i < ints.size(); ++i)
-        move.inStrides[i] = inStrides[ints[i]];
-    } else {
-      size_t rank = in.shape.size();
-      if (ints.size() != 3 * rank)
-        return call.refuse("expected starts, limits and strides per dimension");
-      for (size_t i = 0; i < rank; ++i) {
-        move.inStrides[i] = inStrides[i] * ints[2 * rank + i];
-        move.base += ints[i] * inStrides[i];
-      }
-    }
-    const void *source = in.data;
-    void *result = out->data;
-    std::string entry = simplifyMove(move, dtypeSize(in.dtype), source, result);
-    std::vector<void *> args = {&source, &result, &move};
-    return context.launch(entry, context.gridFor(move.count, 256), 256, 0,
-                          args);
-  }
-  case KernelKind::Concat: {
-    int64_t dim = attrs.ints[0];
-    AxisView view = viewAround(out->shape, dim);
-    long long outer = view.outer, outRow = view.size * view.inner;
-    long long column = 0;
-    for (const TensorRef &in : inputs) {
-      long long inRow = in.shape[dim] * view.inner;
-      if (inRow > 0 && outer > 0) {
-        const void *source = in.data;
-        void *result = out->data;
-        // As a strided copy's: wider elements where every row and the
-        // column stay whole, 32-bit indices where they fit.
-        size_t bytes = dtypeSize(in.dtype);
-        long long wide = 1;
-        for (long long w : {16LL, 8LL, 4LL, 2LL}) {
-          long long f = w / static_cast<long long>(bytes);
-          if (f <= 1 || inRow % f || outRow % f || column % f ||
-              reinterpret_cast<uintptr_t>(source) % w ||
-              reinterpret_cast<uintptr_t>(result) % w)
-            continue;
-          wide = f;
-          break;
-        }
-        long long partRow = inRow / wide, partOutRow = outRow / wide,
-                  partColumn = column / wide;
-        bool small = outer * partOutRow < (1LL << 31);
-        std::string entry = std::string("llmc_concat_part") +
-                            (small ? "32_" : "_") +
-                            moveSuffix(bytes * static_cast<size_t>(wide));
-        std::vector<void *> args = {&source,  &result,     &outer,
-                                    &partRow, &partOutRow, &partColumn};
-        LLMC_RETURN_IF_ERROR(context.launch(
-            entry, context.gridFor(outer * partRow, 256), 256, 0, args));
-      }
-      column += inRow;
-    }
-    return Status::ok();
-  }
+  case KernelKind::Slice:
+    return launchStridedMove(context, call, choice);
+  case KernelKind::Concat:
+    return launchConcat(context, call, choice);
   case KernelKind::Gather:
-  case KernelKind::Embedding: {
-    const TensorRef &in = inputs[0], &indices = inputs[1];
-    AxisView view = call.kind == KernelKind::Gather
-                        ? viewAround(in.shape, attrs.ints[0])
-                        : viewAround(in.shape, 0);
-    const void *source = in.data, *ids = indices.data;
-    void *result = out->data;
-    long long outer = view.outer, size = view.size,
-              count = indices.numElements(), inner = view.inner;
-    std::vector<void *> args = {&source, &ids,   &result, &outer,
-                                &size,   &count, &inner};
-    return context.launch(
-        entries[0], context.gridFor(outer * count * inner, 256), 256, 0, args);
-  }
-  case KernelKind::ScatterAdd: {
-    const TensorRef &dest = inputs[0], &indices = inputs[1],
-                    &updates = inputs[2];
-    AxisView view = viewAround(dest.shape, attrs.ints[0]);
-    const void *ids = indices.data, *source = updates.data;
-    long long outer = view.outer, size = view.size,
-              count = indices.numElements(), inner = view.inner;
-    long long elements = dest.numElements();
-    if (entries.size() == 1) {
-      // f32: atomics straight into the result, a copy of dest.
-      if (out->data != dest.data)
-        LLMC_CUDA_CHECK(cudaMemcpyAsync(out->data, dest.data, dest.bytes(),
-                                        cudaMemcpyDeviceToDevice,
-                                        context.stream()),
-                        "cudaMemcpyAsync(scatter_add dest)");
-      void *result = out->data;
-      if (outer * count * inner == 0)
-        return Status::ok();
-      std::vector<void *> args = {&result, &ids,   &source, &outer,
-                                  &size,   &count, &inner};
-      return context.launch(entries[0],
-                            context.gridFor(outer * count * inner, 256), 256, 0,
-                            args);
-    }
-    // bf16: 1. dest widened into the f32 scratch, 2. the updates added
-    // there, 3. rounded once into the result.
-    const void *destData = dest.data;
-    void *wide = context.scratch(), *result = out->data;
-    std::vector<void *> widenArgs = {&destData, &wide, &elements};
-    LLMC_RETURN_IF_ERROR(context.launch(
-        entries[0], context.gridFor(elements, 256), 256, 0, widenArgs));
-    if (outer * count * inner > 0) {
-      std::vector<void *> args = {&wide, &ids,   &source, &outer,
-                                  &size, &count, &inner};
-      LLMC_RETURN_IF_ERROR(context.launch(
-          entries[1], context.gridFor(outer * count * inner, 256), 256, 0,
-          args));
-    }
-    const void *wideIn = context.scratch();
-    std::vector<void *> narrowArgs = {&wideIn, &result, &elements};
-    return context.launch(entries[2], context.gridFor(elements, 256), 256, 0,
-                          narrowArgs);
-  }
-  case KernelKind::Iota: {
-    AxisView view = viewAround(out->shape, attrs.ints[0]);
-    void *result = out->data;
-    long long count = out->numElements(), size = view.size, inner = view.inner;
-    std::vector<void *> args = {&result, &count, &size, &inner};
-    return context.launch(entries[0], context.gridFor(count, 256), 256, 0,
-                          args);
-  }
+  case KernelKind::Embedding:
+    return launchGatherRows(context, call, choice);
+  case KernelKind::ScatterAdd:
+    return launchScatterAdd(context, call, choice);
+  case KernelKind::Iota:
+    return launchIota(context, call, choice);
   default:
     return call.refuse("");
   }
