@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/io/Safetensors.h"
+#include "runtime/io/JsonSyntax.h"
 
 #include "runtime/io/File.h"
 #include "runtime/io/MappedFile.h"
@@ -131,33 +132,6 @@ bool byteCount(const Shape &shape, size_t elementSize, uint64_t &bytes) {
     return false;
   return bytes <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
 }
-
-// Records where a JSON syntax error is (nlohmann's non-throwing parse only
-// says that there is one).
-struct SyntaxErrorFinder : nlohmann::json_sax<Json> {
-  std::string message;
-  bool null() override { return true; }
-  bool boolean(bool) override { return true; }
-  bool number_integer(number_integer_t) override { return true; }
-  bool number_unsigned(number_unsigned_t) override { return true; }
-  bool number_float(number_float_t, const string_t &) override { return true; }
-  bool string(string_t &) override { return true; }
-  bool binary(binary_t &) override { return true; }
-  bool start_object(std::size_t) override { return true; }
-  bool key(string_t &) override { return true; }
-  bool end_object() override { return true; }
-  bool start_array(std::size_t) override { return true; }
-  bool end_array() override { return true; }
-  bool parse_error(std::size_t, const std::string &,
-                   const nlohmann::detail::exception &error) override {
-    // "[json.exception.parse_error.101] parse error at line 1, column 9: ..."
-    message = error.what();
-    size_t start = message.find("] ");
-    if (start != std::string::npos)
-      message = message.substr(start + 2);
-    return false;
-  }
-};
 
 // The value as compact JSON, for messages (never throws: parsed strings are
 // UTF-8 already, and a stray byte would be replaced rather than thrown on).
@@ -375,9 +349,10 @@ Status parseSafetensorsView(const uint8_t *base, uint64_t size,
       },
       /*allow_exceptions=*/false);
   if (header.is_discarded()) {
-    SyntaxErrorFinder finder;
-    (void)Json::sax_parse(headerBegin, headerEnd, &finder);
-    return dataLoss(what, "header is not valid JSON (" + finder.message +
+    std::string syntax = jsonSyntaxError(
+        std::string_view(reinterpret_cast<const char *>(headerBegin),
+                         static_cast<size_t>(headerEnd - headerBegin)));
+    return dataLoss(what, "header is not valid JSON (" + syntax +
                               "); the file is corrupt or not a safetensors "
                               "file");
   }

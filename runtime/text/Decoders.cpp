@@ -374,29 +374,13 @@ Status parseDecoder(const JsonSource &source, const Json &value,
     return Status::ok();
   std::string type;
   LLMC_RETURN_IF_ERROR(readType(source, value, path, type));
-  if (type == "Sequence") {
-    LLMC_RETURN_IF_ERROR(checkKeys(source, value, path, {"type", "decoders"}));
-    const Json *steps = member(value, "decoders");
-    std::string stepsPath = childPath(path, "decoders");
-    if (!steps || !steps->is_array())
-      return source.malformed(stepsPath, "expected a list of decoders, got " +
-                                             (steps ? describeJson(*steps)
-                                                    : std::string("nothing")));
-    auto sequence = std::make_unique<SequenceDecoder>();
-    for (size_t i = 0; i < steps->size(); ++i) {
-      std::unique_ptr<Decoder> step;
-      LLMC_RETURN_IF_ERROR(
-          parseDecoder(source, (*steps)[i], indexPath(stepsPath, i), step));
-      if (step)
-        sequence->steps.push_back(std::move(step));
-    }
-    out = std::move(sequence);
-    return Status::ok();
-  }
+  if (type == "Sequence")
+    return parseSequence<SequenceDecoder>(source, value, path, "decoders",
+                                          "decoders", parseDecoder, out);
   if (type == "ByteLevel") {
-    LLMC_RETURN_IF_ERROR(checkKeys(
-        source, value, path,
-        {"type", "add_prefix_space", "trim_offsets", "use_regex"}));
+    LLMC_RETURN_IF_ERROR(
+        checkKeys(source, value, path,
+                  {"type", "add_prefix_space", "trim_offsets", "use_regex"}));
     out = std::make_unique<ByteLevelDecoder>();
     return Status::ok();
   }
@@ -427,27 +411,10 @@ Status parsePostProcessor(const JsonSource &source, const Json &value,
     return Status::ok();
   std::string type;
   LLMC_RETURN_IF_ERROR(readType(source, value, path, type));
-  if (type == "Sequence") {
-    LLMC_RETURN_IF_ERROR(
-        checkKeys(source, value, path, {"type", "processors"}));
-    const Json *steps = member(value, "processors");
-    std::string stepsPath = childPath(path, "processors");
-    if (!steps || !steps->is_array())
-      return source.malformed(stepsPath,
-                              "expected a list of post-processors, got " +
-                                  (steps ? describeJson(*steps)
-                                         : std::string("nothing")));
-    auto sequence = std::make_unique<SequenceProcessor>();
-    for (size_t i = 0; i < steps->size(); ++i) {
-      std::unique_ptr<PostProcessor> step;
-      LLMC_RETURN_IF_ERROR(parsePostProcessor(source, (*steps)[i],
-                                              indexPath(stepsPath, i), step));
-      if (step)
-        sequence->steps.push_back(std::move(step));
-    }
-    out = std::move(sequence);
-    return Status::ok();
-  }
+  if (type == "Sequence")
+    return parseSequence<SequenceProcessor>(source, value, path, "processors",
+                                            "post-processors",
+                                            parsePostProcessor, out);
   if (type == "ByteLevel") {
     LLMC_RETURN_IF_ERROR(checkKeys(
         source, value, path,

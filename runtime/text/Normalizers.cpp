@@ -183,27 +183,10 @@ Status parseNormalizer(const JsonSource &source, const Json &value,
     return Status::ok();
   std::string type;
   LLMC_RETURN_IF_ERROR(readType(source, value, path, type));
-  if (type == "Sequence") {
-    LLMC_RETURN_IF_ERROR(
-        checkKeys(source, value, path, {"type", "normalizers"}));
-    const Json *steps = member(value, "normalizers");
-    std::string stepsPath = childPath(path, "normalizers");
-    if (!steps || !steps->is_array())
-      return source.malformed(stepsPath, "expected a list of normalizers, "
-                                         "got " +
-                                             (steps ? describeJson(*steps)
-                                                    : std::string("nothing")));
-    auto sequence = std::make_unique<SequenceNormalizer>();
-    for (size_t i = 0; i < steps->size(); ++i) {
-      std::unique_ptr<Normalizer> step;
-      LLMC_RETURN_IF_ERROR(
-          parseNormalizer(source, (*steps)[i], indexPath(stepsPath, i), step));
-      if (step)
-        sequence->steps.push_back(std::move(step));
-    }
-    out = std::move(sequence);
-    return Status::ok();
-  }
+  if (type == "Sequence")
+    return parseSequence<SequenceNormalizer>(source, value, path, "normalizers",
+                                             "normalizers", parseNormalizer,
+                                             out);
   if (type == "Prepend") {
     LLMC_RETURN_IF_ERROR(checkKeys(source, value, path, {"type", "prepend"}));
     auto prepend = std::make_unique<PrependNormalizer>();

@@ -260,27 +260,10 @@ Status parsePreTokenizer(const JsonSource &source, const Json &value,
     return Status::ok();
   std::string type;
   LLMC_RETURN_IF_ERROR(readType(source, value, path, type));
-  if (type == "Sequence") {
-    LLMC_RETURN_IF_ERROR(
-        checkKeys(source, value, path, {"type", "pretokenizers"}));
-    const Json *steps = member(value, "pretokenizers");
-    std::string stepsPath = childPath(path, "pretokenizers");
-    if (!steps || !steps->is_array())
-      return source.malformed(stepsPath, "expected a list of pre-tokenizers, "
-                                         "got " +
-                                             (steps ? describeJson(*steps)
-                                                    : std::string("nothing")));
-    auto sequence = std::make_unique<SequencePreTokenizer>();
-    for (size_t i = 0; i < steps->size(); ++i) {
-      std::unique_ptr<PreTokenizer> step;
-      LLMC_RETURN_IF_ERROR(parsePreTokenizer(source, (*steps)[i],
-                                             indexPath(stepsPath, i), step));
-      if (step)
-        sequence->steps.push_back(std::move(step));
-    }
-    out = std::move(sequence);
-    return Status::ok();
-  }
+  if (type == "Sequence")
+    return parseSequence<SequencePreTokenizer>(
+        source, value, path, "pretokenizers", "pre-tokenizers",
+        parsePreTokenizer, out);
   if (type == "ByteLevel") {
     LLMC_RETURN_IF_ERROR(checkKeys(
         source, value, path,

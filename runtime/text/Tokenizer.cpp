@@ -18,6 +18,7 @@
 #include "runtime/text/Tokenizer.h"
 
 #include "runtime/io/File.h"
+#include "runtime/io/JsonSyntax.h"
 #include "runtime/text/AddedTokens.h"
 #include "runtime/text/Utf8.h"
 
@@ -43,33 +44,6 @@ namespace {
 // GPT-2 and Qwen, LLaMA 3, LLaMA 2 and Mistral, Gemma, others.
 const char *const kEndOfTextNames[] = {"<|endoftext|>", "<|end_of_text|>",
                                        "</s>", "<eos>", "<|eos|>"};
-
-/// A JSON syntax error with its line and column (nlohmann's non-throwing
-/// parse only says that there is one).
-struct SyntaxErrorFinder : nlohmann::json_sax<Json> {
-  std::string message;
-  bool null() override { return true; }
-  bool boolean(bool) override { return true; }
-  bool number_integer(number_integer_t) override { return true; }
-  bool number_unsigned(number_unsigned_t) override { return true; }
-  bool number_float(number_float_t, const string_t &) override { return true; }
-  bool string(string_t &) override { return true; }
-  bool binary(binary_t &) override { return true; }
-  bool start_object(std::size_t) override { return true; }
-  bool key(string_t &) override { return true; }
-  bool end_object() override { return true; }
-  bool start_array(std::size_t) override { return true; }
-  bool end_array() override { return true; }
-  bool parse_error(std::size_t, const std::string &,
-                   const nlohmann::detail::exception &error) override {
-    // "[json.exception.parse_error.101] parse error at line 1, column 9: ..."
-    message = error.what();
-    size_t start = message.find("] ");
-    if (start != std::string::npos)
-      message = message.substr(start + 2);
-    return false;
-  }
-};
 
 Status refuseNonNull(const JsonSource &source, const Json &root,
                      const char *key, const char *why) {
@@ -177,9 +151,7 @@ Status Tokenizer::loadFromJson(std::string_view json, const std::string &path,
   text::JsonSource source(path);
   text::Json root = text::Json::parse(json, nullptr, /*allow_exceptions=*/false);
   if (root.is_discarded()) {
-    text::SyntaxErrorFinder finder;
-    text::Json::sax_parse(json, &finder);
-    return source.malformed("", "not valid JSON: " + finder.message);
+    return source.malformed("", "not valid JSON: " + jsonSyntaxError(json));
   }
   auto loaded = std::unique_ptr<Tokenizer>(new Tokenizer());
   loaded->path_ = path;

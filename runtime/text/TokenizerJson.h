@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -63,6 +64,37 @@ const Json *member(const Json &object, std::string_view key);
 Status checkKeys(const JsonSource &source, const Json &object,
                  const std::string &path,
                  std::initializer_list<std::string_view> known);
+
+/// A {"type": "Sequence", "<key>": [...]} component (normalizer,
+/// pre-tokenizer, decoder, post-processor): each step parsed by
+/// `parseStep(source, value, path, step)` at `<key>[i]`, null steps dropped,
+/// into a new `SequenceT`'s `steps`. `what` names the steps in the message
+/// for a missing or non-list `<key>`: "expected a list of <what>, got ...".
+template <typename SequenceT, typename StepT, typename ParseStep>
+Status parseSequence(const JsonSource &source, const Json &value,
+                     const std::string &path, const char *key,
+                     const char *what, ParseStep parseStep,
+                     std::unique_ptr<StepT> &out) {
+  LLMC_RETURN_IF_ERROR(checkKeys(source, value, path, {"type", key}));
+  const Json *steps = member(value, key);
+  std::string stepsPath = childPath(path, key);
+  if (!steps || !steps->is_array())
+    return source.malformed(stepsPath,
+                            std::string("expected a list of ") + what +
+                                ", got " +
+                                (steps ? describeJson(*steps)
+                                       : std::string("nothing")));
+  auto sequence = std::make_unique<SequenceT>();
+  for (size_t i = 0; i < steps->size(); ++i) {
+    std::unique_ptr<StepT> step;
+    LLMC_RETURN_IF_ERROR(
+        parseStep(source, (*steps)[i], indexPath(stepsPath, i), step));
+    if (step)
+      sequence->steps.push_back(std::move(step));
+  }
+  out = std::move(sequence);
+  return Status::ok();
+}
 
 /// Checks that `value` at `path` is an object.
 Status expectObject(const JsonSource &source, const Json &value,
