@@ -105,6 +105,19 @@ public:
                     std::vector<uint32_t> &after) const = 0;
 };
 
+/// Metaspace's options, shared by its pre-tokenizer and its decoder: the
+/// replacement character, prepend_scheme (or, in files written before it
+/// existed, add_prefix_space: true is "always") and split (the decoder
+/// reads and ignores it).
+enum class PrependScheme { Always, First, Never };
+struct MetaspaceOptions {
+  std::string replacement;
+  PrependScheme scheme = PrependScheme::Always;
+  bool split = true;
+};
+Status readMetaspaceOptions(const JsonSource &source, const Json &value,
+                            const std::string &path, MetaspaceOptions &out);
+
 /// Each reads the object at `path` (null is no component, `out` empty).
 Status parseNormalizer(const JsonSource &source, const Json &value,
                        const std::string &path,

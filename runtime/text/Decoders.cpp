@@ -197,29 +197,11 @@ public:
 Status parseMetaspaceDecoder(const JsonSource &source, const Json &value,
                              const std::string &path,
                              std::unique_ptr<Decoder> &out) {
-  LLMC_RETURN_IF_ERROR(checkKeys(source, value, path,
-                                 {"type", "replacement", "prepend_scheme",
-                                  "split", "add_prefix_space", "str_rep"}));
+  MetaspaceOptions options;
+  LLMC_RETURN_IF_ERROR(readMetaspaceOptions(source, value, path, options));
   auto metaspace = std::make_unique<MetaspaceDecoder>();
-  LLMC_RETURN_IF_ERROR(readOneChar(source, value, path, "replacement",
-                                   metaspace->replacement));
-  std::optional<std::string> scheme;
-  LLMC_RETURN_IF_ERROR(
-      readOptionalString(source, value, path, "prepend_scheme", scheme));
-  if (scheme) {
-    if (*scheme != "always" && *scheme != "first" && *scheme != "never")
-      return source.malformed(childPath(path, "prepend_scheme"),
-                              "expected \"always\", \"first\" or \"never\", "
-                              "got \"" +
-                                  *scheme + "\"");
-    metaspace->prependScheme = *scheme != "never";
-  } else {
-    LLMC_RETURN_IF_ERROR(readOptionalBool(source, value, path,
-                                          "add_prefix_space",
-                                          metaspace->prependScheme));
-  }
-  bool split = true; // pre-tokenizer only
-  LLMC_RETURN_IF_ERROR(readOptionalBool(source, value, path, "split", split));
+  metaspace->replacement = options.replacement;
+  metaspace->prependScheme = options.scheme != PrependScheme::Never;
   out = std::move(metaspace);
   return Status::ok();
 }

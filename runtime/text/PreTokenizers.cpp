@@ -159,7 +159,6 @@ public:
   }
 };
 
-enum class PrependScheme { Always, First, Never };
 
 class MetaspacePreTokenizer : public PreTokenizer {
 public:
@@ -214,37 +213,12 @@ Status parseBehavior(const JsonSource &source, const Json &value,
 Status parseMetaspace(const JsonSource &source, const Json &value,
                       const std::string &path,
                       std::unique_ptr<PreTokenizer> &out) {
-  LLMC_RETURN_IF_ERROR(checkKeys(source, value, path,
-                                 {"type", "replacement", "prepend_scheme",
-                                  "split", "add_prefix_space", "str_rep"}));
+  MetaspaceOptions options;
+  LLMC_RETURN_IF_ERROR(readMetaspaceOptions(source, value, path, options));
   auto metaspace = std::make_unique<MetaspacePreTokenizer>();
-  LLMC_RETURN_IF_ERROR(readOneChar(source, value, path, "replacement",
-                                   metaspace->replacement));
-  // Files written before prepend_scheme existed say add_prefix_space.
-  std::optional<std::string> scheme;
-  LLMC_RETURN_IF_ERROR(
-      readOptionalString(source, value, path, "prepend_scheme", scheme));
-  if (scheme) {
-    if (*scheme == "always")
-      metaspace->scheme = PrependScheme::Always;
-    else if (*scheme == "first")
-      metaspace->scheme = PrependScheme::First;
-    else if (*scheme == "never")
-      metaspace->scheme = PrependScheme::Never;
-    else
-      return source.malformed(childPath(path, "prepend_scheme"),
-                              "expected \"always\", \"first\" or \"never\", "
-                              "got \"" +
-                                  *scheme + "\"");
-  } else {
-    bool addPrefixSpace = true;
-    LLMC_RETURN_IF_ERROR(readOptionalBool(source, value, path,
-                                          "add_prefix_space", addPrefixSpace));
-    metaspace->scheme =
-        addPrefixSpace ? PrependScheme::Always : PrependScheme::Never;
-  }
-  LLMC_RETURN_IF_ERROR(
-      readOptionalBool(source, value, path, "split", metaspace->split));
+  metaspace->replacement = options.replacement;
+  metaspace->scheme = options.scheme;
+  metaspace->split = options.split;
   metaspace->onReplacement = Pattern::literal(metaspace->replacement);
   out = std::move(metaspace);
   return Status::ok();
@@ -352,6 +326,41 @@ const std::string &byteLevelChar(unsigned char byte) {
 
 int byteOfByteLevelChar(char32_t c) {
   return c < 0x200 ? byteLevelTables().bytes[c] : -1;
+}
+
+// Metaspace's options (Components.h), for the pre-tokenizer and the decoder.
+Status readMetaspaceOptions(const JsonSource &source, const Json &value,
+                            const std::string &path, MetaspaceOptions &out) {
+  LLMC_RETURN_IF_ERROR(checkKeys(source, value, path,
+                                 {"type", "replacement", "prepend_scheme",
+                                  "split", "add_prefix_space", "str_rep"}));
+  LLMC_RETURN_IF_ERROR(
+      readOneChar(source, value, path, "replacement", out.replacement));
+  // Files written before prepend_scheme existed say add_prefix_space.
+  std::optional<std::string> scheme;
+  LLMC_RETURN_IF_ERROR(
+      readOptionalString(source, value, path, "prepend_scheme", scheme));
+  if (scheme) {
+    if (*scheme == "always")
+      out.scheme = PrependScheme::Always;
+    else if (*scheme == "first")
+      out.scheme = PrependScheme::First;
+    else if (*scheme == "never")
+      out.scheme = PrependScheme::Never;
+    else
+      return source.malformed(childPath(path, "prepend_scheme"),
+                              "expected \"always\", \"first\" or \"never\", "
+                              "got \"" +
+                                  *scheme + "\"");
+  } else {
+    bool addPrefixSpace = true;
+    LLMC_RETURN_IF_ERROR(readOptionalBool(source, value, path,
+                                          "add_prefix_space", addPrefixSpace));
+    out.scheme = addPrefixSpace ? PrependScheme::Always : PrependScheme::Never;
+  }
+  LLMC_RETURN_IF_ERROR(
+      readOptionalBool(source, value, path, "split", out.split));
+  return Status::ok();
 }
 
 } // namespace llmc::rt::text
