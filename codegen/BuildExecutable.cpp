@@ -14,7 +14,7 @@
 
 #include "codegen/BuildExecutable.h"
 #ifdef LLMC_CODEGEN_CUDA
-#include "runtime/cuda/session/PlanKernels.h"
+#include "codegen/cuda/PlanKernels.h"
 #endif
 #include "analysis/BufferPlan.h"
 #include "codegen/Lowering.h"

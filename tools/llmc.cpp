@@ -34,7 +34,7 @@
 
 #include "runtime/Sharding.h"
 #ifdef LLMC_HAVE_CUDA
-#include "runtime/cuda/session/PlanKernels.h"
+#include "codegen/cuda/PlanKernels.h"
 #endif
 
 namespace llmc::driver {

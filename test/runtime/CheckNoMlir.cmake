@@ -1,5 +1,7 @@
 # cmake -P script behind the `runtime-no-mlir` test. Inputs: COMPILE_COMMANDS,
-# RUNTIME_DIR, RUNTIME_LIB. Fails with the offending file or command.
+# RUNTIME_DIR, RUNTIME_LIB, and optionally FORBIDDEN_SYMBOLS (names, "|"
+# separated, that RUNTIME_LIB must not define: what belongs to codegen).
+# Fails with the offending file, command or symbol.
 
 set(leak_regex "(/include/(mlir|llvm|llvm-c)([/ ]|$))|(llvm-[0-9]+/include)")
 
@@ -45,6 +47,24 @@ if(NOT rc EQUAL 0)
 endif()
 if(dynamic MATCHES "lib(LLVM|MLIR)[^ \]]*")
   message(FATAL_ERROR "${RUNTIME_LIB} needs ${CMAKE_MATCH_0}")
+endif()
+# 4. The library defines none of FORBIDDEN_SYMBOLS (codegen's pieces:
+# codegen/cuda/ makes the kernel plan, the runtime only reads it).
+if(FORBIDDEN_SYMBOLS)
+  find_program(NM NAMES nm llvm-nm REQUIRED)
+  execute_process(COMMAND ${NM} -D -C --defined-only "${RUNTIME_LIB}"
+                  OUTPUT_VARIABLE symbols RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "nm failed on ${RUNTIME_LIB}")
+  endif()
+  string(REPLACE "|" ";" forbidden "${FORBIDDEN_SYMBOLS}")
+  foreach(name IN LISTS forbidden)
+    string(REGEX MATCH "[^\n]*[ :]${name}\\([^\n]*" found "${symbols}")
+    if(found)
+      message(FATAL_ERROR "${RUNTIME_LIB} defines ${name}, which belongs to "
+        "codegen/cuda/ (llmc_codegen_cuda): ${found}")
+    endif()
+  endforeach()
 endif()
 message(STATUS "runtime is free of MLIR/LLVM: ${checked} compile commands, "
                "the sources and ${RUNTIME_LIB} checked")

@@ -5,7 +5,8 @@
 // whose TensorRefs point at device memory, and enqueues the work on a
 // stream. The elementwise kernels come from ElementwiseKernels (one NVRTC
 // unit per signature, compiled on first use), Matmul from cuBLASLt, the
-// rest from the units of hand-written kernels (DeviceUnits.h).
+// rest from the units of hand-written kernels (their sources come with the
+// plan: codegen/cuda/PlanKernels.h).
 //
 // What runs is decided by selectKernel (KernelSelection.h), which needs no
 // device; the kind's family (CudaKernels.def, KernelFamily.h) computes the
@@ -22,7 +23,6 @@
 #include "runtime/cuda/libs/CudnnAttention.h"
 #include "runtime/cuda/libs/CudaModule.h"
 #include "runtime/cuda/kernels/elementwise/ElementwiseKernels.h"
-#include "runtime/cuda/kernels/DeviceUnits.h"
 #include "runtime/cuda/kernels/KernelSelection.h"
 #include "runtime/cuda/libs/Nvrtc.h"
 
@@ -67,10 +67,6 @@ public:
   /// entries; creates cuBLASLt.
   static Status create(const std::vector<CudaUnit> &units,
                        std::unique_ptr<CudaKernels> &kernels);
-  /// The same with the hand-written units only (handWrittenUnits): for
-  /// launches chosen by selectKernel on the spot, whose generated units come
-  /// with the choice (the kernel tests).
-  static Status create(std::unique_ptr<CudaKernels> &kernels);
   ~CudaKernels();
   CudaKernels(const CudaKernels &) = delete;
   CudaKernels &operator=(const CudaKernels &) = delete;

@@ -9,7 +9,6 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/cuda/kernels/DeviceKernels.h"
 #include "runtime/cuda/kernels/KernelFamily.h"
-#include "runtime/cuda/session/PlanKernels.h"
 
 #include <algorithm>
 #include <atomic>
@@ -64,12 +63,6 @@ void compileInParallel(const std::vector<ParallelUnit> &units) {
     });
   for (std::thread &thread : pool)
     thread.join();
-}
-
-Status CudaKernels::create(std::unique_ptr<CudaKernels> &kernels) {
-  std::vector<CudaUnit> units;
-  LLMC_RETURN_IF_ERROR(handWrittenUnits(units));
-  return create(units, kernels);
 }
 
 Status CudaKernels::create(const std::vector<CudaUnit> &units,

@@ -227,7 +227,7 @@ void runLayoutCase(CudaKernels &kernels, const LayoutCase &c,
 // attention in bthd (packed is self-attention only).
 TEST_F(CudaAttentionLayoutTest, StridedLayoutsMatchTheCpu) {
   std::unique_ptr<CudaKernels> kernels;
-  ASSERT_OK(CudaKernels::create(kernels));
+  ASSERT_OK(createHandWrittenKernels(kernels));
   std::mt19937 rng(std::random_device{}());
   ThreadPool pool;
   for (int64_t layout : {1, 2})

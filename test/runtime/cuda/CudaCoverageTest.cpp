@@ -10,8 +10,8 @@
 // operand types and shapes, and why (the session's own message).
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/cuda/session/CudaCoverage.h"
-#include "runtime/cuda/session/PlanKernels.h"
+#include "codegen/cuda/CudaCoverage.h"
+#include "codegen/cuda/PlanKernels.h"
 
 #include <cstdio>
 #include <map>

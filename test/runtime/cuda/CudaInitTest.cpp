@@ -19,7 +19,7 @@
 #include "CudaTestSupport.h"
 
 #include "runtime/cuda/session/CudaSession.h"
-#include "runtime/cuda/session/PlanKernels.h"
+#include "codegen/cuda/PlanKernels.h"
 #include "runtime/train/Init.h"
 
 #include <gtest/gtest.h>

@@ -508,7 +508,7 @@ void runFlashAttention(CudaKernels &kernels, DType dtype, AttentionCase c,
 // bf16 before their products (as FlashAttention-2): the same 2e-2.
 TEST_F(CudaTest, FlashAttentionMatchesTheCpu) {
   std::unique_ptr<CudaKernels> kernels;
-  ASSERT_OK(CudaKernels::create(kernels));
+  ASSERT_OK(createHandWrittenKernels(kernels));
   std::mt19937 rng(std::random_device{}());
   ThreadPool pool;
   for (DType dtype : {DType::F32, DType::BF16})
@@ -533,7 +533,7 @@ TEST_F(CudaTest, FlashAttentionMatchesTheCpu) {
 // tolerance as above (2e-2 of the largest magnitude plus one bf16 ulp).
 TEST_F(CudaTest, FlashAttentionTensorCoresMatchTheCpu) {
   std::unique_ptr<CudaKernels> kernels;
-  ASSERT_OK(CudaKernels::create(kernels));
+  ASSERT_OK(createHandWrittenKernels(kernels));
   std::mt19937 rng(std::random_device{}());
   ThreadPool pool;
   for (bool causal : {false, true})
@@ -640,14 +640,14 @@ void timeFlashAttention(CudaKernels &kernels, const char *name, int64_t batch,
 // and a LLaMA-like one (D = 128, 32 query heads over 8 key/value heads).
 TEST_F(CudaTest, FlashAttentionTimingGpt2) {
   std::unique_ptr<CudaKernels> kernels;
-  ASSERT_OK(CudaKernels::create(kernels));
+  ASSERT_OK(createHandWrittenKernels(kernels));
   timeFlashAttention(*kernels, "GPT-2 124M", 16, 12, 12, 1024, 64);
   timeFlashAttention(*kernels, "LLaMA-like", 4, 32, 8, 1024, 128);
 }
 
 TEST_F(CudaTest, FlashAttentionRefusesLargeHeads) {
   std::unique_ptr<CudaKernels> kernels;
-  ASSERT_OK(CudaKernels::create(kernels));
+  ASSERT_OK(createHandWrittenKernels(kernels));
   TensorRef q{nullptr, DType::F32, {1, 1, 4, 256}};
   TensorRef out{reinterpret_cast<void *>(16), DType::F32, {1, 1, 4, 256}};
   Status status = kernels->launch(KernelKind::Attention, {{0}, {0.0625}},

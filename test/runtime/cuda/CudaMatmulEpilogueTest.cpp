@@ -291,7 +291,7 @@ TEST_F(CudaMatmulEpilogue, MatchesTheCpu) {
 /// algorithm), against the CPU. Prints which path ran.
 TEST_F(CudaMatmulEpilogue, BiasGradientMatchesTheCpu) {
   std::unique_ptr<CudaKernels> kernels;
-  ASSERT_OK(CudaKernels::create(kernels));
+  ASSERT_OK(createHandWrittenKernels(kernels));
   struct GradCase {
     int64_t k, m, n;
     bool transB;

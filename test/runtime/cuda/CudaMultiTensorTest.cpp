@@ -24,7 +24,7 @@
 
 #include "runtime/Session.h"
 #include "runtime/cuda/session/CudaSession.h"
-#include "runtime/cuda/session/PlanKernels.h"
+#include "codegen/cuda/PlanKernels.h"
 #include "runtime/train/Init.h"
 
 #include <gtest/gtest.h>

@@ -72,7 +72,7 @@ protected:
     GpuTest::SetUp();
     if (stopped())
       return;
-    ASSERT_OK(CudaKernels::create(kernels));
+    ASSERT_OK(createHandWrittenKernels(kernels));
   }
 
   /// One launch of `kind` on x, dy of `type` [rows, dim] and gamma of

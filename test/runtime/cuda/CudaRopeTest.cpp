@@ -61,7 +61,7 @@ protected:
     GpuTest::SetUp();
     if (stopped())
       return;
-    ASSERT_OK(CudaKernels::create(kernels));
+    ASSERT_OK(createHandWrittenKernels(kernels));
   }
 
   /// Rope of a random x of `type` and `shape` (theta `theta`) on the GPU,

@@ -22,7 +22,7 @@
 #include "CudaTestSupport.h"
 
 #include "runtime/cuda/session/CudaSession.h"
-#include "runtime/cuda/session/PlanKernels.h"
+#include "codegen/cuda/PlanKernels.h"
 #include "runtime/Session.h"
 #include "runtime/cpu/CpuKernels.h"
 #include "runtime/cpu/ThreadPool.h"

@@ -16,6 +16,8 @@
 #include "runtime/Status.h"
 #include "runtime/cpu/KernelImpl.h"
 #include "runtime/cuda/libs/CudaModule.h"
+#include "codegen/cuda/DeviceUnits.h"
+#include "codegen/cuda/PlanKernels.h"
 #include "runtime/cuda/kernels/DeviceKernels.h"
 
 #include <cuda_runtime.h>
@@ -106,7 +108,7 @@ protected:
     if (!haveDevice("", why))
       return;
     (void)cudaSetDevice(0);
-    Status status = CudaKernels::create(kernels_);
+    Status status = createHandWrittenKernels(kernels_);
     if (!status)
       ADD_FAILURE() << status.toString();
   }

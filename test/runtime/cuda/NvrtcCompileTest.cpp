@@ -9,8 +9,9 @@
 // entry.
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/cuda/session/CudaCoverage.h"
-#include "runtime/cuda/session/PlanKernels.h"
+#include "codegen/cuda/CudaCoverage.h"
+#include "codegen/cuda/DeviceUnits.h"
+#include "codegen/cuda/PlanKernels.h"
 #include "runtime/cuda/kernels/DeviceKernels.h"
 #include "runtime/cuda/kernels/elementwise/FusedKernels.h"
 #include "runtime/cuda/kernels/elementwise/ElementwiseKernels.h"

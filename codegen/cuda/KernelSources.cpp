@@ -1,5 +1,5 @@
 //===- KernelSources.cpp - the kernels' .cu/.cuh files, built in ----------===//
-#include "runtime/cuda/kernels/KernelSources.h"
+#include "codegen/cuda/KernelSources.h"
 
 #include <set>
 #include <sstream>

@@ -6,8 +6,8 @@
 // the embedded files (KernelSources.h).
 //
 //===----------------------------------------------------------------------===//
-#ifndef LLMC_RUNTIME_CUDA_KERNELS_DEVICEUNITS_H
-#define LLMC_RUNTIME_CUDA_KERNELS_DEVICEUNITS_H
+#ifndef LLMC_CODEGEN_CUDA_DEVICEUNITS_H
+#define LLMC_CODEGEN_CUDA_DEVICEUNITS_H
 
 #include <string>
 #include <vector>
@@ -45,4 +45,4 @@ std::string deviceKernelUnit();
 
 } // namespace llmc::rt::cuda
 
-#endif // LLMC_RUNTIME_CUDA_KERNELS_DEVICEUNITS_H
+#endif // LLMC_CODEGEN_CUDA_DEVICEUNITS_H

@@ -1,5 +1,6 @@
 //===- CudaCoverage.cpp - which commands of a program the GPU can run -----===//
-#include "runtime/cuda/session/CudaCoverage.h"
+#include "codegen/cuda/CudaCoverage.h"
+#include "codegen/cuda/DeviceUnits.h"
 #include "runtime/cuda/kernels/elementwise/FusedKernels.h"
 
 #include "runtime/cuda/kernels/DeviceKernels.h"

@@ -9,12 +9,13 @@
 // they create a CudaSession. CudaSession itself only reads the plan.
 //
 //===----------------------------------------------------------------------===//
-#ifndef LLMC_RUNTIME_CUDA_SESSION_PLANKERNELS_H
-#define LLMC_RUNTIME_CUDA_SESSION_PLANKERNELS_H
+#ifndef LLMC_CODEGEN_CUDA_PLANKERNELS_H
+#define LLMC_CODEGEN_CUDA_PLANKERNELS_H
 
 #include "runtime/Executable.h"
 #include "runtime/Status.h"
 
+#include <memory>
 #include <vector>
 
 namespace llmc::rt::cuda {
@@ -36,6 +37,12 @@ Status compileCudaKernels(Executable &executable, const std::string &arch);
 /// build).
 Status handWrittenUnits(std::vector<CudaUnit> &units);
 
+class CudaKernels;
+/// CudaKernels::create with the hand-written units only (handWrittenUnits):
+/// for the kernel tests, whose launches are chosen by selectKernel on the
+/// spot and whose generated units come with the choice.
+Status createHandWrittenKernels(std::unique_ptr<CudaKernels> &kernels);
+
 } // namespace llmc::rt::cuda
 
-#endif // LLMC_RUNTIME_CUDA_SESSION_PLANKERNELS_H
+#endif // LLMC_CODEGEN_CUDA_PLANKERNELS_H

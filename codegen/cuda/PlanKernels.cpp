@@ -7,9 +7,10 @@
 // choice names an entry of.
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/cuda/session/PlanKernels.h"
+#include "codegen/cuda/PlanKernels.h"
 
-#include "runtime/cuda/kernels/DeviceUnits.h"
+#include "codegen/cuda/DeviceUnits.h"
+#include "runtime/cuda/kernels/DeviceKernels.h"
 #include "runtime/cuda/kernels/KernelPlan.h"
 #include "runtime/cuda/kernels/KernelSelection.h"
 #include "runtime/cuda/kernels/elementwise/FusedKernels.h"
@@ -120,6 +121,12 @@ Status handWrittenUnits(std::vector<CudaUnit> &units) {
     units.push_back(std::move(unit));
   }
   return Status::ok();
+}
+
+Status createHandWrittenKernels(std::unique_ptr<CudaKernels> &kernels) {
+  std::vector<CudaUnit> units;
+  LLMC_RETURN_IF_ERROR(handWrittenUnits(units));
+  return CudaKernels::create(units, kernels);
 }
 
 void planCudaKernels(RankProgram &program) {

@@ -2,7 +2,7 @@
 //
 // The hand-written CUDA kernels are real files under runtime/cuda/kernels/
 // (a folder per family, .cuh; the NVRTC units in units/, .cu), embedded into
-// llmc_runtime_cuda at build time as data (EmbedKernelSources.cmake), so
+// llmc_codegen_cuda at build time as data (EmbedKernelSources.cmake), so
 // that NVRTC compiles them at run time on a machine that has only the
 // library, while editors, clang-format and the CPU emulation tests read the
 // files themselves. A unit is declared by its #includes: its NVRTC source
@@ -10,8 +10,8 @@
 // by x's text, recursively, each file once.
 //
 //===----------------------------------------------------------------------===//
-#ifndef LLMC_RUNTIME_CUDA_KERNELS_KERNELSOURCES_H
-#define LLMC_RUNTIME_CUDA_KERNELS_KERNELSOURCES_H
+#ifndef LLMC_CODEGEN_CUDA_KERNELSOURCES_H
+#define LLMC_CODEGEN_CUDA_KERNELSOURCES_H
 
 #include "runtime/Status.h"
 
@@ -42,4 +42,4 @@ Status expandKernelUnit(const std::string &path, std::string &source);
 
 } // namespace llmc::rt::cuda
 
-#endif // LLMC_RUNTIME_CUDA_KERNELS_KERNELSOURCES_H
+#endif // LLMC_CODEGEN_CUDA_KERNELSOURCES_H

@@ -9,8 +9,8 @@
 // CudaSession::create or run() would fail with.
 //
 //===----------------------------------------------------------------------===//
-#ifndef LLMC_RUNTIME_CUDA_CUDACOVERAGE_H
-#define LLMC_RUNTIME_CUDA_CUDACOVERAGE_H
+#ifndef LLMC_CODEGEN_CUDA_CUDACOVERAGE_H
+#define LLMC_CODEGEN_CUDA_CUDACOVERAGE_H
 
 #include "runtime/Executable.h"
 #include "runtime/Status.h"
@@ -79,4 +79,4 @@ Status checkCudaCoverage(const Executable &executable,
 
 } // namespace llmc::rt::cuda
 
-#endif // LLMC_RUNTIME_CUDA_CUDACOVERAGE_H
+#endif // LLMC_CODEGEN_CUDA_CUDACOVERAGE_H

@@ -1,6 +1,6 @@
 //===- DeviceUnits.cpp - the NVRTC units of the hand-written kernels ------===//
-#include "runtime/cuda/kernels/DeviceUnits.h"
-#include "runtime/cuda/kernels/KernelSources.h"
+#include "codegen/cuda/DeviceUnits.h"
+#include "codegen/cuda/KernelSources.h"
 
 namespace llmc::rt::cuda {
 
