@@ -36,24 +36,6 @@ const std::array<LaunchFn, kNumKernels> &launchTable() {
 
 } // namespace
 
-Status CudaKernels::launch(KernelKind kind, const KernelAttrs &attrs,
-                           const std::vector<TensorRef> &inputs,
-                           const std::vector<TensorRef> &outputs,
-                           cudaStream_t stream, const void *residualAddend) {
-  // Attention that cuDNN takes, before the selection, as launch(choice).
-  if (kind == KernelKind::Attention || kind == KernelKind::AttentionGrad) {
-    bool cudnn = false;
-    LLMC_RETURN_IF_ERROR(
-        launchCudnn(kind, attrs, inputs, outputs, stream, cudnn));
-    if (cudnn)
-      return Status::ok();
-  }
-  KernelChoice choice;
-  LLMC_RETURN_IF_ERROR(selectKernel(kind, attrs, inputs, outputs, choice));
-  return launchChosen(choice, kind, attrs, inputs, outputs, stream,
-                      residualAddend);
-}
-
 Status CudaKernels::launch(const KernelChoice &choice, KernelKind kind,
                            const KernelAttrs &attrs,
                            const std::vector<TensorRef> &inputs,

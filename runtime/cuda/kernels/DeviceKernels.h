@@ -8,9 +8,11 @@
 // rest from the units of hand-written kernels (their sources come with the
 // plan: codegen/cuda/PlanKernels.h).
 //
-// What runs is decided by selectKernel (KernelSelection.h), which needs no
-// device; the kind's family (CudaKernels.def, KernelFamily.h) computes the
-// launch parameters and launches.
+// What runs is decided before, by selectKernel (KernelSelection.h), which
+// needs no device: the choice a plan carries, or one made on the spot for the
+// kernel tests (codegen/cuda/LaunchSelected.h); CudaKernels never selects.
+// The kind's family (CudaKernels.def, KernelFamily.h) computes the launch
+// parameters and launches.
 //
 //===----------------------------------------------------------------------===//
 #ifndef LLMC_RUNTIME_CUDA_KERNELS_DEVICEKERNELS_H
@@ -77,11 +79,6 @@ public:
   Status prepare(const KernelChoice &choice, KernelKind kind,
                  const KernelAttrs &attrs, const std::vector<TensorRef> &inputs,
                  const std::vector<TensorRef> &outputs);
-  /// selectKernel, then prepare(choice, ...): Unimplemented "no CUDA kernel
-  /// for <kind>(<types>) yet" when nothing covers it.
-  Status prepare(KernelKind kind, const KernelAttrs &attrs,
-                 const std::vector<TensorRef> &inputs,
-                 const std::vector<TensorRef> &outputs);
 
   /// Enqueues `choice` for the kernel on `stream` (operands in device
   /// memory); checks the launch, not the kernel's completion.
@@ -91,11 +88,6 @@ public:
   /// CudaSession folds into the norm's backward.
   Status launch(const KernelChoice &choice, KernelKind kind,
                 const KernelAttrs &attrs, const std::vector<TensorRef> &inputs,
-                const std::vector<TensorRef> &outputs, cudaStream_t stream,
-                const void *residualAddend = nullptr);
-  /// selectKernel, then launch(choice, ...).
-  Status launch(KernelKind kind, const KernelAttrs &attrs,
-                const std::vector<TensorRef> &inputs,
                 const std::vector<TensorRef> &outputs, cudaStream_t stream,
                 const void *residualAddend = nullptr);
 

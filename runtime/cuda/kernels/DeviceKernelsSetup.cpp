@@ -233,18 +233,6 @@ Status CudaKernels::launchFused(cudaKernel_t kernel, int64_t elements,
   return Status::ok();
 }
 
-Status CudaKernels::prepare(KernelKind kind, const KernelAttrs &attrs,
-                            const std::vector<TensorRef> &inputs,
-                            const std::vector<TensorRef> &outputs) {
-  bool cudnn = false;
-  LLMC_RETURN_IF_ERROR(prepareCudnn(kind, attrs, inputs, outputs, cudnn));
-  if (cudnn)
-    return Status::ok();
-  KernelChoice choice;
-  LLMC_RETURN_IF_ERROR(selectKernel(kind, attrs, inputs, outputs, choice));
-  return prepareChosen(choice);
-}
-
 Status CudaKernels::prepare(const KernelChoice &choice, KernelKind kind,
                             const KernelAttrs &attrs,
                             const std::vector<TensorRef> &inputs,

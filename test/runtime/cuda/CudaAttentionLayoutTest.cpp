@@ -186,14 +186,14 @@ void runLayoutCase(CudaKernels &kernels, const LayoutCase &c,
     ASSERT_OK(t->allocate(off));
     ASSERT_OK(t->upload());
   }
-  ASSERT_OK(kernels.launch(KernelKind::Attention, attrs,
+  ASSERT_OK(launchSelected(kernels, KernelKind::Attention, attrs,
                            {lq.deviceRef(), lk.deviceRef(), lv.deviceRef()},
                            {gOut.deviceRef()}, nullptr));
   std::vector<TensorRef> gradOutputs = {gDq.deviceRef(), gDk.deviceRef(),
                                         gDv.deviceRef()};
   if (packed)
     gradOutputs.resize(1);
-  ASSERT_OK(kernels.launch(KernelKind::AttentionGrad, attrs,
+  ASSERT_OK(launchSelected(kernels, KernelKind::AttentionGrad, attrs,
                            {lq.deviceRef(), lk.deviceRef(), lv.deviceRef(),
                             lout.deviceRef(), ldout.deviceRef()},
                            gradOutputs, nullptr));

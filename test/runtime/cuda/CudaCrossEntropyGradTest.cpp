@@ -125,7 +125,7 @@ protected:
                                        dloss.deviceRef()};
     if (c.lse)
       deviceIn.push_back(lse.deviceRef());
-    ASSERT_OK(kernels_->launch(KernelKind::CrossEntropyGrad, attrs, deviceIn,
+    ASSERT_OK(launchSelected(*kernels_, KernelKind::CrossEntropyGrad, attrs, deviceIn,
                                {result}, nullptr));
     if (c.inPlace) {
       ASSERT_OK(logits.download());
@@ -207,11 +207,11 @@ protected:
     ASSERT_OK(targets.upload());
     for (DeviceTensor *b : {&got, &gotLse, &alone})
       ASSERT_OK(b->poison());
-    ASSERT_OK(kernels_->launch(KernelKind::CrossEntropy, attrs,
+    ASSERT_OK(launchSelected(*kernels_, KernelKind::CrossEntropy, attrs,
                                {logits.deviceRef(), targets.deviceRef()},
                                {got.deviceRef(), gotLse.deviceRef()}, nullptr));
     // Without the lse result: the same loss, bit for bit.
-    ASSERT_OK(kernels_->launch(KernelKind::CrossEntropy, attrs,
+    ASSERT_OK(launchSelected(*kernels_, KernelKind::CrossEntropy, attrs,
                                {logits.deviceRef(), targets.deviceRef()},
                                {alone.deviceRef()}, nullptr));
     for (DeviceTensor *b : {&got, &gotLse, &alone})
@@ -343,7 +343,7 @@ TEST_F(CudaCrossEntropyGrad, AllIgnoredGivesZeros) {
     ASSERT_OK(b->upload());
   for (int64_t reduction : {kMean, kSum}) {
     ASSERT_OK(got.poison());
-    ASSERT_OK(kernels_->launch(
+    ASSERT_OK(launchSelected(*kernels_, 
         KernelKind::CrossEntropyGrad, {{reduction, 1, -100}, {}},
         {logits.deviceRef(), targets.deviceRef(), dloss.deviceRef()},
         {got.deviceRef()}, nullptr));
@@ -376,18 +376,18 @@ TEST_F(CudaCrossEntropyGrad, CrossEntropyGradTimingGpt2) {
     ASSERT_OK(b->upload());
   const KernelAttrs attrs{{kMean, 0, 0}, {}};
   auto forward = [&] {
-    return kernels_->launch(KernelKind::CrossEntropy, attrs,
+    return launchSelected(*kernels_, KernelKind::CrossEntropy, attrs,
                             {logits.deviceRef(), targets.deviceRef()},
                             {loss.deviceRef(), lse.deviceRef()}, nullptr);
   };
   auto gradWithLse = [&] {
-    return kernels_->launch(KernelKind::CrossEntropyGrad, attrs,
+    return launchSelected(*kernels_, KernelKind::CrossEntropyGrad, attrs,
                             {logits.deviceRef(), targets.deviceRef(),
                              dloss.deviceRef(), lse.deviceRef()},
                             {dlogits.deviceRef()}, nullptr);
   };
   auto grad = [&] {
-    return kernels_->launch(
+    return launchSelected(*kernels_, 
         KernelKind::CrossEntropyGrad, attrs,
         {logits.deviceRef(), targets.deviceRef(), dloss.deviceRef()},
         {dlogits.deviceRef()}, nullptr);

@@ -80,7 +80,7 @@ protected:
     // Poisoned: a result element the kernel never writes shows.
     ASSERT_OK(result.poison());
     ASSERT_OK(
-        kernels_->launch(kind, attrs, deviceIn, {result.deviceRef()}, nullptr));
+        launchSelected(*kernels_, kind, attrs, deviceIn, {result.deviceRef()}, nullptr));
     ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
     ASSERT_OK(result.download());
     double worst = 0.0, largest = 0.0;

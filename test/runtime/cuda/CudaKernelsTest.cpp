@@ -463,7 +463,7 @@ void runFlashAttention(CudaKernels &kernels, DType dtype, AttentionCase c,
   }
   for (DeviceTensor *t : {&gpuOut, &gpuLse})
     ASSERT_OK(t->poison());
-  ASSERT_OK(kernels.launch(KernelKind::Attention, attrs,
+  ASSERT_OK(launchSelected(kernels, KernelKind::Attention, attrs,
                            {q.deviceRef(), k.deviceRef(), v.deviceRef()},
                            {gpuOut.deviceRef(), gpuLse.deviceRef()}, nullptr));
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
@@ -484,7 +484,7 @@ void runFlashAttention(CudaKernels &kernels, DType dtype, AttentionCase c,
                                      dout.deviceRef()};
     if (withLse)
       inputs.push_back(gpuLse.deviceRef());
-    ASSERT_OK(kernels.launch(KernelKind::AttentionGrad, attrs, inputs,
+    ASSERT_OK(launchSelected(kernels, KernelKind::AttentionGrad, attrs, inputs,
                              {dq.deviceRef(), dk.deviceRef(), dv.deviceRef()},
                              nullptr));
     ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
@@ -579,19 +579,19 @@ void timeFlashAttention(CudaKernels &kernels, const char *name, int64_t batch,
   // As in training: the forward returns the log-sum-exp and the backward
   // reads it; `recompute` times the backward without it.
   auto forward = [&] {
-    return kernels.launch(KernelKind::Attention, attrs,
+    return launchSelected(kernels, KernelKind::Attention, attrs,
                           {q.deviceRef(), k.deviceRef(), v.deviceRef()},
                           {out.deviceRef(), lse.deviceRef()}, nullptr);
   };
   auto backward = [&] {
-    return kernels.launch(KernelKind::AttentionGrad, attrs,
+    return launchSelected(kernels, KernelKind::AttentionGrad, attrs,
                           {q.deviceRef(), k.deviceRef(), v.deviceRef(),
                            out.deviceRef(), dout.deviceRef(), lse.deviceRef()},
                           {dq.deviceRef(), dk.deviceRef(), dv.deviceRef()},
                           nullptr);
   };
   auto recompute = [&] {
-    return kernels.launch(KernelKind::AttentionGrad, attrs,
+    return launchSelected(kernels, KernelKind::AttentionGrad, attrs,
                           {q.deviceRef(), k.deviceRef(), v.deviceRef(),
                            out.deviceRef(), dout.deviceRef()},
                           {dq.deviceRef(), dk.deviceRef(), dv.deviceRef()},
@@ -650,7 +650,7 @@ TEST_F(CudaTest, FlashAttentionRefusesLargeHeads) {
   ASSERT_OK(createHandWrittenKernels(kernels));
   TensorRef q{nullptr, DType::F32, {1, 1, 4, 256}};
   TensorRef out{reinterpret_cast<void *>(16), DType::F32, {1, 1, 4, 256}};
-  Status status = kernels->launch(KernelKind::Attention, {{0}, {0.0625}},
+  Status status = launchSelected(*kernels, KernelKind::Attention, {{0}, {0.0625}},
                                   {q, q, q}, {out}, nullptr);
   EXPECT_EQ(status.code(), StatusCode::Unimplemented);
   EXPECT_NE(status.message().find("head dimensions up to 128, got 256"),

@@ -323,8 +323,8 @@ TEST_F(CudaMatmulEpilogue, BiasGradientMatchesTheCpu) {
       ASSERT_OK(gotGrad.poison());
       std::vector<TensorRef> in = {x.deviceRef(), dy.deviceRef()};
       std::vector<TensorRef> out = {got.deviceRef(), gotGrad.deviceRef()};
-      ASSERT_OK(kernels->prepare(KernelKind::MatmulEpilogue, attrs, in, out));
-      ASSERT_OK(kernels->launch(KernelKind::MatmulEpilogue, attrs, in, out,
+      ASSERT_OK(prepareSelected(*kernels, KernelKind::MatmulEpilogue, attrs, in, out));
+      ASSERT_OK(launchSelected(*kernels, KernelKind::MatmulEpilogue, attrs, in, out,
                                 nullptr));
       ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
       ASSERT_OK(got.download());

@@ -118,8 +118,8 @@ protected:
       out.push_back(dbeta.deviceRef());
     std::vector<TensorRef> in{x.deviceRef(), gamma.deviceRef(),
                               dy.deviceRef()};
-    ASSERT_OK(kernels->prepare(kind, attrs, in, out));
-    ASSERT_OK(kernels->launch(kind, attrs, in, out, nullptr));
+    ASSERT_OK(prepareSelected(*kernels, kind, attrs, in, out));
+    ASSERT_OK(launchSelected(*kernels, kind, attrs, in, out, nullptr));
     for (DeviceTensor *t : {&dx, &dgamma, &dbeta})
       ASSERT_OK(t->download());
     compare(name + " dx", dx, cpuDx);
@@ -133,7 +133,7 @@ protected:
     ASSERT_OK(runCpuKernel(KernelKind::Add, {}, {dx.hostRef(), r.hostRef()},
                            {sum.hostRef()}, pool));
     ASSERT_OK(dx.poison());
-    ASSERT_OK(kernels->launch(kind, attrs, in, out, nullptr, r.device));
+    ASSERT_OK(launchSelected(*kernels, kind, attrs, in, out, nullptr, r.device));
     ASSERT_OK(dx.download());
     int64_t differ = 0;
     for (int64_t i = 0; i < dx.count(); ++i)
@@ -182,13 +182,13 @@ TEST_F(CudaNormGrad, TimingGpt2) {
   std::vector<TensorRef> in{x.deviceRef(), gamma.deviceRef(), dy.deviceRef()};
   std::vector<TensorRef> out{dx.deviceRef(), dgamma.deviceRef(),
                              dbeta.deviceRef()};
-  ASSERT_OK(kernels->prepare(KernelKind::LayerNormGrad, attrs, in, out));
+  ASSERT_OK(prepareSelected(*kernels, KernelKind::LayerNormGrad, attrs, in, out));
   // The median of 20 launches after 3 warm-ups, dx stored plus `addend`
   // when not null.
   auto medianMs = [&](const void *addend, double &ms) {
     ASSERT_OK(medianLaunchMs(
         [&] {
-          return kernels->launch(KernelKind::LayerNormGrad, attrs, in, out,
+          return launchSelected(*kernels, KernelKind::LayerNormGrad, attrs, in, out,
                                  nullptr, addend);
         },
         23, 3, ms));
@@ -202,7 +202,7 @@ TEST_F(CudaNormGrad, TimingGpt2) {
     ASSERT_OK(t->download());
   std::vector<std::vector<uint8_t>> first{dx.host, dgamma.host, dbeta.host};
   ASSERT_EQ(cudaMemset(dgamma.device, 0, dgamma.bytes()), cudaSuccess);
-  ASSERT_OK(kernels->launch(KernelKind::LayerNormGrad, attrs, in, out,
+  ASSERT_OK(launchSelected(*kernels, KernelKind::LayerNormGrad, attrs, in, out,
                             nullptr));
   int index = 0;
   for (DeviceTensor *t : {&dx, &dgamma, &dbeta}) {

@@ -121,7 +121,7 @@ protected:
     ASSERT_OK(in.upload());
     ASSERT_OK(got.allocate());
     ASSERT_OK(got.poison());
-    ASSERT_OK(kernels_->launch(c.kind, attrs, {in.deviceRef()},
+    ASSERT_OK(launchSelected(*kernels_, c.kind, attrs, {in.deviceRef()},
                                {got.deviceRef()}, nullptr));
     ASSERT_OK(got.download());
     Comparison comparison = compare(c.name, got, want);
@@ -251,7 +251,7 @@ TEST_F(CudaReduce, GeneralAndSplit) {
       DeviceTensor in(c.inType, c.in), got(c.outType, c.out);
       ASSERT_OK(in.allocate());
       ASSERT_OK(got.allocate());
-      ASSERT_OK(kernels_->launch(c.kind, {c.dims, {}}, {in.deviceRef()},
+      ASSERT_OK(launchSelected(*kernels_, c.kind, {c.dims, {}}, {in.deviceRef()},
                                  {got.deviceRef()}, nullptr));
       ASSERT_OK(got.download());
       for (int64_t i = 0; i < got.count(); ++i) {
@@ -402,7 +402,7 @@ TEST_F(CudaReduce, ReductionTimingGpt2) {
       return Status::ok();
     };
     auto runFast = [&]() -> Status {
-      return kernels_->launch(kSum, attrs, {in.deviceRef()},
+      return launchSelected(*kernels_, kSum, attrs, {in.deviceRef()},
                               {fast.deviceRef()}, nullptr);
     };
     double generalMs = 0.0, fastMs = 0.0;

@@ -107,7 +107,7 @@ protected:
       std::vector<TensorRef> in{x.deviceRef()};
       if (positions != Positions::None)
         in.push_back(p.deviceRef());
-      ASSERT_OK(kernels->launch(KernelKind::Rope, attrs, in, {got.deviceRef()},
+      ASSERT_OK(launchSelected(*kernels, KernelKind::Rope, attrs, in, {got.deviceRef()},
                                 nullptr));
       ASSERT_OK(got.download());
       std::string what = name + (offset ? " unaligned" : " aligned");
@@ -194,7 +194,7 @@ TEST_F(CudaRope, TimingLlama) {
     ASSERT_OK(out.download());
     std::vector<uint8_t> first = out.host;
     ASSERT_OK(out.poison());
-    ASSERT_OK(kernels->launch(KernelKind::Rope, attrs, in, result, nullptr));
+    ASSERT_OK(launchSelected(*kernels, KernelKind::Rope, attrs, in, result, nullptr));
     ASSERT_OK(out.download());
     EXPECT_TRUE(out.host == first) << c.name << ": two runs differ";
     // Bytes the op must move: x read and the result written.

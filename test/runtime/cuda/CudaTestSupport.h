@@ -17,6 +17,7 @@
 #include "runtime/cpu/KernelImpl.h"
 #include "runtime/cuda/libs/CudaModule.h"
 #include "codegen/cuda/DeviceUnits.h"
+#include "codegen/cuda/LaunchSelected.h"
 #include "codegen/cuda/PlanKernels.h"
 #include "runtime/cuda/kernels/DeviceKernels.h"
 
@@ -300,9 +301,9 @@ inline void msPerLaunch(CudaKernels &kernels, KernelKind kind,
                         const KernelAttrs &attrs,
                         const std::vector<TensorRef> &inputs,
                         const std::vector<TensorRef> &outputs, double &ms) {
-  ASSERT_OK(kernels.prepare(kind, attrs, inputs, outputs));
+  ASSERT_OK(prepareSelected(kernels, kind, attrs, inputs, outputs));
   for (int i = 0; i < 3; ++i)
-    ASSERT_OK(kernels.launch(kind, attrs, inputs, outputs, nullptr));
+    ASSERT_OK(launchSelected(kernels, kind, attrs, inputs, outputs, nullptr));
   cudaEvent_t start, stop;
   ASSERT_EQ(cudaEventCreate(&start), cudaSuccess);
   ASSERT_EQ(cudaEventCreate(&stop), cudaSuccess);
@@ -310,7 +311,7 @@ inline void msPerLaunch(CudaKernels &kernels, KernelKind kind,
   for (int run = 0; run < 7; ++run) {
     ASSERT_EQ(cudaEventRecord(start, nullptr), cudaSuccess);
     for (int i = 0; i < 20; ++i)
-      ASSERT_OK(kernels.launch(kind, attrs, inputs, outputs, nullptr));
+      ASSERT_OK(launchSelected(kernels, kind, attrs, inputs, outputs, nullptr));
     ASSERT_EQ(cudaEventRecord(stop, nullptr), cudaSuccess);
     ASSERT_EQ(cudaEventSynchronize(stop), cudaSuccess);
     float elapsed = 0.0f;
