@@ -6,6 +6,7 @@
 // config.json that export writes reads back as the same model. Every message
 // is checked in full.
 #include "frontend/config/RunDescription.h"
+#include "test/compiler/ConfigTestSupport.h"
 
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
@@ -339,30 +340,10 @@ TEST(HfDropout, LlamaAndMixtral) {
 // Model folders and run descriptions
 //===----------------------------------------------------------------------===//
 
-class HfFolderTest : public ::testing::Test {
+/// The parser tests' fresh directory (ConfigTestSupport.h), with model
+/// folders in it.
+class HfFolderTest : public config_test::ConfigFilesTest {
 protected:
-  void SetUp() override {
-    llvm::SmallString<128> path;
-    ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("llmc-hf", path));
-    dir = std::string(path.str());
-  }
-  void TearDown() override { llvm::sys::fs::remove_directories(dir); }
-
-  std::string write(const std::string &relative, const std::string &text) {
-    std::string path = file(relative);
-    EXPECT_FALSE(
-        llvm::sys::fs::create_directories(llvm::sys::path::parent_path(path)));
-    std::error_code error;
-    llvm::raw_fd_ostream out(path, error);
-    EXPECT_FALSE(error) << error.message();
-    out << text;
-    return path;
-  }
-  std::string file(const std::string &relative) const {
-    llvm::SmallString<256> path(dir);
-    llvm::sys::path::append(path, relative);
-    return std::string(path.str());
-  }
   /// A folder with config.json and (an empty stand-in for) its weights.
   void folder(const std::string &name, const std::string &config) {
     write(name + "/config.json", config);
@@ -371,8 +352,6 @@ protected:
   ParseOutcome parse(const std::string &toml) {
     return parseRunDescription(write("run.toml", toml));
   }
-
-  std::string dir;
 };
 
 TEST_F(HfFolderTest, FolderGivesConfigWeightsTokenizerAndGeneration) {
