@@ -1,6 +1,7 @@
 //===- BufferPlan.h - where every value of a program lives -------*- C++ -*-===//
 //
-// The buffer planner of DESIGN.md step 10: every tensor of a function gets
+// The buffer planner of the compile pipeline's last step (docs/passes.md,
+// step 9, llmc-plan-buffers): every tensor of a function gets
 // a byte offset in one arena per device, from live ranges over the program
 // order, so the peak memory is known before anything runs. Rules:
 //   - arguments and constants live for the whole program; returned values

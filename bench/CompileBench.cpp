@@ -2,8 +2,8 @@
 //
 // Google Benchmark of the compiler front to back as far as it exists: load
 // a model (parse a .mlir file, or parse a run description and trace the
-// model), then run the default pipeline. Tracks the DESIGN.md target "cold
-// compile of GPT-2 124M under 30 s on one core":
+// model), then run the default pipeline. Tracks the project's target "cold
+// compile of GPT-2 124M under 30 s on one core" (docs/architecture.md):
 //
 //   build/bin/llmc-bench-compile examples/gpt2-124m.toml
 //

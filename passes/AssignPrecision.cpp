@@ -1,7 +1,7 @@
 //===- AssignPrecision.cpp - low-precision compute with f32 master weights -===//
 //
 // Runs on the forward program @loss before --llmc-autodiff (docs/precision.md
-// says why this is earlier than DESIGN.md's place): every f32 parameter and
+// says why it runs before autodiff, not after the optimizer): every f32 parameter and
 // float input is cast once to the policy's type (bf16 or f16) and the ops
 // that consume it compute in that type; norms keep their f32 gamma/beta,
 // reductions accumulate into f32 results, and the loss stays f32. Autodiff

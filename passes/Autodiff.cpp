@@ -1,6 +1,6 @@
 //===- Autodiff.cpp - build @train_step from @loss by reverse mode --------===//
 //
-// The first step of the training pipeline (DESIGN.md): copies @loss into
+// Step 3 of the compile pipeline (docs/passes.md): copies @loss into
 // @train_step and appends the backward program, asking each op's
 // DifferentiableOpInterface for its vector-Jacobian product (the rules of
 // the primitives are in ir/VjpPrimitives.cpp). With microbatches = M it

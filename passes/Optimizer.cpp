@@ -1,6 +1,6 @@
 //===- Optimizer.cpp - append AdamW and gradient clipping to @train_step --===//
 //
-// The second step of the training pipeline (DESIGN.md), after autodiff:
+// Step 3 of the compile pipeline (docs/passes.md), after autodiff:
 // rewrites @train_step(params..., inputs...) -> (loss, grads...) in place so
 // that it takes the AdamW state and the step count, and returns the loss,
 // the gradient norm, the learning rate of the step (from llmc.lr_schedule),

@@ -98,8 +98,8 @@ std::vector<std::string> compilePipelineStages(bool training);
 std::vector<std::string>
 compilePipelineStages(const CompilePipelineOptions &options);
 
-/// Builds the default pipeline of DESIGN.md in order (see Pipelines.cpp for
-/// which steps exist today).
+/// Builds the default compile pipeline in order (Pipelines.cpp; its steps
+/// are listed in docs/passes.md).
 void buildCompilePipeline(mlir::OpPassManager &pm,
                           const CompilePipelineOptions &options);
 

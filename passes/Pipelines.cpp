@@ -1,8 +1,8 @@
 //===- Pipelines.cpp - the default llmc compile pipeline ------------------===//
 //
-// The one place where passes are put in order. DESIGN.md lists the full
-// pipeline; the steps that exist today are numbered below, and each later
-// issue inserts its pass at its place.
+// The one place where passes are put in order. The steps are numbered
+// below as docs/passes.md lists them; a new pass is inserted at its place
+// here and in that table.
 //
 //===----------------------------------------------------------------------===//
 
@@ -37,8 +37,8 @@ std::vector<Stage> stages(const llmc::CompilePipelineOptions &options) {
   list.push_back({"canonicalize", [] { return createCanonicalizerPass(); }});
   list.push_back({"cse", [] { return createCSEPass(); }});
   // 2. Mixed precision on the forward program, before autodiff, so that the
-  //    backward follows the casts (docs/precision.md says why this is
-  //    earlier than DESIGN.md's place).
+  //    backward follows the casts (docs/precision.md says why it is not
+  //    after the optimizer).
   const llmc::PrecisionSettings &precision = options.precision;
   bool lossScaling = options.training && precision.policy == "fp16";
   if (precision.policy != "fp32")
@@ -80,7 +80,7 @@ std::vector<Stage> stages(const llmc::CompilePipelineOptions &options) {
     list.push_back({"canonicalize", [] { return createCanonicalizerPass(); }});
     list.push_back({"cse", [] { return createCSEPass(); }});
   }
-  // 4.-5. The strategy's mesh: one SPMD program per rank, with the
+  // 4. The strategy's mesh: one SPMD program per rank, with the
   //    collectives each parallelism needs (docs/sharding.md); then drop
   //    what the local program no longer reads.
   const llmc::ParallelSettings &parallel = options.parallel;
@@ -100,7 +100,7 @@ std::vector<Stage> stages(const llmc::CompilePipelineOptions &options) {
                     }});
     list.push_back({"canonicalize", [] { return createCanonicalizerPass(); }});
   }
-  // 7. Recompute activations in backward instead of keeping them.
+  // 5. Recompute activations in backward instead of keeping them.
   if (options.training && options.remat != "none")
     list.push_back({"llmc-remat", [options] {
                       llmc::RematPassOptions remat;
@@ -126,8 +126,8 @@ std::vector<Stage> stages(const llmc::CompilePipelineOptions &options) {
                       return llmc::createSplitPipelinePass(split);
                     }});
   }
-  // 7b. The loss gradient reads the forward's log-sum-exp (after
-  //     partitioning and remat, which see the plain ops).
+  // 7. The loss gradient reads the forward's log-sum-exp (after
+  //    partitioning and remat, which see the plain ops).
   if (options.training)
     list.push_back({"llmc-share-loss-statistics",
                     [] { return llmc::createShareLossStatisticsPass(); }});
@@ -143,10 +143,11 @@ std::vector<Stage> stages(const llmc::CompilePipelineOptions &options) {
                       fuse.report = options.fusionReport;
                       return llmc::createFusePass(fuse);
                     }});
-  // 9. schedule (#6): not yet written.
-  // 10. The buffer plan, last: every tensor's offset in one arena (for a
-  //     backend of fused kernels, no storage for elementwise regions'
-  //     intermediates: docs/buffers.md).
+  // (A schedule step that orders ops for overlap would come here: not
+  //  written yet, docs/passes.md.)
+  // 9. The buffer plan, last: every tensor's offset in one arena (for a
+  //    backend of fused kernels, no storage for elementwise regions'
+  //    intermediates: docs/buffers.md).
   list.push_back({"llmc-plan-buffers", [options] {
                     llmc::PlanBuffersPassOptions plan;
                     plan.budgetBytes = options.memoryBudgetBytes;

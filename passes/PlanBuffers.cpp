@@ -1,6 +1,6 @@
 //===- PlanBuffers.cpp - record the buffer plan in the IR -----------------===//
 //
-// The last step of the pipeline (DESIGN.md step 10): runs the buffer
+// The last step of the pipeline (docs/passes.md, step 9): runs the buffer
 // planner (analysis/BufferPlan.h) on every function and writes its decisions into
 // the IR, so that a dump shows where each tensor lives and `llmc plan`
 // reads the peak and its breakdown. Codegen lays the Executable out with

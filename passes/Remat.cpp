@@ -1,6 +1,6 @@
 //===- Remat.cpp - recompute activations in the backward program ----------===//
 //
-// DESIGN.md step 7. A forward value that the backward program reads is kept
+// Step 5 of the compile pipeline (docs/passes.md). A forward value that the backward program reads is kept
 // from its forward op until that read: these "activations kept for
 // backward" are most of a training step's memory. This pass trades some of
 // them for recomputation: it copies a group of forward ops to just before

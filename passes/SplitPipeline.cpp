@@ -1,6 +1,6 @@
 //===- SplitPipeline.cpp - pipeline stages and their schedule -------------===//
 //
-// DESIGN.md step 6, on the program llmc-partition built for a mesh with a
+// Step 6 of the compile pipeline (docs/passes.md), on the program llmc-partition built for a mesh with a
 // `pp` axis (nothing is split over it: every pp position runs the same SPMD
 // program until this pass gives each its part). One function stays one
 // function; codegen emits for each rank only the ops of its stage.

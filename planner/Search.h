@@ -78,7 +78,7 @@ SearchResult searchMeshes(mlir::MLIRContext &context,
 std::vector<std::string> explainWinner(const SearchResult &result,
                                        double budgetBytes);
 
-/// The model flops of one step, as DESIGN.md counts them for MFU:
+/// The model flops of one step, as docs/planning.md counts them for MFU:
 /// tokens x (6 N + 12 L d T), N the parameters without position
 /// embeddings (the matrices, the embedding, biases and norms).
 double modelFlopsPerStep(const RunDescription &run);
