@@ -1,7 +1,7 @@
 //===- VerifyUtils.h - shape helpers shared by the op verifiers --*- C++ -*-===//
 //
-// Internal to ir/. Verifier messages follow STYLE.md: say what was expected
-// and what was found, with the values.
+// Internal to ir/. Verifier messages say what was expected and what was
+// found, with the values (docs/architecture.md, "How the code reads").
 //
 //===----------------------------------------------------------------------===//
 #ifndef LLMC_IR_VERIFYUTILS_H

@@ -1,6 +1,9 @@
 //===- Status.cpp - error values returned by the runtime ------------------===//
 #include "runtime/Status.h"
 
+// LLMC_COMMIT, written at build time by cmake/WriteCommit.cmake.
+#include "LlmcCommit.inc"
+
 namespace llmc::rt {
 
 const char *statusCodeName(StatusCode code) {
@@ -42,5 +45,12 @@ std::string formatCount(uint64_t value) {
 }
 
 const char *runtimeVersion() { return LLMC_VERSION_STRING; }
+
+const char *runtimeCommit() { return LLMC_COMMIT; }
+
+std::string versionLine() {
+  return std::string("llmc ") + runtimeVersion() + " (commit " +
+         runtimeCommit() + ")";
+}
 
 } // namespace llmc::rt

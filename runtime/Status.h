@@ -67,6 +67,11 @@ std::string formatCount(uint64_t value);
 
 /// The version of the runtime library, "MAJOR.MINOR.PATCH".
 const char *runtimeVersion();
+/// The commit it was built from: 12 hex digits, with "-modified" when
+/// tracked files differed from it, or "unknown" outside a git checkout.
+const char *runtimeCommit();
+/// "llmc 0.1.0 (commit 0123456789ab)": what --version prints.
+std::string versionLine();
 
 } // namespace llmc::rt
 

@@ -14,7 +14,8 @@ config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "unit"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.llmc_obj_root, "test")
 
-# STYLE.md: captures must not leak across CHECK-LABELs.
+# Captures must not leak across CHECK-LABELs (docs/architecture.md, "How
+# the code reads").
 config.environment["FILECHECK_OPTS"] = "--enable-var-scope"
 
 config.substitutions.append(("%llmc_src_root", config.llmc_src_root))

@@ -16,7 +16,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build_dir=${BUILD_DIR:-$root/build}
 jobs=${JOBS:-$(nproc)}
 
-# Debian packages the build and the tests need (DESIGN.md, "Dependencies").
+# Debian packages the build and the tests need (docs/testing.md, "Commands").
 apt_packages=(
   cmake ninja-build ccache g++ python3 python3-venv binutils
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools

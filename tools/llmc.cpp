@@ -33,6 +33,7 @@
 #include "tools/LlmcTokenize.h"
 
 #include "runtime/Sharding.h"
+#include "runtime/Status.h"
 #ifdef LLMC_HAVE_CUDA
 #include "codegen/cuda/PlanKernels.h"
 #endif
@@ -302,6 +303,10 @@ int main(int argc, char **argv) {
         &verify.command, &launch.command, &exportCommand.command,
         &eval.command, &sample.command, &tokenize.command})
     cl::HideUnrelatedOptions(llmcCategory(), *sub);
+  // llmc's version and commit, not the LLVM it links.
+  cl::SetVersionPrinter([](llvm::raw_ostream &os) {
+    os << llmc::rt::versionLine() << "\n";
+  });
   if (!cl::ParseCommandLineOptions(
           argc, argv,
           "llmc: compile and train language models\n\n"

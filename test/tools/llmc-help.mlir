@@ -50,3 +50,10 @@
 // VERIFY-DAG: --keep=<DIR>
 // VERIFY-DAG: --threads=<uint>
 // VERIFY-NOT: --perturb-part
+
+// --version names llmc and the commit it was built from (12 hex digits,
+// "-modified" for a changed tree, "unknown" outside git), not LLVM.
+// RUN: llmc --version | FileCheck %s --check-prefix=VERSION
+// RUN: llmc-run --version | FileCheck %s --check-prefix=VERSION
+// VERSION: {{^llmc [0-9]+\.[0-9]+\.[0-9]+ \(commit ([0-9a-f]{12}(-modified)?|unknown)\)$}}
+// VERSION-NOT: LLVM

@@ -118,7 +118,8 @@ void printUsage(FILE *out) {
       "  --save-outputs FILE    write every output, by name, to a "
       "safetensors file\n"
       "Both:\n"
-      "  --threads N            CPU threads (default: every core)\n");
+      "  --threads N            CPU threads (default: every core)\n"
+      "  --version              llmc's version and commit\n");
 }
 
 bool parseUnsigned(const char *text, uint64_t &value) {
@@ -144,6 +145,10 @@ int parseArguments(int argc, char **argv, Options &options) {
     };
     if (arg == "--help" || arg == "-h") {
       printUsage(stdout);
+      return -1;
+    }
+    if (arg == "--version") {
+      std::printf("%s\n", llmc::rt::versionLine().c_str());
       return -1;
     }
     if (arg == "--nccl") {
