@@ -40,6 +40,10 @@ public:
   virtual const Executable &executable() const = 0;
   /// "cpu" or "cuda:N", for messages.
   virtual std::string deviceName() const = 0;
+  /// The hardware: "cpu", or the GPU's product name ("NVIDIA H200"); the
+  /// training loop picks the device profile of its MFU by it
+  /// (runtime/train/Utilization.h).
+  virtual std::string hardwareName() const { return "cpu"; }
 
   /// Copies the host GLOBAL tensor `data` into argument `name` (each rank
   /// gets its block of a sharded argument); its dtype and global shape must

@@ -1,6 +1,9 @@
 //===- LlmcDriver.cpp - the compile path the llmc subcommands share -------===//
 #include "tools/LlmcDriver.h"
+#include "analysis/DeviceProfile.h"
 #include "planner/Probe.h"
+#include "planner/Search.h"
+#include "runtime/train/Utilization.h"
 #include "tools/LlmcHf.h"
 
 namespace llmc::driver {
@@ -28,6 +31,34 @@ pipelineOptionsFor(const std::optional<llmc::RunDescription> &description) {
   if (!description)
     return llmc::CompilePipelineOptions();
   return llmc::planner::pipelineOptionsFor(*description);
+}
+
+/// What the runtime needs for the MFU of its step line
+/// (runtime/train/Utilization.h): the model flops of one step and the
+/// dense matmul peak of every built-in device profile at the run's
+/// precision.
+void writePerfSettings(const llmc::RunDescription &run,
+                       std::map<std::string, std::string> &metadata) {
+  const char *dtype = run.precision.policy == llmc::PrecisionPolicy::Bf16
+                          ? "bf16"
+                      : run.precision.policy == llmc::PrecisionPolicy::Fp16
+                          ? "f16"
+                          : "f32";
+  metadata[llmc::rt::kModelFlopsKey] =
+      llvm::formatv("{0:e9}", llmc::planner::modelFlopsPerStep(run)).str();
+  llvm::Expected<std::vector<llmc::planner::DeviceProfile>> profiles =
+      llmc::planner::parseDeviceProfiles(llmc::planner::builtinDeviceProfiles(),
+                                         "data/devices.toml");
+  if (!profiles) { // built in and tested: cannot fail but for a bad build
+    llvm::consumeError(profiles.takeError());
+    return;
+  }
+  std::string lines;
+  for (const llmc::planner::DeviceProfile &profile : *profiles)
+    lines += llvm::formatv("{0} {1:e6} dense {2}\n", profile.name,
+                           profile.matmulPeak(dtype), dtype)
+                 .str();
+  metadata[llmc::rt::kDevicePeaksKey] = lines;
 }
 
 } // namespace
@@ -255,6 +286,7 @@ int buildArtifact(const Compiled &compiled, const std::string &source,
     return kExitOk;
   const llmc::RunDescription &run = *compiled.description;
   llmc::rt::writeTrainSettings(trainSettingsFor(run), exe.metadata);
+  writePerfSettings(run, exe.metadata);
 
   // The companion "logits" program (batch 1, the run's sequence length)
   // with which the runtime prints a sample of the trained model.

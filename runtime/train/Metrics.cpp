@@ -3,6 +3,7 @@
 
 #include "runtime/io/File.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -80,6 +81,15 @@ Status MetricsFile::write(const StepMetrics &m) {
       static_cast<long long>(m.step), m.loss, m.lr, norm,
       static_cast<long long>(m.tokens), m.tokensPerSecond, m.msPerStep,
       m.cpuMsPerStep);
+  if (written >= 0)
+    written = std::fprintf(file_, ", \"devices\": %lld, "
+                                  "\"tokens_per_s_per_device\": %.1f",
+                           static_cast<long long>(m.devices),
+                           m.tokensPerSecond /
+                               static_cast<double>(std::max<int64_t>(
+                                   m.devices, 1)));
+  if (written >= 0 && m.mfu > 0)
+    written = std::fprintf(file_, ", \"mfu\": %.6f", m.mfu);
   if (written >= 0 && m.hasLossScale)
     written = std::fprintf(file_, ", \"loss_scale\": %.9g, \"skipped\": %s",
                            m.lossScale, m.skipped ? "true" : "false");

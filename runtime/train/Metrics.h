@@ -34,6 +34,11 @@ struct StepMetrics {
   bool skipped = false;
   bool hasLossScale = false;
   int64_t tokens = 0; ///< tokens of the step (the global batch)
+  /// The ranks the step ran on (tokens/s per device = tokensPerSecond /
+  /// devices), and its model flops utilization (Utilization.h; 0 when the
+  /// device has no profile).
+  int64_t devices = 1;
+  double mfu = 0;
   /// The validation loss measured after this step, when it was.
   std::optional<double> valLoss;
 };

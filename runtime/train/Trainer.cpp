@@ -10,6 +10,7 @@
 #include "runtime/train/Sample.h"
 #include "runtime/train/StopSignal.h"
 #include "runtime/train/TextCodec.h"
+#include "runtime/train/Utilization.h"
 #include "runtime/train/Weights.h"
 
 #include <chrono>
@@ -359,6 +360,11 @@ void printStepLine(std::FILE *log, const StepMetrics &m, int64_t steps,
                m.tokensPerSecond, m.msPerStep,
                static_cast<int>(100.0 * m.step / steps),
                formatDuration(eta).c_str());
+  if (m.devices > 1)
+    std::fprintf(log, "  %.0f tok/s per device",
+                 m.tokensPerSecond / static_cast<double>(m.devices));
+  if (m.mfu > 0)
+    std::fprintf(log, "  MFU %.1f%%", 100.0 * m.mfu);
   if (m.hasLossScale)
     std::fprintf(log, "  loss scale %g%s", m.lossScale,
                  m.skipped ? " (skipped: inf/NaN gradients)" : "");
@@ -662,9 +668,17 @@ Status train(const Executable &exe, const TrainOptions &options,
   MetricsFile metrics;
   if (!options.metricsPath.empty() && options.primary)
     LLMC_RETURN_IF_ERROR(metrics.open(options.metricsPath, first - 1));
-  if (options.log && first <= last)
+  Utilization utilization =
+      utilizationFor(exe.metadata, session->hardwareName(),
+                     static_cast<int64_t>(exe.ranks.size()));
+  if (options.log && first <= last) {
     printRunHeader(exe, *session, data, layout, settings, first, last,
                    options.log);
+    std::fprintf(options.log, "%s\n",
+                 utilization
+                     .describe(layout.batchSize * layout.seqLen)
+                     .c_str());
+  }
 
   // 5. The steps: run, validate, log, save, and stop when asked.
   Clock::time_point started = Clock::now();
@@ -672,6 +686,8 @@ Status train(const Executable &exe, const TrainOptions &options,
     StepMetrics m;
     LLMC_RETURN_IF_ERROR(
         runStep(exe, *session, layout, *data.loader, step, m));
+    m.devices = utilization.devices;
+    m.mfu = utilization.mfu(m.msPerStep / 1e3);
     // Every process of a multi-process run stops after the same step.
     int signal = stopRequested();
     LLMC_RETURN_IF_ERROR(session->agreeOnStop(signal));
@@ -703,6 +719,7 @@ Status train(const Executable &exe, const TrainOptions &options,
       report.stoppedBySignal = signal;
       report.tokensRead = data.loader->tokensRead();
       LLMC_RETURN_IF_ERROR(metrics.close());
+      printRunSummary(options.log, report, since(started), utilization);
       return stoppedBy(signal, step, settings, report);
     }
   }
@@ -711,6 +728,7 @@ Status train(const Executable &exe, const TrainOptions &options,
   report.tokensRead = data.loader->tokensRead();
   LLMC_RETURN_IF_ERROR(metrics.close());
   if (options.log && first <= last) {
+    printRunSummary(options.log, report, since(started), utilization);
     std::string memory = session->memorySummary();
     if (!memory.empty())
       std::fprintf(options.log, "%s\n", memory.c_str());

@@ -10,6 +10,7 @@
 // A world of one, through the launcher and the rendezvous, on the CPU.
 // RUN: llmc launch -n 1 %S/Inputs/train-tiny.toml --steps 2 --device cpu -o %t/one.llmcx | FileCheck %s --check-prefix=ONE
 // ONE:      [rank 0] training {{.*}}train-tiny.toml: steps 1-2 of 8, {{.*}}, on cpu
+// ONE-NEXT: [rank 0] MFU: {{.*}} x 1 device
 // ONE-NEXT: [rank 0] step 1/8  loss
 // ONE-NEXT: [rank 0] step 2/8  loss
 // RUN: test -f %t/one.llmcx

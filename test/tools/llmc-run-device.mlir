@@ -19,6 +19,7 @@
 // AUTO:      devices = "auto": {{no CUDA device|this build has no CUDA backend}}; training on the CPU
 // AUTO-NEXT: ready in {{.*}} s: cpu session {{.*}} s, data {{.*}} s, initial state {{.*}} s (0.{{[0-9]+}} s of it drawn on the host)
 // AUTO-NEXT: training {{.*}}train-tiny.toml: steps 1-1 of 8, {{.*}}, on cpu
+// AUTO-NEXT: MFU: {{.*}} over cpu's dense f32 peak
 // AUTO-NEXT: step 1/8
 
 // RUN: llmc-run %t/train.llmcx --device cpu --steps 1 | FileCheck %s --check-prefix=CPU

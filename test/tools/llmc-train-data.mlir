@@ -3,7 +3,7 @@
 // resume across shard and epoch boundaries, a metrics file that holds each
 // step once after resumes, a finished run, a clean stop on SIGINT/SIGTERM,
 // and bad data found before the first step.
-// DEFINE: %{strip} = sed -E 's/, "tokens_per_s": [^,]*, "ms_per_step": [^,]*, "cpu_ms_per_step": [^,}]*//'
+// DEFINE: %{strip} = sed -E 's/, "tokens_per_s": [^,]*, "ms_per_step": [^,]*, "cpu_ms_per_step": [^,}]*, "devices": [0-9]+, "tokens_per_s_per_device": [^,}]*(, "mfu": [^,}]*)?//'
 
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: python3 %S/Inputs/make_shards.py %S/../../docs/training.md %t/shards
@@ -20,7 +20,7 @@
 // TRAIN:      val  12/12  val loss
 // TRAIN-NEXT: step 12/12  loss
 // RUN: FileCheck %s --check-prefix=METRICS < %t/full.jsonl
-// METRICS:      {"step": 1, "loss": {{[0-9.]+}}, {{.*}}"cpu_ms_per_step": {{[0-9.]+}}}
+// METRICS:      {"step": 1, "loss": {{[0-9.]+}}, {{.*}}"cpu_ms_per_step": {{[0-9.]+}}, "devices": 1, "tokens_per_s_per_device": {{[0-9.]+}}, "mfu": {{[0-9.]+}}}
 // METRICS:      {"step": 4, {{.*}}, "val_loss": {{[0-9.]+}}}
 // METRICS:      {"step": 8, {{.*}}, "val_loss": {{[0-9.]+}}}
 // METRICS:      {"step": 12, {{.*}}, "val_loss": {{[0-9.]+}}}

@@ -8,16 +8,20 @@
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: llmc train %S/Inputs/train-tiny.toml --metrics %t/full.jsonl --checkpoint-dir %t/full --sample-tokens 20 | FileCheck %s --check-prefix=TRAIN
 // TRAIN-LABEL: training {{.*}}train-tiny.toml: steps 1-8 of 8, 4 sequences x 16 tokens per step, data <built-in corpus>
-// TRAIN:       step 1/8  loss {{[0-9.]+}}  lr 5.000e-03  grad norm {{[0-9.]+}}  {{[0-9]+}} tok/s  {{[0-9.]+}} ms/step  [ 12%, eta {{[0-9:]+}}]
+// The MFU line: the model flops a token (6N + 12 L d T of the tiny model)
+// and the peak of the CPU profile of data/devices.toml.
+// TRAIN-NEXT:  MFU: 6N + 12 L d T = {{[0-9.e-]+}} GFLOP a token, over cpu's dense f32 peak ({{[0-9.]+}} GFLOP/s) x 1 device
+// TRAIN:       step 1/8  loss {{[0-9.]+}}  lr 5.000e-03  grad norm {{[0-9.]+}}  {{[0-9]+}} tok/s  {{[0-9.]+}} ms/step  [ 12%, eta {{[0-9:]+}}]  MFU {{[0-9.]+}}%{{$}}
 // TRAIN:       step 4/8
 // TRAIN-NEXT:  saved checkpoint {{.*}}full/step-00000004
 // TRAIN:       step 8/8  loss {{[0-9.]+}}  lr 1.000e-03
 // TRAIN-NEXT:  saved checkpoint {{.*}}full/step-00000008
+// TRAIN-NEXT:  done: steps 1-8 in {{[0-9.]+}} s, 512 tokens, {{[0-9]+}} tok/s mean, MFU {{[0-9.]+}}%{{$}}
 // TRAIN-NEXT:  sample (20 tokens after a prompt of 16, temperature 0.8):
 // TRAIN-NEXT:  {{.+}}
 
 // RUN: FileCheck %s --check-prefix=METRICS < %t/full.jsonl
-// METRICS:      {"step": 1, "loss": {{[0-9.]+}}, "lr": 0.00499999989, "grad_norm": {{[0-9.]+}}, "tokens": 64, "tokens_per_s": {{[0-9.]+}}, "ms_per_step": {{[0-9.]+}}, "cpu_ms_per_step": {{[0-9.]+}}}
+// METRICS:      {"step": 1, "loss": {{[0-9.]+}}, "lr": 0.00499999989, "grad_norm": {{[0-9.]+}}, "tokens": 64, "tokens_per_s": {{[0-9.]+}}, "ms_per_step": {{[0-9.]+}}, "cpu_ms_per_step": {{[0-9.]+}}, "devices": 1, "tokens_per_s_per_device": {{[0-9.]+}}, "mfu": {{[0-9.]+}}}
 // METRICS-COUNT-7: {"step": {{[2-8]}},
 // METRICS-NOT:  "step"
 

@@ -699,6 +699,13 @@ std::string CudaSession::deviceName() const {
   return name;
 }
 
+std::string CudaSession::hardwareName() const {
+  cudaDeviceProp properties{};
+  if (cudaGetDeviceProperties(&properties, options_.device) != cudaSuccess)
+    return "unknown GPU";
+  return properties.name;
+}
+
 Status CudaSession::toHost(TensorRef device, HostTensor &tensor) const {
   LLMC_RETURN_IF_ERROR(copyToHost(device, tensor.storage));
   tensor.view = device;

@@ -70,6 +70,7 @@ public:
 
   const Executable &executable() const override { return executable_; }
   std::string deviceName() const override;
+  std::string hardwareName() const override;
 
   /// DeviceSession: the largest signal of the world's processes, through
   /// an all-gather of 4 bytes (a multi-process session; one process keeps

@@ -1,0 +1,124 @@
+//===- Utilization.cpp - MFU of a training step ----------------------------===//
+#include "runtime/train/Utilization.h"
+
+#include "runtime/Status.h"
+#include "runtime/train/Metrics.h"
+#include "runtime/train/Trainer.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <sstream>
+
+namespace llmc::rt {
+
+namespace {
+
+std::string lower(std::string text) {
+  for (char &c : text)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return text;
+}
+
+/// "989 TFLOP/s", "1.2 TFLOP/s", "850 GFLOP/s".
+std::string rateText(double flops) {
+  char text[48];
+  if (flops >= 1e12)
+    std::snprintf(text, sizeof(text), "%.4g TFLOP/s", flops / 1e12);
+  else
+    std::snprintf(text, sizeof(text), "%.4g GFLOP/s", flops / 1e9);
+  return text;
+}
+
+} // namespace
+
+double Utilization::mfu(double seconds) const {
+  if (!known() || seconds <= 0)
+    return 0;
+  return modelFlopsPerStep /
+         (seconds * peakPerDevice * static_cast<double>(devices));
+}
+
+std::string Utilization::describe(int64_t tokensPerStep) const {
+  if (!known())
+    return "MFU: none (" + missing + ")";
+  char perToken[48];
+  std::snprintf(perToken, sizeof(perToken), "%.4g",
+                modelFlopsPerStep / static_cast<double>(tokensPerStep) / 1e9);
+  return std::string("MFU: 6N + 12 L d T = ") + perToken +
+         " GFLOP a token, over " + profile + "'s " + peakKind + " peak (" +
+         rateText(peakPerDevice) + ") x " + std::to_string(devices) +
+         (devices == 1 ? " device" : " devices");
+}
+
+Utilization utilizationFor(const std::map<std::string, std::string> &metadata,
+                           const std::string &hardware, int64_t devices) {
+  Utilization u;
+  u.devices = devices;
+  auto flops = metadata.find(kModelFlopsKey);
+  auto peaks = metadata.find(kDevicePeaksKey);
+  if (flops == metadata.end() || peaks == metadata.end()) {
+    u.missing = "the artifact has no model flops; compile it again";
+    return u;
+  }
+  u.modelFlopsPerStep = std::strtod(flops->second.c_str(), nullptr);
+  std::string device = lower(hardware);
+  std::istringstream lines(peaks->second);
+  std::string line;
+  // The longest profile name the product name contains ("h100" before a
+  // hypothetical "h1"); the CPU only by its own name.
+  while (std::getline(lines, line)) {
+    std::istringstream fields(line);
+    std::string name, kind;
+    double peak = 0;
+    if (!(fields >> name >> peak))
+      continue;
+    std::getline(fields >> std::ws, kind);
+    bool matches = device == "cpu" ? name == "cpu"
+                                   : name != "cpu" &&
+                                         device.find(lower(name)) !=
+                                             std::string::npos;
+    if (matches && name.size() > u.profile.size()) {
+      u.profile = name;
+      u.peakPerDevice = peak;
+      u.peakKind = kind;
+    }
+  }
+  if (u.profile.empty())
+    u.missing = "no device profile in data/devices.toml matches '" +
+                hardware + "'";
+  return u;
+}
+
+void printRunSummary(std::FILE *log, const TrainReport &report,
+                     double seconds, const Utilization &utilization) {
+  if (!log || report.steps.empty())
+    return;
+  int64_t tokens = 0;
+  double stepSeconds = 0;
+  const StepMetrics *best = nullptr;
+  for (const StepMetrics &m : report.steps) {
+    tokens += m.tokens;
+    stepSeconds += m.msPerStep / 1e3;
+    if (m.valLoss && (!best || *m.valLoss < *best->valLoss))
+      best = &m;
+  }
+  double perSecond = stepSeconds > 0 ? static_cast<double>(tokens) / stepSeconds
+                                     : 0;
+  std::fprintf(log,
+               "done: steps %lld-%lld in %.1f s, %s tokens, %.0f tok/s mean",
+               static_cast<long long>(report.steps.front().step),
+               static_cast<long long>(report.steps.back().step), seconds,
+               formatCount(static_cast<uint64_t>(tokens)).c_str(), perSecond);
+  if (utilization.known()) {
+    double mean = utilization.mfu(stepSeconds /
+                                  static_cast<double>(report.steps.size()));
+    std::fprintf(log, ", MFU %.1f%%", 100.0 * mean);
+  }
+  if (best)
+    std::fprintf(log, ", best val loss %.4f (step %lld)", *best->valLoss,
+                 static_cast<long long>(best->step));
+  std::fprintf(log, "\n");
+}
+
+} // namespace llmc::rt
