@@ -36,7 +36,7 @@ double Utilization::mfu(double seconds) const {
   if (!known() || seconds <= 0)
     return 0;
   return modelFlopsPerStep /
-         (seconds * peakPerDevice * static_cast<double>(devices));
+         (seconds * peakPerDevice * static_cast<double>(peakDevices));
 }
 
 std::string Utilization::describe(int64_t tokensPerStep) const {
@@ -47,14 +47,15 @@ std::string Utilization::describe(int64_t tokensPerStep) const {
                 modelFlopsPerStep / static_cast<double>(tokensPerStep) / 1e9);
   return std::string("MFU: 6N + 12 L d T = ") + perToken +
          " GFLOP a token, over " + profile + "'s " + peakKind + " peak (" +
-         rateText(peakPerDevice) + ") x " + std::to_string(devices) +
-         (devices == 1 ? " device" : " devices");
+         rateText(peakPerDevice) + ") x " + std::to_string(peakDevices) +
+         (peakDevices == 1 ? " device" : " devices");
 }
 
 Utilization utilizationFor(const std::map<std::string, std::string> &metadata,
                            const std::string &hardware, int64_t devices) {
   Utilization u;
   u.devices = devices;
+  u.peakDevices = hardware == "cpu" ? 1 : devices;
   auto flops = metadata.find(kModelFlopsKey);
   auto peaks = metadata.find(kDevicePeaksKey);
   if (flops == metadata.end() || peaks == metadata.end()) {

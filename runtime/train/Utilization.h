@@ -37,6 +37,10 @@ struct Utilization {
   std::string peakKind;         ///< "dense bf16"
   double peakPerDevice = 0;     ///< flop/s
   int64_t devices = 1;          ///< the ranks of the program
+  /// The devices whose peak the MFU divides by: the ranks on GPUs, 1 on
+  /// the CPU backend (its ranks are threads sharing the host's cores,
+  /// whose peak the cpu profile gives).
+  int64_t peakDevices = 1;
   /// Why there is no MFU, when there is none.
   std::string missing;
 
