@@ -30,6 +30,7 @@
 #include "tools/LlmcDriver.h"
 #include "tools/LlmcEvalSample.h"
 #include "tools/LlmcHf.h"
+#include "tools/LlmcReport.h"
 #include "tools/LlmcTokenize.h"
 
 #include "runtime/Sharding.h"
@@ -295,13 +296,14 @@ int main(int argc, char **argv) {
   EvalCommand eval;
   SampleCommand sample;
   TokenizeCommand tokenize;
+  ReportCommand report;
 
   // Show only llmc's options in --help, not those libLLVM registers.
   cl::HideUnrelatedOptions(llmcCategory());
   for (cl::SubCommand *sub :
        {&compile.command, &inspect.command, &train.command, &plan.command,
         &verify.command, &launch.command, &exportCommand.command,
-        &eval.command, &sample.command, &tokenize.command})
+        &eval.command, &sample.command, &tokenize.command, &report.command})
     cl::HideUnrelatedOptions(llmcCategory(), *sub);
   // llmc's version and commit, not the LLVM it links.
   cl::SetVersionPrinter([](llvm::raw_ostream &os) {
@@ -322,7 +324,9 @@ int main(int argc, char **argv) {
           "  llmc eval FILE --resume CHECKPOINT  the validation loss\n"
           "  llmc sample CHECKPOINT --prompt TEXT  generate text\n"
           "  llmc tokenize --tokenizer T.json FILE... -o DIR  text to token "
-          "shards\n\n"
+          "shards\n"
+          "  llmc report METRICS.jsonl... -o report.html  plot runs' "
+          "curves\n\n"
           "  FILE: a run description (.toml), a Hugging Face config.json or\n"
           "  model folder, or llmc IR (.mlir). llmc SUBCOMMAND --help shows "
           "the options of one subcommand.\n",
@@ -349,9 +353,11 @@ int main(int argc, char **argv) {
     return runSample(sample);
   if (tokenize.command)
     return runTokenize(tokenize);
+  if (report.command)
+    return runReport(report);
 
   llvm::errs() << "llmc: expected a subcommand (compile, inspect, train, "
-                  "plan, verify, launch, export, eval, sample, tokenize); see "
+                  "plan, verify, launch, export, eval, sample, tokenize, report); see "
                   "llmc --help\n";
   return kExitUsage;
 }
