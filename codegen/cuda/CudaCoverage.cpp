@@ -1,10 +1,11 @@
 //===- CudaCoverage.cpp - which commands of a program the GPU can run -----===//
 #include "codegen/cuda/CudaCoverage.h"
 #include "codegen/cuda/DeviceUnits.h"
+#include "runtime/cuda/kernels/elementwise/ElementwiseKernels.h"
 #include "runtime/cuda/kernels/elementwise/FusedKernels.h"
 
 #include "runtime/cuda/kernels/DeviceKernels.h"
-#include "runtime/cuda/kernels/KernelSelection.h"
+#include "codegen/cuda/KernelSelection.h"
 #include "runtime/cuda/kernels/optimizer/MultiTensor.h"
 
 #include <algorithm>

@@ -12,7 +12,7 @@
 #include "codegen/cuda/DeviceUnits.h"
 #include "runtime/cuda/kernels/DeviceKernels.h"
 #include "runtime/cuda/kernels/KernelPlan.h"
-#include "runtime/cuda/kernels/KernelSelection.h"
+#include "codegen/cuda/KernelSelection.h"
 #include "runtime/cuda/kernels/elementwise/FusedKernels.h"
 #include "runtime/cuda/kernels/optimizer/MultiTensor.h"
 

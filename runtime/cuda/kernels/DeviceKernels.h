@@ -24,8 +24,8 @@
 #include "runtime/cuda/libs/CublasLt.h"
 #include "runtime/cuda/libs/CudnnAttention.h"
 #include "runtime/cuda/libs/CudaModule.h"
-#include "runtime/cuda/kernels/elementwise/ElementwiseKernels.h"
-#include "runtime/cuda/kernels/KernelSelection.h"
+#include "runtime/cuda/kernels/elementwise/ElementwiseUnit.h"
+#include "runtime/cuda/kernels/KernelChoice.h"
 #include "runtime/cuda/libs/Nvrtc.h"
 
 #include <cuda_runtime.h>

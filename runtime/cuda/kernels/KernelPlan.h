@@ -11,7 +11,7 @@
 #define LLMC_RUNTIME_CUDA_KERNELS_KERNELPLAN_H
 
 #include "runtime/CudaPlan.h"
-#include "runtime/cuda/kernels/KernelSelection.h"
+#include "runtime/cuda/kernels/KernelChoice.h"
 #include "runtime/cuda/kernels/optimizer/MultiTensor.h"
 
 namespace llmc::rt::cuda {

@@ -21,7 +21,7 @@
 #include "runtime/Kernel.h"
 #include "runtime/Status.h"
 #include "runtime/dist/Rendezvous.h"
-#include "runtime/cuda/kernels/KernelSelection.h"
+#include "runtime/cuda/kernels/KernelChoice.h"
 #include "runtime/cuda/session/CpuCheck.h"
 
 #include <cuda_runtime.h>

@@ -15,7 +15,7 @@
 #include "runtime/cuda/kernels/DeviceKernels.h"
 #include "runtime/cuda/kernels/elementwise/FusedKernels.h"
 #include "runtime/cuda/kernels/elementwise/ElementwiseKernels.h"
-#include "runtime/cuda/kernels/KernelSelection.h"
+#include "codegen/cuda/KernelSelection.h"
 #include "runtime/cuda/libs/Nvrtc.h"
 #include "runtime/cuda/kernels/reduce/ReduceKernels.h"
 

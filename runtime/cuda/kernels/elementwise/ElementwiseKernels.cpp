@@ -483,12 +483,4 @@ std::vector<ElementwiseSignature> allElementwiseSignatures() {
   return all;
 }
 
-LaunchShape elementwiseLaunchShape(int64_t units, unsigned maxBlocks) {
-  LaunchShape shape;
-  int64_t blocks = (units + shape.threads - 1) / shape.threads;
-  shape.blocks = static_cast<unsigned>(
-      std::clamp<int64_t>(blocks, 1, std::max(1u, maxBlocks)));
-  return shape;
-}
-
 } // namespace llmc::rt::cuda

@@ -29,32 +29,12 @@
 
 #include "runtime/Kernel.h"
 #include "runtime/Status.h"
+#include "runtime/cuda/kernels/elementwise/ElementwiseUnit.h"
 
 #include <string>
 #include <vector>
 
 namespace llmc::rt::cuda {
-
-/// One elementwise kernel instance: the kind, its operand and result
-/// types, and its integer attributes as Kernels.def lists them (compare's
-/// direction, gelu's approximation).
-struct ElementwiseSignature {
-  KernelKind kind = KernelKind::Add;
-  std::vector<DType> inputs;
-  DType result = DType::F32;
-  std::vector<int64_t> ints;
-};
-
-struct ElementwiseSource {
-  /// The CUDA C++ translation unit.
-  std::string source;
-  /// The scalar entry point; the vectorized one is entry + "_vec".
-  std::string entry;
-  /// Elements per vector iteration: 16 bytes of the widest operand.
-  int vectorWidth = 1;
-  /// Bytes per element of each input, then of the result.
-  std::vector<int> elementBytes;
-};
 
 /// Whether `kind` is one this file generates.
 bool isCudaElementwiseKernel(KernelKind kind);
@@ -86,16 +66,6 @@ std::vector<ElementwiseSignature> allElementwiseSignatures();
 
 /// "Add(f32, f32) -> f32", "Compare[lt](bf16, bf16) -> i1".
 std::string describe(const ElementwiseSignature &signature);
-
-/// The launch shape of an elementwise kernel over `units` iterations
-/// (elements, or vectors for the _vec entry): 256 threads, and blocks
-/// enough for one unit per thread, capped at `maxBlocks` (the grid-stride
-/// loop does the rest).
-struct LaunchShape {
-  unsigned blocks = 1;
-  unsigned threads = 256;
-};
-LaunchShape elementwiseLaunchShape(int64_t units, unsigned maxBlocks);
 
 } // namespace llmc::rt::cuda
 

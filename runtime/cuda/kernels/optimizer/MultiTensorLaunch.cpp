@@ -3,6 +3,7 @@
 
 #include "runtime/cuda/libs/CudaModule.h"
 #include "runtime/cuda/kernels/DeviceKernels.h"
+#include "runtime/cuda/kernels/reduce/ReduceKernels.h"
 
 #include <algorithm>
 
