@@ -10,7 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/cuda/FamilySelect.h"
-#include "runtime/cuda/kernels/elementwise/ElementwiseKernels.h"
+#include "codegen/cuda/elementwise/ElementwiseKernels.h"
 
 #include <string>
 #include <vector>

@@ -12,7 +12,7 @@
 
 #include "runtime/CudaPlan.h"
 #include "runtime/cuda/kernels/KernelChoice.h"
-#include "runtime/cuda/kernels/optimizer/MultiTensor.h"
+#include "runtime/cuda/kernels/optimizer/MultiTensorGroup.h"
 
 namespace llmc::rt::cuda {
 

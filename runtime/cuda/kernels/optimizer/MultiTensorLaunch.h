@@ -14,7 +14,7 @@
 
 #include "runtime/Executable.h"
 #include "runtime/Status.h"
-#include "runtime/cuda/kernels/optimizer/MultiTensor.h"
+#include "runtime/cuda/kernels/optimizer/MultiTensorGroup.h"
 
 #include <cuda_runtime.h>
 
