@@ -5,7 +5,7 @@
 // CudaKernels.def's), whose source the choice carries into the plan; an
 // integer compare the hand-written entry of elementwise/IntegerCompare.cuh.
 // And the fused family's: a FusedElementwise marker chooses nothing (its
-// region's kernel is planCudaKernels' business). The launches are
+// region's kernel planCudaKernels generates). The launches are
 // runtime/cuda/kernels/elementwise/ElementwiseLaunch.cpp.
 //
 //===----------------------------------------------------------------------===//
