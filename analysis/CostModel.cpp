@@ -259,7 +259,7 @@ bool runsAsOneKernel(FusedOp fused, const DeviceProfile &profile) {
 }
 
 /// The key under which `op` (top level) joins a multi-tensor launch
-/// (runtime/cuda/kernels/optimizer/MultiTensor.h), "" when it cannot: a lone cast (by its
+/// (codegen/cuda/optimizer/MultiTensor.h), "" when it cannot: a lone cast (by its
 /// element types), an elementwise region run as one kernel whose body does
 /// not depend on the element's index (no iota, only broadcasts of one
 /// element; by its body's ops, types, attributes and wiring: the generated

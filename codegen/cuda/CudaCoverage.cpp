@@ -1,11 +1,12 @@
 //===- CudaCoverage.cpp - which commands of a program the GPU can run -----===//
 #include "codegen/cuda/CudaCoverage.h"
-#include "codegen/cuda/DeviceUnits.h"
-#include "runtime/cuda/kernels/elementwise/FusedKernels.h"
 
+#include "codegen/cuda/DeviceUnits.h"
+#include "codegen/cuda/KernelSelection.h"
+#include "codegen/cuda/elementwise/ElementwiseKernels.h"
+#include "codegen/cuda/elementwise/FusedKernels.h"
+#include "codegen/cuda/optimizer/MultiTensor.h"
 #include "runtime/cuda/kernels/DeviceKernels.h"
-#include "runtime/cuda/kernels/KernelSelection.h"
-#include "runtime/cuda/kernels/optimizer/MultiTensor.h"
 
 #include <algorithm>
 #include <chrono>

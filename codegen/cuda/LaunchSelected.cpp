@@ -1,7 +1,7 @@
 //===- LaunchSelected.cpp - a kernel chosen on the spot, launched ---------===//
 #include "codegen/cuda/LaunchSelected.h"
 
-#include "runtime/cuda/kernels/KernelSelection.h"
+#include "codegen/cuda/KernelSelection.h"
 
 namespace llmc::rt::cuda {
 

@@ -10,12 +10,11 @@
 #include "codegen/cuda/PlanKernels.h"
 
 #include "codegen/cuda/DeviceUnits.h"
+#include "codegen/cuda/KernelSelection.h"
+#include "codegen/cuda/elementwise/FusedKernels.h"
+#include "codegen/cuda/optimizer/MultiTensor.h"
 #include "runtime/cuda/kernels/DeviceKernels.h"
 #include "runtime/cuda/kernels/KernelPlan.h"
-#include "runtime/cuda/kernels/KernelSelection.h"
-#include "runtime/cuda/kernels/elementwise/FusedKernels.h"
-#include "runtime/cuda/kernels/optimizer/MultiTensor.h"
-
 #include "runtime/cuda/libs/Nvrtc.h"
 
 #include <algorithm>

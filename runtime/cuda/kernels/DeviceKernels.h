@@ -3,13 +3,13 @@
 // The device counterpart of runCpuKernel: CudaKernels::launch takes a
 // kernel kind, its attributes (laid out as Kernels.def says) and operands
 // whose TensorRefs point at device memory, and enqueues the work on a
-// stream. The elementwise kernels come from ElementwiseKernels (one NVRTC
-// unit per signature, compiled on first use), Matmul from cuBLASLt, the
-// rest from the units of hand-written kernels (their sources come with the
-// plan: codegen/cuda/PlanKernels.h).
+// stream. The elementwise kernels are generated units (one NVRTC unit per
+// signature, compiled on first use), Matmul runs on cuBLASLt, the rest on
+// the units of hand-written kernels; every unit's source comes with the
+// plan (codegen/cuda/PlanKernels.h).
 //
-// What runs is decided before, by selectKernel (KernelSelection.h), which
-// needs no device: the choice a plan carries, or one made on the spot for the
+// What runs is decided before, by codegen's selectKernel
+// (codegen/cuda/KernelSelection.h), which needs no device: the choice a plan carries, or one made on the spot for the
 // kernel tests (codegen/cuda/LaunchSelected.h); CudaKernels never selects.
 // The kind's family (CudaKernels.def, KernelFamily.h) computes the launch
 // parameters and launches.
@@ -24,8 +24,8 @@
 #include "runtime/cuda/libs/CublasLt.h"
 #include "runtime/cuda/libs/CudnnAttention.h"
 #include "runtime/cuda/libs/CudaModule.h"
-#include "runtime/cuda/kernels/elementwise/ElementwiseKernels.h"
-#include "runtime/cuda/kernels/KernelSelection.h"
+#include "runtime/cuda/kernels/elementwise/ElementwiseUnit.h"
+#include "runtime/cuda/kernels/KernelChoice.h"
 #include "runtime/cuda/libs/Nvrtc.h"
 
 #include <cuda_runtime.h>

@@ -1,21 +1,19 @@
-//===- KernelFamily.h - what a kernel family implements ---------*- C++ -*-===//
+//===- KernelFamily.h - what a kernel family launches -----------*- C++ -*-===//
 //
 // Private to runtime/cuda/kernels/. Every kind of Kernels.def that runs on
 // the GPU has a line in CudaKernels.def naming its family; a family (a
-// folder of kernels/) implements two functions, declared here from that
-// table:
+// folder of kernels/) launches the choice codegen made for it, declared
+// here from that table:
 //
-//   Status family::select<F>(const KernelCall &, KernelChoice &);
-//     which entries (or generated unit, or GEMM) run the call, from its
-//     kind, attributes and operand types and shapes alone (no device); or
-//     the refusal "no CUDA kernel for <launch> yet: <why>";
 //   Status family::launch<F>(LaunchContext &, const KernelCall &,
 //                            const KernelChoice &);
 //     the launch parameters of the chosen entries from the operands (device
 //     pointers), and the launches, each checked.
 //
-// selectKernel (KernelSelection.h) and CudaKernels::launch (DeviceKernels.h)
-// dispatch through the table; nothing else names a family.
+// Its selection, family::select<F>, is codegen's
+// (codegen/cuda/<family>/<F>Select.cpp, codegen/cuda/FamilySelect.h).
+// CudaKernels::launch (DeviceKernels.h) dispatches through the table;
+// nothing else names a family.
 //
 //===----------------------------------------------------------------------===//
 #ifndef LLMC_RUNTIME_CUDA_KERNELS_KERNELFAMILY_H
@@ -23,7 +21,7 @@
 
 #include "runtime/Kernel.h"
 #include "runtime/Status.h"
-#include "runtime/cuda/kernels/KernelSelection.h"
+#include "runtime/cuda/kernels/KernelChoice.h"
 
 #include <cuda_runtime.h>
 
@@ -37,29 +35,8 @@ namespace llmc::rt::cuda {
 class CudaKernels;
 class CudaLibrary;
 
-/// One launch as the families see it.
-struct KernelCall {
-  KernelKind kind;
-  const KernelAttrs &attrs;
-  const std::vector<TensorRef> &inputs;
-  const std::vector<TensorRef> &outputs;
-
-  /// Unimplemented "no CUDA kernel for <launch> yet[: why]".
-  Status refuse(const std::string &why) const;
-  /// InvalidArgument unless there are minInputs..maxInputs inputs, one
-  /// output, and at least `ints` and `floats` attributes (Kernels.def's
-  /// layout of the kind).
-  Status expect(size_t minInputs, size_t maxInputs, size_t ints,
-                size_t floats) const;
-};
-
-/// The most dimensions the hand-written kernels index (LLMC_MAX_RANK of
-/// common/Prelude.cuh).
-constexpr int kMaxRank = 8;
 /// Threads of the warp-per-row kernels: 4 warps, 4 rows per block.
 constexpr unsigned kRowThreads = 128;
-/// Kernels.def's kinds.
-constexpr size_t kNumKernels = static_cast<size_t>(KernelKind::Count);
 
 /// A dimension of a row-major shape viewed as [outer, size, inner].
 struct AxisView {
@@ -67,15 +44,6 @@ struct AxisView {
 };
 AxisView viewAround(const Shape &shape, int64_t dim);
 
-/// "f32" / "bf16" of the float kernels' entry names, or "" for other types.
-std::string floatSuffix(DType dtype);
-/// "i32" / "i64", or "".
-std::string indexSuffix(DType dtype);
-/// "b<bytes per element>": the entries that only move elements.
-std::string bytesSuffix(DType dtype);
-/// `choice` runs `entries` of the hand-written units (in launch order, or
-/// the candidates the launch picks from by alignment).
-Status runEntries(KernelChoice &choice, std::vector<std::string> entries);
 /// Whether every pointer is 16-byte aligned.
 bool aligned16(std::initializer_list<const void *> pointers);
 
@@ -131,7 +99,6 @@ Status launchReduction(LaunchContext &context, KernelKind kind,
 
 namespace family {
 #define LLMC_CUDA_FAMILY(Family)                                               \
-  Status select##Family(const KernelCall &call, KernelChoice &choice);         \
   Status launch##Family(LaunchContext &context, const KernelCall &call,        \
                         const KernelChoice &choice);
 #include "runtime/cuda/kernels/CudaKernels.def"

@@ -11,8 +11,8 @@
 #define LLMC_RUNTIME_CUDA_KERNELS_KERNELPLAN_H
 
 #include "runtime/CudaPlan.h"
-#include "runtime/cuda/kernels/KernelSelection.h"
-#include "runtime/cuda/kernels/optimizer/MultiTensor.h"
+#include "runtime/cuda/kernels/KernelChoice.h"
+#include "runtime/cuda/kernels/optimizer/MultiTensorGroup.h"
 
 namespace llmc::rt::cuda {
 

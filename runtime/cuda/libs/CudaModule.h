@@ -10,7 +10,7 @@
 #define LLMC_RUNTIME_CUDA_CUDAMODULE_H
 
 #include "runtime/Status.h"
-#include "runtime/cuda/kernels/elementwise/ElementwiseKernels.h"
+#include "runtime/cuda/kernels/elementwise/ElementwiseUnit.h"
 
 #include <cuda_runtime.h>
 

@@ -5,7 +5,7 @@
 
 #include "runtime/cuda/libs/CudaModule.h"
 #include "runtime/cuda/kernels/DeviceKernels.h"
-#include "runtime/cuda/kernels/KernelSelection.h"
+#include "runtime/cuda/kernels/KernelChoice.h"
 #include "runtime/cuda/kernels/optimizer/MultiTensorLaunch.h"
 #include "runtime/cuda/libs/Nccl.h"
 

@@ -21,7 +21,7 @@
 #include "runtime/Kernel.h"
 #include "runtime/Status.h"
 #include "runtime/dist/Rendezvous.h"
-#include "runtime/cuda/kernels/KernelSelection.h"
+#include "runtime/cuda/kernels/KernelChoice.h"
 #include "runtime/cuda/session/CpuCheck.h"
 
 #include <cuda_runtime.h>
@@ -139,7 +139,7 @@ public:
   /// Elementwise fused regions that run as one kernel, and the reasons of
   /// those that run op by op.
   size_t fusedRegions() const { return fused_.size(); }
-  /// Multi-tensor launches (MultiTensor.h) and the commands they stand for.
+  /// Multi-tensor launches (MultiTensorLaunch.h) and the commands they stand for.
   size_t multiTensorGroups() const;
   size_t multiTensorCommands() const;
   /// Residual adds folded into the norm gradient before them.
@@ -194,7 +194,8 @@ private:
   uint8_t *arena_ = nullptr;
   std::vector<bool> bound_;
   /// Fused regions run as one kernel, by the index of their marker command
-  /// (FusedKernels.h); a region missing here runs its commands one by one.
+  /// (the plan's CudaFusedPlan); a region missing here runs its commands
+  /// one by one.
   struct FusedLaunch {
     cudaKernel_t kernel = nullptr;
     size_t commands = 0;
@@ -204,7 +205,7 @@ private:
     bool needsOneKernel = false;
   };
   std::map<size_t, FusedLaunch> fused_;
-  /// Runs of consecutive commands launched together (MultiTensor.h): the
+  /// Runs of consecutive commands launched together (MultiTensorGroup.h): the
   /// weight casts, the AdamW regions, the gradient norm's sums of squares.
   /// Off with LLMC_MULTI_TENSOR=0, and under LLMC_CHECK_CPU (which checks
   /// every command on its own).

@@ -174,7 +174,7 @@ Status CudaSession::create(const Executable &executable,
   //    one; the others run their commands.
   LLMC_RETURN_IF_ERROR(created->loadFusedRegions(program));
   clock.lap("fused kernels loaded");
-  // 5. The multi-tensor launches (MultiTensor.h): their kernels and their
+  // 5. The multi-tensor launches (MultiTensorLaunch.h): their kernels and their
   //    tables of arena pointers, once.
   if (multiTensorEnabled()) {
     std::vector<MultiTensorGroup> groups;

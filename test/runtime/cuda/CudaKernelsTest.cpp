@@ -35,7 +35,7 @@
 #include "runtime/cuda/libs/CublasLt.h"
 #include "runtime/cuda/libs/CudaModule.h"
 #include "runtime/cuda/kernels/DeviceKernels.h"
-#include "runtime/cuda/kernels/elementwise/ElementwiseKernels.h"
+#include "codegen/cuda/elementwise/ElementwiseKernels.h"
 #include "runtime/cuda/libs/Nvrtc.h"
 
 #include <gtest/gtest.h>

@@ -42,7 +42,7 @@
 #include "runtime/cuda/libs/CublasLt.h"
 #include "runtime/cuda/libs/CudaModule.h"
 #include "runtime/cuda/kernels/DeviceKernels.h"
-#include "runtime/cuda/kernels/KernelSelection.h"
+#include "codegen/cuda/KernelSelection.h"
 
 #include <gtest/gtest.h>
 

@@ -3,7 +3,7 @@
 // Part of cuda-session-tests; needs a GPU (every test skips without one).
 //
 // 1. A hand-built program whose commands form three multi-tensor launches
-//    (runtime/cuda/kernels/optimizer/MultiTensor.h): casts f32 -> bf16, an elementwise region
+//    (codegen/cuda/optimizer/MultiTensor.h): casts f32 -> bf16, an elementwise region
 //    x * s + y, and sums of squares, of odd sizes (tails shorter than a
 //    chunk or a 16-byte move, one tensor not 16-byte aligned), on
 //    CudaSession against rt::Session with fresh random data. Casts and the

@@ -15,7 +15,7 @@
 
 #include "runtime/cuda/libs/CudaModule.h"
 #include "runtime/cuda/kernels/DeviceKernels.h"
-#include "runtime/cuda/kernels/KernelSelection.h"
+#include "runtime/cuda/kernels/attention/FlashLaunch.h"
 #include "runtime/cuda/libs/Nvrtc.h"
 
 #include <gtest/gtest.h>

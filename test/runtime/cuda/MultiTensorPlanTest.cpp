@@ -7,7 +7,7 @@
 // unit through NVRTC for sm_90. Needs the CUDA toolkit, no GPU.
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/cuda/kernels/optimizer/MultiTensor.h"
+#include "codegen/cuda/optimizer/MultiTensor.h"
 #include "runtime/cuda/libs/Nvrtc.h"
 
 #include <gtest/gtest.h>

@@ -11,13 +11,13 @@
 //===----------------------------------------------------------------------===//
 #include "codegen/cuda/CudaCoverage.h"
 #include "codegen/cuda/DeviceUnits.h"
+#include "codegen/cuda/KernelSelection.h"
 #include "codegen/cuda/PlanKernels.h"
+#include "codegen/cuda/elementwise/ElementwiseKernels.h"
+#include "codegen/cuda/elementwise/FusedKernels.h"
 #include "runtime/cuda/kernels/DeviceKernels.h"
-#include "runtime/cuda/kernels/elementwise/FusedKernels.h"
-#include "runtime/cuda/kernels/elementwise/ElementwiseKernels.h"
-#include "runtime/cuda/kernels/KernelSelection.h"
-#include "runtime/cuda/libs/Nvrtc.h"
 #include "runtime/cuda/kernels/reduce/ReduceKernels.h"
+#include "runtime/cuda/libs/Nvrtc.h"
 
 #include <gtest/gtest.h>
 

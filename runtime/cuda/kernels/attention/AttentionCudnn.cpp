@@ -15,6 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/cuda/kernels/DeviceKernels.h"
+#include "runtime/cuda/kernels/attention/FlashLaunch.h"
 
 #include <algorithm>
 

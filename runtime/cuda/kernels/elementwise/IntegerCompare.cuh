@@ -1,7 +1,7 @@
 //===- IntegerCompare.cuh - compare on i32 and i64 ------------------------===//
 //
 // llmc_compare_<i32|i64>: the integer compares (the float ones are
-// generated per signature, ElementwiseKernels.h). Launched by
+// generated per signature, codegen/cuda/elementwise/ElementwiseKernels.h). Launched by
 // elementwise/ElementwiseLaunch.cpp.
 //
 //===----------------------------------------------------------------------===//

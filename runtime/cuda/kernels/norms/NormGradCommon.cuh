@@ -10,7 +10,7 @@
 
 // ---- Norm gradients ---------------------------------------------------------
 // Rows per chunk of the column sums: NormGradLaunch::kChunkRows
-// (KernelSelection.h) sizes the scratch with it; the CPU reference uses the
+// (norms/NormGradLaunch.h) sizes the scratch with it; the CPU reference uses the
 // same.
 #define LLMC_NORM_GRAD_CHUNK 32
 // Runs of chunks the finish kernel sums side by side per column.

@@ -3,6 +3,7 @@
 
 #include "runtime/cuda/libs/CudaModule.h"
 #include "runtime/cuda/kernels/DeviceKernels.h"
+#include "runtime/cuda/kernels/reduce/ReduceKernels.h"
 
 #include <algorithm>
 
@@ -12,7 +13,7 @@ namespace {
 
 /// The words of one table entry: pointers and counts are all 8 bytes, so a
 /// table is an array of uint64 in the layout of the kernels' structs
-/// (MultiEntry in MultiTensor.cpp, SumSquaresEntry in
+/// (MultiEntry in codegen/cuda/optimizer/MultiTensor.cpp, SumSquaresEntry in
 /// reduce/ReduceRows.cuh).
 uint64_t word(const void *pointer) {
   return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(pointer));

@@ -1,6 +1,8 @@
 //===- MultiTensorLaunch.h - run the multi-tensor groups on a GPU -*- C++ -*-===//
 //
-// The device side of MultiTensor.h: for each group of a session's program,
+// The device side of the multi-tensor groups (MultiTensorGroup.h; codegen
+// plans them, codegen/cuda/optimizer/MultiTensor.h): for each group of a
+// session's program,
 // its kernel loaded and its table of tensors in device memory, built once
 // when the session is created. The pointers in a table are fixed places of
 // the arena, so the table never changes and a captured CUDA graph stays
@@ -14,7 +16,7 @@
 
 #include "runtime/Executable.h"
 #include "runtime/Status.h"
-#include "runtime/cuda/kernels/optimizer/MultiTensor.h"
+#include "runtime/cuda/kernels/optimizer/MultiTensorGroup.h"
 
 #include <cuda_runtime.h>
 

@@ -1,8 +1,10 @@
 //===- OptimizerLaunch.cpp - the learning-rate schedule -------------------===//
 //
 // The optimizer family's one kernel of Kernels.def: the learning rate of a
-// step (optimizer/LrSchedule.cuh), one thread. The multi-tensor launches of
-// the update (MultiTensor.h) run fused regions and sums of squares.
+// step (optimizer/LrSchedule.cuh), one thread; the selection is codegen's
+// (codegen/cuda/optimizer/OptimizerSelect.cpp). The multi-tensor launches
+// of the update (MultiTensorLaunch.h) run fused regions and sums of
+// squares.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/cuda/kernels/KernelFamily.h"
@@ -13,16 +15,6 @@
 #include <vector>
 
 namespace llmc::rt::cuda {
-
-Status family::selectOptimizer(const KernelCall &call, KernelChoice &choice) {
-  const std::vector<TensorRef> &inputs = call.inputs;
-  const std::vector<TensorRef> &outputs = call.outputs;
-  LLMC_RETURN_IF_ERROR(call.expect(1, 1, 3, 2));
-  std::string suffix = floatSuffix(outputs[0].dtype);
-  if (suffix.empty() || inputs[0].dtype != outputs[0].dtype)
-    return call.refuse("lr_schedule covers f32 and bf16");
-  return runEntries(choice, {"llmc_lr_schedule_" + suffix});
-}
 
 Status family::launchOptimizer(LaunchContext &context, const KernelCall &call,
                                const KernelChoice &choice) {

@@ -62,8 +62,9 @@ constexpr int64_t kReduceMinColumns = 32;
 /// SumSquares (reduce/ReduceRows.cuh): a tensor is cut into chunks of
 /// kSumSquaresChunk elements, a block of 256 threads each, whose double
 /// partial sums a second kernel folds in chunk order. The multi-tensor
-/// launch (optimizer/MultiTensor.h) cuts every tensor the same way, so one tensor's
-/// result has the same bits alone or in a group.
+/// launch (MultiTensorLaunch.h; codegen/cuda/optimizer/MultiTensor.h plans
+/// it) cuts every tensor the same way, so one tensor's result has the same
+/// bits alone or in a group.
 constexpr long long kSumSquaresChunk = 4096;
 inline long long sumSquaresChunks(long long elements) {
   return (elements + kSumSquaresChunk - 1) / kSumSquaresChunk;

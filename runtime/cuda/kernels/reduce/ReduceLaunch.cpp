@@ -1,10 +1,11 @@
 //===- ReduceLaunch.cpp - the path and the launch of a GPU reduction ------===//
 //
-// The reduce family: planReduceLaunch (ReduceKernels.h) picks a
-// reduction's kernels from the shape, the selection names their entries,
-// launchReduction computes their grids and launches them; and SumSquares,
-// the gradient norm's terms, in fixed chunks (reduce/ReduceRows.cuh). The order of the double additions of every path is a function of
-// the shape alone; grids that depend on the device (the multiprocessor
+// The reduce family's launch: planReduceLaunch (ReduceKernels.h) picks a
+// reduction's kernels from the shape, codegen's selection names their
+// entries (codegen/cuda/reduce/ReduceSelect.cpp), launchReduction computes
+// their grids and launches them; and SumSquares, the gradient norm's
+// terms, in fixed chunks (reduce/ReduceRows.cuh). The order of the double
+// additions of every path is a function of the shape alone; grids that depend on the device (the multiprocessor
 // count) only decide which warp or block does which fixed piece of work.
 //
 //===----------------------------------------------------------------------===//
@@ -234,65 +235,6 @@ Status launchReduction(LaunchContext &context, KernelKind kind,
   unsigned blocks = static_cast<unsigned>(std::min<int64_t>(
       plan.outputCount, static_cast<int64_t>(context.multiprocessors()) * 64));
   return context.launch(entries[0], blocks, kReduceThreads, 0, args);
-}
-
-Status family::selectReduce(const KernelCall &call, KernelChoice &choice) {
-  const KernelAttrs &attrs = call.attrs;
-  const std::vector<TensorRef> &inputs = call.inputs;
-  const std::vector<TensorRef> &outputs = call.outputs;
-  switch (call.kind) {
-  case KernelKind::ReduceSum:
-  case KernelKind::ReduceMax:
-  case KernelKind::ReduceMean: {
-    LLMC_RETURN_IF_ERROR(call.expect(1, 1, 1, 0));
-    std::string in = floatSuffix(inputs[0].dtype),
-                out = floatSuffix(outputs[0].dtype);
-    if (in.empty() || out.empty())
-      return call.refuse("reductions cover f32 and bf16 inputs and results");
-    if (inputs[0].rank() > kMaxRank)
-      return call.refuse("ranks above 8 are not supported");
-    for (size_t i = 0; i < attrs.ints.size(); ++i)
-      if (attrs.ints[i] < 0 || attrs.ints[i] >= inputs[0].rank() ||
-          (i > 0 && attrs.ints[i] <= attrs.ints[i - 1]))
-        return call.refuse("expected strictly increasing dims in [0, " +
-                           std::to_string(inputs[0].rank()) + ")");
-    // The path from the shape (ReduceKernels.h); the vector and scalar
-    // entries of rows and columns both, the launch takes the vector one
-    // when the input is aligned.
-    ReduceLaunch launch =
-        planReduceLaunch(inputs[0].shape, attrs.ints, inputs[0].dtype);
-    choice.scratchBytes = launch.scratchBytes;
-    std::string types = in + "_" + out;
-    switch (launch.path) {
-    case ReduceLaunch::Path::Rows:
-      return runEntries(choice, {"llmc_reduce_rows_vec_" + types,
-                                 "llmc_reduce_rows_" + types});
-    case ReduceLaunch::Path::Columns:
-      return runEntries(choice, {"llmc_reduce_columns_vec_" + types,
-                                 "llmc_reduce_columns_" + types,
-                                 "llmc_reduce_columns_finish_" + out});
-    case ReduceLaunch::Path::Split:
-      return runEntries(
-          choice, {"llmc_reduce_partial_" + in, "llmc_reduce_finish_" + out});
-    case ReduceLaunch::Path::General:
-      break;
-    }
-    return runEntries(choice, {"llmc_reduce_" + types});
-  }
-  case KernelKind::SumSquares: {
-    LLMC_RETURN_IF_ERROR(call.expect(1, 1, 0, 0));
-    if (inputs[0].dtype != DType::F32 || outputs[0].dtype != DType::F32 ||
-        outputs[0].numElements() != 1)
-      return call.refuse("sum_squares covers an f32 tensor into one f32");
-    choice.scratchBytes = static_cast<size_t>(std::max<long long>(
-                              1, sumSquaresChunks(inputs[0].numElements()))) *
-                          sizeof(double);
-    return runEntries(choice,
-                      {"llmc_sum_squares_partial", "llmc_sum_squares_finish"});
-  }
-  default:
-    return call.refuse("");
-  }
 }
 
 Status family::launchReduce(LaunchContext &context, const KernelCall &call,

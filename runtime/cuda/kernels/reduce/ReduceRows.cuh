@@ -240,7 +240,7 @@ extern "C" __global__ void llmc_reduce_columns_finish_bf16(
   reduceColumnsFinish(partials, out, count, chunks, length, kind);
 }
 // ---- Sums of squares: the gradient norm's terms (SumSquares) --------------
-// A tensor is cut into chunks of kSquaresChunk elements (KernelSelection.h's
+// A tensor is cut into chunks of kSquaresChunk elements (ReduceKernels.h's
 // kSumSquaresChunk), a block of 256 threads each. Every square rounds to f32
 // (__fmul_rn: never contracted into the sum; the CPU's float product), then
 // the squares fold in double: per thread in a fixed order, across the block
@@ -301,7 +301,7 @@ extern "C" __global__ void llmc_sum_squares_finish(const double *partials,
   finishSumSquares(partials, chunks, out, shares);
 }
 
-// Many tensors in one launch (runtime/cuda/kernels/optimizer/MultiTensor.h): a table of
+// Many tensors in one launch (optimizer/MultiTensorLaunch.h): a table of
 // entries, one per tensor, built once when the session is created (the
 // pointers are fixed places in the arena). Entry t owns the blocks
 // [firstChunk, firstChunk + chunks) of the partial kernel, and block t of

@@ -1,7 +1,7 @@
 //===- RopeLaunch.cpp - the launch of llmc.rope on a GPU ------------------===//
 //
-// The rope family: planRopeLaunch (RopeLaunch.h), the selection, and the
-// launch: the cos/sin table of the positions into the scratch that
+// The rope family: planRopeLaunch (RopeLaunch.h) and the launch (the
+// selection is codegen's, codegen/cuda/rope/RopeSelect.cpp): the cos/sin table of the positions into the scratch that
 // prepare() reserved, then the rotation of every row from it, 16 bytes
 // at a time where the shape and the pointers allow
 // (rope/Rope.cuh). The two kernels run in order on `stream`, and
@@ -70,30 +70,6 @@ RopeLaunch planRopeLaunch(const Shape &shape, DType type, const void *x,
   plan.runs = static_cast<unsigned>((plan.heads + plan.headsPerThread - 1) /
                                     plan.headsPerThread);
   return plan;
-}
-
-Status family::selectRope(const KernelCall &call, KernelChoice &choice) {
-  const std::vector<TensorRef> &inputs = call.inputs;
-  const std::vector<TensorRef> &outputs = call.outputs;
-  LLMC_RETURN_IF_ERROR(call.expect(1, 2, 0, 1));
-  const TensorRef &x = inputs[0];
-  std::string suffix = floatSuffix(x.dtype);
-  std::string index = inputs.size() == 2 ? indexSuffix(inputs[1].dtype) : "i32";
-  if (suffix.empty() || index.empty() || x.rank() < 2 ||
-      outputs[0].dtype != x.dtype || x.shape.back() % 2 != 0)
-    return call.refuse(
-        "rope covers f32 and bf16 [..., T, D] with an even D and "
-        "i32 or i64 positions");
-  if (call.attrs.floats.size() > 1 + RopeFrequencies::kMaxPairs)
-    return call.refuse("rope takes at most " +
-                       std::to_string(RopeFrequencies::kMaxPairs) +
-                       " per-pair inverse frequencies (head dimension 512)");
-  // The cos and sin tables [T, D/2] in double (rope/Rope.cuh).
-  choice.scratchBytes =
-      planRopeLaunch(x.shape, x.dtype, nullptr, nullptr, 1).scratchBytes();
-  return runEntries(choice,
-                    {"llmc_rope_table_" + index, "llmc_rope_rotate_" + suffix,
-                     "llmc_rope_rotate_vec_" + suffix});
 }
 
 Status family::launchRope(LaunchContext &context, const KernelCall &call,

@@ -3,7 +3,8 @@
 // The softmax family: a warp per row (softmax/Softmax.cuh), or for
 // contiguous rows of 1024 elements and more a block per row with one online
 // pass (softmax/SoftmaxLong.cuh), 16-byte loads where the row and the
-// pointers allow.
+// pointers allow. The selection is codegen's
+// (codegen/cuda/softmax/SoftmaxSelect.cpp).
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/cuda/kernels/KernelFamily.h"
@@ -38,18 +39,6 @@ std::string longRowEntry(const std::string &entry, long long inner,
 }
 
 } // namespace
-
-Status family::selectSoftmax(const KernelCall &call, KernelChoice &choice) {
-  const std::vector<TensorRef> &inputs = call.inputs;
-  const std::vector<TensorRef> &outputs = call.outputs;
-  LLMC_RETURN_IF_ERROR(call.expect(1, 1, 1, 0));
-  std::string suffix = floatSuffix(inputs[0].dtype);
-  if (inputs[0].dtype == DType::BF16 && outputs[0].dtype == DType::F32)
-    return runEntries(choice, {"llmc_softmax_bf16_f32"});
-  if (suffix.empty() || outputs[0].dtype != inputs[0].dtype)
-    return call.refuse("softmax covers f32 and bf16, and bf16 to f32");
-  return runEntries(choice, {"llmc_softmax_" + suffix});
-}
 
 Status family::launchSoftmax(LaunchContext &context, const KernelCall &call,
                              const KernelChoice &choice) {

@@ -1,19 +1,19 @@
-//===- KernelSelection.cpp - which CUDA kernel runs a command -------------===//
+//===- KernelChoice.cpp - what selection and launch share -----------------===//
 //
-// The dispatch of a launch to its kind's family through the table of CUDA
-// kernels (CudaKernels.def), the helpers every family's selection uses,
-// and the command-level checks. Entry names are `llmc_<kernel>_<types>`,
-// the types in the order the kernels' template parameters take them (the
-// input's, then the parameters' or the result's where they may differ).
+// KernelCall's refusal and operand check, the suffixes of the entry names
+// (`llmc_<kernel>_<types>`, the types in the order the kernels' template
+// parameters take them: the input's, then the parameters' or the
+// result's where they may differ), describeLaunch, checkOneRank, and the
+// small helpers of the families' launches (KernelFamily.h). The selection
+// that uses them is codegen's (codegen/cuda/KernelSelection.cpp).
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/cuda/kernels/KernelSelection.h"
+#include "runtime/cuda/kernels/KernelChoice.h"
 #include "runtime/cuda/kernels/KernelFamily.h"
 
 #include "runtime/Sharding.h"
 
-#include <algorithm>
-#include <array>
+#include <cstdint>
 
 namespace llmc::rt::cuda {
 
@@ -49,22 +49,6 @@ Status expectOperands(KernelKind kind, const KernelAttrs &attrs,
   return Status::ok();
 }
 
-/// A kind's functions in the table, indexed by KernelKind.
-struct FamilyOf {
-  Status (*select)(const KernelCall &, KernelChoice &) = nullptr;
-};
-
-const std::array<FamilyOf, kNumKernels> &selectionTable() {
-  static const std::array<FamilyOf, kNumKernels> table = [] {
-    std::array<FamilyOf, kNumKernels> t{};
-#define LLMC_CUDA_KERNEL(Kind, Family)                                         \
-  t[static_cast<size_t>(KernelKind::Kind)].select = &family::select##Family;
-#include "runtime/cuda/kernels/CudaKernels.def"
-    return t;
-  }();
-  return table;
-}
-
 } // namespace
 
 Status KernelCall::refuse(const std::string &why) const {
@@ -95,12 +79,6 @@ std::string indexSuffix(DType dtype) {
 
 std::string bytesSuffix(DType dtype) {
   return "b" + std::to_string(dtypeSize(dtype));
-}
-
-Status runEntries(KernelChoice &choice, std::vector<std::string> entries) {
-  choice.route = KernelChoice::Route::DeviceUnit;
-  choice.entries = std::move(entries);
-  return Status::ok();
 }
 
 bool aligned16(std::initializer_list<const void *> pointers) {
@@ -135,60 +113,6 @@ std::string describeLaunch(KernelKind kind,
     text += (i ? ", " : "") + std::string(dtypeName(outputs[i].dtype)) +
             formatShape(outputs[i].shape);
   return text;
-}
-
-Status selectKernel(KernelKind kind, const KernelAttrs &attrs,
-                    const std::vector<TensorRef> &inputs,
-                    const std::vector<TensorRef> &outputs,
-                    KernelChoice &choice) {
-  choice = KernelChoice();
-  size_t index = static_cast<size_t>(kind);
-  if (index >= kNumKernels || !selectionTable()[index].select)
-    return unsupported(kind, inputs, outputs, "");
-  return selectionTable()[index].select(
-      KernelCall{kind, attrs, inputs, outputs}, choice);
-}
-
-void commandOperands(const RankProgram &program, const Command &command,
-                     std::vector<TensorRef> &inputs,
-                     std::vector<TensorRef> &outputs) {
-  inputs.clear();
-  outputs.clear();
-  for (int32_t value : command.inputs)
-    inputs.push_back(TensorRef{nullptr, program.values[value].dtype,
-                               program.values[value].shape});
-  for (int32_t value : command.outputs)
-    outputs.push_back(TensorRef{nullptr, program.values[value].dtype,
-                                program.values[value].shape});
-}
-
-Status selectCommand(const RankProgram &program, const Command &command,
-                     KernelChoice &choice) {
-  choice = KernelChoice();
-  Status status = Status::ok();
-  switch (command.kind) {
-  case CommandKind::Collective:
-  case CommandKind::HostStep:
-    status = Status::error(StatusCode::Unimplemented,
-                           "collectives and host steps do not run on the CUDA "
-                           "session yet");
-    break;
-  case CommandKind::Copy:
-    choice.route = KernelChoice::Route::Copy;
-    break;
-  case CommandKind::Kernel:
-  case CommandKind::Gemm: {
-    std::vector<TensorRef> inputs, outputs;
-    commandOperands(program, command, inputs, outputs);
-    status =
-        selectKernel(command.kernel, command.attrs, inputs, outputs, choice);
-    break;
-  }
-  }
-  if (status)
-    return status;
-  return Status::error(status.code(),
-                       "at " + command.origin + ": " + status.message());
 }
 
 Status checkOneRank(const Executable &executable) {

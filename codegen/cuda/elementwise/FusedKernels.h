@@ -1,4 +1,4 @@
-//===- FusedKernels.h - one CUDA kernel per elementwise fused region -*- C++ -*-===//
+//===- FusedKernels.h - one CUDA kernel per fused region --------*- C++ -*-===//
 //
 // Codegen announces each elementwise llmc.fused region with a
 // FusedElementwise marker command before the region's own commands
@@ -18,9 +18,14 @@
 // kernels and the region's intermediates have no storage: then the session
 // refuses the program at creation (regionNeedsOneKernel).
 //
+// planCudaKernels runs it when the Executable is written: the plan carries
+// each region's entry (CudaFusedPlan) or the refusal, and the unit's
+// source; the multi-tensor groups (optimizer/MultiTensor.h) reuse its
+// region code.
+//
 //===----------------------------------------------------------------------===//
-#ifndef LLMC_RUNTIME_CUDA_FUSEDKERNELS_H
-#define LLMC_RUNTIME_CUDA_FUSEDKERNELS_H
+#ifndef LLMC_CODEGEN_CUDA_ELEMENTWISE_FUSEDKERNELS_H
+#define LLMC_CODEGEN_CUDA_ELEMENTWISE_FUSEDKERNELS_H
 
 #include "runtime/Executable.h"
 #include "runtime/Status.h"
@@ -85,4 +90,4 @@ Status generateFusedKernel(const RankProgram &program, size_t marker,
 
 } // namespace llmc::rt::cuda
 
-#endif // LLMC_RUNTIME_CUDA_FUSEDKERNELS_H
+#endif // LLMC_CODEGEN_CUDA_ELEMENTWISE_FUSEDKERNELS_H

@@ -26,55 +26,30 @@
 // values); otherwise it starts a new group. Each element is computed by the
 // same code as in the member's own kernel, so an elementwise group gives
 // the same bits; a SumSquares group cuts each tensor into the same chunks
-// as the lone kernel (KernelSelection.h), so it does too.
+// as the lone kernel (runtime/cuda/kernels/reduce/ReduceKernels.h), so it
+// does too.
 //
-// This file only plans (no device): CudaSession launches the groups
-// (MultiTensorLaunch.h), and checkCudaCoverage compiles their kernels.
+// This file only plans (no device), when codegen writes the Executable
+// (planCudaKernels: the plan carries the groups, CudaMultiTensorPlan, and
+// their units); checkCudaCoverage compiles their kernels, and CudaSession
+// launches the carried groups (runtime/cuda/kernels/optimizer/
+// MultiTensorLaunch.h).
 //
 //===----------------------------------------------------------------------===//
-#ifndef LLMC_RUNTIME_CUDA_MULTITENSOR_H
-#define LLMC_RUNTIME_CUDA_MULTITENSOR_H
+#ifndef LLMC_CODEGEN_CUDA_OPTIMIZER_MULTITENSOR_H
+#define LLMC_CODEGEN_CUDA_OPTIMIZER_MULTITENSOR_H
 
 #include "runtime/Executable.h"
+#include "runtime/cuda/kernels/optimizer/MultiTensorGroup.h"
 
-#include <cstdint>
-#include <string>
 #include <vector>
 
 namespace llmc::rt::cuda {
-
-/// Elements of one member that a block of an elementwise group runs (256
-/// threads; a multiple of every packed width).
-constexpr int64_t kMultiTensorChunk = 4096;
-
-/// Consecutive commands that one launch runs together.
-struct MultiTensorGroup {
-  enum class Kind { Elementwise, SumSquares };
-  Kind kind = Kind::Elementwise;
-  /// Per member, in program order: its commands [members[m], ends[m]) (a
-  /// FusedElementwise marker and its region's commands, or the one
-  /// command), the value slots it reads and writes (the marker's or the
-  /// command's), and its element count (of its region's shape; of the
-  /// input for SumSquares). The group launches at members[0].
-  std::vector<size_t> members, ends;
-  std::vector<std::vector<int32_t>> inputs, outputs;
-  std::vector<int64_t> elements;
-  /// Elementwise: the generated unit (compiled with --fmad=false, as a
-  /// fused region's) and its entry, (const Entry *table, int entries).
-  std::string source, entry;
-  /// For profiles: "FusedElementwise", "Cast -> bf16", "SumSquares".
-  std::string label;
-};
 
 /// The groups of two or more members of `program`, in the order of their
 /// first commands.
 std::vector<MultiTensorGroup> planMultiTensorGroups(const RankProgram &program);
 
-/// Blocks of an elementwise group's launch for a member of `elements`.
-inline int64_t multiTensorBlocks(int64_t elements) {
-  return (elements + kMultiTensorChunk - 1) / kMultiTensorChunk;
-}
-
 } // namespace llmc::rt::cuda
 
-#endif // LLMC_RUNTIME_CUDA_MULTITENSOR_H
+#endif // LLMC_CODEGEN_CUDA_OPTIMIZER_MULTITENSOR_H

@@ -4,7 +4,10 @@
 // the elementwise entries of Kernels.def: neg ... rsqrt, add ... min, cast,
 // compare, select, gelu (tanh and erf), silu and swiglu, for f32 and bf16;
 // neg, abs, add, sub, mul, max and min also for i32 and i64 (wrapping, as
-// the CPU's integer arithmetic).
+// the CPU's integer arithmetic). Codegen's selection runs it when the
+// Executable is written (ElementwiseSelect.cpp, planCudaKernels), and the
+// plan carries each unit's source; the runtime only compiles and launches
+// it (runtime/cuda/kernels/elementwise/ElementwiseUnit.h).
 //
 // Numerics follow the CPU kernels (docs/runtime.md, "Precision"): bf16
 // loads to f32, computes in f32 and rounds to nearest even on store with
@@ -14,53 +17,27 @@
 // reference computes them in f64): gelu-tanh as x * sigmoid(2u), which
 // equals 0.5 x (1 + tanh u) without its cancellation for x << 0.
 //
-// Each unit has two entry points with the same parameters (inputs in
-// operand order, then the result, then the element count n as long long):
-//   <entry>      one element per thread-iteration, any alignment;
-//   <entry>_vec  vectorWidth elements per iteration through 16-byte (or
-//                narrower, for the narrower operands) loads and stores; every
-//                pointer must be aligned to vectorWidth * its element size.
-//                Handles any n (a tail shorter than a vector goes scalar).
-// Both are grid-stride loops, so any grid covers the tensor.
+// Each unit has two entry points, `<entry>` and `<entry>_vec`, both
+// grid-stride loops (ElementwiseUnit.h says how they are called).
 //
 //===----------------------------------------------------------------------===//
-#ifndef LLMC_RUNTIME_CUDA_ELEMENTWISEKERNELS_H
-#define LLMC_RUNTIME_CUDA_ELEMENTWISEKERNELS_H
+#ifndef LLMC_CODEGEN_CUDA_ELEMENTWISE_ELEMENTWISEKERNELS_H
+#define LLMC_CODEGEN_CUDA_ELEMENTWISE_ELEMENTWISEKERNELS_H
 
 #include "runtime/Kernel.h"
 #include "runtime/Status.h"
+#include "runtime/cuda/kernels/elementwise/ElementwiseUnit.h"
 
 #include <string>
 #include <vector>
 
 namespace llmc::rt::cuda {
 
-/// One elementwise kernel instance: the kind, its operand and result
-/// types, and its integer attributes as Kernels.def lists them (compare's
-/// direction, gelu's approximation).
-struct ElementwiseSignature {
-  KernelKind kind = KernelKind::Add;
-  std::vector<DType> inputs;
-  DType result = DType::F32;
-  std::vector<int64_t> ints;
-};
-
-struct ElementwiseSource {
-  /// The CUDA C++ translation unit.
-  std::string source;
-  /// The scalar entry point; the vectorized one is entry + "_vec".
-  std::string entry;
-  /// Elements per vector iteration: 16 bytes of the widest operand.
-  int vectorWidth = 1;
-  /// Bytes per element of each input, then of the result.
-  std::vector<int> elementBytes;
-};
-
 /// Whether `kind` is one this file generates.
 bool isCudaElementwiseKernel(KernelKind kind);
 
 /// The pieces of one op for a kernel that composes several (a fused region,
-/// runtime/cuda/kernels/elementwise/FusedKernels.h), with exactly the numerics of the op's own
+/// codegen/cuda/elementwise/FusedKernels.h), with exactly the numerics of the op's own
 /// kernel: a __device__ function `name` from compute values to the result's
 /// compute value; the storage type of a dtype; and the expressions that
 /// convert an operand's storage value to compute and the result back.
@@ -87,16 +64,6 @@ std::vector<ElementwiseSignature> allElementwiseSignatures();
 /// "Add(f32, f32) -> f32", "Compare[lt](bf16, bf16) -> i1".
 std::string describe(const ElementwiseSignature &signature);
 
-/// The launch shape of an elementwise kernel over `units` iterations
-/// (elements, or vectors for the _vec entry): 256 threads, and blocks
-/// enough for one unit per thread, capped at `maxBlocks` (the grid-stride
-/// loop does the rest).
-struct LaunchShape {
-  unsigned blocks = 1;
-  unsigned threads = 256;
-};
-LaunchShape elementwiseLaunchShape(int64_t units, unsigned maxBlocks);
-
 } // namespace llmc::rt::cuda
 
-#endif // LLMC_RUNTIME_CUDA_ELEMENTWISEKERNELS_H
+#endif // LLMC_CODEGEN_CUDA_ELEMENTWISE_ELEMENTWISEKERNELS_H
