@@ -116,6 +116,17 @@ llmc::LoadedSource fromRunDescription(llmc::ParseOutcome outcome,
     run.train.batchSize = options.batchSize;
   if (options.seqLen)
     run.train.seqLen = options.seqLen;
+  // The check [train] seq_len gets in Validate.cpp, for --seq-len too: past
+  // max_positions GPT-2 would read position rows that do not exist.
+  if (options.seqLen && run.model.family == llmc::ModelFamily::Gpt2 &&
+      options.seqLen > run.model.maxPositions) {
+    emitError(FileLineColLoc::get(&context, run.path, 0, 0))
+        << "expected --seq-len <= max_positions " << run.model.maxPositions
+        << " for gpt2, got " << options.seqLen
+        << "; pass a smaller --seq-len or raise [model] max_positions (gpt2 "
+           "learns one embedding per position)";
+    return loaded;
+  }
   int64_t micro = options.splitMicrobatches ? run.train.microbatches : 1;
   if (run.train.batchSize % micro != 0) {
     emitError(FileLineColLoc::get(&context, run.path, 0, 0))

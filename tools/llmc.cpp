@@ -34,6 +34,7 @@
 
 #include "runtime/Sharding.h"
 #include "runtime/Status.h"
+#include "runtime/io/File.h"
 #ifdef LLMC_HAVE_CUDA
 #include "codegen/cuda/PlanKernels.h"
 #endif
@@ -92,6 +93,12 @@ int compileCudaCubins(llmc::rt::Executable &exe, const std::string &arch) {
 } // namespace
 
 int runCompile(const CompileCommand &options) {
+  if (llmc::rt::Status status = llmc::rt::checkNotAnInput(
+          "-o", options.output, "the input", options.input);
+      !status) {
+    llvm::errs() << "llmc compile: " << status.message() << "\n";
+    return kExitUsage;
+  }
   if (options.logits)
     return compileLogits(options);
   Session session;
@@ -278,6 +285,67 @@ int runInspect(const InspectCommand &options) {
 /// the built-in corpus (runtime/data/BuiltinCorpus.h), sized so that two
 /// cores show the loss falling well within two minutes.
 
+/// The CPU threads a --threads may ask for: more is a typo (and beyond
+/// what a process may start: std::thread throws).
+constexpr int64_t kMaxThreads = 1024;
+/// The largest step count, batch or length a number option takes.
+constexpr int64_t kMaxCount = int64_t(1) << 40;
+
+/// Every number option of the command that ran against its range: false
+/// (after the message, "llmc SUB: --flag expects LO to HI, got V") on the
+/// first outside it. An option left at its default is not checked.
+template <typename T>
+bool inRange(const char *command, const cl::opt<T> &option, int64_t low,
+             int64_t high, const char *meaning = "") {
+  if (option.getNumOccurrences() == 0)
+    return true;
+  int64_t value = static_cast<int64_t>(option.getValue());
+  if (value >= low && value <= high)
+    return true;
+  llvm::errs() << "llmc " << command << ": --" << option.ArgStr
+               << " expects " << low << " to " << high << meaning << ", got "
+               << value << "\n";
+  return false;
+}
+
+bool numbersInRange(const CompileCommand &compile, const TrainCommand &train,
+                    const PlanCommand &plan, const VerifyCommand &verify,
+                    const LaunchCommand &launch, const EvalCommand &eval,
+                    const SampleCommand &sample) {
+  const char *threads = " (0: every core)";
+  if (compile.command)
+    return inRange("compile", compile.batchSize, 1, kMaxCount) &&
+           inRange("compile", compile.seqLen, 1, kMaxCount);
+  if (train.command)
+    return inRange("train", train.threads, 0, kMaxThreads, threads) &&
+           inRange("train", train.steps, 1, kMaxCount) &&
+           inRange("train", train.sampleTokens, 0, kMaxCount);
+  if (plan.command)
+    return inRange("plan", plan.batchSize, 1, kMaxCount) &&
+           inRange("plan", plan.seqLen, 1, kMaxCount) &&
+           inRange("plan", plan.gpus, 1, 1 << 20) &&
+           inRange("plan", plan.nodes, 1, 1 << 20) &&
+           inRange("plan", plan.peakBuffers, 0, kMaxCount);
+  if (verify.command)
+    return inRange("verify", verify.threads, 0, kMaxThreads, threads) &&
+           inRange("verify", verify.steps, 1, kMaxCount);
+  if (launch.command)
+    return inRange("launch", launch.threads, 0, kMaxThreads, threads) &&
+           inRange("launch", launch.steps, 1, kMaxCount) &&
+           inRange("launch", launch.processes, 1, 1 << 16) &&
+           inRange("launch", launch.port, 0, 65535) &&
+           inRange("launch", launch.sampleTokens, 0, kMaxCount);
+  if (eval.command)
+    return inRange("eval", eval.threads, 0, kMaxThreads, threads) &&
+           inRange("eval", eval.steps, 1, kMaxCount);
+  if (sample.command)
+    return inRange("sample", sample.threads, 0, kMaxThreads, threads) &&
+           inRange("sample", sample.tokens, 0, kMaxCount) &&
+           inRange("sample", sample.topK, 0, kMaxCount) &&
+           inRange("sample", sample.seqLen, 1, kMaxCount);
+  return true;
+}
+
 } // namespace llmc::driver
 
 using namespace llmc::driver;
@@ -327,6 +395,8 @@ int main(int argc, char **argv) {
           "  model folder, or llmc IR (.mlir). llmc SUBCOMMAND --help shows "
           "the options of one subcommand.\n",
           &llvm::errs()))
+    return kExitUsage;
+  if (!numbersInRange(compile, train, plan, verify, launch, eval, sample))
     return kExitUsage;
 
   if (compile.command)
