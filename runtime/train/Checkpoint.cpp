@@ -7,9 +7,7 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <chrono>
 #include <cmath>
-#include <random>
 #include <set>
 #include <sys/file.h>
 #include <cstdio>
@@ -203,14 +201,10 @@ void rotate(const std::string &directory, int64_t step,
 
 } // namespace
 
-std::string newCheckpointLineage() {
-  std::random_device device;
-  uint64_t bits = (static_cast<uint64_t>(device()) << 32) ^ device() ^
-                  static_cast<uint64_t>(
-                      std::chrono::steady_clock::now().time_since_epoch()
-                          .count());
+std::string newCheckpointLineage(const std::string &source, uint64_t seed) {
   Xxh64 hash;
-  hash.update(&bits, sizeof(bits));
+  hash.update(source.data(), source.size());
+  hash.update(&seed, sizeof(seed));
   return hash.hex();
 }
 
@@ -562,13 +556,20 @@ Status loadCheckpoint(const std::string &path, DeviceSession &session,
       checkIntegrity(modelPath, model, optimizerPath, optimizer, step));
 
   const Executable &exe = session.executable();
+  // Every tensor of the model file must be a parameter; those of the
+  // optimizer file must be state when the program has any (a forward
+  // program, `llmc eval` and `llmc sample`, reads the parameters only).
   std::set<std::string> used;
-  for (const ArgumentInfo &arg : exe.arguments)
+  bool hasState = false;
+  for (const ArgumentInfo &arg : exe.arguments) {
     if (arg.role != ArgumentRole::Input)
       used.insert(arg.name);
-  for (auto [file, filePath] : {std::make_pair(&model, &modelPath),
-                                std::make_pair(&optimizer, &optimizerPath)})
-    LLMC_RETURN_IF_ERROR(checkUnused(*filePath, *file, used));
+    hasState |= arg.role != ArgumentRole::Input &&
+                arg.role != ArgumentRole::Parameter;
+  }
+  LLMC_RETURN_IF_ERROR(checkUnused(modelPath, model, used));
+  if (hasState)
+    LLMC_RETURN_IF_ERROR(checkUnused(optimizerPath, optimizer, used));
   for (const ArgumentInfo &arg : exe.arguments) {
     if (arg.role == ArgumentRole::Input)
       continue;

@@ -39,7 +39,7 @@ struct CheckpointState {
   /// recorded, a checkpoint from before they were).
   uint64_t dataShards = 0, dataTokens = 0;
   uint64_t seed = 0;  ///< the run's seed
-  /// The run's lineage: drawn when a run starts without --resume and
+  /// The run's lineage: set when a run starts without --resume and
   /// carried on by every resume, so that rotation deletes only this run's
   /// checkpoints (16 hex digits; empty in checkpoints from before it).
   std::string lineage;
@@ -59,8 +59,12 @@ struct CheckpointOptions {
   std::FILE *log = nullptr;
 };
 
-/// A fresh lineage id (16 hex digits).
-std::string newCheckpointLineage();
+/// The lineage of a run that starts afresh: the XXH64 of the artifact's
+/// source and the seed (16 hex digits). Deterministic, so that two runs of
+/// one description and seed write the same bytes (the tests compare
+/// checkpoints bitwise); two such runs never share a directory, since a
+/// fresh run refuses one that holds a run.
+std::string newCheckpointLineage(const std::string &source, uint64_t seed);
 
 /// The lock of a checkpoint directory: one run at a time writes into it.
 /// acquire() creates the directory (and so probes, before step 1, that it

@@ -514,7 +514,9 @@ Status startState(const Executable &exe, DeviceSession &session,
     LLMC_RETURN_IF_ERROR(resumeRun(options, session, data, state, path));
     first = state.step + 1;
     // The lineage goes on (a checkpoint from before lineages starts one).
-    lineage = state.lineage.empty() ? newCheckpointLineage() : state.lineage;
+    lineage = state.lineage.empty()
+                  ? newCheckpointLineage(exe.source, settings.seed)
+                  : state.lineage;
     // A resumed run goes on saving where it resumed from, unless told.
     if (settings.checkpointDir.empty())
       settings.checkpointDir =
@@ -534,7 +536,7 @@ Status startState(const Executable &exe, DeviceSession &session,
                    path.c_str(), static_cast<long long>(state.step),
                    data.loader->order().describe(state.data).c_str());
   } else {
-    lineage = newCheckpointLineage();
+    lineage = newCheckpointLineage(exe.source, settings.seed);
     LLMC_RETURN_IF_ERROR(
         bindInitialState(exe, session, options, drawSeconds, deviceDrawn));
   }
