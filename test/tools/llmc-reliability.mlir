@@ -79,3 +79,30 @@
 // RUN: cp -r %t/ck %t/flip && %llmc_src_root/.venv/bin/python -c "p = '%t/flip/step-00000003/model.safetensors'; b = bytearray(open(p, 'rb').read()); b[-1] ^= 1; open(p, 'wb').write(b)"
 // RUN: not llmc-run %t/a.llmcx --resume %t/flip 2>&1 | FileCheck %s --check-prefix=FLIP -DT=%t
 // FLIP: llmc-run: [[T]]/flip/step-00000003/model.safetensors: the tensors hash to xxh64 {{[0-9a-f]+}}, the checkpoint recorded {{[0-9a-f]+}}: the file is damaged (a flipped bit, a partial copy); resume from another checkpoint
+
+// An artifact's data paths: relative to the run description, stored
+// absolute, so that llmc-run finds them from any directory (they were
+// relative to the directory llmc compile ran in).
+// RUN: mkdir -p %t/rel && python3 %S/Inputs/make_shards.py %S/../../docs/training.md %t/rel/shards
+// RUN: sed -e "s|@DIR@|shards|" -e "s|@STEPS@|4|" -e "s|@SHUFFLE@|false|" %S/Inputs/train-shards.toml > %t/rel/run.toml
+// RUN: cd %t && llmc compile rel/run.toml -o %t/rel.llmcx > /dev/null
+// RUN: cd / && llmc-run %t/rel.llmcx --steps 1 | FileCheck %s --check-prefix=RELDATA -DT=%t
+// RELDATA: data [[T]]/rel/shards/train_*.bin: 3 files, 450 tokens (uint16), on cpu
+
+// Token ids outside the vocabulary (128) in --inputs read zero embedding
+// rows and gave a plausible loss.
+// RUN: %llmc_src_root/.venv/bin/python -c "import numpy as np; from safetensors.numpy import save_file; t = np.zeros((4, 16), np.int32); t[1, 3] = 200; save_file({'tokens': t, 'targets': np.zeros((4, 16), np.int32)}, '%t/bad-ids.safetensors')"
+// RUN: not llmc-run %t/a.llmcx --inputs %t/bad-ids.safetensors --init-seed 1 2>&1 | FileCheck %s --check-prefix=IDS -DT=%t
+// IDS: llmc-run: [[T]]/bad-ids.safetensors: tensor 'tokens' holds the id 200 at element 19, outside the model's vocabulary [0, 128); encode the inputs with the model's tokenizer
+
+// llmc inspect of 3000 layers traced every layer (49 s, 10 GB): now two
+// shallow traces, and the count is exact (4,672 outside the layers plus
+// 12,704 per layer, as the 1-layer model's groups show).
+// RUN: sed -e "s/layers = 1/layers = 3000/" %t/run.toml > %t/deep.toml
+// RUN: llmc inspect %t/deep.toml | FileCheck %s --check-prefix=DEEP
+// DEEP: transformer.wte {{ +}}1 {{ +}}4,096
+// DEEP: transformer.h.*.mlp.c_fc {{ +}}6000 {{ +}}12,672,000
+// DEEP: total {{ +}}36004 {{ +}}38,116,672
+// RUN: sed -e "s/layers = 1/layers = 3/" %t/run.toml > %t/three.toml
+// RUN: llmc inspect %t/three.toml | FileCheck %s --check-prefix=THREE
+// THREE: total {{ +}}40 {{ +}}42,784

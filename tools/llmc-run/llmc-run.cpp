@@ -96,7 +96,8 @@ void printUsage(FILE *out) {
       "                         folder, .safetensors file or shard index)\n"
       "  --resume DIR           continue from a checkpoint (step-N dir, or "
       "the\n"
-      "                         checkpoint dir: its latest)\n"
+      "                         checkpoint dir: its latest; not with "
+      "--weights)\n"
       "  --metrics FILE         one JSON line per step\n"
       "  --data FILE|GLOB       train on these files instead of the "
       "artifact's\n"
@@ -104,8 +105,11 @@ void printUsage(FILE *out) {
       "  --val FILE|GLOB        validation files instead of the artifact's\n"
       "  --tokenizer FILE       the tokenizer.json of text data and the "
       "sample\n"
-      "  --checkpoint-dir DIR   save checkpoints here instead\n"
-      "  --steps N              stop after step N\n"
+      "  --checkpoint-dir DIR   save checkpoints here instead (locked by "
+      "the run;\n"
+      "                         without --resume, one holding a run is "
+      "refused)\n"
+      "  --steps N              stop after step N (N >= 1)\n"
       "                         (SIGINT/SIGTERM stop after the current step,\n"
       "                         with a checkpoint; exit 130/143)\n"
       "  --sample-tokens N      tokens of the sample printed at the end\n"
@@ -123,7 +127,8 @@ void printUsage(FILE *out) {
       "  --save-outputs FILE    write every output, by name, to a "
       "safetensors file\n"
       "Both:\n"
-      "  --threads N            CPU threads (default: every core)\n"
+      "  --threads N            CPU threads, 0 to 1024 (default 0: every "
+      "core)\n"
       "  --version              llmc's version and commit\n");
 }
 
