@@ -630,6 +630,7 @@ public:
         return;
       Fuser fuser(func);
       fuser.run();
+      // Counted in builds with LLVM statistics; the report prints it always.
       memberChecks += fuser.stats.memberChecks;
       if (!report)
         return;
@@ -647,7 +648,8 @@ public:
                    << s.bytesByKind[0] << ", row_reduction "
                    << s.bytesByKind[1] << ", matmul_epilogue "
                    << s.bytesByKind[2] << ", classifier_loss "
-                   << s.bytesByKind[3] << "\n";
+                   << s.bytesByKind[3] << "; group members checked "
+                   << s.memberChecks << "\n";
     });
   }
 };
