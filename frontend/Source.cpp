@@ -96,8 +96,13 @@ void warnAboutPendingFields(MLIRContext &context,
 
 OwningOpRef<ModuleOp> traceModel(MLIRContext &context,
                                  const llmc::ModelConfig &model,
-                                 int64_t batchSize, int64_t seqLen) {
-  return llmc::buildLossModule(context, model, batchSize, seqLen);
+                                 int64_t batchSize, int64_t seqLen,
+                                 int64_t maxLayers) {
+  if (maxLayers <= 0 || model.numLayers <= maxLayers)
+    return llmc::buildLossModule(context, model, batchSize, seqLen);
+  llmc::ModelConfig shallow = model;
+  shallow.numLayers = maxLayers;
+  return llmc::buildLossModule(context, shallow, batchSize, seqLen);
 }
 
 /// Traces a parsed run description. With microbatches M, @loss is traced
@@ -116,6 +121,17 @@ llmc::LoadedSource fromRunDescription(llmc::ParseOutcome outcome,
     run.train.batchSize = options.batchSize;
   if (options.seqLen)
     run.train.seqLen = options.seqLen;
+  // The check [train] seq_len gets in Validate.cpp, for --seq-len too: past
+  // max_positions GPT-2 would read position rows that do not exist.
+  if (options.seqLen && run.model.family == llmc::ModelFamily::Gpt2 &&
+      options.seqLen > run.model.maxPositions) {
+    emitError(FileLineColLoc::get(&context, run.path, 0, 0))
+        << "expected --seq-len <= max_positions " << run.model.maxPositions
+        << " for gpt2, got " << options.seqLen
+        << "; pass a smaller --seq-len or raise [model] max_positions (gpt2 "
+           "learns one embedding per position)";
+    return loaded;
+  }
   int64_t micro = options.splitMicrobatches ? run.train.microbatches : 1;
   if (run.train.batchSize % micro != 0) {
     emitError(FileLineColLoc::get(&context, run.path, 0, 0))
@@ -125,7 +141,7 @@ llmc::LoadedSource fromRunDescription(llmc::ParseOutcome outcome,
     return loaded;
   }
   loaded.module = traceModel(context, run.model, run.train.batchSize / micro,
-                             run.train.seqLen);
+                             run.train.seqLen, options.maxLayers);
   if (loaded.module) {
     // Errors about the whole program (it does not fit the memory budget)
     // then name the run description.
@@ -193,8 +209,8 @@ llmc::LoadedSource llmc::loadSource(llvm::StringRef path, MLIRContext &context,
                          << run.train.seqLen << "; pass a smaller --seq-len";
       return loaded;
     }
-    loaded.module =
-        traceModel(context, run.model, run.train.batchSize, run.train.seqLen);
+    loaded.module = traceModel(context, run.model, run.train.batchSize,
+                               run.train.seqLen, options.maxLayers);
     loaded.description = std::move(run);
     return loaded;
   }

@@ -53,6 +53,10 @@ struct SourceOptions {
   /// training step stacks them; false traces the whole batch (a forward
   /// program compiled on its own).
   bool splitMicrobatches = true;
+  /// Trace at most this many layers (0: all) while the description keeps
+  /// the real count: `llmc inspect` counts the parameters of a deep model
+  /// from two shallow traces (its layers are alike).
+  int64_t maxLayers = 0;
 };
 
 /// A loaded input: the module, and the run description it came from when

@@ -511,6 +511,11 @@ def FusePass : Pass<"llmc-fuse", "mlir::ModuleOp"> {
     Option<"report", "report", "bool", /*default=*/"false",
            "Print kernels before/after and the bytes removed per function">,
   ];
+  let statistics = [
+    Statistic<"memberChecks", "member-checks",
+              "Group members visited to decide whether an op may join a "
+              "group (linear in the ops for a chain)">
+  ];
   let dependentDialects = ["::llmc::LlmcDialect"];
 }
 

@@ -8,6 +8,7 @@
 
 #include "runtime/Executable.h"
 #include "runtime/ExecutableIO.h"
+#include "runtime/io/File.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -508,27 +509,9 @@ std::vector<uint8_t> serializeExecutable(const Executable &exe) {
 
 Status writeExecutable(const Executable &exe, const std::string &path) {
   std::vector<uint8_t> bytes = serializeExecutable(exe);
-  // Write beside the target and rename: a crash never leaves half a file.
-  std::string temporary = path + ".tmp";
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    if (!out)
-      return Status::error(StatusCode::NotFound,
-                           "cannot create '" + temporary +
-                               "': check that the directory exists and is "
-                               "writable");
-    out.write(reinterpret_cast<const char *>(bytes.data()),
-              static_cast<std::streamsize>(bytes.size()));
-    if (!out.flush())
-      return Status::error(StatusCode::DataLoss,
-                           "cannot write '" + temporary + "' (disk full?)");
-  }
-  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
-    std::remove(temporary.c_str());
-    return Status::error(StatusCode::NotFound,
-                         "cannot rename '" + temporary + "' to '" + path + "'");
-  }
-  return Status::ok();
+  // Through a temporary and a rename (a crash never leaves half a file); a
+  // link is written through, a device or FIFO never replaced (File.h).
+  return writeFileAtomically(path, bytes.data(), bytes.size());
 }
 
 Status parseExecutable(const uint8_t *data, size_t size,
@@ -651,14 +634,15 @@ Status parseExecutable(const uint8_t *data, size_t size,
 }
 
 Status readExecutable(const std::string &path, Executable &exe) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return Status::error(StatusCode::NotFound,
-                         "cannot open '" + path +
-                             "': write it with `llmc compile FILE -o " + path +
-                             "`");
-  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)),
-                             std::istreambuf_iterator<char>());
+  std::vector<uint8_t> bytes;
+  if (Status status = readFile(path, bytes); !status) {
+    if (status.code() == StatusCode::NotFound)
+      return Status::error(StatusCode::NotFound,
+                           "cannot open '" + path +
+                               "': write it with `llmc compile FILE -o " +
+                               path + "`");
+    return status; // a directory, a device, unreadable: File.cpp says which
+  }
   return parseExecutable(bytes.data(), bytes.size(), path, exe);
 }
 

@@ -6,6 +6,9 @@
 #include "runtime/train/Utilization.h"
 #include "tools/LlmcHf.h"
 
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+
 namespace llmc::driver {
 
 cl::OptionCategory &llmcCategory() {
@@ -63,6 +66,32 @@ void writePerfSettings(const llmc::RunDescription &run,
 
 } // namespace
 
+namespace {
+
+/// `path` made absolute against this process's directory. The frontend
+/// resolves a run description's paths relative to the description's own
+/// folder, which for a relative description is relative to the directory
+/// `llmc compile` ran in; the artifact stores them absolute so that
+/// `llmc-run` finds them from any directory (docs/executable.md).
+std::string absolutePath(const std::string &path) {
+  if (path.empty())
+    return path;
+  llvm::SmallString<256> absolute(path);
+  if (llvm::sys::fs::make_absolute(absolute))
+    return path;
+  llvm::sys::path::remove_dots(absolute, /*remove_dot_dot=*/true);
+  return std::string(absolute.str());
+}
+
+std::vector<std::string> absolutePaths(const std::vector<std::string> &paths) {
+  std::vector<std::string> result;
+  for (const std::string &path : paths)
+    result.push_back(absolutePath(path));
+  return result;
+}
+
+} // namespace
+
 /// What the runtime's training loop needs from a run description.
 llmc::rt::TrainSettings trainSettingsFor(const llmc::RunDescription &run) {
   llmc::rt::TrainSettings settings;
@@ -70,8 +99,8 @@ llmc::rt::TrainSettings trainSettingsFor(const llmc::RunDescription &run) {
   settings.logEvery = run.train.logEvery;
   settings.seed = run.train.seed;
   settings.vocabSize = run.model.vocabSize;
-  settings.trainData = run.data.train;
-  settings.valData = run.data.val;
+  settings.trainData = absolutePaths(run.data.train);
+  settings.valData = absolutePaths(run.data.val);
   switch (run.data.format) {
   case llmc::DataFormat::Auto:
     settings.dataFormat = llmc::rt::TokenFormat::Auto;
@@ -87,12 +116,13 @@ llmc::rt::TrainSettings trainSettingsFor(const llmc::RunDescription &run) {
     break;
   }
   // [data] tokenizer, else the tokenizer.json of the model's HF folder.
-  settings.tokenizer = run.data.tokenizer.empty() ? run.model.tokenizerPath
-                                                  : run.data.tokenizer;
+  settings.tokenizer = absolutePath(run.data.tokenizer.empty()
+                                        ? run.model.tokenizerPath
+                                        : run.data.tokenizer);
   settings.shuffle = run.data.shuffle;
   settings.evalEvery = run.eval.every;
   settings.evalSteps = run.eval.steps;
-  settings.checkpointDir = run.checkpoint.directory;
+  settings.checkpointDir = absolutePath(run.checkpoint.directory);
   settings.checkpointEvery = run.checkpoint.every;
   settings.checkpointKeep = run.checkpoint.keep;
   settings.sampleTokens = 0;

@@ -181,7 +181,8 @@ struct TrainCommand {
   cl::opt<std::string> resume{
       "resume",
       cl::desc("Continue from a checkpoint (a step-N directory, or the "
-               "[checkpoint] dir: its latest)"),
+               "[checkpoint] dir: its latest); new checkpoints go on into its "
+               "directory; not with --weights"),
       cl::value_desc("dir"), cl::sub(command), cl::cat(llmcCategory())};
   cl::opt<std::string> weights{
       "weights", cl::desc("Start from these parameters (safetensors, Hugging "
@@ -203,11 +204,13 @@ struct TrainCommand {
       cl::value_desc("file"), cl::sub(command), cl::cat(llmcCategory())};
   cl::opt<std::string> checkpointDir{
       "checkpoint-dir", cl::desc("Save checkpoints here instead of "
-                                 "[checkpoint] dir"),
+                                 "[checkpoint] dir (locked by the run; a "
+                                 "run without --resume refuses one that "
+                                 "holds a run)"),
       cl::value_desc("dir"), cl::sub(command), cl::cat(llmcCategory())};
   cl::opt<int64_t> steps{"steps",
-                         cl::desc("Stop after this step (the schedule still "
-                                  "spans [train] steps)"),
+                         cl::desc("Stop after this step, >= 1 (the schedule "
+                                  "still spans [train] steps)"),
                          cl::init(0), cl::sub(command),
                          cl::cat(llmcCategory())};
   cl::opt<int64_t> sampleTokens{
@@ -216,7 +219,7 @@ struct TrainCommand {
                "the built-in run, else 0)"),
       cl::init(-1), cl::sub(command), cl::cat(llmcCategory())};
   cl::opt<unsigned> threads{"threads",
-                            cl::desc("CPU threads (default: every core)"),
+                            cl::desc("CPU threads, 0 to 1024 (default 0: every core)"),
                             cl::init(0), cl::sub(command),
                             cl::cat(llmcCategory())};
   cl::opt<std::string> device{
@@ -299,7 +302,7 @@ struct LaunchCommand {
                                          "the end"),
                                 cl::init(-1), cl::sub(command),
                                 cl::cat(llmcCategory())};
-  cl::opt<unsigned> threads{"threads", cl::desc("CPU threads per process"),
+  cl::opt<unsigned> threads{"threads", cl::desc("CPU threads per process, 0 to 1024"),
                             cl::init(0), cl::sub(command),
                             cl::cat(llmcCategory())};
   cl::opt<std::string> device{
@@ -432,7 +435,7 @@ struct VerifyCommand {
                          cl::init(3), cl::sub(command),
                          cl::cat(llmcCategory())};
   cl::opt<unsigned> threads{"threads",
-                            cl::desc("CPU threads (default: every core)"),
+                            cl::desc("CPU threads, 0 to 1024 (default 0: every core)"),
                             cl::init(0), cl::sub(command),
                             cl::cat(llmcCategory())};
   cl::opt<std::string> keep{

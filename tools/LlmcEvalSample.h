@@ -63,7 +63,7 @@ struct EvalCommand {
       llvm::cl::value_desc("cpu|cuda|auto"), llvm::cl::sub(command),
       llvm::cl::cat(llmcCategory())};
   llvm::cl::opt<unsigned> threads{
-      "threads", llvm::cl::desc("CPU threads (default: every core)"),
+      "threads", llvm::cl::desc("CPU threads, 0 to 1024 (default 0: every core)"),
       llvm::cl::init(0), llvm::cl::sub(command),
       llvm::cl::cat(llmcCategory())};
 };
@@ -120,7 +120,7 @@ struct SampleCommand {
       llvm::cl::value_desc("file"), llvm::cl::sub(command),
       llvm::cl::cat(llmcCategory())};
   llvm::cl::opt<unsigned> threads{
-      "threads", llvm::cl::desc("CPU threads (default: every core)"),
+      "threads", llvm::cl::desc("CPU threads, 0 to 1024 (default 0: every core)"),
       llvm::cl::init(0), llvm::cl::sub(command),
       llvm::cl::cat(llmcCategory())};
 };

@@ -12,6 +12,8 @@
 #include "sharding/Sharding.h"
 #include "tools/LlmcDriver.h"
 
+#include "runtime/io/File.h"
+
 #include <map>
 
 namespace llmc::driver {
@@ -56,6 +58,26 @@ int runTrain(const TrainCommand &options) {
                     "Hugging Face config.json, got '"
                  << options.input
                  << "'; an .mlir program has no training settings\n";
+    return kExitUsage;
+  }
+  // No output may overwrite an input (a run description, the weights).
+  for (auto [outFlag, out] :
+       {std::make_pair("-o", &options.output.getValue()),
+        std::make_pair("--metrics", &options.metrics.getValue())})
+    for (auto [inFlag, in] :
+         {std::make_pair("the input", &options.input.getValue()),
+          std::make_pair("--weights", &options.weights.getValue()),
+          std::make_pair("--tokenizer", &options.tokenizer.getValue())})
+      if (llmc::rt::Status status =
+              llmc::rt::checkNotAnInput(outFlag, *out, inFlag, *in);
+          !status) {
+        llvm::errs() << "llmc train: " << status.message() << "\n";
+        return kExitUsage;
+      }
+  if (llmc::rt::Status status = llmc::rt::checkNotAnInput(
+          "--metrics", options.metrics, "-o", options.output);
+      !status) {
+    llvm::errs() << "llmc train: " << status.message() << "\n";
     return kExitUsage;
   }
   Compiled compiled;

@@ -35,6 +35,7 @@
 
 #include "runtime/Sharding.h"
 #include "runtime/Status.h"
+#include "runtime/io/File.h"
 #ifdef LLMC_HAVE_CUDA
 #include "codegen/cuda/PlanKernels.h"
 #endif
@@ -93,6 +94,12 @@ int compileCudaCubins(llmc::rt::Executable &exe, const std::string &arch) {
 } // namespace
 
 int runCompile(const CompileCommand &options) {
+  if (llmc::rt::Status status = llmc::rt::checkNotAnInput(
+          "-o", options.output, "the input", options.input);
+      !status) {
+    llvm::errs() << "llmc compile: " << status.message() << "\n";
+    return kExitUsage;
+  }
   if (options.logits)
     return compileLogits(options);
   Session session;
@@ -232,6 +239,30 @@ int inspectExecutable(const std::string &path) {
 
 } // namespace
 
+/// The parameters of an L-layer model from its 1- and 2-layer summaries
+/// (same groups, in the same order: the 2-layer one has every group).
+static llmc::ParameterSummary
+extrapolateLayers(const llmc::ParameterSummary &one,
+                                         const llmc::ParameterSummary &two,
+                                         int64_t layers) {
+  llmc::ParameterSummary result;
+  for (const llmc::ParameterGroup &group : two.groups) {
+    llmc::ParameterGroup single{group.name, 0, 0};
+    for (const llmc::ParameterGroup &g : one.groups)
+      if (g.name == group.name)
+        single = g;
+    llmc::ParameterGroup scaled = group;
+    scaled.tensors = single.tensors + (group.tensors - single.tensors) *
+                                          (layers - 1);
+    scaled.elements = single.elements + (group.elements - single.elements) *
+                                            (layers - 1);
+    result.groups.push_back(scaled);
+    result.tensors += scaled.tensors;
+    result.elements += scaled.elements;
+  }
+  return result;
+}
+
 int runInspect(const InspectCommand &options) {
   if (llvm::StringRef(options.input).ends_with(".llmcx"))
     return inspectExecutable(options.input);
@@ -240,6 +271,10 @@ int runInspect(const InspectCommand &options) {
   // no effect yet are not worth a warning here.
   llmc::SourceOptions sourceOptions;
   sourceOptions.warnPending = false;
+  // Layers are alike: a deep model is counted from traces of one and two
+  // layers, each group as c1 + (c2 - c1) * (L - 1), exactly, instead of
+  // tracing every layer (layers = 3000 took 49 s and 10 GB).
+  sourceOptions.maxLayers = 2;
   llmc::LoadedSource loaded = llmc::loadSource(
       options.input, session.context, session.sourceMgr, sourceOptions);
   if (!loaded.module)
@@ -251,6 +286,20 @@ int runInspect(const InspectCommand &options) {
     return kExitRejected;
   }
   llmc::ParameterSummary summary = llmc::summarizeParameters(function);
+  int64_t layers =
+      loaded.description ? loaded.description->model.numLayers : 0;
+  if (layers > 2) {
+    sourceOptions.maxLayers = 1;
+    llmc::LoadedSource one = llmc::loadSource(
+        options.input, session.context, session.sourceMgr, sourceOptions);
+    auto oneLoss =
+        one.module ? one.module->lookupSymbol<mlir::func::FuncOp>("loss")
+                   : mlir::func::FuncOp();
+    if (!oneLoss)
+      return kExitRejected;
+    summary = extrapolateLayers(llmc::summarizeParameters(oneLoss), summary,
+                                layers);
+  }
   llvm::raw_ostream &os = llvm::outs();
   os << "parameters of " << options.input;
   if (loaded.description)
@@ -278,6 +327,67 @@ int runInspect(const InspectCommand &options) {
 /// The run of `llmc train` with no arguments: a 2-layer GPT over bytes of
 /// the built-in corpus (runtime/data/BuiltinCorpus.h), sized so that two
 /// cores show the loss falling well within two minutes.
+
+/// The CPU threads a --threads may ask for: more is a typo (and beyond
+/// what a process may start: std::thread throws).
+constexpr int64_t kMaxThreads = 1024;
+/// The largest step count, batch or length a number option takes.
+constexpr int64_t kMaxCount = int64_t(1) << 40;
+
+/// Every number option of the command that ran against its range: false
+/// (after the message, "llmc SUB: --flag expects LO to HI, got V") on the
+/// first outside it. An option left at its default is not checked.
+template <typename T>
+bool inRange(const char *command, const cl::opt<T> &option, int64_t low,
+             int64_t high, const char *meaning = "") {
+  if (option.getNumOccurrences() == 0)
+    return true;
+  int64_t value = static_cast<int64_t>(option.getValue());
+  if (value >= low && value <= high)
+    return true;
+  llvm::errs() << "llmc " << command << ": --" << option.ArgStr
+               << " expects " << low << " to " << high << meaning << ", got "
+               << value << "\n";
+  return false;
+}
+
+bool numbersInRange(const CompileCommand &compile, const TrainCommand &train,
+                    const PlanCommand &plan, const VerifyCommand &verify,
+                    const LaunchCommand &launch, const EvalCommand &eval,
+                    const SampleCommand &sample) {
+  const char *threads = " (0: every core)";
+  if (compile.command)
+    return inRange("compile", compile.batchSize, 1, kMaxCount) &&
+           inRange("compile", compile.seqLen, 1, kMaxCount);
+  if (train.command)
+    return inRange("train", train.threads, 0, kMaxThreads, threads) &&
+           inRange("train", train.steps, 1, kMaxCount) &&
+           inRange("train", train.sampleTokens, 0, kMaxCount);
+  if (plan.command)
+    return inRange("plan", plan.batchSize, 1, kMaxCount) &&
+           inRange("plan", plan.seqLen, 1, kMaxCount) &&
+           inRange("plan", plan.gpus, 1, 1 << 20) &&
+           inRange("plan", plan.nodes, 1, 1 << 20) &&
+           inRange("plan", plan.peakBuffers, 0, kMaxCount);
+  if (verify.command)
+    return inRange("verify", verify.threads, 0, kMaxThreads, threads) &&
+           inRange("verify", verify.steps, 1, kMaxCount);
+  if (launch.command)
+    return inRange("launch", launch.threads, 0, kMaxThreads, threads) &&
+           inRange("launch", launch.steps, 1, kMaxCount) &&
+           inRange("launch", launch.processes, 1, 1 << 16) &&
+           inRange("launch", launch.port, 0, 65535) &&
+           inRange("launch", launch.sampleTokens, 0, kMaxCount);
+  if (eval.command)
+    return inRange("eval", eval.threads, 0, kMaxThreads, threads) &&
+           inRange("eval", eval.steps, 1, kMaxCount);
+  if (sample.command)
+    return inRange("sample", sample.threads, 0, kMaxThreads, threads) &&
+           inRange("sample", sample.tokens, 0, kMaxCount) &&
+           inRange("sample", sample.topK, 0, kMaxCount) &&
+           inRange("sample", sample.seqLen, 1, kMaxCount);
+  return true;
+}
 
 } // namespace llmc::driver
 
@@ -331,6 +441,8 @@ int main(int argc, char **argv) {
           "  model folder, or llmc IR (.mlir). llmc SUBCOMMAND --help shows "
           "the options of one subcommand.\n",
           &llvm::errs()))
+    return kExitUsage;
+  if (!numbersInRange(compile, train, plan, verify, launch, eval, sample))
     return kExitUsage;
 
   if (compile.command)

@@ -112,18 +112,18 @@ void RunParser::parseModelSizes(SectionReader &s) {
       s.choice<ModelFamily>("family", {{"gpt2", ModelFamily::Gpt2},
                                        {"llama", ModelFamily::Llama},
                                        {"moe", ModelFamily::Moe}});
-  std::optional<int64_t> vocab = s.integer("vocab_size", kPositive);
-  std::optional<int64_t> layers = s.integer("layers", kPositive);
-  std::optional<int64_t> width = s.integer("width", kPositive);
-  std::optional<int64_t> heads = s.integer("heads", kPositive);
-  std::optional<int64_t> kvHeads = s.integer("kv_heads", kPositive);
-  std::optional<int64_t> ffn = s.integer("ffn_width", kPositive);
-  std::optional<int64_t> positions = s.integer("max_positions", kPositive);
+  std::optional<int64_t> vocab = s.integer("vocab_size", kSize);
+  std::optional<int64_t> layers = s.integer("layers", kCount);
+  std::optional<int64_t> width = s.integer("width", kSize);
+  std::optional<int64_t> heads = s.integer("heads", kCount);
+  std::optional<int64_t> kvHeads = s.integer("kv_heads", kCount);
+  std::optional<int64_t> ffn = s.integer("ffn_width", kSize);
+  std::optional<int64_t> positions = s.integer("max_positions", kSize);
   std::optional<double> normEps = s.number("norm_eps", kPositive);
   std::optional<double> ropeTheta = s.number("rope_theta", kPositive);
   std::optional<bool> tie = s.boolean("tie_embeddings");
-  std::optional<int64_t> experts = s.integer("experts", kPositive);
-  std::optional<int64_t> topK = s.integer("experts_per_token", kPositive);
+  std::optional<int64_t> experts = s.integer("experts", kCount);
+  std::optional<int64_t> topK = s.integer("experts_per_token", kCount);
   std::optional<double> capacity = s.number("capacity_factor", kAtLeastOne);
   std::optional<double> auxLoss = s.number("aux_loss_weight", kNonNegative);
 

@@ -107,6 +107,15 @@ void RunParser::parseTrain() {
   auto usable = [&](StringRef a, StringRef b) {
     return s.given(a) && !s.failed(a) && !s.failed(b);
   };
+  // A rate is a step size per weight: past 10 AdamW diverges at step 1,
+  // and 1e300 overflows the first update.
+  if (s.given("learning_rate") && !s.failed("learning_rate") &&
+      t.learningRate > 10)
+    s.error("learning_rate",
+            "expected learning_rate <= 10, got " +
+                formatNumber(t.learningRate) +
+                "; AdamW moves each weight by about the rate every step: "
+                "use a rate such as 3e-4");
   if (usable("min_learning_rate", "learning_rate") &&
       t.minLearningRate > t.learningRate)
     s.error("min_learning_rate",

@@ -2,11 +2,14 @@
 #include "runtime/io/File.h"
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
+#include <filesystem>
 #include <new>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <vector>
 
 namespace llmc::rt {
 
@@ -30,6 +33,25 @@ std::string parentDirectory(const std::string &path) {
   if (slash == 0)
     return "/";
   return path.substr(0, slash);
+}
+
+/// The path a write to `path` lands on: `path` itself, or the file its
+/// chain of symbolic links ends at (which may not exist yet). A link is
+/// written through and kept, as shells and editors do.
+std::string followLinks(const std::string &path) {
+  std::string current = path;
+  for (int hop = 0; hop < 40; ++hop) { // the kernel's own limit (ELOOP)
+    struct stat info;
+    if (::lstat(current.c_str(), &info) != 0 || !S_ISLNK(info.st_mode))
+      return current;
+    std::vector<char> target(static_cast<size_t>(info.st_size) + 256);
+    ssize_t n = ::readlink(current.c_str(), target.data(), target.size());
+    if (n <= 0 || static_cast<size_t>(n) >= target.size())
+      return current;
+    std::string next(target.data(), static_cast<size_t>(n));
+    current = next[0] == '/' ? next : parentDirectory(current) + "/" + next;
+  }
+  return current;
 }
 
 } // namespace
@@ -90,14 +112,40 @@ void AtomicFileWriter::abandon() {
   if (fd_ >= 0) {
     ::close(fd_);
     fd_ = -1;
-    ::unlink(tmpPath_.c_str());
+    if (!direct_)
+      ::unlink(tmpPath_.c_str());
   }
 }
 
 Status AtomicFileWriter::open(const std::string &path) {
   abandon();
+  direct_ = false;
   path_ = path;
-  tmpPath_ = path + ".tmp";
+  struct stat info;
+  bool exists = ::stat(path.c_str(), &info) == 0;
+  if (exists && S_ISREG(info.st_mode)) {
+    // The link's target, so that the temporary is renamed over it.
+    if (char *real = ::realpath(path.c_str(), nullptr)) {
+      path_ = real;
+      std::free(real);
+    }
+  } else if (!exists) {
+    path_ = followLinks(path); // a dangling link creates its target
+  }
+  if (exists && !S_ISREG(info.st_mode)) {
+    if (S_ISDIR(info.st_mode))
+      return Status::error(StatusCode::InvalidArgument,
+                           path + ": is a directory; give the path of a file");
+    // A device, FIFO or socket (/dev/null, /dev/full, a pipe): written
+    // through, never replaced by a regular file; its write errors are ours.
+    direct_ = true;
+    tmpPath_ = path_;
+    fd_ = ::open(path_.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd_ < 0)
+      return openError(path_, "open", errno);
+    return Status::ok();
+  }
+  tmpPath_ = path_ + ".tmp";
   fd_ =
       ::open(tmpPath_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd_ < 0)
@@ -118,6 +166,11 @@ Status AtomicFileWriter::write(const void *data, size_t size) {
     if (n < 0) {
       int error = errno;
       abandon();
+      if (direct_)
+        return Status::error(StatusCode::Unavailable,
+                             path_ + ": write failed after " +
+                                 std::to_string(done) +
+                                 " bytes: " + systemError(error));
       return Status::error(StatusCode::Unavailable,
                            tmpPath_ + ": write failed: " + systemError(error) +
                                "; " + path_ + " was left as it was");
@@ -132,7 +185,7 @@ Status AtomicFileWriter::commit() {
     return Status::error(StatusCode::Internal,
                          path_ + ": commit before open or after commit");
   // 1. The data reaches the disk before the name points at it.
-  if (::fsync(fd_) != 0) {
+  if (!direct_ && ::fsync(fd_) != 0) {
     int error = errno;
     abandon();
     return Status::error(StatusCode::Unavailable,
@@ -141,6 +194,13 @@ Status AtomicFileWriter::commit() {
   }
   int fd = fd_;
   fd_ = -1;
+  if (direct_) {
+    // Nothing to rename; a device or pipe has no data to fsync (EINVAL).
+    if (::close(fd) != 0)
+      return Status::error(StatusCode::Unavailable,
+                           path_ + ": close failed: " + systemError(errno));
+    return Status::ok();
+  }
   if (::close(fd) != 0) {
     int error = errno;
     ::unlink(tmpPath_.c_str());
@@ -172,6 +232,37 @@ Status AtomicFileWriter::commit() {
                                path_ + ": " + systemError(error));
   }
   return Status::ok();
+}
+
+bool sameFile(const std::string &a, const std::string &b) {
+  if (a.empty() || b.empty())
+    return false;
+  struct stat infoA, infoB;
+  bool hasA = ::stat(a.c_str(), &infoA) == 0;
+  bool hasB = ::stat(b.c_str(), &infoB) == 0;
+  if (hasA && hasB)
+    return infoA.st_dev == infoB.st_dev && infoA.st_ino == infoB.st_ino;
+  if (hasA != hasB)
+    return false;
+  std::error_code error;
+  std::filesystem::path resolvedA =
+      std::filesystem::weakly_canonical(followLinks(a), error);
+  std::filesystem::path resolvedB =
+      std::filesystem::weakly_canonical(followLinks(b), error);
+  return !error && resolvedA == resolvedB;
+}
+
+Status checkNotAnInput(const std::string &outputFlag,
+                       const std::string &output,
+                       const std::string &inputFlag,
+                       const std::string &input) {
+  if (!sameFile(output, input))
+    return Status::ok();
+  return Status::error(StatusCode::InvalidArgument,
+                       outputFlag + " '" + output + "' is the same file as " +
+                           inputFlag + " '" + input +
+                           "': writing it would destroy that input; give " +
+                           outputFlag + " another path");
 }
 
 Status writeFileAtomically(const std::string &path, const void *data,

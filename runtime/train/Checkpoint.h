@@ -24,6 +24,7 @@
 #include "runtime/data/BatchOrder.h"
 
 #include <cstdint>
+#include <cstdio>
 #include <map>
 #include <string>
 
@@ -38,6 +39,10 @@ struct CheckpointState {
   /// recorded, a checkpoint from before they were).
   uint64_t dataShards = 0, dataTokens = 0;
   uint64_t seed = 0;  ///< the run's seed
+  /// The run's lineage: set when a run starts without --resume and
+  /// carried on by every resume, so that rotation deletes only this run's
+  /// checkpoints (16 hex digits; empty in checkpoints from before it).
+  std::string lineage;
   std::string source; ///< the artifact's source, for messages
   /// Files saved beside the tensors (name -> contents), e.g. the run's
   /// tokenizer.json, so that a checkpoint can be sampled alone.
@@ -50,6 +55,33 @@ struct CheckpointOptions {
   /// For tests of atomicity: fail (as a crash would stop) after writing this
   /// many of the two files into the partial directory; -1 never.
   int failAfterFiles = -1;
+  /// Where rotation says what it removed or left (null: silent).
+  std::FILE *log = nullptr;
+};
+
+/// The lineage of a run that starts afresh: the XXH64 of the artifact's
+/// source and the seed (16 hex digits). Deterministic, so that two runs of
+/// one description and seed write the same bytes (the tests compare
+/// checkpoints bitwise); two such runs never share a directory, since a
+/// fresh run refuses one that holds a run.
+std::string newCheckpointLineage(const std::string &source, uint64_t seed);
+
+/// The lock of a checkpoint directory: one run at a time writes into it.
+/// acquire() creates the directory (and so probes, before step 1, that it
+/// can be created and written), takes an exclusive flock on DIR/.lock and
+/// writes this process's id there; a second run is refused with the pid of
+/// the holder. The lock is released when the object is destroyed (or the
+/// process ends, however it ends).
+class CheckpointLock {
+public:
+  CheckpointLock() = default;
+  CheckpointLock(const CheckpointLock &) = delete;
+  CheckpointLock &operator=(const CheckpointLock &) = delete;
+  ~CheckpointLock();
+  Status acquire(const std::string &directory);
+
+private:
+  int fd_ = -1;
 };
 
 /// The artifact metadata that carries a model's Hugging Face files into its
@@ -86,7 +118,10 @@ Status resolveCheckpoint(const std::string &given, std::string &path);
 /// checkpoint at `path` (a step-NNNNNNNN directory) and reads its state.
 /// The tensors are global: a checkpoint resumes on any mesh.
 /// Fails, naming the file and tensor, when one is missing or its shape or
-/// dtype differs from the program's.
+/// dtype differs from the program's, when a file holds tensors the program
+/// does not use (a checkpoint of a larger model), when a tensor holds a NaN
+/// or an infinity, when a file's tensors do not hash to the xxh64 the
+/// checkpoint recorded, or when the two files are of different steps.
 Status loadCheckpoint(const std::string &path, DeviceSession &session,
                       CheckpointState &state);
 

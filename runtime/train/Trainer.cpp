@@ -279,6 +279,12 @@ Status openRunData(const Executable &exe, const DeviceSession &session,
 /// run's corpus and order, and the directory new checkpoints go to.
 Status resumeRun(const TrainOptions &options, DeviceSession &session,
                  RunData &data, CheckpointState &state, std::string &path) {
+  if (!options.weightsPath.empty())
+    return invalid("--resume " + options.resume + " and --weights " +
+                   options.weightsPath +
+                   " both give the starting parameters, and a checkpoint "
+                   "holds its own: drop --weights to resume, or --resume to "
+                   "start a new run from the weights");
   LLMC_RETURN_IF_ERROR(resolveCheckpoint(options.resume, path));
   LLMC_RETURN_IF_ERROR(loadCheckpoint(path, session, state));
   if (state.dataShards != 0 &&
@@ -376,7 +382,8 @@ void printStepLine(std::FILE *log, const StepMetrics &m, int64_t steps,
 /// its gathers (the others, in the order saveCheckpoint reads arguments).
 Status checkpointAt(const Executable &exe, const DeviceSession &session,
                     const TrainOptions &options, const std::string &directory,
-                    const RunData &data, int64_t step, TrainReport &report) {
+                    const RunData &data, int64_t step,
+                    const std::string &lineage, TrainReport &report) {
   if (!options.primary) {
     for (size_t i = 0; i < exe.arguments.size(); ++i) {
       if (exe.arguments[i].role == ArgumentRole::Input)
@@ -393,6 +400,7 @@ Status checkpointAt(const Executable &exe, const DeviceSession &session,
   state.dataTokens = data.train.totalTokens();
   state.seed = options.settings.seed;
   state.source = exe.source;
+  state.lineage = lineage;
   if (data.codec.hasTokenizer()) {
     // The tokenizer travels with the checkpoint: llmc sample reads it there.
     std::ifstream in(data.codec.path(), std::ios::binary);
@@ -405,6 +413,7 @@ Status checkpointAt(const Executable &exe, const DeviceSession &session,
   }
   CheckpointOptions checkpointOptions;
   checkpointOptions.keep = options.settings.checkpointKeep;
+  checkpointOptions.log = options.log;
   std::string path;
   LLMC_RETURN_IF_ERROR(
       saveCheckpoint(directory, session, state, checkpointOptions, path));
@@ -498,7 +507,8 @@ Status startState(const Executable &exe, DeviceSession &session,
                   const std::string &device, const TrainOptions &options,
                   RunData &data,
                   TrainSettings &settings, double sessionSeconds,
-                  double dataSeconds, int64_t &first, bool &complete) {
+                  double dataSeconds, int64_t &first, bool &complete,
+                  std::string &lineage) {
   Clock::time_point stateBegin = Clock::now();
   double drawSeconds = 0;
   int deviceDrawn = 0;
@@ -509,6 +519,10 @@ Status startState(const Executable &exe, DeviceSession &session,
     CheckpointState state;
     LLMC_RETURN_IF_ERROR(resumeRun(options, session, data, state, path));
     first = state.step + 1;
+    // The lineage goes on (a checkpoint from before lineages starts one).
+    lineage = state.lineage.empty()
+                  ? newCheckpointLineage(exe.source, settings.seed)
+                  : state.lineage;
     // A resumed run goes on saving where it resumed from, unless told.
     if (settings.checkpointDir.empty())
       settings.checkpointDir =
@@ -528,6 +542,7 @@ Status startState(const Executable &exe, DeviceSession &session,
                    path.c_str(), static_cast<long long>(state.step),
                    data.loader->order().describe(state.data).c_str());
   } else {
+    lineage = newCheckpointLineage(exe.source, settings.seed);
     LLMC_RETURN_IF_ERROR(
         bindInitialState(exe, session, options, drawSeconds, deviceDrawn));
   }
@@ -600,6 +615,24 @@ Status validate(const DeviceSession &session, RunData &data, int64_t step,
   return Status::ok();
 }
 
+/// Locks the checkpoint directory (CheckpointLock) and refuses, for a run
+/// that starts afresh, one that already holds a run's `latest`.
+Status openCheckpointDir(const std::string &directory, bool fresh,
+                         CheckpointLock &lock) {
+  LLMC_RETURN_IF_ERROR(lock.acquire(directory));
+  std::error_code error;
+  std::filesystem::path latest = std::filesystem::path(directory) / "latest";
+  if (!fresh || !std::filesystem::exists(latest, error))
+    return Status::ok();
+  std::ifstream in(latest);
+  std::string name;
+  std::getline(in, name);
+  return invalid("the checkpoint directory '" + directory +
+                 "' already holds a run (its latest is " +
+                 (name.empty() ? std::string("unreadable") : name) +
+                 "): --resume it or choose another dir");
+}
+
 /// The status a run stopped by `signal` after `step` ends with.
 Status stoppedBy(int signal, int64_t step, const TrainSettings &settings,
                  const TrainReport &report) {
@@ -640,12 +673,20 @@ Status train(const Executable &exe, const TrainOptions &options,
 
   // 3. Where to start: a checkpoint, or the initial state.
   int64_t first = 1;
+  std::string lineage;
   LLMC_RETURN_IF_ERROR(startState(exe, *session, device, options, data,
                                   settings,
                                   sessionSeconds, dataSeconds, first,
-                                  report.alreadyComplete));
+                                  report.alreadyComplete, lineage));
   if (report.alreadyComplete)
     return Status::ok();
+  // The checkpoint directory, before step 1: created, locked and written
+  // (a bad --checkpoint-dir fails now, not at the first save), and for a
+  // run that does not resume, not holding another run.
+  CheckpointLock lock;
+  if (!settings.checkpointDir.empty() && options.primary)
+    LLMC_RETURN_IF_ERROR(openCheckpointDir(settings.checkpointDir,
+                                           options.resume.empty(), lock));
   TrainOptions saving = options; // the checkpoints' settings
   saving.settings = settings;
 
@@ -714,7 +755,7 @@ Status train(const Executable &exe, const TrainOptions &options,
     if (!settings.checkpointDir.empty() && (due || step == last || stopping))
       LLMC_RETURN_IF_ERROR(checkpointAt(exe, *session, saving,
                                         settings.checkpointDir, data, step,
-                                        report));
+                                        lineage, report));
     if (stopping) {
       report.stoppedBySignal = signal;
       report.tokensRead = data.loader->tokensRead();

@@ -238,8 +238,32 @@ TEST(RunDescriptionErrors, OneMessagePerKey) {
   std::string text = kLlama;
   text.replace(text.find("heads = 8"), 9, "heads = 0");
   EXPECT_EQ(tomlErrors(text),
-            Messages{"run.toml:6:9: error: expected heads > 0, got 0; write "
+            Messages{"run.toml:6:9: error: expected heads in [1, 65536], got 0; write "
                      "e.g. heads = 12"});
+}
+
+TEST(RunDescriptionErrors, SizesNear2To63AreRefusedWhereRead) {
+  // width = 2^62: 4 * width (the default ffn_width) overflowed into
+  // "expected ffn_width > 0, got -4" for a file with no ffn_width.
+  std::string text = kGpt2;
+  text.replace(text.find("width = 64"), 10, "width = 4611686018427387904");
+  EXPECT_EQ(tomlErrors(text),
+            Messages{"run.toml:5:9: error: expected width in [1, 16777216], "
+                     "got 4611686018427387904; write e.g. width = 768"});
+  text = kGpt2;
+  text.replace(text.find("vocab_size = 128"), 16,
+               "vocab_size = 9223372036854775807");
+  EXPECT_EQ(tomlErrors(text),
+            Messages{"run.toml:3:14: error: expected vocab_size in [1, "
+                     "16777216], got 9223372036854775807; write e.g. "
+                     "vocab_size = 50257"});
+}
+
+TEST(RunDescriptionErrors, ALearningRateBeyondTenIsRefused) {
+  EXPECT_EQ(tomlErrors(kGpt2 + "[train]\nlearning_rate = 1e300\n"),
+            Messages{"run.toml:9:17: error: expected learning_rate <= 10, got "
+                     "1e300; AdamW moves each weight by about the rate every "
+                     "step: use a rate such as 3e-4"});
 }
 
 //===----------------------------------------------------------------------===//
@@ -551,7 +575,8 @@ TEST(RunDescriptionErrors, SeveralErrorsReportedTogether) {
                  "batch_size = 8\n"       // 11
                  "microbatches = 3\n"     // 12
                  "beta1 = \"0.9\"\n"),    // 13
-      (Messages{"run.toml:3:14: error: expected vocab_size > 0, got 0; write "
+      (Messages{"run.toml:3:14: error: expected vocab_size in [1, 16777216], got 0; "
+                "write "
                 "e.g. vocab_size = 50257",
                 "run.toml:6:9: error: expected heads to divide width 64, got "
                 "5; set heads to one of 1, 2, 4, 8, 16, 32, 64",

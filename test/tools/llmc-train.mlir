@@ -30,10 +30,10 @@
 // RUN: cat %t/full/latest | FileCheck %s --check-prefix=LATEST
 // LATEST: step-00000008
 // RUN: head -c 2000 %t/full/step-00000008/model.safetensors | tail -c +9 | FileCheck %s --check-prefix=MODEL
-// MODEL: "__metadata__":{"format":"pt"}
+// MODEL: "__metadata__":{"format":"pt","llmc.lineage":"{{[0-9a-f]+}}","llmc.model.xxh64":"{{[0-9a-f]+}}","llmc.optimizer.xxh64":"{{[0-9a-f]+}}","llmc.step":"8"}
 // MODEL: "transformer.wte.weight":{"dtype":"F32","shape":[128,32]
 // RUN: head -c 4000 %t/full/step-00000008/optimizer.safetensors | tail -c +9 | FileCheck %s --check-prefix=OPTSTATE
-// OPTSTATE: "__metadata__":{"data.batch":"0","data.epoch":"0","data.offset":"512","data.seed":"0","data.shard":"0","data.shards":"1","data.tokens":"{{[0-9]+}}","data_position":"512","format":"llmc-checkpoint-1","seed":"1337","source":"{{.*}}train-tiny.toml","step":"8"}
+// OPTSTATE: "__metadata__":{"data.batch":"0","data.epoch":"0","data.offset":"512","data.seed":"0","data.shard":"0","data.shards":"1","data.tokens":"{{[0-9]+}}","data_position":"512","format":"llmc-checkpoint-1","llmc.files":"model.safetensors,optimizer.safetensors,config.json","llmc.lineage":"{{[0-9a-f]+}}","llmc.model.xxh64":"{{[0-9a-f]+}}","llmc.optimizer.xxh64":"{{[0-9a-f]+}}","llmc.step":"8","seed":"1337","source":"{{.*}}train-tiny.toml","step":"8"}
 // OPTSTATE: "optimizer.m.transformer.wte.weight":{"dtype":"F32","shape":[128,32]
 
 // Stopped after step 3 (no checkpoint due there: one is saved at the stop),

@@ -61,7 +61,7 @@
 
 // Usage errors.
 // RUN: not llmc verify %t/dp2tp2.toml --steps 0 2>&1 | FileCheck %s --check-prefix=STEPS
-// STEPS: llmc verify: --steps expects at least 1, got 0
+// STEPS: llmc verify: --steps expects 1 to 1099511627776, got 0
 // RUN: not llmc verify %S/Inputs/does-not-matter.mlir 2>&1 | FileCheck %s --check-prefix=MLIR
 // MLIR: llmc verify: expected a run description (.toml) with a [parallel] mesh
 

@@ -36,6 +36,7 @@
 #include "runtime/Sharding.h"
 #include "runtime/dist/Rendezvous.h"
 #include "runtime/train/Launched.h"
+#include "runtime/io/File.h"
 #include "runtime/io/Safetensors.h"
 #include "runtime/train/Init.h"
 #include "runtime/train/Export.h"
@@ -62,6 +63,10 @@ namespace {
 
 constexpr int kExitFailed = 1;
 constexpr int kExitUsage = 2;
+/// The most CPU threads --threads may ask for (llmc's limit too).
+constexpr unsigned kMaxThreads = 1024;
+/// The largest --steps.
+constexpr uint64_t kMaxSteps = uint64_t(1) << 40;
 
 struct Options {
   std::string model;
@@ -91,7 +96,8 @@ void printUsage(FILE *out) {
       "                         folder, .safetensors file or shard index)\n"
       "  --resume DIR           continue from a checkpoint (step-N dir, or "
       "the\n"
-      "                         checkpoint dir: its latest)\n"
+      "                         checkpoint dir: its latest; not with "
+      "--weights)\n"
       "  --metrics FILE         one JSON line per step\n"
       "  --data FILE|GLOB       train on these files instead of the "
       "artifact's\n"
@@ -99,8 +105,11 @@ void printUsage(FILE *out) {
       "  --val FILE|GLOB        validation files instead of the artifact's\n"
       "  --tokenizer FILE       the tokenizer.json of text data and the "
       "sample\n"
-      "  --checkpoint-dir DIR   save checkpoints here instead\n"
-      "  --steps N              stop after step N\n"
+      "  --checkpoint-dir DIR   save checkpoints here instead (locked by "
+      "the run;\n"
+      "                         without --resume, one holding a run is "
+      "refused)\n"
+      "  --steps N              stop after step N (N >= 1)\n"
       "                         (SIGINT/SIGTERM stop after the current step,\n"
       "                         with a checkpoint; exit 130/143)\n"
       "  --sample-tokens N      tokens of the sample printed at the end\n"
@@ -118,7 +127,8 @@ void printUsage(FILE *out) {
       "  --save-outputs FILE    write every output, by name, to a "
       "safetensors file\n"
       "Both:\n"
-      "  --threads N            CPU threads (default: every core)\n"
+      "  --threads N            CPU threads, 0 to 1024 (default 0: every "
+      "core)\n"
       "  --version              llmc's version and commit\n");
 }
 
@@ -186,8 +196,19 @@ int parseArguments(int argc, char **argv, Options &options) {
       const char *v = value(arg.c_str());
       uint64_t number;
       if (!v || !parseUnsigned(v, number)) {
-        std::fprintf(stderr, "llmc-run: %s expects a non-negative integer\n",
-                     arg.c_str());
+        std::fprintf(stderr, "llmc-run: %s expects %s, got '%s'\n",
+                     arg.c_str(),
+                     arg == "--steps" ? "1 to 1099511627776 (the step to stop "
+                                        "after)"
+                                      : "a non-negative integer",
+                     v ? v : "");
+        return kExitUsage;
+      }
+      if (arg == "--steps" && (number < 1 || number > kMaxSteps)) {
+        std::fprintf(stderr,
+                     "llmc-run: --steps expects 1 to %llu (the step to stop "
+                     "after), got %s\n",
+                     static_cast<unsigned long long>(kMaxSteps), v);
         return kExitUsage;
       }
       (arg == "--steps" ? options.steps : options.sampleTokens) =
@@ -198,6 +219,13 @@ int parseArguments(int argc, char **argv, Options &options) {
       if (!v || !parseUnsigned(v, number)) {
         std::fprintf(stderr, "llmc-run: %s expects a non-negative integer\n",
                      arg.c_str());
+        return kExitUsage;
+      }
+      if (arg == "--threads" && number > kMaxThreads) {
+        std::fprintf(stderr,
+                     "llmc-run: --threads expects 0 (every core) to %u, got "
+                     "%s\n",
+                     kMaxThreads, v);
         return kExitUsage;
       }
       if (arg == "--threads")
@@ -222,6 +250,20 @@ int parseArguments(int argc, char **argv, Options &options) {
     printUsage(stderr);
     return kExitUsage;
   }
+  // No output may overwrite an input.
+  for (auto [outFlag, out] :
+       {std::make_pair("--save-outputs", &options.saveOutputs),
+        std::make_pair("--metrics", &options.metrics)})
+    for (auto [inFlag, in] :
+         {std::make_pair("the artifact", &options.model),
+          std::make_pair("--weights", &options.weights),
+          std::make_pair("--inputs", &options.inputs),
+          std::make_pair("--tokenizer", &options.tokenizer)})
+      if (rt::Status status = rt::checkNotAnInput(outFlag, *out, inFlag, *in);
+          !status) {
+        std::fprintf(stderr, "llmc-run: %s\n", status.message().c_str());
+        return kExitUsage;
+      }
   return 0;
 }
 
@@ -251,6 +293,39 @@ void printOutput(const std::string &name, const rt::TensorRef &tensor) {
   }
   std::printf("%s: %s%s\n", name.c_str(), rt::dtypeName(tensor.dtype),
               rt::formatShape(tensor.shape).c_str());
+}
+
+/// The token ids of a data input against the model's vocabulary (the
+/// artifact's model.vocab_size): the embedding reads a zero row for an id
+/// outside it (as sharded lookups need), which would give a plausible loss
+/// from wrong input. Targets are checked by cross_entropy itself.
+rt::Status checkTokenIds(const rt::Executable &exe, const std::string &name,
+                         const rt::SafetensorsTensor &tensor,
+                         const std::string &file) {
+  auto vocab = exe.metadata.find("model.vocab_size");
+  if (name != "tokens" || vocab == exe.metadata.end() ||
+      (tensor.dtype != rt::DType::I32 && tensor.dtype != rt::DType::I64))
+    return rt::Status::ok();
+  int64_t size = std::strtoll(vocab->second.c_str(), nullptr, 10);
+  size_t width = rt::dtypeSize(tensor.dtype);
+  for (uint64_t i = 0; i * width < tensor.bytes; ++i) {
+    int64_t id = 0;
+    if (tensor.dtype == rt::DType::I32) {
+      int32_t v;
+      std::memcpy(&v, tensor.data + i * width, 4);
+      id = v;
+    } else {
+      std::memcpy(&id, tensor.data + i * width, 8);
+    }
+    if (id < 0 || id >= size)
+      return rt::Status::error(
+          rt::StatusCode::InvalidArgument,
+          file + ": tensor 'tokens' holds the id " + std::to_string(id) +
+              " at element " + std::to_string(i) +
+              ", outside the model's vocabulary [0, " + std::to_string(size) +
+              "); encode the inputs with the model's tokenizer");
+  }
+  return rt::Status::ok();
 }
 
 /// Trains from a training artifact with the runtime's loop.
@@ -457,6 +532,10 @@ int main(int argc, char **argv) {
       if ((tensor = files[f].find(arg.name)))
         from = paths[f];
     rt::Status status = rt::Status::ok();
+    if (tensor && arg.role == rt::ArgumentRole::Input)
+      status = checkTokenIds(exe, arg.name, *tensor, from);
+    if (!status)
+      return failed(status);
     if (tensor) {
       status = session->setArgument(arg.name, tensor->dtype, tensor->shape,
                                     tensor->data, tensor->bytes);
