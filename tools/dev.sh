@@ -2,19 +2,24 @@
 # One entry point for a fresh Debian 12 machine (see README.md):
 #
 #   tools/dev.sh demo   install what is missing, build, run the main job
-#   tools/dev.sh test   install what is missing, build, run every test
+#   tools/dev.sh test   install what is missing, build, run every test, then
+#                       replay the fuzz corpora and fuzz each parser 15 s
 #   tools/dev.sh build  install what is missing and build
 #   tools/dev.sh fuzz [SECONDS]  build the libFuzzer targets of the parsers
-#                       (clang, build-fuzz/) and run each for SECONDS (60)
+#                       (clang, build-fuzz/) and run each SECONDS (60)
+#   tools/dev.sh build-fuzz  only build them
 #   tools/dev.sh test-asan  build with ASan + UBSan (gcc, build-asan/) and
 #                       run the CPU suites
+#   tools/dev.sh build-asan  only build that
 #
 # Running it again redoes nothing that is done: packages already installed
 # are not touched, the build is incremental (Ninja + ccache), and the Python
 # test packages (test/requirements.txt, into .venv/) are installed again
 # only when that file changes.
 # Environment: BUILD_DIR (default ./build), JOBS (default: all cores),
-# FUZZ_DIR (./build-fuzz), ASAN_DIR (./build-asan).
+# FUZZ_DIR (./build-fuzz), ASAN_DIR (./build-asan), FUZZ_RUNS (stop each
+# target after that many executions), FUZZ_TARGETS (some of them),
+# FUZZ_CI_SECONDS (test's fuzzing per target, 15).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -117,15 +122,22 @@ configure_and_build() {
 }
 
 # ASan + UBSan (gcc, as the main build) in $asan_dir, without the CUDA
-# backend: the suites that run here are the CPU ones. -O2 keeps the numerical
-# tests' time reasonable; -g1 gives the reports file:line.
+# backend. By default the suites that need no MLIR (the runtime library:
+# kernels, collectives, sessions, files, data, tokenizers, executables; and
+# the run-description / config.json parsers), run binary by binary;
+# ASAN_ALL=1 builds everything and runs the whole ctest but the cuda label
+# (docs/testing.md, "Fuzzing and sanitizers", says why CI runs the subset).
+# -O2 keeps the numerical tests' time reasonable; -g1 gives file:line.
 asan_dir=${ASAN_DIR:-$root/build-asan}
 asan_flags="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer -g1"
+asan_suites=(runtime-tests kernel-tests composite-kernel-tests io-tests
+  collectives-tests rendezvous-tests executable-tests sample-tests
+  tokenizer-tests config-tests)
 export_sanitizer_options() {
   local supp=$root/test/sanitizers
-  export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:detect_stack_use_after_return=0:abort_on_error=0:strict_string_checks=1:check_initialization_order=1}
+  export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:strict_string_checks=1:check_initialization_order=1}
   export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$supp/lsan.supp:print_suppressions=0}
-  export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1:suppressions=$supp/ubsan.supp}
+  export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 }
 build_asan() {
   if [ ! -f "$asan_dir/build.ninja" ]; then
@@ -138,16 +150,27 @@ build_asan() {
       -DCMAKE_SHARED_LINKER_FLAGS="-fsanitize=address,undefined" \
       -DCMAKE_MODULE_LINKER_FLAGS="-fsanitize=address,undefined"
   fi
-  log "building $asan_dir with $jobs jobs"
+  local targets=("${asan_suites[@]}")
+  [ -n "${ASAN_ALL:-}" ] && targets=()
+  log "building $asan_dir with $jobs jobs: ${targets[*]:-everything}"
   local start=$SECONDS
-  ninja -C "$asan_dir" -j "$jobs"
+  ninja -C "$asan_dir" -j "$jobs" "${targets[@]}"
   log "asan build finished in $((SECONDS - start)) s"
 }
 test_asan() {
   export_sanitizer_options
-  local start=$SECONDS
-  ctest --test-dir "$asan_dir" --output-on-failure -j "$jobs" -LE cuda "$@"
+  local start=$SECONDS failed=0 suite
+  if [ -n "${ASAN_ALL:-}" ]; then
+    ctest --test-dir "$asan_dir" --output-on-failure -j "$jobs" -LE cuda || failed=1
+  else
+    for suite in "${asan_suites[@]}"; do
+      local t=$SECONDS
+      (cd "$asan_dir" && "bin/$suite" --gtest_brief=1) || failed=1
+      log "asan $suite: $((SECONDS - t)) s"
+    done
+  fi
   log "asan tests finished in $((SECONDS - start)) s"
+  return $failed
 }
 
 # The libFuzzer targets (test/fuzz/, docs/testing.md "Fuzzing and
@@ -207,6 +230,11 @@ case "${1:-}" in
     install_python_packages
     configure_and_build
     ctest --test-dir "$build_dir" --output-on-failure -j "$jobs"
+    # The fuzz targets, briefly (docs/testing.md, "Fuzzing and sanitizers"):
+    # the corpus and the regression inputs replayed, then FUZZ_CI_SECONDS
+    # (15) of fuzzing each.
+    build_fuzz
+    run_fuzz "${FUZZ_CI_SECONDS:-15}"
     ;;
   build)
     install_packages
@@ -232,7 +260,7 @@ case "${1:-}" in
     build_asan
     ;;
   *)
-    sed -n '2,16p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+    awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "${BASH_SOURCE[0]}"
     exit 2
     ;;
 esac
