@@ -3,7 +3,8 @@
 #
 #   tools/dev.sh demo   install what is missing, build, run the main job
 #   tools/dev.sh test   install what is missing, build, run every test, then
-#                       replay the fuzz corpora and fuzz each parser 15 s
+#                       replay the fuzz corpora, fuzz each parser 15 s, and
+#                       run the no-MLIR suites under ASan + UBSan
 #   tools/dev.sh build  install what is missing and build
 #   tools/dev.sh fuzz [SECONDS]  build the libFuzzer targets of the parsers
 #                       (clang, build-fuzz/) and run each SECONDS (60)
@@ -235,6 +236,10 @@ case "${1:-}" in
     # (15) of fuzzing each.
     build_fuzz
     run_fuzz "${FUZZ_CI_SECONDS:-15}"
+    # The no-MLIR suites under ASan + UBSan (about 8 minutes of build on
+    # 2 cores without ccache, 17 s of tests).
+    build_asan
+    test_asan
     ;;
   build)
     install_packages
