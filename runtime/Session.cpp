@@ -7,8 +7,11 @@
 #include "runtime/cpu/CpuProfile.h"
 #include "runtime/cpu/ThreadPool.h"
 
+#include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <thread>
 
 namespace llmc::rt {
 
@@ -102,6 +105,8 @@ Session::Session(const Executable &executable, const SessionOptions &options)
         std::make_unique<ThreadPool>(ranks == 1 ? options.threads : 1));
   // OpenBLAS follows: its own threads would compete with the ranks'.
   setBlasThreads(ranks == 1 ? options.threads : 1);
+  collectiveTimeoutMs_ = options.collectiveTimeoutMs;
+  stallRank_ = options.stallRank;
   CpuWorldOptions worldOptions;
   worldOptions.timeout = std::chrono::milliseconds(options.collectiveTimeoutMs);
   world_ = std::make_unique<CpuWorld>(static_cast<int>(ranks), worldOptions);
@@ -115,11 +120,39 @@ Session::~Session() {
     std::free(arena);
 }
 
+// LLMC_COLLECTIVE_TIMEOUT_S and LLMC_TEST_STALL_RANK over `options`.
+static Status optionsFromEnvironment(SessionOptions &options) {
+  auto number = [](const char *name, long low, long &value) {
+    const char *text = std::getenv(name);
+    if (!text)
+      return Status::ok();
+    char *end = nullptr;
+    errno = 0;
+    value = std::strtol(text, &end, 10);
+    if (!*text || *end || errno || value < low || value > 1000000)
+      return Status::error(StatusCode::InvalidArgument,
+                           std::string(name) + "='" + text +
+                               "' is not a whole number from " +
+                               std::to_string(low) + " to 1000000");
+    return Status::ok();
+  };
+  long seconds = 0, rank = -1;
+  LLMC_RETURN_IF_ERROR(number("LLMC_COLLECTIVE_TIMEOUT_S", 1, seconds));
+  LLMC_RETURN_IF_ERROR(number("LLMC_TEST_STALL_RANK", 0, rank));
+  if (seconds > 0)
+    options.collectiveTimeoutMs = static_cast<unsigned>(seconds * 1000);
+  if (std::getenv("LLMC_TEST_STALL_RANK"))
+    options.stallRank = static_cast<int>(rank);
+  return Status::ok();
+}
+
 Status Session::create(const Executable &executable,
-                       const SessionOptions &options,
+                       const SessionOptions &givenOptions,
                        std::unique_ptr<Session> &session) {
   if (Status status = validateExecutable(executable); !status)
     return status;
+  SessionOptions options = givenOptions;
+  LLMC_RETURN_IF_ERROR(optionsFromEnvironment(options));
   // The CPU runs a fused region's commands one by one, which needs every
   // intermediate in the arena; a program planned for fused kernels gives
   // them none.
@@ -216,7 +249,15 @@ Status Session::setArgument(const std::string &name, DType dtype,
 Status Session::runRank(int rank) {
   const RankProgram &program = executable_.ranks[rank];
   std::vector<TensorRef> inputs, outputs;
+  bool stall = rank == stallRank_;
   for (const Command &command : program.commands) {
+    if (stall && command.kind == CommandKind::Collective) {
+      // The fault-injection hook: this rank stops answering for longer
+      // than its peers wait.
+      stall = false;
+      std::this_thread::sleep_for(
+          std::chrono::milliseconds(collectiveTimeoutMs_ + 1000));
+    }
     inputs.clear();
     outputs.clear();
     for (int32_t value : command.inputs) {
@@ -258,8 +299,15 @@ Status Session::runRank(int rank) {
     if (!status) {
       std::string where = numRanks() > 1 ? "rank " + std::to_string(rank) + ": "
                                          : std::string();
+      std::string hint;
+      if (command.kind == CommandKind::Collective &&
+          status.code() == StatusCode::Unavailable &&
+          status.message().find("never arrived") != std::string::npos)
+        hint = "; a rank that stops answering (stuck, or failed) holds up "
+               "its peers: LLMC_COLLECTIVE_TIMEOUT_S sets how long they wait "
+               "(in seconds)";
       return Status::error(status.code(), where + "at " + command.origin +
-                                              ": " + status.message());
+                                              ": " + status.message() + hint);
     }
   }
   return Status::ok();

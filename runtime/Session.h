@@ -36,7 +36,14 @@ struct SessionOptions {
   unsigned threads = 0;
   /// How long a collective waits for the other ranks before it fails,
   /// naming the ranks that never arrived (a rank that failed earlier).
+  /// The environment variable LLMC_COLLECTIVE_TIMEOUT_S (whole seconds, as
+  /// for NCCL in docs/distributed.md) overrides it in Session::create.
   unsigned collectiveTimeoutMs = 60000;
+  /// A test hook (fault injection, docs/testing.md): this rank stops
+  /// answering at its first collective of each run: it waits the timeout
+  /// and one more second before it joins, so that its peers time out. -1:
+  /// none. The environment variable LLMC_TEST_STALL_RANK sets it.
+  int stallRank = -1;
 };
 
 class Session : public DeviceSession {
@@ -106,6 +113,8 @@ private:
   std::unique_ptr<CpuProfile> profile_;
   std::vector<bool> bound_;
   std::vector<uint64_t> highWater_;
+  unsigned collectiveTimeoutMs_ = 0;
+  int stallRank_ = -1;
 };
 
 } // namespace llmc::rt

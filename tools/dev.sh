@@ -2,14 +2,25 @@
 # One entry point for a fresh Debian 12 machine (see README.md):
 #
 #   tools/dev.sh demo   install what is missing, build, run the main job
-#   tools/dev.sh test   install what is missing, build, run every test
+#   tools/dev.sh test   install what is missing, build, run every test, then
+#                       replay the fuzz corpora, fuzz each parser 15 s, and
+#                       run the no-MLIR suites under ASan + UBSan
 #   tools/dev.sh build  install what is missing and build
+#   tools/dev.sh fuzz [SECONDS]  build the libFuzzer targets of the parsers
+#                       (clang, build-fuzz/) and run each SECONDS (60)
+#   tools/dev.sh build-fuzz  only build them
+#   tools/dev.sh test-asan  build with ASan + UBSan (gcc, build-asan/) and
+#                       run the CPU suites
+#   tools/dev.sh build-asan  only build that
 #
 # Running it again redoes nothing that is done: packages already installed
 # are not touched, the build is incremental (Ninja + ccache), and the Python
 # test packages (test/requirements.txt, into .venv/) are installed again
 # only when that file changes.
-# Environment: BUILD_DIR (default ./build), JOBS (default: all cores).
+# Environment: BUILD_DIR (default ./build), JOBS (default: all cores),
+# FUZZ_DIR (./build-fuzz), ASAN_DIR (./build-asan), FUZZ_RUNS (stop each
+# target after that many executions), FUZZ_TARGETS (some of them),
+# FUZZ_CI_SECONDS (test's fuzzing per target, 15).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -18,7 +29,7 @@ jobs=${JOBS:-$(nproc)}
 
 # Debian packages the build and the tests need (docs/testing.md, "Commands").
 apt_packages=(
-  cmake ninja-build ccache g++ python3 python3-venv binutils
+  cmake ninja-build ccache g++ clang libclang-rt-14-dev python3 python3-venv binutils
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
   googletest libgtest-dev libbenchmark-dev
   libtomlplusplus-dev libopenblas-dev nlohmann-json3-dev
@@ -111,6 +122,103 @@ configure_and_build() {
   log "build finished in $((SECONDS - start)) s"
 }
 
+# ASan + UBSan (gcc, as the main build) in $asan_dir, without the CUDA
+# backend. By default the suites that need no MLIR (the runtime library:
+# kernels, collectives, sessions, files, data, tokenizers, executables; and
+# the run-description / config.json parsers), run binary by binary;
+# ASAN_ALL=1 builds everything and runs the whole ctest but the cuda label
+# (docs/testing.md, "Fuzzing and sanitizers", says why CI runs the subset).
+# -O2 keeps the numerical tests' time reasonable; -g1 gives file:line.
+asan_dir=${ASAN_DIR:-$root/build-asan}
+asan_flags="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer -g1"
+asan_suites=(runtime-tests kernel-tests composite-kernel-tests io-tests
+  collectives-tests rendezvous-tests executable-tests sample-tests
+  tokenizer-tests config-tests)
+export_sanitizer_options() {
+  local supp=$root/test/sanitizers
+  export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:strict_string_checks=1:check_initialization_order=1}
+  export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$supp/lsan.supp:print_suppressions=0}
+  export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+}
+build_asan() {
+  if [ ! -f "$asan_dir/build.ninja" ]; then
+    log "configuring $asan_dir (ASan + UBSan)"
+    cmake -G Ninja -S "$root" -B "$asan_dir" -DCMAKE_BUILD_TYPE=Release \
+      -DLLMC_CUDA=OFF -DCMAKE_CXX_FLAGS_RELEASE="-O2 -DNDEBUG" \
+      -DCMAKE_C_FLAGS_RELEASE="-O2 -DNDEBUG" \
+      -DCMAKE_CXX_FLAGS="$asan_flags" -DCMAKE_C_FLAGS="$asan_flags" \
+      -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" \
+      -DCMAKE_SHARED_LINKER_FLAGS="-fsanitize=address,undefined" \
+      -DCMAKE_MODULE_LINKER_FLAGS="-fsanitize=address,undefined"
+  fi
+  local targets=("${asan_suites[@]}")
+  [ -n "${ASAN_ALL:-}" ] && targets=()
+  log "building $asan_dir with $jobs jobs: ${targets[*]:-everything}"
+  local start=$SECONDS
+  ninja -C "$asan_dir" -j "$jobs" "${targets[@]}"
+  log "asan build finished in $((SECONDS - start)) s"
+}
+test_asan() {
+  export_sanitizer_options
+  local start=$SECONDS failed=0 suite
+  if [ -n "${ASAN_ALL:-}" ]; then
+    ctest --test-dir "$asan_dir" --output-on-failure -j "$jobs" -LE cuda || failed=1
+  else
+    for suite in "${asan_suites[@]}"; do
+      local t=$SECONDS
+      (cd "$asan_dir" && "bin/$suite" --gtest_brief=1) || failed=1
+      log "asan $suite: $((SECONDS - t)) s"
+    done
+  fi
+  log "asan tests finished in $((SECONDS - start)) s"
+  return $failed
+}
+
+# The libFuzzer targets (test/fuzz/, docs/testing.md "Fuzzing and
+# sanitizers"): the parsers alone, built by clang with coverage, ASan and
+# UBSan in $fuzz_dir. Each target runs SECONDS (or FUZZ_RUNS executions,
+# whichever comes first) on a working corpus in $fuzz_dir/corpus/NAME,
+# seeded from test/fuzz/corpus/NAME; what it finds lands in
+# $fuzz_dir/findings/NAME/ and fails the command. FUZZ_TARGETS picks some.
+fuzz_dir=${FUZZ_DIR:-$root/build-fuzz}
+build_fuzz() {
+  if [ ! -f "$fuzz_dir/build.ninja" ]; then
+    log "configuring $fuzz_dir (libFuzzer, clang)"
+    CC=clang CXX=clang++ cmake -G Ninja -S "$root" -B "$fuzz_dir" \
+      -DLLMC_FUZZ=ON -DCMAKE_BUILD_TYPE=Release
+  fi
+  log "building $fuzz_dir with $jobs jobs"
+  local start=$SECONDS
+  ninja -C "$fuzz_dir" -j "$jobs"
+  log "fuzz build finished in $((SECONDS - start)) s"
+}
+run_fuzz() {
+  local seconds=${1:-60} failed=0 name
+  local targets=${FUZZ_TARGETS:-$(cat "$fuzz_dir/fuzz-targets.txt")}
+  export_sanitizer_options
+  # Replay first: the seeds and every input that once failed.
+  ctest --test-dir "$fuzz_dir" --output-on-failure -R '^fuzz-replay-' || failed=1
+  for name in $targets; do
+    local work=$fuzz_dir/corpus/$name findings=$fuzz_dir/findings/$name
+    local log=$fuzz_dir/logs/$name.log
+    mkdir -p "$work" "$findings" "$fuzz_dir/logs"
+    log "fuzz $name: ${seconds} s${FUZZ_RUNS:+ or $FUZZ_RUNS runs}"
+    if ! "$fuzz_dir/bin/fuzz-$name" "$work" "$root/test/fuzz/corpus/$name" \
+        -max_total_time="$seconds" ${FUZZ_RUNS:+-runs=$FUZZ_RUNS} -timeout=10 \
+        -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$findings/" \
+        ${FUZZ_FLAGS:-} >"$log" 2>&1; then
+      failed=1
+      log "fuzz $name: FAILED, input in $findings/, log $log"
+      tail -n 40 "$log" >&2
+    fi
+    local runs rate
+    runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
+    rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -n 1)
+    log "fuzz $name: ${runs:-?} executions, ${rate:-?}/s, corpus $(ls "$work" | wc -l) inputs"
+  done
+  return $failed
+}
+
 case "${1:-}" in
   demo)
     install_packages
@@ -123,13 +231,41 @@ case "${1:-}" in
     install_python_packages
     configure_and_build
     ctest --test-dir "$build_dir" --output-on-failure -j "$jobs"
+    # The fuzz targets, briefly (docs/testing.md, "Fuzzing and sanitizers"):
+    # the corpus and the regression inputs replayed, then FUZZ_CI_SECONDS
+    # (15) of fuzzing each.
+    build_fuzz
+    run_fuzz "${FUZZ_CI_SECONDS:-15}"
+    # The no-MLIR suites under ASan + UBSan (about 8 minutes of build on
+    # 2 cores without ccache, 17 s of tests).
+    build_asan
+    test_asan
     ;;
   build)
     install_packages
     configure_and_build
     ;;
+  test-asan)
+    install_packages
+    install_python_packages
+    build_asan
+    test_asan
+    ;;
+  fuzz)
+    install_packages
+    build_fuzz
+    run_fuzz "${2:-60}"
+    ;;
+  build-fuzz)
+    install_packages
+    build_fuzz
+    ;;
+  build-asan)
+    install_packages
+    build_asan
+    ;;
   *)
-    sed -n '2,10p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+    awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "${BASH_SOURCE[0]}"
     exit 2
     ;;
 esac

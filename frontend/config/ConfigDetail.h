@@ -17,6 +17,7 @@
 #include "llvm/ADT/StringRef.h"
 
 #include <array>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,15 @@ void sortDiagnostics(std::vector<ConfigDiagnostic> &diagnostics,
 std::string lowerFirst(llvm::StringRef text);
 
 bool hasErrors(llvm::ArrayRef<ConfigDiagnostic> diagnostics);
+
+/// The deepest nesting of arrays and objects a config.json may have, as for
+/// TOML (toml++ caps its tables and arrays at 256).
+constexpr int kMaxJsonDepth = 256;
+
+/// The byte offset of the first `[` or `{` (outside strings) nested deeper
+/// than kMaxJsonDepth, or nullopt. llvm::json parses recursively: this runs
+/// first, so that no text can overflow the stack.
+std::optional<size_t> jsonTooDeep(llvm::StringRef text);
 
 ConfigDiagnostic makeError(const SourceLocation &location, std::string message);
 

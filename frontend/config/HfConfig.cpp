@@ -53,15 +53,33 @@ struct JsonPositions {
   std::map<std::string, SourceLocation, std::less<>> keys;
 };
 
+// One pass, keeping the line and column as it goes: a config.json of many
+// keys costs no more than reading it (locating each key from the start was
+// quadratic in the file's size).
 JsonPositions locateKeys(StringRef text, const std::string &file) {
   JsonPositions positions;
   positions.object = {file, 1, 1};
+  SourceLocation cursor{file, 1, 1};
+  size_t cursorOffset = 0;
+  auto at = [&](size_t offset) {
+    for (; cursorOffset < offset && cursorOffset < text.size();
+         ++cursorOffset) {
+      char c = text[cursorOffset];
+      if (c == '\n') {
+        ++cursor.line;
+        cursor.column = 1;
+      } else if ((static_cast<unsigned char>(c) & 0xC0) != 0x80) {
+        ++cursor.column;
+      }
+    }
+    return cursor;
+  };
   int depth = 0;
   for (size_t i = 0; i < text.size(); ++i) {
     char c = text[i];
     if (c == '{' || c == '[') {
       if (depth++ == 0)
-        positions.object = locateOffset(text, i, file);
+        positions.object = at(i);
     } else if (c == '}' || c == ']') {
       --depth;
     } else if (c == '"') {
@@ -71,8 +89,7 @@ JsonPositions locateKeys(StringRef text, const std::string &file) {
           ++i;
       size_t next = text.find_first_not_of(" \t\r\n", i + 1);
       if (depth == 1 && next != StringRef::npos && text[next] == ':')
-        positions.keys.emplace(text.slice(start + 1, i).str(),
-                               locateOffset(text, start, file));
+        positions.keys.emplace(text.slice(start + 1, i).str(), at(start));
     }
   }
   return positions;
@@ -499,6 +516,24 @@ void readLlama(HfReader &r, ModelConfig &m, ModelFieldSites &sites,
 
 } // namespace
 
+std::optional<size_t> config_detail::jsonTooDeep(StringRef text) {
+  int depth = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '"') {
+      for (++i; i < text.size() && text[i] != '"'; ++i)
+        if (text[i] == '\\')
+          ++i;
+    } else if (c == '{' || c == '[') {
+      if (++depth > kMaxJsonDepth)
+        return i;
+    } else if (c == '}' || c == ']') {
+      --depth;
+    }
+  }
+  return std::nullopt;
+}
+
 HfOutcome parseHuggingFaceConfigText(const std::string &text,
                                      const std::string &path) {
   HfOutcome outcome;
@@ -506,6 +541,17 @@ HfOutcome parseHuggingFaceConfigText(const std::string &text,
 
   // 1. The JSON itself. llvm::json reports "[line:col, byte=N]: message";
   // the byte offset gives the position in code points, as for TOML.
+  // llvm::json parses (and destroys) nested values recursively: a file
+  // nested 50,000 deep overflowed the stack, so the nesting is capped first.
+  if (std::optional<size_t> offset = jsonTooDeep(text)) {
+    diagnostics.push_back(makeError(
+        locateOffset(text, *offset, path),
+        "malformed JSON: arrays and objects nested deeper than " +
+            std::to_string(kMaxJsonDepth) +
+            " levels; a config.json is one object of settings, a few levels "
+            "deep"));
+    return outcome;
+  }
   llvm::Expected<json::Value> parsed = json::parse(text);
   if (!parsed) {
     std::string error = llvm::toString(parsed.takeError());

@@ -11,6 +11,7 @@
 // `rope_parameters`), so `rope_parameters` is dropped.
 //
 //===----------------------------------------------------------------------===//
+#include "frontend/config/ConfigDetail.h"
 #include "frontend/config/RunDescription.h"
 
 #include "llvm/Support/Error.h"
@@ -103,6 +104,11 @@ bool writeHuggingFaceConfig(const ModelConfig &model, const std::string &dtype,
     if (!buffer) {
       error = "cannot read " + model.hfConfigPath + ": " +
               buffer.getError().message();
+      return false;
+    }
+    if (config_detail::jsonTooDeep((*buffer)->getBuffer())) {
+      error = model.hfConfigPath + " is no longer a JSON object of settings "
+                                   "(nested too deep)";
       return false;
     }
     llvm::Expected<json::Value> parsed = json::parse((*buffer)->getBuffer());

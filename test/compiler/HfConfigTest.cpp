@@ -540,3 +540,49 @@ TEST_F(HfFolderTest, WrittenConfigReadsBackAsTheSameModel) {
 }
 
 } // namespace
+
+//===----------------------------------------------------------------------===//
+// Limits (issue #27)
+//===----------------------------------------------------------------------===//
+
+// 50,000 nested arrays overflowed the stack in llvm::json's recursive parser
+// (and in the destructor of the value it builds); the nesting is capped at
+// 256 levels before the text reaches it, as toml++ caps a TOML file's.
+TEST(HfConfigLimits, NestingIsCappedBeforeParsing) {
+  std::string deep = "{\"model_type\": \"gpt2\", \"x\": " +
+                     std::string(50000, '[') + std::string(50000, ']') + "}";
+  EXPECT_EQ(jsonErrors(deep),
+            Messages{"config.json:1:284: error: malformed JSON: arrays and "
+                     "objects nested deeper than 256 levels; a config.json is "
+                     "one object of settings, a few levels deep"});
+  // 256 levels (the top object and 255 arrays) are still JSON: the message
+  // is about the key's type, not the nesting.
+  std::string deepest = "{\"model_type\": " + std::string(255, '[') +
+                        std::string(255, ']') + "}";
+  Messages messages = jsonErrors(deepest);
+  ASSERT_EQ(messages.size(), 1u);
+  EXPECT_EQ(messages[0].find("nested deeper"), std::string::npos)
+      << messages[0];
+  // Brackets inside strings are text, escaped quotes included.
+  std::string inString = "{\"model_type\": \"\\\"" + std::string(300, '[') +
+                         "\"}";
+  messages = jsonErrors(inString);
+  ASSERT_EQ(messages.size(), 1u);
+  EXPECT_EQ(messages[0].find("nested deeper"), std::string::npos)
+      << messages[0];
+}
+
+// The positions of the keys are found in one pass: each key used to be
+// located from the start of the file, quadratic in its size (200,000 keys,
+// 3 MB: about 3e11 steps).
+TEST(HfConfigLimits, ManyKeysAreLocatedInLinearTime) {
+  std::string text = "{\"model_type\": \"gpt2\"";
+  for (int i = 0; i < 200000; ++i)
+    text += ",\n\"k" + std::to_string(i) + "\": 1";
+  text += ",\n\"n_embd\": \"wide\"}";
+  Messages messages = jsonErrors(text);
+  ASSERT_FALSE(messages.empty());
+  EXPECT_EQ(messages.back(),
+            "config.json:200002:1: error: expected n_embd to be an integer, "
+            "got a string \"wide\"; write it as a JSON integer");
+}

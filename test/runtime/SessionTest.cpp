@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 
@@ -131,6 +133,67 @@ TEST(Session, AFailingRankIsNamed) {
   Status status = session->run();
   ASSERT_FALSE(status);
   EXPECT_NE(status.message().find("rank 2: at combine: "), std::string::npos)
+      << status.message();
+}
+
+// Fault injection (issue #27): rank 2 stops answering at its all-reduce
+// (the test hook waits the timeout and a second more). Its peers give up
+// after the timeout; the first to fail names itself, the model part of the
+// command (its origin), the collective with its group, and the missing rank.
+TEST(Session, AStalledRankTimesOutNamingTheRankTheCollectiveAndThePart) {
+  Executable exe = scaledSum(3, {0, 1, 2}, 2);
+  SessionOptions options;
+  options.collectiveTimeoutMs = 300;
+  options.stallRank = 2;
+  std::unique_ptr<Session> session;
+  ASSERT_TRUE(Session::create(exe, options, session));
+  std::vector<float> x = {1.0f, 2.0f};
+  ASSERT_TRUE(session->setArgument("x", DType::F32, {2}, x.data(), 8));
+  auto started = std::chrono::steady_clock::now();
+  Status status = session->run();
+  double seconds = std::chrono::duration<double>(
+                       std::chrono::steady_clock::now() - started)
+                       .count();
+  ASSERT_FALSE(status);
+  EXPECT_EQ(status.code(), StatusCode::Unavailable);
+  const std::string &message = status.message();
+  bool named = message.find("rank 0: at combine: all_reduce on group [0, 1, "
+                            "2] did not complete within 0.3 s: ranks [2] "
+                            "never arrived; a rank that stops answering") !=
+                   std::string::npos ||
+               message.find("rank 1: at combine: all_reduce on group [0, 1, "
+                            "2] did not complete within 0.3 s: ranks [2] "
+                            "never arrived; a rank that stops answering") !=
+                   std::string::npos;
+  EXPECT_TRUE(named) << message;
+  EXPECT_NE(message.find("LLMC_COLLECTIVE_TIMEOUT_S"), std::string::npos);
+  // The run ends once the stalled rank wakes (1.3 s), not at a hang.
+  EXPECT_LT(seconds, 10.0);
+}
+
+// LLMC_COLLECTIVE_TIMEOUT_S overrides the options; a bad value is refused.
+TEST(Session, CollectiveTimeoutFromTheEnvironment) {
+  Executable exe = scaledSum(2, {0, 1}, 2);
+  std::unique_ptr<Session> session;
+  ::setenv("LLMC_COLLECTIVE_TIMEOUT_S", "0", 1);
+  Status status = Session::create(exe, SessionOptions(), session);
+  ::unsetenv("LLMC_COLLECTIVE_TIMEOUT_S");
+  ASSERT_FALSE(status);
+  EXPECT_EQ(status.message(), "LLMC_COLLECTIVE_TIMEOUT_S='0' is not a whole "
+                              "number from 1 to 1000000");
+  ::setenv("LLMC_TEST_STALL_RANK", "1", 1);
+  ::setenv("LLMC_COLLECTIVE_TIMEOUT_S", "1", 1);
+  status = Session::create(exe, SessionOptions(), session);
+  ::unsetenv("LLMC_TEST_STALL_RANK");
+  ::unsetenv("LLMC_COLLECTIVE_TIMEOUT_S");
+  ASSERT_TRUE(status) << status.message();
+  std::vector<float> x = {1.0f, 2.0f};
+  ASSERT_TRUE(session->setArgument("x", DType::F32, {2}, x.data(), 8));
+  status = session->run();
+  ASSERT_FALSE(status);
+  EXPECT_NE(status.message().find("did not complete within 1 s: ranks [1] "
+                                  "never arrived"),
+            std::string::npos)
       << status.message();
 }
 
