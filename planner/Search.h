@@ -78,6 +78,23 @@ SearchResult searchMeshes(mlir::MLIRContext &context,
 std::vector<std::string> explainWinner(const SearchResult &result,
                                        double budgetBytes);
 
+/// Why the winner has the ZeRO stage it has, one sentence: the same
+/// mesh, remat and microbatches with another stage (ZeRO-1 when the winner
+/// has none, none when it has one), its time and memory against the
+/// winner's, or why that candidate was not evaluated. Empty without a
+/// winner.
+std::string explainZero(const SearchResult &result, double budgetBytes);
+
+/// The winner as a `[parallel]` table to paste into a run description
+/// (lines without the trailing newline): `devices` ("cuda:N" or "cpu:N"
+/// after `devicesKind`), the five degrees, `zero`, and for a pipeline its
+/// schedule, virtual stages and the equal boundaries the search assumed;
+/// then, as comments, the winner's `[train] microbatches` and `[memory]
+/// remat`, which belong to those tables.
+std::vector<std::string> parallelBlock(const Candidate &winner,
+                                       llvm::StringRef devicesKind,
+                                       int64_t layers);
+
 /// The model flops of one step, as docs/planning.md counts them for MFU:
 /// tokens x (6 N + 12 L d T), N the parameters without position
 /// embeddings (the matrices, the embedding, biases and norms).
