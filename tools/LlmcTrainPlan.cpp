@@ -12,6 +12,7 @@
 #include "sharding/Sharding.h"
 #include "tools/LlmcDriver.h"
 
+#include <cmath>
 #include <map>
 
 namespace llmc::driver {
@@ -202,13 +203,17 @@ void printCountsAndSearch(llvm::raw_ostream &os,
             module->getAttrOfType<mlir::DictionaryAttr>("llmc.auto_mesh"))
       if (auto ms = chosen.getAs<mlir::FloatAttr>("predicted_step_ms")) {
         double probe = ms.getValueAsDouble();
+        // Rounded first, so that a difference of float rounding prints +0.0.
+        double percent =
+            probe > 0 ? std::round(1000 * (predicted * 1e3 - probe) / probe) / 10
+                      : 0.0;
+        if (percent == 0)
+          percent = 0; // no -0.0
         os << llvm::formatv(
             "    the mesh search's estimate of this mesh: {0:f2} ms (from "
             "probe compiles of fewer layers, the ranking's number); this "
             "plan compiles every layer: {1:f3} ms ({2}{3:f1}%)\n",
-            probe, predicted * 1e3,
-            predicted * 1e3 >= probe ? "+" : "",
-            probe > 0 ? 100 * (predicted * 1e3 - probe) / probe : 0.0);
+            probe, predicted * 1e3, percent >= 0 ? "+" : "", percent);
       }
 }
 
