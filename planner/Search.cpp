@@ -145,6 +145,7 @@ private:
   std::optional<Rejection> pruneByEarlierResults(const Candidate &c,
                                                  const Candidate &key,
                                                  const Candidate &rematKey);
+  std::optional<Rejection> pruneByBound(const Candidate &c) const;
   mlir::FailureOr<Measure> probe(const Candidate &probe);
   mlir::FailureOr<Measure> evaluate(const Candidate &c, std::string &error);
   void record(const Candidate &c, const Measure &measure,
@@ -170,6 +171,11 @@ private:
   int64_t total = 0, seen = 0;
   /// Set once `result.ranked` is final: the progress line names its front.
   bool rankedDone = false;
+  /// The fastest exact candidate that fits so far (its microbatches
+  /// compiled, so its time does not change when the winner is checked):
+  /// the bound's threshold.
+  double bestExactSeconds = 0;
+  std::string bestExactText;
 };
 
 /// Virtual stages (the interleaved schedule) for a pipeline: every divisor
@@ -257,6 +263,32 @@ Searcher::pruneByEarlierResults(const Candidate &c, const Candidate &key,
   return std::nullopt;
 }
 
+/// 3b. The bound (SearchOptions::boundPruning): a lighter candidate of the
+/// same mesh and microbatches, evaluated already, is a lower bound of this
+/// one's time; when that exceeds the fastest exact candidate that fits,
+/// this one cannot win. Only exact candidates set the threshold: a derived
+/// one may lose its place when the winner's microbatches are compiled.
+std::optional<Rejection> Searcher::pruneByBound(const Candidate &c) const {
+  if (!options.boundPruning || bestExactSeconds <= 0)
+    return std::nullopt;
+  for (const Evaluated &e : done) {
+    const Candidate &d = e.candidate;
+    if (!sameMesh(c, d) || d == c || !lighterZero(d.zero, c.zero) ||
+        d.remat > c.remat || d.microbatches != c.microbatches ||
+        d.virtualStages != c.virtualStages)
+      continue;
+    double bound = e.measure.stepSeconds();
+    if (bound > bestExactSeconds)
+      return Rejection{
+          "bound", llvm::formatv("cannot win: {0}, lighter, already takes "
+                                 "{1:f2} ms, more than {2} at {3:f2} ms",
+                                 d.text(), bound * 1e3, bestExactText,
+                                 bestExactSeconds * 1e3)
+                       .str()};
+  }
+  return std::nullopt;
+}
+
 /// The probe pair of `probe` (one candidate of few microbatches), compiled
 /// once and shared.
 mlir::FailureOr<Measure> Searcher::probe(const Candidate &probe) {
@@ -319,6 +351,11 @@ void Searcher::record(const Candidate &c, const Measure &measure,
   e.fits = e.measure.memoryBytes() <= options.budgetBytes;
   done.push_back(e);
   if (e.fits) {
+    if (e.exact && (bestExactSeconds <= 0 ||
+                    e.measure.stepSeconds() < bestExactSeconds)) {
+      bestExactSeconds = e.measure.stepSeconds();
+      bestExactText = c.text();
+    }
     result.ranked.push_back(e);
     return;
   }
@@ -414,6 +451,8 @@ SearchResult Searcher::search() {
             std::optional<Rejection> why = pruneWithoutCompile(c);
             if (!why)
               why = pruneByEarlierResults(c, key, rematKey);
+            if (!why)
+              why = pruneByBound(c);
             if (why) {
               result.pruned.push_back({c, *why});
               continue;

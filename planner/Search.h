@@ -34,6 +34,12 @@ struct SearchOptions {
   DeviceProfile profile;
   /// Where a progress line goes about once a second (null: nowhere).
   llvm::raw_ostream *progress = nullptr;
+  /// Skip a candidate before its probes when a lighter one of the same
+  /// mesh (the same microbatches, less remat or a lighter ZeRO stage: what
+  /// the dominance rule assumes is never slower) already takes longer than
+  /// the fastest exact candidate that fits (rule "bound"). It cannot change
+  /// the winner (SearchTest compares with the search without it).
+  bool boundPruning = true;
 };
 
 struct Evaluated {

@@ -48,13 +48,14 @@ void printReport(llvm::raw_ostream &os, const llmc::RunDescription &run,
                  const planner::SearchOptions &options, int64_t nodes) {
   const planner::DeviceProfile &profile = options.profile;
   std::map<std::string, std::pair<int64_t, const planner::Pruned *>> byRule;
-  int64_t dominated = 0, tooLarge = 0;
+  int64_t dominated = 0, tooLarge = 0, bounded = 0;
   for (const planner::Pruned &p : result.pruned) {
     auto &entry = byRule[p.why.rule];
     if (entry.first++ == 0)
       entry.second = &p;
     dominated += p.why.rule == "dominated";
     tooLarge += p.why.rule == "does not fit";
+    bounded += p.why.rule == "bound";
   }
   int64_t evaluated =
       static_cast<int64_t>(result.ranked.size() + result.tooLarge.size());
@@ -64,12 +65,14 @@ void printReport(llvm::raw_ostream &os, const llmc::RunDescription &run,
       options.devices, nodes, profile.devicesPerNode, profile.name,
       planner::gibText(options.budgetBytes));
   os << llvm::formatv(
-      "  {0} candidates in {1:f2} s: {2} pruned by rules, {3} dominated, {4} "
-      "evaluated ({5} fit, {6} do not) with {7} probe compiles\n",
+      "  {0} candidates in {1:f2} s: {2} pruned by rules, {3} dominated, {8} "
+      "bounded (a lighter one of the same mesh is already slower than the "
+      "best), {4} evaluated ({5} fit, {6} do not) with {7} probe compiles\n",
       result.candidates, result.seconds,
-      static_cast<int64_t>(result.pruned.size()) - dominated - tooLarge,
+      static_cast<int64_t>(result.pruned.size()) - dominated - tooLarge -
+          bounded,
       dominated, evaluated, result.ranked.size(), result.tooLarge.size(),
-      result.compiles);
+      result.compiles, bounded);
   os << llvm::formatv(
       "  top five (predicted step time: kernels and collectives on two "
       "streams, a pipeline as its schedule simulated; kernels and "
@@ -170,11 +173,12 @@ llvm::json::Object candidateJson(const llmc::RunDescription &run,
 void printJson(llvm::raw_ostream &os, const llmc::RunDescription &run,
                const planner::SearchResult &result,
                const planner::SearchOptions &options, int64_t nodes) {
-  int64_t dominated = 0, tooLarge = 0;
+  int64_t dominated = 0, tooLarge = 0, bounded = 0;
   llvm::json::Object pruned;
   for (const planner::Pruned &p : result.pruned) {
     dominated += p.why.rule == "dominated";
     tooLarge += p.why.rule == "does not fit";
+    bounded += p.why.rule == "bound";
     llvm::json::Value &entry = pruned[p.why.rule];
     if (!entry.getAsObject())
       entry = llvm::json::Object{{"count", 0},
@@ -204,8 +208,10 @@ void printJson(llvm::raw_ostream &os, const llmc::RunDescription &run,
       {"budget_bytes", options.budgetBytes},
       {"candidates", result.candidates},
       {"pruned_by_rules",
-       static_cast<int64_t>(result.pruned.size()) - dominated - tooLarge},
+       static_cast<int64_t>(result.pruned.size()) - dominated - tooLarge -
+           bounded},
       {"dominated", dominated},
+      {"bounded", bounded},
       {"evaluated", static_cast<int64_t>(result.ranked.size() +
                                          result.tooLarge.size())},
       {"fit", static_cast<int64_t>(result.ranked.size())},
