@@ -633,29 +633,41 @@ void Planner::placeFirstFit() {
     return storages[a].bytes > storages[b].bytes;
   });
   struct Placed {
-    uint64_t offset, size;
+    uint64_t offset, end;
     int64_t first, last;
     bool returned, feedbackTarget;
   };
+  // `placed` is kept sorted by (offset, end): scanning it in that order and
+  // skipping the storages whose lifetime does not meet this one's visits
+  // the busy ranges in the order a sort of them would give (the first fit
+  // of the plain algorithm, to the byte), without sorting them again for
+  // every storage (the sort was half of a mesh search's time: 7B LLaMA on
+  // 64 GPUs, perf).
   std::vector<Placed> placed;
-  std::vector<std::pair<uint64_t, uint64_t>> busy;
+  placed.reserve(order.size());
   for (int index : order) {
     Storage &s = storages[index];
-    busy.clear();
-    for (const Placed &p : placed)
-      if ((p.first <= s.last && s.first <= p.last) ||
-          (p.returned && s.feedbackTarget) || (p.feedbackTarget && s.returned))
-        busy.push_back({p.offset, p.offset + p.size});
-    std::sort(busy.begin(), busy.end());
     uint64_t offset = 0;
-    for (auto [begin, finish] : busy) {
-      if (offset + s.bytes <= begin)
+    for (const Placed &p : placed) {
+      bool busy = (p.first <= s.last && s.first <= p.last) ||
+                  (p.returned && s.feedbackTarget) ||
+                  (p.feedbackTarget && s.returned);
+      if (!busy)
+        continue;
+      if (offset + s.bytes <= p.offset)
         break;
-      offset = std::max(offset, finish);
+      offset = std::max(offset, p.end);
     }
     s.offset = offset;
-    placed.push_back(
-        {offset, s.bytes, s.first, s.last, s.returned, s.feedbackTarget});
+    Placed mine{offset, offset + s.bytes, s.first, s.last, s.returned,
+                s.feedbackTarget};
+    auto at = std::upper_bound(placed.begin(), placed.end(), mine,
+                               [](const Placed &a, const Placed &b) {
+                                 return a.offset != b.offset
+                                            ? a.offset < b.offset
+                                            : a.end < b.end;
+                               });
+    placed.insert(at, mine);
     plan.arenaBytes = std::max(plan.arenaBytes, offset + s.bytes);
   }
 }

@@ -75,6 +75,10 @@ CompilePipelineOptions pipelineOptionsFor(const RunDescription &run) {
   options.parallel.pipelineBoundaries = par.pipelineBoundaries;
   options.parallel.sp = par.sequenceParallel;
   options.parallel.zero = par.zero;
+  // Buffers planned for the backend that runs the step, as the driver
+  // plans them (llmc compile, llmc plan): a probe and the winner's plan
+  // are one computation.
+  options.fusedKernels = llvm::StringRef(par.devices).starts_with("cuda");
   return options;
 }
 

@@ -145,6 +145,7 @@ private:
   std::optional<Rejection> pruneByEarlierResults(const Candidate &c,
                                                  const Candidate &key,
                                                  const Candidate &rematKey);
+  std::optional<Rejection> pruneByBound(const Candidate &c) const;
   mlir::FailureOr<Measure> probe(const Candidate &probe);
   mlir::FailureOr<Measure> evaluate(const Candidate &c, std::string &error);
   void record(const Candidate &c, const Measure &measure,
@@ -168,6 +169,13 @@ private:
   // for backward do not fit: no remat policy helps.
   std::map<std::string, double> rematHopeless;
   int64_t total = 0, seen = 0;
+  /// Set once `result.ranked` is final: the progress line names its front.
+  bool rankedDone = false;
+  /// The fastest exact candidate that fits so far (its microbatches
+  /// compiled, so its time does not change when the winner is checked):
+  /// the bound's threshold.
+  double bestExactSeconds = 0;
+  std::string bestExactText;
 };
 
 /// Virtual stages (the interleaved schedule) for a pipeline: every divisor
@@ -187,17 +195,22 @@ void Searcher::progress(bool force) {
   if (!options.progress || (!force && secondsSince(lastProgress) < 1.0))
     return;
   lastProgress = Clock::now();
-  const Evaluated *best = nullptr;
-  for (const Evaluated &e : done)
-    if (e.fits &&
-        (!best || e.measure.stepSeconds() < best->measure.stepSeconds()))
-      best = &e;
+  // The ranking's own front once it is ranked (the winner, after the
+  // derived microbatches were compiled); before, the fastest that fits,
+  // `~` marking derived microbatches as the report does.
+  const Evaluated *best = rankedDone ? result.winner() : nullptr;
+  if (!rankedDone)
+    for (const Evaluated &e : done)
+      if (e.fits &&
+          (!best || e.measure.stepSeconds() < best->measure.stepSeconds()))
+        best = &e;
   *options.progress << llvm::formatv(
       "llmc plan: search {0:f1} s: {1} of {2} candidates, {3} pruned, {4} "
       "evaluated ({5} probe compiles), best so far {6}\n",
       secondsSince(start), seen, total, result.pruned.size(), done.size(),
       result.compiles,
-      best ? llvm::formatv("{0} at {1:f1} ms", best->candidate.text(),
+      best ? llvm::formatv("{0}{1} at {2:f2} ms", best->exact ? "" : "~",
+                           best->candidate.text(),
                            best->measure.stepSeconds() * 1e3)
                  .str()
            : std::string("none"));
@@ -247,6 +260,32 @@ Searcher::pruneByEarlierResults(const Candidate &c, const Candidate &key,
                      "weights, gradients and optimizer state alone need " +
                          gibText(h->second) + " per rank, has " +
                          gibText(options.budgetBytes)};
+  return std::nullopt;
+}
+
+/// 3b. The bound (SearchOptions::boundPruning): a lighter candidate of the
+/// same mesh and microbatches, evaluated already, is a lower bound of this
+/// one's time; when that exceeds the fastest exact candidate that fits,
+/// this one cannot win. Only exact candidates set the threshold: a derived
+/// one may lose its place when the winner's microbatches are compiled.
+std::optional<Rejection> Searcher::pruneByBound(const Candidate &c) const {
+  if (!options.boundPruning || bestExactSeconds <= 0)
+    return std::nullopt;
+  for (const Evaluated &e : done) {
+    const Candidate &d = e.candidate;
+    if (!sameMesh(c, d) || d == c || !lighterZero(d.zero, c.zero) ||
+        d.remat > c.remat || d.microbatches != c.microbatches ||
+        d.virtualStages != c.virtualStages)
+      continue;
+    double bound = e.measure.stepSeconds();
+    if (bound > bestExactSeconds)
+      return Rejection{
+          "bound", llvm::formatv("cannot win: {0}, lighter, already takes "
+                                 "{1:f2} ms, more than {2} at {3:f2} ms",
+                                 d.text(), bound * 1e3, bestExactText,
+                                 bestExactSeconds * 1e3)
+                       .str()};
+  }
   return std::nullopt;
 }
 
@@ -312,6 +351,11 @@ void Searcher::record(const Candidate &c, const Measure &measure,
   e.fits = e.measure.memoryBytes() <= options.budgetBytes;
   done.push_back(e);
   if (e.fits) {
+    if (e.exact && (bestExactSeconds <= 0 ||
+                    e.measure.stepSeconds() < bestExactSeconds)) {
+      bestExactSeconds = e.measure.stepSeconds();
+      bestExactText = c.text();
+    }
     result.ranked.push_back(e);
     return;
   }
@@ -407,6 +451,8 @@ SearchResult Searcher::search() {
             std::optional<Rejection> why = pruneWithoutCompile(c);
             if (!why)
               why = pruneByEarlierResults(c, key, rematKey);
+            if (!why)
+              why = pruneByBound(c);
             if (why) {
               result.pruned.push_back({c, *why});
               continue;
@@ -424,6 +470,7 @@ SearchResult Searcher::search() {
     return a.measure.stepSeconds() < b.measure.stepSeconds();
   };
   std::stable_sort(result.ranked.begin(), result.ranked.end(), faster);
+  rankedDone = true;
   rankOnExactProbes();
   std::stable_sort(result.tooLarge.begin(), result.tooLarge.end(), faster);
   result.candidates = seen;
@@ -460,7 +507,8 @@ std::vector<std::string> explainWinner(const SearchResult &result,
   }
   const Measure &w = win->measure;
   const StageMeasure &ws = w.busiestStage();
-  auto ms = [](double s) { return llvm::formatv("{0:f1} ms", s * 1e3).str(); };
+  // Two decimals, as the ranking prints a step: one number everywhere.
+  auto ms = [](double s) { return llvm::formatv("{0:f2} ms", s * 1e3).str(); };
   std::string comm;
   for (const auto &[axes, s] : ws.commSeconds)
     comm += (comm.empty() ? "" : ", ") + axes + " " + ms(s);
@@ -525,6 +573,89 @@ std::vector<std::string> explainWinner(const SearchResult &result,
   if (faster.empty())
     lines.push_back("no faster candidate was found that does not fit: the "
                     "winner is not held back by memory");
+  return lines;
+}
+
+namespace {
+/// The evaluated candidate (fitting or not) equal to `c`, if any.
+const Evaluated *findEvaluated(const SearchResult &result, const Candidate &c) {
+  for (const std::vector<Evaluated> *list : {&result.ranked, &result.tooLarge})
+    for (const Evaluated &e : *list)
+      if (e.candidate == c)
+        return &e;
+  return nullptr;
+}
+} // namespace
+
+std::string explainZero(const SearchResult &result, double budgetBytes) {
+  const Evaluated *win = result.winner();
+  if (!win)
+    return "";
+  const Candidate &w = win->candidate;
+  if (w.dp == 1)
+    return "ZeRO: none, because it shards over dp and " + w.text() +
+           " has no dp axis";
+  // ZeRO-1 against none: the same collectives' bytes (a reduce-scatter
+  // and an all-gather instead of an all-reduce) for a quarter of the
+  // optimizer state's memory; 2 and 3 add collectives to 1.
+  Candidate other = w;
+  other.zero = w.zero == 0 ? 1 : 0;
+  auto ms = [](double s) { return llvm::formatv("{0:f2} ms", s * 1e3).str(); };
+  std::string lead = w.zero == 0 ? "ZeRO: none, because "
+                                 : "ZeRO-" + std::to_string(w.zero) +
+                                       ": chosen because ";
+  if (const Evaluated *e = findEvaluated(result, other)) {
+    double dt = e->measure.stepSeconds() - win->measure.stepSeconds();
+    std::string time = llvm::formatv("{0} takes {1} ({2}{3})", other.text(),
+                                     ms(e->measure.stepSeconds()),
+                                     dt >= 0 ? "+" : "-", ms(std::abs(dt)))
+                           .str();
+    std::string memory =
+        "needs " + gibText(e->measure.memoryBytes()) + " per rank" +
+        (e->fits ? "" : ", over the budget of " + gibText(budgetBytes));
+    if (w.zero == 0)
+      return lead + time + " and " + memory + " against " +
+             gibText(win->measure.memoryBytes()) +
+             ": the winner fits without sharding its optimizer state";
+    return lead + "without it " + time + " and " + memory +
+           (e->fits ? " (it fits, but is slower)" : "");
+  }
+  for (const Pruned &p : result.pruned)
+    if (p.candidate == other)
+      return lead + other.text() + " was not evaluated: " + p.why.reason;
+  return lead + other.text() + " was not evaluated";
+}
+
+std::vector<std::string> parallelBlock(const Candidate &c,
+                                       llvm::StringRef devicesKind,
+                                       int64_t layers) {
+  std::vector<std::string> lines = {"[parallel]"};
+  lines.push_back("devices = \"" + devicesKind.str() + ":" +
+                  std::to_string(c.devices()) + "\"");
+  for (auto [name, size] : {std::pair<const char *, int64_t>{"dp", c.dp},
+                            {"tp", c.tp},
+                            {"pp", c.pp},
+                            {"cp", c.cp},
+                            {"ep", c.ep},
+                            {"zero", c.zero}})
+    lines.push_back(std::string(name) + " = " + std::to_string(size));
+  if (c.pp > 1) {
+    // The search cuts equal chunks (without boundaries llmc-split-pipeline
+    // balances them by cost, which is not what was predicted).
+    int64_t chunks = c.pp * c.virtualStages;
+    std::string bounds;
+    for (int64_t s = 1; s < chunks; ++s)
+      bounds += (s > 1 ? ", " : "") + std::to_string(s * layers / chunks);
+    lines.push_back(std::string("pipeline_schedule = \"") +
+                    (c.virtualStages > 1 ? "interleaved" : "1f1b") + "\"");
+    if (c.virtualStages > 1)
+      lines.push_back("virtual_stages = " + std::to_string(c.virtualStages));
+    lines.push_back("pipeline_boundaries = [" + bounds + "]");
+  }
+  lines.push_back("# and in [train]: microbatches = " +
+                  std::to_string(c.microbatches));
+  lines.push_back(std::string("# and in [memory]: remat = \"") +
+                  rematName(c.remat) + "\"");
   return lines;
 }
 

@@ -34,6 +34,12 @@ struct SearchOptions {
   DeviceProfile profile;
   /// Where a progress line goes about once a second (null: nowhere).
   llvm::raw_ostream *progress = nullptr;
+  /// Skip a candidate before its probes when a lighter one of the same
+  /// mesh (the same microbatches, less remat or a lighter ZeRO stage: what
+  /// the dominance rule assumes is never slower) already takes longer than
+  /// the fastest exact candidate that fits (rule "bound"). It cannot change
+  /// the winner (SearchTest compares with the search without it).
+  bool boundPruning = true;
 };
 
 struct Evaluated {
@@ -77,6 +83,23 @@ SearchResult searchMeshes(mlir::MLIRContext &context,
 /// how much).
 std::vector<std::string> explainWinner(const SearchResult &result,
                                        double budgetBytes);
+
+/// Why the winner has the ZeRO stage it has, one sentence: the same
+/// mesh, remat and microbatches with another stage (ZeRO-1 when the winner
+/// has none, none when it has one), its time and memory against the
+/// winner's, or why that candidate was not evaluated. Empty without a
+/// winner.
+std::string explainZero(const SearchResult &result, double budgetBytes);
+
+/// The winner as a `[parallel]` table to paste into a run description
+/// (lines without the trailing newline): `devices` ("cuda:N" or "cpu:N"
+/// after `devicesKind`), the five degrees, `zero`, and for a pipeline its
+/// schedule, virtual stages and the equal boundaries the search assumed;
+/// then, as comments, the winner's `[train] microbatches` and `[memory]
+/// remat`, which belong to those tables.
+std::vector<std::string> parallelBlock(const Candidate &winner,
+                                       llvm::StringRef devicesKind,
+                                       int64_t layers);
 
 /// The model flops of one step, as docs/planning.md counts them for MFU:
 /// tokens x (6 N + 12 L d T), N the parameters without position

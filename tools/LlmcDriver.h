@@ -406,6 +406,13 @@ struct PlanCommand {
                "every layer of the winner (for models too large to compile "
                "whole)"),
       cl::sub(command), cl::cat(llmcCategory())};
+  cl::opt<bool> json{
+      "json",
+      cl::desc("With --gpus (or mesh = \"auto\"): print the search as one "
+               "JSON object on standard output, for scripts (the fields are "
+               "in docs/planning.md, \"The search\"), and stop as "
+               "--search-only does"),
+      cl::sub(command), cl::cat(llmcCategory())};
   cl::opt<int64_t> nodes{
       "nodes",
       cl::desc("With --gpus: the devices are M nodes of N / M (collectives "
@@ -526,6 +533,9 @@ struct CompileRequest {
   /// Stop after the search's report (compileModule returns
   /// kSearchOnlyDone).
   bool searchOnly = false;
+  /// The report as one JSON object instead of text (llmc plan --json;
+  /// docs/planning.md, "The search").
+  bool json = false;
 };
 
 /// Whether a program for `devices` ([parallel] devices or --device) is

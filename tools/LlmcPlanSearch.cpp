@@ -12,6 +12,7 @@
 #include "planner/Search.h"
 
 #include "mlir/IR/Builders.h"
+#include "llvm/Support/JSON.h"
 
 #include <chrono>
 #include <map>
@@ -32,18 +33,29 @@ std::string msText(double seconds) {
   return llvm::formatv("{0:f2}", seconds * 1e3).str();
 }
 
+/// The fastest candidates that fit in --json's "ranked".
+constexpr size_t kJsonRanked = 20;
+
+/// "cpu" for a run on CPU devices, else "cuda": the kind of the pasted
+/// [parallel] devices.
+std::string devicesKind(const llmc::RunDescription &run) {
+  return llvm::StringRef(run.parallel.devices).starts_with("cpu") ? "cpu"
+                                                                   : "cuda";
+}
+
 void printReport(llvm::raw_ostream &os, const llmc::RunDescription &run,
                  const planner::SearchResult &result,
                  const planner::SearchOptions &options, int64_t nodes) {
   const planner::DeviceProfile &profile = options.profile;
   std::map<std::string, std::pair<int64_t, const planner::Pruned *>> byRule;
-  int64_t dominated = 0, tooLarge = 0;
+  int64_t dominated = 0, tooLarge = 0, bounded = 0;
   for (const planner::Pruned &p : result.pruned) {
     auto &entry = byRule[p.why.rule];
     if (entry.first++ == 0)
       entry.second = &p;
     dominated += p.why.rule == "dominated";
     tooLarge += p.why.rule == "does not fit";
+    bounded += p.why.rule == "bound";
   }
   int64_t evaluated =
       static_cast<int64_t>(result.ranked.size() + result.tooLarge.size());
@@ -53,12 +65,14 @@ void printReport(llvm::raw_ostream &os, const llmc::RunDescription &run,
       options.devices, nodes, profile.devicesPerNode, profile.name,
       planner::gibText(options.budgetBytes));
   os << llvm::formatv(
-      "  {0} candidates in {1:f2} s: {2} pruned by rules, {3} dominated, {4} "
-      "evaluated ({5} fit, {6} do not) with {7} probe compiles\n",
+      "  {0} candidates in {1:f2} s: {2} pruned by rules, {3} dominated, {8} "
+      "bounded (a lighter one of the same mesh is already slower than the "
+      "best), {4} evaluated ({5} fit, {6} do not) with {7} probe compiles\n",
       result.candidates, result.seconds,
-      static_cast<int64_t>(result.pruned.size()) - dominated - tooLarge,
+      static_cast<int64_t>(result.pruned.size()) - dominated - tooLarge -
+          bounded,
       dominated, evaluated, result.ranked.size(), result.tooLarge.size(),
-      result.compiles);
+      result.compiles, bounded);
   os << llvm::formatv(
       "  top five (predicted step time: kernels and collectives on two "
       "streams, a pipeline as its schedule simulated; kernels and "
@@ -112,6 +126,107 @@ void printReport(llvm::raw_ostream &os, const llmc::RunDescription &run,
   for (const std::string &line :
        planner::explainWinner(result, options.budgetBytes))
     os << "    " << line << "\n";
+  if (const planner::Evaluated *win = result.winner()) {
+    os << "    " << planner::explainZero(result, options.budgetBytes) << "\n";
+    os << "  the winner as a run description's [parallel] table (paste it "
+          "over the file's):\n";
+    for (const std::string &line : planner::parallelBlock(
+             win->candidate, devicesKind(run), run.model.numLayers))
+      os << "    " << line << "\n";
+  }
+}
+
+/// One evaluated candidate as the JSON report's object.
+llvm::json::Object candidateJson(const llmc::RunDescription &run,
+                                 const planner::Evaluated &e,
+                                 const planner::SearchOptions &options) {
+  const planner::Candidate &c = e.candidate;
+  const planner::StageMeasure &s = e.measure.busiestStage();
+  llvm::json::Object comm;
+  for (const auto &[axes, seconds] : s.commSeconds)
+    comm[axes] = llvm::json::Object{{"ms", seconds * 1e3},
+                                    {"bytes", s.commBytes.at(axes)}};
+  return llvm::json::Object{
+      {"candidate", c.text()},
+      {"dp", c.dp},
+      {"tp", c.tp},
+      {"pp", c.pp},
+      {"cp", c.cp},
+      {"ep", c.ep},
+      {"zero", c.zero},
+      {"remat", planner::rematName(c.remat)},
+      {"microbatches", c.microbatches},
+      {"virtual_stages", c.virtualStages},
+      {"exact", e.exact},
+      {"fits", e.fits},
+      {"step_ms", e.measure.stepSeconds() * 1e3},
+      {"kernels_ms", s.compute * 1e3},
+      {"communication_ms", s.communication * 1e3},
+      {"bubble", e.measure.bubble},
+      {"memory_bytes", e.measure.memoryBytes()},
+      {"mfu", planner::modelFlopsUtilization(run, e.measure.stepSeconds(),
+                                             options.devices, options.profile)},
+      {"communication", std::move(comm)}};
+}
+
+/// The report as one JSON object (docs/planning.md lists the fields).
+void printJson(llvm::raw_ostream &os, const llmc::RunDescription &run,
+               const planner::SearchResult &result,
+               const planner::SearchOptions &options, int64_t nodes) {
+  int64_t dominated = 0, tooLarge = 0, bounded = 0;
+  llvm::json::Object pruned;
+  for (const planner::Pruned &p : result.pruned) {
+    dominated += p.why.rule == "dominated";
+    tooLarge += p.why.rule == "does not fit";
+    bounded += p.why.rule == "bound";
+    llvm::json::Value &entry = pruned[p.why.rule];
+    if (!entry.getAsObject())
+      entry = llvm::json::Object{{"count", 0},
+                                 {"example", p.candidate.text()},
+                                 {"reason", p.why.reason}};
+    llvm::json::Object *o = entry.getAsObject();
+    (*o)["count"] = *o->getInteger("count") + 1;
+  }
+  llvm::json::Array ranked;
+  for (size_t i = 0; i < result.ranked.size() && i < kJsonRanked; ++i)
+    ranked.push_back(candidateJson(run, result.ranked[i], options));
+  llvm::json::Array why;
+  for (const std::string &line :
+       planner::explainWinner(result, options.budgetBytes))
+    why.push_back(line);
+  const planner::Evaluated *win = result.winner();
+  std::string block;
+  if (win)
+    for (const std::string &line : planner::parallelBlock(
+             win->candidate, devicesKind(run), run.model.numLayers))
+      block += line + "\n";
+  llvm::json::Object out{
+      {"devices", options.devices},
+      {"nodes", nodes},
+      {"devices_per_node", options.profile.devicesPerNode},
+      {"profile", options.profile.name},
+      {"budget_bytes", options.budgetBytes},
+      {"candidates", result.candidates},
+      {"pruned_by_rules",
+       static_cast<int64_t>(result.pruned.size()) - dominated - tooLarge -
+           bounded},
+      {"dominated", dominated},
+      {"bounded", bounded},
+      {"evaluated", static_cast<int64_t>(result.ranked.size() +
+                                         result.tooLarge.size())},
+      {"fit", static_cast<int64_t>(result.ranked.size())},
+      {"probe_compiles", result.compiles},
+      {"seconds", result.seconds},
+      {"model_flops_per_step", planner::modelFlopsPerStep(run)},
+      {"ranked", std::move(ranked)},
+      {"pruned", std::move(pruned)},
+      {"why", std::move(why)},
+      {"zero", planner::explainZero(result, options.budgetBytes)},
+      {"winner", win ? llvm::json::Value(candidateJson(run, *win, options))
+                     : llvm::json::Value(nullptr)},
+      {"parallel_toml", win ? llvm::json::Value(block)
+                            : llvm::json::Value(nullptr)}};
+  os << llvm::formatv("{0:2}", llvm::json::Value(std::move(out))) << "\n";
 }
 } // namespace
 
@@ -168,7 +283,9 @@ int chooseMesh(Session &session, const CompileRequest &request,
   // 2. The search.
   planner::SearchResult result =
       planner::searchMeshes(session.context, run, options);
-  if (request.printSearch)
+  if (request.json)
+    printJson(llvm::outs(), run, result, options, nodes);
+  else if (request.printSearch)
     printReport(llvm::outs(), run, result, options, nodes);
   const planner::Evaluated *win = result.winner();
   if (request.searchOnly)

@@ -14,6 +14,7 @@
 
 #include "runtime/io/File.h"
 
+#include <cmath>
 #include <map>
 
 namespace llmc::driver {
@@ -193,6 +194,51 @@ void printPeakBuffers(llvm::raw_ostream &os, const llmc::BufferPlan &plan,
   }
 }
 
+/// The kernels per step (the table's rows, one computation) and, for a
+/// mesh the search chose, the search's estimate beside this compile's.
+void printCountsAndSearch(llvm::raw_ostream &os,
+                          const llmc::planner::StepCost &step, bool pipelined,
+                          mlir::func::FuncOp function, double predicted) {
+  // The kernels of the table's rows, as the cost model counts them: a region
+  // the backend runs as one kernel is one, any other region its ops.
+  int64_t kernels = 0, launches = 0, regions = 0;
+  for (const llmc::planner::GroupCost &g : step.groups)
+    if (!g.communication) {
+      kernels += g.kernels;
+      launches += g.launches;
+    }
+  for (const llmc::planner::GroupCost &g : step.byOp)
+    if (g.group == "fused")
+      regions += g.kernels;
+  os << llvm::formatv("    {0} kernels per step{1} (the rows' sum: {2} of "
+                      "them fused regions run as one kernel each, any other "
+                      "region counted op by op), {3} launches (members of a "
+                      "multi-tensor launch after its first and folded adds "
+                      "launch nothing)\n",
+                      kernels,
+                      pipelined ? " of the busiest stage" : "",
+                      regions, launches);
+  // The search's number for this mesh, named (it is an estimate from
+  // probes of fewer layers; this plan compiles every layer).
+  if (auto module = function->getParentOfType<mlir::ModuleOp>())
+    if (auto chosen =
+            module->getAttrOfType<mlir::DictionaryAttr>("llmc.auto_mesh"))
+      if (auto ms = chosen.getAs<mlir::FloatAttr>("predicted_step_ms")) {
+        double probe = ms.getValueAsDouble();
+        // Rounded first, so that a difference of float rounding prints +0.0.
+        double percent =
+            probe > 0 ? std::round(1000 * (predicted * 1e3 - probe) / probe) / 10
+                      : 0.0;
+        if (percent == 0)
+          percent = 0; // no -0.0
+        os << llvm::formatv(
+            "    the mesh search's estimate of this mesh: {0:f2} ms (from "
+            "probe compiles of fewer layers, the ranking's number); this "
+            "plan compiles every layer: {1:f3} ms ({2}{3:f1}%)\n",
+            probe, predicted * 1e3, percent >= 0 ? "+" : "", percent);
+      }
+}
+
 /// The predicted step time of `function` on `profile` and its breakdown by
 /// kernel group (analysis/CostModel.h, docs/planning.md).
 void printStepTime(llvm::raw_ostream &os, mlir::func::FuncOp function,
@@ -334,6 +380,8 @@ void printStepTime(llvm::raw_ostream &os, mlir::func::FuncOp function,
                       static_cast<double>(arenaBytes) <= profile.memoryBytes
                           ? "fits"
                           : "does not fit");
+  printCountsAndSearch(os, step, !stageCosts.empty(), function,
+                       whole.seconds());
 }
 
 /// The buffer plan the memory rows show: the function's, or in a pipelined
@@ -394,18 +442,8 @@ void printMemoryRows(llvm::raw_ostream &os, const llmc::BufferPlan &plan,
 /// Kernels per step, what remat recomputes, in-place ops and donations.
 void printKernelsAndRemat(llvm::raw_ostream &os, mlir::func::FuncOp function,
                           const llmc::BufferPlan &plan) {
-  // Kernels: every top-level op but views and constants; a fused region is
-  // one (one kernel on the GPU; the CPU backend runs its body op by op).
-  int64_t kernels = 0, regions = 0;
-  for (mlir::Operation &op : function.getBody().front()) {
-    if (op.hasTrait<mlir::OpTrait::IsTerminator>() ||
-        llvm::isa<llmc::ReshapeOp, llmc::ConstantOp>(op))
-      continue;
-    ++kernels;
-    regions += llvm::isa<llmc::FusedOp>(op);
-  }
-  os << "  " << kernels << " kernels per step (" << regions
-     << " of them fused regions)\n";
+  // The kernels per step are counted by the step-time table (printStepTime),
+  // one computation for the count and the rows.
   if (auto remat = function->getAttrOfType<mlir::DictionaryAttr>("llmc.remat"))
     os << "  remat " << remat.getAs<mlir::StringAttr>("policy").getValue()
        << ": " << remat.getAs<mlir::IntegerAttr>("recomputed_ops").getInt()
@@ -520,6 +558,11 @@ void printCommunication(llvm::raw_ostream &os, mlir::func::FuncOp function,
 } // namespace
 
 int runPlan(const PlanCommand &options) {
+  if (options.json && options.probe) {
+    llvm::errs() << "llmc plan: error: --json prints the mesh search; "
+                    "give --gpus N (or mesh = \"auto\") instead of --probe\n";
+    return kExitUsage;
+  }
   if (options.probe)
     return runPlanProbe(options);
   Session session;
@@ -539,7 +582,9 @@ int runPlan(const PlanCommand &options) {
   request.searchNodes = options.nodes;
   request.deviceProfile = options.deviceProfile;
   request.printSearch = true;
-  request.searchOnly = options.searchOnly;
+  request.searchOnly = options.searchOnly || options.json;
+  request.json = options.json;
+
   if (options.nodes > 0 && options.gpus <= 0) {
     llvm::errs() << "llmc plan: error: --nodes needs --gpus N (the devices "
                     "to search a mesh for) or --probe\n";
@@ -548,6 +593,12 @@ int runPlan(const PlanCommand &options) {
   Compiled compiled;
   if (int code = compileModule(session, request, compiled))
     return code == kSearchOnlyDone ? kExitOk : code;
+  if (options.json) {
+    llvm::errs() << "llmc plan: error: --json prints the mesh search, and "
+                 << options.input
+                 << " has none; give --gpus N or [parallel] mesh = \"auto\"\n";
+    return kExitUsage;
+  }
   mlir::ModuleOp module = *compiled.module;
   auto function = module.lookupSymbol<mlir::func::FuncOp>("train_step");
   if (!function)

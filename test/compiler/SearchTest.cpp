@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "planner/Candidate.h"
 #include "planner/Probe.h"
+#include "planner/Search.h"
 
 #include "ir/Registration.h"
 
@@ -384,6 +385,56 @@ TEST_F(ProbeTest, PipelineMicrobatchesDerivedFromOne) {
   EXPECT_GE(derived.memoryBytes(), whole.memoryBytes() * 0.98);
   EXPECT_LT(derived.memoryBytes(), whole.memoryBytes() * 1.5);
   expectFitted(pp, whole, "tp2 pp2 mb4");
+}
+
+//===----------------------------------------------------------------------===//
+// The bound before probing
+//===----------------------------------------------------------------------===//
+
+// The search with the bound (SearchOptions::boundPruning) returns the winner
+// of the search without it, at the same step (its probe compiles are
+// printed, not asserted: a candidate the bound skips dominates nothing, so
+// a heavier one may be evaluated instead):
+// GPT-2 tiny (2 layers of width 64, 8 x 16 tokens) on 4 devices of h100,
+// with the profile's memory and with 2 MiB per rank (where dp4 does not
+// fit and remat and ZeRO variants are evaluated).
+TEST(SearchBound, SameWinnerAsTheFullSearch) {
+  mlir::DialectRegistry registry;
+  registerLlmcDialects(registry);
+  mlir::MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+  llvm::Expected<DeviceProfile> h100 = lookupDeviceProfile("h100");
+  ASSERT_TRUE(static_cast<bool>(h100)) << llvm::toString(h100.takeError());
+  RunDescription run;
+  run.model = gpt2(2, 4, 128);
+  run.model.hiddenSize = 64;
+  run.model.intermediateSize = 256;
+  run.model.maxPositions = 32;
+  run.train = batch(8, 16);
+  for (double budget : {h100->memoryBytes, 2.0 * 1024 * 1024}) {
+    SearchOptions options;
+    options.devices = 4;
+    options.profile = *h100;
+    options.budgetBytes = budget;
+    SearchResult bounded = searchMeshes(context, run, options);
+    options.boundPruning = false;
+    SearchResult full = searchMeshes(context, run, options);
+    ASSERT_TRUE(full.winner() && bounded.winner()) << budget;
+    EXPECT_EQ(bounded.winner()->candidate.text(),
+              full.winner()->candidate.text())
+        << budget;
+    EXPECT_DOUBLE_EQ(bounded.winner()->measure.stepSeconds(),
+                     full.winner()->measure.stepSeconds());
+    int64_t byBound = 0;
+    for (const Pruned &p : bounded.pruned)
+      byBound += p.why.rule == "bound";
+    std::printf("[ bound    ] budget %.0f bytes: winner %s, %lld pruned by "
+                "the bound, %lld against %lld probe compiles\n",
+                budget, full.winner()->candidate.text().c_str(),
+                static_cast<long long>(byBound),
+                static_cast<long long>(bounded.compiles),
+                static_cast<long long>(full.compiles));
+  }
 }
 
 } // namespace

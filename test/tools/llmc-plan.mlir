@@ -15,9 +15,14 @@
 // CHECK-NEXT:   temporaries
 // CHECK-NEXT:   peak (live)                          [[PEAK:[0-9,]+]] bytes
 // CHECK-NEXT:   arena (with alignment holes)         [[ARENA:[0-9,]+]] bytes
-// CHECK-NEXT:   {{[0-9]+}} kernels per step ({{[1-9][0-9]*}} of them fused regions)
 // CHECK-NEXT:   remat none: nothing recomputed
 // CHECK-NEXT:  {{ *}}{{[0-9]+}} ops write over an operand in place; 84 new parameters and moments are written into their own arguments' buffers
+
+// The kernels per step, counted as the step-time table's rows count them
+// (llmc-plan-search-report.mlir checks that they agree).
+// RUN: llmc plan %llmc_src_root/examples/gpt2-tiny.toml | FileCheck %s --check-prefix=KERNELS
+// KERNELS:      memory: arena
+// KERNELS-NEXT: {{[1-9][0-9]*}} kernels per step (the rows' sum: {{[0-9]+}} of them fused regions run as one kernel each, any other region counted op by op), {{[1-9][0-9]*}} launches
 
 // RUN: llmc compile %llmc_src_root/examples/gpt2-tiny.toml -o %t.llmcx 2>&1 | FileCheck %s --check-prefix=COMPILE
 // RUN: llmc plan %llmc_src_root/examples/gpt2-tiny.toml | sed -n 's/.*arena (with alignment holes) *\([0-9,]*\) bytes.*/\1/p' | tr -d , > %t.arena
