@@ -35,7 +35,7 @@ import subprocess
 import sys
 import time
 
-TIMING = re.compile(r', "(tokens_per_s|ms_per_step|cpu_ms_per_step)": [^,}]*')
+TIMING = re.compile(r', "(tokens_per_s|ms_per_step|cpu_ms_per_step|tokens_per_s_per_device|mfu)": [^,}]*')
 
 
 def fail(message):
