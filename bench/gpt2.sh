@@ -7,7 +7,9 @@
 # DEPLOY: the folder `ninja -C build bench-deploy` fills (llmc-run, the
 # runtime libraries, gpt2-124m.llmcx compiled on the build machine from
 # bench/gpt2-124m.toml, compile-seconds.txt). PEERS: a copy of
-# ../shared/bench (torch_gpt2_bench.py, jax_gpt2_bench.py). Prints one table:
+# ../shared/bench (torch_gpt2_bench.py, jax_gpt2_bench.py) and, when present,
+# train_gpt2cu (llm.c built by ../shared/peers/build-llm.c.sh; it runs on
+# random-token llm.c shards written here). Prints one table:
 # tokens/s (median step after warm-up), MFU = tok/s * (6N + 12 L d T) / 989e12
 # as the peers compute it, peak memory, compile times, and llmc's ratio to
 # each peer. Copy the table into bench/RESULTS.md.
@@ -51,6 +53,28 @@ for setting in bf16+flash bf16+flash+compile; do
     >> "$out/torch.jsonl" 2> "$out/torch.err" || cat "$out/torch.err"
   kill $smi 2>/dev/null || true
 done
+# llm.c (cuDNN attention, its own AdamW + clipping) on random tokens in
+# llm.c's shard format: a 256 x int32 header (magic 20240520, version 1,
+# token count) then uint16 tokens. Its step time is the `| N ms |` field.
+if [ -x "$peers/train_gpt2cu" ]; then
+  mkdir -p "$out/llm.c-data"
+  python3 - "$out/llm.c-data" <<'PY'
+import struct, sys, random
+for name, n in (("train_000001.bin", 1 << 23), ("val_000000.bin", 1 << 20)):
+    rng = random.Random(name)
+    with open(f"{sys.argv[1]}/{name}", "wb") as f:
+        f.write(struct.pack("<256i", 20240520, 1, n, *([0] * 253)))
+        f.write(struct.pack(f"<{n}H", *(rng.randrange(50257) for _ in range(n))))
+PY
+  nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -lms 100 \
+    > "$out/llm.c.mem" 2>/dev/null &
+  smi=$!
+  (cd "$out" && "$peers/train_gpt2cu" -i "$out/llm.c-data/train_*.bin" \
+     -j "$out/llm.c-data/val_*.bin" -e d12 -b 16 -t 1024 -x "$steps" \
+     -v 100000 -s 100000 -h 0 -o "$out/llm.c-log" > "$out/llm.c.log" 2>&1) ||
+    tail -5 "$out/llm.c.log"
+  kill $smi 2>/dev/null || true
+fi
 python3 "$peers/jax_gpt2_bench.py" --impls cudnn \
   > "$out/jax.jsonl" 2> "$out/jax.err" || tail -5 "$out/jax.err"
 
@@ -89,6 +113,16 @@ for f in ("torch.jsonl", "jax.jsonl"):
                 if samples:
                     mem = f"{mem} allocated, {max(samples) / 1024:.2f} used"
             peers.append((name, r["tok_s"], r["mfu"], mem, f'{r.get("warmup_s", "?")} s warm-up', "", r.get("loss")))
+if os.path.exists(f"{out}/llm.c.log"):
+    import re
+    ms = [float(m.group(1)) for m in re.finditer(r"\|\s*([0-9.]+) ms\s*\|", open(f"{out}/llm.c.log").read())]
+    samples = [int(x) for x in open(f"{out}/llm.c.mem").read().split() if x.strip().isdigit()]
+    if len(ms) > 5:
+        t = B * T / (statistics.median(ms[5:]) / 1e3)
+        peers.append(("llm.c cudnn", t, t * flops_tok / 989e12,
+                      f"{max(samples) / 1024:.2f} used" if samples else "?", "nvcc (ahead)", "", None))
+    else:
+        print("llm.c: no step times in its log")
 print(f"GPT-2 124M, B={B}, T={T}, bf16, AdamW + clipping; {steps} llmc steps, median after 5")
 print(f"| system | tokens/s | MFU | peak memory (GiB) | cold compile | cached start | last loss | llmc / this |")
 print("|---|---|---|---|---|---|---|---|")
