@@ -52,6 +52,15 @@ std::string lowerFirst(llvm::StringRef text);
 
 bool hasErrors(llvm::ArrayRef<ConfigDiagnostic> diagnostics);
 
+/// A model's sizes (vocab, width, ffn width, positions, head dim): at most
+/// 2^24 each, far beyond any model; this keeps every product the frontend
+/// and the planner form (vocab x width, 4 x width, width x ffn x layers x
+/// experts) inside int64 instead of overflowing into negative sizes. Both
+/// the TOML and the config.json readers apply it.
+constexpr int64_t kMaxModelSize = int64_t{1} << 24;
+/// A model's counts (layers, heads, experts): at most 2^16 each.
+constexpr int64_t kMaxModelCount = int64_t{1} << 16;
+
 /// The deepest nesting of arrays and objects a config.json may have, as for
 /// TOML (toml++ caps its tables and arrays at 256).
 constexpr int kMaxJsonDepth = 256;

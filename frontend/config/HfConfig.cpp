@@ -20,6 +20,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 
 #include <cmath>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -146,14 +147,28 @@ public:
                    modelType + "\"; add \"" + key.str() + "\" to config.json");
   }
 
-  std::optional<int64_t> integer(StringRef key, Presence presence) {
+  /// An integer key whose magnitude is at most `limit` (kMaxModelSize or
+  /// kMaxModelCount of ConfigDetail.h, the bounds the TOML path applies).
+  std::optional<int64_t> integer(StringRef key, Presence presence,
+                                 int64_t limit) {
     const json::Value *value = read(key, presence);
     if (!value)
       return std::nullopt;
-    if (std::optional<int64_t> integer = value->getAsInteger())
-      return integer;
-    wrongType(key, *value, "an integer");
-    return std::nullopt;
+    std::optional<int64_t> integer = value->getAsInteger();
+    if (!integer) {
+      wrongType(key, *value, "an integer");
+      return std::nullopt;
+    }
+    if (*integer > limit || *integer < -limit) {
+      error(key, "expected " + key.str() + " at most " +
+                     std::to_string(limit) + ", got " +
+                     std::to_string(*integer) +
+                     "; llmc bounds a model's sizes at 2^24 and its counts "
+                     "(layers, heads, experts) at 2^16, far beyond any "
+                     "released model: correct the value");
+      return std::nullopt;
+    }
+    return integer;
   }
   std::optional<double> number(StringRef key, Presence presence) {
     const json::Value *value = read(key, presence);
@@ -330,10 +345,11 @@ std::string readRope(HfReader &r, ModelConfig &m, bool mixtral) {
   if (!factor || !low || !high || !original)
     return thetaKey;
   if (!(*factor > 0) || !(*low > 0) || !(*high > *low) || !(*original >= 1) ||
+      *original > static_cast<double>(kMaxModelSize) ||
       *original != std::trunc(*original)) {
     r.error(where, "expected llama3 rope scaling with factor > 0, 0 < "
                    "low_freq_factor < high_freq_factor and a positive integer "
-                   "original_max_position_embeddings, got factor " +
+                   "original_max_position_embeddings (at most 2^24), got factor " +
                        formatNumber(*factor) + ", low_freq_factor " +
                        formatNumber(*low) + ", high_freq_factor " +
                        formatNumber(*high) +
@@ -349,12 +365,12 @@ std::string readRope(HfReader &r, ModelConfig &m, bool mixtral) {
 
 void readGpt2(HfReader &r, ModelConfig &m, ModelFieldSites &sites) {
   m.family = ModelFamily::Gpt2;
-  auto vocab = r.integer("vocab_size", Presence::Required);
-  auto layers = r.integer("n_layer", Presence::Required);
-  auto width = r.integer("n_embd", Presence::Required);
-  auto heads = r.integer("n_head", Presence::Required);
-  auto positions = r.integer("n_positions", Presence::Required);
-  auto inner = r.integer("n_inner", Presence::NullMeansDefault);
+  auto vocab = r.integer("vocab_size", Presence::Required, kMaxModelSize);
+  auto layers = r.integer("n_layer", Presence::Required, kMaxModelCount);
+  auto width = r.integer("n_embd", Presence::Required, kMaxModelSize);
+  auto heads = r.integer("n_head", Presence::Required, kMaxModelCount);
+  auto positions = r.integer("n_positions", Presence::Required, kMaxModelSize);
+  auto inner = r.integer("n_inner", Presence::NullMeansDefault, kMaxModelSize);
   auto eps = r.number("layer_norm_epsilon", Presence::Optional);
   auto tie = r.boolean("tie_word_embeddings", Presence::Optional);
   m.vocabSize = vocab.value_or(0);
@@ -419,16 +435,16 @@ void readGpt2(HfReader &r, ModelConfig &m, ModelFieldSites &sites) {
 void readLlama(HfReader &r, ModelConfig &m, ModelFieldSites &sites,
                bool mixtral) {
   m.family = mixtral ? ModelFamily::Moe : ModelFamily::Llama;
-  auto vocab = r.integer("vocab_size", Presence::Required);
-  auto layers = r.integer("num_hidden_layers", Presence::Required);
-  auto width = r.integer("hidden_size", Presence::Required);
-  auto heads = r.integer("num_attention_heads", Presence::Required);
-  auto kvHeads = r.integer("num_key_value_heads", Presence::NullMeansDefault);
-  auto ffn = r.integer("intermediate_size", Presence::Required);
-  auto positions = r.integer("max_position_embeddings", Presence::Required);
+  auto vocab = r.integer("vocab_size", Presence::Required, kMaxModelSize);
+  auto layers = r.integer("num_hidden_layers", Presence::Required, kMaxModelCount);
+  auto width = r.integer("hidden_size", Presence::Required, kMaxModelSize);
+  auto heads = r.integer("num_attention_heads", Presence::Required, kMaxModelCount);
+  auto kvHeads = r.integer("num_key_value_heads", Presence::NullMeansDefault, kMaxModelCount);
+  auto ffn = r.integer("intermediate_size", Presence::Required, kMaxModelSize);
+  auto positions = r.integer("max_position_embeddings", Presence::Required, kMaxModelSize);
   auto eps = r.number("rms_norm_eps", Presence::Optional);
   auto tie = r.boolean("tie_word_embeddings", Presence::Optional);
-  auto headDim = r.integer("head_dim", Presence::NullMeansDefault);
+  auto headDim = r.integer("head_dim", Presence::NullMeansDefault, kMaxModelSize);
   m.vocabSize = vocab.value_or(0);
   m.numLayers = layers.value_or(0);
   m.hiddenSize = width.value_or(0);
@@ -444,8 +460,8 @@ void readLlama(HfReader &r, ModelConfig &m, ModelFieldSites &sites,
   std::optional<int64_t> experts, topK;
   std::optional<double> auxLoss;
   if (mixtral) {
-    experts = r.integer("num_local_experts", Presence::Required);
-    topK = r.integer("num_experts_per_tok", Presence::Required);
+    experts = r.integer("num_local_experts", Presence::Required, kMaxModelCount);
+    topK = r.integer("num_experts_per_tok", Presence::Required, kMaxModelCount);
     auxLoss = r.number("router_aux_loss_coef", Presence::Optional);
     m.numExperts = experts.value_or(0);
     m.expertsPerToken = topK.value_or(0);
@@ -479,7 +495,7 @@ void readLlama(HfReader &r, ModelConfig &m, ModelFieldSites &sites,
     // Mistral's sliding window attends to the last `window` positions only;
     // llmc attends to the whole context, which is the same only when the
     // window covers every position the model takes.
-    auto window = r.integer("sliding_window", Presence::NullMeansDefault);
+    auto window = r.integer("sliding_window", Presence::NullMeansDefault, std::numeric_limits<int64_t>::max());
     if (window && positions && *window < *positions)
       r.error("sliding_window",
               "expected sliding_window to be null or at least "

@@ -24,13 +24,11 @@ namespace config_detail {
 constexpr Bound kPositive = {Bound::Kind::Above, 0, 0};
 constexpr Bound kNonNegative = {Bound::Kind::AtLeast, 0, 0};
 constexpr Bound kAtLeastOne = {Bound::Kind::AtLeast, 1, 0};
-/// A model's sizes (vocab_size, width, ffn_width, max_positions): 2^24 each,
-/// far beyond any model, keeps every product the frontend and the planner
-/// form (vocab x width, 4 x width, width x ffn_width x layers x experts)
-/// inside int64 instead of overflowing into negative sizes.
-constexpr Bound kSize = {Bound::Kind::Closed, 1, 16777216};
-/// Its counts (layers, heads, experts): 2^16 each.
-constexpr Bound kCount = {Bound::Kind::Closed, 1, 65536};
+/// A model's sizes and counts, bounded as ConfigDetail.h says.
+constexpr Bound kSize = {Bound::Kind::Closed, 1,
+                         static_cast<double>(kMaxModelSize)};
+constexpr Bound kCount = {Bound::Kind::Closed, 1,
+                          static_cast<double>(kMaxModelCount)};
 
 /// Stores a value that was read; leaves the default when there is none.
 template <typename T, typename U>

@@ -325,6 +325,38 @@ std::vector<FieldDiagnostic> validateModelFields(const ModelConfig &model,
                      std::to_string(model.expertsPerToken) + "; lower " +
                      check.name(F::ExpertsPerToken) + " or raise " +
                      check.name(F::Experts));
+
+  // 4. The whole model: each size is bounded on its own (kMaxModelSize), but
+  // their products are not; above 2^48 parameters (281 trillion, far beyond
+  // any model) the weight counts and byte sizes that the tracer, the planner
+  // and the runtime form in int64 would overflow. Counted in double, which
+  // cannot overflow here.
+  if (check.usable(F::VocabSize) && check.usable(F::Layers) &&
+      check.usable(F::Width) && check.usable(F::FfnWidth) &&
+      check.usable(F::MaxPositions) && (!moe || check.usable(F::Experts))) {
+    const double d = static_cast<double>(width);
+    const double heads = static_cast<double>(std::max<int64_t>(model.numHeads, 1));
+    const double headDim = model.headDimension > 0
+                               ? static_cast<double>(model.headDimension)
+                               : d / heads;
+    const double attention = 4 * d * heads * headDim;
+    const double mlp = (moe ? static_cast<double>(model.numExperts) : 1.0) * 3 *
+                       d * static_cast<double>(model.intermediateSize);
+    const double params =
+        static_cast<double>(model.vocabSize) * d * (model.tieEmbeddings ? 1 : 2) +
+        static_cast<double>(model.maxPositions) * d +
+        static_cast<double>(model.numLayers) * (attention + mlp);
+    constexpr double kMaxParams = 281474976710656.0; // 2^48
+    if (params > kMaxParams)
+      check.report(F::Layers,
+                   "expected a model of at most 2^48 parameters, got about " +
+                       formatNumber(params) + " (" + check.name(F::Layers) +
+                       " " + std::to_string(model.numLayers) + ", " +
+                       check.name(F::Width) + " " + std::to_string(width) +
+                       ", " + check.name(F::FfnWidth) + " " +
+                       std::to_string(model.intermediateSize) +
+                       "); lower the sizes");
+  }
   return std::move(check.diagnostics);
 }
 

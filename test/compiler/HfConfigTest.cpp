@@ -103,6 +103,56 @@ TEST(HfNumerics, HeadDimOtherThanWidthOverHeads) {
                      "to an even size"});
 }
 
+TEST(HfBounds, SizesNear2To63AreRefusedWhereRead) {
+  // n_embd ~ 2^62: the default n_inner, 4 * n_embd, overflowed int64 (a
+  // fuzzer's find, test/fuzz/regressions/hf-config/).
+  EXPECT_EQ(jsonErrors(replacedOnce(gpt2(), "\"n_embd\": 64",
+                                    "\"n_embd\": 5124095576030430990")),
+            Messages{"config.json:3:3: error: expected n_embd at most 16777216, "
+                     "got 5124095576030430990; llmc bounds a model's sizes at "
+                     "2^24 and its counts (layers, heads, experts) at 2^16, "
+                     "far beyond any released model: correct the value"});
+  EXPECT_EQ(jsonErrors(replacedOnce(llama(), "\"num_hidden_layers\": 2",
+                                    "\"num_hidden_layers\": 65537")),
+            Messages{"config.json:5:3: error: expected num_hidden_layers at "
+                     "most 65536, got 65537; llmc bounds a model's sizes at "
+                     "2^24 and its counts (layers, heads, experts) at 2^16, "
+                     "far beyond any released model: correct the value"});
+}
+
+TEST(HfBounds, ModelsBeyond2To48ParametersAreRefused) {
+  // Each size within its bound, their product not: 2^16 layers of width
+  // 2^14 and MLP 2^20 is about 2^54 parameters.
+  std::string text = replacedOnce(llama(), "\"num_hidden_layers\": 2",
+                                  "\"num_hidden_layers\": 65536");
+  text = replacedOnce(text, "\"hidden_size\": 128", "\"hidden_size\": 16384");
+  text = replacedOnce(text, "\"intermediate_size\": 344",
+                      "\"intermediate_size\": 1048576");
+  Messages messages = jsonErrors(text);
+  ASSERT_EQ(messages.size(), 1u);
+  EXPECT_NE(messages[0].find("config.json:5:3: error: expected a model of at "
+                             "most 2^48 parameters, got about"),
+            std::string::npos)
+      << messages[0];
+  // The largest released dense models are far inside the bound.
+  jsonClean(replacedOnce(replacedOnce(llama(), "\"num_hidden_layers\": 2",
+                                      "\"num_hidden_layers\": 126"),
+                         "\"hidden_size\": 128", "\"hidden_size\": 16384"));
+}
+
+TEST(HfBounds, RopeOriginalPositionsBeyond2To24AreRefused) {
+  // static_cast<int64_t>(1e300) was undefined behaviour.
+  Messages messages = jsonErrors(llama(
+      "  \"rope_scaling\": {\"rope_type\": \"llama3\", \"factor\": 8, "
+      "\"low_freq_factor\": 1, \"high_freq_factor\": 4, "
+      "\"original_max_position_embeddings\": 1e300}"));
+  ASSERT_EQ(messages.size(), 1u);
+  EXPECT_NE(messages[0].find("original_max_position_embeddings (at most 2^24), "
+                             "got factor 8"),
+            std::string::npos)
+      << messages[0];
+}
+
 TEST(HfNumerics, HeadDimLetsHeadsNotDivideTheWidth) {
   ModelConfig m = jsonClean(
       replacedOnce(llama("  \"head_dim\": 32"), "\"num_attention_heads\": 8",
@@ -271,8 +321,8 @@ TEST(HfRope, Llama3FieldsAreChecked) {
                              "\"original_max_position_embeddings\": 8192}")),
             Messages{"config.json:12:3: error: expected llama3 rope scaling "
                      "with factor > 0, 0 < low_freq_factor < high_freq_factor "
-                     "and a positive integer original_max_position_embeddings, "
-                     "got factor 8, low_freq_factor 4, high_freq_factor 4, "
+                     "and a positive integer original_max_position_embeddings "
+                     "(at most 2^24), got factor 8, low_freq_factor 4, high_freq_factor 4, "
                      "original_max_position_embeddings 8192; use the values of "
                      "the model's release (Llama 3.1: 8, 1, 4, 8192)"});
   EXPECT_EQ(jsonErrors(llama("  \"rope_scaling\": [8.0]")),
