@@ -40,6 +40,7 @@ ParseOutcome RunParser::parse(const std::string &text) {
   // [train] first: the model's defaults and checks use seq_len.
   parseTrain();
   parseModel();
+  checkActivations();
   parsePrecision();
   parseParallel();
   parseMemory();
@@ -82,8 +83,8 @@ std::optional<std::string> RunParser::existingFile(SectionReader &s,
 void RunParser::parseTrain() {
   SectionReader s = reader("train");
   TrainConfig &t = run.train;
-  assign(t.batchSize, s.integer("batch_size", kPositive));
-  assign(t.seqLen, s.integer("seq_len", kPositive));
+  assign(t.batchSize, s.integer("batch_size", kTokens));
+  assign(t.seqLen, s.integer("seq_len", kTokens));
   assign(t.steps, s.integer("steps", kPositive));
   assign(t.learningRate, s.number("learning_rate", kPositive));
   assign(t.minLearningRate, s.number("min_learning_rate", kNonNegative));
@@ -98,7 +99,7 @@ void RunParser::parseTrain() {
   assign(t.beta2, s.number("beta2", Bound::halfOpen(0, 1)));
   assign(t.epsilon, s.number("epsilon", kPositive));
   assign(t.gradClip, s.number("grad_clip", kNonNegative));
-  assign(t.microbatches, s.integer("microbatches", kPositive));
+  assign(t.microbatches, s.integer("microbatches", kTokens));
   assign(t.seed, s.integer("seed", kNonNegative));
   assign(t.logEvery, s.integer("log_every", kPositive));
 
@@ -139,6 +140,42 @@ void RunParser::parseTrain() {
   seqLenUsable = !s.failed("seq_len");
   seqLenGiven = s.given("seq_len");
   seqLenSite = s.at("seq_len");
+  batchUsable = !s.failed("batch_size");
+  batchSite = s.at(s.given("batch_size") ? "batch_size" : "seq_len");
+}
+
+void RunParser::checkActivations() {
+  const TrainConfig &t = run.train;
+  const ModelConfig &m = run.model;
+  if (!batchUsable || !seqLenUsable || !modelUsable())
+    return;
+  const double tokens =
+      static_cast<double>(t.batchSize) * static_cast<double>(t.seqLen);
+  const std::string step = "batch_size " + std::to_string(t.batchSize) +
+                           " x seq_len " + std::to_string(t.seqLen);
+  if (tokens > 1099511627776.0) {
+    diagnostics.error(batchSite, "train.batch_size",
+                      "expected at most 2^40 tokens a step, got " + step +
+                          " = " + formatNumber(tokens) +
+                          "; lower batch_size or seq_len");
+    return;
+  }
+  const double experts =
+      m.family == ModelFamily::Moe
+          ? static_cast<double>(m.expertsPerToken) * m.capacityFactor
+          : 1.0;
+  const double widest = std::max(
+      {static_cast<double>(m.vocabSize),
+       static_cast<double>(m.intermediateSize) * experts,
+       4.0 * static_cast<double>(m.hiddenSize)});
+  if (tokens * widest > 281474976710656.0)
+    diagnostics.error(batchSite, "train.batch_size",
+                      "expected the largest activation (" + step +
+                          " tokens x " + formatNumber(widest) +
+                          ", the widest of vocab_size, ffn_width and 4 x "
+                          "width) to be at most 2^48 elements, got " +
+                          formatNumber(tokens * widest) +
+                          "; lower batch_size or seq_len");
 }
 
 void RunParser::parsePrecision() {
@@ -420,7 +457,7 @@ void RunParser::checkMesh(SectionReader &s,
 void RunParser::parseMemory() {
   SectionReader s = reader("memory");
   MemoryConfig &m = run.memory;
-  assign(m.budgetGiB, s.number("budget_gib", kNonNegative));
+  assign(m.budgetGiB, s.number("budget_gib", kBudgetGiB));
   assign(m.remat,
          s.choice<RematPolicy>("remat", {{"none", RematPolicy::None},
                                          {"selective", RematPolicy::Selective},

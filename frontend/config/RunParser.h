@@ -30,6 +30,12 @@ constexpr Bound kSize = {Bound::Kind::Closed, 1,
 constexpr Bound kCount = {Bound::Kind::Closed, 1,
                           static_cast<double>(kMaxModelCount)};
 
+/// A step's batch_size, seq_len and microbatches: 2^40 each (and
+/// batch_size x seq_len at most 2^40 tokens: checkActivations).
+constexpr Bound kTokens = {Bound::Kind::Closed, 1, 1099511627776.0};
+/// A memory budget: at most 2^20 GiB (a pebibyte).
+constexpr Bound kBudgetGiB = {Bound::Kind::Closed, 0, 1048576.0};
+
 /// Stores a value that was read; leaves the default when there is none.
 template <typename T, typename U>
 void assign(T &field, const std::optional<U> &value) {
@@ -71,6 +77,10 @@ private:
   void parseModelFromHf(SectionReader &s);
   void checkPositions(SectionReader &s, llvm::StringRef positionsKey,
                       llvm::StringRef positionsName);
+  /// The step's tokens (batch_size x seq_len) at most 2^40 and its largest
+  /// activation (tokens x the widest of vocab, ffn and 4 x width) at most
+  /// 2^48 elements: beyond them the buffer sizes overflow int64.
+  void checkActivations();
   void parsePrecision();
   void parseParallel();
   /// The rules of the mesh: axes that exist, sizes that divide the model and
@@ -97,6 +107,8 @@ private:
   bool seqLenUsable = true;
   bool seqLenGiven = false;
   SourceLocation seqLenSite;
+  bool batchUsable = true;
+  SourceLocation batchSite;
 };
 
 } // namespace config_detail

@@ -259,6 +259,38 @@ TEST(RunDescriptionErrors, SizesNear2To63AreRefusedWhereRead) {
                      "vocab_size = 50257"});
 }
 
+TEST(RunDescriptionErrors, StepsBeyond2To40TokensAreRefused) {
+  // batch_size = 2^62 compiled to a 1.9 MB buffer plan: its sizes wrapped.
+  auto train = [](const std::string &batch, const std::string &seq) {
+    return kGpt2 + "[train]\nbatch_size = " + batch + "\nseq_len = " + seq +
+           "\n"; // lines 8, 9, 10
+  };
+  EXPECT_EQ(tomlErrors(train("4611686018427387904", "16")),
+            Messages{"run.toml:9:14: error: expected batch_size in [1, "
+                     "1099511627776], got 4611686018427387904; write e.g. "
+                     "batch_size = 8"});
+  EXPECT_EQ(tomlErrors(train("1099511627776", "16")),
+            Messages{"run.toml:9:14: error: expected at most 2^40 tokens a "
+                     "step, got batch_size 1099511627776 x seq_len 16 = "
+                     "17592186044416; lower batch_size or seq_len"});
+  // The tokens within 2^40, the widest activation (4 x width = 512) not within
+  // 2^48 elements.
+  Messages messages = tomlErrors(
+      kLlama + "[train]\nbatch_size = 1099511627776\nseq_len = 1\n");
+  ASSERT_EQ(messages.size(), 1u);
+  EXPECT_NE(messages[0].find("run.toml:10:14: error: expected the largest "
+                             "activation (batch_size 1099511627776 x seq_len 1 "
+                             "tokens x 512, the widest"),
+            std::string::npos)
+      << messages[0];
+}
+
+TEST(RunDescriptionErrors, BudgetBeyond2To20GiBIsRefused) {
+  EXPECT_EQ(tomlErrors(kGpt2 + "[memory]\nbudget_gib = 1e300\n"),
+            Messages{"run.toml:9:14: error: expected budget_gib in [0, "
+                     "1048576], got 1e300; write e.g. budget_gib = 80.0"});
+}
+
 TEST(RunDescriptionErrors, ALearningRateBeyondTenIsRefused) {
   EXPECT_EQ(tomlErrors(kGpt2 + "[train]\nlearning_rate = 1e300\n"),
             Messages{"run.toml:9:17: error: expected learning_rate <= 10, got "
@@ -645,7 +677,8 @@ TEST_F(ConfigFilesTest, HfConfigErrorsNameTheJsonFile) {
     return json + missing + key + forLlama + key + "\" to config.json";
   };
   EXPECT_EQ(format(outcome.diagnostics),
-            (Messages{path + ":4:11: error: expected seq_len > 0, got 0; "
+            (Messages{path + ":4:11: error: expected seq_len in [1, 1099511627776], "
+                                    "got 0; "
                              "write e.g. seq_len = 1024",
                       missingKey("vocab_size"), missingKey("num_hidden_layers"),
                       missingKey("num_attention_heads"),
