@@ -160,9 +160,12 @@ void RunParser::checkActivations() {
                           "; lower batch_size or seq_len");
     return;
   }
+  // An MoE layer's expert MLPs hold each expert's capacity of rows:
+  // ceil(capacity_factor x tokens x k / experts), at most the tokens.
   const double experts =
       m.family == ModelFamily::Moe
-          ? static_cast<double>(m.expertsPerToken) * m.capacityFactor
+          ? std::min(static_cast<double>(m.numExperts),
+                     static_cast<double>(m.expertsPerToken) * m.capacityFactor)
           : 1.0;
   const double widest = std::max(
       {static_cast<double>(m.vocabSize),
@@ -172,8 +175,8 @@ void RunParser::checkActivations() {
     diagnostics.error(batchSite, "train.batch_size",
                       "expected the largest activation (" + step +
                           " tokens x " + formatNumber(widest) +
-                          ", the widest of vocab_size, ffn_width and 4 x "
-                          "width) to be at most 2^48 elements, got " +
+                          ", the widest of vocab_size, ffn_width (times "
+                          "the routed rows of an MoE) and 4 x width) to be at most 2^48 elements, got " +
                           formatNumber(tokens * widest) +
                           "; lower batch_size or seq_len");
 }

@@ -41,10 +41,12 @@ Tensor sparseMoe(Tracer &t, Tensor h, const ModelConfig &m,
   int64_t batch = h.dim(0), seq = h.dim(1), width = m.hiddenSize;
   int64_t tokens = batch * seq, experts = m.numExperts,
           k = m.expertsPerToken;
-  int64_t capacity = std::min<int64_t>(
-      tokens, static_cast<int64_t>(std::ceil(m.capacityFactor *
-                                             static_cast<double>(tokens * k) /
-                                             static_cast<double>(experts))));
+  // Clamped in double before the cast: a capacity_factor of 1e300 made the
+  // cast undefined (it came out as a dynamic dimension).
+  int64_t capacity = static_cast<int64_t>(
+      std::min(static_cast<double>(tokens),
+               std::ceil(m.capacityFactor * static_cast<double>(tokens * k) /
+                         static_cast<double>(experts))));
   Tensor flat = reshape(h, {tokens, width});
   Tensor logits;
   {

@@ -25,3 +25,9 @@
 // CHECK:         llmc.constant dense<2.000000e-02> : tensor<f32> loc("aux_loss")
 // CHECK:         %[[TOTAL:.+]] = llmc.add %[[CE]], %{{.+}} : tensor<f32> loc("aux_loss")
 // CHECK:         return %[[TOTAL]]
+
+// A capacity factor far above k: the capacity is every token (16), computed
+// in double before the cast (1e300 once came out as a dynamic dimension).
+// RUN: sed 's/^capacity_factor = 1.0/capacity_factor = 1e300/' %S/Inputs/moe-1layer.toml > %t.toml
+// RUN: llmc compile %t.toml --emit=loss | FileCheck %s --check-prefix=HUGE
+// HUGE: llmc.moe_dispatch {{.*}} -> tensor<4x16x32xf32>
