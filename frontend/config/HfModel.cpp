@@ -92,6 +92,17 @@ HfOutcome parseHuggingFaceFolder(const std::string &directory) {
                 "', which is not a directory; give the folder that holds "
                 "config.json and the weights");
   std::string config = join(directory, "config.json");
+  // A config.json or model.safetensors that exists but is not a file (a
+  // folder, a device) is named as such, not reported missing.
+  for (const char *name : {"config.json", "model.safetensors",
+                           "model.safetensors.index.json"}) {
+    std::string path = join(directory, name);
+    if (llvm::sys::fs::exists(path) && !llvm::sys::fs::is_regular_file(path))
+      return fail("expected " + std::string(name) + " in '" + directory +
+                  "' to be a file, but '" + path +
+                  "' is a directory or a device; replace it with the file "
+                  "from the model's release");
+  }
   if (!llvm::sys::fs::is_regular_file(config))
     return fail("expected a Hugging Face model folder with config.json, "
                 "found none in '" +

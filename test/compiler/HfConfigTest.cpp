@@ -491,6 +491,23 @@ TEST_F(HfFolderTest, FoldersThatAreNotModels) {
                      file("empty") +
                      "'; download the whole model folder (config.json and "
                      "model.safetensors)"});
+  // A config.json that is a folder is named as one, not reported missing.
+  write("config-dir/config.json/readme.txt", "");
+  EXPECT_EQ(format(parseHuggingFaceFolder(file("config-dir")).diagnostics),
+            Messages{file("config-dir") + ": error: expected config.json in '" +
+                     file("config-dir") + "' to be a file, but '" +
+                     file("config-dir/config.json") +
+                     "' is a directory or a device; replace it with the file "
+                     "from the model's release"});
+  write("weights-dir/config.json", llama());
+  write("weights-dir/model.safetensors/readme.txt", "");
+  EXPECT_EQ(format(parseHuggingFaceFolder(file("weights-dir")).diagnostics),
+            Messages{file("weights-dir") +
+                     ": error: expected model.safetensors in '" +
+                     file("weights-dir") + "' to be a file, but '" +
+                     file("weights-dir/model.safetensors") +
+                     "' is a directory or a device; replace it with the file "
+                     "from the model's release"});
   write("config-only/config.json", llama());
   EXPECT_EQ(format(parseHuggingFaceFolder(file("config-only")).diagnostics),
             Messages{file("config-only") +
