@@ -47,3 +47,6 @@ if gpu_visible():
 # llmc built with the CUDA backend (LLMC_CUDA: NVRTC, no GPU needed).
 if getattr(config, "llmc_cuda_backend", "").upper() in ("ON", "1", "TRUE"):
     config.available_features.add("cuda-backend")
+# Debian's chromium, for the report's screenshot test (REQUIRES: chromium).
+if os.path.exists("/usr/bin/chromium") or shutil.which("chromium"):
+    config.available_features.add("chromium")

@@ -31,7 +31,9 @@ namespace {
 
 constexpr size_t kMaxPoints = 2000;
 constexpr double kWidth = 560, kHeight = 300;
-constexpr double kLeft = 64, kRight = 16, kTop = 34, kBottom = 42;
+// kTop: the title's band; each row of the legend below it takes kLegendRow.
+constexpr double kLeft = 64, kRight = 16, kTop = 38, kBottom = 42;
+constexpr double kLegendRow = 16;
 // Colours that stay apart for the colour-blind (Okabe and Ito's palette).
 const char *const kColours[] = {"#0072B2", "#D55E00", "#009E73", "#CC79A7",
                                 "#E69F00", "#56B4E9", "#000000", "#F0E442"};
@@ -178,9 +180,24 @@ void writeChart(std::ostream &os, const Chart &chart,
     y1 = y0 + (y0 == 0 ? 1 : std::abs(y0) * 0.1);
   double pad = (y1 - y0) * 0.05;
   y0 -= pad, y1 += pad;
-  double plotW = kWidth - kLeft - kRight, plotH = kHeight - kTop - kBottom;
+  // The legend flows in rows between the title and the frame, never over a
+  // curve: each entry a swatch and its label (about 6.5 px a character at
+  // 11 px), wrapping at the right edge; the frame starts below its rows.
+  double plotW = kWidth - kLeft - kRight;
+  std::vector<std::pair<double, double>> legendAt; // (x, y) of each entry
+  double lx = kLeft, ly = kTop;
+  for (const Series &s : chart.series) {
+    std::string label = s.label.empty() ? runs[s.run].name : s.label;
+    double entryW = 24 + 6.5 * static_cast<double>(label.size()) + 16;
+    if (lx > kLeft && lx + entryW > kLeft + plotW)
+      lx = kLeft, ly += kLegendRow;
+    legendAt.push_back({lx, ly});
+    lx += entryW;
+  }
+  double top = ly + kLegendRow;
+  double plotH = kHeight - top - kBottom;
   auto px = [&](double x) { return kLeft + (x - x0) / (x1 - x0) * plotW; };
-  auto py = [&](double y) { return kTop + (y1 - y) / (y1 - y0) * plotH; };
+  auto py = [&](double y) { return top + (y1 - y) / (y1 - y0) * plotH; };
 
   os << "<figure class=\"chart\"><svg xmlns=\"http://www.w3.org/2000/svg\" "
      << "viewBox=\"0 0 " << kWidth << " " << kHeight << "\" role=\"img\" "
@@ -200,17 +217,17 @@ void writeChart(std::ostream &os, const Chart &chart,
                         "y1=\"{1:f1}\" y2=\"{2:f1}\"/><text class=\"tick\" "
                         "x=\"{0:f1}\" y=\"{3:f1}\" text-anchor=\"middle\">{4}"
                         "</text>\n",
-                        px(t), kTop, kTop + plotH, kTop + plotH + 16,
+                        px(t), top, top + plotH, top + plotH + 16,
                         numberText(t))
               .str();
   os << llvm::formatv("<rect class=\"frame\" x=\"{0}\" y=\"{1}\" "
                       "width=\"{2}\" height=\"{3}\"/>\n",
-                      kLeft, kTop, plotW, plotH)
+                      kLeft, top, plotW, plotH)
             .str();
   os << "<text class=\"axis\" x=\"" << kLeft + plotW / 2 << "\" y=\""
      << kHeight - 6 << "\" text-anchor=\"middle\">" << escape(chart.xLabel)
      << "</text>\n";
-  os << "<text class=\"axis\" transform=\"translate(14," << kTop + plotH / 2
+  os << "<text class=\"axis\" transform=\"translate(14," << top + plotH / 2
      << ") rotate(-90)\" text-anchor=\"middle\">" << escape(chart.yLabel)
      << "</text>\n";
   for (const Series &s : chart.series) {
@@ -233,12 +250,12 @@ void writeChart(std::ostream &os, const Chart &chart,
                   .str();
     os << "</g>\n";
   }
-  // The legend: one swatch per series, top right inside the frame.
-  double ly = kTop + 14;
-  for (const Series &s : chart.series) {
+  // The legend, at the places laid out above.
+  for (size_t i = 0; i < chart.series.size(); ++i) {
+    const Series &s = chart.series[i];
     const char *colour = kColours[s.run % std::size(kColours)];
     std::string label = s.label.empty() ? runs[s.run].name : s.label;
-    double lx = kLeft + plotW - 150;
+    auto [lx, ly] = legendAt[i];
     os << llvm::formatv("<g class=\"legend\"><line x1=\"{0:f1}\" x2=\"{1:f1}\""
                         " y1=\"{2:f1}\" y2=\"{2:f1}\" stroke=\"{3}\" "
                         "stroke-width=\"2\"{4}/><text x=\"{5:f1}\" "
@@ -247,7 +264,6 @@ void writeChart(std::ostream &os, const Chart &chart,
                         s.dashed ? " stroke-dasharray=\"5 3\"" : "", lx + 24,
                         ly + 4, escape(label))
               .str();
-    ly += 15;
   }
   os << "</svg></figure>\n";
 }
@@ -325,6 +341,13 @@ void writeTable(std::ostream &os, const std::vector<Run> &runs) {
       std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
       return numberText(v[v.size() / 2]);
     };
+    // MFU in percent with one decimal in every row, so that rows compare.
+    auto medianPercent = [](std::vector<double> v) -> std::string {
+      if (v.empty())
+        return "-";
+      std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+      return llvm::formatv("{0:f1}%", v[v.size() / 2]).str();
+    };
     os << "<tr><td><span class=\"swatch\" style=\"background:"
        << kColours[r % std::size(kColours)] << "\"></span>"
        << escape(run.path) << "</td><td>"
@@ -336,7 +359,7 @@ void writeTable(std::ostream &os, const std::vector<Run> &runs) {
        << llvm::formatv("{0:f4}", run.steps.back().loss).str() << "</td><td>"
        << (bestVal ? llvm::formatv("{0:f4}", *bestVal).str() : "-")
        << "</td><td>" << median(speeds) << "</td><td>"
-       << (mfus.empty() ? "-" : median(mfus) + "%") << "</td></tr>\n";
+       << medianPercent(mfus) << "</td></tr>\n";
   }
   os << "</table>\n";
 }
@@ -366,15 +389,15 @@ int runReport(const ReportCommand &options) {
        << "<title>" << escape(title) << "</title>\n<style>\n"
        << "body{font-family:sans-serif;margin:24px;color:#222}\n"
        << ".charts{display:grid;grid-template-columns:repeat(auto-fill,"
-          "minmax(520px,1fr));gap:16px}\n"
+          "minmax(520px,1fr));gap:16px;margin-top:16px}\n"
        << ".chart{margin:0;border:1px solid #ddd;padding:4px}\n"
        << "svg{width:100%;height:auto;font-size:11px}\n"
        << ".title{font-size:14px;font-weight:bold}\n"
        << ".grid{stroke:#e6e6e6}.frame{fill:none;stroke:#999}\n"
        << ".tick{fill:#555}.axis{fill:#333}\n"
-       << "table{border-collapse:collapse;margin-top:16px}"
+       << "table{border-collapse:collapse;margin-top:16px}th{white-space:nowrap}"
           "td,th{border:1px solid #ccc;padding:4px 8px;text-align:right}"
-          "td:first-child{text-align:left}\n"
+          "td:first-child,th:first-child{text-align:left}\n"
        << ".swatch{display:inline-block;width:12px;height:12px;"
           "margin-right:6px;vertical-align:middle}\n"
        << "</style></head><body>\n<h1>" << escape(title) << "</h1>\n"

@@ -27,6 +27,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tools/EnvironmentHelp.h"
 #include "tools/LlmcDriver.h"
 #include "tools/LlmcEvalSample.h"
 #include "tools/LlmcHf.h"
@@ -419,8 +420,17 @@ int main(int argc, char **argv) {
   cl::SetVersionPrinter([](llvm::raw_ostream &os) {
     os << llmc::rt::versionLine() << "\n";
   });
+  // The overview and the environment belong to `llmc --help` alone: a
+  // subcommand's help starts with its own description (#28).
+  bool topLevel = argc < 2 || argv[1][0] == '-';
+  static const std::string environmentText =
+      std::string("\n") + llmc::kEnvironmentHelp;
+  std::optional<cl::extrahelp> environment;
+  if (topLevel)
+    environment.emplace(environmentText);
   if (!cl::ParseCommandLineOptions(
           argc, argv,
+          !topLevel ? "" :
           "llmc: compile and train language models\n\n"
           "  llmc compile FILE [--emit=STAGE] [--dump-ir=DIR] [--print-cost] "
           "[-o FILE.llmcx]\n"

@@ -15,7 +15,7 @@ import re
 import sys
 import tempfile
 
-CITATION = re.compile(r"\b(DESIGN|STYLE)\.md\b")
+CITATION = re.compile(r"\b(DESIGN|STYLE)(\.md)?\b")
 EXTENSIONS = (".cpp", ".h", ".cu", ".cuh", ".inc", ".td", ".md", ".py",
               ".sh", ".txt", ".cmake", ".toml", ".mlir", ".def")
 SKIP_DIRS = {".git", ".venv", "_deps", "__pycache__"}

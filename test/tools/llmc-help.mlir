@@ -1,6 +1,9 @@
 // Every subcommand has --help; llmc's own options are shown, libLLVM's are not.
+// The overview and the environment variables (docs/environment.md) are in
+// `llmc --help` only: a subcommand's help starts with its own description.
 
 // RUN: llmc --help | FileCheck %s --check-prefix=TOP
+// TOP:     OVERVIEW: llmc: compile and train language models
 // TOP:     USAGE: llmc [subcommand] [options]
 // TOP-DAG: compile - Trace a model
 // TOP-DAG: train   - Compile a run description and train it
@@ -10,6 +13,20 @@
 // TOP-DAG: launch  - Compile a run description once and train it with N
 // TOP-DAG: export  - Write a checkpoint as a Hugging Face model folder
 // TOP-NOT: --x86-
+// TOP:     ENVIRONMENT (docs/environment.md):
+// TOP-NEXT:  LLMC_PROFILE=1|shapes
+
+// RUN: llmc train --help | FileCheck %s --check-prefix=NO-OVERVIEW
+// RUN: llmc report --help | FileCheck %s --check-prefix=NO-OVERVIEW
+// NO-OVERVIEW-NOT: OVERVIEW
+// NO-OVERVIEW-NOT: llmc compile FILE
+// NO-OVERVIEW:     SUBCOMMAND '{{train|report}}':
+// NO-OVERVIEW-NOT: ENVIRONMENT
+
+// llmc-run's help lists the same variables.
+// RUN: llmc-run --help | FileCheck %s --check-prefix=RUN-ENV
+// RUN-ENV: ENVIRONMENT (docs/environment.md):
+// RUN-ENV: LLMC_KERNEL_CACHE=DIR
 
 // RUN: llmc export --help | FileCheck %s --check-prefix=EXPORT
 // EXPORT: USAGE: llmc export [options] <checkpoint dir>

@@ -12,7 +12,7 @@
 // PAGE-NOT:  <script
 // PAGE-NOT:  src=
 // PAGE:      run-a.jsonl</td><td>1-3</td><td>3072</td><td>4.5310</td><td>-</td>
-// PAGE:      run-b.jsonl</td><td>1-3</td><td>3072</td><td>4.4000</td><td>4.5000</td><td>8100</td><td>29%</td>
+// PAGE:      run-b.jsonl</td><td>1-3</td><td>3072</td><td>4.4000</td><td>4.5000</td><td>8100</td><td>29.0%</td>
 // PAGE:      aria-label="Loss"
 // PAGE:      data-run="run-a"><title>run-a train</title>
 // PAGE:      data-run="run-b"><title>run-b val</title>

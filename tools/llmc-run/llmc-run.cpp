@@ -43,6 +43,7 @@
 #include "runtime/train/StopSignal.h"
 #include "runtime/train/Trainer.h"
 #include "runtime/train/Weights.h"
+#include "tools/EnvironmentHelp.h"
 #ifdef LLMC_HAVE_CUDA
 #include "runtime/cuda/session/CudaSession.h"
 #endif
@@ -130,6 +131,7 @@ void printUsage(FILE *out) {
       "  --threads N            CPU threads, 0 to 1024 (default 0: every "
       "core)\n"
       "  --version              llmc's version and commit\n");
+  std::fprintf(out, "\n%s", llmc::kEnvironmentHelp);
 }
 
 bool parseUnsigned(const char *text, uint64_t &value) {
