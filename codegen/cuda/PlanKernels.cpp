@@ -164,6 +164,9 @@ Status compileCudaKernels(Executable &executable, const std::string &arch) {
     return Status::error(StatusCode::InvalidArgument,
                          "--cuda-arch=" + arch +
                              ": expected a real architecture such as sm_90");
+  // Units that need a newer architecture (the tensor-core flash attention
+  // below sm_80) are left without a cubin: a device of `arch` never loads
+  // them.
   std::vector<CudaUnit *> units;
   std::vector<Executable *> pending = {&executable};
   while (!pending.empty()) {
@@ -171,7 +174,8 @@ Status compileCudaKernels(Executable &executable, const std::string &arch) {
     pending.pop_back();
     for (RankProgram &program : exe->ranks)
       for (CudaUnit &unit : program.cuda.units)
-        units.push_back(&unit);
+        if (unitCompilesFor(unit.name, arch))
+          units.push_back(&unit);
     for (Executable &companion : exe->companions)
       pending.push_back(&companion);
   }

@@ -54,8 +54,9 @@ TEST(CudaNvrtcCompile, EveryElementwiseKernelCompilesAndHitsTheCache) {
   options.cacheDir = dir;
 
   std::vector<ElementwiseSignature> all = allElementwiseSignatures();
-  // 27 signatures per float type (with the cast from i1), 7 per integer type.
-  ASSERT_EQ(all.size(), 68u);
+  // 28 signatures per float type (f32, bf16, f16; casts to each and from
+  // i1), 7 per integer type.
+  ASSERT_EQ(all.size(), 98u);
   std::vector<CompiledCuda> cold(all.size());
   auto start = std::chrono::steady_clock::now();
   for (size_t i = 0; i < all.size(); ++i) {
@@ -226,7 +227,7 @@ TEST(CudaNvrtcCompile, DeviceUnitHasEveryFlashAttentionKernel) {
   EXPECT_EQ(ptx.find(".entry llmc_attention_f32("), std::string::npos);
   // Every entry cross_entropy_grad selects, for each logits and target type
   // (loss/CrossEntropyGrad.cuh).
-  for (DType logits : {DType::F32, DType::BF16})
+  for (DType logits : {DType::F32, DType::BF16, DType::F16})
     for (DType targets : {DType::I32, DType::I64}) {
       KernelChoice choice;
       Status selected = selectKernel(
@@ -245,7 +246,7 @@ TEST(CudaNvrtcCompile, DeviceUnitHasEveryFlashAttentionKernel) {
   // Every entry rope selects (the table, the general and the packed
   // rotation; rope/Rope.cuh), and its table's scratch; an odd head
   // dimension is refused.
-  for (DType type : {DType::F32, DType::BF16})
+  for (DType type : {DType::F32, DType::BF16, DType::F16})
     for (DType index : {DType::I32, DType::I64}) {
       KernelChoice choice;
       Status selected = selectKernel(
