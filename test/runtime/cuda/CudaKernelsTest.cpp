@@ -398,7 +398,7 @@ TEST_F(CudaTest, CublasLtRefusesUnsupportedTypes) {
   problem.m = problem.n = problem.k = 4;
   Status status = matmul->run(problem, nullptr, nullptr, nullptr, nullptr);
   EXPECT_EQ(status.code(), StatusCode::InvalidArgument);
-  EXPECT_NE(status.message().find("expected f32 or bf16 operands, got f64"),
+  EXPECT_NE(status.message().find("expected f32, bf16 or f16 operands, got f64"),
             std::string::npos)
       << status.message();
 }
