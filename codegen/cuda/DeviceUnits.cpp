@@ -38,12 +38,30 @@ std::vector<DeviceUnit> deviceKernelUnits() {
                            {"llmc_flash_attention_tc_forward" + suffix,
                             "llmc_flash_attention_tc_grad_rows" + suffix,
                             "llmc_flash_attention_tc_grad_keys" + suffix}));
+    units.back().minArch = 80;
   }
   return units;
 }
 
 std::string deviceKernelUnit() {
   return unitOf("llmc_device_kernels", "DeviceKernels.cu").source;
+}
+
+int archNumber(const std::string &arch) {
+  if (arch.size() < 5 || arch.compare(0, 3, "sm_") != 0)
+    return 0;
+  int number = 0;
+  size_t i = 3;
+  for (; i < arch.size() && arch[i] >= '0' && arch[i] <= '9'; ++i)
+    number = number * 10 + (arch[i] - '0');
+  return i == 3 ? 0 : number;
+}
+
+bool unitCompilesFor(const std::string &name, const std::string &arch) {
+  for (const DeviceUnit &unit : deviceKernelUnits())
+    if (unit.name == name)
+      return unit.minArch == 0 || archNumber(arch) >= unit.minArch;
+  return true;
 }
 
 } // namespace llmc::rt::cuda

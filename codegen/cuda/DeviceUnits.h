@@ -24,6 +24,12 @@ struct DeviceUnit {
   bool onDemand = false;
   /// The entries of an on-demand unit.
   std::vector<std::string> entries;
+  /// The oldest architecture the unit compiles for (major * 10 + minor),
+  /// 0 for any: 80 for the tensor-core flash attention (bf16 mma.sync,
+  /// ldmatrix, cp.async). Below it the unit is not compiled (llmc compile
+  /// --cuda-arch, cuda-coverage --arch) and never loaded: the launch runs
+  /// the scalar kernels there (LaunchContext::bf16TensorCores).
+  int minArch = 0;
   /// units/<file>.cu.
   std::string file;
   /// Why the source could not be expanded (an embedded file missing: a
@@ -42,6 +48,13 @@ std::vector<DeviceUnit> deviceKernelUnits();
 
 /// The source of llmc_device_kernels (units/DeviceKernels.cu expanded).
 std::string deviceKernelUnit();
+
+/// 75 for "sm_75", 90 for "sm_90a"; 0 when `arch` is not sm_<digits>.
+int archNumber(const std::string &arch);
+
+/// Whether the hand-written unit `name` compiles for `arch` (its minArch).
+/// Units that are not hand-written (generated ones) compile for any.
+bool unitCompilesFor(const std::string &name, const std::string &arch);
 
 } // namespace llmc::rt::cuda
 

@@ -16,6 +16,7 @@
 #include "runtime/cuda/kernels/DeviceKernels.h"
 #include "runtime/cuda/kernels/KernelPlan.h"
 #include "runtime/cuda/libs/Nvrtc.h"
+#include "runtime/cuda/session/PrecisionFit.h"
 
 #include <algorithm>
 #include <atomic>
@@ -164,14 +165,23 @@ Status compileCudaKernels(Executable &executable, const std::string &arch) {
     return Status::error(StatusCode::InvalidArgument,
                          "--cuda-arch=" + arch +
                              ": expected a real architecture such as sm_90");
+  // Units that need a newer architecture (the tensor-core flash attention
+  // below sm_80) are left without a cubin: a device of `arch` never loads
+  // them. A program whose types the architecture cannot run (bf16 below
+  // sm_80) is refused here as the session would refuse it.
+  int number = archNumber(arch);
   std::vector<CudaUnit *> units;
   std::vector<Executable *> pending = {&executable};
   while (!pending.empty()) {
     Executable *exe = pending.back();
     pending.pop_back();
     for (RankProgram &program : exe->ranks)
+      LLMC_RETURN_IF_ERROR(checkPrecisionFitsDevice(program, number / 10,
+                                                    number % 10, ""));
+    for (RankProgram &program : exe->ranks)
       for (CudaUnit &unit : program.cuda.units)
-        units.push_back(&unit);
+        if (unitCompilesFor(unit.name, arch))
+          units.push_back(&unit);
     for (Executable &companion : exe->companions)
       pending.push_back(&companion);
   }

@@ -17,3 +17,11 @@
 // RUN: not llmc compile %llmc_src_root/examples/gpt2-tiny.toml --forward -o %t-bad.llmcx --cuda-arch=compute_90 2>&1 | FileCheck %s --check-prefix=BAD
 // BAD: llmc compile: error: --cuda-arch=compute_90: expected a real architecture such as sm_90
 // RUN: not test -e %t-bad.llmcx
+
+// Older GPUs (docs/precision.md, "What runs where"): a bf16 program for an
+// architecture below sm_80 is refused with the fix, and nothing is written.
+// RUN: cat %llmc_src_root/examples/gpt2-tiny.toml > %t-bf16.toml
+// RUN: printf '\n[precision]\npolicy = "bf16"\n' >> %t-bf16.toml
+// RUN: not llmc compile %t-bf16.toml --forward -o %t-bf16-sm75.llmcx --cuda-arch=sm_75 2>&1 | FileCheck %s --check-prefix=TURING
+// TURING: llmc compile: error: {{.*}}computes in bf16{{.*}}needs compute capability 8.0 (sm_80){{.*}}the GPU sm_75 has none: compile with [precision] policy = "fp16"
+// RUN: not test -e %t-bf16-sm75.llmcx

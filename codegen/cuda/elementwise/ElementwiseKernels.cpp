@@ -142,6 +142,7 @@ const char *storageType(DType dtype) {
   case DType::F32:
     return "float";
   case DType::BF16:
+  case DType::F16:
     return "unsigned short";
   case DType::I32:
     return "int";
@@ -183,6 +184,8 @@ std::string load(KernelKind kind, DType dtype, const std::string &value) {
     return value;
   if (dtype == DType::BF16)
     return "llmc_bf16_to_float(" + value + ")";
+  if (dtype == DType::F16)
+    return "llmc_f16_to_float(" + value + ")";
   return "(" + value + " != 0)";
 }
 
@@ -191,6 +194,8 @@ std::string store(KernelKind kind, DType dtype, const std::string &value) {
     return value;
   if (dtype == DType::BF16)
     return "llmc_float_to_bf16(" + value + ")";
+  if (dtype == DType::F16)
+    return "llmc_float_to_f16(" + value + ")";
   return "(unsigned char)(" + value + ")";
 }
 
@@ -215,8 +220,8 @@ Status checkSignature(const ElementwiseSignature &sig) {
     return unsupported(sig, "expected " + std::to_string(arity) +
                                 " inputs, got " +
                                 std::to_string(sig.inputs.size()));
-  auto isF32OrBf16 = [](DType d) {
-    return d == DType::F32 || d == DType::BF16;
+  auto isFloat = [](DType d) {
+    return d == DType::F32 || d == DType::BF16 || d == DType::F16;
   };
   size_t numInts =
       sig.kind == KernelKind::Compare || sig.kind == KernelKind::Gelu;
@@ -242,12 +247,12 @@ Status checkSignature(const ElementwiseSignature &sig) {
         (!integerBody(sig).empty() || sig.kind == KernelKind::Compare) &&
         sig.inputs[i] == sig.inputs[firstValue])
       continue;
-    if (!isF32OrBf16(sig.inputs[i]))
+    if (!isFloat(sig.inputs[i]))
       return unsupported(sig, isInteger(sig.inputs[i])
                                   ? "i32 and i64 cover neg, abs, add, sub, "
                                     "mul, max, min and compare"
-                                  : "only f32, bf16 (and i32, i64 for integer "
-                                    "arithmetic) are generated so far");
+                                  : "only f32, bf16, f16 (and i32, i64 for "
+                                    "integer arithmetic) are generated so far");
     if (sig.kind != KernelKind::Cast && sig.inputs[i] != sig.inputs[firstValue])
       return unsupported(sig, "expected operands of one type");
   }
@@ -255,12 +260,12 @@ Status checkSignature(const ElementwiseSignature &sig) {
                    : sig.kind == KernelKind::Cast  ? sig.result
                                                    : sig.inputs[firstValue];
   if (sig.result != expected ||
-      (sig.kind == KernelKind::Cast && !isF32OrBf16(sig.result)))
+      (sig.kind == KernelKind::Cast && !isFloat(sig.result)))
     return unsupported(sig, "unexpected result type");
   return Status::ok();
 }
 
-const char *kBf16Helpers =
+const char *kHalfHelpers =
     R"(// bf16 is stored as its 16 high bits: widening is exact, narrowing rounds to
 // nearest even and keeps NaN a quiet NaN (the CPU's floatToBf16).
 __device__ __forceinline__ float llmc_bf16_to_float(unsigned short bits) {
@@ -273,6 +278,39 @@ __device__ __forceinline__ unsigned short llmc_float_to_bf16(float value) {
     return (unsigned short)((word >> 16) | 0x40u);
   unsigned int rounding = 0x7fffu + ((word >> 16) & 1u);
   return (unsigned short)((word + rounding) >> 16);
+}
+
+// f16 (IEEE binary16) as its bits, the CPU's f16ToFloat and floatToF16:
+// widening is exact (subnormals too), narrowing rounds to nearest even,
+// sends 65520 and beyond to infinity and NaN to 0x7e00 with its sign.
+__device__ __forceinline__ float llmc_f16_to_float(unsigned short bits) {
+  unsigned int sign = ((unsigned int)bits & 0x8000u) << 16;
+  unsigned int exponent = ((unsigned int)bits >> 10) & 0x1fu;
+  unsigned int mantissa = (unsigned int)bits & 0x3ffu;
+  if (exponent == 0 && mantissa != 0) {
+    float value = (float)mantissa * 5.9604644775390625e-8f;
+    return sign ? -value : value;
+  }
+  unsigned int word = exponent == 0x1f ? (sign | 0x7f800000u | (mantissa << 13))
+                      : exponent != 0  ? (sign | ((exponent + 112) << 23) |
+                                         (mantissa << 13))
+                                       : sign;
+  return __uint_as_float(word);
+}
+
+__device__ __forceinline__ unsigned short llmc_float_to_f16(float value) {
+  unsigned int word = __float_as_uint(value);
+  unsigned short sign = (unsigned short)((word >> 16) & 0x8000u);
+  unsigned int magnitude = word & 0x7fffffffu;
+  if (magnitude > 0x7f800000u)
+    return sign | 0x7e00u;
+  if (magnitude >= 0x477ff000u)
+    return sign | 0x7c00u;
+  if (magnitude < 0x38800000u)
+    return sign | (unsigned short)rintf(fabsf(value) * 16777216.0f);
+  unsigned int rebased = magnitude - (112u << 23);
+  unsigned int rounding = 0xfffu + ((rebased >> 13) & 1u);
+  return sign | (unsigned short)((rebased + rounding) >> 13);
 }
 
 )";
@@ -311,7 +349,7 @@ std::string elementwiseStore(const ElementwiseSignature &sig,
   return store(sig.kind, sig.result, value);
 }
 
-const char *elementwiseBf16Helpers() { return kBf16Helpers; }
+const char *elementwiseHalfHelpers() { return kHalfHelpers; }
 
 std::string describe(const ElementwiseSignature &sig) {
   std::string text = kernelName(sig.kind);
@@ -354,10 +392,11 @@ Status generateElementwiseKernel(const ElementwiseSignature &sig,
   std::ostringstream s;
   s << "// " << describe(sig) << "\n"
     << "// Generated by llmc (codegen/cuda/elementwise/ElementwiseKernels.cpp).\n\n";
-  bool anyBf16 =
-      std::find(types.begin(), types.end(), DType::BF16) != types.end();
-  if (anyBf16 && !onStorage(sig.kind))
-    s << kBf16Helpers;
+  bool anyHalf =
+      std::find(types.begin(), types.end(), DType::BF16) != types.end() ||
+      std::find(types.begin(), types.end(), DType::F16) != types.end();
+  if (anyHalf && !onStorage(sig.kind))
+    s << kHalfHelpers;
 
   // 2. The scalar math.
   s << "__device__ __forceinline__ " << computeType(sig.kind, sig.result)
@@ -449,7 +488,7 @@ Status generateElementwiseKernel(const ElementwiseSignature &sig,
 }
 
 std::vector<ElementwiseSignature> allElementwiseSignatures() {
-  const DType kFloats[] = {DType::F32, DType::BF16};
+  const DType kFloats[] = {DType::F32, DType::BF16, DType::F16};
   std::vector<ElementwiseSignature> all;
   for (DType t : kFloats) {
     // Every kind of the table with a body of its own on values of one type,

@@ -50,7 +50,7 @@ std::string elementwiseLoad(const ElementwiseSignature &signature,
 std::string elementwiseStore(const ElementwiseSignature &signature,
                              const std::string &value);
 /// The bf16 conversion helpers every unit with a bf16 operand includes.
-const char *elementwiseBf16Helpers();
+const char *elementwiseHalfHelpers();
 
 /// The source of `signature`; InvalidArgument (naming what is unsupported)
 /// for a kind, dtype combination or attribute this generator does not

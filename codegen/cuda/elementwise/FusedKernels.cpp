@@ -160,7 +160,7 @@ Status buildRegionCode(const RankProgram &program, const Command &owner,
       return refuse(owner, std::string(kernelName(command.kernel)) +
                                " of another shape than the region's");
     std::string name = "v" + std::to_string(c - firstCommand + 1);
-    out.anyBf16 |= info.dtype == DType::BF16;
+    out.anyHalf |= info.dtype == DType::BF16 || info.dtype == DType::F16;
     if (command.kernel == KernelKind::Broadcast) {
       int32_t source = command.inputs[0];
       auto input = inputIndex.find(source);
@@ -215,7 +215,8 @@ Status buildRegionCode(const RankProgram &program, const Command &owner,
         return refuse(owner, "an operand that is neither a result of the "
                              "region nor one of its inputs of its shape");
       sig.inputs.push_back(program.values[slot].dtype);
-      out.anyBf16 |= program.values[slot].dtype == DType::BF16;
+      out.anyHalf |= program.values[slot].dtype == DType::BF16 ||
+                     program.values[slot].dtype == DType::F16;
       operands.push_back(operand);
     }
     std::string function;
@@ -243,8 +244,8 @@ std::string regionPrelude(const RegionCode &code) {
                      "* W) Pack {\n"
                      "  T v[W];\n"
                      "};\n\n";
-  if (code.anyBf16)
-    text += elementwiseBf16Helpers();
+  if (code.anyHalf)
+    text += elementwiseHalfHelpers();
   return text + code.functions;
 }
 

@@ -59,7 +59,7 @@ struct RegionCode {
   std::vector<std::string> results; ///< the value each output stores
   std::vector<DType> inputTypes, outputTypes;
   std::vector<bool> fullInputs; ///< input k has the region's shape
-  bool anyBf16 = false;
+  bool anyHalf = false;
   bool small = true;      ///< 32-bit indices (`Index` is unsigned int)
   bool usesIndex = false; ///< an iota or a broadcast of several elements
   int64_t elements = 0;

@@ -33,8 +33,8 @@ Status family::selectCrossEntropy(const KernelCall &call,
     std::string index = indexSuffix(inputs[1].dtype);
     if (suffix.empty() || index.empty() || outputs[0].dtype != DType::F32 ||
         inputs[0].rank() < 1)
-      return call.refuse("cross_entropy covers f32 and bf16 logits, i32 or i64 "
-                         "targets, an f32 result");
+      return call.refuse("cross_entropy covers f32, bf16 and f16 logits, i32 "
+                         "or i64 targets, an f32 result");
     if (outputs.size() == 2 &&
         (outputs[1].dtype != DType::F32 ||
          outputs[1].numElements() != inputs[1].numElements()))
@@ -61,7 +61,7 @@ Status family::selectCrossEntropy(const KernelCall &call,
     if (suffix.empty() || index.empty() || inputs[2].dtype != DType::F32 ||
         outputs[0].dtype != inputs[0].dtype || inputs[0].rank() < 1)
       return call.refuse(
-          "cross_entropy_grad covers f32 and bf16 logits (dlogits "
+          "cross_entropy_grad covers f32, bf16 and f16 logits (dlogits "
           "of their type), i32 or i64 targets, an f32 dloss");
     if (inputs.size() == 4 &&
         (inputs[3].dtype != DType::F32 ||

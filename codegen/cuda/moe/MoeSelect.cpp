@@ -26,7 +26,7 @@ Status family::selectMoe(const KernelCall &call, KernelChoice &choice) {
     if (type.empty() || index.empty() || outputs[0].dtype != inputs[0].dtype ||
         inputs[0].rank() != 2)
       return call.refuse(
-          "moe_top_k covers f32 and bf16 logits [N, E] (weights of "
+          "moe_top_k covers f32, bf16 and f16 logits [N, E] (weights of "
           "their type) with i32 or i64 indices");
     if (inputs[0].shape[1] > 256 || attrs.ints[0] > 256)
       return call.refuse("moe_top_k covers at most 256 experts");
@@ -42,7 +42,7 @@ Status family::selectMoe(const KernelCall &call, KernelChoice &choice) {
     if (type.empty() || index.empty() || outputs[0].dtype != inputs[0].dtype ||
         indices.rank() != 2)
       return call.refuse(
-          "moe_dispatch and moe_combine cover f32 and bf16 with i32 "
+          "moe_dispatch and moe_combine cover f32, bf16 and f16 with i32 "
           "or i64 indices [N, k]");
     // The slot of every (token, choice) pair, in the scratch.
     choice.scratchBytes =
@@ -51,10 +51,10 @@ Status family::selectMoe(const KernelCall &call, KernelChoice &choice) {
       return runEntries(choice, {"llmc_moe_slots_" + index,
                                  "llmc_moe_dispatch_" + type + "_" + index});
     std::string weights = floatSuffix(inputs[1].dtype);
-    if (weights.empty() || (type == "f32" && weights != "f32"))
+    if (weights.empty() || (weights != type && weights != "f32"))
       return call.refuse(
           "moe_combine covers weights of the outputs' type, or f32 "
-          "weights with bf16 outputs");
+          "weights with bf16 or f16 outputs");
     return runEntries(
         choice, {"llmc_moe_slots_" + index,
                  "llmc_moe_combine_" + type + "_" + weights + "_" + index});

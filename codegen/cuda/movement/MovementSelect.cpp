@@ -58,16 +58,17 @@ Status family::selectMovement(const KernelCall &call, KernelChoice &choice) {
     std::string index = indexSuffix(inputs[1].dtype);
     if (type.empty() || index.empty() || updates.dtype != dest.dtype ||
         outputs[0].dtype != dest.dtype)
-      return call.refuse("scatter_add covers f32 and bf16 (dest, updates and "
-                         "result of one type) with i32 or i64 indices");
+      return call.refuse("scatter_add covers f32, bf16 and f16 (dest, "
+                         "updates and result of one type) with i32 or i64 "
+                         "indices");
     if (dest.dtype == DType::F32)
       return runEntries(choice, {"llmc_scatter_add_f32_" + index});
-    // bf16, as the CPU: accumulate in an f32 copy of dest (the scratch),
-    // round once at the end.
+    // bf16 and f16, as the CPU: accumulate in an f32 copy of dest (the
+    // scratch), round once at the end.
     choice.scratchBytes = static_cast<size_t>(dest.numElements()) * 4;
-    return runEntries(choice, {"llmc_widen_bf16_f32",
-                               "llmc_scatter_add_f32_bf16_" + index,
-                               "llmc_narrow_f32_bf16"});
+    return runEntries(choice, {"llmc_widen_" + type + "_f32",
+                               "llmc_scatter_add_f32_" + type + "_" + index,
+                               "llmc_narrow_f32_" + type});
   }
   case KernelKind::Iota: {
     LLMC_RETURN_IF_ERROR(call.expect(0, 0, 1, 0));
@@ -75,7 +76,7 @@ Status family::selectMovement(const KernelCall &call, KernelChoice &choice) {
     if (suffix.empty())
       suffix = indexSuffix(outputs[0].dtype);
     if (suffix.empty())
-      return call.refuse("iota covers f32, bf16, i32 and i64");
+      return call.refuse("iota covers f32, bf16, f16, i32 and i64");
     return runEntries(choice, {"llmc_iota_" + suffix});
   }
   default:

@@ -28,12 +28,16 @@ Status family::selectNorms(const KernelCall &call, KernelChoice &choice) {
     const TensorRef &x = inputs[0];
     std::string type = floatSuffix(x.dtype),
                 params = floatSuffix(inputs[1].dtype);
-    if (type.empty() || params.empty() ||
+    // f16 x takes f16 or f32 gamma; f16 gamma only with f16 x (the
+    // kernels an fp16 program runs, Norms.cuh).
+    bool halfMix = (type == "f16" && params == "bf16") ||
+                   (params == "f16" && type != "f16");
+    if (type.empty() || params.empty() || halfMix ||
         (inputs.size() == 3 && inputs[2].dtype != inputs[1].dtype) ||
         outputs[0].dtype != x.dtype || x.rank() < 1)
-      return call.refuse("norms cover f32 and bf16 inputs (the result of the "
-                         "input's type) with f32 or bf16 gamma (and beta of "
-                         "gamma's type)");
+      return call.refuse("norms cover f32, bf16 and f16 inputs (the result "
+                         "of the input's type) with f32 or bf16 gamma, or f16 "
+                         "gamma for f16 inputs (and beta of gamma's type)");
     // The launch takes a "rows" entry (the row in registers, 16-byte
     // loads; up to 4 or 8 packs per lane) when the row length and the
     // pointers allow.
@@ -60,11 +64,14 @@ Status family::selectNorms(const KernelCall &call, KernelChoice &choice) {
                       outputs[0].dtype == x.dtype &&
                       outputs[1].dtype == gamma.dtype &&
                       (!layer || outputs[2].dtype == gamma.dtype);
-    if (type.empty() || params.empty() || !typesMatch || x.rank() < 1)
+    bool halfMix = (type == "f16" && params == "bf16") ||
+                   (params == "f16" && type != "f16");
+    if (type.empty() || params.empty() || halfMix || !typesMatch ||
+        x.rank() < 1)
       return call.refuse(
-          "norm gradients cover f32 and bf16 x and dy (dx of their "
-          "type) with f32 or bf16 gamma (dgamma and dbeta of its "
-          "type)");
+          "norm gradients cover f32, bf16 and f16 x and dy (dx of their "
+          "type) with f32 or bf16 gamma, or f16 gamma for f16 x (dgamma and "
+          "dbeta of its type)");
     choice.scratchBytes = normGradLaunch(x).scratchBytes();
     if (normGradLaunch(x).chunks > 0x7fffffffLL)
       return call.refuse("more than 2^31 - 1 chunks of rows");

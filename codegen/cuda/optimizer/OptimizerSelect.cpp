@@ -19,7 +19,7 @@ Status family::selectOptimizer(const KernelCall &call, KernelChoice &choice) {
   LLMC_RETURN_IF_ERROR(call.expect(1, 1, 3, 2));
   std::string suffix = floatSuffix(outputs[0].dtype);
   if (suffix.empty() || inputs[0].dtype != outputs[0].dtype)
-    return call.refuse("lr_schedule covers f32 and bf16");
+    return call.refuse("lr_schedule covers f32, bf16 and f16");
   return runEntries(choice, {"llmc_lr_schedule_" + suffix});
 }
 

@@ -28,7 +28,8 @@ Status family::selectReduce(const KernelCall &call, KernelChoice &choice) {
     std::string in = floatSuffix(inputs[0].dtype),
                 out = floatSuffix(outputs[0].dtype);
     if (in.empty() || out.empty())
-      return call.refuse("reductions cover f32 and bf16 inputs and results");
+      return call.refuse("reductions cover f32, bf16 and f16 inputs and "
+                         "results");
     if (inputs[0].rank() > kMaxRank)
       return call.refuse("ranks above 8 are not supported");
     for (size_t i = 0; i < attrs.ints.size(); ++i)

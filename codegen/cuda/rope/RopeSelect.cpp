@@ -24,7 +24,7 @@ Status family::selectRope(const KernelCall &call, KernelChoice &choice) {
   if (suffix.empty() || index.empty() || x.rank() < 2 ||
       outputs[0].dtype != x.dtype || x.shape.back() % 2 != 0)
     return call.refuse(
-        "rope covers f32 and bf16 [..., T, D] with an even D and "
+        "rope covers f32, bf16 and f16 [..., T, D] with an even D and "
         "i32 or i64 positions");
   if (call.attrs.floats.size() > 1 + RopeFrequencies::kMaxPairs)
     return call.refuse("rope takes at most " +

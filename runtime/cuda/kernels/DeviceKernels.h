@@ -113,7 +113,7 @@ public:
   /// as one, one per elementwise signature, and one per distinct fused
   /// region or multi-tensor kernel.
   size_t loadedUnits() const { return 1 + generated_.size(); }
-  /// Which kernels run bf16 attention: "cuDNN 9.14.0", or llmc's flash
+  /// Which kernels run bf16 and f16 attention: "cuDNN 9.14.0", or llmc's flash
   /// kernels and why not cuDNN (CudnnAttention.h).
   std::string attentionPath() const;
   /// Seconds spent compiling (or reading from the cache) so far.

@@ -66,6 +66,8 @@ std::string floatSuffix(DType dtype) {
     return "f32";
   if (dtype == DType::BF16)
     return "bf16";
+  if (dtype == DType::F16)
+    return "f16";
   return "";
 }
 

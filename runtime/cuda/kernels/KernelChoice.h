@@ -71,7 +71,7 @@ constexpr int kMaxRank = 8;
 /// Kernels.def's kinds.
 constexpr size_t kNumKernels = static_cast<size_t>(KernelKind::Count);
 
-/// "f32" / "bf16" of the float kernels' entry names, or "" for other types.
+/// "f32" / "bf16" / "f16" of the float kernels' entry names, or "" for other types.
 std::string floatSuffix(DType dtype);
 /// "i32" / "i64", or "".
 std::string indexSuffix(DType dtype);

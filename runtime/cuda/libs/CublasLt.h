@@ -3,10 +3,10 @@
 // Kernels.def's Matmul on a GPU: row-major lhs [..., M, K] times rhs
 // [..., K, N] (each possibly stored transposed, as the transpose_a /
 // transpose_b attributes say), batched over the leading dimensions, with a
-// rank-2 rhs shared by every batch as on the CPU. f32 and bf16 operands,
-// f32 accumulation (CUBLAS_COMPUTE_32F: no TF32, so f32 products match the
-// CPU's sgemm up to summation order), an f32 or (for bf16 operands) bf16
-// result.
+// rank-2 rhs shared by every batch as on the CPU. f32, bf16 (CUDA_R_16BF)
+// and f16 (CUDA_R_16F) operands, f32 accumulation (CUBLAS_COMPUTE_32F: no
+// TF32, so f32 products match the CPU's sgemm up to summation order), an f32
+// or (for 16-bit operands) the operands' type result.
 //
 // cuBLASLt is column-major; a row-major C = op(A) op(B) is computed as the
 // column-major C^T = op(B)^T op(A)^T, i.e. with the operands swapped and
@@ -43,8 +43,8 @@ namespace llmc::rt::cuda {
 /// One matmul problem. batch counts the leading dimensions' product;
 /// sharedRhs: the rhs is rank 2, used by every batch.
 struct MatmulProblem {
-  DType operands = DType::F32; ///< lhs and rhs: f32 or bf16
-  DType result = DType::F32;   ///< f32, or bf16 when operands are bf16
+  DType operands = DType::F32; ///< lhs and rhs: f32, bf16 or f16
+  DType result = DType::F32;   ///< f32, or the operands' 16-bit type
   int64_t batch = 1, m = 0, n = 0, k = 0;
   bool transA = false, transB = false, sharedRhs = false;
   /// MatmulEpilogue: the epilogue applied to the product (batch must be 1).
@@ -69,8 +69,8 @@ struct MatmulEpilogueOperands {
   void *biasGradient = nullptr; ///< BiasGradient: [N], the result's type
 };
 
-/// Whether CublasLtMatmul::run takes `problem` (no device needed): f32 or
-/// bf16 operands, an f32 result or one of the operands' type, non-negative
+/// Whether CublasLtMatmul::run takes `problem` (no device needed): f32, bf16
+/// or f16 operands, an f32 result or one of the operands' type, non-negative
 /// sizes; with an epilogue, one GEMM (batch 1) with K > 0, and N a multiple
 /// of 8 for BiasGeluAux (cuBLASLt's leading dimension of the
 /// pre-activation). InvalidArgument naming what is not covered.

@@ -159,7 +159,8 @@ Status CudnnAttention::find(const SdpaProblem &p, Graph *&found) {
     return Status::error(StatusCode::Unimplemented, "cuDNN attention: " + why);
   auto handle = static_cast<cudnnHandle_t>(handle_);
   auto graph = std::make_shared<fe::graph::Graph>();
-  graph->set_io_data_type(fe::DataType_t::BFLOAT16)
+  graph->set_io_data_type(p.half ? fe::DataType_t::HALF
+                                 : fe::DataType_t::BFLOAT16)
       .set_intermediate_data_type(fe::DataType_t::FLOAT)
       .set_compute_data_type(fe::DataType_t::FLOAT);
   auto operand = [&](const char *name, int64_t uid, int64_t heads,

@@ -33,7 +33,7 @@
 
 namespace llmc::rt::cuda {
 
-/// One attention problem, bf16: q [B, Hq, T, D], k and v [B, Hkv, S, D],
+/// One attention problem, bf16 or f16 (`half`): q [B, Hq, T, D], k and v [B, Hkv, S, D],
 /// out (and dout, dq) like q, dk and dv like k and v. Strides are in
 /// elements in the order (batch, head, row, d), so a [B, T, H, D] view
 /// (heads inside rows) is the same problem with other strides. The
@@ -47,11 +47,13 @@ struct SdpaProblem {
   bool backward = false;
   /// A forward that also writes the statistics (the backward reads them).
   bool stats = false;
+  /// The operands and results are f16 (cuDNN's HALF), not bf16.
+  bool half = false;
 
   auto key() const {
     return std::make_tuple(batch, heads, kvHeads, seq, kvSeq, headDim, causal,
                            scale, qStride, kStride, vStride, oStride,
-                           backward, stats);
+                           backward, stats, half);
   }
   /// Packed strides of a [B, H, T, D] tensor.
   static std::array<int64_t, 4> packed(int64_t heads, int64_t rows,
@@ -75,7 +77,7 @@ public:
   /// "cuDNN 9.14.0" (the loaded library's version).
   std::string describe() const;
 
-  /// Whether the problem is one cuDNN's SDPA takes (bf16 is the caller's
+  /// Whether the problem is one cuDNN's SDPA takes (bf16 or f16 is the caller's
   /// check): "" when it is, else why not. No device work.
   static std::string covers(const SdpaProblem &problem);
 

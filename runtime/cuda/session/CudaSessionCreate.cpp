@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/cuda/session/CudaSession.h"
+#include "runtime/cuda/session/PrecisionFit.h"
 #include "runtime/Sharding.h"
 
 #include "runtime/cuda/libs/CudaModule.h"
@@ -144,6 +145,17 @@ Status CudaSession::create(const Executable &executable,
             ": written by an older llmc (executable format " +
             std::to_string(executable.version) +
             ", without the CUDA kernels): compile it again");
+  // The program's types against the GPU's architecture (bf16 needs sm_80),
+  // before anything is allocated.
+  {
+    cudaDeviceProp properties{};
+    LLMC_CUDA_CHECK(cudaGetDeviceProperties(&properties, options.device),
+                    "cudaGetDeviceProperties(" +
+                        std::to_string(options.device) + ")");
+    LLMC_RETURN_IF_ERROR(checkPrecisionFitsDevice(
+        executable.ranks[options.rank], properties.major, properties.minor,
+        properties.name));
+  }
   StartupClock clock;
   std::unique_ptr<CudaSession> created(new CudaSession(executable, options));
   LLMC_CUDA_CHECK(cudaSetDevice(options.device),

@@ -1,10 +1,11 @@
 //===- CudaCoverageTest.cpp - can the GPU run these programs? (no GPU) ----===//
 //
 // The ctest `cuda-coverage`: for each Executable named on the command line
-// (training steps compiled by llmc at build time: GPT-2 tiny f32 and bf16,
-// LLaMA tiny f32 and bf16, GPT-2 124M bf16), checkCudaCoverage chooses the
-// kernel of every command as CudaSession does and compiles every distinct
-// CUDA unit with NVRTC for sm_90, after checking that the CUDA kernel plan
+// (training steps compiled by llmc at build time: GPT-2 tiny, LLaMA tiny and
+// MoE tiny in f32, bf16 and fp16, GPT-2 124M bf16), checkCudaCoverage
+// chooses the kernel of every command as CudaSession does and compiles every
+// distinct CUDA unit with NVRTC for sm_90 (--arch: the fp16 programs for
+// sm_75, the bf16 ones for sm_80 too), after checking that the CUDA kernel plan
 // the artifact carries is the one planCudaKernels makes. Needs the CUDA toolkit, no GPU and no
 // MLIR. Fails listing every uncovered command: its model part, kernel,
 // operand types and shapes, and why (the session's own message).
@@ -25,6 +26,9 @@ int main(int argc, char **argv) {
   // signature, cuBLASLt types) with its number of commands.
   // --sources DIR: also write the generated CUDA C++ (each fused region's
   // unit and the device unit) into DIR, to read.
+  // --arch sm_XX: the architecture the units compile for (sm_90 by
+  // default): sm_75 for the fp16 programs on Turing, sm_80 for bf16 on
+  // Ampere. CUDA 13's NVRTC refuses sm_70 and older.
   bool list = false;
   CoverageOptions options;
   int first = 1;
@@ -34,12 +38,15 @@ int main(int argc, char **argv) {
       list = true;
     else if (flag == "--sources" && first + 1 < argc)
       options.sourcesDir = argv[++first];
+    else if (flag == "--arch" && first + 1 < argc)
+      options.nvrtc.arch = argv[++first];
     else
       break;
   }
   if (argc <= first) {
     std::fprintf(stderr,
-                 "usage: %s [--list] [--sources DIR] PROGRAM.llmcx...\n",
+                 "usage: %s [--list] [--sources DIR] [--arch sm_XX] "
+                 "PROGRAM.llmcx...\n",
                  argv[0]);
     return 2;
   }
@@ -71,12 +78,13 @@ int main(int argc, char **argv) {
     std::map<std::string, size_t> perKind;
     for (const CoverageGap &gap : report.gaps)
       ++perKind[gap.kind];
-    std::printf("%s: %zu commands (%zu kernels), %zu NVRTC units (%.1f s), "
+    std::printf("%s (%s): %zu commands (%zu kernels), %zu NVRTC units (%.1f s), "
                 "%zu entries of the device unit, %zu cuBLASLt type "
                 "combinations, %zu fused regions as one kernel (%zu op by "
                 "op), %zu multi-tensor launches for %zu commands: %zu "
                 "uncovered commands of %zu kinds\n",
-                path.c_str(), report.commands, report.kernels, report.units,
+                path.c_str(), options.nvrtc.arch.c_str(), report.commands,
+                report.kernels, report.units,
                 report.compileSeconds, report.entries, report.gemmTypes,
                 report.fusedRegions, report.unfusedRegions,
                 report.multiTensorGroups, report.multiTensorCommands,

@@ -17,7 +17,9 @@
 //   sum in index order: 1e-5 relative to the sum of the magnitudes;
 //   attention (flash, f32 sums over 9 keys and 16 columns against the
 //   CPU's f64): 1e-5 relative plus 1e-6 absolute.
-// bf16 variants: one bf16 ulp; attention in bf16 runs cuDNN's SDPA or
+// bf16 and f16 variants: one ulp of the type (2^-8, 2^-10 relative); f16
+// attention runs cuDNN's SDPA in HALF or llmc's scalar flash kernels, with
+// bf16's bound. Attention in bf16 runs cuDNN's SDPA or
 // llmc's tensor-core kernels, which round the probabilities to bf16
 // before p·v (as FlashAttention-2): 2e-2 of the result's largest
 // magnitude plus one bf16 ulp of the element, as in CudaKernelsTest.
@@ -92,20 +94,20 @@ protected:
       double got = result.get(i);
       double error = std::fabs(got - want);
       double allowed = 0.0;
+      // One ulp of a 16-bit result, relative: bf16 2^-8, f16 2^-10.
+      bool half = result.dtype == DType::BF16 || result.dtype == DType::F16;
+      int ulp = result.dtype == DType::BF16 ? -8 : -10;
       if (tolerance == Tolerance::Double)
-        allowed = result.dtype == DType::BF16
-                      ? std::ldexp(std::fabs(want), -8) + 1e-7
-                      : std::ldexp(std::fabs(want), -22) + 1e-7;
+        allowed = half ? std::ldexp(std::fabs(want), ulp) + 1e-7
+                       : std::ldexp(std::fabs(want), -22) + 1e-7;
       else if (tolerance == Tolerance::Atomic)
         allowed = 1e-5 * (*scale)[i] + 1e-7 +
-                  (result.dtype == DType::BF16 ? std::ldexp(std::fabs(want), -8)
-                                               : 0.0);
-      else if (tolerance == Tolerance::Flash && result.dtype == DType::BF16)
-        allowed = 2e-2 * largest + std::ldexp(std::fabs(want), -8);
+                  (half ? std::ldexp(std::fabs(want), ulp) : 0.0);
+      else if (tolerance == Tolerance::Flash && half)
+        allowed = 2e-2 * largest + std::ldexp(std::fabs(want), ulp);
       else if (tolerance == Tolerance::Float32 || tolerance == Tolerance::Flash)
-        allowed = result.dtype == DType::BF16
-                      ? std::ldexp(std::fabs(want), -7) + 1e-6
-                      : 1e-5 * std::fabs(want) + 1e-6;
+        allowed = half ? std::ldexp(std::fabs(want), ulp + 1) + 1e-6
+                       : 1e-5 * std::fabs(want) + 1e-6;
       bool same =
           tolerance == Tolerance::Exact
               ? std::memcmp(result.host.data() + i * dtypeSize(result.dtype),
@@ -361,8 +363,8 @@ TEST_F(CudaKernelCase, Indexing) {
 }
 
 TEST_F(CudaKernelCase, Composites) {
-  for (DType type : {DType::F32, DType::BF16}) {
-    std::string suffix = type == DType::F32 ? " f32" : " bf16";
+  for (DType type : {DType::F32, DType::BF16, DType::F16}) {
+    std::string suffix = std::string(" ") + dtypeName(type);
     {
       DeviceTensor x(type, {6, 70}), gamma(type, {70}), beta(type, {70}),
           out(type, {6, 70});
@@ -412,12 +414,13 @@ TEST_F(CudaKernelCase, Composites) {
     // (softmax/SoftmaxLong.cuh): with 16-byte loads (lengths 2048, 4096)
     // and without (1027, not a multiple of 4 or 8). Same tolerance as the
     // warp kernels: double accumulation, one rounding.
-    if (type == DType::BF16)
+    if (type != DType::F32)
       for (int64_t length : {70, 1027, 4096}) {
-        // The widened form (bf16 in, f32 out) llmc-fuse folds a cast into.
+        // The widened form (bf16 or f16 in, f32 out) llmc-fuse folds a cast
+        // into.
         DeviceTensor x(type, {3, length}), out(DType::F32, {3, length});
         fillFloat(x, -30, 30);
-        check("softmax bf16 -> f32 " + std::to_string(length),
+        check("softmax" + suffix + " -> f32 " + std::to_string(length),
               KernelKind::Softmax, {{1}, {}}, {&x}, out, Tolerance::Double);
       }
     for (int64_t length : {1027, 2048, 4096}) {
@@ -466,11 +469,15 @@ TEST_F(CudaKernelCase, Composites) {
 // kernel's, only the order of the double additions differs: the Double
 // tolerance.
 TEST_F(CudaKernelCase, NormRowsInRegisters) {
-  for (DType type : {DType::F32, DType::BF16})
-    for (DType params : {DType::F32, DType::BF16})
+  for (DType type : {DType::F32, DType::BF16, DType::F16})
+    for (DType params : {DType::F32, DType::BF16, DType::F16}) {
+      // f16 x takes f32 or f16 gamma, f16 gamma only f16 x (NormsSelect).
+      if ((type == DType::F16 && params == DType::BF16) ||
+          (params == DType::F16 && type != DType::F16))
+        continue;
       // Up to 4 packs of 16 bytes per lane ("rows"), 5 to 8 ("rows8":
       // LLaMA-1B's 2048 bf16), more (2056 bf16: the warp kernel).
-      for (int64_t dim : type == DType::BF16
+      for (int64_t dim : type != DType::F32
                              ? std::vector<int64_t>{768, 1024, 64, 2048, 1600,
                                                     2056}
                              : std::vector<int64_t>{256, 512, 36, 1024, 800}) {
@@ -491,6 +498,7 @@ TEST_F(CudaKernelCase, NormRowsInRegisters) {
         check("rms_norm rows" + suffix, KernelKind::RmsNorm, {{}, {1e-6}},
               {&x, &gamma}, out3, Tolerance::Double);
       }
+    }
 }
 
 // The mixed-precision combinations of bf16 training steps (docs/precision.md:
@@ -499,8 +507,10 @@ TEST_F(CudaKernelCase, NormRowsInRegisters) {
 // one rounding: 2^-22 relative for f32, 2^-8, one bf16 ulp, for bf16) and
 // Atomic (f32 atomics, plus one bf16 ulp of the rounding of the f32 sum).
 TEST_F(CudaKernelCase, MixedPrecision) {
-  for (DType params : {DType::F32, DType::BF16}) {
-    DType type = params == DType::F32 ? DType::BF16 : DType::F32;
+  // (x, gamma): bf16 with f32, f32 with bf16, and fp16's f16 with f32.
+  for (auto [type, params] : {std::pair{DType::BF16, DType::F32},
+                              std::pair{DType::F32, DType::BF16},
+                              std::pair{DType::F16, DType::F32}}) {
     std::string suffix = std::string(" ") + dtypeName(type) + " x, " +
                          dtypeName(params) + " gamma";
     DeviceTensor x(type, {6, 770}), gamma(params, {770}), beta(params, {770}),
@@ -533,12 +543,29 @@ TEST_F(CudaKernelCase, MixedPrecision) {
           {&wide}, max, Tolerance::Double);
     check("reduce_mean bf16->f32 split dim 1", KernelKind::ReduceMean,
           {{1}, {}}, {&wide}, mean, Tolerance::Double);
+    // fp16's reductions: f16 -> f32 (the widening the verifier allows) and
+    // f16 -> f16 (bias gradients), rows, columns and the split.
+    DeviceTensor half(DType::F16, {2, 300000}), halfSum(DType::F16, {2}),
+        halfMean(DType::F32, {2});
+    fillFloat(half);
+    check("reduce_sum f16 split dim 1", KernelKind::ReduceSum, {{1}, {}},
+          {&half}, halfSum, Tolerance::Double);
+    check("reduce_mean f16->f32 split dim 1", KernelKind::ReduceMean,
+          {{1}, {}}, {&half}, halfMean, Tolerance::Double);
+    DeviceTensor rows(DType::F16, {64, 96}), rowSums(DType::F32, {64}),
+        columnSums(DType::F16, {96});
+    fillFloat(rows);
+    check("reduce_sum f16->f32 rows", KernelKind::ReduceSum, {{1}, {}},
+          {&rows}, rowSums, Tolerance::Double);
+    check("reduce_sum f16 columns", KernelKind::ReduceSum, {{0}, {}}, {&rows},
+          columnSums, Tolerance::Double);
   }
-  for (DType index : {DType::I32, DType::I64}) {
-    // Many bf16 updates into few rows of a bf16 table: f32 accumulation
-    // (atomics), one rounding at the end, as the CPU.
-    DeviceTensor dest(DType::BF16, {10, 8}), ids(index, {200}),
-        updates(DType::BF16, {200, 8}), out(DType::BF16, {10, 8});
+  for (DType index : {DType::I32, DType::I64})
+  for (DType type : {DType::BF16, DType::F16}) {
+    // Many bf16 (f16) updates into few rows of a bf16 (f16) table: f32
+    // accumulation (atomics), one rounding at the end, as the CPU.
+    DeviceTensor dest(type, {10, 8}), ids(index, {200}),
+        updates(type, {200, 8}), out(type, {10, 8});
     fillFloat(dest);
     fillInt(ids, -1, 10); // -1 and 10 are out of range: skipped
     fillFloat(updates);
@@ -554,7 +581,8 @@ TEST_F(CudaKernelCase, MixedPrecision) {
       for (int64_t c = 0; c < 8; ++c)
         scale[row * 8 + c] += std::fabs(updates.get(j * 8 + c));
     }
-    check(std::string("scatter_add bf16 dim 0 ") + dtypeName(index),
+    check(std::string("scatter_add ") + dtypeName(type) + " dim 0 " +
+              dtypeName(index),
           KernelKind::ScatterAdd, {{0}, {}}, {&dest, &ids, &updates}, out,
           Tolerance::Atomic, &scale);
   }
@@ -565,8 +593,8 @@ TEST_F(CudaKernelCase, MixedPrecision) {
 // every pair and that drop some; top-k's indices exactly, its weights in
 // double. Written without a GPU at hand (2026-11-29); first run pending.
 TEST_F(CudaKernelCase, Moe) {
-  for (DType type : {DType::F32, DType::BF16}) {
-    std::string suffix = type == DType::F32 ? " f32" : " bf16";
+  for (DType type : {DType::F32, DType::BF16, DType::F16}) {
+    std::string suffix = std::string(" ") + dtypeName(type);
     const int64_t tokens = 37, experts = 8, k = 2, dim = 24;
     DeviceTensor indices(DType::I32, {tokens, k});
     fillInt(indices, 0, experts - 1);

@@ -10,20 +10,22 @@
 //    select: 1e-6 relative (each is one or two IEEE correctly rounded steps
 //    on both sides, so they are expected bitwise equal; the printed maximum
 //    ulp difference shows it).
-//  - bf16 of those: exact equality (computed in f32 and rounded the same
-//    way, round-to-nearest-even by the same bit manipulation).
+//  - bf16 and f16 of those: exact equality (computed in f32 and rounded
+//    the same way, round-to-nearest-even by the same bit manipulation as
+//    floatToBf16 / floatToF16, subnormal f16 and overflow included).
 //  - f32 exp, log, tanh: 4 ulps (CUDA's expf/tanhf are within 2 ulps,
 //    logf 1, glibc's within 1).
 //  - f32 gelu, silu, swiglu: 1e-5 relative (the GPU computes in f32, the
 //    CPU reference in f64; errors of the argument are amplified by exp/erfc
 //    up to a few 1e-6 on the tested range [-4, 4]).
-//  - bf16 exp, log, tanh, gelu, silu, swiglu: 1 bf16 ulp (the f32 values
+//  - bf16 and f16 exp, log, tanh, gelu, silu, swiglu: 1 ulp of the type
+//    (the f32 values
 //    differ by a few f32 ulps, which changes the bf16 rounding only when
 //    the value lies that close to a bf16 midpoint).
 //  - matmul: |gpu - cpu| <= 2 K 2^-24 sum_k |a_ik b_kj| per element (both
 //    accumulate in f32, in different orders), plus 1 bf16 ulp of the
-//    reference for a bf16 result (the two f32 sums may round to
-//    neighbouring bf16 values).
+//    reference for a bf16 or f16 result (the two f32 sums may round to
+//    neighbouring 16-bit values).
 //  - flash attention forward and backward (through CudaKernels): see
 //    FlashAttentionMatchesTheCpu.
 //
@@ -68,12 +70,17 @@ void storeOperand(DeviceTensor &t, int64_t i, float value) {
     t.set(i, value);
 }
 
-/// Distance in units in the last place of `dtype` (f32 or bf16) between two
-/// values of it; 0 for two NaNs, huge for one.
+/// Distance in units in the last place of `dtype` (f32, bf16 or f16)
+/// between two values of it; 0 for two NaNs, huge for one.
 int64_t ulpDistance(float a, float b, DType dtype) {
   if (std::isnan(a) || std::isnan(b))
     return std::isnan(a) && std::isnan(b) ? 0 : INT64_MAX;
   auto ordered = [&](float v) {
+    if (dtype == DType::F16) { // f16 bits are sign-magnitude too
+      uint16_t half = floatToF16(v);
+      int64_t magnitude = half & 0x7fff;
+      return (half & 0x8000) ? -magnitude : magnitude;
+    }
     int32_t bits;
     std::memcpy(&bits, &v, 4);
     if (dtype == DType::BF16)
@@ -88,8 +95,10 @@ int64_t ulpDistance(float a, float b, DType dtype) {
 enum class Check { Relative1e6, Exact, Ulps4, Relative1e5, Bf16Ulp };
 
 Check checkFor(const ElementwiseSignature &sig) {
-  bool bf16 = sig.result == DType::BF16 ||
-              (sig.inputs.back() == DType::BF16 && sig.result == DType::I1);
+  // 16-bit results (bf16, f16) or compares of 16-bit values.
+  auto half = [](DType d) { return d == DType::BF16 || d == DType::F16; };
+  bool bf16 = half(sig.result) ||
+              (half(sig.inputs.back()) && sig.result == DType::I1);
   switch (sig.kind) {
   case KernelKind::Exp:
   case KernelKind::Log:
@@ -204,7 +213,9 @@ void runElementwise(const ElementwiseSignature &sig, int64_t n,
     }
     float got = static_cast<float>(result.get(i));
     float want = static_cast<float>(expected.get(i));
-    DType ulpType = sig.result == DType::BF16 ? DType::BF16 : DType::F32;
+    DType ulpType = sig.result == DType::BF16  ? DType::BF16
+                    : sig.result == DType::F16 ? DType::F16
+                                               : DType::F32;
     int64_t ulps = sig.result == DType::I1 ? (got != want) * INT64_MAX
                                            : ulpDistance(got, want, ulpType);
     maxUlps = std::max(maxUlps, ulps);
@@ -333,6 +344,8 @@ void runMatmul(CublasLtMatmul &matmul, DType operands, DType resultType,
         double bound = 2.0 * k * 0x1p-24 * absSum;
         if (resultType == DType::BF16 && want != 0)
           bound += bf16Ulp(want);
+        if (resultType == DType::F16 && want != 0) // one f16 ulp: 2^(e - 10)
+          bound += std::ldexp(1.0, std::ilogb(want) - 10);
         worst = std::max(worst, std::fabs(got - want) / std::max(bound, 1e-30));
         if (!(std::fabs(got - want) <= bound) && ++failures <= 5)
           ADD_FAILURE() << "element [" << b << ", " << i << ", " << j
@@ -358,7 +371,8 @@ TEST_F(CudaTest, CublasLtMatmulMatchesTheCpu) {
   };
   for (Types t :
        {Types{DType::F32, DType::F32}, Types{DType::BF16, DType::BF16},
-        Types{DType::BF16, DType::F32}})
+        Types{DType::BF16, DType::F32}, Types{DType::F16, DType::F16},
+        Types{DType::F16, DType::F32}})
     for (bool transA : {false, true})
       for (bool transB : {false, true}) {
         runMatmul(*matmul, t.operands, t.result, 1, 128, 96, 64, transA, transB,
@@ -384,7 +398,7 @@ TEST_F(CudaTest, CublasLtRefusesUnsupportedTypes) {
   problem.m = problem.n = problem.k = 4;
   Status status = matmul->run(problem, nullptr, nullptr, nullptr, nullptr);
   EXPECT_EQ(status.code(), StatusCode::InvalidArgument);
-  EXPECT_NE(status.message().find("expected f32 or bf16 operands, got f64"),
+  EXPECT_NE(status.message().find("expected f32, bf16 or f16 operands, got f64"),
             std::string::npos)
       << status.message();
 }
@@ -511,7 +525,8 @@ TEST_F(CudaTest, FlashAttentionMatchesTheCpu) {
   ASSERT_OK(createHandWrittenKernels(kernels));
   std::mt19937 rng(std::random_device{}());
   ThreadPool pool;
-  for (DType dtype : {DType::F32, DType::BF16})
+  // f16 runs the scalar kernels (f32 arithmetic on f16 storage).
+  for (DType dtype : {DType::F32, DType::BF16, DType::F16})
     for (bool causal : {false, true}) {
       for (int64_t headDim : {16, 64, 128})
         runFlashAttention(*kernels, dtype, {64, 64, headDim, causal}, rng,

@@ -26,7 +26,9 @@
 //    tanh.approx.f32 (|error| <= 2^-10.99 relative), which is the worst we
 //    expect; the test prints the worst error against this bound so that
 //    the first GPU run shows how much of it is used. Plus 1 bf16 ulp.
-//  - bf16 with a leading dimension that is not a multiple of 8 elements
+//  - f16 (the fp16 policy): every bf16 rule above with one f16 ulp (2^-10
+//    relative) for the bf16 ulp; not yet run on a GPU.
+//  - bf16 or f16 with a leading dimension that is not a multiple of 8 elements
 //    (the M = 17, K = 65 case): refused by selectKernel. On the H200
 //    cuBLASLt missed the bounds above by up to 24x there, for every
 //    epilogue; codegen lowers such regions op by op.
@@ -117,15 +119,15 @@ double elementBound(const Case &c, double acc, double absSum, double bias,
   case Kind::BiasGradient: // BiasGradientMatchesTheCpu
     break;
   }
-  if (c.dtype == DType::BF16) {
-    bound += bf16Ulp(want);
-    preBound += bf16Ulp(wantPre);
+  if (c.dtype == DType::BF16 || c.dtype == DType::F16) {
+    bound += halfUlp(c.dtype, want);
+    preBound += halfUlp(c.dtype, wantPre);
     // In place, cuBLASLt rounds the bias sum to bf16 before adding the
     // residual (see the top of the file): half an ulp of that sum, and the
     // second rounding half an ulp of a result that may lie in the binade
     // above the reference's, doubled for margin.
     if (c.kind == Kind::BiasResidual)
-      bound += bf16Ulp(acc + bias) + bf16Ulp(want);
+      bound += halfUlp(c.dtype, acc + bias) + halfUlp(c.dtype, want);
   }
   return bound;
 }
@@ -145,7 +147,7 @@ void printRoundingOrders(double acc, double bias, double residual) {
 
 TEST_F(CudaMatmulEpilogue, MatchesTheCpu) {
   std::vector<Case> cases;
-  for (DType dtype : {DType::F32, DType::BF16})
+  for (DType dtype : {DType::F32, DType::BF16, DType::F16})
     for (int code = 0; code < static_cast<int>(Kind::BiasGradient); ++code) {
       Kind kind = static_cast<Kind>(code);
       // GPT-2's forward: [B, T, C] x [C, N]; a transposed rhs; a rank-2
@@ -156,7 +158,7 @@ TEST_F(CudaMatmulEpilogue, MatchesTheCpu) {
       cases.push_back({{}, 72, 48, 56, true, false, dtype, kind});
       cases.push_back({{}, 17, 65, 24, true, true, dtype, kind});
     }
-  for (DType dtype : {DType::F32, DType::BF16})
+  for (DType dtype : {DType::F32, DType::BF16, DType::F16})
     cases.push_back(
         {{2, 64}, 64, 96, 128, false, false, dtype, Kind::BiasResidual, true});
 
@@ -214,7 +216,7 @@ TEST_F(CudaMatmulEpilogue, MatchesTheCpu) {
     // bf16 with a leading dimension off 16 bytes is refused (the K = 65
     // case missed the bound by up to 24x; codegen lowers it op by op).
     int64_t lhsLeading = c.transA ? c.m : c.k, rhsLeading = c.transB ? c.k : c.n;
-    if (c.dtype == DType::BF16 &&
+    if (dtypeSize(c.dtype) == 2 &&
         (lhsLeading % 8 != 0 || rhsLeading % 8 != 0 || c.n % 8 != 0)) {
       EXPECT_FALSE(selected.isOk());
       EXPECT_NE(selected.message().find("multiples of 8"), std::string::npos)
@@ -296,7 +298,7 @@ TEST_F(CudaMatmulEpilogue, BiasGradientMatchesTheCpu) {
     int64_t k, m, n;
     bool transB;
   };
-  for (DType dtype : {DType::F32, DType::BF16})
+  for (DType dtype : {DType::F32, DType::BF16, DType::F16})
     for (GradCase c : {GradCase{512, 48, 80, false}, GradCase{300, 24, 40, true},
                        GradCase{16384, 8, 2304, false}}) {
       SCOPED_TRACE(std::string(dtypeName(dtype)) + " K=" +
@@ -346,8 +348,7 @@ TEST_F(CudaMatmulEpilogue, BiasGradientMatchesTheCpu) {
         for (int64_t p = 0; p < c.k; ++p)
           absSum += std::fabs(dy.get(c.transB ? j * c.k + p : p * c.n + j));
         double bound = 2.0 * c.k * 0x1p-24 * absSum;
-        if (dtype == DType::BF16)
-          bound += bf16Ulp(wantGrad.get(j));
+        bound += halfUlp(dtype, wantGrad.get(j));
         double error = std::fabs(gotGrad.get(j) - wantGrad.get(j));
         worstGrad = std::max(worstGrad, error / bound);
         if (!(error <= bound) && ++failures <= 5)
@@ -362,8 +363,7 @@ TEST_F(CudaMatmulEpilogue, BiasGradientMatchesTheCpu) {
                                 dy.get(c.transB ? j * c.k + p : p * c.n + j));
           double bound = 2.0 * c.k * 0x1p-24 * absSum;
           int64_t e = i * c.n + j;
-          if (dtype == DType::BF16)
-            bound += bf16Ulp(want.get(e));
+          bound += halfUlp(dtype, want.get(e));
           double error = std::fabs(got.get(e) - want.get(e));
           worst = std::max(worst, error / bound);
           if (!(error <= bound) && ++failures <= 5)

@@ -195,6 +195,19 @@ inline double bf16Ulp(double x) {
   return x == 0 ? 0x1p-133 : std::ldexp(1.0, std::ilogb(x) - 7);
 }
 
+/// One f16 ulp at `x` (2^(exponent - 10)), at least the subnormal step
+/// 2^-24.
+inline double f16Ulp(double x) {
+  return x == 0 ? 0x1p-24 : std::max(0x1p-24, std::ldexp(1.0, std::ilogb(x) - 10));
+}
+
+/// bf16Ulp or f16Ulp by `dtype`; 0 for other types.
+inline double halfUlp(DType dtype, double x) {
+  return dtype == DType::BF16  ? bf16Ulp(x)
+         : dtype == DType::F16 ? f16Ulp(x)
+                               : 0.0;
+}
+
 //===----------------------------------------------------------------------===//
 // DeviceTensor
 //===----------------------------------------------------------------------===//
@@ -357,8 +370,9 @@ inline CompareResult compareToLargest(const std::string &name,
                     width) != 0)
       ++result.inexact;
     double bound = relative * result.largest;
-    if (got.dtype == DType::BF16 && expected != 0.0)
-      bound += bf16Ulp(expected);
+    if ((got.dtype == DType::BF16 || got.dtype == DType::F16) &&
+        expected != 0.0)
+      bound += halfUlp(got.dtype, expected);
     double error = std::fabs(actual - expected);
     result.worst =
         std::max(result.worst, error / std::max(result.largest, 1e-30));

@@ -54,8 +54,9 @@ TEST(CudaNvrtcCompile, EveryElementwiseKernelCompilesAndHitsTheCache) {
   options.cacheDir = dir;
 
   std::vector<ElementwiseSignature> all = allElementwiseSignatures();
-  // 27 signatures per float type (with the cast from i1), 7 per integer type.
-  ASSERT_EQ(all.size(), 68u);
+  // 28 signatures per float type (f32, bf16, f16; casts to each and from
+  // i1), 7 per integer type.
+  ASSERT_EQ(all.size(), 98u);
   std::vector<CompiledCuda> cold(all.size());
   auto start = std::chrono::steady_clock::now();
   for (size_t i = 0; i < all.size(); ++i) {
@@ -226,7 +227,7 @@ TEST(CudaNvrtcCompile, DeviceUnitHasEveryFlashAttentionKernel) {
   EXPECT_EQ(ptx.find(".entry llmc_attention_f32("), std::string::npos);
   // Every entry cross_entropy_grad selects, for each logits and target type
   // (loss/CrossEntropyGrad.cuh).
-  for (DType logits : {DType::F32, DType::BF16})
+  for (DType logits : {DType::F32, DType::BF16, DType::F16})
     for (DType targets : {DType::I32, DType::I64}) {
       KernelChoice choice;
       Status selected = selectKernel(
@@ -245,7 +246,7 @@ TEST(CudaNvrtcCompile, DeviceUnitHasEveryFlashAttentionKernel) {
   // Every entry rope selects (the table, the general and the packed
   // rotation; rope/Rope.cuh), and its table's scratch; an odd head
   // dimension is refused.
-  for (DType type : {DType::F32, DType::BF16})
+  for (DType type : {DType::F32, DType::BF16, DType::F16})
     for (DType index : {DType::I32, DType::I64}) {
       KernelChoice choice;
       Status selected = selectKernel(
@@ -301,12 +302,48 @@ TEST(CudaNvrtcCompile, FlashAttentionSelectsTensorCoresForBf16) {
             (Entries{"llmc_flash_attention_forward_f32_d64"}));
   EXPECT_EQ(entriesOf(KernelKind::Attention, DType::BF16, 48),
             (Entries{"llmc_flash_attention_forward_bf16_d64"}));
+  // f16 (the fp16 policy) takes the scalar kernels: no f16 tensor-core
+  // variant (cuDNN's HALF SDPA where it is loaded).
+  EXPECT_EQ(entriesOf(KernelKind::Attention, DType::F16, 64),
+            (Entries{"llmc_flash_attention_forward_f16_d64"}));
+  EXPECT_EQ(entriesOf(KernelKind::AttentionGrad, DType::F16, 128),
+            (Entries{"llmc_flash_attention_grad_rows_f16_d128",
+                     "llmc_flash_attention_grad_keys_f16_d128"}));
+}
+
+/// Older GPUs: the tensor-core flash units (mma.sync on bf16, ldmatrix,
+/// cp.async) compile for sm_80 and later only; the others for any
+/// architecture NVRTC takes. llmc compile --cuda-arch below sm_80 refuses
+/// a bf16 program with the fix.
+TEST(CudaNvrtcCompile, TensorCoreUnitsNeedSm80) {
+  EXPECT_EQ(archNumber("sm_75"), 75);
+  EXPECT_EQ(archNumber("sm_90a"), 90);
+  EXPECT_EQ(archNumber("compute_90"), 0);
+  for (const char *unit : {"llmc_flash_tc_d64", "llmc_flash_tc_d128"}) {
+    EXPECT_FALSE(unitCompilesFor(unit, "sm_75")) << unit;
+    EXPECT_TRUE(unitCompilesFor(unit, "sm_80")) << unit;
+    EXPECT_TRUE(unitCompilesFor(unit, "sm_90")) << unit;
+  }
+  EXPECT_TRUE(unitCompilesFor("llmc_device_kernels", "sm_75"));
+  EXPECT_TRUE(unitCompilesFor("llmc_flash_attention", "sm_75"));
+  Executable exe;
+  exe.ranks.emplace_back();
+  ValueInfo value;
+  value.dtype = DType::BF16;
+  value.shape = {8};
+  exe.ranks[0].values.push_back(value);
+  EXPECT_TRUE(compileCudaKernels(exe, "sm_80").isOk()); // no units
+  Status refused = compileCudaKernels(exe, "sm_75");
+  EXPECT_EQ(refused.code(), StatusCode::InvalidArgument);
+  EXPECT_NE(refused.message().find("policy = \"fp16\""), std::string::npos)
+      << refused.message();
 }
 
 /// The norm gradients: the chunk kernel of (x's, gamma's) types, the finish
 /// of gamma's and the rows-in-registers entries (4 and 8 packs per lane),
-/// with scratch for 2 doubles per column and 32-row chunk; f16 is refused
-/// naming what is covered.
+/// with scratch for 2 doubles per column and 32-row chunk; f16 x (fp16's
+/// steps) with f32 gamma; f32 x with f16 gamma is refused naming what is
+/// covered.
 TEST(CudaNvrtcCompile, NormGradSelection) {
   TensorRef x{nullptr, DType::BF16, {16, 1024, 768}};
   TensorRef gamma{nullptr, DType::F32, {768}};
@@ -333,12 +370,23 @@ TEST(CudaNvrtcCompile, NormGradSelection) {
                                       "llmc_norm_grad_rows8_f32_bf16"}));
   EXPECT_EQ(rms.scratchBytes, size_t{2} * 2 * 37 * 8); // 2 chunks
   TensorRef half{nullptr, DType::F16, {4, 8}};
-  TensorRef gh{nullptr, DType::F32, {8}};
+  TensorRef gf{nullptr, DType::F32, {8}};
+  KernelChoice fp16;
+  ASSERT_TRUE(selectKernel(KernelKind::LayerNormGrad, {{}, {1e-5}},
+                           {half, gf, half}, {half, gf, gf}, fp16)
+                  .isOk());
+  EXPECT_EQ(fp16.entries,
+            (std::vector<std::string>{"llmc_norm_grad_f16_f32",
+                                      "llmc_norm_grad_finish_f32",
+                                      "llmc_norm_grad_rows4_f16_f32",
+                                      "llmc_norm_grad_rows8_f16_f32"}));
+  TensorRef wide{nullptr, DType::F32, {4, 8}};
+  TensorRef gh{nullptr, DType::F16, {8}};
   KernelChoice refused;
   Status status = selectKernel(KernelKind::LayerNormGrad, {{}, {1e-5}},
-                               {half, gh, half}, {half, gh, gh}, refused);
+                               {wide, gh, wide}, {wide, gh, gh}, refused);
   EXPECT_EQ(status.code(), StatusCode::Unimplemented);
-  EXPECT_NE(status.message().find("norm gradients cover f32 and bf16"),
+  EXPECT_NE(status.message().find("or f16 gamma for f16 x"),
             std::string::npos)
       << status.message();
 }

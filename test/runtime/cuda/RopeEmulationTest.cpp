@@ -16,6 +16,7 @@
 // 16-byte loads' alignment on the hardware, timing.
 //
 //===----------------------------------------------------------------------===//
+#include "runtime/DType.h"
 #include "runtime/cpu/CpuKernels.h"
 #include "runtime/cpu/ThreadPool.h"
 #include "runtime/cuda/kernels/rope/RopeLaunch.h"
@@ -240,6 +241,50 @@ TEST(RopeEmulation, PlanForLlama) {
                 RopeLaunch::kPackedThreads,
                 static_cast<long long>(plan.headsPerThread));
   }
+}
+
+} // namespace
+} // namespace llmc::rt::cuda::emulated
+
+namespace llmc::rt::cuda::emulated {
+namespace {
+
+// The prelude's f16 conversions (common/Prelude.cuh: F16's loadValue and
+// storeFloat, which every hand-written f16 kernel uses) against the host's
+// f16ToFloat and floatToF16 (runtime/DType.cpp), bit for bit: every f16
+// pattern widened, and narrowing on every 4096th f32 pattern (both signs,
+// NaNs, infinities, subnormals, the overflow boundary 65520) plus each
+// f16 value and the midpoints between neighbours (the ties to even).
+TEST(PreludeF16, ConversionsMatchTheHostBitForBit) {
+  int64_t mismatches = 0;
+  for (uint32_t bits = 0; bits < 0x10000; ++bits) {
+    float device = f16BitsToFloat(static_cast<unsigned short>(bits));
+    float host = f16ToFloat(static_cast<uint16_t>(bits));
+    if (std::memcmp(&device, &host, 4) != 0 && mismatches++ < 5)
+      ADD_FAILURE() << "widening 0x" << std::hex << bits;
+  }
+  auto narrow = [&](float value) {
+    unsigned short device = floatToF16Bits(value);
+    uint16_t host = floatToF16(value);
+    if (device != host && mismatches++ < 5)
+      ADD_FAILURE() << "narrowing " << value << ": device 0x" << std::hex
+                    << device << ", host 0x" << host;
+  };
+  for (uint64_t word = 0; word <= 0xffffffffull; word += 4096) {
+    uint32_t w = static_cast<uint32_t>(word);
+    float value;
+    std::memcpy(&value, &w, 4);
+    narrow(value);
+  }
+  for (uint32_t bits = 0; bits < 0x7c00; ++bits) {
+    float here = f16ToFloat(static_cast<uint16_t>(bits));
+    float next = f16ToFloat(static_cast<uint16_t>(bits + 1));
+    for (float value : {here, 0.5f * (here + next), -0.5f * (here + next)})
+      narrow(value);
+  }
+  narrow(65519.0f);
+  narrow(65520.0f);
+  EXPECT_EQ(mismatches, 0);
 }
 
 } // namespace

@@ -1,7 +1,7 @@
 //===- AttentionCudnn.cpp - attention launches through cuDNN --------------===//
 //
 // CudaKernels' side of CudnnAttention.h: which Attention / AttentionGrad
-// launches cuDNN takes (bf16, every operand; the shapes CudnnAttention
+// launches cuDNN takes (bf16 or f16, every operand of one type; the shapes CudnnAttention
 // covers and an engine supports), the scratch they need, and the launches.
 // Everything else, and every problem cuDNN refuses (the refusal is kept in
 // attentionPath()'s notes), runs llmc's flash kernels (AttentionLaunch.cpp).
@@ -10,7 +10,7 @@
 // f32 [B, Hq, T], natural log: cuDNN's "Stats") writes them; an
 // AttentionGrad with a sixth operand (that lse) reads them. Without it the
 // forward runs again for them, and the scratch holds the statistics, the
-// recomputed result (bf16 like q) and cuDNN's workspace, each 256-byte
+// recomputed result (16-bit like q) and cuDNN's workspace, each 256-byte
 // aligned.
 //
 //===----------------------------------------------------------------------===//
@@ -24,12 +24,13 @@ namespace {
 
 size_t alignUp(size_t bytes) { return (bytes + 255) / 256 * 256; }
 
-/// The first `count` tensors bf16 and every one 16-byte aligned (cuDNN's
-/// kernels refuse less; llmc's scalar kernels take those); the rest (the
-/// log-sum-exp) f32.
-bool bf16Aligned(const std::vector<TensorRef> &tensors, size_t count) {
+/// The first `count` tensors of the 16-bit type `half` (bf16 or f16) and
+/// every one 16-byte aligned (cuDNN's kernels refuse less; llmc's scalar
+/// kernels take those); the rest (the log-sum-exp) f32.
+bool halfAligned(const std::vector<TensorRef> &tensors, size_t count,
+                 DType half) {
   for (size_t i = 0; i < tensors.size(); ++i)
-    if (tensors[i].dtype != (i < count ? DType::BF16 : DType::F32) ||
+    if (tensors[i].dtype != (i < count ? half : DType::F32) ||
         reinterpret_cast<uintptr_t>(tensors[i].data) % 16 != 0)
       return false;
   return true;
@@ -59,9 +60,9 @@ GradScratch gradScratch(const SdpaProblem &p) {
 
 std::string CudaKernels::attentionPath() const {
   std::string path =
-      cudnn_ ? "bf16 attention through " + cudnn_->describe() +
+      cudnn_ ? "bf16 and f16 attention through " + cudnn_->describe() +
                    " (LLMC_CUDNN=0 for llmc's flash kernels)"
-             : "bf16 attention on llmc's flash kernels (not cuDNN: " +
+             : "bf16 and f16 attention on llmc's flash kernels (not cuDNN: " +
                    cudnnUnavailable_ + ")";
   for (const std::string &note : cudnnRefusals_)
     path += "\n  " + note;
@@ -76,8 +77,11 @@ bool CudaKernels::cudnnProblems(KernelKind kind, const KernelAttrs &attrs,
   if (!cudnn_ || (kind != KernelKind::Attention &&
                   kind != KernelKind::AttentionGrad))
     return false;
-  size_t bf16Inputs = kind == KernelKind::Attention ? 3 : 5;
-  if (inputs.size() < 3 || !bf16Aligned(inputs, bf16Inputs) ||
+  size_t halfInputs = kind == KernelKind::Attention ? 3 : 5;
+  DType half = inputs.empty() ? DType::BF16 : inputs[0].dtype;
+  if (half != DType::BF16 && half != DType::F16)
+    return false;
+  if (inputs.size() < 3 || !halfAligned(inputs, halfInputs, half) ||
       inputs[0].rank() != 4)
     return false;
   FlashLaunch flash;
@@ -97,6 +101,7 @@ bool CudaKernels::cudnnProblems(KernelKind kind, const KernelAttrs &attrs,
   p.headDim = flash.headDim;
   p.causal = flash.causal != 0;
   p.scale = flash.scale;
+  p.half = half == DType::F16;
   // The layout's strides (runtime/AttentionLayout.h; bhtd gives the packed
   // [B, H, T, D] ones); dq, dk, dv have those of q, k, v. The offsets of
   // a packed tensor's k and v heads go on the pointers (cudnnPointers).
@@ -160,7 +165,9 @@ Status CudaKernels::launchCudnn(KernelKind kind, const KernelAttrs &attrs,
                                 const std::vector<TensorRef> &inputs,
                                 const std::vector<TensorRef> &outputs,
                                 cudaStream_t stream, bool &taken) {
-  if (!bf16Aligned(outputs, kind == KernelKind::Attention ? 1 : outputs.size()))
+  if (inputs.empty() ||
+      !halfAligned(outputs, kind == KernelKind::Attention ? 1 : outputs.size(),
+                   inputs[0].dtype))
     return Status::ok();
   LLMC_RETURN_IF_ERROR(prepareCudnn(kind, attrs, inputs, outputs, taken));
   if (!taken)

@@ -41,7 +41,7 @@ std::string flashLaunch(const std::vector<TensorRef> &inputs,
   std::string type = floatSuffix(q.dtype);
   if (type.empty() || q.rank() != 4 || k.rank() != 4 || k.dtype != q.dtype ||
       v.dtype != q.dtype)
-    return "flash attention covers f32 and bf16 [B, H, T, D]";
+    return "flash attention covers f32, bf16 and f16 [B, H, T, D]";
   // The query-side result (out): given, attention_grad's out, or the shape
   // of q (the forward in the bhtd and bthd layouts).
   const TensorRef &o = result               ? *result
@@ -89,7 +89,9 @@ std::string flashLaunch(const std::vector<TensorRef> &inputs,
   launch.queryBlocks = static_cast<unsigned>(queryBlocks);
   launch.keyBlocks = static_cast<unsigned>(keyBlocks);
   // The tensor-core kernels take bf16 with D exactly 64 or 128 (no padded
-  // columns); their grids have fewer blocks than the scalar ones.
+  // columns); their grids have fewer blocks than the scalar ones. f16 runs
+  // the scalar kernels (f32 arithmetic on f16 storage): an f16 mma.sync
+  // variant of FlashTc*.cuh is not written (TODO(#24)).
   launch.tensorCores =
       q.dtype == DType::BF16 && (headDim == 64 || headDim == 128);
   if (launch.tensorCores)

@@ -491,5 +491,6 @@ __device__ void flashGradKeys(const T *q, const T *k, const T *v,
 
 LLMC_FLASH_HEAD_DIMS(float, f32)
 LLMC_FLASH_HEAD_DIMS(Bf16, bf16)
+LLMC_FLASH_HEAD_DIMS(F16, f16)
 
 #endif // LLMC_CUDA_ATTENTION_FLASH_CUH

@@ -1,7 +1,9 @@
 //===- Prelude.cuh - the types and helpers every kernel unit starts with ===//
 //
-// Bf16 as raw 16-bit storage with the CPU's rounding (floatToBf16: round to
-// nearest even, NaN kept quiet), loads to f32, stores from f32 and double,
+// Bf16 and F16 as raw 16-bit storage with the CPU's rounding (floatToBf16,
+// floatToF16: round to nearest even, NaN kept quiet, f16 subnormals and
+// overflow to infinity as the host's), loads to f32, stores from f32 and
+// double,
 // the grid-stride and warp helpers. Free of shared memory and of warp-wide
 // instructions other than shuffles, so that the CPU emulations of the kernels
 // (test/runtime/cuda/*EmulationTest.cpp) include it as it is.
@@ -20,6 +22,12 @@
 struct Bf16 {
   unsigned short bits;
 };
+// IEEE binary16 (fp16) bits. Not cuda_fp16.h's __half: the conversions below
+// are the host's bit for bit (NaN becomes 0x7e00 with its sign, as
+// floatToF16), and NVRTC then needs no include path.
+struct F16 {
+  unsigned short bits;
+};
 
 __device__ __forceinline__ float loadValue(float value) { return value; }
 __device__ __forceinline__ float loadValue(Bf16 value) {
@@ -28,6 +36,45 @@ __device__ __forceinline__ float loadValue(Bf16 value) {
 
 // An f32 value stored as T: bf16 rounds to nearest even, keeping NaN quiet
 // (the CPU's floatToBf16).
+// f16 bits as f32, exactly (the host's f16ToFloat): subnormals are
+// mantissa * 2^-24, which f32 holds exactly.
+__device__ __forceinline__ float f16BitsToFloat(unsigned short bits) {
+  unsigned int sign = ((unsigned int)bits & 0x8000u) << 16;
+  unsigned int exponent = ((unsigned int)bits >> 10) & 0x1fu;
+  unsigned int mantissa = (unsigned int)bits & 0x3ffu;
+  if (exponent == 0 && mantissa != 0) {
+    float value = (float)mantissa * 5.9604644775390625e-8f; // 2^-24
+    return sign ? -value : value;
+  }
+  unsigned int word = exponent == 0x1f ? (sign | 0x7f800000u | (mantissa << 13))
+                      : exponent != 0  ? (sign | ((exponent + 112) << 23) |
+                                         (mantissa << 13))
+                                       : sign;
+  return __uint_as_float(word);
+}
+// f32 to f16 bits, the host's floatToF16: round to nearest even, 65520 and
+// beyond to infinity, below 2^-14 to a subnormal (scaled by 2^24, exact,
+// then rounded to an integer, to even).
+__device__ __forceinline__ unsigned short floatToF16Bits(float value) {
+  unsigned int word = __float_as_uint(value);
+  unsigned short sign = (unsigned short)((word >> 16) & 0x8000u);
+  unsigned int magnitude = word & 0x7fffffffu;
+  if (magnitude > 0x7f800000u)
+    return sign | 0x7e00u;
+  if (magnitude >= 0x477ff000u)
+    return sign | 0x7c00u;
+  if (magnitude < 0x38800000u) {
+    float scaled = fabsf(value) * 16777216.0f; // 2^24
+    return sign | (unsigned short)rintf(scaled);
+  }
+  unsigned int rebased = magnitude - (112u << 23);
+  unsigned int rounding = 0xfffu + ((rebased >> 13) & 1u);
+  return sign | (unsigned short)((rebased + rounding) >> 13);
+}
+__device__ __forceinline__ float loadValue(F16 value) {
+  return f16BitsToFloat(value.bits);
+}
+
 template <typename T> __device__ __forceinline__ T storeFloat(float value);
 template <> __device__ __forceinline__ float storeFloat<float>(float value) {
   return value;
@@ -44,7 +91,13 @@ template <> __device__ __forceinline__ Bf16 storeFloat<Bf16>(float value) {
   return result;
 }
 
-// A double value stored as T: rounded to f32 once, then (bf16) as
+template <> __device__ __forceinline__ F16 storeFloat<F16>(float value) {
+  F16 result;
+  result.bits = floatToF16Bits(value);
+  return result;
+}
+
+// A double value stored as T: rounded to f32 once, then (bf16, f16) as
 // storeFloat.
 template <typename T> __device__ __forceinline__ T storeValue(double value) {
   return storeFloat<T>((float)value);

@@ -86,28 +86,11 @@ extern "C" __global__ void llmc_init_draw(void *out, int type, long long n,
 
 // ---- Weights converted where they live (CudaSession::setArgumentConverting)
 
-// f16 bits as f32, exactly (the host's f16ToFloat): subnormals are
-// mantissa * 2^-24, which f32 holds exactly.
-__device__ __forceinline__ float initF16ToFloat(unsigned short bits) {
-  unsigned int sign = ((unsigned int)bits & 0x8000u) << 16;
-  unsigned int exponent = ((unsigned int)bits >> 10) & 0x1fu;
-  unsigned int mantissa = (unsigned int)bits & 0x3ffu;
-  if (exponent == 0 && mantissa != 0) {
-    float value = (float)mantissa * 5.9604644775390625e-8f; // 2^-24
-    return sign ? -value : value;
-  }
-  unsigned int word = exponent == 0x1f ? (sign | 0x7f800000u | (mantissa << 13))
-                      : exponent != 0  ? (sign | ((exponent + 112) << 23) |
-                                         (mantissa << 13))
-                                       : sign;
-  return __uint_as_float(word);
-}
-
 // An f16 checkpoint's tensor into f32 parameters.
 extern "C" __global__ void llmc_widen_f16_f32(const unsigned short *in,
                                               float *out, long long count) {
   for (long long i = globalThread(); i < count; i += gridThreads())
-    out[i] = initF16ToFloat(in[i]);
+    out[i] = f16BitsToFloat(in[i]); // the prelude's, exact
 }
 
 #endif // LLMC_CUDA_INIT_INIT_CUH

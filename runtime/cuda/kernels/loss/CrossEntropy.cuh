@@ -208,7 +208,11 @@ __device__ void crossEntropyFinish(const double *losses, const I *targets,
   X(Bf16, bf16, int, i32, 1, )                                                 \
   X(Bf16, bf16, int, i32, 8, _vec)                                             \
   X(Bf16, bf16, long long, i64, 1, )                                           \
-  X(Bf16, bf16, long long, i64, 8, _vec)
+  X(Bf16, bf16, long long, i64, 8, _vec)                                       \
+  X(F16, f16, int, i32, 1, )                                                   \
+  X(F16, f16, int, i32, 8, _vec)                                               \
+  X(F16, f16, long long, i64, 1, )                                             \
+  X(F16, f16, long long, i64, 8, _vec)
 
 #define LLMC_CE_ROWS(T, SUFFIX, I, ISUFFIX, V, VEC)                            \
   extern "C" __global__ void __launch_bounds__(256)                            \

@@ -138,6 +138,8 @@ LLMC_MOE_KERNELS(float, f32, int, i32)
 LLMC_MOE_KERNELS(float, f32, long long, i64)
 LLMC_MOE_KERNELS(Bf16, bf16, int, i32)
 LLMC_MOE_KERNELS(Bf16, bf16, long long, i64)
+LLMC_MOE_KERNELS(F16, f16, int, i32)
+LLMC_MOE_KERNELS(F16, f16, long long, i64)
 #define LLMC_MOE_COMBINE_KERNEL(T, TS, W, WS, I, IS)                           \
   extern "C" __global__ void llmc_moe_combine_##TS##_##WS##_##IS(              \
       const T *expertOut, const W *weights, const I *indices,                  \
@@ -152,5 +154,9 @@ LLMC_MOE_COMBINE_KERNEL(Bf16, bf16, Bf16, bf16, int, i32)
 LLMC_MOE_COMBINE_KERNEL(Bf16, bf16, Bf16, bf16, long long, i64)
 LLMC_MOE_COMBINE_KERNEL(Bf16, bf16, float, f32, int, i32)
 LLMC_MOE_COMBINE_KERNEL(Bf16, bf16, float, f32, long long, i64)
+LLMC_MOE_COMBINE_KERNEL(F16, f16, F16, f16, int, i32)
+LLMC_MOE_COMBINE_KERNEL(F16, f16, F16, f16, long long, i64)
+LLMC_MOE_COMBINE_KERNEL(F16, f16, float, f32, int, i32)
+LLMC_MOE_COMBINE_KERNEL(F16, f16, float, f32, long long, i64)
 
 #endif // LLMC_CUDA_MOE_MOE_CUH

@@ -154,6 +154,8 @@ LLMC_SCATTER_ADD_KERNEL(float, f32, int, i32)
 LLMC_SCATTER_ADD_KERNEL(float, f32, long long, i64)
 LLMC_SCATTER_ADD_KERNEL(Bf16, f32_bf16, int, i32)
 LLMC_SCATTER_ADD_KERNEL(Bf16, f32_bf16, long long, i64)
+LLMC_SCATTER_ADD_KERNEL(F16, f32_f16, int, i32)
+LLMC_SCATTER_ADD_KERNEL(F16, f32_f16, long long, i64)
 
 extern "C" __global__ void llmc_widen_bf16_f32(const Bf16 *in, float *out,
                                                long long count) {
@@ -164,6 +166,12 @@ extern "C" __global__ void llmc_narrow_f32_bf16(const float *in, Bf16 *out,
                                                 long long count) {
   for (long long i = globalThread(); i < count; i += gridThreads())
     out[i] = storeValue<Bf16>((double)in[i]);
+}
+// (f16's widening is init/Init.cuh's llmc_widen_f16_f32, same unit.)
+extern "C" __global__ void llmc_narrow_f32_f16(const float *in, F16 *out,
+                                               long long count) {
+  for (long long i = globalThread(); i < count; i += gridThreads())
+    out[i] = storeValue<F16>((double)in[i]);
 }
 
 // out[i] = the index along the iota dimension, viewed as [outer, size, inner].
@@ -184,6 +192,13 @@ extern "C" __global__ void llmc_iota_bf16(Bf16 *out, long long count,
   for (long long i = globalThread(); i < count; i += gridThreads()) {
     long long position = (i / inner) % size;
     out[i] = storeValue<Bf16>((double)position);
+  }
+}
+extern "C" __global__ void llmc_iota_f16(F16 *out, long long count,
+                                         long long size, long long inner) {
+  for (long long i = globalThread(); i < count; i += gridThreads()) {
+    long long position = (i / inner) % size;
+    out[i] = storeValue<F16>((double)position);
   }
 }
 

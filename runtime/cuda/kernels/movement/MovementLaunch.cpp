@@ -210,7 +210,8 @@ Status launchGatherRows(LaunchContext &context, const KernelCall &call,
       entries[0], context.gridFor(outer * count * inner, 256), 256, 0, args);
 }
 
-/// ScatterAdd: f32 atomics into a copy of dest, or bf16 through the f32 scratch.
+/// ScatterAdd: f32 atomics into a copy of dest, or bf16 and f16 through the
+/// f32 scratch.
 Status launchScatterAdd(LaunchContext &context, const KernelCall &call,
                         const KernelChoice &choice) {
   const KernelAttrs &attrs = call.attrs;
@@ -240,7 +241,7 @@ Status launchScatterAdd(LaunchContext &context, const KernelCall &call,
                           context.gridFor(outer * count * inner, 256), 256, 0,
                           args);
   }
-  // bf16: 1. dest widened into the f32 scratch, 2. the updates added
+  // bf16, f16: 1. dest widened into the f32 scratch, 2. the updates added
   // there, 3. rounded once into the result.
   const void *destData = dest.data;
   void *wide = context.scratch(), *result = out->data;

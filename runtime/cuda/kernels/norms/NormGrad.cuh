@@ -170,6 +170,8 @@ LLMC_NORM_GRAD_CHUNK_KERNEL(float, float, f32_f32)
 LLMC_NORM_GRAD_CHUNK_KERNEL(Bf16, Bf16, bf16_bf16)
 LLMC_NORM_GRAD_CHUNK_KERNEL(Bf16, float, bf16_f32)
 LLMC_NORM_GRAD_CHUNK_KERNEL(float, Bf16, f32_bf16)
+LLMC_NORM_GRAD_CHUNK_KERNEL(F16, F16, f16_f16)
+LLMC_NORM_GRAD_CHUNK_KERNEL(F16, float, f16_f32)
 
 #define LLMC_NORM_GRAD_FINISH(P, SUFFIX)                                       \
   extern "C" __global__ void llmc_norm_grad_finish_##SUFFIX(                   \
@@ -179,5 +181,6 @@ LLMC_NORM_GRAD_CHUNK_KERNEL(float, Bf16, f32_bf16)
   }
 LLMC_NORM_GRAD_FINISH(float, f32)
 LLMC_NORM_GRAD_FINISH(Bf16, bf16)
+LLMC_NORM_GRAD_FINISH(F16, f16)
 
 #endif // LLMC_CUDA_NORMS_NORMGRAD_CUH

@@ -44,5 +44,11 @@ extern "C" __global__ void llmc_lr_schedule_bf16(const Bf16 *step, Bf16 *out,
                                                  double minimum) {
   lrSchedule(step, out, kind, warmup, total, peak, minimum);
 }
+extern "C" __global__ void llmc_lr_schedule_f16(const F16 *step, F16 *out,
+                                                int kind, long long warmup,
+                                                long long total, double peak,
+                                                double minimum) {
+  lrSchedule(step, out, kind, warmup, total, peak, minimum);
+}
 
 #endif // LLMC_CUDA_OPTIMIZER_LRSCHEDULE_CUH

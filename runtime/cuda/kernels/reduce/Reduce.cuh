@@ -138,6 +138,12 @@ extern "C" __global__ void llmc_reduce_partial_bf16(const Bf16 *in,
                                                     long long chunks) {
   reducePartial(in, partials, plan, kind, chunks);
 }
+extern "C" __global__ void llmc_reduce_partial_f16(const F16 *in,
+                                                   double *partials,
+                                                   ReducePlan plan, int kind,
+                                                   long long chunks) {
+  reducePartial(in, partials, plan, kind, chunks);
+}
 extern "C" __global__ void llmc_reduce_finish_f32(const double *partials,
                                                   float *out, long long chunks,
                                                   long long count, int kind) {
@@ -146,6 +152,11 @@ extern "C" __global__ void llmc_reduce_finish_f32(const double *partials,
 extern "C" __global__ void llmc_reduce_finish_bf16(const double *partials,
                                                    Bf16 *out, long long chunks,
                                                    long long count, int kind) {
+  reduceFinish(partials, out, chunks, count, kind);
+}
+extern "C" __global__ void llmc_reduce_finish_f16(const double *partials,
+                                                  F16 *out, long long chunks,
+                                                  long long count, int kind) {
   reduceFinish(partials, out, chunks, count, kind);
 }
 
@@ -163,6 +174,18 @@ extern "C" __global__ void llmc_reduce_f32_bf16(const float *in, Bf16 *out,
 }
 extern "C" __global__ void llmc_reduce_bf16_bf16(const Bf16 *in, Bf16 *out,
                                                  ReducePlan plan, int kind) {
+  reduce(in, out, plan, kind);
+}
+extern "C" __global__ void llmc_reduce_f16_f32(const F16 *in, float *out,
+                                               ReducePlan plan, int kind) {
+  reduce(in, out, plan, kind);
+}
+extern "C" __global__ void llmc_reduce_f32_f16(const float *in, F16 *out,
+                                               ReducePlan plan, int kind) {
+  reduce(in, out, plan, kind);
+}
+extern "C" __global__ void llmc_reduce_f16_f16(const F16 *in, F16 *out,
+                                               ReducePlan plan, int kind) {
   reduce(in, out, plan, kind);
 }
 

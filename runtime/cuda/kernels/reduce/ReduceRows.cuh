@@ -25,7 +25,8 @@
 // ---- Fast reductions: rows and columns -------------------------------------
 
 // VEC consecutive elements as floats: one 16-byte load for VEC = 4 f32 or
-// VEC = 8 bf16 (the caller guarantees the alignment), else one element.
+// VEC = 8 bf16 or f16 (the caller guarantees the alignment), else one
+// element.
 template <int VEC>
 __device__ __forceinline__ void loadVector(const float *p, float (&v)[VEC]) {
   if constexpr (VEC == 4) {
@@ -48,6 +49,16 @@ __device__ __forceinline__ void loadVector(const Bf16 *p, float (&v)[VEC]) {
       v[2 * w] = __uint_as_float(words[w] << 16);
       v[2 * w + 1] = __uint_as_float(words[w] & 0xffff0000u);
     }
+  } else {
+    v[0] = loadValue(p[0]);
+  }
+}
+template <int VEC>
+__device__ __forceinline__ void loadVector(const F16 *p, float (&v)[VEC]) {
+  if constexpr (VEC == 8) {
+    RowPack<F16, 8> q = *reinterpret_cast<const RowPack<F16, 8> *>(p);
+    for (int j = 0; j < 8; ++j)
+      v[j] = loadValue(q.v[j]);
   } else {
     v[0] = loadValue(p[0]);
   }
@@ -228,6 +239,9 @@ LLMC_REDUCE_FAST(f32, f32, float, float, 4)
 LLMC_REDUCE_FAST(f32, bf16, float, Bf16, 4)
 LLMC_REDUCE_FAST(bf16, f32, Bf16, float, 8)
 LLMC_REDUCE_FAST(bf16, bf16, Bf16, Bf16, 8)
+LLMC_REDUCE_FAST(f32, f16, float, F16, 4)
+LLMC_REDUCE_FAST(f16, f32, F16, float, 8)
+LLMC_REDUCE_FAST(f16, f16, F16, F16, 8)
 
 extern "C" __global__ void llmc_reduce_columns_finish_f32(
     const double *partials, float *out, long long count, long long chunks,
@@ -236,6 +250,11 @@ extern "C" __global__ void llmc_reduce_columns_finish_f32(
 }
 extern "C" __global__ void llmc_reduce_columns_finish_bf16(
     const double *partials, Bf16 *out, long long count, long long chunks,
+    long long length, int kind) {
+  reduceColumnsFinish(partials, out, count, chunks, length, kind);
+}
+extern "C" __global__ void llmc_reduce_columns_finish_f16(
+    const double *partials, F16 *out, long long count, long long chunks,
     long long length, int kind) {
   reduceColumnsFinish(partials, out, count, chunks, length, kind);
 }

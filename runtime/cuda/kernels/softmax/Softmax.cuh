@@ -41,11 +41,18 @@ __device__ void softmax(const T *x, U *y, long long rows, long long length,
 
 LLMC_COMPOSITE_KERNELS(float, f32)
 LLMC_COMPOSITE_KERNELS(Bf16, bf16)
+LLMC_COMPOSITE_KERNELS(F16, f16)
 extern "C" __global__ void llmc_softmax_bf16_f32(const Bf16 *x, float *y,
                                                  long long rows,
                                                  long long length,
                                                  long long inner) {
   softmax<Bf16, float>(x, y, rows, length, inner);
+}
+extern "C" __global__ void llmc_softmax_f16_f32(const F16 *x, float *y,
+                                                long long rows,
+                                                long long length,
+                                                long long inner) {
+  softmax<F16, float>(x, y, rows, length, inner);
 }
 
 #endif // LLMC_CUDA_SOFTMAX_SOFTMAX_CUH

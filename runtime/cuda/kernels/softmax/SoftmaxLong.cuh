@@ -111,5 +111,16 @@ extern "C" __global__ void llmc_softmax_bf16_f32_long_vec(const Bf16 *x,
                                                           long long length) {
   softmaxLongRows<Bf16, float, 8>(x, y, length);
 }
+LLMC_LONG_ROW_KERNELS(F16, f16, 1, )
+LLMC_LONG_ROW_KERNELS(F16, f16, 8, _vec)
+extern "C" __global__ void llmc_softmax_f16_f32_long(const F16 *x, float *y,
+                                                     long long length) {
+  softmaxLongRows<F16, float, 1>(x, y, length);
+}
+extern "C" __global__ void llmc_softmax_f16_f32_long_vec(const F16 *x,
+                                                         float *y,
+                                                         long long length) {
+  softmaxLongRows<F16, float, 8>(x, y, length);
+}
 
 #endif // LLMC_CUDA_SOFTMAX_SOFTMAXLONG_CUH
