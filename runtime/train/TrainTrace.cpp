@@ -85,12 +85,10 @@ Status TrainTrace::create(const Executable &exe, DeviceSession &session,
   if (exe.ranks.size() > 1 && ranks.size() == 1)
     made->worldSize_ = static_cast<int>(exe.ranks.size());
   TraceRecorder &recorder = made->recorder_;
-  for (int rank : ranks)
-    recorder.nameTrack(rank, kTraceHostTrack,
-                       rank == made->rank_ ? "host phases (the training loop)"
-                                           : "host phases (on rank " +
-                                                 std::to_string(made->rank_) +
-                                                 ")");
+  // The loop's phases are on the first local rank's process (the CPU's
+  // virtual ranks share one loop).
+  recorder.nameTrack(made->rank_, kTraceHostTrack,
+                     "host phases (the training loop)");
   recorder.setMetadata("producer", versionLine());
   recorder.setMetadata("source", exe.source);
   recorder.setMetadata("device", session.deviceName());
