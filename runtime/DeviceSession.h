@@ -24,6 +24,7 @@
 namespace llmc::rt {
 
 class ThreadPool;
+class TraceRecorder;
 
 /// A tensor in host memory: `view` points either into the session's own host
 /// memory (the CPU session: no copy) or into `storage` (a device session
@@ -96,6 +97,12 @@ public:
     (void)signal;
     return Status::ok();
   }
+
+  /// --trace (runtime/TraceRecorder.h): from now on every run adds an
+  /// event per command to `trace` (the session names its processes and
+  /// tracks there) until it is set back to null. The recorder outlives the
+  /// runs it is set for. The default records nothing.
+  virtual void setTrace(TraceRecorder *trace) { (void)trace; }
 
   /// The ranks of the program this session runs in this process: all of
   /// them for the CPU session, one for a GPU's. The data loader reads the

@@ -2,6 +2,7 @@
 #include "runtime/Session.h"
 #include "runtime/Mesh.h"
 #include "runtime/Sharding.h"
+#include "runtime/TraceRecorder.h"
 #include "runtime/cpu/Collectives.h"
 #include "runtime/cpu/CpuKernels.h"
 #include "runtime/cpu/CpuProfile.h"
@@ -61,37 +62,6 @@ Status runCollective(CpuWorld &world, int rank, const Command &command,
     return Status::error(StatusCode::InvalidArgument,
                          "unknown collective " + std::to_string(ints[0]));
   }
-}
-/// The row of LLMC_PROFILE a command counts in.
-const char *profileRow(const Command &command) {
-  switch (command.kind) {
-  case CommandKind::Kernel:
-  case CommandKind::Gemm:
-    return kernelName(command.kernel);
-  case CommandKind::Copy:
-    return "copy";
-  case CommandKind::Collective:
-    switch (command.attrs.ints.empty()
-                ? CollectiveKind::AllReduce
-                : static_cast<CollectiveKind>(command.attrs.ints[0])) {
-    case CollectiveKind::AllReduce:
-      return "all_reduce";
-    case CollectiveKind::AllGather:
-      return "all_gather";
-    case CollectiveKind::ReduceScatter:
-      return "reduce_scatter";
-    case CollectiveKind::AllToAll:
-      return "all_to_all";
-    case CollectiveKind::Send:
-      return "send";
-    case CollectiveKind::Recv:
-      return "recv";
-    }
-    return "collective";
-  case CommandKind::HostStep:
-    return "host_step";
-  }
-  return "?";
 }
 } // namespace
 
@@ -250,7 +220,8 @@ Status Session::runRank(int rank) {
   const RankProgram &program = executable_.ranks[rank];
   std::vector<TensorRef> inputs, outputs;
   bool stall = rank == stallRank_;
-  for (const Command &command : program.commands) {
+  for (size_t index = 0; index < program.commands.size(); ++index) {
+    const Command &command = program.commands[index];
     if (stall && command.kind == CommandKind::Collective) {
       // The fault-injection hook: this rank stops answering for longer
       // than its peers wait.
@@ -270,6 +241,7 @@ Status Session::runRank(int rank) {
     }
     Status status = Status::ok();
     double started = profile_ ? CpuProfile::threadSeconds() : 0.0;
+    double traceBegin = trace_ ? TraceRecorder::nowUs() : 0.0;
     switch (command.kind) {
     case CommandKind::Kernel:
     case CommandKind::Gemm:
@@ -294,8 +266,10 @@ Status Session::runRank(int rank) {
       break;
     }
     if (profile_)
-      profile_->record(rank, profileRow(command),
+      profile_->record(rank, commandOpName(command),
                        CpuProfile::threadSeconds() - started);
+    if (trace_)
+      traceCommand(rank, index, traceBegin);
     if (!status) {
       std::string where = numRanks() > 1 ? "rank " + std::to_string(rank) + ": "
                                          : std::string();
@@ -320,6 +294,33 @@ Status Session::run() {
   if (numRanks() == 1)
     return runRank(0);
   return runOnDevices(numRanks(), [this](int rank) { return runRank(rank); });
+}
+
+void Session::setTrace(TraceRecorder *trace) {
+  trace_ = trace;
+  if (!trace)
+    return;
+  for (int rank = 0; rank < numRanks(); ++rank) {
+    trace->nameProcess(rank, "rank " + std::to_string(rank) + " (cpu)");
+    trace->nameTrack(rank, kTraceCommandTrack,
+                     numRanks() > 1 ? "commands (the rank's device thread)"
+                                    : "commands (the calling thread)");
+  }
+}
+
+void Session::traceCommand(int rank, size_t index, double beginUs) const {
+  const Command &command = executable_.ranks[rank].commands[index];
+  TraceEvent event;
+  event.name = commandOpName(command);
+  event.category = "cpu";
+  event.pid = rank;
+  event.tid = kTraceCommandTrack;
+  event.ts = beginUs;
+  event.dur = TraceRecorder::nowUs() - beginUs;
+  event.args = {TraceArg::of("part", command.origin),
+                TraceArg::of("op", event.name),
+                TraceArg::of("command", static_cast<double>(index))};
+  trace_->add(std::move(event));
 }
 
 int Session::holderOf(int32_t stage, int rank) const {

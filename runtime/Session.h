@@ -85,6 +85,10 @@ public:
   Status outputToHost(size_t index, HostTensor &tensor) const override;
   Status argumentToHost(size_t index, HostTensor &tensor) const override;
 
+  /// DeviceSession: every command of every rank, timed on its thread, as
+  /// an event on track kTraceCommandTrack of process `rank`.
+  void setTrace(TraceRecorder *trace) override;
+
   /// Bytes of rank 0's arena (the buffer plan's total).
   uint64_t arenaBytes() const;
   /// The highest arena byte that binding, constants and commands have
@@ -97,6 +101,7 @@ private:
   TensorRef slot(int rank, int32_t value) const;
   void touch(int rank, int32_t value);
   Status runRank(int rank);
+  void traceCommand(int rank, size_t index, double beginUs) const;
   /// The global tensor of `value`; `stage` >= 0: read on the ranks of that
   /// pipeline stage (a pipelined program's output).
   Status globalToHost(int32_t value, const TensorSharding &sharding,
@@ -111,6 +116,8 @@ private:
   std::unique_ptr<CpuWorld> world_;
   /// LLMC_PROFILE: thread CPU time per command kind (runtime/cpu/CpuProfile.h).
   std::unique_ptr<CpuProfile> profile_;
+  /// --trace: the recorder of the traced step running now, else null.
+  TraceRecorder *trace_ = nullptr;
   std::vector<bool> bound_;
   std::vector<uint64_t> highWater_;
   unsigned collectiveTimeoutMs_ = 0;

@@ -240,6 +240,18 @@ struct TrainCommand {
       "no-fuse",
       cl::desc("Leave out llmc-fuse (the losses are bitwise the same)"),
       cl::sub(command), cl::cat(llmcCategory())};
+  cl::opt<std::string> trace{
+      "trace",
+      cl::desc("Write a Chrome/Perfetto trace of some steps here (every "
+               "command on its thread or GPU stream, the host phases; open "
+               "it in ui.perfetto.dev); also LLMC_TRACE=FILE"),
+      cl::value_desc("file.json"), cl::sub(command), cl::cat(llmcCategory())};
+  cl::opt<std::string> traceSteps{
+      "trace-steps",
+      cl::desc("The steps --trace records, A:B or A (default: the run's "
+               "third and fourth steps, after two warm-up steps; its last "
+               "two when it has fewer); also LLMC_TRACE_STEPS"),
+      cl::value_desc("A:B"), cl::sub(command), cl::cat(llmcCategory())};
 };
 
 /// Options of `llmc launch` (tools/LlmcLaunch.cpp, docs/distributed.md).
@@ -312,7 +324,15 @@ struct LaunchCommand {
   cl::opt<bool> nccl{"nccl",
                      cl::desc("The NCCL session even for -n 1 (llmc-run "
                               "--nccl)"),
-                     cl::sub(command), cl::cat(llmcCategory())};
+                     cl::sub(command), cl::cat(llmcCategory())};  cl::opt<std::string> trace{
+      "trace",
+      cl::desc("A trace of some steps (llmc train --trace): each rank writes "
+               "FILE.rankN.json, rank 0 merges them into FILE"),
+      cl::value_desc("file.json"), cl::sub(command), cl::cat(llmcCategory())};
+  cl::opt<std::string> traceSteps{
+      "trace-steps", cl::desc("The steps --trace records, A:B (default: "
+                              "the third and fourth)"),
+      cl::value_desc("A:B"), cl::sub(command), cl::cat(llmcCategory())};
 };
 
 /// Options of `llmc plan`.

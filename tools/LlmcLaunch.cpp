@@ -183,6 +183,8 @@ std::vector<std::string> childArguments(const LaunchCommand &options,
   pass("--tokenizer", options.tokenizer);
   pass("--checkpoint-dir", options.checkpointDir);
   pass("--device", options.device);
+  pass("--trace", options.trace);
+  pass("--trace-steps", options.traceSteps);
   if (options.steps > 0)
     pass("--steps", std::to_string(options.steps));
   if (options.sampleTokens >= 0)

@@ -13,6 +13,7 @@
 #include "tools/LlmcDriver.h"
 
 #include "runtime/io/File.h"
+#include "runtime/train/TrainTrace.h"
 
 #include <cmath>
 #include <map>
@@ -64,7 +65,8 @@ int runTrain(const TrainCommand &options) {
   // No output may overwrite an input (a run description, the weights).
   for (auto [outFlag, out] :
        {std::make_pair("-o", &options.output.getValue()),
-        std::make_pair("--metrics", &options.metrics.getValue())})
+        std::make_pair("--metrics", &options.metrics.getValue()),
+        std::make_pair("--trace", &options.trace.getValue())})
     for (auto [inFlag, in] :
          {std::make_pair("the input", &options.input.getValue()),
           std::make_pair("--weights", &options.weights.getValue()),
@@ -81,6 +83,13 @@ int runTrain(const TrainCommand &options) {
     llvm::errs() << "llmc train: " << status.message() << "\n";
     return kExitUsage;
   }
+  if (llmc::rt::TraceSteps steps; !options.traceSteps.empty())
+    if (llmc::rt::Status status = llmc::rt::parseTraceSteps(
+            options.traceSteps, "--trace-steps", steps);
+        !status) {
+      llvm::errs() << "llmc train: " << status.message() << "\n";
+      return kExitUsage;
+    }
   Compiled compiled;
   if (int code = compileModule(session, request, compiled))
     return code;
@@ -114,6 +123,8 @@ int runTrain(const TrainCommand &options) {
   train.weightsPath = options.weights;
   train.resume = options.resume;
   train.metricsPath = options.metrics;
+  train.tracePath = options.trace;
+  train.traceSteps = options.traceSteps;
   train.threads = options.threads;
   train.stopAfterStep = options.steps;
   if (!options.device.empty()) {

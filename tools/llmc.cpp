@@ -18,6 +18,9 @@
 //   llmc tokenize --tokenizer T.json FILE... -o DIR
 //                       text files to llm.c token shards
 //                       (tools/LlmcTokenize.cpp)
+//   llmc trace merge OUT.json IN.json...
+//                       traces (--trace) merged into one
+//                       (tools/LlmcTrace.cpp)
 //
 // FILE is a run description (.toml), a Hugging Face config.json or model
 // folder, or llmc IR (.mlir). Exit codes: 0 success, 1 the input was rejected (diagnostics
@@ -33,6 +36,7 @@
 #include "tools/LlmcHf.h"
 #include "tools/LlmcReport.h"
 #include "tools/LlmcTokenize.h"
+#include "tools/LlmcTrace.h"
 
 #include "runtime/Sharding.h"
 #include "runtime/Status.h"
@@ -408,13 +412,15 @@ int main(int argc, char **argv) {
   SampleCommand sample;
   TokenizeCommand tokenize;
   ReportCommand report;
+  TraceCommand trace;
 
   // Show only llmc's options in --help, not those libLLVM registers.
   cl::HideUnrelatedOptions(llmcCategory());
   for (cl::SubCommand *sub :
        {&compile.command, &inspect.command, &train.command, &plan.command,
         &verify.command, &launch.command, &exportCommand.command,
-        &eval.command, &sample.command, &tokenize.command, &report.command})
+        &eval.command, &sample.command, &tokenize.command, &report.command,
+        &trace.command})
     cl::HideUnrelatedOptions(llmcCategory(), *sub);
   // llmc's version and commit, not the LLVM it links.
   cl::SetVersionPrinter([](llvm::raw_ostream &os) {
@@ -446,7 +452,8 @@ int main(int argc, char **argv) {
           "  llmc tokenize --tokenizer T.json FILE... -o DIR  text to token "
           "shards\n"
           "  llmc report METRICS.jsonl... -o report.html  plot runs' "
-          "curves\n\n"
+          "curves\n"
+          "  llmc trace merge OUT.json IN.json...  merge traces (--trace)\n\n"
           "  FILE: a run description (.toml), a Hugging Face config.json or\n"
           "  model folder, or llmc IR (.mlir). llmc SUBCOMMAND --help shows "
           "the options of one subcommand.\n",
@@ -477,9 +484,12 @@ int main(int argc, char **argv) {
     return runTokenize(tokenize);
   if (report.command)
     return runReport(report);
+  if (trace.command)
+    return runTrace(trace);
 
   llvm::errs() << "llmc: expected a subcommand (compile, inspect, train, "
-                  "plan, verify, launch, export, eval, sample, tokenize, report); see "
+                  "plan, verify, launch, export, eval, sample, tokenize, report, "
+                  "trace); see "
                   "llmc --help\n";
   return kExitUsage;
 }

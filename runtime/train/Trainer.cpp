@@ -10,6 +10,7 @@
 #include "runtime/train/Sample.h"
 #include "runtime/train/StopSignal.h"
 #include "runtime/train/TextCodec.h"
+#include "runtime/train/TrainTrace.h"
 #include "runtime/train/Utilization.h"
 #include "runtime/train/Weights.h"
 
@@ -38,18 +39,6 @@ double processCpuSeconds() {
   timespec t{};
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
   return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
-}
-
-/// "1:05" / "1:02:03".
-std::string formatDuration(double seconds) {
-  long long s = static_cast<long long>(seconds + 0.5);
-  char text[32];
-  if (s >= 3600)
-    std::snprintf(text, sizeof(text), "%lld:%02lld:%02lld", s / 3600,
-                  s / 60 % 60, s % 60);
-  else
-    std::snprintf(text, sizeof(text), "%lld:%02lld", s / 60, s % 60);
-  return text;
 }
 
 /// The argument and output tables a training step must have.
@@ -301,10 +290,11 @@ Status resumeRun(const TrainOptions &options, DeviceSession &session,
 /// One step: the batch, the program, the metrics; new values fed back.
 Status runStep(const Executable &exe, DeviceSession &session,
                const StepLayout &layout, TokenLoader &loader, int64_t step,
-               StepMetrics &m) {
+               TrainTrace *trace, StepMetrics &m) {
   using Clock = std::chrono::steady_clock;
   Clock::time_point begin = Clock::now();
   double cpuBegin = processCpuSeconds();
+  TracePhase data(trace, "data: the batch, bound");
   TokenBatch batch;
   LLMC_RETURN_IF_ERROR(loader.next(batch));
   Shape shape = {layout.batchSize, layout.seqLen};
@@ -316,9 +306,13 @@ Status runStep(const Executable &exe, DeviceSession &session,
   float t = static_cast<float>(step);
   LLMC_RETURN_IF_ERROR(
       session.setArgument("optimizer.step", DType::F32, {}, &t, sizeof(t)));
+  data.end();
+  TracePhase run(trace, "run: the compiled step");
   if (Status status = session.run(); !status)
     return Status::error(status.code(), "step " + std::to_string(step) +
                                             ": " + status.message());
+  run.end();
+  TracePhase outputs(trace, "outputs: loss and feedback");
   m.step = step;
   HostTensor out;
   LLMC_RETURN_IF_ERROR(session.outputToHost(layout.loss, out));
@@ -353,29 +347,6 @@ Status runStep(const Executable &exe, DeviceSession &session,
   m.tokens = layout.batchSize * layout.seqLen;
   m.tokensPerSecond = seconds > 0 ? static_cast<double>(m.tokens) / seconds : 0;
   return Status::ok();
-}
-
-void printStepLine(std::FILE *log, const StepMetrics &m, int64_t steps,
-                   double eta) {
-  int width = static_cast<int>(std::to_string(steps).size());
-  std::fprintf(log,
-               "step %*lld/%lld  loss %.4f  lr %.3e  grad norm %.3f  %.0f "
-               "tok/s  %.1f ms/step  [%3d%%, eta %s]",
-               width, static_cast<long long>(m.step),
-               static_cast<long long>(steps), m.loss, m.lr, m.gradNorm,
-               m.tokensPerSecond, m.msPerStep,
-               static_cast<int>(100.0 * m.step / steps),
-               formatDuration(eta).c_str());
-  if (m.devices > 1)
-    std::fprintf(log, "  %.0f tok/s per device",
-                 m.tokensPerSecond / static_cast<double>(m.devices));
-  if (m.mfu > 0)
-    std::fprintf(log, "  MFU %.1f%%", 100.0 * m.mfu);
-  if (m.hasLossScale)
-    std::fprintf(log, "  loss scale %g%s", m.lossScale,
-                 m.skipped ? " (skipped: inf/NaN gradients)" : "");
-  std::fprintf(log, "\n");
-  std::fflush(log);
 }
 
 /// Saves the checkpoint of `step` (the primary process), or takes part in
@@ -721,12 +692,21 @@ Status train(const Executable &exe, const TrainOptions &options,
                      .c_str());
   }
 
-  // 5. The steps: run, validate, log, save, and stop when asked.
+  // 5. The steps: run, validate, log, save, and stop when asked; some
+  //    of them traced (--trace).
+  std::unique_ptr<TrainTrace> trace;
+  LLMC_RETURN_IF_ERROR(TrainTrace::create(exe, *session, options.tracePath,
+                                          options.traceSteps, first, last,
+                                          options.log, trace));
   Clock::time_point started = Clock::now();
   for (int64_t step = first; step <= last; ++step) {
     StepMetrics m;
+    if (trace)
+      trace->beginStep(step);
+    auto stepPhase = std::make_unique<TracePhase>(
+        trace.get(), "step " + std::to_string(step));
     LLMC_RETURN_IF_ERROR(
-        runStep(exe, *session, layout, *data.loader, step, m));
+        runStep(exe, *session, layout, *data.loader, step, trace.get(), m));
     m.devices = utilization.devices;
     m.mfu = utilization.mfu(m.msPerStep / 1e3);
     // Every process of a multi-process run stops after the same step.
@@ -737,9 +717,11 @@ Status train(const Executable &exe, const TrainOptions &options,
     // stop: a resumed run's metrics are then those of an uninterrupted one).
     if (data.eval &&
         ((settings.evalEvery > 0 && step % settings.evalEvery == 0) ||
-         step == settings.steps))
+         step == settings.steps)) {
+      TracePhase eval(trace.get(), "eval");
       LLMC_RETURN_IF_ERROR(
           validate(*session, data, step, settings.steps, options.log, m));
+    }
     report.steps.push_back(m);
     LLMC_RETURN_IF_ERROR(metrics.write(m));
     if (options.log && (step == first || step == last || stopping ||
@@ -752,10 +734,15 @@ Status train(const Executable &exe, const TrainOptions &options,
                step % settings.checkpointEvery == 0;
     // Also at the last step of this call, and when a signal stops the run:
     // it can be resumed from where it stopped.
-    if (!settings.checkpointDir.empty() && (due || step == last || stopping))
+    if (!settings.checkpointDir.empty() && (due || step == last || stopping)) {
+      TracePhase save(trace.get(), "checkpoint save");
       LLMC_RETURN_IF_ERROR(checkpointAt(exe, *session, saving,
                                         settings.checkpointDir, data, step,
                                         lineage, report));
+    }
+    stepPhase.reset();
+    if (trace)
+      LLMC_RETURN_IF_ERROR(trace->endStep(step, stopping));
     if (stopping) {
       report.stoppedBySignal = signal;
       report.tokensRead = data.loader->tokensRead();

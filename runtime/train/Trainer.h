@@ -89,6 +89,12 @@ struct TrainOptions {
   int64_t stopAfterStep = 0;
   /// Batches the data loader reads ahead on its own thread (0: none).
   int prefetch = 2;
+  /// --trace: a Chrome/Perfetto trace of some steps here (empty: the
+  /// environment's LLMC_TRACE, else none); --trace-steps "A:B" chooses
+  /// them (empty: LLMC_TRACE_STEPS, else the default of
+  /// runtime/train/TrainTrace.h). docs/training.md, "Traces".
+  std::string tracePath;
+  std::string traceSteps;
 };
 
 struct TrainReport {

@@ -14,6 +14,18 @@ namespace llmc::rt {
 
 namespace {
 
+/// "1:05" / "1:02:03".
+std::string formatDuration(double seconds) {
+  long long s = static_cast<long long>(seconds + 0.5);
+  char text[32];
+  if (s >= 3600)
+    std::snprintf(text, sizeof(text), "%lld:%02lld:%02lld", s / 3600,
+                  s / 60 % 60, s % 60);
+  else
+    std::snprintf(text, sizeof(text), "%lld:%02lld", s / 60, s % 60);
+  return text;
+}
+
 std::string lower(std::string text) {
   for (char &c : text)
     c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -120,6 +132,29 @@ void printRunSummary(std::FILE *log, const TrainReport &report,
     std::fprintf(log, ", best val loss %.4f (step %lld)", *best->valLoss,
                  static_cast<long long>(best->step));
   std::fprintf(log, "\n");
+}
+
+void printStepLine(std::FILE *log, const StepMetrics &m, int64_t steps,
+                   double eta) {
+  int width = static_cast<int>(std::to_string(steps).size());
+  std::fprintf(log,
+               "step %*lld/%lld  loss %.4f  lr %.3e  grad norm %.3f  %.0f "
+               "tok/s  %.1f ms/step  [%3d%%, eta %s]",
+               width, static_cast<long long>(m.step),
+               static_cast<long long>(steps), m.loss, m.lr, m.gradNorm,
+               m.tokensPerSecond, m.msPerStep,
+               static_cast<int>(100.0 * m.step / steps),
+               formatDuration(eta).c_str());
+  if (m.devices > 1)
+    std::fprintf(log, "  %.0f tok/s per device",
+                 m.tokensPerSecond / static_cast<double>(m.devices));
+  if (m.mfu > 0)
+    std::fprintf(log, "  MFU %.1f%%", 100.0 * m.mfu);
+  if (m.hasLossScale)
+    std::fprintf(log, "  loss scale %g%s", m.lossScale,
+                 m.skipped ? " (skipped: inf/NaN gradients)" : "");
+  std::fprintf(log, "\n");
+  std::fflush(log);
 }
 
 } // namespace llmc::rt

@@ -57,6 +57,11 @@ struct Utilization {
 Utilization utilizationFor(const std::map<std::string, std::string> &metadata,
                            const std::string &hardware, int64_t devices);
 
+/// The line of one step: loss, lr, gradient norm, tok/s, ms/step, the
+/// progress with `eta` seconds to go, MFU and the loss scale when known.
+void printStepLine(std::FILE *log, const StepMetrics &m, int64_t steps,
+                   double eta);
+
 /// The line at the end of a run: the steps, the time, the tokens, the mean
 /// tokens/s (the step times only), the mean MFU and the best val loss.
 void printRunSummary(std::FILE *log, const TrainReport &report,

@@ -59,4 +59,4 @@ func.func @bad(%a: tensor<4x8xf32>, %b: tensor<4x16xf32>) -> tensor<4x16xf32> {
 // EXT2: a.bin: error: cannot tell what 'a.bin' holds from its extension
 
 // RUN: not llmc 2>&1 | FileCheck %s --check-prefix=NOSUB
-// NOSUB: llmc: expected a subcommand (compile, inspect, train, plan, verify, launch, export, eval, sample, tokenize, report)
+// NOSUB: llmc: expected a subcommand (compile, inspect, train, plan, verify, launch, export, eval, sample, tokenize, report, trace)

@@ -12,6 +12,7 @@
 // TOP-DAG: verify  - Check a parallel configuration against one device
 // TOP-DAG: launch  - Compile a run description once and train it with N
 // TOP-DAG: export  - Write a checkpoint as a Hugging Face model folder
+// TOP-DAG: trace   - Work with traces
 // TOP-NOT: --x86-
 // TOP:     ENVIRONMENT (docs/environment.md):
 // TOP-NEXT:  LLMC_PROFILE=1|shapes
@@ -51,6 +52,8 @@
 // TRAIN-DAG: --weights=<file>
 // TRAIN-DAG: --checkpoint-dir=<dir>
 // TRAIN-DAG: --sample-tokens=<long>
+// TRAIN-DAG: --trace=<file.json>
+// TRAIN-DAG: --trace-steps=<A:B>
 // RUN: llmc plan --help | FileCheck %s --check-prefix=PLAN
 // PLAN: USAGE: llmc plan [options] <input.toml|.json|.mlir>
 // RUN: llmc launch --help | FileCheck %s --check-prefix=LAUNCH
@@ -59,6 +62,9 @@
 // LAUNCH-DAG: --master-port=<int>
 // LAUNCH-DAG: --nccl
 // LAUNCH-DAG: --steps=<long>
+// LAUNCH-DAG: --trace=<file.json>
+// RUN: llmc trace --help | FileCheck %s --check-prefix=TRACE
+// TRACE: USAGE: llmc trace [options] merge <OUT.json> <IN.json>...
 // RUN: llmc inspect --help | FileCheck %s --check-prefix=INSPECT
 // INSPECT: USAGE: llmc inspect [options] <input.toml|.json|.mlir>
 // RUN: llmc verify --help | FileCheck %s --check-prefix=VERIFY

@@ -72,4 +72,4 @@
 // NORESUME: llmc train: '{{.*}}nothing' is neither a checkpoint (no optimizer.safetensors) nor a checkpoint directory (no latest); give --resume the [checkpoint] dir of the run or one of its step-NNNNNNNN directories
 // RUN: llmc compile %S/Inputs/train-tiny.toml --forward -o %t/forward.llmcx 2> /dev/null
 // RUN: not llmc-run %t/forward.llmcx --metrics %t/x.jsonl 2>&1 | FileCheck %s --check-prefix=NOTTRAIN
-// NOTTRAIN: llmc-run: --metrics, --resume, --data, --val, --tokenizer, --checkpoint-dir, --device, --steps and --sample-tokens are for training (running once is CPU-only); this artifact is not a training step
+// NOTTRAIN: llmc-run: --metrics, --resume, --data, --val, --tokenizer, --checkpoint-dir, --device, --steps, --sample-tokens, --trace and --trace-steps are for training (running once is CPU-only); this artifact is not a training step

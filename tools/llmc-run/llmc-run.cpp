@@ -41,6 +41,7 @@
 #include "runtime/train/Init.h"
 #include "runtime/train/Export.h"
 #include "runtime/train/StopSignal.h"
+#include "runtime/train/TrainTrace.h"
 #include "runtime/train/Trainer.h"
 #include "runtime/train/Weights.h"
 #include "tools/EnvironmentHelp.h"
@@ -79,6 +80,7 @@ struct Options {
   unsigned threads = 0;
   // Training.
   std::string metrics, resume, checkpointDir, tokenizer;
+  std::string trace, traceSteps; ///< --trace FILE.json, --trace-steps A:B
   std::vector<std::string> data, val; ///< --data / --val, repeatable
   std::string device; ///< empty: the artifact's train.devices
   int64_t steps = 0;
@@ -100,6 +102,14 @@ void printUsage(FILE *out) {
       "                         checkpoint dir: its latest; not with "
       "--weights)\n"
       "  --metrics FILE         one JSON line per step\n"
+      "  --trace FILE.json      a Chrome/Perfetto trace of some steps (every\n"
+      "                         command on its thread or GPU stream, the host\n"
+      "                         phases; ui.perfetto.dev opens it); also\n"
+      "                         LLMC_TRACE=FILE. Multi-process: each rank\n"
+      "                         writes FILE.rankN.json, rank 0 merges them\n"
+      "  --trace-steps A:B      the steps traced (default: the third and\n"
+      "                         fourth, after two warm-up steps; the last two\n"
+      "                         of a shorter run); also LLMC_TRACE_STEPS\n"
       "  --data FILE|GLOB       train on these files instead of the "
       "artifact's\n"
       "                         (repeatable: one file or pattern each)\n"
@@ -175,6 +185,8 @@ int parseArguments(int argc, char **argv, Options &options) {
                         : arg == "--checkpoint-dir" ? &options.checkpointDir
                         : arg == "--tokenizer"      ? &options.tokenizer
                         : arg == "--device"         ? &options.device
+                        : arg == "--trace"          ? &options.trace
+                        : arg == "--trace-steps"    ? &options.traceSteps
                                                     : nullptr;
     if (arg == "--data" || arg == "--val") {
       const char *v = value(arg.c_str());
@@ -194,6 +206,12 @@ int parseArguments(int argc, char **argv, Options &options) {
                      v);
         return kExitUsage;
       }
+      rt::TraceSteps steps;
+      if (arg == "--trace-steps")
+        if (rt::Status status = rt::parseTraceSteps(v, arg, steps); !status) {
+          std::fprintf(stderr, "llmc-run: %s\n", status.message().c_str());
+          return kExitUsage;
+        }
     } else if (arg == "--steps" || arg == "--sample-tokens") {
       const char *v = value(arg.c_str());
       uint64_t number;
@@ -255,7 +273,8 @@ int parseArguments(int argc, char **argv, Options &options) {
   // No output may overwrite an input.
   for (auto [outFlag, out] :
        {std::make_pair("--save-outputs", &options.saveOutputs),
-        std::make_pair("--metrics", &options.metrics)})
+        std::make_pair("--metrics", &options.metrics),
+        std::make_pair("--trace", &options.trace)})
     for (auto [inFlag, in] :
          {std::make_pair("the artifact", &options.model),
           std::make_pair("--weights", &options.weights),
@@ -357,6 +376,8 @@ int train(const rt::Executable &exe, const Options &options) {
   train.weightsPath = options.weights;
   train.resume = options.resume;
   train.metricsPath = options.metrics;
+  train.tracePath = options.trace;
+  train.traceSteps = options.traceSteps;
   train.threads = options.threads;
   train.stopAfterStep = options.steps;
 
@@ -480,11 +501,12 @@ int main(int argc, char **argv) {
   if (!options.metrics.empty() || !options.resume.empty() ||
       !options.data.empty() || !options.val.empty() ||
       !options.tokenizer.empty() || !options.checkpointDir.empty() ||
-      !options.device.empty() || options.steps || options.sampleTokens >= 0) {
+      !options.device.empty() || options.steps || options.sampleTokens >= 0 ||
+      !options.trace.empty() || !options.traceSteps.empty()) {
     std::fprintf(stderr,
                  "llmc-run: --metrics, --resume, --data, --val, --tokenizer, "
-                 "--checkpoint-dir, "
-                 "--device, --steps and --sample-tokens are for training "
+                 "--checkpoint-dir, --device, --steps, --sample-tokens, "
+                 "--trace and --trace-steps are for training "
                  "(running once is CPU-only); %s\n",
                  options.inputs.empty() ? "this artifact is not a training step"
                                         : "drop --inputs to train");

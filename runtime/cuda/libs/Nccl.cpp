@@ -237,7 +237,8 @@ Status NcclWorld::communicatorFor(const std::vector<int> &ranks,
 Status NcclWorld::enqueue(const Command &command,
                           const std::vector<TensorRef> &inputs,
                           const std::vector<TensorRef> &outputs,
-                          cudaStream_t compute, cudaEvent_t done) {
+                          cudaStream_t compute, cudaEvent_t done,
+                          cudaEvent_t started) {
   CollectiveKind kind;
   bool max;
   int peer;
@@ -280,6 +281,9 @@ Status NcclWorld::enqueue(const Command &command,
                   where + ": cudaEventRecord");
   LLMC_CUDA_CHECK(cudaStreamWaitEvent(stream_, computeReady_, 0),
                   where + ": cudaStreamWaitEvent");
+  if (started)
+    LLMC_CUDA_CHECK(cudaEventRecord(started, stream_),
+                    where + ": cudaEventRecord(trace)");
   Status status = Status::ok();
   if (isGroupCollective(kind)) {
     ncclComm_t comm;

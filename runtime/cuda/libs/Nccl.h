@@ -73,10 +73,12 @@ public:
   /// Enqueues Collective `command` on the communication stream after the
   /// work already on `compute`; `done` (created by the caller) is recorded
   /// on the communication stream after it. Fails naming the collective,
-  /// the rank and the command's origin.
+  /// the rank and the command's origin. `started` (when not null) is
+  /// recorded on the communication stream once it has waited for compute,
+  /// just before the collective: where a trace's event of it begins.
   Status enqueue(const Command &command, const std::vector<TensorRef> &inputs,
                  const std::vector<TensorRef> &outputs, cudaStream_t compute,
-                 cudaEvent_t done);
+                 cudaEvent_t done, cudaEvent_t started = nullptr);
 
   /// All-gathers `bytes` bytes from every rank of the world (on the
   /// communication stream, after `compute`) into `gathered` on the host:

@@ -8,6 +8,7 @@
 #include "runtime/cuda/kernels/KernelChoice.h"
 #include "runtime/cuda/kernels/optimizer/MultiTensorLaunch.h"
 #include "runtime/cuda/libs/Nccl.h"
+#include "runtime/cuda/session/CudaTiming.h"
 
 #include <nvtx3/nvToolsExt.h>
 
@@ -18,8 +19,6 @@
 #include <algorithm>
 #include <cstring>
 #include <set>
-#include <cstdio>
-#include <cstdlib>
 
 namespace llmc::rt::cuda {
 
@@ -365,9 +364,17 @@ Status CudaSession::enqueueCommands() {
     for (int32_t value : command.outputs)
       outputs.push_back(slot(value));
     Status status = Status::ok();
+    const size_t launched = index; // the loop may skip what it covers
+    size_t traceMark = 0;
+    if (trace_ && command.kind != CommandKind::Collective)
+      LLMC_RETURN_IF_ERROR(traceBefore(index, stream_, traceMark));
     if (command.kind == CommandKind::Collective) {
-      cudaEvent_t done = collectiveDone_[index];
-      status = world_->enqueue(command, inputs, outputs, stream_, done);
+      cudaEvent_t done = collectiveDone_[index], started = nullptr;
+      if (trace_)
+        LLMC_RETURN_IF_ERROR(
+            wrap(command, timing_->reserve(started, traceMark)));
+      status =
+          world_->enqueue(command, inputs, outputs, stream_, done, started);
       if (status) {
         InFlight flight{done, {}};
         for (const std::vector<int32_t> *slots :
@@ -448,6 +455,8 @@ Status CudaSession::enqueueCommands() {
                               "profile event");
       }
     }
+    if (status && trace_)
+      status = traceAfter(launched, traceMark);
     if (status && options_.syncEachCommand)
       status = cudaStatus(cudaStreamSynchronize(stream_),
                           std::string(kernelName(command.kernel)));
@@ -494,9 +503,14 @@ Status CudaSession::run() {
   // before each run, so the graph stays valid. LLMC_CUDA_GRAPH=0 turns it
   // off; profiling, the CPU check, syncEachCommand and NCCL runs do not
   // capture.
+  // A traced step runs ungraphed (its launches are timed one by one).
   const char *graphEnv = std::getenv("LLMC_CUDA_GRAPH");
   bool graphs = !world_ && !profile_ && !check_ && !options_.syncEachCommand &&
                 !(graphEnv && std::string(graphEnv) == "0") && !graphFailed_;
+  if (trace_) {
+    LLMC_RETURN_IF_ERROR(traceRunBegin(graphs));
+    graphs = false;
+  }
   if (graphs && graphExec_) {
     LLMC_CUDA_CHECK(cudaGraphLaunch(graphExec_, stream_),
                     "cudaGraphLaunch(the step)");
@@ -538,6 +552,8 @@ Status CudaSession::run() {
     LLMC_CUDA_CHECK(cudaEventRecord(runDone_, stream_),
                     "cudaEventRecord(the end of the run)");
     LLMC_RETURN_IF_ERROR(world_->synchronize(runDone_));
+    if (trace_)
+      LLMC_RETURN_IF_ERROR(traceRunEnd());
     if (profile_ && runs_ > 0)
       recordProfile();
     ++runs_;
@@ -546,6 +562,8 @@ Status CudaSession::run() {
   LLMC_CUDA_CHECK(cudaStreamSynchronize(stream_),
                   "running the program (a kernel failed; "
                   "CudaSessionOptions::syncEachCommand names which)");
+  if (trace_)
+    LLMC_RETURN_IF_ERROR(traceRunEnd());
   if (profile_ && runs_ > 0)
     recordProfile();
   ++runs_;
@@ -555,107 +573,6 @@ Status CudaSession::run() {
     return check_->result();
   }
   return Status::ok();
-}
-
-void CudaSession::recordProfile() {
-  const std::vector<Command> &commands = program().commands;
-  const RankProgram &rankProgram = program();
-  for (size_t i = 0; i < commands.size(); ++i) {
-    float ms = 0;
-    if (cudaEventElapsedTime(&ms, events_[i], events_[i + 1]) != cudaSuccess)
-      continue;
-    const Command &command = commands[i];
-    // A residual add folded into the norm gradient before it ran nothing;
-    // the norm's row has its time.
-    if (!check_ && i > 0 && foldedAdds_.count(i - 1))
-      continue;
-    // A multi-tensor launch: its time is its first command's; its other
-    // commands ran nothing.
-    if (multi_ && !check_ && multi_->covered(i)) {
-      if (int group = multi_->groupAt(i); group >= 0) {
-        const MultiTensorGroup &g = multi_->group(group);
-        ProfileRow &row = profileRows_["MultiTensor " + g.label];
-        row.ms += ms;
-        ++row.launches;
-        ProfileRow &one =
-            profileCommands_["MultiTensor " + g.label + " x" +
-                             std::to_string(g.members.size()) + " from " +
-                             command.origin];
-        one.ms += ms;
-        ++one.launches;
-      }
-      continue;
-    }
-    // A region run as one kernel: its time is the marker's, and its own
-    // commands did not run.
-    if (auto fused = fused_.find(i); fused != fused_.end()) {
-      ProfileRow &row = profileRows_["FusedElementwise (one kernel)"];
-      row.ms += ms;
-      ++row.launches;
-      ProfileRow &one =
-          profileCommands_["FusedElementwise at " + command.origin];
-      one.ms += ms;
-      ++one.launches;
-      i += fused->second.commands;
-      continue;
-    }
-    std::string kind = command.kind == CommandKind::Copy
-                           ? std::string("Copy")
-                           : std::string(kernelName(command.kernel));
-    if (!command.outputs.empty())
-      kind += " -> " +
-              std::string(dtypeName(rankProgram.values[command.outputs[0]].dtype));
-    ProfileRow &row = profileRows_[kind];
-    row.ms += ms;
-    ++row.launches;
-    std::string where = kind + " at " + command.origin;
-    if (profileShapes_) {
-      // LLMC_PROFILE=shapes: the operand shapes too, every row printed.
-      auto shapeText = [&](int32_t slot) {
-        const ValueInfo &v = rankProgram.values[slot];
-        std::string text = std::string(dtypeName(v.dtype)) + "[";
-        for (size_t d = 0; d < v.shape.size(); ++d)
-          text += (d ? "," : "") + std::to_string(v.shape[d]);
-        return text + "]";
-      };
-      where += " (";
-      for (size_t k = 0; k < command.inputs.size(); ++k)
-        where += (k ? ", " : "") + shapeText(command.inputs[k]);
-      where += " -> ";
-      for (size_t k = 0; k < command.outputs.size(); ++k)
-        where += (k ? ", " : "") + shapeText(command.outputs[k]);
-      where += ")";
-    }
-    ProfileRow &one = profileCommands_[where];
-    one.ms += ms;
-    ++one.launches;
-  }
-}
-
-void CudaSession::printProfile() const {
-  int64_t runs = runs_ - 1;
-  if (runs <= 0)
-    return;
-  auto print = [&](const std::map<std::string, ProfileRow> &rows,
-                   const char *title, size_t limit) {
-    std::vector<std::pair<double, std::string>> order;
-    double total = 0;
-    for (const auto &[name, row] : rows) {
-      order.push_back({row.ms / runs, name});
-      total += row.ms / runs;
-    }
-    std::sort(order.rbegin(), order.rend());
-    std::fprintf(stderr, "[profile] %s, per step (mean of %lld steps), total %.2f ms:\n",
-                 title, static_cast<long long>(runs), total);
-    for (size_t i = 0; i < order.size() && i < limit; ++i)
-      std::fprintf(stderr, "[profile] %9.3f ms %5.1f%%  %5lld x  %s\n",
-                   order[i].first, 100.0 * order[i].first / total,
-                   static_cast<long long>(rows.at(order[i].second).launches / runs),
-                   order[i].second.c_str());
-  };
-  print(profileRows_, "GPU time by kernel", 40);
-  print(profileCommands_, "GPU time by kernel and model part",
-        profileShapes_ ? 400 : 25);
 }
 
 Status CudaSession::output(size_t index, TensorRef &tensor) const {

@@ -34,6 +34,7 @@
 namespace llmc::rt::cuda {
 
 class CudaKernels;
+class CudaTiming;
 class MultiTensorLaunches;
 class StartupClock;
 class NcclWorld;
@@ -111,6 +112,13 @@ public:
   /// were never bound.
   Status run() override;
 
+  /// DeviceSession: every launch of each run from now on (a kernel, a
+  /// cuBLASLt GEMM, a copy, a fused region or multi-tensor group, a
+  /// collective) timed by CUDA events around it on its stream, as an event
+  /// on the track of that stream. A step that replays a CUDA graph runs
+  /// ungraphed while traced (the trace's otherData says so). CudaTiming.cpp.
+  void setTrace(TraceRecorder *trace) override;
+
   /// A view of output `index` in device memory (valid until the next run).
   Status output(size_t index, TensorRef &tensor) const;
   /// A view of argument `index` in device memory as bound.
@@ -179,6 +187,20 @@ private:
   void recordProfile();
   void printProfile() const;
   Status enqueueCommands();
+  /// --trace (CudaTiming.cpp): the origin event of a traced run; the
+  /// event before command `index`'s launch on `stream` (into `mark`);
+  /// after it, the event that ends it and its record; after the run, the
+  /// events read back into the recorder.
+  Status traceRunBegin(bool graphed);
+  Status traceBefore(size_t index, cudaStream_t stream, size_t &mark);
+  Status traceAfter(size_t index, size_t mark);
+  Status traceRunEnd();
+  /// What command `index` launches in a traced run: its name, how many
+  /// commands the launch does, and its kernel; false when it launches
+  /// nothing (a later member of a multi-tensor group, a region's marker
+  /// run op by op). Follows enqueueCommands' choice of branch.
+  bool describeLaunch(size_t index, std::string &name, int64_t &commands,
+                      std::string &kernel) const;
   /// create()'s steps 3 and 4 (CudaSessionCreate.cpp): the plan's units
   /// and each command's choice; the fused regions' kernels.
   Status loadKernels(const RankProgram &program, StartupClock &clock);
@@ -234,6 +256,18 @@ private:
   int32_t *stopFlag_ = nullptr;  ///< agreeOnStop's device word
   /// LLMC_CHECK_CPU=1: every kernel against the CPU's (CpuCheck.h).
   std::unique_ptr<CpuCheck> check_;
+  /// --trace: the recorder while a traced step runs (else null), the
+  /// event pool, and the launches of the run being traced.
+  struct TracedLaunch {
+    size_t command = 0;
+    size_t begin = 0, end = 0; ///< events of timing_
+    bool collective = false;   ///< on the NCCL stream
+  };
+  TraceRecorder *trace_ = nullptr;
+  std::unique_ptr<CudaTiming> timing_;
+  std::vector<TracedLaunch> traced_;
+  size_t traceOrigin_ = 0;    ///< the origin event of the traced run
+  double traceOriginUs_ = 0;  ///< its host time (TraceRecorder::nowUs)
 };
 
 /// The number of CUDA devices; 0 when there is none or no driver.
