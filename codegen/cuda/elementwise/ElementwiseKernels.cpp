@@ -282,35 +282,26 @@ __device__ __forceinline__ unsigned short llmc_float_to_bf16(float value) {
 
 // f16 (IEEE binary16) as its bits, the CPU's f16ToFloat and floatToF16:
 // widening is exact (subnormals too), narrowing rounds to nearest even,
-// sends 65520 and beyond to infinity and NaN to 0x7e00 with its sign.
+// sends 65520 and beyond to infinity and NaN to 0x7e00 with its sign. The
+// hardware's cvt does the numbers (as common/Prelude.cuh's F16), a select
+// the NaNs the host treats its own way.
 __device__ __forceinline__ float llmc_f16_to_float(unsigned short bits) {
+  float widened;
+  asm("cvt.f32.f16 %0, %1;" : "=f"(widened) : "h"(bits));
   unsigned int sign = ((unsigned int)bits & 0x8000u) << 16;
-  unsigned int exponent = ((unsigned int)bits >> 10) & 0x1fu;
   unsigned int mantissa = (unsigned int)bits & 0x3ffu;
-  if (exponent == 0 && mantissa != 0) {
-    float value = (float)mantissa * 5.9604644775390625e-8f;
-    return sign ? -value : value;
-  }
-  unsigned int word = exponent == 0x1f ? (sign | 0x7f800000u | (mantissa << 13))
-                      : exponent != 0  ? (sign | ((exponent + 112) << 23) |
-                                         (mantissa << 13))
-                                       : sign;
-  return __uint_as_float(word);
+  return ((bits >> 10) & 0x1fu) == 0x1fu && mantissa != 0
+             ? __uint_as_float(sign | 0x7f800000u | (mantissa << 13))
+             : widened;
 }
 
 __device__ __forceinline__ unsigned short llmc_float_to_f16(float value) {
   unsigned int word = __float_as_uint(value);
-  unsigned short sign = (unsigned short)((word >> 16) & 0x8000u);
-  unsigned int magnitude = word & 0x7fffffffu;
-  if (magnitude > 0x7f800000u)
-    return sign | 0x7e00u;
-  if (magnitude >= 0x477ff000u)
-    return sign | 0x7c00u;
-  if (magnitude < 0x38800000u)
-    return sign | (unsigned short)rintf(fabsf(value) * 16777216.0f);
-  unsigned int rebased = magnitude - (112u << 23);
-  unsigned int rounding = 0xfffu + ((rebased >> 13) & 1u);
-  return sign | (unsigned short)((rebased + rounding) >> 13);
+  unsigned short narrowed;
+  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(narrowed) : "f"(value));
+  return (word & 0x7fffffffu) > 0x7f800000u
+             ? (unsigned short)(((word >> 16) & 0x8000u) | 0x7e00u)
+             : narrowed;
 }
 
 )";

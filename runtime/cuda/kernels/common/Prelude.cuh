@@ -37,11 +37,22 @@ __device__ __forceinline__ float loadValue(Bf16 value) {
 // An f32 value stored as T: bf16 rounds to nearest even, keeping NaN quiet
 // (the CPU's floatToBf16).
 // f16 bits as f32, exactly (the host's f16ToFloat): subnormals are
-// mantissa * 2^-24, which f32 holds exactly.
+// mantissa * 2^-24, which f32 holds exactly. On the device the hardware's
+// cvt.f32.f16 (exact for every number; a NaN keeps its payload through the
+// select, as on the host); the branchy integer form below, which the host
+// emulation tests compile, made fp16 GPT-2's own kernels 1.5-3x slower than
+// their bf16 twins (docs/precision.md, "Measured").
 __device__ __forceinline__ float f16BitsToFloat(unsigned short bits) {
   unsigned int sign = ((unsigned int)bits & 0x8000u) << 16;
   unsigned int exponent = ((unsigned int)bits >> 10) & 0x1fu;
   unsigned int mantissa = (unsigned int)bits & 0x3ffu;
+#if defined(__CUDA_ARCH__)
+  float widened;
+  asm("cvt.f32.f16 %0, %1;" : "=f"(widened) : "h"(bits));
+  return exponent == 0x1f && mantissa != 0
+             ? __uint_as_float(sign | 0x7f800000u | (mantissa << 13))
+             : widened;
+#else
   if (exponent == 0 && mantissa != 0) {
     float value = (float)mantissa * 5.9604644775390625e-8f; // 2^-24
     return sign ? -value : value;
@@ -51,14 +62,22 @@ __device__ __forceinline__ float f16BitsToFloat(unsigned short bits) {
                                          (mantissa << 13))
                                        : sign;
   return __uint_as_float(word);
+#endif
 }
 // f32 to f16 bits, the host's floatToF16: round to nearest even, 65520 and
 // beyond to infinity, below 2^-14 to a subnormal (scaled by 2^24, exact,
-// then rounded to an integer, to even).
+// then rounded to an integer, to even). On the device cvt.rn.f16.f32 (IEEE
+// round to nearest even, subnormals kept, overflow to infinity), a NaN set
+// to the host's 0x7e00 with its sign.
 __device__ __forceinline__ unsigned short floatToF16Bits(float value) {
   unsigned int word = __float_as_uint(value);
   unsigned short sign = (unsigned short)((word >> 16) & 0x8000u);
   unsigned int magnitude = word & 0x7fffffffu;
+#if defined(__CUDA_ARCH__)
+  unsigned short narrowed;
+  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(narrowed) : "f"(value));
+  return magnitude > 0x7f800000u ? (unsigned short)(sign | 0x7e00u) : narrowed;
+#else
   if (magnitude > 0x7f800000u)
     return sign | 0x7e00u;
   if (magnitude >= 0x477ff000u)
@@ -70,6 +89,7 @@ __device__ __forceinline__ unsigned short floatToF16Bits(float value) {
   unsigned int rebased = magnitude - (112u << 23);
   unsigned int rounding = 0xfffu + ((rebased >> 13) & 1u);
   return sign | (unsigned short)((rebased + rounding) >> 13);
+#endif
 }
 __device__ __forceinline__ float loadValue(F16 value) {
   return f16BitsToFloat(value.bits);
