@@ -151,6 +151,26 @@ enum class CollectiveKind : uint8_t {
   Recv,
 };
 
+/// The collective's name as errors, profiles and traces spell it
+/// ("all_reduce", "send").
+inline const char *collectiveKindName(CollectiveKind kind) {
+  switch (kind) {
+  case CollectiveKind::AllReduce:
+    return "all_reduce";
+  case CollectiveKind::AllGather:
+    return "all_gather";
+  case CollectiveKind::ReduceScatter:
+    return "reduce_scatter";
+  case CollectiveKind::AllToAll:
+    return "all_to_all";
+  case CollectiveKind::Send:
+    return "send";
+  case CollectiveKind::Recv:
+    return "recv";
+  }
+  return "?";
+}
+
 struct Command {
   CommandKind kind = CommandKind::Kernel;
   KernelKind kernel = KernelKind::Count;

@@ -133,23 +133,10 @@ const char *commandOpName(const Command &command) {
   case CommandKind::Copy:
     return "copy";
   case CommandKind::Collective:
-    switch (command.attrs.ints.empty()
-                ? CollectiveKind::AllReduce
-                : static_cast<CollectiveKind>(command.attrs.ints[0])) {
-    case CollectiveKind::AllReduce:
-      return "all_reduce";
-    case CollectiveKind::AllGather:
-      return "all_gather";
-    case CollectiveKind::ReduceScatter:
-      return "reduce_scatter";
-    case CollectiveKind::AllToAll:
-      return "all_to_all";
-    case CollectiveKind::Send:
-      return "send";
-    case CollectiveKind::Recv:
-      return "recv";
-    }
-    return "collective";
+    return collectiveKindName(
+        command.attrs.ints.empty()
+            ? CollectiveKind::AllReduce
+            : static_cast<CollectiveKind>(command.attrs.ints[0]));
   case CommandKind::HostStep:
     return "host_step";
   }
