@@ -15,6 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/cpu/Collectives.h"
+#include "runtime/Executable.h"
 #include "runtime/cpu/CollectiveSupport.h"
 
 #include <thread>
@@ -34,13 +35,6 @@ const char *reduceOpName(ReduceOp op) {
 }
 
 namespace {
-
-enum class CollectiveKind : uint8_t {
-  AllReduce,
-  AllGather,
-  ReduceScatter,
-  AllToAll
-};
 
 bool isReduction(CollectiveKind kind) {
   return kind == CollectiveKind::AllReduce ||
