@@ -98,7 +98,8 @@ std::map<size_t, int32_t> findFoldedAdds(const RankProgram &program) {
     bool notOwnResult = std::find(norm.outputs.begin(), norm.outputs.end(),
                                   r) == norm.outputs.end();
     if (inPlace && apart && notOwnResult &&
-        (dx.dtype == DType::F32 || dx.dtype == DType::BF16))
+        (dx.dtype == DType::F32 || dx.dtype == DType::BF16 ||
+         dx.dtype == DType::F16))
       folds[c] = r;
   }
   return folds;

@@ -222,5 +222,18 @@ TEST_F(CudaMultiTensorTest, Gpt2TinyStepIsBitwiseWithAndWithoutGroups) {
     EXPECT_TRUE(alone[o] == grouped[o]) << "output #" << o;
 }
 
+TEST_F(CudaMultiTensorTest, Gpt2TinyFp16StepIsBitwiseWithAndWithoutFolds) {
+  std::vector<std::vector<uint8_t>> alone, grouped;
+  size_t none = 0, groups = 0, noFolds = 0, folds = 0;
+  stepOutputs("gpt2-tiny-fp16-fused.llmcx", false, alone, none, noFolds);
+  stepOutputs("gpt2-tiny-fp16-fused.llmcx", true, grouped, groups, folds);
+  EXPECT_EQ(noFolds, 0u);
+  // f16's residual adds after the layer norms' gradients, folded in too.
+  EXPECT_GE(folds, 2u);
+  ASSERT_EQ(alone.size(), grouped.size());
+  for (size_t o = 0; o < alone.size(); ++o)
+    EXPECT_TRUE(alone[o] == grouped[o]) << "output #" << o;
+}
+
 } // namespace
 } // namespace llmc::rt::cuda

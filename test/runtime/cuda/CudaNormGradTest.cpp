@@ -165,6 +165,13 @@ TEST_F(CudaNormGrad, MatchesTheCpu) {
   run(KernelKind::RmsNormGrad, DType::BF16, DType::F32, 4 * 256, 2048);
   run(KernelKind::RmsNormGrad, DType::BF16, DType::BF16, 100, 2048,
       Addend::Residual);
+  // fp16's: f16 x and dy with f32 gamma, the residual folded in too.
+  run(KernelKind::LayerNormGrad, DType::F16, DType::F32, 16 * 1024, 768,
+      Addend::Residual);
+  run(KernelKind::LayerNormGrad, DType::F16, DType::F32, 200, 37,
+      Addend::Residual);
+  run(KernelKind::RmsNormGrad, DType::F16, DType::F32, 100, 2048,
+      Addend::Residual);
 }
 
 TEST_F(CudaNormGrad, TimingGpt2) {
