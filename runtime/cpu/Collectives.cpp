@@ -42,6 +42,22 @@ enum class CollectiveKind : uint8_t {
   AllToAll
 };
 
+// The CPU world's own kinds (no send/recv here), spelled as
+// rt::collectiveKindName spells the Executable's.
+const char *collectiveKindName(CollectiveKind kind) {
+  switch (kind) {
+  case CollectiveKind::AllReduce:
+    return "all_reduce";
+  case CollectiveKind::AllGather:
+    return "all_gather";
+  case CollectiveKind::ReduceScatter:
+    return "reduce_scatter";
+  case CollectiveKind::AllToAll:
+    return "all_to_all";
+  }
+  return "?";
+}
+
 bool isReduction(CollectiveKind kind) {
   return kind == CollectiveKind::AllReduce ||
          kind == CollectiveKind::ReduceScatter;
