@@ -55,6 +55,10 @@ FailureOr<rt::DType> toDType(Type element, Location loc) {
     return rt::DType::I64;
   if (element.isInteger(1))
     return rt::DType::I1;
+  if (isa<Float8E4M3FNType>(element))
+    return rt::DType::F8E4M3FN;
+  if (isa<Float8E5M2Type>(element))
+    return rt::DType::F8E5M2;
   return emitError(loc) << "codegen: no runtime element type for " << element;
 }
 

@@ -42,6 +42,11 @@ def Llmc_NumericTensor : StaticShapeTensorOf<[F32, F64, BF16, F16, I32, I64]>;
 def Llmc_IndexTensor : StaticShapeTensorOf<[I32, I64]>;
 def Llmc_BoolTensor : StaticShapeTensorOf<[I1]>;
 def Llmc_F32Tensor : StaticShapeTensorOf<[F32]>;
+// A rank-0 f32 tensor (FP8's scales), implied by the printed form.
+def Llmc_F32Scalar : 0DTensorOf<[F32]>,
+    BuildableType<"::mlir::RankedTensorType::get({}, $_builder.getF32Type())">;
+// 8-bit floats: only the FP8 ops read or make them (Fp8Ops.td).
+def Llmc_F8Tensor : StaticShapeTensorOf<[F8E4M3FN, F8E5M2]>;
 
 //===----------------------------------------------------------------------===//
 // Base op classes

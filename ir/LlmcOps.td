@@ -15,6 +15,7 @@ include "mlir/Interfaces/SideEffectInterfaces.td"
 
 include "PrimitiveOps.td"
 include "CompositeOps.td"
+include "Fp8Ops.td"
 include "StructureOps.td"
 
 #endif // LLMC_OPS_TD

@@ -7,6 +7,8 @@
 // reductions accumulate into f32 results, and the loss stays f32. Autodiff
 // then differentiates through the casts, so the backward runs in the low
 // type and every parameter gradient arrives in f32 for the optimizer.
+// Policy fp8 is bf16 plus the linear layers' matmuls as llmc.fp8_matmul
+// (useFp8ForLinearLayers; docs/precision.md, "FP8").
 //
 //===----------------------------------------------------------------------===//
 
@@ -36,6 +38,7 @@ struct AssignPrecisionPass
 
 private:
   LogicalResult assign(func::FuncOp function, FloatType low);
+  void useFp8ForLinearLayers(func::FuncOp function);
 };
 
 bool isF32Tensor(Value value) {
@@ -186,19 +189,77 @@ LogicalResult AssignPrecisionPass::assign(func::FuncOp function,
   return mlir::failure(failed);
 }
 
+/// Whether `value` reaches a cross_entropy through shape ops only: the
+/// logits of the LM head.
+bool feedsTheLoss(Value value) {
+  SmallVector<Value> work{value};
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    for (Operation *user : v.getUsers()) {
+      if (isa<llmc::CrossEntropyOp>(user))
+        return true;
+      if (isa<llmc::ReshapeOp, llmc::TransposeOp, llmc::CastOp>(user))
+        work.push_back(user->getResult(0));
+    }
+  }
+  return false;
+}
+
+/// A linear layer's matmul that FP8 can take: an untransposed bf16
+/// activation times a rank-2 parameter (its bf16 cast), not the LM head,
+/// with M (all rows), K and N multiples of 16 (cuBLASLt's FP8 GEMMs want
+/// 16-byte leading dimensions for every operand of the forward and both
+/// backward products).
+bool isFp8Linear(func::FuncOp function, llmc::MatmulOp matmul) {
+  auto lhs = cast<RankedTensorType>(matmul.getLhs().getType());
+  auto rhs = cast<RankedTensorType>(matmul.getRhs().getType());
+  if (matmul.getTransposeA() || rhs.getRank() != 2 ||
+      !lhs.getElementType().isBF16() ||
+      matmul.getType().getElementType() != lhs.getElementType())
+    return false;
+  auto lowCast = matmul.getRhs().getDefiningOp<llmc::CastOp>();
+  auto weight =
+      lowCast ? dyn_cast<BlockArgument>(lowCast.getInput()) : BlockArgument();
+  auto role = weight ? function.getArgAttrOfType<StringAttr>(
+                           weight.getArgNumber(), "llmc.role")
+                     : StringAttr();
+  if (!role || role.getValue() != "parameter" || feedsTheLoss(matmul))
+    return false;
+  int64_t k = lhs.getShape().back();
+  int64_t rows = lhs.getNumElements() / k;
+  int64_t n = matmul.getType().getShape().back();
+  return rows % 16 == 0 && k % 16 == 0 && n % 16 == 0;
+}
+
+void AssignPrecisionPass::useFp8ForLinearLayers(func::FuncOp function) {
+  SmallVector<llmc::MatmulOp> matmuls;
+  function.walk([&](llmc::MatmulOp op) {
+    if (isFp8Linear(function, op))
+      matmuls.push_back(op);
+  });
+  for (llmc::MatmulOp op : matmuls) {
+    OpBuilder b(op);
+    auto fp8 = llmc::Fp8MatmulOp::create(b, op.getLoc(), op.getType(),
+                                         op.getLhs(), op.getRhs(),
+                                         op.getTransposeB());
+    op.replaceAllUsesWith(fp8.getResult());
+    op.erase();
+  }
+}
+
 void AssignPrecisionPass::runOnOperation() {
   ModuleOp module = getOperation();
   MLIRContext *context = &getContext();
   FloatType low;
   if (policy == "fp32")
     return; // the module stays as it is
-  if (policy == "bf16")
+  if (policy == "bf16" || policy == "fp8")
     low = BFloat16Type::get(context);
   else if (policy == "fp16")
     low = Float16Type::get(context);
   else {
     module.emitError() << "unknown precision policy '" << policy
-                       << "'; expected fp32, bf16 or fp16";
+                       << "'; expected fp32, bf16, fp16 or fp8";
     return signalPassFailure();
   }
   auto loss = module.lookupSymbol<func::FuncOp>(function);
@@ -214,6 +275,8 @@ void AssignPrecisionPass::runOnOperation() {
   }
   if (failed(assign(loss, low)))
     return signalPassFailure();
+  if (policy == "fp8")
+    useFp8ForLinearLayers(loss);
   // The decision, visible in every later dump.
   loss->setAttr("llmc.precision", StringAttr::get(context, policy));
 }

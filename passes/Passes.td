@@ -26,6 +26,11 @@ def AssignPrecisionPass : Pass<"llmc-assign-precision", "mlir::ModuleOp"> {
     the pass lowered (integer work, a program already in bf16, the f32 loss
     tail) and explicit casts of the model are left alone. The function gets
     `llmc.precision = "<policy>"`. `policy=fp32` changes nothing.
+    `policy=fp8` is bf16 plus: every matmul of a linear layer (an
+    untransposed activation times a rank-2 parameter, the LM head excepted:
+    a matmul whose result reaches `cross_entropy` through shape ops) with
+    M, K and N multiples of 16 becomes `llmc.fp8_matmul`
+    (docs/precision.md, "FP8").
 
     ```mlir
     func.func @loss(%w: tensor<4x4xf32> {llmc.role = "parameter"}, %x: tensor<2x4xf32>) -> tensor<f32> {
@@ -47,11 +52,41 @@ def AssignPrecisionPass : Pass<"llmc-assign-precision", "mlir::ModuleOp"> {
   }];
   let options = [
     Option<"policy", "policy", "std::string", /*default=*/"\"bf16\"",
-           "fp32 (no change), bf16 or fp16">,
+           "fp32 (no change), bf16, fp16 or fp8 (bf16 with the linear "
+           "layers' matmuls as llmc.fp8_matmul)">,
     Option<"function", "function", "std::string", /*default=*/"\"loss\"",
            "The forward function to convert">,
   ];
   let dependentDialects = ["::llmc::LlmcDialect", "::mlir::func::FuncDialect"];
+}
+
+def ExpandFp8MatmulPass : Pass<"llmc-expand-fp8-matmul", "mlir::ModuleOp"> {
+  let summary = "Expand llmc.fp8_matmul into amax, scaled casts and FP8 products";
+  let description = [{
+    Runs after `--llmc-autodiff` with `[precision] policy = "fp8"`
+    (docs/precision.md, "FP8"). Each `llmc.fp8_matmul %x, %w` (x
+    `[batch..., M, K]`, w `[K, N]`) becomes: x flattened to `[M', K]`, the
+    tensorwise scales of x and w for f8E4M3FN (`llmc.amax`, then
+    `448 / max(amax, 1e-12)` and its inverse), `llmc.scaled_cast` of x and of
+    wᵀ (the FP8 GEMM wants the contraction innermost in both operands), one
+    `llmc.scaled_matmul` and the reshape back. The derivative rule of
+    fp8_matmul builds the same scales, so CSE keeps one of each.
+
+    ```mlir
+    %y = llmc.fp8_matmul %x, %w : tensor<16x32xbf16>, tensor<32x64xbf16> -> tensor<16x64xbf16>
+    ```
+    becomes
+    ```mlir
+    %ax = llmc.amax %x : tensor<16x32xbf16> -> tensor<f32>
+    ...  // %sx = 448 / max(%ax, 1e-12), %ix = max(%ax, 1e-12) / 448; %sw, %iw alike
+    %x8 = llmc.scaled_cast %x, %sx : tensor<16x32xbf16> -> tensor<16x32xf8E4M3FN>
+    %wt = llmc.transpose %w [1, 0] : tensor<32x64xbf16> -> tensor<64x32xbf16>
+    %w8 = llmc.scaled_cast %wt, %sw : tensor<64x32xbf16> -> tensor<64x32xf8E4M3FN>
+    %y = llmc.scaled_matmul %x8, %w8 scales(%ix, %iw)
+        : tensor<16x32xf8E4M3FN>, tensor<64x32xf8E4M3FN> -> tensor<16x64xbf16>
+    ```
+  }];
+  let dependentDialects = ["::llmc::LlmcDialect"];
 }
 
 def AutodiffPass : Pass<"llmc-autodiff", "mlir::ModuleOp"> {

@@ -77,6 +77,15 @@ std::vector<Stage> stages(const llmc::CompilePipelineOptions &options) {
                           options.precision.lossScaleGrowthInterval;
                       return llmc::createOptimizerPass(adam);
                     }});
+  }
+  // fp8: the linear layers' llmc.fp8_matmul become their explicit amax,
+  // scaled casts and FP8 products, after autodiff built the backward's
+  // (docs/precision.md, "FP8"); CSE then merges the scales and casts that
+  // forward and backward share.
+  if (precision.policy == "fp8")
+    list.push_back({"llmc-expand-fp8-matmul",
+                    [] { return llmc::createExpandFp8MatmulPass(); }});
+  if (options.training || precision.policy == "fp8") {
     list.push_back({"canonicalize", [] { return createCanonicalizerPass(); }});
     list.push_back({"cse", [] { return createCSEPass(); }});
   }
@@ -195,7 +204,7 @@ struct PipelineCliOptions
                                llvm::cl::desc("Gradient accumulation steps"),
                                llvm::cl::init(1)};
   Option<std::string> precision{*this, "precision",
-                                llvm::cl::desc("fp32, bf16 or fp16"),
+                                llvm::cl::desc("fp32, bf16, fp16 or fp8"),
                                 llvm::cl::init("fp32")};
   Option<bool> printCost{*this, "print-cost",
                          llvm::cl::desc("Print the cost report at the end"),

@@ -50,6 +50,7 @@ CompilePipelineOptions pipelineOptionsFor(const RunDescription &run) {
   const PrecisionConfig &p = run.precision;
   options.precision.policy = p.policy == PrecisionPolicy::Bf16   ? "bf16"
                              : p.policy == PrecisionPolicy::Fp16 ? "fp16"
+                             : p.policy == PrecisionPolicy::Fp8  ? "fp8"
                                                                  : "fp32";
   options.precision.initialLossScale = p.initialLossScale;
   options.precision.lossScaleGrowthInterval = p.lossScaleGrowthInterval;

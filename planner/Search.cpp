@@ -65,7 +65,10 @@ double modelFlopsPerStep(const RunDescription &run) {
 
 double modelFlopsUtilization(const RunDescription &run, double seconds,
                              int64_t devices, const DeviceProfile &profile) {
-  const char *dtype = run.precision.policy == PrecisionPolicy::Bf16   ? "bf16"
+  // fp8 against the dense bf16 peak, as MFU is defined (docs/precision.md).
+  const char *dtype = run.precision.policy == PrecisionPolicy::Bf16 ||
+                              run.precision.policy == PrecisionPolicy::Fp8
+                          ? "bf16"
                       : run.precision.policy == PrecisionPolicy::Fp16 ? "f16"
                                                                       : "f32";
   double peak = profile.matmulPeak(dtype) * static_cast<double>(devices);

@@ -21,6 +21,10 @@ const char *dtypeName(DType dtype) {
     return "i64";
   case DType::I1:
     return "i1";
+  case DType::F8E4M3FN:
+    return "f8E4M3FN";
+  case DType::F8E5M2:
+    return "f8E5M2";
   }
   return "?";
 }
@@ -81,5 +85,83 @@ uint16_t floatToF16(float value) {
   uint32_t rounding = 0xfffu + ((rebased >> 13) & 1u);
   return sign | static_cast<uint16_t>((rebased + rounding) >> 13);
 }
+
+namespace {
+
+/// An 8-bit float format: `mantissaBits` fraction bits, exponent bias
+/// `bias`, and the code of its largest finite magnitude.
+struct Fp8Format {
+  int mantissaBits;
+  int bias;
+  uint32_t maxFiniteCode;
+};
+constexpr Fp8Format kE4M3FN{3, 7, 0x7e};
+constexpr Fp8Format kE5M2{2, 15, 0x7b};
+
+uint8_t encodeFp8(float value, Fp8Format f) {
+  uint32_t word;
+  std::memcpy(&word, &value, sizeof(word));
+  uint32_t sign = (word >> 24) & 0x80u;
+  uint32_t magnitude = word & 0x7fffffffu;
+  if (magnitude > 0x7f800000u) // NaN
+    return static_cast<uint8_t>(sign | 0x7fu);
+  uint32_t code;
+  // Below the format's smallest normal 2^(1-bias): a multiple of the
+  // subnormal step 2^(1-bias-m); the scaling by a power of two is exact and
+  // nearbyint rounds to nearest even (the default rounding mode).
+  // A result of 2^m is the smallest normal's code, as it should be.
+  if (magnitude < static_cast<uint32_t>(128 - f.bias) << 23) {
+    float steps = std::ldexp(std::fabs(value), f.bias - 1 + f.mantissaBits);
+    code = static_cast<uint32_t>(std::nearbyint(steps));
+  } else {
+    // Normal: drop 23 - m fraction bits with round to nearest even (a carry
+    // runs into the exponent), then rebias the exponent.
+    int shift = 23 - f.mantissaBits;
+    uint32_t half = (1u << (shift - 1)) - 1u + ((magnitude >> shift) & 1u);
+    uint32_t rounded = (magnitude + half) >> shift;
+    code = rounded - (static_cast<uint32_t>(127 - f.bias) << f.mantissaBits);
+  }
+  if (code > f.maxFiniteCode) // beyond the largest finite, or infinity
+    code = f.maxFiniteCode;
+  return static_cast<uint8_t>(sign | code);
+}
+
+float decodeFp8(uint8_t bits, Fp8Format f) {
+  uint32_t sign = static_cast<uint32_t>(bits & 0x80u) << 24;
+  uint32_t exponent = (bits & 0x7fu) >> f.mantissaBits;
+  uint32_t mantissa = bits & ((1u << f.mantissaBits) - 1u);
+  float magnitude;
+  if (exponent == 0) {
+    magnitude = std::ldexp(static_cast<float>(mantissa),
+                           1 - f.bias - f.mantissaBits);
+  } else {
+    uint32_t word = ((exponent + 127 - f.bias) << 23) |
+                    (mantissa << (23 - f.mantissaBits));
+    std::memcpy(&magnitude, &word, sizeof(magnitude));
+  }
+  float value = sign ? -magnitude : magnitude;
+  return value;
+}
+
+} // namespace
+
+float f8E4M3FNToFloat(uint8_t bits) {
+  if ((bits & 0x7fu) == 0x7fu) // the format's only NaN
+    return std::nanf("");
+  return decodeFp8(bits, kE4M3FN);
+}
+
+uint8_t floatToF8E4M3FN(float value) { return encodeFp8(value, kE4M3FN); }
+
+float f8E5M2ToFloat(uint8_t bits) {
+  if ((bits & 0x7cu) == 0x7cu) { // exponent all ones: infinity or NaN
+    if (bits & 0x03u)
+      return std::nanf("");
+    return (bits & 0x80u) ? -INFINITY : INFINITY;
+  }
+  return decodeFp8(bits, kE5M2);
+}
+
+uint8_t floatToF8E5M2(float value) { return encodeFp8(value, kE5M2); }
 
 } // namespace llmc::rt

@@ -42,7 +42,8 @@ pipelineOptionsFor(const std::optional<llmc::RunDescription> &description) {
 /// precision.
 void writePerfSettings(const llmc::RunDescription &run,
                        std::map<std::string, std::string> &metadata) {
-  const char *dtype = run.precision.policy == llmc::PrecisionPolicy::Bf16
+  const char *dtype = run.precision.policy == llmc::PrecisionPolicy::Bf16 ||
+                              run.precision.policy == llmc::PrecisionPolicy::Fp8
                           ? "bf16"
                       : run.precision.policy == llmc::PrecisionPolicy::Fp16
                           ? "f16"

@@ -80,7 +80,9 @@ void printReport(llvm::raw_ostream &os, const llmc::RunDescription &run,
       "over the step and the devices' {1} peak; ~: microbatches derived from "
       "a probe of one, not compiled):\n",
       planner::modelFlopsPerStep(run),
-      run.precision.policy == llmc::PrecisionPolicy::Bf16   ? "bf16"
+      run.precision.policy == llmc::PrecisionPolicy::Bf16 ||
+              run.precision.policy == llmc::PrecisionPolicy::Fp8
+          ? "bf16"
       : run.precision.policy == llmc::PrecisionPolicy::Fp16 ? "f16"
                                                             : "f32");
   os << "  " << llvm::left_justify("#", 3)

@@ -330,6 +330,8 @@ Tolerances tolerancesFor(const Compiled &single, llvm::raw_ostream &os) {
   os << "note: a "
      << (single.description->precision.policy == llmc::PrecisionPolicy::Bf16
              ? "bf16"
+         : single.description->precision.policy == llmc::PrecisionPolicy::Fp8
+             ? "fp8"
              : "fp16")
      << " run: every tolerance is 2e-2 (16-bit rounding)\n";
   return t;

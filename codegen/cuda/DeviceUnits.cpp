@@ -29,6 +29,12 @@ std::vector<DeviceUnit> deviceKernelUnits() {
       unitOf("llmc_norm_grad_rows", "NormGradRows.cu"),
       unitOf("llmc_norm_rows8", "NormRows8.cu"),
       unitOf("llmc_rope", "Rope.cu"),
+      // Compiled on the first launch that needs it: only fp8 programs do.
+      unitOf("llmc_fp8", "Fp8.cu", /*onDemand=*/true,
+             {"llmc_amax_f32", "llmc_amax_bf16", "llmc_amax_f16",
+              "llmc_scaled_cast_f32_e4m3", "llmc_scaled_cast_f32_e5m2",
+              "llmc_scaled_cast_bf16_e4m3", "llmc_scaled_cast_bf16_e5m2",
+              "llmc_scaled_cast_f16_e4m3", "llmc_scaled_cast_f16_e5m2"}),
   };
   for (int headDim : {64, 128}) {
     std::string d = std::to_string(headDim);

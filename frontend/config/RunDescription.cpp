@@ -187,7 +187,8 @@ void RunParser::parsePrecision() {
   assign(p.policy, s.choice<PrecisionPolicy>(
                        "policy", {{"fp32", PrecisionPolicy::Fp32},
                                   {"bf16", PrecisionPolicy::Bf16},
-                                  {"fp16", PrecisionPolicy::Fp16}}));
+                                  {"fp16", PrecisionPolicy::Fp16},
+                                  {"fp8", PrecisionPolicy::Fp8}}));
   assign(p.initialLossScale, s.number("initial_loss_scale", kPositive));
   assign(p.lossScaleGrowthInterval,
          s.integer("loss_scale_growth_interval", kPositive));

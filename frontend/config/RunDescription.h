@@ -105,7 +105,7 @@ struct ModelConfig {
 };
 
 enum class LrSchedule { Cosine, Linear, Constant };
-enum class PrecisionPolicy { Fp32, Bf16, Fp16 };
+enum class PrecisionPolicy { Fp32, Bf16, Fp16, Fp8 };
 enum class RematPolicy { None, Selective, Full, Auto };
 enum class PipelineSchedule { GPipe, OneFOneB, Interleaved };
 enum class DataFormat { Auto, Tokens, U16, Text };

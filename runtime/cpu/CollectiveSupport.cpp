@@ -97,6 +97,8 @@ void reduceElements(DType dtype, ReduceOp op,
   case DType::F16:
     return reduceHalf<f16ToFloat, floatToF16>(op, inputs, first, count, dst);
   case DType::I1:
+  case DType::F8E4M3FN: // FP8 values are never summed across ranks
+  case DType::F8E5M2:
     return; // rejected by the callers (isReducible)
   }
 }

@@ -62,6 +62,10 @@ inline double loadFloat(const TensorRef &t, int64_t i) {
     return static_cast<double>(static_cast<const int64_t *>(t.data)[i]);
   case DType::I1:
     return static_cast<const uint8_t *>(t.data)[i] ? 1.0 : 0.0;
+  case DType::F8E4M3FN:
+    return f8E4M3FNToFloat(static_cast<const uint8_t *>(t.data)[i]);
+  case DType::F8E5M2:
+    return f8E5M2ToFloat(static_cast<const uint8_t *>(t.data)[i]);
   }
   return 0.0;
 }
@@ -91,6 +95,12 @@ inline void storeFloat(const TensorRef &t, int64_t i, double v) {
     return;
   case DType::I1:
     static_cast<uint8_t *>(t.data)[i] = v != 0.0;
+    return;
+  case DType::F8E4M3FN:
+    static_cast<uint8_t *>(t.data)[i] = floatToF8E4M3FN(static_cast<float>(v));
+    return;
+  case DType::F8E5M2:
+    static_cast<uint8_t *>(t.data)[i] = floatToF8E5M2(static_cast<float>(v));
     return;
   }
 }

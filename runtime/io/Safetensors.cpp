@@ -47,22 +47,27 @@ std::string describe(const Json &value) {
 }
 
 // Python's safetensors orders tensors by dtype, largest alignment first (the
-// reverse of its Dtype enum: ... I64 > F64 > F32 > I32 > BF16 > F16 > BOOL),
+// reverse of its Dtype enum: ... I64 > F64 > F32 > I32 > BF16 > F16 >
+// F8_E4M3 > F8_E5M2 > BOOL),
 // then by name. Doing the same makes our files byte-identical to its files
 // and keeps every tensor aligned to its element size.
 int dtypeOrder(DType dtype) {
   switch (dtype) {
   case DType::I64:
-    return 6;
+    return 8;
   case DType::F64:
-    return 5;
+    return 7;
   case DType::F32:
-    return 4;
+    return 6;
   case DType::I32:
-    return 3;
+    return 5;
   case DType::BF16:
-    return 2;
+    return 4;
   case DType::F16:
+    return 3;
+  case DType::F8E4M3FN:
+    return 2;
+  case DType::F8E5M2:
     return 1;
   case DType::I1:
     return 0;
@@ -265,6 +270,9 @@ const char *safetensorsDTypeName(DType dtype) {
     return "I64";
   case DType::I1:
     return "BOOL";
+  case DType::F8E4M3FN: // FP8 values live only inside a step: never
+  case DType::F8E5M2:    // stored, and quantized checkpoints are refused
+    break;
   }
   return "?";
 }

@@ -4,8 +4,8 @@
 // RUN: llmc-opt %s --split-input-file --llmc-assign-precision=policy=fp32 > %t.fp32
 // RUN: llmc-opt %s --split-input-file > %t.none
 // RUN: diff %t.fp32 %t.none
-// RUN: not llmc-opt %s --split-input-file --llmc-assign-precision=policy=fp8 2>&1 | FileCheck %s --check-prefix=BAD
-// BAD: error: unknown precision policy 'fp8'; expected fp32, bf16 or fp16
+// RUN: not llmc-opt %s --split-input-file --llmc-assign-precision=policy=fp4 2>&1 | FileCheck %s --check-prefix=BAD
+// BAD: error: unknown precision policy 'fp4'; expected fp32, bf16, fp16 or fp8
 
 // A tiny GPT-like step: one cast per parameter (the tied wte gets one, read
 // by the embedding and the head), the norm keeps its f32 gamma and beta,

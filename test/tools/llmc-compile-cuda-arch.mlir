@@ -25,3 +25,14 @@
 // RUN: not llmc compile %t-bf16.toml --forward -o %t-bf16-sm75.llmcx --cuda-arch=sm_75 2>&1 | FileCheck %s --check-prefix=TURING
 // TURING: llmc compile: error: {{.*}}computes in bf16{{.*}}needs compute capability 8.0 (sm_80){{.*}}the GPU sm_75 has none: compile with [precision] policy = "fp16"
 // RUN: not test -e %t-bf16-sm75.llmcx
+
+// An fp8 program (FP8 tensor cores: sm_89 and later) for Ampere is refused
+// with the fix; for Hopper every unit compiles, the fp8 unit included.
+// RUN: cat %llmc_src_root/examples/gpt2-tiny.toml > %t-fp8.toml
+// RUN: printf '\n[precision]\npolicy = "fp8"\n' >> %t-fp8.toml
+// RUN: not llmc compile %t-fp8.toml -o %t-fp8-sm80.llmcx --cuda-arch=sm_80 2>&1 | FileCheck %s --check-prefix=AMPERE
+// AMPERE: llmc compile: error: the program computes its linear layers in FP8 ([precision] policy = "fp8"), which needs compute capability 8.9 (sm_89) or later (FP8 tensor cores, cuBLASLt's FP8 GEMMs); the GPU sm_80 has none: compile with [precision] policy = "bf16"
+// RUN: not test -e %t-fp8-sm80.llmcx
+// RUN: llmc compile %t-fp8.toml -o %t-fp8-sm90.llmcx --cuda-arch=sm_90
+// RUN: llmc inspect %t-fp8-sm90.llmcx | FileCheck %s --check-prefix=HOPPER
+// HOPPER: CUDA kernels: [[UNITS:[0-9]+]] units ({{[0-9]+}} generated), {{[0-9]+}} fused regions, 0 commands without a CUDA kernel, [[UNITS]] cubins for sm_90

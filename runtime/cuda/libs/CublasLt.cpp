@@ -29,9 +29,11 @@ Status cublasStatus(cublasStatus_t status, const std::string &what) {
   LLMC_RETURN_IF_ERROR(cublasStatus((call), (what)))
 
 cudaDataType_t cudaType(DType dtype) {
-  return dtype == DType::BF16  ? CUDA_R_16BF
-         : dtype == DType::F16 ? CUDA_R_16F
-                               : CUDA_R_32F;
+  return dtype == DType::BF16       ? CUDA_R_16BF
+         : dtype == DType::F16      ? CUDA_R_16F
+         : dtype == DType::F8E4M3FN ? CUDA_R_8F_E4M3
+         : dtype == DType::F8E5M2   ? CUDA_R_8F_E5M2
+                                    : CUDA_R_32F;
 }
 
 /// A column-major layout of rows x cols with leading dimension ld, batched.
@@ -123,6 +125,7 @@ Status CublasLtMatmul::create(std::unique_ptr<CublasLtMatmul> &matmul) {
 
 CublasLtMatmul::~CublasLtMatmul() {
   plans_.clear();
+  scaledPlans_.clear();
   if (workspace_)
     (void)cudaFree(workspace_);
   if (handle_)
@@ -407,6 +410,116 @@ Status CublasLtMatmul::run(const MatmulProblem &p, const void *lhs,
                                    chosen->c, result, chosen->c, &chosen->algo,
                                    workspace_, workspaceBytes_, stream),
                     "cublasLtMatmul");
+  return Status::ok();
+}
+
+//===----------------------------------------------------------------------===//
+// FP8: ScaledMatmul
+//===----------------------------------------------------------------------===//
+
+Status checkScaledMatmulProblem(const ScaledMatmulProblem &p) {
+  auto invalid = [](const std::string &why) {
+    return Status::error(StatusCode::InvalidArgument,
+                         "cuBLASLt FP8 matmul: " + why);
+  };
+  if (!isFloat8(p.lhs) || !isFloat8(p.rhs))
+    return invalid(std::string("expected 8-bit float operands, got ") +
+                   dtypeName(p.lhs) + " and " + dtypeName(p.rhs));
+  if (p.lhs == DType::F8E5M2 && p.rhs == DType::F8E5M2)
+    return invalid("expected at most one f8E5M2 operand, got two");
+  if (p.result != DType::BF16 && p.result != DType::F32)
+    return invalid(std::string("expected a bf16 or f32 result, got ") +
+                   dtypeName(p.result));
+  if (p.m <= 0 || p.n <= 0 || p.k <= 0 || p.m % 16 || p.n % 16 || p.k % 16)
+    return invalid("expected M, N and K positive multiples of 16, got M " +
+                   std::to_string(p.m) + ", N " + std::to_string(p.n) +
+                   ", K " + std::to_string(p.k));
+  return Status::ok();
+}
+
+Status CublasLtMatmul::planScaled(const ScaledMatmulProblem &p, Plan *&plan) {
+  auto found = scaledPlans_.find(p.key());
+  if (found != scaledPlans_.end()) {
+    plan = found->second.get();
+    return Status::ok();
+  }
+  auto made = std::make_unique<Plan>();
+  LLMC_CUBLAS_CHECK(
+      cublasLtMatmulDescCreate(&made->desc, CUBLAS_COMPUTE_32F, CUDA_R_32F),
+      "cublasLtMatmulDescCreate(FP8)");
+  cublasOperation_t transA = CUBLAS_OP_T, transB = CUBLAS_OP_N;
+  LLMC_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(
+                        made->desc, CUBLASLT_MATMUL_DESC_TRANSA, &transA,
+                        sizeof(transA)),
+                    "setting TRANSA");
+  LLMC_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(
+                        made->desc, CUBLASLT_MATMUL_DESC_TRANSB, &transB,
+                        sizeof(transB)),
+                    "setting TRANSB");
+  int8_t fastAccumulation = 0;
+  LLMC_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(
+                        made->desc, CUBLASLT_MATMUL_DESC_FAST_ACCUM,
+                        &fastAccumulation, sizeof(fastAccumulation)),
+                    "setting FAST_ACCUM");
+  // Column-major: A = our rhs as [K, N] (ld K), transposed; B = our lhs as
+  // [K, M] (ld K); C = D = our result as [N, M] (ld N).
+  LLMC_RETURN_IF_ERROR(makeLayout(made->a, p.rhs, p.k, p.n, p.k, 1, 0));
+  LLMC_RETURN_IF_ERROR(makeLayout(made->b, p.lhs, p.k, p.m, p.k, 1, 0));
+  LLMC_RETURN_IF_ERROR(makeLayout(made->c, p.result, p.n, p.m, p.n, 1, 0));
+  cublasLtMatmulPreference_t preference = nullptr;
+  LLMC_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&preference),
+                    "cublasLtMatmulPreferenceCreate");
+  size_t workspace = workspaceBytes_;
+  cublasStatus_t set = cublasLtMatmulPreferenceSetAttribute(
+      preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace,
+      sizeof(workspace));
+  cublasLtMatmulHeuristicResult_t heuristic{};
+  int count = 0;
+  cublasStatus_t asked =
+      set != CUBLAS_STATUS_SUCCESS
+          ? set
+          : cublasLtMatmulAlgoGetHeuristic(handle_, made->desc, made->a,
+                                           made->b, made->c, made->c,
+                                           preference, 1, &heuristic, &count);
+  cublasLtMatmulPreferenceDestroy(preference);
+  LLMC_CUBLAS_CHECK(asked, "cublasLtMatmulAlgoGetHeuristic(FP8)");
+  if (count == 0)
+    return Status::error(StatusCode::Internal,
+                         std::string("cuBLASLt offers no FP8 algorithm for ") +
+                             dtypeName(p.lhs) + " [" + std::to_string(p.m) +
+                             ", " + std::to_string(p.k) + "] x " +
+                             dtypeName(p.rhs) + " [" + std::to_string(p.n) +
+                             ", " + std::to_string(p.k) + "]ᵀ -> " +
+                             dtypeName(p.result));
+  made->algo = heuristic.algo;
+  plan = made.get();
+  scaledPlans_[p.key()] = std::move(made);
+  return Status::ok();
+}
+
+Status CublasLtMatmul::runScaled(const ScaledMatmulProblem &p, const void *lhs,
+                                 const void *rhs, const float *lhsScaleInv,
+                                 const float *rhsScaleInv, void *result,
+                                 cudaStream_t stream) {
+  LLMC_RETURN_IF_ERROR(checkScaledMatmulProblem(p));
+  Plan *plan = nullptr;
+  LLMC_RETURN_IF_ERROR(planScaled(p, plan));
+  // The scale pointers are per launch (the plan is shared by every
+  // launch of the problem): cuBLASLt's A is our rhs, its B our lhs.
+  LLMC_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(
+                        plan->desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER,
+                        &rhsScaleInv, sizeof(rhsScaleInv)),
+                    "setting A_SCALE_POINTER");
+  LLMC_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(
+                        plan->desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER,
+                        &lhsScaleInv, sizeof(lhsScaleInv)),
+                    "setting B_SCALE_POINTER");
+  float alpha = 1.0f, beta = 0.0f;
+  LLMC_CUBLAS_CHECK(cublasLtMatmul(handle_, plan->desc, &alpha, rhs, plan->a,
+                                   lhs, plan->b, &beta, result, plan->c,
+                                   result, plan->c, &plan->algo, workspace_,
+                                   workspaceBytes_, stream),
+                    "cublasLtMatmul(FP8)");
   return Status::ok();
 }
 

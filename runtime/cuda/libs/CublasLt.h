@@ -76,6 +76,29 @@ struct MatmulEpilogueOperands {
 /// pre-activation). InvalidArgument naming what is not covered.
 Status checkMatmulProblem(const MatmulProblem &problem);
 
+/// Kernels.def's ScaledMatmul: row-major result [M, N] (bf16 or f32) =
+/// (lhs [M, K] · rhs [N, K]ᵀ) · lhs_scale_inv · rhs_scale_inv for 8-bit
+/// operands (f8E4M3FN or f8E5M2, not both f8E5M2). As the column-major
+/// problem it is cuBLASLt's "TN" FP8 GEMM (A = our rhs transposed, B = our
+/// lhs, both with K innermost: the only layout Hopper's FP8 GEMMs take),
+/// the inverse scales as CUBLASLT_MATMUL_DESC_A/B_SCALE_POINTER, f32
+/// accumulation with fast accumulation off (CUBLASLT_MATMUL_DESC_FAST_ACCUM
+/// 0: partial sums promoted to f32, the precise mode).
+struct ScaledMatmulProblem {
+  DType lhs = DType::F8E4M3FN, rhs = DType::F8E4M3FN;
+  DType result = DType::BF16;
+  int64_t m = 0, n = 0, k = 0;
+
+  auto key() const { return std::make_tuple(lhs, rhs, result, m, n, k); }
+};
+
+/// Whether CublasLtMatmul::runScaled takes `problem` (no device needed):
+/// 8-bit operands (not both f8E5M2), a bf16 or f32 result, and M, N, K
+/// positive multiples of 16 (16-byte leading dimensions and aligned
+/// pointers, as cuBLASLt's FP8 GEMMs require). InvalidArgument naming what
+/// is not covered.
+Status checkScaledMatmulProblem(const ScaledMatmulProblem &problem);
+
 /// A cuBLASLt handle, its workspace and the algorithm cache. One per device
 /// (and per thread that launches: cuBLASLt handles are not thread-safe
 /// while the cache is being filled).
@@ -96,6 +119,14 @@ public:
   Status run(const MatmulProblem &problem, const void *lhs, const void *rhs,
              void *result, cudaStream_t stream,
              const MatmulEpilogueOperands &epilogue = {});
+
+  /// ScaledMatmul (ScaledMatmulProblem) for device pointers; the scales
+  /// are device pointers to one f32 each. The heuristic's first algorithm,
+  /// cached per problem. Errors as run's.
+  Status runScaled(const ScaledMatmulProblem &problem, const void *lhs,
+                   const void *rhs, const float *lhsScaleInv,
+                   const float *rhsScaleInv, void *result,
+                   cudaStream_t stream);
 
   /// Problems whose algorithm is cached (each asked the heuristic once).
   size_t cachedPlans() const { return plans_.size(); }
@@ -126,6 +157,9 @@ private:
   void *workspace_ = nullptr;
   size_t workspaceBytes_ = 0;
   std::map<decltype(MatmulProblem().key()), std::unique_ptr<Plan>> plans_;
+  std::map<decltype(ScaledMatmulProblem().key()), std::unique_ptr<Plan>>
+      scaledPlans_;
+  Status planScaled(const ScaledMatmulProblem &problem, Plan *&plan);
 };
 
 } // namespace llmc::rt::cuda

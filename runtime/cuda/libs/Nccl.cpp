@@ -83,6 +83,8 @@ Status ncclTypeOf(DType dtype, bool reduction, ncclDataType_t &type) {
     type = ncclInt64;
     return Status::ok();
   case DType::I1:
+  case DType::F8E4M3FN: // moved as bytes, never reduced
+  case DType::F8E5M2:
     if (reduction)
       break;
     type = ncclUint8;

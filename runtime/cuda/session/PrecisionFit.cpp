@@ -31,6 +31,18 @@ Status checkPrecisionFitsDevice(const RankProgram &program, int major,
             " has none: compile with [precision] policy = \"fp16\" (f16 "
             "compute with dynamic loss scaling, sm_75 and later) or "
             "\"fp32\"");
+  bool fp8 = std::any_of(program.values.begin(), program.values.end(),
+                         [](const ValueInfo &value) {
+                           return isFloat8(value.dtype);
+                         });
+  if (fp8 && capability < kFp8ComputeCapability)
+    return Status::error(
+        StatusCode::InvalidArgument,
+        "the program computes its linear layers in FP8 ([precision] policy "
+        "= \"fp8\"), which needs compute capability 8.9 (sm_89) or later "
+        "(FP8 tensor cores, cuBLASLt's FP8 GEMMs); the GPU " +
+            where +
+            " has none: compile with [precision] policy = \"bf16\"");
   return Status::ok();
 }
 

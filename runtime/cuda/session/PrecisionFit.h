@@ -22,11 +22,15 @@ namespace llmc::rt::cuda {
 constexpr int kMinComputeCapability = 75;
 /// The oldest one that runs bf16.
 constexpr int kBf16ComputeCapability = 80;
+/// The oldest one with FP8 tensor cores (Ada sm_89, Hopper sm_90):
+/// cuBLASLt's FP8 GEMMs need it.
+constexpr int kFp8ComputeCapability = 89;
 
 /// Whether `program` can run on a device of compute capability
 /// major.minor named `device` ("NVIDIA T4"): InvalidArgument naming the
 /// device, what needs the newer architecture and the fix (`[precision]
-/// policy = "fp16"` for a bf16 program below sm_80) otherwise.
+/// policy = "fp16"` for a bf16 program below sm_80, `policy = "bf16"` for
+/// an FP8 one below sm_89) otherwise.
 Status checkPrecisionFitsDevice(const RankProgram &program, int major,
                                 int minor, const std::string &device);
 

@@ -165,7 +165,8 @@ TEST(CudaNvrtcCompile, UnsupportedSignaturesAreRefused) {
 /// The units of the non-elementwise kernels compile for sm_90 with, between
 /// them, the flash attention entries of every dtype and head-dimension
 /// capacity (the tensor-core ones in a unit per head dimension) and the
-/// rows-in-registers norm gradients (a unit of their own).
+/// rows-in-registers norm gradients (a unit of their own), and FP8
+/// training's amax and scaled casts (llmc_fp8).
 TEST(CudaNvrtcCompile, DeviceUnitHasEveryFlashAttentionKernel) {
   NvrtcOptions options;
   options.arch = "sm_90";
@@ -173,7 +174,7 @@ TEST(CudaNvrtcCompile, DeviceUnitHasEveryFlashAttentionKernel) {
   auto start = std::chrono::steady_clock::now();
   std::string ptx; // every unit's
   std::vector<DeviceUnit> units = deviceKernelUnits();
-  ASSERT_EQ(units.size(), 7u);
+  ASSERT_EQ(units.size(), 8u);
   for (const DeviceUnit &unit : units) {
     CompiledCuda compiled;
     auto unitStart = std::chrono::steady_clock::now();
