@@ -42,6 +42,20 @@ enum class CollectiveKind : uint8_t {
   AllToAll
 };
 
+const char *collectiveName(CollectiveKind kind) {
+  switch (kind) {
+  case CollectiveKind::AllReduce:
+    return "all_reduce";
+  case CollectiveKind::AllGather:
+    return "all_gather";
+  case CollectiveKind::ReduceScatter:
+    return "reduce_scatter";
+  case CollectiveKind::AllToAll:
+    return "all_to_all";
+  }
+  return "?";
+}
+
 bool isReduction(CollectiveKind kind) {
   return kind == CollectiveKind::AllReduce ||
          kind == CollectiveKind::ReduceScatter;
@@ -187,14 +201,14 @@ static Status checkAgreement(const std::vector<Contribution> &members,
                              const DeviceGroup &group) {
   const Contribution &first = members[0];
   std::string where =
-      std::string(collectiveKindName(first.kind)) + " on group " + group.toString();
+      std::string(collectiveName(first.kind)) + " on group " + group.toString();
   auto rankOf = [&](size_t i) { return std::to_string(group.ranks()[i]); };
   for (size_t i = 1; i < members.size(); ++i)
     if (members[i].kind != first.kind)
       return invalidArgument(
           where + ": rank " + rankOf(i) + " called " +
-          collectiveKindName(members[i].kind) + " but rank " + rankOf(0) +
-          " called " + collectiveKindName(first.kind) +
+          collectiveName(members[i].kind) + " but rank " + rankOf(0) +
+          " called " + collectiveName(first.kind) +
           "; members must call collectives on a group in the same "
           "order");
   for (const Contribution &member : members)
@@ -289,7 +303,7 @@ static bool needsStaging(CollectiveKind kind, const TensorRef &input,
 Status CpuWorld::runCollective(const Call &call) {
   const DeviceGroup &group = call.group;
   std::string where =
-      std::string(collectiveKindName(call.kind)) + " on group " + group.toString();
+      std::string(collectiveName(call.kind)) + " on group " + group.toString();
 
   // Checks that need no peer. A caller outside the group cannot take part,
   // so it fails alone; any other mistake fails every member (step 1).
