@@ -323,14 +323,25 @@ compileAndMeasure(mlir::MLIRContext &context, const RunDescription &run,
   probeOptions.memoryBudgetBytes = 0; // the fit is judged on the full model
   probeOptions.printCost = false;
   probeOptions.fusionReport = false;
-  probeOptions.stopAfter = -1;
   probeOptions.training = true;
+  // Up to the buffer plan, not through it: measureProgram plans every
+  // stage itself, and the pass would plan the whole function and every
+  // stage once more (a third of a search's time, measured: docs/log/
+  // planning-2026-12-03.md). What measureProgram reads of the pass's
+  // output is the mode it plans in, set here as the pass sets it.
+  std::vector<std::string> stages = compilePipelineStages(probeOptions);
+  probeOptions.stopAfter = static_cast<int>(
+      llvm::find(stages, "llmc-plan-buffers") - stages.begin());
   buildCompilePipeline(pm, probeOptions);
   if (mlir::failed(pm.run(*module))) {
     if (error.empty())
       error = "the compile failed";
     return mlir::failure();
   }
+  if (probeOptions.fusedKernels)
+    for (auto function : module->getOps<mlir::func::FuncOp>())
+      function->setAttr(kFusedKernelsAttrName,
+                        mlir::UnitAttr::get(&context));
   mlir::FailureOr<Measure> measure = measureProgram(*module, profile);
   if (mlir::failed(measure) && error.empty())
     error = "no @train_step to measure";
