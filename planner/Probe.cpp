@@ -388,7 +388,8 @@ mlir::FailureOr<Measure> probeAndExtrapolate(mlir::MLIRContext &context,
                                              const Candidate &probe,
                                              const DeviceProfile &profile,
                                              std::string &error,
-                                             int64_t *compiles) {
+                                             int64_t *compiles,
+                                             LayerSlope *slope) {
   CompilePipelineOptions base = pipelineOptionsFor(run);
   int64_t layers = run.model.numLayers;
   auto [n1, n2] = probeLayers(probe);
@@ -415,6 +416,13 @@ mlir::FailureOr<Measure> probeAndExtrapolate(mlir::MLIRContext &context,
     ++*compiles;
   if (mlir::failed(b))
     return mlir::failure();
+  if (slope && probe.pp <= 1 && !a->stages.empty() && !b->stages.empty()) {
+    const StageMeasure &sa = a->stages.front(), &sb = b->stages.front();
+    slope->kernels = std::max(0.0, ((sb.compute - sb.optimizer) -
+                                    (sa.compute - sa.optimizer)) /
+                                       static_cast<double>(n2 - n1));
+    slope->known = true;
+  }
   Measure out = extrapolate(*a, static_cast<double>(n1), *b,
                             static_cast<double>(n2),
                             static_cast<double>(layers));
