@@ -81,6 +81,7 @@ class Planner {
 public:
   Planner(func::FuncOp function, int64_t stage)
       : function(function), stage(stage),
+        stageName(StringAttr::get(function.getContext(), "llmc.stage")),
         regions(regionStorageOf(function)) {}
   FailureOr<BufferPlan> run();
 
@@ -123,13 +124,20 @@ private:
   bool onStage(Operation *op) const {
     if (stage < 0)
       return true;
-    auto attr = op->getAttrOfType<IntegerAttr>("llmc.stage");
+    auto attr = op->getAttrOfType<IntegerAttr>(stageName);
     return !attr || attr.getInt() == stage;
   }
+  /// The first argument named `name` (llmc.name), or null. Indexed once: a
+  /// lookup per returned value over every argument's attributes was most
+  /// of a pipeline stage's plan (docs/log/planning-2026-12-03.md).
+  BlockArgument argumentNamed(StringAttr name);
 
   func::FuncOp function;
   /// The pipeline stage planned (llmc.stage of the ops), or -1: all ops.
   int64_t stage = -1;
+  StringAttr stageName;
+  /// argumentNamed's index, built on its first call.
+  std::optional<DenseMap<StringAttr, BlockArgument>> argumentsByName;
   RegionStorage regions;
   /// RegionStorage::OneKernel: the outermost elementwise region being
   /// collected (null outside one), and the values computed inside such
@@ -485,12 +493,8 @@ void Planner::addReturnedStorages(Block &body) {
     elsewhere.insert(operand);
     auto name = function.getResultAttrOfType<StringAttr>(
         static_cast<unsigned>(index), "llmc.name");
-    for (BlockArgument arg : body.getArguments())
-      if (name && function.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
-                                                        "llmc.name") == name) {
-        storageIds[operand] = storageIds.lookup(arg);
-        break;
-      }
+    if (BlockArgument arg = name ? argumentNamed(name) : BlockArgument())
+      storageIds[operand] = storageIds.lookup(arg);
     if (storageIds.count(operand))
       continue;
     Storage s;
@@ -506,6 +510,17 @@ void Planner::addReturnedStorages(Block &body) {
     s.last = end;
     s.lastUser = nullptr;
   }
+}
+
+BlockArgument Planner::argumentNamed(StringAttr name) {
+  if (!argumentsByName) {
+    argumentsByName.emplace();
+    for (BlockArgument arg : function.getBody().front().getArguments())
+      if (auto argName = function.getArgAttrOfType<StringAttr>(
+              arg.getArgNumber(), "llmc.name"))
+        argumentsByName->try_emplace(argName, arg);
+  }
+  return argumentsByName->lookup(name);
 }
 
 /// 3. Every value's offset: arguments, results, region values.
@@ -546,40 +561,36 @@ void Planner::donate(func::ReturnOp ret) {
         static_cast<unsigned>(index), "llmc.name");
     if (!name || elsewhere.contains(operand))
       continue;
-    for (BlockArgument arg : body.getArguments()) {
-      auto argName = function.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
-                                                           "llmc.name");
-      if (!argName || argName != name)
-        continue;
-      int a = storageOf(arg), r = storageOf(operand);
-      Storage &donor = storages[a], &taker = storages[r];
-      if (a == r && donor.donor) {
-        // Written in place over the argument while assigning.
-        plan.donations.push_back(
-            {static_cast<unsigned>(index), arg.getArgNumber()});
-        break;
-      }
-      if (a == r || !donor.donor || taker.kind != StorageKind::Op ||
-          donor.bytes != taker.bytes)
-        break;
-      // The argument's buffer may hold other values after its last read
-      // (in place); the returned chain can move in only if it is free.
-      if (donor.last != valueLast[arg].first)
-        break;
-      // One value per buffer at a time: the storage may hold only the
-      // returned chain.
-      bool shared = llvm::any_of(returned, [&](Value other) {
-        return other != operand && storageOf(other) == r;
-      });
-      int64_t lastRead = valueLast[arg].first;
-      if (shared || lastRead >= taker.first)
-        break;
-      taker.mergedInto = a;
-      donor.last = std::max(donor.last, taker.last);
+    BlockArgument arg = argumentNamed(name);
+    if (!arg)
+      continue;
+    int a = storageOf(arg), r = storageOf(operand);
+    Storage &donor = storages[a], &taker = storages[r];
+    if (a == r && donor.donor) {
+      // Written in place over the argument while assigning.
       plan.donations.push_back(
           {static_cast<unsigned>(index), arg.getArgNumber()});
-      break;
+      continue;
     }
+    if (a == r || !donor.donor || taker.kind != StorageKind::Op ||
+        donor.bytes != taker.bytes)
+      continue;
+    // The argument's buffer may hold other values after its last read
+    // (in place); the returned chain can move in only if it is free.
+    if (donor.last != valueLast[arg].first)
+      continue;
+    // One value per buffer at a time: the storage may hold only the
+    // returned chain.
+    bool shared = llvm::any_of(returned, [&](Value other) {
+      return other != operand && storageOf(other) == r;
+    });
+    int64_t lastRead = valueLast[arg].first;
+    if (shared || lastRead >= taker.first)
+      continue;
+    taker.mergedInto = a;
+    donor.last = std::max(donor.last, taker.last);
+    plan.donations.push_back(
+        {static_cast<unsigned>(index), arg.getArgNumber()});
   }
   llvm::DenseSet<unsigned> donatedArgs;
   for (auto [result, argNumber] : plan.donations)

@@ -324,14 +324,25 @@ compileAndMeasure(mlir::MLIRContext &context, const RunDescription &run,
   probeOptions.memoryBudgetBytes = 0; // the fit is judged on the full model
   probeOptions.printCost = false;
   probeOptions.fusionReport = false;
-  probeOptions.stopAfter = -1;
   probeOptions.training = true;
+  // Up to the buffer plan, not through it: measureProgram plans every
+  // stage itself, and the pass would plan the whole function and every
+  // stage once more (a third of a search's time, measured: docs/log/
+  // planning-2026-12-03.md). What measureProgram reads of the pass's
+  // output is the mode it plans in, set here as the pass sets it.
+  std::vector<std::string> stages = compilePipelineStages(probeOptions);
+  probeOptions.stopAfter = static_cast<int>(
+      llvm::find(stages, "llmc-plan-buffers") - stages.begin());
   buildCompilePipeline(pm, probeOptions);
   if (mlir::failed(pm.run(*module))) {
     if (error.empty())
       error = "the compile failed";
     return mlir::failure();
   }
+  if (probeOptions.fusedKernels)
+    for (auto function : module->getOps<mlir::func::FuncOp>())
+      function->setAttr(kFusedKernelsAttrName,
+                        mlir::UnitAttr::get(&context));
   mlir::FailureOr<Measure> measure = measureProgram(*module, profile);
   if (mlir::failed(measure) && error.empty())
     error = "no @train_step to measure";
@@ -378,7 +389,8 @@ mlir::FailureOr<Measure> probeAndExtrapolate(mlir::MLIRContext &context,
                                              const Candidate &probe,
                                              const DeviceProfile &profile,
                                              std::string &error,
-                                             int64_t *compiles) {
+                                             int64_t *compiles,
+                                             LayerSlope *slope) {
   CompilePipelineOptions base = pipelineOptionsFor(run);
   int64_t layers = run.model.numLayers;
   auto [n1, n2] = probeLayers(probe);
@@ -405,6 +417,13 @@ mlir::FailureOr<Measure> probeAndExtrapolate(mlir::MLIRContext &context,
     ++*compiles;
   if (mlir::failed(b))
     return mlir::failure();
+  if (slope && probe.pp <= 1 && !a->stages.empty() && !b->stages.empty()) {
+    const StageMeasure &sa = a->stages.front(), &sb = b->stages.front();
+    slope->kernels = std::max(0.0, ((sb.compute - sb.optimizer) -
+                                    (sa.compute - sa.optimizer)) /
+                                       static_cast<double>(n2 - n1));
+    slope->known = true;
+  }
   Measure out = extrapolate(*a, static_cast<double>(n1), *b,
                             static_cast<double>(n2),
                             static_cast<double>(layers));

@@ -179,15 +179,26 @@ mlir::FailureOr<Measure> evaluateCandidate(mlir::MLIRContext &context,
                                            int64_t *compiles = nullptr,
                                            bool exact = false);
 
+/// What one more layer adds to a probe without a pipeline: the seconds of
+/// the forward and backward kernels of one rank (the optimizer's left
+/// out). The mesh search bounds a candidate by it before its probes
+/// (Search.cpp, "lower bound"). Unknown when the model was compiled whole.
+struct LayerSlope {
+  double kernels = 0;
+  bool known = false;
+};
+
 /// The probes of `probe` (its microbatches compiled as they are) and the
 /// extrapolation to the run's layers; a model no larger than the second
-/// probe is compiled whole.
+/// probe is compiled whole. `slope`, when given and `probe` has no
+/// pipeline, gets what a layer adds between the two probes.
 mlir::FailureOr<Measure> probeAndExtrapolate(mlir::MLIRContext &context,
                                              const RunDescription &run,
                                              const Candidate &probe,
                                              const DeviceProfile &profile,
                                              std::string &error,
-                                             int64_t *compiles = nullptr);
+                                             int64_t *compiles = nullptr,
+                                             LayerSlope *slope = nullptr);
 
 /// A measure of one microbatch split into the candidate's microbatches
 /// (see evaluateCandidate; without a pipeline a stage holds one).

@@ -25,6 +25,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <limits>
 #include <map>
 #include <optional>
 
@@ -131,6 +132,16 @@ const Evaluated *dominator(const std::vector<Evaluated> &done,
   }
   return nullptr;
 }
+/// A candidate set aside by the bound before its probes (step 3b), with
+/// what it was compared with: evaluated after all when the final winner
+/// is slower than its bound.
+struct Deferred {
+  Candidate candidate;
+  int64_t order = 0;
+  double bound = 0;
+  Rejection why;
+};
+
 /// One search (the file's steps), its state shared by the steps.
 class Searcher {
 public:
@@ -144,16 +155,21 @@ public:
 private:
   std::vector<int64_t> virtualOptions(const Candidate &mesh) const;
   void progress(bool force);
+  void consider(const Candidate &c, int64_t order);
   std::optional<Rejection> pruneWithoutCompile(const Candidate &c);
   std::optional<Rejection> pruneByEarlierResults(const Candidate &c,
                                                  const Candidate &key,
                                                  const Candidate &rematKey);
-  std::optional<Rejection> pruneByBound(const Candidate &c) const;
+  std::optional<Deferred> deferByBound(const Candidate &c, int64_t order,
+                                       double &bound);
+  std::optional<double> lowerBound(const Candidate &c, std::string &how);
   mlir::FailureOr<Measure> probe(const Candidate &probe);
   mlir::FailureOr<Measure> evaluate(const Candidate &c, std::string &error);
-  void record(const Candidate &c, const Measure &measure,
-              const Candidate &key, const Candidate &rematKey);
+  void record(const Candidate &c, int64_t order, double bound,
+              const Measure &measure, const Candidate &key,
+              const Candidate &rematKey);
   void rankOnExactProbes();
+  bool evaluateDeferred();
 
   mlir::MLIRContext &context;
   const RunDescription &run;
@@ -161,10 +177,13 @@ private:
   Clock::time_point start, lastProgress;
   SearchResult result;
   std::vector<Evaluated> done;
-  // Probes of one microbatch by the candidate's text, shared by its
-  // microbatch counts.
+  // Probes by the probed candidate's text (one microbatch, or two for the
+  // fit; one chunk), shared by its microbatch counts and virtual stages
+  // and, without a pipeline, by the lower bound of every pipeline of the
+  // same dp, tp, cp and ep (its layer slope).
   std::map<std::string, mlir::FailureOr<Measure>> pipelineProbes;
   std::map<std::string, std::string> pipelineErrors;
+  std::map<std::string, LayerSlope> slopes;
   // (mesh, zero) whose weights, gradients and optimizer state alone do not
   // fit, with the bytes they need.
   std::map<std::string, double> hopeless;
@@ -174,12 +193,18 @@ private:
   int64_t total = 0, seen = 0;
   /// Set once `result.ranked` is final: the progress line names its front.
   bool rankedDone = false;
-  /// The fastest exact candidate that fits so far (its microbatches
-  /// compiled, so its time does not change when the winner is checked):
-  /// the bound's threshold.
-  double bestExactSeconds = 0;
-  std::string bestExactText;
+  /// The fastest candidate that fits so far: the bound's threshold.
+  double bestSeconds = 0;
+  std::string bestText;
+  std::vector<Deferred> deferred;
+  /// Which bound of deferByBound was the larger (for the trace).
+  std::string boundSource;
 };
+
+bool faster(const Evaluated &a, const Evaluated &b) {
+  double sa = a.measure.stepSeconds(), sb = b.measure.stepSeconds();
+  return sa < sb || (sa == sb && a.order < b.order);
+}
 
 /// Virtual stages (the interleaved schedule) for a pipeline: every divisor
 /// v of the layers of a stage (equal chunks of at least one whole layer);
@@ -210,7 +235,8 @@ void Searcher::progress(bool force) {
   *options.progress << llvm::formatv(
       "llmc plan: search {0:f1} s: {1} of {2} candidates, {3} pruned, {4} "
       "evaluated ({5} probe compiles), best so far {6}\n",
-      secondsSince(start), seen, total, result.pruned.size(), done.size(),
+      secondsSince(start), seen, total,
+      result.pruned.size() + deferred.size(), done.size(),
       result.compiles,
       best ? llvm::formatv("{0}{1} at {2:f2} ms", best->exact ? "" : "~",
                            best->candidate.text(),
@@ -266,56 +292,138 @@ Searcher::pruneByEarlierResults(const Candidate &c, const Candidate &key,
   return std::nullopt;
 }
 
-/// 3b. The bound (SearchOptions::boundPruning): a lighter candidate of the
-/// same mesh and microbatches, evaluated already, is a lower bound of this
-/// one's time; when that exceeds the fastest exact candidate that fits,
-/// this one cannot win. Only exact candidates set the threshold: a derived
-/// one may lose its place when the winner's microbatches are compiled.
-std::optional<Rejection> Searcher::pruneByBound(const Candidate &c) const {
-  if (!options.boundPruning || bestExactSeconds <= 0)
+/// 3b. The bound (SearchOptions::boundPruning): a lower bound of the
+/// candidate's step, before its probes, against the fastest candidate
+/// that fits so far. Two bounds, the larger taken:
+///   - a lighter candidate of the same mesh and microbatches (less remat,
+///     a lighter ZeRO stage), evaluated already: the dominance rule's
+///     assumption that those settings only add time;
+///   - lowerBound: the kernels of its layers and its pipeline transfers,
+///     over the bubble.
+/// The threshold may be a candidate of derived microbatches, whose time
+/// can change when the winner is compiled with them: a deferred candidate
+/// is evaluated at the end if the final winner is slower than its bound
+/// (evaluateDeferred), so the bound never changes the winner.
+std::optional<Deferred> Searcher::deferByBound(const Candidate &c,
+                                               int64_t order, double &bound) {
+  if (!options.checkBound && (!options.boundPruning || bestSeconds <= 0))
     return std::nullopt;
+  auto over = [&](double seconds, std::string what) -> std::optional<Deferred> {
+    if (options.checkBound || seconds <= bestSeconds)
+      return std::nullopt;
+    return Deferred{
+        c, order, seconds,
+        Rejection{"bound",
+                  llvm::formatv("cannot win: {0}, more than {1} at {2:f2} ms",
+                                what, bestText, bestSeconds * 1e3)
+                      .str()}};
+  };
   for (const Evaluated &e : done) {
     const Candidate &d = e.candidate;
     if (!sameMesh(c, d) || d == c || !lighterZero(d.zero, c.zero) ||
         d.remat > c.remat || d.microbatches != c.microbatches ||
         d.virtualStages != c.virtualStages)
       continue;
-    double bound = e.measure.stepSeconds();
-    if (bound > bestExactSeconds)
-      return Rejection{
-          "bound", llvm::formatv("cannot win: {0}, lighter, already takes "
-                                 "{1:f2} ms, more than {2} at {3:f2} ms",
-                                 d.text(), bound * 1e3, bestExactText,
-                                 bestExactSeconds * 1e3)
-                       .str()};
+    double lighter = e.measure.stepSeconds();
+    if (lighter > bound)
+      boundSource = "lighter " + e.candidate.text();
+    bound = std::max(bound, lighter);
+    if (std::optional<Deferred> d = over(
+            lighter, llvm::formatv("{0}, lighter, already takes {1:f2} ms",
+                                   e.candidate.text(), lighter * 1e3)
+                         .str()))
+      return d;
   }
-  return std::nullopt;
+  std::string how;
+  std::optional<double> least = lowerBound(c, how);
+  if (!least)
+    return std::nullopt;
+  if (*least > bound)
+    boundSource = "layers";
+  bound = std::max(bound, *least);
+  return over(*least, llvm::formatv("at least {0:f2} ms ({1})", *least * 1e3,
+                                    how)
+                          .str());
 }
 
-/// The probe pair of `probe` (one candidate of few microbatches), compiled
-/// once and shared.
+/// The lower bound of step 3b from the candidate's mesh alone: every stage
+/// runs the forward and backward kernels of layers / pp layers (at least
+/// the layer slope of the program without a pipeline of the same dp, tp,
+/// cp and ep, zero 0 and no remat: the same local shapes, and less remat
+/// and a lighter ZeRO stage only add kernels) and, with a pipeline, at
+/// least two transfers of the residual stream per microbatch (a first or
+/// last stage receives or sends once each way; a middle one twice) and
+/// 4 (v - 1) more with v chunks (setChunkTransfer); the pipelined step is
+/// then at least a stage's time T times 1 + (p - 1) / (v M): the last
+/// stage cannot start before the first chunk of microbatch 0 went through
+/// the p - 1 stages before it, nor the step end before the backward of its
+/// last unit went back through them, each of those units T / (v M) at
+/// least (pipeline::simulate's dependences). The embedding, the head and
+/// the optimizer only add to it. SearchBound.LowerBoundUnderEveryStep
+/// checks it against every evaluated candidate of a small search.
+std::optional<double> Searcher::lowerBound(const Candidate &c,
+                                           std::string &how) {
+  if (run.model.numLayers % c.pp != 0)
+    return std::nullopt;
+  Candidate stage;
+  stage.dp = c.dp;
+  stage.tp = c.tp;
+  stage.cp = c.cp;
+  stage.ep = c.ep;
+  if (failed(probe(stage)))
+    return std::nullopt;
+  const LayerSlope &slope = slopes[stage.text()];
+  if (!slope.known)
+    return std::nullopt;
+  double layers = static_cast<double>(run.model.numLayers / c.pp);
+  double perStage = layers * slope.kernels;
+  how = llvm::formatv("{0} layers of {1:f2} ms of kernels", layers,
+                      slope.kernels * 1e3)
+            .str();
+  if (c.pp <= 1)
+    return perStage;
+  double v = static_cast<double>(c.virtualStages);
+  double micro = static_cast<double>(c.microbatches);
+  Measure link;
+  setChunkTransfer(link, run, c, options.profile);
+  if (link.transferBandwidth > 0) {
+    double transfers = 2 + 4 * (v - 1);
+    double seconds =
+        transfers * (micro * link.transferLatency +
+                     link.boundaryBytes / link.transferBandwidth);
+    perStage += seconds;
+    how += llvm::formatv(" + {0:f2} ms of transfers", seconds * 1e3).str();
+  }
+  double stretch = 1 + static_cast<double>(c.pp - 1) / (v * micro);
+  how += llvm::formatv(" a stage, x {0:f3} for the bubble", stretch).str();
+  return perStage * stretch;
+}
+
+/// The probe pair of `probe` (one candidate of few microbatches, one
+/// chunk), compiled once and shared; without a pipeline its layer slope is
+/// kept for the lower bound.
 mlir::FailureOr<Measure> Searcher::probe(const Candidate &probe) {
   std::string probeKey = probe.text();
   auto it = pipelineProbes.find(probeKey);
   if (it == pipelineProbes.end()) {
     std::string probeError;
+    LayerSlope slope;
     it = pipelineProbes
              .emplace(probeKey,
                       probeAndExtrapolate(context, run, probe, options.profile,
-                                          probeError, &result.compiles))
+                                          probeError, &result.compiles,
+                                          &slope))
              .first;
     pipelineErrors[probeKey] = probeError;
+    slopes[probeKey] = slope;
   }
   return it->second;
 }
 
-/// 4. Evaluate: a candidate of several microbatches on the probes of one
-/// (its microbatches derived), else on its own probes.
+/// 4. Evaluate: a candidate on its probes (shared), several microbatches
+/// on the probes of one (its microbatches derived).
 mlir::FailureOr<Measure> Searcher::evaluate(const Candidate &c,
                                             std::string &error) {
-  if (c.microbatches <= 1)
-    return evaluateCandidate(context, run, c, options.profile, error,
-                             &result.compiles);
   Candidate one = c;
   one.microbatches = 1;
   one.virtualStages = 1; // shared by every v (planner/Probe.h)
@@ -323,6 +431,11 @@ mlir::FailureOr<Measure> Searcher::evaluate(const Candidate &c,
   if (failed(ofOne)) {
     error = pipelineErrors[one.text()];
     return mlir::failure();
+  }
+  if (c.microbatches <= 1) {
+    Measure measure = *ofOne;
+    schedulePipeline(measure, c);
+    return measure;
   }
   mlir::FailureOr<Measure> measure =
       withMicrobatches(*ofOne, c, options.profile);
@@ -343,21 +456,25 @@ mlir::FailureOr<Measure> Searcher::evaluate(const Candidate &c,
 
 /// Ranks an evaluated candidate, or records why it does not fit and what
 /// that rules out (hopeless and rematHopeless).
-void Searcher::record(const Candidate &c, const Measure &measure,
-                      const Candidate &key, const Candidate &rematKey) {
-  Evaluated e{c, measure, false, c.microbatches == 1};
+void Searcher::record(const Candidate &c, int64_t order, double bound,
+                      const Measure &measure, const Candidate &key,
+                      const Candidate &rematKey) {
+  Evaluated e{c, measure, false, c.microbatches == 1, order, bound};
   if (std::getenv("LLMC_SEARCH_TRACE"))
     llvm::errs() << llvm::formatv(
-        "search trace {0:f2} s: {1}: {2:f2} ms, {3}\n", secondsSince(start),
+        "search trace {0:f2} s: {1}: {2:f2} ms, {3}{4}\n", secondsSince(start),
         c.text(), e.measure.stepSeconds() * 1e3,
-        gibText(e.measure.memoryBytes()));
+        gibText(e.measure.memoryBytes()),
+        bound > 0 ? llvm::formatv(" (bound {0:f2} ms: {1})", bound * 1e3,
+                                  boundSource)
+                        .str()
+                  : std::string());
   e.fits = e.measure.memoryBytes() <= options.budgetBytes;
   done.push_back(e);
   if (e.fits) {
-    if (e.exact && (bestExactSeconds <= 0 ||
-                    e.measure.stepSeconds() < bestExactSeconds)) {
-      bestExactSeconds = e.measure.stepSeconds();
-      bestExactText = c.text();
+    if (bestSeconds <= 0 || e.measure.stepSeconds() < bestSeconds) {
+      bestSeconds = e.measure.stepSeconds();
+      bestText = c.text();
     }
     result.ranked.push_back(e);
     return;
@@ -385,9 +502,6 @@ void Searcher::record(const Candidate &c, const Measure &measure,
 /// microbatches is compiled with them before it may win (a few rounds at
 /// most: each is two probe compiles of every microbatch).
 void Searcher::rankOnExactProbes() {
-  auto faster = [](const Evaluated &a, const Evaluated &b) {
-    return a.measure.stepSeconds() < b.measure.stepSeconds();
-  };
   for (int round = 0; round < 6 && !result.ranked.empty() &&
                       !result.ranked.front().exact;
        ++round) {
@@ -425,6 +539,61 @@ void Searcher::rankOnExactProbes() {
   }
 }
 
+/// 5b. The deferred candidates (step 3b) whose bound is under the winner's
+/// step, evaluated in their enumeration order; false when there are none.
+/// Their threshold may have been a candidate whose time grew when its
+/// microbatches were compiled, or that no longer fits.
+bool Searcher::evaluateDeferred() {
+  const Evaluated *win = result.winner();
+  double threshold = win ? win->measure.stepSeconds()
+                         : std::numeric_limits<double>::infinity();
+  std::vector<Deferred> now, later;
+  for (Deferred &d : deferred)
+    (d.bound <= threshold ? now : later).push_back(std::move(d));
+  deferred = std::move(later);
+  if (now.empty())
+    return false;
+  bestSeconds = win ? threshold : 0;
+  bestText = win ? win->candidate.text() : std::string();
+  std::sort(now.begin(), now.end(), [](const Deferred &a, const Deferred &b) {
+    return a.order < b.order;
+  });
+  for (const Deferred &d : now)
+    consider(d.candidate, d.order);
+  std::stable_sort(result.ranked.begin(), result.ranked.end(), faster);
+  return true;
+}
+
+/// Steps 2 to 4 for one candidate.
+void Searcher::consider(const Candidate &c, int64_t order) {
+  Candidate key = c; // the mesh and ZeRO stage
+  key.remat = RematChoice::None;
+  key.microbatches = 1;
+  key.virtualStages = 1;
+  Candidate rematKey = key;
+  rematKey.microbatches = c.microbatches;
+  std::optional<Rejection> why = pruneWithoutCompile(c);
+  if (!why)
+    why = pruneByEarlierResults(c, key, rematKey);
+  if (why) {
+    result.pruned.push_back({c, *why});
+    return;
+  }
+  double bound = 0;
+  if (std::optional<Deferred> d = deferByBound(c, order, bound)) {
+    deferred.push_back(std::move(*d));
+    return;
+  }
+  std::string error;
+  mlir::FailureOr<Measure> measure = evaluate(c, error);
+  if (failed(measure)) {
+    result.pruned.push_back(
+        {c, {"compile error", "the compiler rejects it: " + error}});
+    return;
+  }
+  record(c, order, bound, *measure, key, rematKey);
+}
+
 SearchResult Searcher::search() {
   // 1. Candidates.
   std::vector<int64_t> microOptions;
@@ -440,41 +609,24 @@ SearchResult Searcher::search() {
            {RematChoice::None, RematChoice::Selective, RematChoice::Full})
         for (int64_t micro : microOptions)
           for (int64_t virtualStages : virtualOptions(mesh)) {
-            ++seen;
             progress(false);
             Candidate c = mesh;
             c.zero = zero;
             c.remat = remat;
             c.microbatches = micro;
             c.virtualStages = virtualStages;
-            Candidate key = mesh;
-            key.zero = zero;
-            Candidate rematKey = key;
-            rematKey.microbatches = micro;
-            std::optional<Rejection> why = pruneWithoutCompile(c);
-            if (!why)
-              why = pruneByEarlierResults(c, key, rematKey);
-            if (!why)
-              why = pruneByBound(c);
-            if (why) {
-              result.pruned.push_back({c, *why});
-              continue;
-            }
-            std::string error;
-            mlir::FailureOr<Measure> measure = evaluate(c, error);
-            if (failed(measure)) {
-              result.pruned.push_back(
-                  {c, {"compile error", "the compiler rejects it: " + error}});
-              continue;
-            }
-            record(c, *measure, key, rematKey);
+            consider(c, seen++);
           }
-  auto faster = [](const Evaluated &a, const Evaluated &b) {
-    return a.measure.stepSeconds() < b.measure.stepSeconds();
-  };
   std::stable_sort(result.ranked.begin(), result.ranked.end(), faster);
   rankedDone = true;
   rankOnExactProbes();
+  // A bound over the final winner's step proves nothing: evaluate those
+  // candidates, rank again (a few rounds: each round's winner is no slower
+  // than a bound it was compared with).
+  for (int round = 0; round < 8 && evaluateDeferred(); ++round)
+    rankOnExactProbes();
+  for (Deferred &d : deferred)
+    result.pruned.push_back({d.candidate, d.why});
   std::stable_sort(result.tooLarge.begin(), result.tooLarge.end(), faster);
   result.candidates = seen;
   result.seconds = secondsSince(start);
@@ -486,7 +638,15 @@ SearchResult Searcher::search() {
 SearchResult searchMeshes(mlir::MLIRContext &context,
                           const RunDescription &run,
                           const SearchOptions &options) {
-  return Searcher(context, run, options).search();
+  // LLMC_SEARCH_BOUND (docs/environment.md): "off" searches without the
+  // bound, "check" computes it for every candidate and defers none.
+  SearchOptions chosen = options;
+  if (const char *bound = std::getenv("LLMC_SEARCH_BOUND")) {
+    llvm::StringRef mode(bound);
+    chosen.boundPruning &= mode != "off";
+    chosen.checkBound |= mode == "check";
+  }
+  return Searcher(context, run, chosen).search();
 }
 
 std::vector<std::string> explainWinner(const SearchResult &result,

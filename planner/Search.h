@@ -34,12 +34,20 @@ struct SearchOptions {
   DeviceProfile profile;
   /// Where a progress line goes about once a second (null: nowhere).
   llvm::raw_ostream *progress = nullptr;
-  /// Skip a candidate before its probes when a lighter one of the same
-  /// mesh (the same microbatches, less remat or a lighter ZeRO stage: what
-  /// the dominance rule assumes is never slower) already takes longer than
-  /// the fastest exact candidate that fits (rule "bound"). It cannot change
-  /// the winner (SearchTest compares with the search without it).
+  /// Defer a candidate before its probes when a lower bound of its step
+  /// exceeds the fastest candidate that fits so far (rule "bound"): the
+  /// time of a lighter one of the same mesh (the same microbatches, less
+  /// remat or a lighter ZeRO stage: what the dominance rule assumes is
+  /// never slower), or the kernels of its layers and its pipeline
+  /// transfers over the bubble (Search.cpp, step 3b). A deferred candidate
+  /// whose bound is under the final winner's step is evaluated after all
+  /// (and the winner ranked again), so the winner is the search's without
+  /// it (SearchBound.SameWinnerAsTheFullSearch).
   bool boundPruning = true;
+  /// Compute both bounds of every evaluated candidate (Evaluated::bound)
+  /// but defer none: the full search, to check that they are bounds
+  /// (`LLMC_SEARCH_BOUND=check`).
+  bool checkBound = false;
 };
 
 struct Evaluated {
@@ -50,6 +58,12 @@ struct Evaluated {
   /// (Probe.h); the winner is compiled with them when its probes stay
   /// small (kMaxExactLayers).
   bool exact = true;
+  /// The candidate's place in the enumeration: ties of the ranking are
+  /// broken by it, so the order of evaluation does not pick the winner.
+  int64_t order = 0;
+  /// The lower bound of its step the search had before its probes (0:
+  /// none); LLMC_SEARCH_TRACE prints it beside the step.
+  double bound = 0;
 };
 
 struct Pruned {
