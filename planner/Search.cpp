@@ -359,8 +359,10 @@ std::optional<Deferred> Searcher::deferByBound(const Candidate &c,
 /// the p - 1 stages before it, nor the step end before the backward of its
 /// last unit went back through them, each of those units T / (v M) at
 /// least (pipeline::simulate's dependences). The embedding, the head and
-/// the optimizer only add to it. SearchBound.LowerBoundUnderEveryStep
-/// checks it against every evaluated candidate of a small search.
+/// the optimizer only add to it. LLMC_SEARCH_BOUND=check computes it beside
+/// every step: under the step for all 1,647 candidates of the 7B search
+/// (docs/log/planning-2026-12-03.md). TODO(#28): a test that checks it so
+/// on a small search (a model of more than 4 layers) is not written yet.
 std::optional<double> Searcher::lowerBound(const Candidate &c,
                                            std::string &how) {
   if (run.model.numLayers % c.pp != 0)
