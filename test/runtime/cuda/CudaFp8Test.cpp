@@ -9,10 +9,10 @@
 //   type at the CPU's value plus f32 accumulation, K · 2^-23 · Σ|a·b| ·
 //   scales (twice the textbook K·2^-24, for cuBLASLt's tiled order).
 // - GPT-2 tiny fp8 (gpt2-tiny-fp8.llmcx, built here) trained 20 steps on
-//   the CPU and the GPU from one initial state: the loss within 3e-2
-//   relative per step (not yet measured on a GPU: FP8's 3-bit mantissa turns
-//   a one-ulp bf16 difference into a neighbouring E4M3 code, 6% of that
-//   element, now and then).
+//   the CPU and the GPU from one initial state: the loss within 2e-3
+//   relative per step (measured on the H200, 2026-12-03: 2.39e-4 at worst;
+//   FP8's 3-bit mantissa turns a one-ulp bf16 difference into a
+//   neighbouring E4M3 code, 6% of that element, now and then).
 // Needs a GPU of compute capability 8.9 or later (FP8 tensor cores);
 // skips otherwise.
 //
@@ -208,7 +208,7 @@ TEST_F(CudaFp8SessionTest, Gpt2TinyFp8TrainingMatchesCpu) {
     double c = cpu.steps[i].loss, g = gpu.steps[i].loss;
     double error = std::fabs(g - c) / std::fabs(c);
     worst = std::max(worst, error);
-    EXPECT_LE(error, 3e-2) << "step " << i + 1;
+    EXPECT_LE(error, 2e-3) << "step " << i + 1;
     EXPECT_TRUE(std::isfinite(g)) << "step " << i + 1;
   }
   EXPECT_LT(gpu.steps.back().loss, gpu.steps.front().loss);
