@@ -39,6 +39,10 @@ struct Candidate {
   int64_t virtualStages = 1;
 
   int64_t devices() const { return dp * tp * pp * cp * ep; }
+  /// The same degrees on every axis (ZeRO, remat and microbatches aside).
+  bool sameMesh(const Candidate &o) const {
+    return dp == o.dp && tp == o.tp && pp == o.pp && cp == o.cp && ep == o.ep;
+  }
   /// "dp4 tp2 pp2 zero1 remat=selective mb4 v2": the axes of more than one
   /// rank, then what is not the default (v: interleaved virtual stages).
   std::string text() const;

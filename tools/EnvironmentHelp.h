@@ -43,7 +43,9 @@ inline constexpr const char *kEnvironmentHelp =
     "as a ring\n"
     "  LLMC_PLAN_OVERLAP=none       the cost model overlaps no communication\n"
     "  LLMC_SEARCH_TRACE=1          the mesh search prints each candidate it "
-    "evaluates\n";
+    "evaluates\n"
+    "  LLMC_SEARCH_BOUND=off|check  the mesh search without its lower bound "
+    "(check: beside it)\n";
 
 } // namespace llmc
 
