@@ -36,15 +36,14 @@ struct SearchOptions {
   llvm::raw_ostream *progress = nullptr;
   /// Defer a candidate before its probes when a lower bound of its step
   /// exceeds the fastest candidate that fits so far (rule "bound"): the
-  /// time of a lighter one of the same mesh (the same microbatches, less
-  /// remat or a lighter ZeRO stage: what the dominance rule assumes is
-  /// never slower), or the kernels of its layers and its pipeline
-  /// transfers over the bubble (Search.cpp, step 3b). A deferred candidate
-  /// whose bound is under the final winner's step is evaluated after all
-  /// (and the winner ranked again), so the winner is the search's without
-  /// it (SearchBound.SameWinnerAsTheFullSearch).
+  /// kernels of its layers and its pipeline transfers over the bubble
+  /// (Search.cpp, step 3b). A deferred candidate whose bound is under the
+  /// final winner's step is evaluated after all (and the winner ranked
+  /// again), so the winner is the search's without it
+  /// (SearchBound.SameWinnerAsTheFullSearch) as long as it is a bound
+  /// (SearchBound.LowerBoundUnderEveryStep).
   bool boundPruning = true;
-  /// Compute both bounds of every evaluated candidate (Evaluated::bound)
+  /// Compute the bound of every evaluated candidate (Evaluated::bound)
   /// but defer none: the full search, to check that they are bounds
   /// (`LLMC_SEARCH_BOUND=check`).
   bool checkBound = false;

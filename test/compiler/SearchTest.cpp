@@ -437,4 +437,56 @@ TEST(SearchBound, SameWinnerAsTheFullSearch) {
   }
 }
 
+// The bound of step 3b (Search.cpp, lowerBound) is under the step of every
+// candidate the full search evaluates (LLMC_SEARCH_BOUND=check: each bound
+// computed, none deferred): GPT-2 with 8 layers of width 128 (more than the
+// 4 of the second probe, so the layer slope is known), 16 x 64 tokens, on 4
+// devices of h100, with the profile's memory and with 80% of the winner's,
+// where remat and ZeRO variants are evaluated too. At least one bound is
+// over half its step, so a bound twice too large fails the first check.
+TEST(SearchBound, LowerBoundUnderEveryStep) {
+  mlir::DialectRegistry registry;
+  registerLlmcDialects(registry);
+  mlir::MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+  llvm::Expected<DeviceProfile> h100 = lookupDeviceProfile("h100");
+  ASSERT_TRUE(static_cast<bool>(h100)) << llvm::toString(h100.takeError());
+  RunDescription run;
+  run.model = gpt2(8, 2, 256);
+  run.train = batch(16, 64);
+  run.precision.policy = PrecisionPolicy::Bf16;
+  SearchOptions options;
+  options.devices = 4;
+  options.profile = *h100;
+  options.budgetBytes = h100->memoryBytes;
+  options.checkBound = true;
+  for (int round = 0; round < 2; ++round) {
+    SearchResult full = searchMeshes(context, run, options);
+    ASSERT_TRUE(full.winner()) << options.budgetBytes;
+    int64_t bounded = 0;
+    double tightest = 0;
+    std::vector<Evaluated> evaluated = full.ranked;
+    evaluated.insert(evaluated.end(), full.tooLarge.begin(),
+                     full.tooLarge.end());
+    for (const Evaluated &e : evaluated) {
+      if (e.bound <= 0)
+        continue;
+      ++bounded;
+      double step = e.measure.stepSeconds();
+      EXPECT_LE(e.bound, step) << e.candidate.text() << ": bound "
+                               << e.bound * 1e3 << " ms, step " << step * 1e3
+                               << " ms";
+      tightest = std::max(tightest, e.bound / step);
+    }
+    std::printf("[ bound    ] budget %.0f bytes: %zu evaluated, %lld with a "
+                "bound, the tightest %.3f of its step, %lld probe compiles\n",
+                options.budgetBytes, evaluated.size(),
+                static_cast<long long>(bounded), tightest,
+                static_cast<long long>(full.compiles));
+    EXPECT_GE(bounded, 20);
+    EXPECT_GT(2 * tightest, 1.0);
+    options.budgetBytes = 0.8 * full.winner()->measure.memoryBytes();
+  }
+}
+
 } // namespace
