@@ -22,10 +22,13 @@
 #include "sharding/Sharding.h"
 
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Verifier.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/StringExtras.h"
 
 #include <algorithm>
+#include <functional>
+#include <thread>
 
 namespace llmc::planner {
 
@@ -174,13 +177,57 @@ mlir::FailureOr<Measure> measureProgram(mlir::ModuleOp module,
     pipelineMicrobatches =
         pipeline.getAs<mlir::IntegerAttr>("microbatches").getInt();
   }
+  // The forward and backward flops of each stage (the pipeline
+  // simulation's unit costs) and the latency of its collectives that run
+  // once per microbatch, in one walk (an op without `llmc.stage` counts in
+  // every stage): a walk per stage made a probe of p stages cost p walks.
+  std::vector<StageMeasure> perStage(stages);
+  for (mlir::Operation &op : function.getBody().front()) {
+    int64_t only = -1; // every stage
+    if (stages > 1)
+      if (auto attr = op.getAttrOfType<mlir::IntegerAttr>("llmc.stage")) {
+        only = attr.getInt();
+        if (only < 0 || only >= stages)
+          continue;
+      }
+    Phase phase = phaseOf(op.getLoc());
+    if (phase == Phase::Optimizer)
+      continue;
+    std::optional<double> flops;
+    if (auto cost = llvm::dyn_cast<CostOpInterface>(op))
+      flops = cost.getFlops();
+    double latency = 0;
+    if (meshPtr) {
+      std::optional<CollectiveTraffic> t = collectiveTraffic(&op, *meshPtr);
+      if (t)
+        latency = collectiveCost(*t, *meshPtr, profile).latency -
+                  linkFor(*meshPtr, t->axes, profile).callLatency;
+      else if (auto send = llvm::dyn_cast<SendOp>(op)) {
+        t = CollectiveTraffic();
+        t->axes.push_back(static_cast<int64_t>(send.getAxis()));
+        latency = linkFor(*meshPtr, t->axes, profile).latency;
+      }
+      if (!t || latency <= 0 ||
+          llvm::is_contained(t->axes, meshPtr->axisIndex("dp")))
+        latency = 0;
+    }
+    for (int64_t s = only < 0 ? 0 : only; s < (only < 0 ? stages : only + 1);
+         ++s) {
+      StageMeasure &m = perStage[s];
+      if (flops)
+        (phase == Phase::Forward ? m.forwardFlops : m.backwardFlops) +=
+            *flops;
+      if (latency > 0)
+        m.microbatchLatency += latency;
+    }
+  }
   for (int64_t s = 0; s < stages; ++s) {
     int64_t stage = stages > 1 ? s : -1;
     mlir::FailureOr<BufferPlan> plan = planBuffers(function, stage);
     if (mlir::failed(plan))
       return mlir::failure();
     StepCost cost = estimateStep(function, meshPtr, profile, stage, &*plan);
-    StageMeasure m;
+    StageMeasure m = std::move(perStage[s]);
     m.compute = cost.compute;
     m.communication = cost.communication;
     m.hidden = std::max(0.0, cost.noOverlap() - cost.seconds());
@@ -202,38 +249,6 @@ mlir::FailureOr<Measure> measureProgram(mlir::ModuleOp module,
     m.persistent = static_cast<double>(plan->memory.weights +
                                        plan->memory.optimizerState +
                                        plan->memory.gradients);
-    // The forward and backward flops of the stage (the pipeline
-    // simulation's unit costs) and the latency of the collectives that run
-    // once per microbatch.
-    for (mlir::Operation &op : function.getBody().front()) {
-      if (stage >= 0)
-        if (auto attr = op.getAttrOfType<mlir::IntegerAttr>("llmc.stage"))
-          if (attr.getInt() != stage)
-            continue;
-      Phase phase = phaseOf(op.getLoc());
-      if (phase == Phase::Optimizer)
-        continue;
-      if (auto cost = llvm::dyn_cast<CostOpInterface>(op))
-        (phase == Phase::Forward ? m.forwardFlops : m.backwardFlops) +=
-            cost.getFlops();
-      if (meshPtr) {
-        std::optional<CollectiveTraffic> t = collectiveTraffic(&op, *meshPtr);
-        double latency = 0;
-        if (t)
-          latency = collectiveCost(*t, *meshPtr, profile).latency -
-                    linkFor(*meshPtr, t->axes, profile).callLatency;
-        else if (auto send = llvm::dyn_cast<SendOp>(op)) {
-          t = CollectiveTraffic();
-          t->axes.push_back(static_cast<int64_t>(send.getAxis()));
-          latency = linkFor(*meshPtr, t->axes, profile).latency;
-        }
-        if (t) {
-          if (latency > 0 &&
-              !llvm::is_contained(t->axes, meshPtr->axisIndex("dp")))
-            m.microbatchLatency += latency;
-        }
-      }
-    }
     measure.stages.push_back(std::move(m));
   }
   measure.busiest = busiestOf(measure.stages);
@@ -334,7 +349,11 @@ compileAndMeasure(mlir::MLIRContext &context, const RunDescription &run,
   probeOptions.stopAfter = static_cast<int>(
       llvm::find(stages, "llmc-plan-buffers") - stages.begin());
   buildCompilePipeline(pm, probeOptions);
-  if (mlir::failed(pm.run(*module))) {
+  // The module is verified once, after the last pass, not after each
+  // (about a quarter of a probe's pass time, measured on GPT-3's pp32
+  // probes: docs/log/planning-2026-12-03.md).
+  pm.enableVerifier(false);
+  if (mlir::failed(pm.run(*module)) || mlir::failed(mlir::verify(*module))) {
     if (error.empty())
       error = "the compile failed";
     return mlir::failure();
@@ -390,7 +409,8 @@ mlir::FailureOr<Measure> probeAndExtrapolate(mlir::MLIRContext &context,
                                              const DeviceProfile &profile,
                                              std::string &error,
                                              int64_t *compiles,
-                                             LayerSlope *slope) {
+                                             LayerSlope *slope,
+                                             mlir::MLIRContext *second) {
   CompilePipelineOptions base = pipelineOptionsFor(run);
   int64_t layers = run.model.numLayers;
   auto [n1, n2] = probeLayers(probe);
@@ -405,18 +425,35 @@ mlir::FailureOr<Measure> probeAndExtrapolate(mlir::MLIRContext &context,
       setChunkTransfer(*whole, run, probe, profile);
     return whole;
   }
+  // The two probes are independent compiles: given a second context, the
+  // larger one runs on a thread of its own in it (its own diagnostics, so
+  // each keeps its first error), and the pair takes about as long as its
+  // larger probe on two cores. What is counted and reported is as without.
+  std::string secondError;
+  mlir::FailureOr<Measure> b = mlir::failure();
+  auto compileSecond = [&](mlir::MLIRContext &in) {
+    b = compileAndMeasure(in, run, n2, candidateOptions(base, probe, n2),
+                          profile, secondError);
+  };
+  std::thread worker;
+  if (second)
+    worker = std::thread(compileSecond, std::ref(*second));
   mlir::FailureOr<Measure> a = compileAndMeasure(
       context, run, n1, candidateOptions(base, probe, n1), profile, error);
+  if (worker.joinable())
+    worker.join();
   if (compiles)
     ++*compiles;
   if (mlir::failed(a))
     return mlir::failure();
-  mlir::FailureOr<Measure> b = compileAndMeasure(
-      context, run, n2, candidateOptions(base, probe, n2), profile, error);
+  if (!second)
+    compileSecond(context);
   if (compiles)
     ++*compiles;
-  if (mlir::failed(b))
+  if (mlir::failed(b)) {
+    error = secondError;
     return mlir::failure();
+  }
   if (slope && probe.pp <= 1 && !a->stages.empty() && !b->stages.empty()) {
     const StageMeasure &sa = a->stages.front(), &sb = b->stages.front();
     slope->kernels = std::max(0.0, ((sb.compute - sb.optimizer) -

@@ -191,14 +191,17 @@ struct LayerSlope {
 /// The probes of `probe` (its microbatches compiled as they are) and the
 /// extrapolation to the run's layers; a model no larger than the second
 /// probe is compiled whole. `slope`, when given and `probe` has no
-/// pipeline, gets what a layer adds between the two probes.
+/// pipeline, gets what a layer adds between the two probes. `second`, a
+/// context with the same dialects, when given: the second probe compiles
+/// in it on a thread of its own, beside the first (the same result).
 mlir::FailureOr<Measure> probeAndExtrapolate(mlir::MLIRContext &context,
                                              const RunDescription &run,
                                              const Candidate &probe,
                                              const DeviceProfile &profile,
                                              std::string &error,
                                              int64_t *compiles = nullptr,
-                                             LayerSlope *slope = nullptr);
+                                             LayerSlope *slope = nullptr,
+                                             mlir::MLIRContext *second = nullptr);
 
 /// A measure of one microbatch split into the candidate's microbatches
 /// (see evaluateCandidate; without a pipeline a stage holds one).

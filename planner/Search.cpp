@@ -27,7 +27,9 @@
 #include <cstdlib>
 #include <limits>
 #include <map>
+#include <memory>
 #include <optional>
+#include <thread>
 
 namespace llmc::planner {
 
@@ -143,7 +145,14 @@ public:
   Searcher(mlir::MLIRContext &context, const RunDescription &run,
            const SearchOptions &options)
       : context(context), run(run), options(options), start(Clock::now()),
-        lastProgress(start) {}
+        lastProgress(start) {
+    // A second context for the second probe of each pair (Probe.h),
+    // where there is a second core.
+    if (std::thread::hardware_concurrency() > 1) {
+      second = std::make_unique<mlir::MLIRContext>(context.getDialectRegistry());
+      second->loadAllAvailableDialects();
+    }
+  }
 
   SearchResult search();
 
@@ -167,6 +176,7 @@ private:
   bool evaluateDeferred();
 
   mlir::MLIRContext &context;
+  std::unique_ptr<mlir::MLIRContext> second;
   const RunDescription &run;
   const SearchOptions &options;
   Clock::time_point start, lastProgress;
@@ -385,7 +395,7 @@ mlir::FailureOr<Measure> Searcher::probe(const Candidate &probe) {
              .emplace(probeKey,
                       probeAndExtrapolate(context, run, probe, options.profile,
                                           probeError, &result.compiles,
-                                          &slope))
+                                          &slope, second.get()))
              .first;
     pipelineErrors[probeKey] = probeError;
     slopes[probeKey] = slope;
@@ -574,6 +584,22 @@ SearchResult Searcher::search() {
   for (const Candidate &mesh : meshes)
     total += 4 * 3 * static_cast<int64_t>(microOptions.size()) *
              static_cast<int64_t>(virtualOptions(mesh).size());
+  // With the bound, the meshes are considered in the order of their
+  // candidates' lowest layer bound (ties in the order of the loops), the
+  // candidates of a mesh in the order of the loops: the fastest meshes
+  // come early and the bound defers more. The order cannot pick the winner
+  // (the deferred are evaluated at the end when it is slower than their
+  // bound, and ties are broken by the loops' order), and what one
+  // candidate rules out for another (dominance, hopeless: the same mesh)
+  // is as in the loops. Without the bound (or checking it), the loops'
+  // order.
+  bool bestFirst = options.boundPruning && !options.checkBound;
+  struct Pending {
+    double bound;
+    int64_t order;
+    Candidate candidate;
+  };
+  std::vector<Pending> pending;
   for (const Candidate &mesh : meshes)
     for (int64_t zero = 0; zero <= 3; ++zero)
       for (RematChoice remat :
@@ -586,8 +612,40 @@ SearchResult Searcher::search() {
             c.remat = remat;
             c.microbatches = micro;
             c.virtualStages = virtualStages;
-            consider(c, seen++);
+            if (!bestFirst) {
+              consider(c, seen++);
+              continue;
+            }
+            int64_t order = seen++;
+            if (std::optional<Rejection> why = pruneWithoutCompile(c)) {
+              result.pruned.push_back({c, *why});
+              continue;
+            }
+            std::string how;
+            pending.push_back({lowerBound(c, how).value_or(0.0), order, c});
           }
+  struct MeshRange {
+    double bound;
+    size_t begin, end;
+  };
+  std::vector<MeshRange> byMesh;
+  for (size_t i = 0; i < pending.size(); ++i) {
+    if (byMesh.empty() ||
+        !pending[i].candidate.sameMesh(pending[byMesh.back().begin].candidate))
+      byMesh.push_back({pending[i].bound, i, i});
+    MeshRange &range = byMesh.back();
+    range.bound = std::min(range.bound, pending[i].bound);
+    range.end = i + 1;
+  }
+  std::stable_sort(byMesh.begin(), byMesh.end(),
+                   [](const MeshRange &a, const MeshRange &b) {
+                     return a.bound < b.bound;
+                   });
+  for (const MeshRange &range : byMesh)
+    for (size_t i = range.begin; i < range.end; ++i) {
+      progress(false);
+      consider(pending[i].candidate, pending[i].order);
+    }
   std::stable_sort(result.ranked.begin(), result.ranked.end(), faster);
   rankedDone = true;
   rankOnExactProbes();
