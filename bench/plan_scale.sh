@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The planner at scale (issue #28, point 4; docs/planning.md "The search"):
-# times `llmc plan --gpus N --search-only` on three cases and prints a table.
+# times `llmc plan --gpus N --json` (the search only) on three cases and prints a
+# table: the command's wall time and the search's own seconds (from the JSON).
 #   7B LLaMA (bench/llama2-7b.toml), 64 H200s, 1M tokens a step (256 x 4096)
 #   the same at 4M tokens a step (--batch-size 1024)
 #   GPT-3 175B (bench/gpt3-175b.toml), 1024 A100s in 128 nodes
@@ -20,7 +21,7 @@ cases=(
   "llama2-7b 64 GPUs 4M tokens|64|$root/bench/llama2-7b.toml|--device-profile h200 --batch-size 1024"
   "gpt3-175b 1024 GPUs 3M tokens|1024|$root/bench/gpt3-175b.toml|--device-profile a100 --nodes 128"
 )
-printf '%-32s %9s %8s %10s %9s  %s\n' case wall_s target probes evaluated winner
+printf '%-32s %9s %9s %8s %10s %9s  %s\n' case wall_s search_s target probes evaluated winner
 i=0
 for c in "${cases[@]}"; do
   IFS='|' read -r name gpus toml extra <<<"$c"
@@ -35,11 +36,11 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 w = d["winner"] or {}
 win = "%s %.2f ms" % (w.get("candidate", "none"), w.get("step_ms", 0))
-print("%-32s %9.1f %8s %10d %9d  %s" % (sys.argv[2], float(sys.argv[3]), sys.argv[4],
-      d["probe_compiles"], d["evaluated"], win))
+print("%-32s %9.1f %9.1f %8s %10d %9d  %s" % (sys.argv[2], float(sys.argv[3]),
+      d["seconds"], sys.argv[4], d["probe_compiles"], d["evaluated"], win))
 PY
   else
-    printf '%-32s %9s %8s %10s %9s  %s\n' "$name" ">$limit" "$target" - - "timed out or failed"
+    printf '%-32s %9s %9s %8s %10s %9s  %s\n' "$name" ">$limit" - "$target" - - "timed out or failed"
   fi
   i=$((i + 1))
 done

@@ -459,6 +459,11 @@ mlir::FailureOr<Measure> probeAndExtrapolate(mlir::MLIRContext &context,
     slope->kernels = std::max(0.0, ((sb.compute - sb.optimizer) -
                                     (sa.compute - sa.optimizer)) /
                                        static_cast<double>(n2 - n1));
+    for (const auto &[axes, seconds] : sb.commSeconds)
+      slope->commSeconds[axes] =
+          (seconds - (sa.commSeconds.count(axes) ? sa.commSeconds.at(axes)
+                                                 : 0.0)) /
+          static_cast<double>(n2 - n1);
     slope->known = true;
   }
   Measure out = extrapolate(*a, static_cast<double>(n1), *b,

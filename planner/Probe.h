@@ -181,10 +181,12 @@ mlir::FailureOr<Measure> evaluateCandidate(mlir::MLIRContext &context,
 
 /// What one more layer adds to a probe without a pipeline: the seconds of
 /// the forward and backward kernels of one rank (the optimizer's left
-/// out). The mesh search bounds a candidate by it before its probes
+/// out) and of its collectives. The mesh search bounds a candidate by it before its probes
 /// (Search.cpp, "lower bound"). Unknown when the model was compiled whole.
 struct LayerSlope {
   double kernels = 0;
+  /// The seconds of the collectives, by mesh axes (Measure's keys).
+  std::map<std::string, double> commSeconds;
   bool known = false;
 };
 

@@ -11,6 +11,12 @@
 //    alone do not fit, no remat or microbatch count of that mesh and stage
 //    will; and when its bytes other than the activations kept for backward
 //    do not fit, no remat policy will.
+// 3b. The bound: a lower bound of a candidate's step before its probes
+//    (its layers' kernels over the bubble; for ZeRO-2/3 its layers' dp
+//    collectives too); a candidate whose bound exceeds the kBoundRows-th
+//    fastest that fits so far is deferred, and evaluated at the end when
+//    under the final ranking's row kBoundRows. With it, the meshes are
+//    taken in the order of their lowest bound.
 // 4. Evaluation on probes (Probe.cpp) of one microbatch, shared by the
 //    microbatch counts (derived from it).
 // 5. Rank what fits by predicted step time; a winner with derived
@@ -20,6 +26,9 @@
 //===----------------------------------------------------------------------===//
 #include "planner/Search.h"
 
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
@@ -167,6 +176,7 @@ private:
   std::optional<Deferred> deferByBound(const Candidate &c, int64_t order,
                                        double &bound);
   std::optional<double> lowerBound(const Candidate &c, std::string &how);
+  std::optional<double> gatherBound(const Candidate &c, std::string &how);
   mlir::FailureOr<Measure> probe(const Candidate &probe);
   mlir::FailureOr<Measure> evaluate(const Candidate &c, std::string &error);
   void record(const Candidate &c, int64_t order, double bound,
@@ -198,9 +208,10 @@ private:
   int64_t total = 0, seen = 0;
   /// Set once `result.ranked` is final: the progress line names its front.
   bool rankedDone = false;
-  /// The fastest candidate that fits so far: the bound's threshold.
-  double bestSeconds = 0;
-  std::string bestText;
+  /// The steps of the candidates that fit so far: the bound's threshold is
+  /// the kBoundRows-th fastest (threshold()).
+  std::multimap<double, std::string> fitting;
+  double threshold(std::string &text) const;
   std::vector<Deferred> deferred;
 };
 
@@ -297,34 +308,60 @@ Searcher::pruneByEarlierResults(const Candidate &c, const Candidate &key,
 
 /// 3b. The bound (SearchOptions::boundPruning): a lower bound of the
 /// candidate's step before its probes (lowerBound: the kernels of its
-/// layers and its pipeline transfers, over the bubble), against the
-/// fastest candidate that fits so far. (The time of a lighter candidate of
+/// layers and its pipeline transfers, over the bubble; gatherBound, for
+/// ZeRO-2/3: the dp collectives of its layers), the larger of the two,
+/// against a threshold. (The time of a lighter candidate of
 /// the same mesh and microbatches, the dominance rule's assumption, is not
 /// used: under LLMC_SEARCH_BOUND=check it was over the step of 32 of 181
 /// candidates of the 7B search, remat=selective against a no-remat
 /// candidate whose microbatches were fitted, zero3 against zero1.)
-/// The threshold may be a candidate of derived microbatches, whose time
-/// can change when the winner is compiled with them: a deferred candidate
-/// is evaluated at the end if the final winner is slower than its bound
-/// (evaluateDeferred), so the bound never changes the winner.
+/// The threshold is the kBoundRows-th fastest that fits so far, so that
+/// the first kBoundRows rows of the ranking are the full search's; it may
+/// be a candidate of derived microbatches, whose time can change when the
+/// winner is compiled with them: a deferred candidate is evaluated at the
+/// end if the final row kBoundRows is slower than its bound
+/// (evaluateDeferred), so the bound never changes those rows.
 std::optional<Deferred> Searcher::deferByBound(const Candidate &c,
                                                int64_t order, double &bound) {
-  if (!options.checkBound && (!options.boundPruning || bestSeconds <= 0))
+  std::string thresholdText;
+  double limit = threshold(thresholdText);
+  if (!options.checkBound && (!options.boundPruning || limit <= 0))
     return std::nullopt;
   std::string how;
   std::optional<double> least = lowerBound(c, how);
   if (!least)
     return std::nullopt;
   bound = *least;
-  if (options.checkBound || bound <= bestSeconds)
+  // The gathers of ZeRO-2/3 cost probes of their own: only when the layer
+  // bound does not defer the candidate already.
+  std::string gathersHow;
+  if (options.checkBound || bound <= limit)
+    if (std::optional<double> gathers = gatherBound(c, gathersHow);
+        gathers && *gathers > bound) {
+      bound = *gathers;
+      how = gathersHow;
+    }
+  if (options.checkBound || bound <= limit)
     return std::nullopt;
   return Deferred{
       c, order, bound,
       Rejection{"bound",
-                llvm::formatv("cannot win: at least {0:f2} ms ({1}), more "
-                              "than {2} at {3:f2} ms",
-                              bound * 1e3, how, bestText, bestSeconds * 1e3)
+                llvm::formatv("cannot rank: at least {0:f2} ms ({1}), more "
+                              "than {2} at {3:f2} ms, the {4}th fastest that "
+                              "fits so far",
+                              bound * 1e3, how, thresholdText,
+                              limit * 1e3, kBoundRows)
                     .str()}};
+}
+
+/// The step of the kBoundRows-th fastest candidate that fits so far (0:
+/// fewer fit), and its text.
+double Searcher::threshold(std::string &text) const {
+  if (fitting.size() < kBoundRows)
+    return 0;
+  auto it = std::next(fitting.begin(), kBoundRows - 1);
+  text = it->second;
+  return it->first;
 }
 
 /// The lower bound of step 3b from the candidate's mesh alone: every stage
@@ -380,6 +417,73 @@ std::optional<double> Searcher::lowerBound(const Candidate &c,
   double stretch = 1 + static_cast<double>(c.pp - 1) / (v * micro);
   how += llvm::formatv(" a stage, x {0:f3} for the bubble", stretch).str();
   return perStage * stretch;
+}
+
+/// The second lower bound of step 3b, for ZeRO-2/3: a stage's ranks are
+/// busy at least as long as its collectives take (the two streams hide
+/// communication behind kernels, never the reverse), and the dp
+/// collectives of its layers / pp layers are at least those of the program
+/// without a pipeline of the same dp, tp, cp, ep, ZeRO stage and remat (pp
+/// is the outermost mesh axis: a stage's dp groups are that program's, on
+/// the same links), layer for layer, as the candidate's microbatches
+/// derive them (withMicrobatches: M times one microbatch's) or fit them
+/// (fitMicrobatches: affine through one and two microbatches), the
+/// smaller of the two. Its probes (3 and 4 layers, one and two
+/// microbatches) are compiled only for a candidate the layer bound keeps.
+std::optional<double> Searcher::gatherBound(const Candidate &c,
+                                            std::string &how) {
+  if (c.zero < 2 || run.model.numLayers % c.pp != 0)
+    return std::nullopt;
+  Candidate one;
+  one.dp = c.dp;
+  one.tp = c.tp;
+  one.cp = c.cp;
+  one.ep = c.ep;
+  one.zero = c.zero;
+  one.remat = c.remat;
+  auto overDp = [&](const Candidate &probed)
+      -> std::optional<std::map<std::string, double>> {
+    if (checkCandidate(run.model, run.train, probed) || failed(probe(probed)))
+      return std::nullopt;
+    const LayerSlope &slope = slopes[probed.text()];
+    if (!slope.known)
+      return std::nullopt;
+    std::map<std::string, double> out;
+    for (const auto &[axes, seconds] : slope.commSeconds)
+      if (llvm::is_contained(
+              llvm::SmallVector<llvm::StringRef>(llvm::split(axes, ',')),
+              "dp"))
+        out[axes] = seconds;
+    return out;
+  };
+  std::optional<std::map<std::string, double>> first = overDp(one);
+  if (!first)
+    return std::nullopt;
+  double micro = static_cast<double>(c.microbatches);
+  std::optional<std::map<std::string, double>> second;
+  // The search fits only where the batch splits in two over dp x ep.
+  if (c.microbatches > 1 && run.train.batchSize % 2 == 0 &&
+      (run.train.batchSize / 2) % (c.dp * c.ep) == 0) {
+    Candidate two = one;
+    two.microbatches = 2;
+    second = overDp(two);
+    if (!second)
+      return std::nullopt;
+  }
+  double perLayer = 0;
+  for (const auto &[axes, s1] : *first) {
+    double least = micro * s1;
+    if (second) {
+      double s2 = second->count(axes) ? second->at(axes) : s1;
+      least = std::min(least, s1 + (s2 - s1) * (micro - 1));
+    }
+    perLayer += std::max(0.0, least);
+  }
+  double layers = static_cast<double>(run.model.numLayers / c.pp);
+  how = llvm::formatv("{0} layers of {1:f2} ms of ZeRO-{2} dp collectives",
+                      layers, perLayer * 1e3, c.zero)
+            .str();
+  return layers * perLayer;
 }
 
 /// The probe pair of `probe` (one candidate of few microbatches, one
@@ -453,10 +557,7 @@ void Searcher::record(const Candidate &c, int64_t order, double bound,
   e.fits = e.measure.memoryBytes() <= options.budgetBytes;
   done.push_back(e);
   if (e.fits) {
-    if (bestSeconds <= 0 || e.measure.stepSeconds() < bestSeconds) {
-      bestSeconds = e.measure.stepSeconds();
-      bestText = c.text();
-    }
+    fitting.emplace(e.measure.stepSeconds(), c.text());
     result.ranked.push_back(e);
     return;
   }
@@ -520,22 +621,24 @@ void Searcher::rankOnExactProbes() {
   }
 }
 
-/// 5b. The deferred candidates (step 3b) whose bound is under the winner's
-/// step, evaluated in their enumeration order; false when there are none.
-/// Their threshold may have been a candidate whose time grew when its
+/// 5b. The deferred candidates (step 3b) whose bound is under the step of
+/// the ranking's kBoundRows-th row (all of them while fewer fit),
+/// evaluated in their enumeration order; false when there are none. Their
+/// threshold may have been a candidate whose time grew when its
 /// microbatches were compiled, or that no longer fits.
 bool Searcher::evaluateDeferred() {
-  const Evaluated *win = result.winner();
-  double threshold = win ? win->measure.stepSeconds()
-                         : std::numeric_limits<double>::infinity();
+  double last = result.ranked.size() >= kBoundRows
+                    ? result.ranked[kBoundRows - 1].measure.stepSeconds()
+                    : std::numeric_limits<double>::infinity();
   std::vector<Deferred> now, later;
   for (Deferred &d : deferred)
-    (d.bound <= threshold ? now : later).push_back(std::move(d));
+    (d.bound <= last ? now : later).push_back(std::move(d));
   deferred = std::move(later);
   if (now.empty())
     return false;
-  bestSeconds = win ? threshold : 0;
-  bestText = win ? win->candidate.text() : std::string();
+  fitting.clear();
+  for (const Evaluated &e : result.ranked)
+    fitting.emplace(e.measure.stepSeconds(), e.candidate.text());
   std::sort(now.begin(), now.end(), [](const Deferred &a, const Deferred &b) {
     return a.order < b.order;
   });

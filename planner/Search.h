@@ -26,6 +26,13 @@ namespace llmc::planner {
 /// to check a winner whose microbatches were derived.
 constexpr int64_t kMaxExactLayers = 64;
 
+/// The bound defers a candidate only when it is over the step of the
+/// kBoundRows-th fastest candidate that fits so far (and evaluates it at
+/// the end when it is under the final ranking's row kBoundRows), so the
+/// ranking's first kBoundRows rows, the rows `--json` prints, are the full
+/// search's.
+constexpr size_t kBoundRows = 20;
+
 struct SearchOptions {
   int64_t devices = 1;
   /// Bytes per rank a candidate may use (its largest stage's arena).
@@ -35,13 +42,14 @@ struct SearchOptions {
   /// Where a progress line goes about once a second (null: nowhere).
   llvm::raw_ostream *progress = nullptr;
   /// Defer a candidate before its probes when a lower bound of its step
-  /// exceeds the fastest candidate that fits so far (rule "bound"): the
-  /// kernels of its layers and its pipeline transfers over the bubble
+  /// exceeds the kBoundRows-th fastest candidate that fits so far (rule
+  /// "bound"): the kernels of its layers and its pipeline transfers over
+  /// the bubble, for ZeRO-2/3 also the dp collectives of its layers
   /// (Search.cpp, step 3b). A deferred candidate whose bound is under the
-  /// final winner's step is evaluated after all (and the winner ranked
-  /// again), so the winner is the search's without it
-  /// (SearchBound.SameWinnerAsTheFullSearch) as long as it is a bound
-  /// (SearchBound.LowerBoundUnderEveryStep).
+  /// final ranking's row kBoundRows is evaluated after all (and the
+  /// winner ranked again), so the winner and those rows are the search's
+  /// without it (SearchBound.SameWinnerAsTheFullSearch) as long as it is a
+  /// bound (SearchBound.LowerBoundUnderEveryStep).
   bool boundPruning = true;
   /// Compute the bound of every evaluated candidate (Evaluated::bound)
   /// but defer none: the full search, to check that they are bounds
