@@ -460,21 +460,21 @@ std::optional<double> Searcher::gatherBound(const Candidate &c,
   if (!first)
     return std::nullopt;
   double micro = static_cast<double>(c.microbatches);
-  std::optional<std::map<std::string, double>> second;
+  std::optional<std::map<std::string, double>> ofTwo;
   // The search fits only where the batch splits in two over dp x ep.
   if (c.microbatches > 1 && run.train.batchSize % 2 == 0 &&
       (run.train.batchSize / 2) % (c.dp * c.ep) == 0) {
     Candidate two = one;
     two.microbatches = 2;
-    second = overDp(two);
-    if (!second)
+    ofTwo = overDp(two);
+    if (!ofTwo)
       return std::nullopt;
   }
   double perLayer = 0;
   for (const auto &[axes, s1] : *first) {
     double least = micro * s1;
-    if (second) {
-      double s2 = second->count(axes) ? second->at(axes) : s1;
+    if (ofTwo) {
+      double s2 = ofTwo->count(axes) ? ofTwo->at(axes) : s1;
       least = std::min(least, s1 + (s2 - s1) * (micro - 1));
     }
     perLayer += std::max(0.0, least);
