@@ -31,8 +31,9 @@ struct Fp8Scale {
 Fp8Scale buildFp8Scale(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
                        mlir::Type f8);
 
-/// `x` (rank 2) cast to `f8` with `scale`, transposed first when
-/// `transpose` (in x's own type: the cast commutes with the transpose).
+/// `x` (rank 2) cast to `f8` with `scale`, transposed after the cast when
+/// `transpose` (the cast commutes with the transpose: the 8-bit codes move,
+/// and the cast is shared with x's untransposed use).
 mlir::Value buildScaledCast(mlir::OpBuilder &b, mlir::Location loc,
                             mlir::Value x, mlir::Value scale, mlir::Type f8,
                             bool transpose);

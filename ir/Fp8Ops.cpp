@@ -37,9 +37,13 @@ Fp8Scale llmc::buildFp8Scale(OpBuilder &b, Location loc, Value x, Type f8) {
 
 Value llmc::buildScaledCast(OpBuilder &b, Location loc, Value x, Value scale,
                             Type f8, bool transpose) {
-  Value source = transpose ? vjp::transposeLastTwo(b, loc, x) : x;
-  auto type = RankedTensorType::get(shapeOf(source), f8);
-  return ScaledCastOp::create(b, loc, type, source, scale);
+  // Cast, then transpose: the cast is elementwise, so the codes are the
+  // same either way, but this order moves 1-byte codes instead of 2-byte
+  // bf16, and the cast is the one the untransposed use of `x` has (CSE
+  // keeps one).
+  auto type = RankedTensorType::get(shapeOf(x), f8);
+  Value cast = ScaledCastOp::create(b, loc, type, x, scale);
+  return transpose ? vjp::transposeLastTwo(b, loc, cast) : cast;
 }
 
 Value llmc::buildScaledMatmul(OpBuilder &b, Location loc, Value lhs,

@@ -47,6 +47,10 @@ def Llmc_F32Scalar : 0DTensorOf<[F32]>,
     BuildableType<"::mlir::RankedTensorType::get({}, $_builder.getF32Type())">;
 // 8-bit floats: only the FP8 ops read or make them (Fp8Ops.td).
 def Llmc_F8Tensor : StaticShapeTensorOf<[F8E4M3FN, F8E5M2]>;
+// What llmc.transpose moves: every type, 8-bit floats too (FP8's operands
+// are cast, then transposed: ir/Fp8Ops.cpp).
+def Llmc_MovableTensor : StaticShapeTensorOf<[F32, F64, BF16, F16, I32, I64, I1,
+                                              F8E4M3FN, F8E5M2]>;
 
 //===----------------------------------------------------------------------===//
 // Base op classes

@@ -255,8 +255,9 @@ def Llmc_TransposeOp : Llmc_Op<"transpose", [Pure,
         : tensor<8x1024x12x64xbf16> -> tensor<8x12x1024x64xbf16>
     ```
   }];
-  let arguments = (ins Llmc_Tensor:$input, DenseI64ArrayAttr:$permutation);
-  let results = (outs Llmc_Tensor:$result);
+  let arguments = (ins Llmc_MovableTensor:$input,
+                       DenseI64ArrayAttr:$permutation);
+  let results = (outs Llmc_MovableTensor:$result);
   let assemblyFormat = [{
     $input `perm` $permutation attr-dict `:` type($input) `->` type($result)
   }];

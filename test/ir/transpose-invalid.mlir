@@ -50,7 +50,7 @@ func.func @result_shape(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 // -----
 
 func.func @dynamic_shape(%x: tensor<?x8xf32>) -> tensor<8x?xf32> {
-  // expected-error @+1 {{'llmc.transpose' op operand #0 must be statically shaped tensor of 32-bit float or 64-bit float or bfloat16 type or 16-bit float or 32-bit signless integer or 64-bit signless integer or 1-bit signless integer values, but got 'tensor<?x8xf32>'}}
+  // expected-error @+1 {{'llmc.transpose' op operand #0 must be statically shaped tensor of 32-bit float or 64-bit float or bfloat16 type or 16-bit float or 32-bit signless integer or 64-bit signless integer or 1-bit signless integer or f8E4M3FN type or f8E5M2 type values, but got 'tensor<?x8xf32>'}}
   %y = llmc.transpose %x perm [1, 0] : tensor<?x8xf32> -> tensor<8x?xf32>
   return %y : tensor<8x?xf32>
 }

@@ -3,10 +3,10 @@
 // The whole FP8 step of one linear layer: the forward as above, and the
 // backward that fp8_matmul's derivative built: the gradient dy in E5M2
 // (scale 57344 / amax), dx = dy · w as scaled_matmul(dy8 [M, N], w8 [K, N])
-// (the weight's own scale, shared with the forward after CSE; the
-// forward's cast is of wᵀ), and
-// dw = xᵀ · dy as scaled_matmul(xᵀ8 [K, M], dyᵀ8 [N, M]) with x's forward
-// scale; both in bf16, the weight gradient cast back to f32.
+// (the weight's cast, shared with the forward after CSE: the forward
+// transposes its codes), and dw = xᵀ · dy as scaled_matmul(xᵀ8 [K, M],
+// dyᵀ8 [N, M]): the codes of x and dy transposed, one cast of each tensor;
+// both in bf16, the weight gradient cast back to f32.
 // STEP-LABEL: func.func @train_step
 // STEP:         %[[X:.+]] = llmc.cast %{{.+}} : tensor<16x32xf32> -> tensor<16x32xbf16>
 // STEP-NEXT:    %[[W:.+]] = llmc.cast %{{.+}} : tensor<32x64xf32> -> tensor<32x64xbf16>
@@ -16,7 +16,10 @@
 // STEP-NEXT:    %[[AW:.+]] = llmc.amax %[[W]]
 // STEP:         %[[SW:.+]] = llmc.div %{{.+}}, %{{.+}} : tensor<f32>
 // STEP-NEXT:    %[[IW:.+]] = llmc.div %{{.+}}, %{{.+}} : tensor<f32>
-// STEP:         %[[Y:.+]] = llmc.scaled_matmul %{{.+}}, %{{.+}} scales(%[[IX]], %[[IW]]) : tensor<16x32xf8E4M3FN>, tensor<64x32xf8E4M3FN> -> tensor<16x64xbf16>
+// STEP:         %[[X8:.+]] = llmc.scaled_cast %[[X]], %[[SX]] : tensor<16x32xbf16> -> tensor<16x32xf8E4M3FN>
+// STEP-NEXT:    %[[W8:.+]] = llmc.scaled_cast %[[W]], %[[SW]] : tensor<32x64xbf16> -> tensor<32x64xf8E4M3FN>
+// STEP-NEXT:    %[[WT8:.+]] = llmc.transpose %[[W8]] perm [1, 0] : tensor<32x64xf8E4M3FN> -> tensor<64x32xf8E4M3FN>
+// STEP-NEXT:    %[[Y:.+]] = llmc.scaled_matmul %[[X8]], %[[WT8]] scales(%[[IX]], %[[IW]]) : tensor<16x32xf8E4M3FN>, tensor<64x32xf8E4M3FN> -> tensor<16x64xbf16>
 // STEP:         llmc.reduce_sum
 // STEP:         %[[DY:.+]] = llmc.mul %{{.+}}, %{{.+}} : tensor<16x64xbf16>
 // STEP-NEXT:    %[[ADY:.+]] = llmc.amax %[[DY]] : tensor<16x64xbf16> -> tensor<f32>
@@ -24,12 +27,9 @@
 // STEP-NEXT:    %[[SDY:.+]] = llmc.div %[[E5MAX]], %{{.+}} : tensor<f32>
 // STEP-NEXT:    %[[IDY:.+]] = llmc.div %{{.+}}, %[[E5MAX]] : tensor<f32>
 // STEP-NEXT:    %[[DY8:.+]] = llmc.scaled_cast %[[DY]], %[[SDY]] : tensor<16x64xbf16> -> tensor<16x64xf8E5M2>
-// STEP-NEXT:    %[[WB8:.+]] = llmc.scaled_cast %[[W]], %[[SW]] : tensor<32x64xbf16> -> tensor<32x64xf8E4M3FN>
-// STEP-NEXT:    %[[DX:.+]] = llmc.scaled_matmul %[[DY8]], %[[WB8]] scales(%[[IDY]], %[[IW]]) : tensor<16x64xf8E5M2>, tensor<32x64xf8E4M3FN> -> tensor<16x32xbf16>
-// STEP-NEXT:    %[[XT:.+]] = llmc.transpose %[[X]] perm [1, 0] : tensor<16x32xbf16> -> tensor<32x16xbf16>
-// STEP-NEXT:    %[[XT8:.+]] = llmc.scaled_cast %[[XT]], %[[SX]] : tensor<32x16xbf16> -> tensor<32x16xf8E4M3FN>
-// STEP-NEXT:    %[[DYT:.+]] = llmc.transpose %[[DY]] perm [1, 0] : tensor<16x64xbf16> -> tensor<64x16xbf16>
-// STEP-NEXT:    %[[DYT8:.+]] = llmc.scaled_cast %[[DYT]], %[[SDY]] : tensor<64x16xbf16> -> tensor<64x16xf8E5M2>
+// STEP-NEXT:    %[[DX:.+]] = llmc.scaled_matmul %[[DY8]], %[[W8]] scales(%[[IDY]], %[[IW]]) : tensor<16x64xf8E5M2>, tensor<32x64xf8E4M3FN> -> tensor<16x32xbf16>
+// STEP-NEXT:    %[[XT8:.+]] = llmc.transpose %[[X8]] perm [1, 0] : tensor<16x32xf8E4M3FN> -> tensor<32x16xf8E4M3FN>
+// STEP-NEXT:    %[[DYT8:.+]] = llmc.transpose %[[DY8]] perm [1, 0] : tensor<16x64xf8E5M2> -> tensor<64x16xf8E5M2>
 // STEP-NEXT:    %[[DW:.+]] = llmc.scaled_matmul %[[XT8]], %[[DYT8]] scales(%[[IX]], %[[IDY]]) : tensor<32x16xf8E4M3FN>, tensor<64x16xf8E5M2> -> tensor<32x64xbf16>
 // STEP-NEXT:    llmc.cast %[[DW]] : tensor<32x64xbf16> -> tensor<32x64xf32>
 // STEP-NEXT:    llmc.cast %[[DX]] : tensor<16x32xbf16> -> tensor<16x32xf32>

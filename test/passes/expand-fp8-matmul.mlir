@@ -1,8 +1,9 @@
 // RUN: llmc-opt %s --split-input-file --llmc-expand-fp8-matmul | FileCheck %s
 
 // The forward: both operands' tensorwise E4M3 scales (448 / max(amax,
-// 1e-12) and the inverse), x cast as it is, the [K, N] weight transposed to
-// [N, K] before its cast (the contraction innermost in both operands), one
+// 1e-12) and the inverse), x cast as it is, the [K, N] weight cast, then its
+// 8-bit codes transposed to [N, K] (the contraction innermost in both
+// operands; the cast commutes with the transpose), one
 // scaled_matmul with the inverse scales, the batch dimensions flattened and
 // restored.
 // CHECK-LABEL: func.func @in_out
@@ -18,8 +19,8 @@
 // CHECK:         %[[SW:.+]] = llmc.div
 // CHECK-NEXT:    %[[IW:.+]] = llmc.div
 // CHECK-NEXT:    %[[X8:.+]] = llmc.scaled_cast %[[X2]], %[[SX]] : tensor<16x32xbf16> -> tensor<16x32xf8E4M3FN>
-// CHECK-NEXT:    %[[WT:.+]] = llmc.transpose %[[W]] perm [1, 0] : tensor<32x64xbf16> -> tensor<64x32xbf16>
-// CHECK-NEXT:    %[[W8:.+]] = llmc.scaled_cast %[[WT]], %[[SW]] : tensor<64x32xbf16> -> tensor<64x32xf8E4M3FN>
+// CHECK-NEXT:    %[[WC:.+]] = llmc.scaled_cast %[[W]], %[[SW]] : tensor<32x64xbf16> -> tensor<32x64xf8E4M3FN>
+// CHECK-NEXT:    %[[W8:.+]] = llmc.transpose %[[WC]] perm [1, 0] : tensor<32x64xf8E4M3FN> -> tensor<64x32xf8E4M3FN>
 // CHECK-NEXT:    %[[Y2:.+]] = llmc.scaled_matmul %[[X8]], %[[W8]] scales(%[[IX]], %[[IW]]) : tensor<16x32xf8E4M3FN>, tensor<64x32xf8E4M3FN> -> tensor<16x64xbf16>
 // CHECK-NEXT:    %[[Y:.+]] = llmc.reshape %[[Y2]] : tensor<16x64xbf16> -> tensor<2x8x64xbf16>
 // CHECK-NEXT:    return %[[Y]] : tensor<2x8x64xbf16>

@@ -182,6 +182,34 @@ TEST_F(CudaKernelCase, Movement) {
     check("transpose bf16 0213 (16-byte rows)", KernelKind::Transpose,
           {{0, 2, 1, 3}, {}}, {&in}, out, Tolerance::Exact);
   }
+  // The tiled transpose (movement/Movement.cuh, tiledTranspose): whole and
+  // partial 32 x 32 tiles, a batch, a rank-3 transpose that merges to a
+  // matrix's, and every element size the linear layers transpose.
+  {
+    DeviceTensor in(DType::BF16, {70, 45}), out(DType::BF16, {45, 70});
+    fillFloat(in);
+    check("transpose bf16 10 (tiles, partial)", KernelKind::Transpose,
+          {{1, 0}, {}}, {&in}, out, Tolerance::Exact);
+  }
+  {
+    DeviceTensor in(DType::F32, {64, 96}), out(DType::F32, {96, 64});
+    fillFloat(in);
+    check("transpose f32 10 (whole tiles)", KernelKind::Transpose,
+          {{1, 0}, {}}, {&in}, out, Tolerance::Exact);
+  }
+  {
+    DeviceTensor in(DType::F8E4M3FN, {3, 100, 33}),
+        out(DType::F8E4M3FN, {3, 33, 100});
+    fillFloat(in);
+    check("transpose f8E4M3FN 021 (batch of 3)", KernelKind::Transpose,
+          {{0, 2, 1}, {}}, {&in}, out, Tolerance::Exact);
+  }
+  {
+    DeviceTensor in(DType::F8E5M2, {4, 16, 40}), out(DType::F8E5M2, {40, 4, 16});
+    fillFloat(in);
+    check("transpose f8E5M2 201 (merges to [64, 40])", KernelKind::Transpose,
+          {{2, 0, 1}, {}}, {&in}, out, Tolerance::Exact);
+  }
   {
     DeviceTensor in(DType::BF16, {4, 6, 24}), out(DType::BF16, {4, 6, 8});
     fillFloat(in);

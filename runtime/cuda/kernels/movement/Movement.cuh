@@ -44,6 +44,37 @@ __device__ void stridedCopy(const T *in, T *out, const StridedMove &move) {
   }
 }
 
+// A batch of row-major [rows, cols] matrices transposed to [cols, rows]
+// through a 32 x 32 tile in shared memory, so that both the reads and the
+// writes of a warp are 32 consecutive elements (the strided copy above reads
+// a transpose's input 1 element per row). 256 threads: 8 rows of 32; blocks
+// (cols / 32, rows / 32, batches), the batch grid-strided.
+constexpr int kTransposeTile = 32;
+template <typename T>
+__device__ void tiledTranspose(const T *in, T *out, long long batch,
+                               long long rows, long long cols) {
+  __shared__ T tile[kTransposeTile][kTransposeTile + 1]; // +1: no bank clash
+  const int tx = threadIdx.x % kTransposeTile, ty = threadIdx.x / kTransposeTile;
+  const long long c0 = (long long)blockIdx.x * kTransposeTile;
+  const long long r0 = (long long)blockIdx.y * kTransposeTile;
+  for (long long b = blockIdx.z; b < batch; b += gridDim.z) {
+    const T *src = in + b * rows * cols;
+    T *dst = out + b * rows * cols;
+    for (int i = ty; i < kTransposeTile; i += 8) {
+      const long long r = r0 + i, c = c0 + tx;
+      if (r < rows && c < cols)
+        tile[i][tx] = src[r * cols + c];
+    }
+    __syncthreads();
+    for (int i = ty; i < kTransposeTile; i += 8) {
+      const long long c = c0 + i, r = r0 + tx;
+      if (c < cols && r < rows)
+        dst[c * rows + r] = tile[tx][i];
+    }
+    __syncthreads();
+  }
+}
+
 // One input of a concat: rows of inRow elements land at column `column` of
 // the result's rows of outRow elements.
 template <typename T, typename I>
@@ -90,6 +121,10 @@ __device__ void gatherRows(const T *in, const I *indices, T *out,
   extern "C" __global__ void llmc_strided_copy32_##SUFFIX(                     \
       const T *in, T *out, StridedMove move) {                                 \
     stridedCopy<T, unsigned int>(in, out, move);                               \
+  }                                                                            \
+  extern "C" __global__ void llmc_transpose_tiled_##SUFFIX(                   \
+      const T *in, T *out, long long batch, long long rows, long long cols) {  \
+    tiledTranspose<T>(in, out, batch, rows, cols);                             \
   }                                                                            \
   extern "C" __global__ void llmc_concat_part_##SUFFIX(                        \
       const T *in, T *out, long long outer, long long inRow,                   \

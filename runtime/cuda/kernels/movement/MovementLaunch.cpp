@@ -99,11 +99,38 @@ std::string simplifyMove(StridedMove &move, size_t bytes, const void *in,
          moveSuffix(width);
 }
 
+/// Whether a simplified move is a batch of row-major [rows, cols] matrices
+/// transposed to [cols, rows] (the result [batch, cols, rows], or [cols,
+/// rows] with batch 1), the case of the tiled kernel: the weight and
+/// activation transposes of the linear layers' backward and of FP8. The
+/// tile's block rows must fit the grid's 65535.
+bool asBatchedTranspose(const StridedMove &move, long long &batch,
+                        long long &rows, long long &cols) {
+  if (move.base != 0)
+    return false;
+  if (move.rank == 2 && move.inStrides[0] == 1 &&
+      move.inStrides[1] == move.shape[0]) {
+    batch = 1;
+    cols = move.shape[0];
+    rows = move.shape[1];
+  } else if (move.rank == 3 && move.inStrides[1] == 1 &&
+             move.inStrides[2] == move.shape[1] &&
+             move.inStrides[0] == move.shape[1] * move.shape[2]) {
+    batch = move.shape[0];
+    cols = move.shape[1];
+    rows = move.shape[2];
+  } else {
+    return false;
+  }
+  return (rows + 31) / 32 <= 65535;
+}
+
 } // namespace
 
 namespace {
 
-/// The strided copies: broadcast, transpose and slice.
+/// The strided copies: broadcast, transpose and slice (a transpose of the
+/// last two dimensions through the tiled kernel).
 Status launchStridedMove(LaunchContext &context, const KernelCall &call,
                          const KernelChoice &choice) {
   const KernelAttrs &attrs = call.attrs;
@@ -140,6 +167,18 @@ Status launchStridedMove(LaunchContext &context, const KernelCall &call,
   const void *source = in.data;
   void *result = out->data;
   std::string entry = simplifyMove(move, dtypeSize(in.dtype), source, result);
+  if (call.kind == KernelKind::Transpose) {
+    long long batch = 0, rows = 0, cols = 0;
+    if (asBatchedTranspose(move, batch, rows, cols)) {
+      std::vector<void *> args = {&source, &result, &batch, &rows, &cols};
+      dim3 blocks(static_cast<unsigned>((cols + 31) / 32),
+                  static_cast<unsigned>((rows + 31) / 32),
+                  static_cast<unsigned>(std::min<long long>(batch, 65535)));
+      return context.launch("llmc_transpose_tiled_" +
+                                moveSuffix(dtypeSize(in.dtype)),
+                            blocks, 256, 0, args);
+    }
+  }
   std::vector<void *> args = {&source, &result, &move};
   return context.launch(entry, context.gridFor(move.count, 256), 256, 0,
                         args);
