@@ -66,8 +66,8 @@ void printReport(llvm::raw_ostream &os, const llmc::RunDescription &run,
       planner::gibText(options.budgetBytes));
   os << llvm::formatv(
       "  {0} candidates in {1:f2} s: {2} pruned by rules, {3} dominated, {8} "
-      "bounded (a lighter one of the same mesh is already slower than the "
-      "best), {4} evaluated ({5} fit, {6} do not) with {7} probe compiles\n",
+      "bounded (their lower bound is over the 20th fastest that fits), "
+      "{4} evaluated ({5} fit, {6} do not) with {7} probe compiles\n",
       result.candidates, result.seconds,
       static_cast<int64_t>(result.pruned.size()) - dominated - tooLarge -
           bounded,
