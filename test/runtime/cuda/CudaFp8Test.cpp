@@ -29,6 +29,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <utility>
 
 namespace llmc::rt::cuda {
@@ -101,15 +102,35 @@ TEST_F(CudaFp8Test, AmaxAndScaledCastMatchTheCpuBitForBit) {
     runBoth(KernelKind::Amax, {&x}, amax, cpu, *kernels_);
     EXPECT_EQ(amax.host, cpu) << dtypeName(in) << ": amax " << amax.get(0);
     EXPECT_EQ(amax.get(0), 9.25);
+    // What the cast meets besides ordinary numbers, inside the packs of
+    // eight and in the tail: NaN of either sign, infinities (saturated),
+    // -0, and products in the formats' subnormal ranges.
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    const double inf = std::numeric_limits<double>::infinity();
+    for (int64_t at : {int64_t{8}, x.count() - 1}) {
+      x.set(at, nan);
+      x.set(at + 1 - 2 * (at > 8), -nan);
+    }
+    x.set(17, inf);
+    x.set(18, -inf);
+    x.set(25, -0.0);
+    x.set(26, 6.2e-5);
+    x.set(27, -1.5e-4);
+    x.set(28, 4.0e-7);
     DeviceTensor scale(DType::F32, {});
     scale.set(0, 448.0 / 9.25 * 1.01); // a few products saturate
     for (DType f8 : {DType::F8E4M3FN, DType::F8E5M2}) {
       DeviceTensor y(f8, {777, 129});
       runBoth(KernelKind::ScaledCast, {&x, &scale}, y, cpu, *kernels_);
-      int64_t differing = 0;
+      int64_t differing = 0, first = -1;
       for (size_t i = 0; i < cpu.size(); ++i)
-        differing += y.host[i] != cpu[i];
-      EXPECT_EQ(differing, 0) << dtypeName(in) << " -> " << dtypeName(f8);
+        if (y.host[i] != cpu[i] && differing++ == 0)
+          first = static_cast<int64_t>(i);
+      EXPECT_EQ(differing, 0)
+          << dtypeName(in) << " -> " << dtypeName(f8) << ": first at " << first
+          << " (x " << x.get(first < 0 ? 0 : first) << "), gpu code "
+          << int(y.host[first < 0 ? 0 : first]) << ", cpu code "
+          << int(cpu[first < 0 ? 0 : first]);
     }
   }
 }

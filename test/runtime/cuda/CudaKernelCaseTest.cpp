@@ -204,6 +204,23 @@ TEST_F(CudaKernelCase, Movement) {
     check("transpose f8E4M3FN 021 (batch of 3)", KernelKind::Transpose,
           {{0, 2, 1}, {}}, {&in}, out, Tolerance::Exact);
   }
+  // The byte transpose (tiledTransposeBytes: 64 x 64 tiles as 4-byte
+  // words) where rows and columns are multiples of 4: whole and partial
+  // tiles in both dimensions, a batch; [3, 100, 33] above is the 1-byte
+  // kernel's fallback.
+  {
+    DeviceTensor in(DType::F8E4M3FN, {2, 132, 200}),
+        out(DType::F8E4M3FN, {2, 200, 132});
+    fillFloat(in);
+    check("transpose f8E4M3FN 021 (words, partial tiles, batch of 2)",
+          KernelKind::Transpose, {{0, 2, 1}, {}}, {&in}, out, Tolerance::Exact);
+  }
+  {
+    DeviceTensor in(DType::F8E5M2, {128, 256}), out(DType::F8E5M2, {256, 128});
+    fillFloat(in);
+    check("transpose f8E5M2 10 (words, whole tiles)", KernelKind::Transpose,
+          {{1, 0}, {}}, {&in}, out, Tolerance::Exact);
+  }
   {
     DeviceTensor in(DType::F8E5M2, {4, 16, 40}), out(DType::F8E5M2, {40, 4, 16});
     fillFloat(in);

@@ -2,7 +2,8 @@
 //
 // The fp8 family (the selection is codegen's, codegen/cuda/fp8/
 // Fp8Select.cpp): Amax zeroes its scalar and runs the atomicMax kernel,
-// ScaledCast one grid-stride kernel (fp8/Fp8.cuh), ScaledMatmul cuBLASLt's
+// ScaledCast one grid-stride kernel (fp8/Fp8.cuh; a thread per eight
+// elements), ScaledMatmul cuBLASLt's
 // FP8 GEMM with the two inverse scales as its scale pointers
 // (CublasLtMatmul::runScaled).
 //
@@ -53,8 +54,8 @@ Status family::launchFp8(LaunchContext &context, const KernelCall &call,
     long long n = inputs[0].numElements();
     std::vector<void *> args = {&x, &scale, &out, &n};
     return context.launch(choice.entries[0],
-                          strideBlocks(n, context.multiprocessors()), kThreads,
-                          0, args);
+                          strideBlocks((n + 7) / 8, context.multiprocessors()),
+                          kThreads, 0, args);
   }
   case KernelKind::ScaledMatmul: {
     ScaledMatmulProblem problem;

@@ -75,6 +75,51 @@ __device__ void tiledTranspose(const T *in, T *out, long long batch,
   }
 }
 
+// The 1-byte case (FP8 codes) of the tiled transpose, where rows and cols
+// are multiples of 4 and both pointers 4-byte aligned: a 64 x 64 tile read
+// and written as 4-byte words (16 words of a row per 16 threads, 16 rows at
+// a time), since one byte per thread left the 32 x 32 kernel at a sixth of
+// the memory bandwidth on the H200 (docs/precision.md, "Measured"). A
+// result word is 4 consecutive rows of one input column, gathered from the
+// tile; each row of the tile is padded by a word so that the gathers of a
+// warp spread over the banks. Blocks (cols / 64, rows / 64, batches).
+constexpr int kByteTile = 64;
+__device__ void tiledTransposeBytes(const unsigned *in, unsigned *out,
+                                    long long batch, long long rows,
+                                    long long cols) {
+  __shared__ unsigned char tile[kByteTile][kByteTile + 4];
+  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  const long long c0 = (long long)blockIdx.x * kByteTile;
+  const long long r0 = (long long)blockIdx.y * kByteTile;
+  const long long rowWords = cols / 4, resultRowWords = rows / 4;
+  for (long long b = blockIdx.z; b < batch; b += gridDim.z) {
+    const unsigned *src = in + b * rows * rowWords;
+    unsigned *dst = out + b * cols * resultRowWords;
+    for (int i = ty; i < kByteTile; i += 16) {
+      const long long r = r0 + i, w = c0 / 4 + tx;
+      if (r < rows && w < rowWords)
+        *(unsigned *)&tile[i][4 * tx] = src[r * rowWords + w];
+    }
+    __syncthreads();
+    for (int i = ty; i < kByteTile; i += 16) {
+      const long long c = c0 + i, w = r0 / 4 + tx;
+      if (c < cols && w < resultRowWords)
+        dst[c * resultRowWords + w] =
+            (unsigned)tile[4 * tx][i] | (unsigned)tile[4 * tx + 1][i] << 8 |
+            (unsigned)tile[4 * tx + 2][i] << 16 |
+            (unsigned)tile[4 * tx + 3][i] << 24;
+    }
+    __syncthreads();
+  }
+}
+
+extern "C" __global__ void llmc_transpose_bytes(const unsigned *in,
+                                                unsigned *out, long long batch,
+                                                long long rows,
+                                                long long cols) {
+  tiledTransposeBytes(in, out, batch, rows, cols);
+}
+
 // One input of a concat: rows of inRow elements land at column `column` of
 // the result's rows of outRow elements.
 template <typename T, typename I>

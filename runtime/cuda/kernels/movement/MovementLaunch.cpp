@@ -171,6 +171,15 @@ Status launchStridedMove(LaunchContext &context, const KernelCall &call,
     long long batch = 0, rows = 0, cols = 0;
     if (asBatchedTranspose(move, batch, rows, cols)) {
       std::vector<void *> args = {&source, &result, &batch, &rows, &cols};
+      if (dtypeSize(in.dtype) == 1 && rows % 4 == 0 && cols % 4 == 0 &&
+          (rows + 63) / 64 <= 65535 &&
+          reinterpret_cast<uintptr_t>(source) % 4 == 0 &&
+          reinterpret_cast<uintptr_t>(result) % 4 == 0) {
+        dim3 blocks(static_cast<unsigned>((cols + 63) / 64),
+                    static_cast<unsigned>((rows + 63) / 64),
+                    static_cast<unsigned>(std::min<long long>(batch, 65535)));
+        return context.launch("llmc_transpose_bytes", blocks, 256, 0, args);
+      }
       dim3 blocks(static_cast<unsigned>((cols + 31) / 32),
                   static_cast<unsigned>((rows + 31) / 32),
                   static_cast<unsigned>(std::min<long long>(batch, 65535)));
