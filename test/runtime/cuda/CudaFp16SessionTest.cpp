@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "CudaTestSupport.h"
+#include "CudaTrainSupport.h"
 
 #include "runtime/cuda/session/CudaSession.h"
 #include "runtime/cuda/session/PrecisionFit.h"
@@ -49,23 +50,9 @@ void compareFp16Training(const std::string &program, double initialScale,
   ASSERT_EQ(exe.arguments[scaleArg].init.kind, InitSpec::Kind::Constant);
   exe.arguments[scaleArg].init.scale = initialScale;
 
-  auto trainOn = [&](const std::string &device, TrainReport &report) {
-    TrainOptions options;
-    ASSERT_OK(readTrainSettings(exe.metadata, options.settings));
-    options.settings.devices = device;
-    options.settings.trainData.clear(); // the built-in corpus
-    options.settings.sampleTokens = 0;
-    options.settings.checkpointDir.clear();
-    options.stopAfterStep = 20;
-    options.threads = 4;
-    options.log = nullptr;
-    options.cudaSession = createCudaDeviceSession;
-    options.cudaDeviceCount = cudaDeviceCount;
-    ASSERT_OK(train(exe, options, report));
-  };
   TrainReport cpu, gpu;
-  trainOn("cpu", cpu);
-  trainOn("cuda", gpu);
+  ASSERT_OK(trainShortRun(exe, "cpu", 20, cpu));
+  ASSERT_OK(trainShortRun(exe, "cuda", 20, gpu));
   ASSERT_EQ(cpu.steps.size(), 20u);
   ASSERT_EQ(gpu.steps.size(), 20u);
 
