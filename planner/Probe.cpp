@@ -24,9 +24,12 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/Hashing.h"
 #include "llvm/ADT/StringExtras.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <functional>
 #include <thread>
 
@@ -150,10 +153,187 @@ std::string axesOfGroup(llvm::StringRef group) {
   group.consume_front("collectives ");
   return group.split(" (").first.str();
 }
+
+/// A hash of what the buffer planner and the cost model read of the ops of
+/// each pipeline stage: per op in program order its name, phase,
+/// properties (of a send or receive its axis only), its
+/// attributes but `llmc.stage` and `llmc.reason`, its result and operand
+/// types and where each operand comes from (an earlier op of the stage, by
+/// distance; an op of every stage; an argument, by its attributes but its
+/// name and stage), nested ops alike; the arguments and results of the
+/// stage, by type and attributes. Two stages of equal signature (a
+/// pipeline's middle stages: the same layers, sends and schedule) plan and
+/// cost alike; LLMC_PROBE_STAGES=check compares them.
+llvm::hash_code attributesBut(mlir::DictionaryAttr attrs,
+                              llvm::ArrayRef<llvm::StringRef> skipped) {
+  llvm::hash_code h = llvm::hash_value(0);
+  if (!attrs)
+    return h;
+  for (mlir::NamedAttribute a : attrs)
+    if (!llvm::is_contained(skipped, a.getName().getValue()))
+      h = llvm::hash_combine(h, a.getName().getAsOpaquePointer(),
+                             a.getValue().getAsOpaquePointer());
+  return h;
+}
+
+llvm::hash_code opShape(mlir::Operation &op) {
+  llvm::hash_code h = llvm::hash_combine(
+      op.getName().getAsOpaquePointer(), static_cast<int>(phaseOf(op.getLoc())),
+      attributesBut(op.getDiscardableAttrDictionary(),
+                    {"llmc.stage", "llmc.reason"}));
+  // Of a transfer the planner and the cost model read the axis, not the
+  // stages it joins (a middle stage sends to its next one, and the
+  // gradients of the norm all to the last).
+  if (auto send = llvm::dyn_cast<SendOp>(op))
+    h = llvm::hash_combine(h, send.getAxis());
+  else if (auto recv = llvm::dyn_cast<RecvOp>(op))
+    h = llvm::hash_combine(h, recv.getAxis());
+  else
+    h = llvm::hash_combine(h, op.hashProperties());
+  for (mlir::Type t : op.getResultTypes())
+    h = llvm::hash_combine(h, t.getAsOpaquePointer());
+  for (mlir::Value v : op.getOperands())
+    h = llvm::hash_combine(h, v.getType().getAsOpaquePointer());
+  for (mlir::Region &region : op.getRegions())
+    region.walk([&](mlir::Operation *inner) {
+      h = llvm::hash_combine(h, opShape(*inner));
+      for (mlir::Value v : inner->getOperands())
+        if (auto arg = llvm::dyn_cast<mlir::BlockArgument>(v))
+          h = llvm::hash_combine(h, arg.getArgNumber());
+    });
+  return h;
+}
+
+std::vector<llvm::hash_code> stageSignatures(mlir::func::FuncOp function,
+                                             int64_t stages) {
+  std::vector<llvm::hash_code> hash(stages, llvm::hash_value(0));
+  if (stages <= 1)
+    return hash;
+  auto stageOf = [](mlir::DictionaryAttr attrs) -> int64_t {
+    auto attr = attrs ? attrs.getAs<mlir::IntegerAttr>("llmc.stage")
+                      : mlir::IntegerAttr();
+    return attr ? attr.getInt() : -1;
+  };
+  llvm::SmallVector<llvm::StringRef> names = {"llmc.name", "llmc.stage"};
+  // The arguments a stage holds, by type and attributes but name and stage.
+  for (unsigned i = 0; i < function.getNumArguments(); ++i) {
+    mlir::DictionaryAttr attrs = function.getArgAttrDict(i);
+    int64_t s = stageOf(attrs);
+    if (s >= 0 && s < stages)
+      hash[s] = llvm::hash_combine(
+          hash[s], function.getArgument(i).getType().getAsOpaquePointer(),
+          attributesBut(attrs, names));
+  }
+  // Per op, where it sits: its stage (-1: every stage) and its index among
+  // the ops of that stage (or of every stage).
+  llvm::DenseMap<mlir::Operation *, std::pair<int64_t, int64_t>> where;
+  std::vector<int64_t> count(stages, 0);
+  int64_t common = 0;
+  auto source = [&](mlir::Value v, int64_t s) {
+    if (auto arg = llvm::dyn_cast<mlir::BlockArgument>(v)) {
+      mlir::DictionaryAttr attrs = function.getArgAttrDict(arg.getArgNumber());
+      int64_t at = stageOf(attrs);
+      return llvm::hash_combine(1, at < 0 ? -1 : at == s ? 0 : 1,
+                                attributesBut(attrs, names));
+    }
+    auto result = llvm::cast<mlir::OpResult>(v);
+    auto [ds, index] = where.lookup(result.getOwner());
+    if (ds < 0)
+      return llvm::hash_combine(2, index, result.getResultNumber());
+    if (ds == s)
+      return llvm::hash_combine(3, count[s] - index, result.getResultNumber());
+    return llvm::hash_combine(4); // another stage's (only the return's)
+  };
+  mlir::Block &body = function.getBody().front();
+  for (mlir::Operation &op : body) {
+    int64_t only = stageOf(op.getDiscardableAttrDictionary());
+    llvm::hash_code shape = opShape(op);
+    for (int64_t s = only < 0 ? 0 : only; s < (only < 0 ? stages : only + 1);
+         ++s) {
+      llvm::hash_code h = shape;
+      for (mlir::Value v : op.getOperands())
+        if (only >= 0 || !llvm::isa<mlir::func::ReturnOp>(op) ||
+            llvm::isa<mlir::BlockArgument>(v) ||
+            where.lookup(v.getDefiningOp()).first == s)
+          h = llvm::hash_combine(h, source(v, s));
+      hash[s] = llvm::hash_combine(hash[s], h);
+    }
+    where[&op] = only < 0 ? std::make_pair(int64_t{-1}, common++)
+                          : std::make_pair(only, count[only]++);
+  }
+  // The results a stage returns, by type and attributes but name and stage.
+  for (unsigned i = 0; i < function.getNumResults(); ++i) {
+    mlir::DictionaryAttr attrs = function.getResultAttrDict(i);
+    int64_t s = stageOf(attrs);
+    if (s >= 0 && s < stages)
+      hash[s] = llvm::hash_combine(
+          hash[s], function.getResultTypes()[i].getAsOpaquePointer(),
+          attributesBut(attrs, names));
+  }
+  return hash;
+}
+
+/// The buffer plan and the cost of one stage (-1: the whole program) into
+/// `m`, whose flops and latencies are already counted.
+mlir::LogicalResult planAndCost(mlir::func::FuncOp function, const Mesh *mesh,
+                                const DeviceProfile &profile, int64_t stage,
+                                StageMeasure &m,
+                                std::map<std::string, int64_t> &groupRanks) {
+  mlir::FailureOr<BufferPlan> plan = planBuffers(function, stage);
+  if (mlir::failed(plan))
+    return mlir::failure();
+  StepCost cost = estimateStep(function, mesh, profile, stage, &*plan);
+  m.compute = cost.compute;
+  m.communication = cost.communication;
+  m.hidden = std::max(0.0, cost.noOverlap() - cost.seconds());
+  m.optimizer = cost.optimizer;
+  // The launches as the cost model counts them (a region the backend
+  // does not run as one kernel is its ops; a GEMM with its epilogue and
+  // a folded residual add launch once and not at all).
+  m.forwardBackwardKernels =
+      static_cast<double>(cost.forwardBackwardLaunches);
+  for (const GroupCost &g : cost.groups)
+    if (g.communication) {
+      std::string axes = axesOfGroup(g.group);
+      m.commSeconds[axes] += g.seconds;
+      m.commBytes[axes] += g.bytes;
+      groupRanks[axes] = g.groupRanks;
+    }
+  m.arena = static_cast<double>(plan->arenaBytes);
+  m.activations = static_cast<double>(plan->memory.mostActivations);
+  m.persistent = static_cast<double>(plan->memory.weights +
+                                     plan->memory.optimizerState +
+                                     plan->memory.gradients);
+  return mlir::success();
+}
+
+/// What planAndCost sets, from a stage of the same signature.
+void copyCosts(const StageMeasure &from, StageMeasure &to) {
+  to.compute = from.compute;
+  to.communication = from.communication;
+  to.hidden = from.hidden;
+  to.optimizer = from.optimizer;
+  to.forwardBackwardKernels = from.forwardBackwardKernels;
+  to.commSeconds = from.commSeconds;
+  to.commBytes = from.commBytes;
+  to.arena = from.arena;
+  to.activations = from.activations;
+  to.persistent = from.persistent;
+}
+
+bool sameCosts(const StageMeasure &a, const StageMeasure &b) {
+  return a.compute == b.compute && a.communication == b.communication &&
+         a.hidden == b.hidden && a.optimizer == b.optimizer &&
+         a.forwardBackwardKernels == b.forwardBackwardKernels &&
+         a.commSeconds == b.commSeconds && a.commBytes == b.commBytes &&
+         a.arena == b.arena && a.activations == b.activations &&
+         a.persistent == b.persistent;
+}
 } // namespace
 
 mlir::FailureOr<Measure> measureProgram(mlir::ModuleOp module,
-                                        const DeviceProfile &profile) {
+                                        const DeviceProfile &profile,
+                                        StageReuse reuse) {
   auto function = module.lookupSymbol<mlir::func::FuncOp>("train_step");
   if (!function)
     return mlir::failure();
@@ -221,35 +401,41 @@ mlir::FailureOr<Measure> measureProgram(mlir::ModuleOp module,
         m.microbatchLatency += latency;
     }
   }
+  // Stages of the same signature (the middle stages of a probe of equal
+  // stages) are planned and costed once: the planner and the cost model
+  // walk the whole function for each stage, so a probe of p stages cost
+  // p walks of p stages' ops (most of a pp32 probe's measure).
+  std::vector<llvm::hash_code> signature =
+      stageSignatures(function, stages);
+  bool check = false;
+  if (const char *mode = std::getenv("LLMC_PROBE_STAGES")) {
+    check = llvm::StringRef(mode) == "check";
+    if (llvm::StringRef(mode) == "all")
+      reuse = StageReuse::None;
+  }
+  std::map<llvm::hash_code, int64_t> measured; // signature -> stage
   for (int64_t s = 0; s < stages; ++s) {
     int64_t stage = stages > 1 ? s : -1;
-    mlir::FailureOr<BufferPlan> plan = planBuffers(function, stage);
-    if (mlir::failed(plan))
+    auto same = measured.find(signature[s]);
+    bool reused = reuse == StageReuse::SameSignature && same != measured.end();
+    if (reused && !check) {
+      copyCosts(measure.stages[same->second], perStage[s]);
+      measure.stages.push_back(std::move(perStage[s]));
+      continue;
+    }
+    measured.emplace(signature[s], s);
+    StageMeasure flopsOnly = perStage[s];
+    if (mlir::failed(planAndCost(function, meshPtr, profile, stage,
+                                 perStage[s], measure.groupRanks)))
       return mlir::failure();
-    StepCost cost = estimateStep(function, meshPtr, profile, stage, &*plan);
-    StageMeasure m = std::move(perStage[s]);
-    m.compute = cost.compute;
-    m.communication = cost.communication;
-    m.hidden = std::max(0.0, cost.noOverlap() - cost.seconds());
-    m.optimizer = cost.optimizer;
-    // The launches as the cost model counts them (a region the backend
-    // does not run as one kernel is its ops; a GEMM with its epilogue and
-    // a folded residual add launch once and not at all).
-    m.forwardBackwardKernels =
-        static_cast<double>(cost.forwardBackwardLaunches);
-    for (const GroupCost &g : cost.groups)
-      if (g.communication) {
-        std::string axes = axesOfGroup(g.group);
-        m.commSeconds[axes] += g.seconds;
-        m.commBytes[axes] += g.bytes;
-        measure.groupRanks[axes] = g.groupRanks;
-      }
-    m.arena = static_cast<double>(plan->arenaBytes);
-    m.activations = static_cast<double>(plan->memory.mostActivations);
-    m.persistent = static_cast<double>(plan->memory.weights +
-                                       plan->memory.optimizerState +
-                                       plan->memory.gradients);
-    measure.stages.push_back(std::move(m));
+    if (reused) {
+      copyCosts(measure.stages[same->second], flopsOnly);
+      if (!sameCosts(flopsOnly, perStage[s]))
+        llvm::errs() << "llmc plan: LLMC_PROBE_STAGES=check: stage " << s
+                     << " of " << stages << " differs from stage "
+                     << same->second << " of the same signature\n";
+    }
+    measure.stages.push_back(std::move(perStage[s]));
   }
   measure.busiest = busiestOf(measure.stages);
   if (stages > 1) {
@@ -316,7 +502,8 @@ Measure extrapolate(const Measure &a, double xa, const Measure &b, double xb,
 mlir::FailureOr<Measure>
 compileAndMeasure(mlir::MLIRContext &context, const RunDescription &run,
                   int64_t layers, const CompilePipelineOptions &options,
-                  const DeviceProfile &profile, std::string &error) {
+                  const DeviceProfile &profile, std::string &error,
+                  StageReuse reuse) {
   RunDescription probe = run;
   probe.model.numLayers = layers;
   int64_t micro = std::max<int64_t>(1, options.microbatches);
@@ -362,7 +549,7 @@ compileAndMeasure(mlir::MLIRContext &context, const RunDescription &run,
     for (auto function : module->getOps<mlir::func::FuncOp>())
       function->setAttr(kFusedKernelsAttrName,
                         mlir::UnitAttr::get(&context));
-  mlir::FailureOr<Measure> measure = measureProgram(*module, profile);
+  mlir::FailureOr<Measure> measure = measureProgram(*module, profile, reuse);
   if (mlir::failed(measure) && error.empty())
     error = "no @train_step to measure";
   return measure;

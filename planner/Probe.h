@@ -102,8 +102,13 @@ struct Measure {
 /// does: per stage the cost model's busy time and the buffer plan's arena;
 /// the step is the busiest stage's time over 1 - bubble (the bubble of the
 /// llmc.pipeline attribute). Fails when there is no @train_step.
-mlir::FailureOr<Measure> measureProgram(mlir::ModuleOp module,
-                                        const DeviceProfile &profile);
+/// With StageReuse::SameSignature, stages whose ops, arguments and
+/// results have the same signature (Probe.cpp, stageSignatures: the middle
+/// stages of a probe of equal stages) are planned and costed once.
+enum class StageReuse { SameSignature, None };
+mlir::FailureOr<Measure>
+measureProgram(mlir::ModuleOp module, const DeviceProfile &profile,
+               StageReuse reuse = StageReuse::SameSignature);
 
 /// a + (b - a) * (x - xa) / (xb - xa), field by field, stage by stage
 /// (the bubble is left to the caller).
@@ -161,7 +166,9 @@ mlir::FailureOr<Measure> compileAndMeasure(mlir::MLIRContext &context,
                                            int64_t layers,
                                            const CompilePipelineOptions &options,
                                            const DeviceProfile &profile,
-                                           std::string &error);
+                                           std::string &error,
+                                           StageReuse reuse =
+                                               StageReuse::SameSignature);
 
 /// Evaluates `candidate` on two probes and extrapolates to the run's
 /// layers. A candidate of several microbatches is compiled with one and

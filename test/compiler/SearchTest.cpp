@@ -387,6 +387,53 @@ TEST_F(ProbeTest, PipelineMicrobatchesDerivedFromOne) {
   expectFitted(pp, whole, "tp2 pp2 mb4");
 }
 
+// The stages of the same signature (the middle stages of equal stages,
+// planner/Probe.cpp) are planned and costed once: every stage's measure is
+// the one of planning and costing each stage, field for field and exactly,
+// with one microbatch and two (the search's probes), with four and eight
+// (the warm-up differs by stage: no two stages alike), with ZeRO and with
+// remat. A signature that missed a difference (the op order of a stage's
+// schedule, an argument's sharding) would show here as a different stage.
+TEST_F(ProbeTest, StagesOfOneSignatureMeasuredOnce) {
+  Candidate pp4 = mesh(1, 1, 4);
+  Candidate zero = mesh(2, 1, 4);
+  zero.zero = 3;
+  Candidate remat = mesh(1, 2, 4);
+  remat.remat = RematChoice::Full;
+  for (Candidate c : {pp4, zero, remat})
+    for (int64_t micro : {1, 2, 4, 8}) {
+      c.microbatches = micro;
+      CompilePipelineOptions options =
+          candidateOptions(pipelineOptionsFor(run), c, run.model.numLayers);
+      std::string error;
+      mlir::FailureOr<Measure> once = compileAndMeasure(
+          context, run, run.model.numLayers, options, profile, error);
+      mlir::FailureOr<Measure> each =
+          compileAndMeasure(context, run, run.model.numLayers, options,
+                            profile, error, StageReuse::None);
+      ASSERT_TRUE(succeeded(once) && succeeded(each)) << error;
+      ASSERT_EQ(once->stages.size(), 4u);
+      ASSERT_EQ(each->stages.size(), 4u);
+      for (size_t s = 0; s < 4; ++s) {
+        const StageMeasure &a = once->stages[s], &b = each->stages[s];
+        SCOPED_TRACE(c.text() + " stage " + std::to_string(s));
+        EXPECT_EQ(a.compute, b.compute);
+        EXPECT_EQ(a.communication, b.communication);
+        EXPECT_EQ(a.hidden, b.hidden);
+        EXPECT_EQ(a.optimizer, b.optimizer);
+        EXPECT_EQ(a.forwardBackwardKernels, b.forwardBackwardKernels);
+        EXPECT_EQ(a.commSeconds, b.commSeconds);
+        EXPECT_EQ(a.commBytes, b.commBytes);
+        EXPECT_EQ(a.arena, b.arena);
+        EXPECT_EQ(a.activations, b.activations);
+        EXPECT_EQ(a.persistent, b.persistent);
+        EXPECT_EQ(a.forwardFlops, b.forwardFlops);
+      }
+      EXPECT_EQ(once->stepSeconds(), each->stepSeconds());
+      EXPECT_EQ(once->memoryBytes(), each->memoryBytes());
+    }
+}
+
 //===----------------------------------------------------------------------===//
 // The bound before probing
 //===----------------------------------------------------------------------===//
