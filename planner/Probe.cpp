@@ -29,7 +29,6 @@
 #include "llvm/ADT/StringExtras.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <functional>
 #include <thread>
 
@@ -163,7 +162,8 @@ std::string axesOfGroup(llvm::StringRef group) {
 /// name and stage), nested ops alike; the arguments and results of the
 /// stage, by type and attributes. Two stages of equal signature (a
 /// pipeline's middle stages: the same layers, sends and schedule) plan and
-/// cost alike; LLMC_PROBE_STAGES=check compares them.
+/// cost alike (ProbeTest.StagesOfOneSignatureMeasuredOnce compares them
+/// with StageReuse::None).
 llvm::hash_code attributesBut(mlir::DictionaryAttr attrs,
                               llvm::ArrayRef<llvm::StringRef> skipped) {
   llvm::hash_code h = llvm::hash_value(0);
@@ -321,14 +321,6 @@ void copyCosts(const StageMeasure &from, StageMeasure &to) {
   to.persistent = from.persistent;
 }
 
-bool sameCosts(const StageMeasure &a, const StageMeasure &b) {
-  return a.compute == b.compute && a.communication == b.communication &&
-         a.hidden == b.hidden && a.optimizer == b.optimizer &&
-         a.forwardBackwardKernels == b.forwardBackwardKernels &&
-         a.commSeconds == b.commSeconds && a.commBytes == b.commBytes &&
-         a.arena == b.arena && a.activations == b.activations &&
-         a.persistent == b.persistent;
-}
 } // namespace
 
 mlir::FailureOr<Measure> measureProgram(mlir::ModuleOp module,
@@ -407,34 +399,20 @@ mlir::FailureOr<Measure> measureProgram(mlir::ModuleOp module,
   // p walks of p stages' ops (most of a pp32 probe's measure).
   std::vector<llvm::hash_code> signature =
       stageSignatures(function, stages);
-  bool check = false;
-  if (const char *mode = std::getenv("LLMC_PROBE_STAGES")) {
-    check = llvm::StringRef(mode) == "check";
-    if (llvm::StringRef(mode) == "all")
-      reuse = StageReuse::None;
-  }
   std::map<llvm::hash_code, int64_t> measured; // signature -> stage
   for (int64_t s = 0; s < stages; ++s) {
     int64_t stage = stages > 1 ? s : -1;
     auto same = measured.find(signature[s]);
     bool reused = reuse == StageReuse::SameSignature && same != measured.end();
-    if (reused && !check) {
+    if (reused) {
       copyCosts(measure.stages[same->second], perStage[s]);
       measure.stages.push_back(std::move(perStage[s]));
       continue;
     }
     measured.emplace(signature[s], s);
-    StageMeasure flopsOnly = perStage[s];
     if (mlir::failed(planAndCost(function, meshPtr, profile, stage,
                                  perStage[s], measure.groupRanks)))
       return mlir::failure();
-    if (reused) {
-      copyCosts(measure.stages[same->second], flopsOnly);
-      if (!sameCosts(flopsOnly, perStage[s]))
-        llvm::errs() << "llmc plan: LLMC_PROBE_STAGES=check: stage " << s
-                     << " of " << stages << " differs from stage "
-                     << same->second << " of the same signature\n";
-    }
     measure.stages.push_back(std::move(perStage[s]));
   }
   measure.busiest = busiestOf(measure.stages);
