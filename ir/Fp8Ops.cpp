@@ -1,7 +1,8 @@
 //===- Fp8Ops.cpp - verifiers, costs and derivatives of the FP8 ops -------===//
 //
-// llmc.amax, llmc.scaled_cast, llmc.scaled_matmul and llmc.fp8_matmul
-// (Fp8Ops.td), and the builders of ir/Fp8.h. fp8_matmul's derivative is the
+// llmc.amax, llmc.scaled_cast, llmc.scaled_cast_transpose, llmc.scaled_matmul
+// and llmc.fp8_matmul (Fp8Ops.td), and the builders of ir/Fp8.h.
+// fp8_matmul's derivative is the
 // FP8 backward of Transformer Engine's and torchao's recipes: the result's
 // gradient in f8E5M2, the operands in f8E4M3FN, both operand gradients as
 // FP8 products.
@@ -76,6 +77,19 @@ LogicalResult ScaledCastOp::verify() {
                      shapeOf(getInput()));
 }
 
+LogicalResult ScaledCastTransposeOp::verify() {
+  RankedTensorType input = tensorType(getInput());
+  if (failed(expectRank(*this, "input", input.getRank(), 2)) ||
+      failed(expectShape(*this, "result", shapeOf(getResult()),
+                         shapeOf(getInput()))) ||
+      failed(expectShape(*this, "transposed", shapeOf(getTransposed()),
+                         {input.getDimSize(1), input.getDimSize(0)})))
+    return failure();
+  return expectElementType(*this, "transposed",
+                           tensorType(getTransposed()).getElementType(),
+                           tensorType(getResult()).getElementType());
+}
+
 LogicalResult ScaledMatmulOp::verify() {
   RankedTensorType lhs = tensorType(getLhs()), rhs = tensorType(getRhs());
   if (lhs.getRank() != 2 || rhs.getRank() != 2)
@@ -126,6 +140,9 @@ double AmaxOp::getFlops() {
   return static_cast<double>(tensorType(getInput()).getNumElements());
 }
 double ScaledCastOp::getFlops() {
+  return static_cast<double>(tensorType(getInput()).getNumElements());
+}
+double ScaledCastTransposeOp::getFlops() {
   return static_cast<double>(tensorType(getInput()).getNumElements());
 }
 double ScaledMatmulOp::getFlops() {

@@ -50,6 +50,31 @@ def Llmc_ScaledCastOp : Llmc_Op<"scaled_cast", [Pure,
   let hasVerifier = 1;
 }
 
+def Llmc_ScaledCastTransposeOp : Llmc_Op<"scaled_cast_transpose", [Pure,
+    DeclareOpInterfaceMethods<Llmc_CostOpInterface, ["getFlops"]>]> {
+  let summary = "a scaled cast to an 8-bit float in both layouts of a matrix";
+  let description = [{
+    The codes of `llmc.scaled_cast %x, %scale` for `x` `[M, K]` and the same
+    codes transposed, `[K, M]`, from one pass over `x`: FP8 training needs
+    every cast tensor in both layouts (Hopper's FP8 GEMMs take both operands
+    with the contraction innermost, so the forward and the backward contract
+    each tensor along different dimensions). `--llmc-pair-fp8-transposes`
+    forms it from a scaled_cast whose codes are used both as they are and
+    transposed; the codes are the scaled_cast's bit for bit.
+    ```mlir
+    %x8, %xt8 = llmc.scaled_cast_transpose %x, %scale
+        : tensor<512x768xbf16> -> tensor<512x768xf8E4M3FN>, tensor<768x512xf8E4M3FN>
+    ```
+  }];
+  let arguments = (ins Llmc_FloatTensor:$input, Llmc_F32Scalar:$scale);
+  let results = (outs Llmc_F8Tensor:$result, Llmc_F8Tensor:$transposed);
+  let assemblyFormat = [{
+    $input `,` $scale attr-dict `:` type($input) `->` type($result) `,`
+    type($transposed)
+  }];
+  let hasVerifier = 1;
+}
+
 def Llmc_ScaledMatmulOp : Llmc_Op<"scaled_matmul", [Pure,
     DeclareOpInterfaceMethods<Llmc_CostOpInterface, ["getFlops"]>]> {
   let summary = "matrix product of two 8-bit float operands, descaled";

@@ -80,10 +80,40 @@ def ExpandFp8MatmulPass : Pass<"llmc-expand-fp8-matmul", "mlir::ModuleOp"> {
     %ax = llmc.amax %x : tensor<16x32xbf16> -> tensor<f32>
     ...  // %sx = 448 / max(%ax, 1e-12), %ix = max(%ax, 1e-12) / 448; %sw, %iw alike
     %x8 = llmc.scaled_cast %x, %sx : tensor<16x32xbf16> -> tensor<16x32xf8E4M3FN>
-    %wt = llmc.transpose %w [1, 0] : tensor<32x64xbf16> -> tensor<64x32xbf16>
-    %w8 = llmc.scaled_cast %wt, %sw : tensor<64x32xbf16> -> tensor<64x32xf8E4M3FN>
-    %y = llmc.scaled_matmul %x8, %w8 scales(%ix, %iw)
+    %w8 = llmc.scaled_cast %w, %sw : tensor<32x64xbf16> -> tensor<32x64xf8E4M3FN>
+    %wt8 = llmc.transpose %w8 perm [1, 0] : tensor<32x64xf8E4M3FN> -> tensor<64x32xf8E4M3FN>
+    %y = llmc.scaled_matmul %x8, %wt8 scales(%ix, %iw)
         : tensor<16x32xf8E4M3FN>, tensor<64x32xf8E4M3FN> -> tensor<16x64xbf16>
+    ```
+    (each tensor is cast once and its codes transposed where a product needs
+    the other layout: the cast commutes with the transpose.)
+  }];
+  let dependentDialects = ["::llmc::LlmcDialect"];
+}
+
+def PairFp8TransposesPass
+    : Pass<"llmc-pair-fp8-transposes", "mlir::ModuleOp"> {
+  let summary = "Cast once into both layouts where FP8 codes are also transposed";
+  let description = [{
+    Runs on a program of `[precision] policy = "fp8"` after partitioning,
+    remat and the pipeline split, before fusion (docs/precision.md, "FP8"):
+    a rank-2 `llmc.scaled_cast` whose codes are used as they are and also
+    through `llmc.transpose ... perm [1, 0]` becomes one
+    `llmc.scaled_cast_transpose` that writes both layouts in one pass over
+    its input, instead of a cast and a second kernel that reads the codes
+    back. Every FP8 operand of a training step is such a cast (the forward
+    and the backward contract each tensor along different dimensions). It
+    runs on each rank's local program, so it needs no sharding rule; a cast
+    and a transpose on different pipeline stages are left apart.
+
+    ```mlir
+    %x8 = llmc.scaled_cast %x, %s : tensor<16x32xbf16> -> tensor<16x32xf8E4M3FN>
+    %xt8 = llmc.transpose %x8 perm [1, 0] : tensor<16x32xf8E4M3FN> -> tensor<32x16xf8E4M3FN>
+    ```
+    becomes
+    ```mlir
+    %x8, %xt8 = llmc.scaled_cast_transpose %x, %s
+        : tensor<16x32xbf16> -> tensor<16x32xf8E4M3FN>, tensor<32x16xf8E4M3FN>
     ```
   }];
   let dependentDialects = ["::llmc::LlmcDialect"];

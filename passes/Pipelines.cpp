@@ -140,9 +140,14 @@ std::vector<Stage> stages(const llmc::CompilePipelineOptions &options) {
   if (options.training)
     list.push_back({"llmc-share-loss-statistics",
                     [] { return llmc::createShareLossStatisticsPass(); }});
-  // 8. Fusion: attention reads q, k, v in place (no transposes, slices or
+  // 8. fp8: a cast whose codes are also transposed writes both layouts in
+  //    one pass (on each rank's local program, after the passes that move
+  //    or copy casts); then fusion: attention reads q, k, v in place (no transposes, slices or
   //    concat around it), then the groups of ops that become one kernel
   //    (docs/fusion.md).
+  if (precision.policy == "fp8")
+    list.push_back({"llmc-pair-fp8-transposes",
+                    [] { return llmc::createPairFp8TransposesPass(); }});
   if (options.fuse)
     list.push_back({"llmc-fold-attention-layout",
                     [] { return llmc::createFoldAttentionLayoutPass(); }});

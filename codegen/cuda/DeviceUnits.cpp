@@ -34,7 +34,13 @@ std::vector<DeviceUnit> deviceKernelUnits() {
              {"llmc_amax_f32", "llmc_amax_bf16", "llmc_amax_f16",
               "llmc_scaled_cast_f32_e4m3", "llmc_scaled_cast_f32_e5m2",
               "llmc_scaled_cast_bf16_e4m3", "llmc_scaled_cast_bf16_e5m2",
-              "llmc_scaled_cast_f16_e4m3", "llmc_scaled_cast_f16_e5m2"}),
+              "llmc_scaled_cast_f16_e4m3", "llmc_scaled_cast_f16_e5m2",
+              "llmc_scaled_cast_transpose_f32_e4m3",
+              "llmc_scaled_cast_transpose_f32_e5m2",
+              "llmc_scaled_cast_transpose_bf16_e4m3",
+              "llmc_scaled_cast_transpose_bf16_e5m2",
+              "llmc_scaled_cast_transpose_f16_e4m3",
+              "llmc_scaled_cast_transpose_f16_e5m2"}),
   };
   for (int headDim : {64, 128}) {
     std::string d = std::to_string(headDim);

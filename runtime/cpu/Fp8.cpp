@@ -1,12 +1,15 @@
 //===- Fp8.cpp - CPU reference kernels of FP8 training ---------------------===//
 //
-// Amax, ScaledCast and ScaledMatmul (Kernels.def; docs/precision.md, "FP8").
+// Amax, ScaledCast, ScaledCastTranspose and ScaledMatmul (Kernels.def;
+// docs/precision.md, "FP8").
 // They are the reference the CUDA kernels are tested against, so each says
 // how it rounds:
 // - Amax is exact (a maximum); a NaN anywhere gives NaN.
 // - ScaledCast forms x * scale in f32 (as the CUDA kernel and torchao do)
 //   and rounds it with floatToF8E4M3FN / floatToF8E5M2 (DType.h): nearest
 //   even, saturating.
+// - ScaledCastTranspose stores ScaledCast's codes of a matrix twice, as
+//   they are and transposed.
 // - ScaledMatmul widens both 8-bit operands to f64 (exact), multiplies with
 //   dgemm (each product of two 8-bit floats is exact; the f64 sum is exact
 //   to 2^-53 relative of the sum of magnitudes), applies both inverse
@@ -71,6 +74,35 @@ Status cpuScaledCast(const KernelArgs &args) {
   forEachElement(args.pool, x.numElements(), [&](int64_t i) {
     float product = static_cast<float>(loadFloat(x, i)) * scale;
     y[i] = e4m3 ? floatToF8E4M3FN(product) : floatToF8E5M2(product);
+  });
+  return Status::ok();
+}
+
+Status cpuScaledCastTranspose(const KernelArgs &args) {
+  LLMC_RETURN_IF_ERROR(checkLaunch(args, 2, 2, 0));
+  const TensorRef &x = args.inputs[0];
+  const TensorRef &out = args.outputs[0], &transposed = args.outputs[1];
+  LLMC_RETURN_IF_ERROR(expectDType(args, "input", x.dtype, kFloatTypes));
+  LLMC_RETURN_IF_ERROR(expectScalarF32(args, "scale", args.inputs[1]));
+  LLMC_RETURN_IF_ERROR(expectDType(args, "result", out.dtype, kFp8Types));
+  LLMC_RETURN_IF_ERROR(
+      expectSameDType(args, "transposed", transposed.dtype, out.dtype));
+  if (x.rank() != 2)
+    return args.error("expected a matrix input, got " + formatShape(x.shape));
+  int64_t rows = x.shape[0], cols = x.shape[1];
+  LLMC_RETURN_IF_ERROR(expectShape(args, "result", out.shape, x.shape));
+  LLMC_RETURN_IF_ERROR(
+      expectShape(args, "transposed", transposed.shape, {cols, rows}));
+  float scale = scalarOf(args.inputs[1]);
+  auto *y = static_cast<uint8_t *>(out.data);
+  auto *yt = static_cast<uint8_t *>(transposed.data);
+  bool e4m3 = out.dtype == DType::F8E4M3FN;
+  // The codes as ScaledCast rounds them, then each stored at [c, r] too.
+  forEachElement(args.pool, rows * cols, [&](int64_t i) {
+    float product = static_cast<float>(loadFloat(x, i)) * scale;
+    uint8_t code = e4m3 ? floatToF8E4M3FN(product) : floatToF8E5M2(product);
+    y[i] = code;
+    yt[(i % cols) * rows + i / cols] = code;
   });
   return Status::ok();
 }

@@ -158,6 +158,31 @@ TEST(Fp8Kernels, ScaledCastRoundsTheF32Product) {
   }
 }
 
+TEST(Fp8Kernels, ScaledCastTransposeIsTheCastInBothLayouts) {
+  std::mt19937_64 rng(14);
+  const int64_t rows = 37, cols = 20;
+  Tensor x = randomTensor(rng, DType::BF16, {rows, cols});
+  Tensor s = scalar(448.0f / 2.0f * 1.37f);
+  for (DType f8 : {DType::F8E4M3FN, DType::F8E5M2}) {
+    Tensor cast(f8, {rows, cols});
+    ASSERT_TRUE(run(KernelKind::ScaledCast, {&x, &s}, {&cast}).isOk());
+    Tensor y(f8, {rows, cols}), yt(f8, {cols, rows});
+    ASSERT_TRUE(
+        run(KernelKind::ScaledCastTranspose, {&x, &s}, {&y, &yt}).isOk());
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < cols; ++c) {
+        ASSERT_EQ(y.bytes[r * cols + c], cast.bytes[r * cols + c])
+            << "[" << r << ", " << c << "]";
+        ASSERT_EQ(yt.bytes[c * rows + r], cast.bytes[r * cols + c])
+            << "transposed [" << c << ", " << r << "]";
+      }
+  }
+  Tensor wrong(DType::F8E4M3FN, {rows, cols}), same(DType::F8E4M3FN, {rows, cols});
+  expectInvalid(
+      run(KernelKind::ScaledCastTranspose, {&x, &s}, {&same, &wrong}),
+      "transposed");
+}
+
 TEST(Fp8Kernels, ScaledMatmulIsTheDescaledProductRoundedOnce) {
   std::mt19937_64 rng(13);
   const int64_t m = 32, n = 48, k = 80;

@@ -1,7 +1,7 @@
 //===- Fp8Select.cpp - the entries of FP8 training ------------------------===//
 //
-// The selection of the fp8 family: Amax and ScaledCast as the fp8 unit's
-// entries (runtime/cuda/kernels/fp8/Fp8.cuh, by input type and format),
+// The selection of the fp8 family: Amax, ScaledCast and ScaledCastTranspose
+// as the fp8 unit's entries (runtime/cuda/kernels/fp8/Fp8.cuh, by input type and format),
 // ScaledMatmul as cuBLASLt's FP8 GEMM (CublasLtMatmul::runScaled), checked
 // by checkScaledMatmulProblem here so that a program cuBLASLt cannot run is
 // refused when it is compiled, not when it runs.
@@ -34,6 +34,22 @@ Status family::selectFp8(const KernelCall &call, KernelChoice &choice) {
       return call.refuse("scaled_cast covers f32, bf16 and f16 inputs to "
                          "f8E4M3FN or f8E5M2 with an f32 scale");
     return runEntries(choice, {"llmc_scaled_cast_" + suffix +
+                               (out == DType::F8E4M3FN ? "_e4m3" : "_e5m2")});
+  }
+  case KernelKind::ScaledCastTranspose: {
+    // Two outputs (expect() wants one): the codes and their transpose.
+    if (inputs.size() != 2 || outputs.size() != 2)
+      return call.refuse("expected 2 inputs and 2 outputs, got " +
+                         std::to_string(inputs.size()) + " and " +
+                         std::to_string(outputs.size()));
+    std::string suffix = floatSuffix(inputs[0].dtype);
+    DType out = outputs[0].dtype;
+    if (suffix.empty() || !isFloat8(out) || outputs[1].dtype != out ||
+        inputs[1].dtype != DType::F32 || inputs[0].rank() != 2)
+      return call.refuse("scaled_cast_transpose covers f32, bf16 and f16 "
+                         "matrices to f8E4M3FN or f8E5M2 (both results of one "
+                         "format) with an f32 scale");
+    return runEntries(choice, {"llmc_scaled_cast_transpose_" + suffix +
                                (out == DType::F8E4M3FN ? "_e4m3" : "_e5m2")});
   }
   case KernelKind::ScaledMatmul: {

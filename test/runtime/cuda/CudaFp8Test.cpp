@@ -3,7 +3,8 @@
 // Issue #24, `[precision] policy = "fp8"` (docs/precision.md, "FP8"):
 // - Amax and ScaledCast against the CPU kernels, bit for bit (the same
 //   rounding and saturation, NaN, infinities, -0 and subnormals included;
-//   amax is a maximum, exact in any order).
+//   amax is a maximum, exact in any order); ScaledCastTranspose's two
+//   layouts likewise.
 // - ScaledMatmul (cuBLASLt's FP8 GEMM, each operand pairing it takes)
 //   against the CPU emulation (runtime/cpu/Fp8.cpp: exact products, f64
 //   sum, one rounding) within a stated bound: one rounding of the result
@@ -72,28 +73,75 @@ protected:
 
 /// Runs `kind` on the GPU (device copies) and the CPU (host copies) of the
 /// same inputs; the outputs' host bytes hold the GPU's result afterwards,
-/// `cpu` the CPU's.
+/// `cpu` the CPU's, output by output.
 void runBoth(KernelKind kind, std::vector<DeviceTensor *> inputs,
-             DeviceTensor &out, std::vector<uint8_t> &cpu,
-             CudaKernels &kernels) {
-  std::vector<TensorRef> din, hin;
+             std::vector<DeviceTensor *> outputs,
+             std::vector<std::vector<uint8_t>> &cpu, CudaKernels &kernels) {
+  std::vector<TensorRef> din, hin, dout, hout;
   for (DeviceTensor *t : inputs) {
     ASSERT_OK(t->allocate());
     ASSERT_OK(t->upload());
     din.push_back(t->deviceRef());
     hin.push_back(t->hostRef());
   }
-  ASSERT_OK(out.allocate());
-  ASSERT_OK(out.poison());
+  for (DeviceTensor *t : outputs) {
+    ASSERT_OK(t->allocate());
+    ASSERT_OK(t->poison());
+    dout.push_back(t->deviceRef());
+    hout.push_back(t->hostRef());
+  }
   KernelAttrs attrs;
   ThreadPool pool(2);
-  std::vector<TensorRef> hout = {out.hostRef()};
   ASSERT_OK(runCpuKernel(kind, attrs, hin, hout, pool));
-  cpu = out.host;
-  ASSERT_OK(prepareSelected(kernels, kind, attrs, din, {out.deviceRef()}));
-  ASSERT_OK(launchSelected(kernels, kind, attrs, din, {out.deviceRef()},
-                           nullptr));
-  ASSERT_OK(out.download());
+  cpu.clear();
+  for (DeviceTensor *t : outputs)
+    cpu.push_back(t->host);
+  ASSERT_OK(prepareSelected(kernels, kind, attrs, din, dout));
+  ASSERT_OK(launchSelected(kernels, kind, attrs, din, dout, nullptr));
+  for (DeviceTensor *t : outputs)
+    ASSERT_OK(t->download());
+}
+
+void runBoth(KernelKind kind, std::vector<DeviceTensor *> inputs,
+             DeviceTensor &out, std::vector<uint8_t> &cpu,
+             CudaKernels &kernels) {
+  std::vector<std::vector<uint8_t>> all;
+  runBoth(kind, std::move(inputs), {&out}, all, kernels);
+  if (!all.empty())
+    cpu = all[0];
+}
+
+/// NaN of either sign, infinities (saturated), -0, and products in the
+/// formats' subnormal ranges, inside the packs of eight and in the tail.
+void setSpecials(DeviceTensor &x) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  for (int64_t at : {int64_t{8}, x.count() - 1}) {
+    x.set(at, nan);
+    x.set(at + 1 - 2 * (at > 8), -nan);
+  }
+  x.set(17, inf);
+  x.set(18, -inf);
+  x.set(25, -0.0);
+  x.set(26, 6.2e-5);
+  x.set(27, -1.5e-4);
+  x.set(28, 4.0e-7);
+}
+
+/// The number of bytes where `gpu` and `cpu` differ, and the first.
+std::string firstDifference(const std::vector<uint8_t> &gpu,
+                            const std::vector<uint8_t> &cpu,
+                            int64_t &differing) {
+  differing = 0;
+  int64_t first = -1;
+  for (size_t i = 0; i < cpu.size(); ++i)
+    if (gpu[i] != cpu[i] && differing++ == 0)
+      first = static_cast<int64_t>(i);
+  if (first < 0)
+    return "none";
+  return "first at " + std::to_string(first) + ", gpu code " +
+         std::to_string(int(gpu[first])) + ", cpu code " +
+         std::to_string(int(cpu[first]));
 }
 
 TEST_F(CudaFp8Test, AmaxAndScaledCastMatchTheCpuBitForBit) {
@@ -110,18 +158,7 @@ TEST_F(CudaFp8Test, AmaxAndScaledCastMatchTheCpuBitForBit) {
     // What the cast meets besides ordinary numbers, inside the packs of
     // eight and in the tail: NaN of either sign, infinities (saturated),
     // -0, and products in the formats' subnormal ranges.
-    const double nan = std::numeric_limits<double>::quiet_NaN();
-    const double inf = std::numeric_limits<double>::infinity();
-    for (int64_t at : {int64_t{8}, x.count() - 1}) {
-      x.set(at, nan);
-      x.set(at + 1 - 2 * (at > 8), -nan);
-    }
-    x.set(17, inf);
-    x.set(18, -inf);
-    x.set(25, -0.0);
-    x.set(26, 6.2e-5);
-    x.set(27, -1.5e-4);
-    x.set(28, 4.0e-7);
+    setSpecials(x);
     DeviceTensor scale(DType::F32, {});
     scale.set(0, 448.0 / 9.25 * 1.01); // a few products saturate
     for (DType f8 : {DType::F8E4M3FN, DType::F8E5M2}) {
@@ -136,6 +173,42 @@ TEST_F(CudaFp8Test, AmaxAndScaledCastMatchTheCpuBitForBit) {
           << " (x " << x.get(first < 0 ? 0 : first) << "), gpu code "
           << int(y.host[first < 0 ? 0 : first]) << ", cpu code "
           << int(cpu[first < 0 ? 0 : first]);
+    }
+  }
+}
+
+// The cast into both layouts: the codes ScaledCast's CPU kernel gives, as
+// they are and transposed, through the 64 x 64 tiles' fast path (rows a
+// multiple of 4, cols of 8), partial tiles, and the element-by-element
+// paths (cols not a multiple of 8, rows not of 4).
+TEST_F(CudaFp8Test, ScaledCastTransposeMatchesTheCpuBitForBit) {
+  std::mt19937_64 random(25);
+  for (std::pair<int64_t, int64_t> shape :
+       {std::pair<int64_t, int64_t>{256, 192}, {100, 72}, {777, 129},
+        {36, 20}}) {
+    auto [rows, cols] = shape;
+    for (DType in : {DType::BF16, DType::F32, DType::F16}) {
+      DeviceTensor x(in, {rows, cols});
+      x.fillUniform(random, -3.0f, 3.0f);
+      setSpecials(x);
+      DeviceTensor scale(DType::F32, {});
+      scale.set(0, 448.0 / 3.0 * 1.01);
+      for (DType f8 : {DType::F8E4M3FN, DType::F8E5M2}) {
+        DeviceTensor y(f8, {rows, cols}), yt(f8, {cols, rows});
+        std::vector<std::vector<uint8_t>> cpu;
+        runBoth(KernelKind::ScaledCastTranspose, {&x, &scale}, {&y, &yt}, cpu,
+                *kernels_);
+        ASSERT_EQ(cpu.size(), 2u);
+        int64_t differing = 0, differingT = 0;
+        std::string where = firstDifference(y.host, cpu[0], differing);
+        std::string whereT = firstDifference(yt.host, cpu[1], differingT);
+        EXPECT_EQ(differing, 0) << dtypeName(in) << " [" << rows << ", "
+                                << cols << "] -> " << dtypeName(f8) << ": "
+                                << where;
+        EXPECT_EQ(differingT, 0) << dtypeName(in) << " [" << rows << ", "
+                                 << cols << "] -> " << dtypeName(f8)
+                                 << ", transposed: " << whereT;
+      }
     }
   }
 }

@@ -13,6 +13,8 @@
 // load and, from sm_89 on, converts pairs with the hardware's
 // cvt.rn.satfinite (the same rounding and saturation; NaN set to the
 // host's code), which the bit-for-bit test holds to the host's codes.
+// llmc_scaled_cast_transpose_<in>_<e4m3|e5m2>: the same codes of a matrix,
+// as they are and transposed, from one read of it (a 64 x 64 tile a block).
 //
 //===----------------------------------------------------------------------===//
 #ifndef LLMC_CUDA_FP8_FP8_CUH
@@ -132,6 +134,88 @@ __device__ void scaledCast(const T *x, const float *scale, unsigned char *out,
                        MaxCode);
 }
 
+/// The codes of scaledCast for a matrix x [rows, cols], written to `out`
+/// as they are and to `transposed` [cols, rows], from one read of x. A
+/// block takes a 64 x 64 tile: eight elements a thread per 16-byte load
+/// (32 rows of 8 groups, twice), their codes stored in place and into a
+/// shared tile, whose columns are then written as rows of the result, four
+/// codes a word (as llmc_transpose_bytes, movement/Movement.cuh). Edges,
+/// shapes whose rows or cols are not multiples of 4 or 8, and unaligned
+/// pointers take the element-by-element path of the same codes. Blocks
+/// (cols / 64, rows / 64), the rows grid-strided.
+constexpr int kCastTile = 64;
+template <typename T, int MantissaBits, int Bias, unsigned MaxCode>
+__device__ void scaledCastTranspose(const T *x, const float *scale,
+                                    unsigned char *out,
+                                    unsigned char *transposed, long long rows,
+                                    long long cols) {
+  __shared__ unsigned char tile[kCastTile][kCastTile + 4];
+  const float s = scale[0];
+  const bool packed = cols % 8 == 0 && alignedTo(x, 16) && alignedTo(out, 8);
+  const bool wordRows = rows % 4 == 0 && alignedTo(transposed, 4);
+  const long long c0 = (long long)blockIdx.x * kCastTile;
+  const long long tileRows = (rows + kCastTile - 1) / kCastTile;
+  for (long long tr = blockIdx.y; tr < tileRows; tr += gridDim.y) {
+    const long long r0 = tr * kCastTile;
+    const int group = threadIdx.x % 8, ty = threadIdx.x / 8;
+    for (int i = ty; i < kCastTile; i += 32) {
+      const long long r = r0 + i, c = c0 + 8 * group;
+      if (r >= rows)
+        continue;
+      unsigned char *codes = &tile[i][8 * group];
+      if (packed && c + 8 <= cols) {
+        Fp8Pack<T> p = *(const Fp8Pack<T> *)(x + r * cols + c);
+        unsigned word[2];
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const T *v = p.values + 4 * h;
+          word[h] = encodePair<MantissaBits, Bias, MaxCode>(
+                        scaledValue(loadValue(v[0]), s),
+                        scaledValue(loadValue(v[1]), s)) |
+                    encodePair<MantissaBits, Bias, MaxCode>(
+                        scaledValue(loadValue(v[2]), s),
+                        scaledValue(loadValue(v[3]), s))
+                        << 16;
+        }
+        *(uint2 *)(out + r * cols + c) = make_uint2(word[0], word[1]);
+        *(unsigned *)codes = word[0];
+        *(unsigned *)(codes + 4) = word[1];
+      } else {
+        for (int j = 0; j < 8 && c + j < cols; ++j) {
+          unsigned char code = encodeFp8(
+              scaledValue(loadValue(x[r * cols + c + j]), s), MantissaBits,
+              Bias, MaxCode);
+          out[r * cols + c + j] = code;
+          codes[j] = code;
+        }
+      }
+    }
+    __syncthreads();
+    if (wordRows) {
+      // A word: four consecutive rows of one column.
+      const int tx = threadIdx.x % 16, tyw = threadIdx.x / 16;
+      const long long resultRowWords = rows / 4;
+      unsigned *dst = (unsigned *)transposed;
+      for (int i = tyw; i < kCastTile; i += 16) {
+        const long long c = c0 + i, w = r0 / 4 + tx;
+        if (c < cols && w < resultRowWords)
+          dst[c * resultRowWords + w] =
+              (unsigned)tile[4 * tx][i] | (unsigned)tile[4 * tx + 1][i] << 8 |
+              (unsigned)tile[4 * tx + 2][i] << 16 |
+              (unsigned)tile[4 * tx + 3][i] << 24;
+      }
+    } else {
+      for (int k = threadIdx.x; k < kCastTile * kCastTile; k += blockDim.x) {
+        const int i = k / kCastTile, j = k % kCastTile;
+        const long long c = c0 + i, r = r0 + j;
+        if (c < cols && r < rows)
+          transposed[c * rows + r] = tile[j][i];
+      }
+    }
+    __syncthreads();
+  }
+}
+
 #define LLMC_FP8_ENTRIES(suffix, T)                                            \
   extern "C" __global__ void llmc_amax_##suffix(const T *x, unsigned *out,     \
                                                 long long n) {                 \
@@ -144,6 +228,18 @@ __device__ void scaledCast(const T *x, const float *scale, unsigned char *out,
   extern "C" __global__ void llmc_scaled_cast_##suffix##_e5m2(                 \
       const T *x, const float *scale, unsigned char *out, long long n) {       \
     scaledCast<T, 2, 15, 0x7bu>(x, scale, out, n);                             \
+  }                                                                            \
+  extern "C" __global__ void llmc_scaled_cast_transpose_##suffix##_e4m3(       \
+      const T *x, const float *scale, unsigned char *out,                      \
+      unsigned char *transposed, long long rows, long long cols) {             \
+    scaledCastTranspose<T, 3, 7, 0x7eu>(x, scale, out, transposed, rows,       \
+                                        cols);                                 \
+  }                                                                            \
+  extern "C" __global__ void llmc_scaled_cast_transpose_##suffix##_e5m2(       \
+      const T *x, const float *scale, unsigned char *out,                      \
+      unsigned char *transposed, long long rows, long long cols) {             \
+    scaledCastTranspose<T, 2, 15, 0x7bu>(x, scale, out, transposed, rows,      \
+                                         cols);                                \
   }
 LLMC_FP8_ENTRIES(f32, float)
 LLMC_FP8_ENTRIES(bf16, Bf16)

@@ -3,7 +3,7 @@
 // The fp8 family (the selection is codegen's, codegen/cuda/fp8/
 // Fp8Select.cpp): Amax zeroes its scalar and runs the atomicMax kernel,
 // ScaledCast one grid-stride kernel (fp8/Fp8.cuh; a thread per eight
-// elements), ScaledMatmul cuBLASLt's
+// elements), ScaledCastTranspose one 64 x 64 tile a block, ScaledMatmul cuBLASLt's
 // FP8 GEMM with the two inverse scales as its scale pointers
 // (CublasLtMatmul::runScaled).
 //
@@ -56,6 +56,16 @@ Status family::launchFp8(LaunchContext &context, const KernelCall &call,
     return context.launch(choice.entries[0],
                           strideBlocks((n + 7) / 8, context.multiprocessors()),
                           kThreads, 0, args);
+  }
+  case KernelKind::ScaledCastTranspose: {
+    const void *x = inputs[0].data, *scale = inputs[1].data;
+    void *out = outputs[0].data, *transposed = outputs[1].data;
+    long long rows = inputs[0].shape[0], cols = inputs[0].shape[1];
+    std::vector<void *> args = {&x, &scale, &out, &transposed, &rows, &cols};
+    dim3 blocks(static_cast<unsigned>((cols + 63) / 64),
+                static_cast<unsigned>(
+                    std::clamp<long long>((rows + 63) / 64, 1, 65535)));
+    return context.launch(choice.entries[0], blocks, kThreads, 0, args);
   }
   case KernelKind::ScaledMatmul: {
     ScaledMatmulProblem problem;
