@@ -476,6 +476,14 @@ struct VerifyCommand {
                "parameters of this model part"),
       cl::value_desc("part"), cl::Hidden, cl::sub(command),
       cl::cat(llmcCategory())};
+  cl::opt<std::string> device{
+      "device",
+      cl::desc("cpu (default): the mesh on CPU devices against one CPU "
+               "device; cuda: the mesh on virtual ranks of GPU 0 (every "
+               "rank, its collectives as device copies and kernels) against "
+               "one GPU and against the mesh on CPU devices"),
+      cl::value_desc("cpu|cuda"), cl::init("cpu"), cl::sub(command),
+      cl::cat(llmcCategory())};
 };
 
 /// A context with every dialect llmc programs use, diagnostics printed with
