@@ -454,6 +454,8 @@ struct VerifyCommand {
       "  m1 = (1 - beta1) * clipped g1, whose relative difference is the\n"
       "  gradient's. Tolerances: losses 1e-5 relative, gradients and\n"
       "  parameters 1e-4 relative L2 per tensor (2e-2 for bf16/fp16 runs).\n"
+      "  --device cuda: the mesh on virtual ranks of GPU 0 against one GPU\n"
+      "  and against the mesh on CPU devices, a table and verdict each.\n"
       "  Exit 0 on PASS, 1 on FAIL (the failing parts named)."};
   cl::opt<std::string> input{cl::Positional, cl::desc("<run.toml>"),
                              cl::Required, cl::sub(command),
@@ -475,6 +477,14 @@ struct VerifyCommand {
       cl::desc("Tests of the FAIL path: perturb the mesh run's initial "
                "parameters of this model part"),
       cl::value_desc("part"), cl::Hidden, cl::sub(command),
+      cl::cat(llmcCategory())};
+  cl::opt<std::string> device{
+      "device",
+      cl::desc("cpu (default): the mesh on CPU devices against one CPU "
+               "device; cuda: the mesh on virtual ranks of GPU 0 (every "
+               "rank, its collectives as device copies and kernels) against "
+               "one GPU and against the mesh on CPU devices"),
+      cl::value_desc("cpu|cuda"), cl::init("cpu"), cl::sub(command),
       cl::cat(llmcCategory())};
 };
 

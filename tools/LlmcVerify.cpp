@@ -11,6 +11,9 @@
 //   parameters              after the last step;
 // the last two as relative L2 differences per tensor, reported per model part
 // (transformer.h.0.attn, model.layers.1.mlp, transformer.wte).
+// With --device cuda the mesh runs on virtual ranks of GPU 0 (every rank in
+// this process, runtime/cuda/session/VirtualRanks.h) and is compared, with
+// the same tables, against one GPU and against the mesh on CPU devices.
 // See docs/verify.md.
 //
 //===----------------------------------------------------------------------===//
@@ -20,6 +23,11 @@
 #include "runtime/io/Safetensors.h"
 #include "runtime/train/Checkpoint.h"
 #include "runtime/train/Init.h"
+
+#ifdef LLMC_HAVE_CUDA
+#include "runtime/cuda/session/CudaSession.h"
+#include "runtime/cuda/session/VirtualRanks.h"
+#endif
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
@@ -190,11 +198,18 @@ int writeInitialParameters(const rt::Executable &exe, uint64_t seed,
   return kExitOk;
 }
 
-/// Trains `steps` steps of `exe` on CPU virtual devices, saving a checkpoint
-/// after every step under `dir`/checkpoints.
+/// Where a run trains: CPU virtual devices (no factory), or the GPU through
+/// `factory` (one GPU, or virtual ranks).
+struct RunDevice {
+  rt::DeviceSessionFactory factory = nullptr;
+  rt::DeviceCountFn count = nullptr;
+};
+
+/// Trains `steps` steps of `exe` on `device`, saving a checkpoint after
+/// every step under `dir`/checkpoints.
 int trainRun(const rt::Executable &exe, const std::string &dir,
              const std::string &weights, int64_t steps, unsigned threads,
-             RunResult &result) {
+             RunResult &result, const RunDevice &device = RunDevice()) {
   if (std::error_code ec = llvm::sys::fs::create_directories(dir))
     return fail("cannot create the directory '" + dir + "': " + ec.message());
   rt::TrainOptions train;
@@ -202,7 +217,9 @@ int trainRun(const rt::Executable &exe, const std::string &dir,
     return fail(s.message());
   // The schedule (compiled into the program) still spans [train] steps.
   train.settings.steps = std::max(train.settings.steps, steps);
-  train.settings.devices = "cpu";
+  train.settings.devices = device.factory ? "cuda" : "cpu";
+  train.cudaSession = device.factory;
+  train.cudaDeviceCount = device.count;
   result.checkpoints = joinPath(dir, "checkpoints");
   train.settings.checkpointDir = result.checkpoints;
   train.settings.checkpointEvery = 1;
@@ -263,7 +280,34 @@ struct VerifyPrograms {
   Session session; ///< first: destroyed after the modules it owns
   Compiled meshCompiled, singleCompiled;
   rt::Executable meshExe, singleExe;
+  /// --device cuda: both again as `llmc compile` makes them for the run
+  /// (fused kernels where its devices say so): what `llmc launch` runs.
+  Compiled meshGpuCompiled, singleGpuCompiled;
+  rt::Executable meshGpuExe, singleGpuExe;
 };
+
+/// --device cuda: the two programs as the run compiles them.
+int compileForGpu(const std::string &input, llvm::raw_ostream &os,
+                  VerifyPrograms &programs) {
+  CompileRequest request;
+  request.input = input;
+  request.stopAfter = "final";
+  request.sourceOptions.warnPending = false;
+  os << "compiling both again as the run compiles them, for the GPU\n";
+  os.flush();
+  if (int code = compileModule(programs.session, request,
+                               programs.meshGpuCompiled))
+    return code;
+  if (int code = buildArtifact(programs.meshGpuCompiled, input,
+                               programs.meshGpuExe))
+    return code;
+  request.singleDevice = true;
+  if (int code = compileModule(programs.session, request,
+                               programs.singleGpuCompiled))
+    return code;
+  return buildArtifact(programs.singleGpuCompiled, input,
+                       programs.singleGpuExe);
+}
 
 /// Step 2: compiles both (on CPU virtual devices: every value stored).
 int compileBoth(const std::string &input, llvm::raw_ostream &os,
@@ -306,7 +350,7 @@ int makeWorkDirectory(const std::string &keep, std::string &work) {
   } else {
     ec = llvm::sys::fs::create_directories(work);
     // Only what an earlier verify wrote there (checkpoints would mix).
-    for (const char *sub : {"mesh", "single"})
+    for (const char *sub : {"mesh", "single", "mesh-cuda", "single-cuda"})
       if (!ec)
         ec = llvm::sys::fs::remove_directories(joinPath(work, sub));
   }
@@ -469,8 +513,9 @@ struct VerifyOutcome {
 /// Step 9: the table, the summary lines, then PASS or FAIL.
 int printVerdict(const VerifyCommand &options, const VerifyOutcome &outcome,
                  const Tolerances &tolerances, const std::string &mesh,
-                 size_t ranks, const std::string &work,
-                 llvm::raw_ostream &os) {
+                 size_t ranks, const std::string &work, llvm::raw_ostream &os,
+                 const std::string &where = "",
+                 const std::string &reference = "one device") {
   std::vector<std::string> failures;
   double worstGradient = 0, worstParameter = 0;
   printPartTable(outcome.rows, tolerances.tensor, os, failures, worstGradient,
@@ -520,15 +565,95 @@ int printVerdict(const VerifyCommand &options, const VerifyOutcome &outcome,
     os << "  kept the checkpoints and metrics of both runs in " << work
        << "\n";
   if (failures.empty()) {
-    os << "PASS: mesh " << mesh << " (" << ranks
-       << " ranks) matches one device over " << steps << " step"
+    os << "PASS: mesh " << mesh << " (" << ranks << " ranks)" << where
+       << " matches " << reference << " over " << steps << " step"
        << (steps == 1 ? "" : "s") << "\n";
     return kExitOk;
   }
-  os << "FAIL: mesh " << mesh << " differs from one device beyond tolerance "
-     << "in: " << llvm::join(failures, ", ") << "\n";
+  os << "FAIL: mesh " << mesh << where << " differs from " << reference
+     << " beyond tolerance in: " << llvm::join(failures, ", ") << "\n";
   return kExitRejected;
 }
+
+/// --device: cpu or cuda, and a GPU for cuda. -1 to go on, else the exit
+/// code.
+int checkVerifyDevice(const VerifyCommand &options) {
+  const std::string &device = options.device;
+  if (device != "cpu" && device != "cuda") {
+    llvm::errs() << "llmc verify: --device expects cpu or cuda, got '"
+                 << device << "'\n";
+    return kExitUsage;
+  }
+  if (device == "cpu")
+    return -1;
+#ifdef LLMC_HAVE_CUDA
+  if (rt::cuda::cudaDeviceCount() > 0)
+    return -1;
+  return fail("--device cuda: no CUDA device on this machine "
+              "(cudaGetDeviceCount found none); verify on the CPU without "
+              "--device");
+#else
+  return fail("--device cuda: this build has no CUDA backend (configure "
+              "with the CUDA toolkit, LLMC_CUDA=ON); verify on the CPU "
+              "without --device");
+#endif
+}
+
+#ifdef LLMC_HAVE_CUDA
+/// --device cuda, steps 5 to 9: the mesh on virtual ranks of GPU 0, one
+/// GPU, and the mesh on CPU devices, from the same initial parameters;
+/// the virtual ranks against each of the other two, a table and a verdict
+/// each. Exit 0 when both pass.
+int verifyOnGpu(const VerifyCommand &options, const VerifyPrograms &programs,
+                const std::string &work, const std::string &initial,
+                const std::string &meshInitial, llvm::raw_ostream &os) {
+  const rt::Executable &meshExe = programs.meshGpuExe;
+  size_t ranks = meshExe.ranks.size();
+  std::string mesh = rt::formatMesh(meshExe.mesh);
+  int64_t steps = options.steps;
+  std::string stepsText =
+      std::to_string(steps) + (steps == 1 ? " step" : " steps");
+  RunDevice virtualRanks{rt::cuda::createVirtualRankDeviceSession,
+                         rt::cuda::cudaDeviceCount};
+  RunDevice oneGpu{rt::cuda::createCudaDeviceSession,
+                   rt::cuda::cudaDeviceCount};
+  RunResult virtualRun, gpuRun, cpuRun;
+  os << "training " << stepsText << " on " << ranks
+     << " virtual ranks of cuda:0 (mesh " << mesh << ")\n";
+  os.flush();
+  if (int code = trainRun(meshExe, joinPath(work, "mesh-cuda"), meshInitial,
+                          steps, options.threads, virtualRun, virtualRanks))
+    return code;
+  os << "training " << stepsText << " on 1 GPU\n";
+  os.flush();
+  if (int code = trainRun(programs.singleGpuExe, joinPath(work, "single-cuda"),
+                          initial, steps, options.threads, gpuRun, oneGpu))
+    return code;
+  os << "training " << stepsText << " on " << ranks << " CPU devices (mesh "
+     << mesh << ")\n";
+  os.flush();
+  if (int code = trainRun(programs.meshExe, joinPath(work, "mesh"), initial,
+                          steps, options.threads, cpuRun))
+    return code;
+  Tolerances tolerances = tolerancesFor(programs.singleGpuCompiled, os);
+  int exit = kExitOk;
+  for (auto [reference, run] :
+       {std::make_pair(std::string("one GPU"), &gpuRun),
+        std::make_pair(std::string("the mesh on CPU devices"), &cpuRun)}) {
+    os << "\nvirtual GPU ranks against " << reference << ":\n";
+    VerifyOutcome outcome;
+    compareSteps(virtualRun, *run, steps, os, outcome.worstLoss,
+                 outcome.worstNorm);
+    if (int code = compareParts(programs.singleExe, virtualRun, *run, steps,
+                                outcome.rows, outcome.keyBiases))
+      return code;
+    if (printVerdict(options, outcome, tolerances, mesh, ranks, work, os,
+                     " on virtual GPU ranks", reference) != kExitOk)
+      exit = kExitRejected;
+  }
+  return exit;
+}
+#endif
 
 } // namespace
 
@@ -538,9 +663,14 @@ int runVerify(const VerifyCommand &options) {
   // 1. A mesh of more than one device; 2. both programs.
   if (int code = checkVerifyInput(options, os); code >= 0)
     return code;
+  if (int code = checkVerifyDevice(options); code >= 0)
+    return code;
   VerifyPrograms programs;
   if (int code = compileBoth(input, os, programs))
     return code;
+  if (options.device == "cuda")
+    if (int code = compileForGpu(input, os, programs))
+      return code;
   const rt::Executable &meshExe = programs.meshExe, &singleExe = programs.singleExe;
   size_t ranks = meshExe.ranks.size();
   std::string mesh = rt::formatMesh(meshExe.mesh);
@@ -576,7 +706,11 @@ int runVerify(const VerifyCommand &options) {
     os << "perturbing the mesh run's initial " << options.perturbPart
        << " (--perturb-part)\n";
 
-  // 5. Train both.
+  // 5. Train both (--device cuda: three runs, two comparisons).
+#ifdef LLMC_HAVE_CUDA
+  if (options.device == "cuda")
+    return verifyOnGpu(options, programs, work, initial, meshInitial, os);
+#endif
   int64_t steps = options.steps;
   RunResult meshRun, singleRun;
   os << "training " << steps << " step" << (steps == 1 ? "" : "s") << " on "

@@ -42,6 +42,20 @@ std::vector<DeviceUnit> deviceKernelUnits() {
               "llmc_scaled_cast_transpose_f16_e4m3",
               "llmc_scaled_cast_transpose_f16_e5m2"}),
   };
+  // Virtual ranks on one GPU (docs/distributed.md): the reductions of
+  // their all-reduces and reduce-scatters. Carried by every program with
+  // collectives, loaded only by the session of virtual ranks.
+  {
+    std::vector<std::string> entries;
+    for (const char *op : {"sum", "max"})
+      for (const char *type : {"f32", "f64", "bf16", "f16", "i32", "i64"})
+        entries.push_back(std::string("llmc_virtual_reduce_") + op + "_" +
+                          type);
+    units.push_back(unitOf("llmc_virtual_collectives",
+                           "VirtualCollectives.cu", /*onDemand=*/true,
+                           entries));
+    units.back().forCollectives = true;
+  }
   for (int headDim : {64, 128}) {
     std::string d = std::to_string(headDim);
     std::string suffix = "_bf16_d" + d;

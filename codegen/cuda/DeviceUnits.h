@@ -30,6 +30,10 @@ struct DeviceUnit {
   /// --cuda-arch, cuda-coverage --arch) and never loaded: the launch runs
   /// the scalar kernels there (LaunchContext::bf16TensorCores).
   int minArch = 0;
+  /// Carried by every program with Collective commands, whatever its
+  /// kernels choose (the virtual ranks' reductions, which no command
+  /// selects: the session of virtual ranks launches them).
+  bool forCollectives = false;
   /// units/<file>.cu.
   std::string file;
   /// Why the source could not be expanded (an embedded file missing: a
@@ -40,9 +44,10 @@ struct DeviceUnit {
 
 /// Every unit of hand-written kernels, compiled side by side:
 /// llmc_device_kernels (units/DeviceKernels.cu), llmc_flash_attention,
-/// llmc_norm_grad_rows, llmc_norm_rows8, llmc_rope and, on demand, one unit
-/// per head dimension of the tensor-core flash attention (llmc_flash_tc_d64,
-/// llmc_flash_tc_d128). NVRTC compiles a unit serially: the longest unit is
+/// llmc_norm_grad_rows, llmc_norm_rows8, llmc_rope and, on demand, llmc_fp8,
+/// one unit per head dimension of the tensor-core flash attention
+/// (llmc_flash_tc_d64, llmc_flash_tc_d128) and the reductions of virtual
+/// ranks (llmc_virtual_collectives). NVRTC compiles a unit serially: the longest unit is
 /// the cold compile.
 std::vector<DeviceUnit> deviceKernelUnits();
 

@@ -139,8 +139,12 @@ void planCudaKernels(RankProgram &program) {
   planMultiTensor(program, units, entries);
   // The hand-written units. An embedded file that is missing (a broken
   // build) leaves the unit without source: loading it then fails.
+  bool collectives = std::any_of(
+      program.commands.begin(), program.commands.end(),
+      [](const Command &c) { return c.kind == CommandKind::Collective; });
   for (const DeviceUnit &device : deviceKernelUnits()) {
     bool used = !device.onDemand ||
+                (device.forCollectives && collectives) ||
                 std::any_of(device.entries.begin(), device.entries.end(),
                             [&](const std::string &e) {
                               return entries.count(e) != 0;

@@ -24,7 +24,8 @@
 // on GPU LOCAL_RANK, its collectives through NCCL; only rank 0 prints step
 // lines and writes files. A world of one meets itself at the rendezvous and
 // trains as usual, unless --nccl forces the NCCL session. Without those
-// variables nothing changes.
+// variables nothing changes. --virtual-ranks trains every rank of the mesh
+// in this one process on GPU 0 instead (runtime/cuda/session/VirtualRanks.h).
 //
 // Exit codes: 0 success, 1 the run failed (message printed), 2 bad usage.
 //
@@ -47,6 +48,7 @@
 #include "tools/EnvironmentHelp.h"
 #ifdef LLMC_HAVE_CUDA
 #include "runtime/cuda/session/CudaSession.h"
+#include "runtime/cuda/session/VirtualRanks.h"
 #endif
 
 #include <cerrno>
@@ -86,6 +88,8 @@ struct Options {
   int64_t steps = 0;
   int64_t sampleTokens = -1;
   bool nccl = false; ///< the NCCL session even for a world of one
+  /// Every rank of the mesh in this process on GPU 0 (VirtualRanks.h).
+  bool virtualRanks = false;
 };
 
 void printUsage(FILE *out) {
@@ -129,6 +133,12 @@ void printUsage(FILE *out) {
       "  --nccl                 train through the multi-process NCCL session\n"
       "                         even in a world of one (GPU; without a\n"
       "                         launcher: rank 0 of 1 on 127.0.0.1)\n"
+      "  --virtual-ranks        run every rank of the artifact's mesh in this\n"
+      "                         process on GPU 0, each with its own arena and\n"
+      "                         streams, collectives as copies and reduction\n"
+      "                         kernels between them (not pipelines, pp);\n"
+      "                         without it a mesh of several ranks needs one\n"
+      "                         process per GPU (llmc launch) or the CPU\n"
       "Running once (any program, or a training step given --inputs):\n"
       "  --weights PATH         parameters: a Hugging Face folder, a\n"
       "                         .safetensors file or a shard index (bf16,\n"
@@ -175,6 +185,10 @@ int parseArguments(int argc, char **argv, Options &options) {
     }
     if (arg == "--nccl") {
       options.nccl = true;
+      continue;
+    }
+    if (arg == "--virtual-ranks") {
+      options.virtualRanks = true;
       continue;
     }
     std::string *text = arg == "--weights"          ? &options.weights
@@ -268,6 +282,15 @@ int parseArguments(int argc, char **argv, Options &options) {
   }
   if (options.model.empty()) {
     printUsage(stderr);
+    return kExitUsage;
+  }
+  if (options.virtualRanks && (options.nccl || options.device == "cpu" ||
+                               options.device == "auto")) {
+    std::fprintf(stderr,
+                 "llmc-run: --virtual-ranks runs every rank on one GPU in "
+                 "this process; it does not go with %s\n",
+                 options.nccl ? "--nccl (one rank per process)"
+                              : ("--device " + options.device).c_str());
     return kExitUsage;
   }
   // No output may overwrite an input.
@@ -381,6 +404,34 @@ int train(const rt::Executable &exe, const Options &options) {
   train.threads = options.threads;
   train.stopAfterStep = options.steps;
 
+  if (options.virtualRanks) {
+    // Asked for by name, never chosen for a missing GPU: every rank on GPU
+    // 0 (resolveDevice still refuses a machine without one).
+    rt::LaunchEnv env;
+    bool launched = false;
+    if (rt::Status status = rt::readLaunchEnv(rt::processEnv(), env, launched);
+        !status)
+      return failed(status);
+    if (launched && env.worldSize > 1) {
+      std::fprintf(stderr,
+                   "llmc-run: rank %d: --virtual-ranks runs every rank in "
+                   "one process; under a launcher (WORLD_SIZE=%d) each "
+                   "process runs its own rank through NCCL: drop one or the "
+                   "other\n",
+                   env.rank, env.worldSize);
+      return kExitUsage;
+    }
+#ifdef LLMC_HAVE_CUDA
+    train.settings.devices = "cuda";
+    train.cudaSession = rt::cuda::createVirtualRankDeviceSession;
+#else
+    return failed(rt::Status::error(
+        rt::StatusCode::Unimplemented,
+        "--virtual-ranks needs the CUDA backend, which this build lacks "
+        "(configure with the CUDA toolkit, LLMC_CUDA=ON); train on the CPU "
+        "with --device cpu"));
+#endif
+  }
   rt::MultiProcessSessionFn multiProcessSession = nullptr;
 #ifdef LLMC_HAVE_CUDA
   multiProcessSession = rt::cuda::createMultiProcessSession;
@@ -468,21 +519,9 @@ int exportCommand(int argc, char **argv) {
   return 0;
 }
 
-} // namespace
-
-int main(int argc, char **argv) {
-  if (argc >= 2 && std::string(argv[1]) == "export")
-    return exportCommand(argc, argv);
-  Options options;
-  if (int code = parseArguments(argc, argv, options))
-    return code < 0 ? 0 : code;
-
-  rt::Executable exe;
-  if (rt::Status status = rt::readExecutable(options.model, exe); !status)
-    return failed(status);
-  bool training = rt::checkTrainable(exe).isOk() && options.inputs.empty();
-  if (training)
-    return train(exe, options);
+/// Running a program once is for one process on the CPU: 0 to go on, else
+/// the exit code of an option that says otherwise.
+int checkRunOnce(const Options &options) {
   {
     rt::LaunchEnv env;
     bool launched = false;
@@ -495,6 +534,13 @@ int main(int argc, char **argv) {
                    "trains a training artifact; running a program once is "
                    "for one process\n",
                    env.rank);
+      return kExitUsage;
+    }
+    if (options.virtualRanks) {
+      std::fprintf(stderr,
+                   "llmc-run: --virtual-ranks trains a training artifact on "
+                   "the GPU; running a program once is CPU-only (its ranks "
+                   "run as CPU virtual devices)\n");
       return kExitUsage;
     }
   }
@@ -512,6 +558,26 @@ int main(int argc, char **argv) {
                                         : "drop --inputs to train");
     return kExitUsage;
   }
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  if (argc >= 2 && std::string(argv[1]) == "export")
+    return exportCommand(argc, argv);
+  Options options;
+  if (int code = parseArguments(argc, argv, options))
+    return code < 0 ? 0 : code;
+
+  rt::Executable exe;
+  if (rt::Status status = rt::readExecutable(options.model, exe); !status)
+    return failed(status);
+  bool training = rt::checkTrainable(exe).isOk() && options.inputs.empty();
+  if (training)
+    return train(exe, options);
+  if (int code = checkRunOnce(options))
+    return code;
   // Parameters from --weights (or the folder the artifact names) through
   // the Hugging Face loader: any of its forms, dtypes converted. A weights
   // file may also hold data inputs, bound by name below.

@@ -117,22 +117,28 @@ std::string describeLaunch(KernelKind kind,
   return text;
 }
 
-Status checkOneRank(const Executable &executable) {
+Status checkOneRank(const Executable &executable, int gpus) {
   // Validation makes the mesh's device count the number of ranks, so this
-  // also refuses every mesh of more than one device in one process
-  // (several GPUs run one process each: createMultiProcessSession).
-  if (executable.ranks.size() != 1)
-    return Status::error(StatusCode::Unimplemented,
-                         "the CUDA session of one process runs one-rank "
-                         "programs; this one has " +
-                             std::to_string(executable.ranks.size()) +
-                             " ranks on the mesh " +
-                             formatMesh(executable.mesh) +
-                             ": run one process per GPU with `llmc launch -n " +
-                             std::to_string(executable.ranks.size()) +
-                             " RUN.toml` (docs/distributed.md), or on the "
-                             "CPU with --device cpu");
-  return Status::ok();
+  // refuses every mesh of more than one device in a plain session: several
+  // GPUs run one process each (createMultiProcessSession), and one GPU runs
+  // them only when asked (virtual ranks: VirtualRanks.h), never silently.
+  const size_t ranks = executable.ranks.size();
+  if (ranks == 1)
+    return Status::ok();
+  const std::string n = std::to_string(ranks);
+  std::string launch = "one process per GPU with `llmc launch -n " + n +
+                       " RUN.toml` (docs/distributed.md)";
+  if (gpus < static_cast<int>(ranks))
+    launch += ", which needs " + n + " GPUs (this machine has " +
+              std::to_string(gpus) + ")";
+  return Status::error(
+      StatusCode::Unimplemented,
+      "the program has " + n + " ranks on the mesh " +
+          formatMesh(executable.mesh) +
+          " and a CUDA session of one process runs one rank: run all " + n +
+          " on one GPU as virtual ranks with `llmc-run --virtual-ranks` "
+          "(docs/distributed.md, \"Virtual ranks on one GPU\"), " + launch +
+          ", or on the CPU with --device cpu");
 }
 
 } // namespace llmc::rt::cuda

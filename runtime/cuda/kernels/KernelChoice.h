@@ -96,9 +96,11 @@ inline KernelAttrs biasGradientReduceAttrs(const MatmulProblem &p) {
 std::string describeLaunch(KernelKind kind, const std::vector<TensorRef> &inputs,
                            const std::vector<TensorRef> &outputs);
 
-/// Whether CudaSession runs `executable` at all (one rank); the message
-/// says why not.
-Status checkOneRank(const Executable &executable);
+/// Whether a CudaSession without a transport runs `executable` (one rank);
+/// the message says why not and names the ways that run it: virtual ranks
+/// (llmc-run --virtual-ranks), `llmc launch` (with `gpus`, the machine's
+/// GPU count, when there are too few), the CPU.
+Status checkOneRank(const Executable &executable, int gpus);
 
 } // namespace llmc::rt::cuda
 

@@ -11,55 +11,20 @@ namespace llmc::rt::cuda {
 
 namespace {
 
-constexpr size_t kAttrsBeforeRanks = 5; // collective, reduce, peer, tag, n
-
-const char *collectiveName(CollectiveKind kind) {
-  switch (kind) {
-  case CollectiveKind::AllReduce:
-    return "all-reduce";
-  case CollectiveKind::AllGather:
-    return "all-gather";
-  case CollectiveKind::ReduceScatter:
-    return "reduce-scatter";
-  case CollectiveKind::AllToAll:
-    return "all-to-all";
-  case CollectiveKind::Send:
-    return "send";
-  case CollectiveKind::Recv:
-    return "recv";
-  }
-  return "collective";
-}
-
-bool isGroupCollective(CollectiveKind kind) {
-  return kind == CollectiveKind::AllReduce ||
-         kind == CollectiveKind::AllGather ||
-         kind == CollectiveKind::ReduceScatter ||
-         kind == CollectiveKind::AllToAll;
-}
-
 /// Checks the attrs of a Collective command and splits them.
 Status decode(const Command &command, CollectiveKind &kind, bool &max,
               int &peer, std::vector<int> &ranks) {
-  const std::vector<int64_t> &ints = command.attrs.ints;
-  if (ints.size() < kAttrsBeforeRanks || ints[4] < 0 ||
-      ints.size() != kAttrsBeforeRanks + static_cast<size_t>(ints[4]) ||
-      ints[0] < 0 || ints[0] > static_cast<int64_t>(CollectiveKind::Recv))
-    return Status::error(StatusCode::InvalidArgument,
-                         "a collective needs [collective, reduce, peer, tag, "
-                         "n, ranks...] attributes");
-  kind = static_cast<CollectiveKind>(ints[0]);
-  max = ints[1] == 1;
-  peer = static_cast<int>(ints[2]);
-  ranks.assign(ints.begin() + kAttrsBeforeRanks, ints.end());
+  CollectiveCall call;
+  LLMC_RETURN_IF_ERROR(decodeCollective(command, call));
+  kind = call.kind;
+  max = call.max;
+  peer = call.peer;
+  ranks = call.ranks;
   return Status::ok();
 }
 
 std::string formatRanks(const std::vector<int> &ranks) {
-  std::string text = "[";
-  for (size_t i = 0; i < ranks.size(); ++i)
-    text += (i ? ", " : "") + std::to_string(ranks[i]);
-  return text + "]";
+  return formatRankList(ranks);
 }
 
 Status ncclTypeOf(DType dtype, bool reduction, ncclDataType_t &type) {
@@ -246,15 +211,12 @@ Status NcclWorld::enqueue(const Command &command,
   int peer;
   std::vector<int> ranks;
   LLMC_RETURN_IF_ERROR(decode(command, kind, max, peer, ranks));
-  std::string what = std::string(collectiveName(kind));
-  if (kind == CollectiveKind::AllReduce ||
-      kind == CollectiveKind::ReduceScatter)
-    what += max ? " (max)" : " (sum)";
-  what += isGroupCollective(kind) ? " over " + formatRanks(ranks)
-                                  : (kind == CollectiveKind::Send ? " to "
-                                                                  : " from ") +
-                                        std::to_string(peer);
-  what += " at " + command.origin;
+  CollectiveCall call;
+  call.kind = kind;
+  call.max = max;
+  call.peer = peer;
+  call.ranks = ranks;
+  const std::string what = describeCollective(call, command.origin);
   const std::string where = "rank " + std::to_string(rank_) + ": " + what;
   auto fail = [&](const std::string &message) {
     return Status::error(StatusCode::InvalidArgument, where + ": " + message);

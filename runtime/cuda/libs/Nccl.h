@@ -24,6 +24,7 @@
 #include "runtime/Executable.h"
 #include "runtime/Kernel.h"
 #include "runtime/Status.h"
+#include "runtime/cuda/libs/CollectiveBackend.h"
 
 #include <cuda_runtime.h>
 #include <nccl.h>
@@ -50,7 +51,7 @@ struct NcclWorldOptions {
   std::chrono::milliseconds timeout{std::chrono::seconds(600)};
 };
 
-class NcclWorld {
+class NcclWorld : public CollectiveBackend {
 public:
   /// Creates the world communicator of `worldSize` ranks from `uniqueId`
   /// (ncclNewUniqueId's bytes on rank 0, broadcast to the others) on the
@@ -62,13 +63,13 @@ public:
                        const std::vector<uint8_t> &uniqueId,
                        const NcclWorldOptions &options,
                        std::unique_ptr<NcclWorld> &world);
-  ~NcclWorld();
+  ~NcclWorld() override;
   NcclWorld(const NcclWorld &) = delete;
   NcclWorld &operator=(const NcclWorld &) = delete;
 
   int rank() const { return rank_; }
   int worldSize() const { return worldSize_; }
-  cudaStream_t stream() const { return stream_; }
+  cudaStream_t stream() const override { return stream_; }
 
   /// Enqueues Collective `command` on the communication stream after the
   /// work already on `compute`; `done` (created by the caller) is recorded
@@ -78,23 +79,25 @@ public:
   /// just before the collective: where a trace's event of it begins.
   Status enqueue(const Command &command, const std::vector<TensorRef> &inputs,
                  const std::vector<TensorRef> &outputs, cudaStream_t compute,
-                 cudaEvent_t done, cudaEvent_t started = nullptr);
+                 cudaEvent_t done, cudaEvent_t started = nullptr) override;
 
   /// All-gathers `bytes` bytes from every rank of the world (on the
   /// communication stream, after `compute`) into `gathered` on the host:
   /// rank r's bytes at r * bytes. For reading sharded outputs; collective.
   Status gatherToHost(const void *device, size_t bytes, cudaStream_t compute,
-                      std::vector<uint8_t> &gathered);
+                      std::vector<uint8_t> &gathered) override;
 
   /// Waits until `event` (recorded after the last enqueued work) completes,
   /// polling every communicator's asynchronous error; past the timeout, or
   /// on an NCCL error, aborts the communicators and fails naming the first
   /// collective of this run whose `done` event had not completed.
-  Status synchronize(cudaEvent_t event);
+  Status synchronize(cudaEvent_t event) override;
 
   /// Forgets the collectives enqueued so far (what synchronize() names);
   /// called at the start of a run.
-  void beginRun() { pending_.clear(); }
+  void beginRun() override { pending_.clear(); }
+
+  const char *transport() const override { return "NCCL"; }
 
 private:
   NcclWorld() = default;

@@ -7,7 +7,7 @@
 #include "runtime/cuda/kernels/DeviceKernels.h"
 #include "runtime/cuda/kernels/KernelChoice.h"
 #include "runtime/cuda/kernels/optimizer/MultiTensorLaunch.h"
-#include "runtime/cuda/libs/Nccl.h"
+#include "runtime/cuda/libs/CollectiveBackend.h"
 #include "runtime/cuda/session/CudaTiming.h"
 
 #include <nvtx3/nvToolsExt.h>
@@ -96,7 +96,8 @@ std::string CudaSession::memorySummary() const {
   return line;
 }
 
-void CudaSession::attachCollectives(std::unique_ptr<NcclWorld> world) {
+void CudaSession::attachCollectives(
+    std::unique_ptr<CollectiveBackend> world) {
   world_ = std::move(world);
 }
 
@@ -610,9 +611,13 @@ Status CudaSession::copyToHost(const TensorRef &tensor,
 
 std::string CudaSession::deviceName() const {
   std::string name = "cuda:" + std::to_string(options_.device);
-  if (options_.multiProcess)
+  if (options_.transport != RankTransport::None)
     name += " (rank " + std::to_string(options_.rank) + " of " +
-            std::to_string(executable_.ranks.size()) + ", NCCL)";
+            std::to_string(executable_.ranks.size()) + ", " +
+            (world_ ? world_->transport()
+             : options_.transport == RankTransport::Nccl ? "NCCL"
+                                                         : "virtual") +
+            ")";
   return name;
 }
 

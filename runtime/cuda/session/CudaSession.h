@@ -37,7 +37,12 @@ class CudaKernels;
 class CudaTiming;
 class MultiTensorLaunches;
 class StartupClock;
-class NcclWorld;
+class CollectiveBackend;
+
+/// How a session that runs one rank of a program of several reaches the
+/// other ranks: not at all (a one-rank program), NCCL between processes, or
+/// the virtual ranks of this process on one GPU (VirtualRanks.h).
+enum class RankTransport { None, Nccl, Virtual };
 
 struct CudaSessionOptions {
   /// The CUDA device to run on.
@@ -46,10 +51,10 @@ struct CudaSessionOptions {
   /// kernel by its model part).
   bool syncEachCommand = false;
   /// The rank of the program this session runs. A program of several ranks
-  /// runs only with `multiProcess`: one process per rank, its Collective
-  /// commands through the NcclWorld given to attachCollectives().
+  /// runs only with a transport: its Collective commands through the
+  /// backend given to attachCollectives() (NCCL, or virtual ranks).
   int rank = 0;
-  bool multiProcess = false;
+  RankTransport transport = RankTransport::None;
 };
 
 class CudaSession : public DeviceSession {
@@ -62,10 +67,10 @@ public:
                        std::unique_ptr<CudaSession> &session);
   ~CudaSession() override;
 
-  /// Gives a multiProcess session its communicators (after the rendezvous;
-  /// see createMultiProcessSession). Arguments bind and run() runs only
-  /// with them, since both may need the other ranks.
-  void attachCollectives(std::unique_ptr<NcclWorld> world);
+  /// Gives a session with a transport its collectives (NCCL's
+  /// communicators after the rendezvous, see createMultiProcessSession; or
+  /// the virtual ranks' backend). run() runs only with them.
+  void attachCollectives(std::unique_ptr<CollectiveBackend> world);
   CudaSession(const CudaSession &) = delete;
   CudaSession &operator=(const CudaSession &) = delete;
 
@@ -77,8 +82,10 @@ public:
   /// an all-gather of 4 bytes (a multi-process session; one process keeps
   /// its own).
   Status agreeOnStop(int &signal) override;
-  /// DeviceSession: this process's rank only.
+  /// DeviceSession: this session's rank only.
   std::vector<int> localRanks() const override { return {options_.rank}; }
+  /// The rank of the program this session runs.
+  int rank() const { return options_.rank; }
 
   /// Index of the argument called `name`, or -1.
   int findArgument(const std::string &name) const;
@@ -248,7 +255,7 @@ private:
   std::vector<cudaEvent_t> events_;
   std::map<std::string, ProfileRow> profileRows_;
   std::map<std::string, ProfileRow> profileCommands_;
-  std::unique_ptr<NcclWorld> world_;
+  std::unique_ptr<CollectiveBackend> world_;
   std::vector<cudaEvent_t> collectiveDone_; ///< per command; null if none
   cudaEvent_t runDone_ = nullptr;
   std::vector<InFlight> inFlight_;

@@ -111,9 +111,10 @@ Status CudaSession::create(const Executable &executable,
                            const CudaSessionOptions &options,
                            std::unique_ptr<CudaSession> &session) {
   LLMC_RETURN_IF_ERROR(validateExecutable(executable));
-  // One process runs one rank; several ranks are one process each.
-  if (!options.multiProcess)
-    LLMC_RETURN_IF_ERROR(checkOneRank(executable));
+  // Without a transport a session runs a one-rank program: several ranks
+  // are one process per GPU (NCCL) or virtual ranks (VirtualRanks.h).
+  if (options.transport == RankTransport::None)
+    LLMC_RETURN_IF_ERROR(checkOneRank(executable, cudaDeviceCount()));
   // Pipelined programs (outputs held by one stage) run on CPU devices only
   // for now: the multi-process loop reads every output on its own rank.
   for (const ArgumentInfo &arg : executable.arguments)
@@ -254,7 +255,8 @@ Status CudaSession::loadKernels(const RankProgram &program,
     const Command &command = program.commands[i];
     if (oneKernel[i])
       continue;
-    if (command.kind == CommandKind::Collective && options_.multiProcess) {
+    if (command.kind == CommandKind::Collective &&
+        options_.transport != RankTransport::None) {
       LLMC_CUDA_CHECK(cudaEventCreateWithFlags(&collectiveDone_[i],
                                                cudaEventDisableTiming),
                       "cudaEventCreate");
@@ -355,7 +357,7 @@ Status createMultiProcessSession(const Executable &executable,
   CudaSessionOptions options;
   options.device = env.localRank;
   options.rank = env.rank;
-  options.multiProcess = true;
+  options.transport = RankTransport::Nccl;
   std::unique_ptr<CudaSession> created;
   if (Status status = CudaSession::create(executable, options, created);
       !status)

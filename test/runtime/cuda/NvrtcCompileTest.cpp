@@ -165,8 +165,9 @@ TEST(CudaNvrtcCompile, UnsupportedSignaturesAreRefused) {
 /// The units of the non-elementwise kernels compile for sm_90 with, between
 /// them, the flash attention entries of every dtype and head-dimension
 /// capacity (the tensor-core ones in a unit per head dimension) and the
-/// rows-in-registers norm gradients (a unit of their own), and FP8
-/// training's amax and scaled casts (llmc_fp8).
+/// rows-in-registers norm gradients (a unit of their own), FP8
+/// training's amax and scaled casts (llmc_fp8), and the virtual ranks'
+/// reductions (llmc_virtual_collectives, every entry its unit lists).
 TEST(CudaNvrtcCompile, DeviceUnitHasEveryFlashAttentionKernel) {
   NvrtcOptions options;
   options.arch = "sm_90";
@@ -174,7 +175,7 @@ TEST(CudaNvrtcCompile, DeviceUnitHasEveryFlashAttentionKernel) {
   auto start = std::chrono::steady_clock::now();
   std::string ptx; // every unit's
   std::vector<DeviceUnit> units = deviceKernelUnits();
-  ASSERT_EQ(units.size(), 8u);
+  ASSERT_EQ(units.size(), 9u);
   for (const DeviceUnit &unit : units) {
     CompiledCuda compiled;
     auto unitStart = std::chrono::steady_clock::now();
@@ -194,6 +195,18 @@ TEST(CudaNvrtcCompile, DeviceUnitHasEveryFlashAttentionKernel) {
     bool rows = compiled.ptx.find(".entry llmc_norm_grad_rows") !=
                 std::string::npos;
     EXPECT_EQ(rows, unit.name == "llmc_norm_grad_rows") << unit.name;
+    bool reductions = compiled.ptx.find(".entry llmc_virtual_reduce_") !=
+                      std::string::npos;
+    EXPECT_EQ(reductions, unit.name == "llmc_virtual_collectives")
+        << unit.name;
+    if (unit.name == "llmc_virtual_collectives") {
+      EXPECT_EQ(unit.entries.size(), 12u);
+      EXPECT_TRUE(unit.forCollectives && unit.onDemand);
+      for (const std::string &entry : unit.entries)
+        EXPECT_NE(compiled.ptx.find(".entry " + entry + "("),
+                  std::string::npos)
+            << entry;
+    }
     ptx += compiled.ptx;
   }
   for (const char *kernel : {"forward", "grad_rows", "grad_keys"})
