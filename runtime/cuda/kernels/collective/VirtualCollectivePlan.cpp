@@ -41,20 +41,16 @@ uint64_t alignUp(uint64_t bytes) {
   return (bytes + kScratchAlign - 1) / kScratchAlign * kScratchAlign;
 }
 
+/// The reduction kernels' suffix (dtypeName) of the types they cover.
 const char *reduceSuffix(DType dtype) {
   switch (dtype) {
   case DType::F32:
-    return "f32";
   case DType::F64:
-    return "f64";
   case DType::BF16:
-    return "bf16";
   case DType::F16:
-    return "f16";
   case DType::I32:
-    return "i32";
   case DType::I64:
-    return "i64";
+    return dtypeName(dtype);
   default:
     return nullptr;
   }

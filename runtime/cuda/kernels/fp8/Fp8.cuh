@@ -103,6 +103,24 @@ __device__ __forceinline__ float scaledValue(float x, float scale) {
   return isnan(x) ? x : x * scale;
 }
 
+/// The eight codes of a pack times `s`, the first in the lowest byte.
+template <typename T, int MantissaBits, int Bias, unsigned MaxCode>
+__device__ __forceinline__ uint2 encodePack(const Fp8Pack<T> &p, float s) {
+  unsigned word[2];
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const T *v = p.values + 4 * h;
+    word[h] = encodePair<MantissaBits, Bias, MaxCode>(
+                  scaledValue(loadValue(v[0]), s),
+                  scaledValue(loadValue(v[1]), s)) |
+              encodePair<MantissaBits, Bias, MaxCode>(
+                  scaledValue(loadValue(v[2]), s),
+                  scaledValue(loadValue(v[3]), s))
+                  << 16;
+  }
+  return make_uint2(word[0], word[1]);
+}
+
 template <typename T, int MantissaBits, int Bias, unsigned MaxCode>
 __device__ void scaledCast(const T *x, const float *scale, unsigned char *out,
                            long long n) {
@@ -114,20 +132,7 @@ __device__ void scaledCast(const T *x, const float *scale, unsigned char *out,
   const Fp8Pack<T> *pack = (const Fp8Pack<T> *)x;
   uint2 *codes = (uint2 *)out;
   for (long long i = globalThread(); i < packs; i += gridThreads()) {
-    Fp8Pack<T> p = pack[i];
-    unsigned word[2];
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const T *v = p.values + 4 * h;
-      word[h] = encodePair<MantissaBits, Bias, MaxCode>(
-                    scaledValue(loadValue(v[0]), s),
-                    scaledValue(loadValue(v[1]), s)) |
-                encodePair<MantissaBits, Bias, MaxCode>(
-                    scaledValue(loadValue(v[2]), s),
-                    scaledValue(loadValue(v[3]), s))
-                    << 16;
-    }
-    codes[i] = make_uint2(word[0], word[1]);
+    codes[i] = encodePack<T, MantissaBits, Bias, MaxCode>(pack[i], s);
   }
   for (long long i = packs * 8 + globalThread(); i < n; i += gridThreads())
     out[i] = encodeFp8(scaledValue(loadValue(x[i]), s), MantissaBits, Bias,
@@ -164,22 +169,11 @@ __device__ void scaledCastTranspose(const T *x, const float *scale,
         continue;
       unsigned char *codes = &tile[i][8 * group];
       if (packed && c + 8 <= cols) {
-        Fp8Pack<T> p = *(const Fp8Pack<T> *)(x + r * cols + c);
-        unsigned word[2];
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          const T *v = p.values + 4 * h;
-          word[h] = encodePair<MantissaBits, Bias, MaxCode>(
-                        scaledValue(loadValue(v[0]), s),
-                        scaledValue(loadValue(v[1]), s)) |
-                    encodePair<MantissaBits, Bias, MaxCode>(
-                        scaledValue(loadValue(v[2]), s),
-                        scaledValue(loadValue(v[3]), s))
-                        << 16;
-        }
-        *(uint2 *)(out + r * cols + c) = make_uint2(word[0], word[1]);
-        *(unsigned *)codes = word[0];
-        *(unsigned *)(codes + 4) = word[1];
+        uint2 word = encodePack<T, MantissaBits, Bias, MaxCode>(
+            *(const Fp8Pack<T> *)(x + r * cols + c), s);
+        *(uint2 *)(out + r * cols + c) = word;
+        *(unsigned *)codes = word.x;
+        *(unsigned *)(codes + 4) = word.y;
       } else {
         for (int j = 0; j < 8 && c + j < cols; ++j) {
           unsigned char code = encodeFp8(
