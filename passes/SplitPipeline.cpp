@@ -294,6 +294,9 @@ void SplitPipelinePass::runOnOperation() {
 void SplitPipelinePass::assignLayers(SplitState &state) {
   llvm::DenseMap<Operation *, int64_t> &layer = state.layer;
   int64_t &layers = state.layers;
+  // Optimizer ops that read no layer's value (beta1 * m reads only the
+  // moment): placed where they are read below.
+  llvm::DenseSet<Operation *> followUsers;
   for (Operation *op : state.ops) {
     if (isReplicable(op)) {
       replicable.insert(op);
@@ -325,6 +328,8 @@ void SplitPipelinePass::assignLayers(SplitState &state) {
       }
       // Reads no layer: the embedding (forward) or what starts the
       // backward (a seed), or the optimizer's own bookkeeping.
+      if (l == kNoLayer && phase == Phase::Optimizer)
+        followUsers.insert(op);
       if (l == kNoLayer)
         l = backward ? std::numeric_limits<int64_t>::max() : -1;
     }
@@ -334,10 +339,14 @@ void SplitPipelinePass::assignLayers(SplitState &state) {
   }
   // The embedding (-1) joins layer 0, a backward seed (max) the last.
   // A broadcast (or reshape) in the update goes where it is read, so that
-  // its small input travels instead of its expansion.
+  // its small input travels instead of its expansion; so does an update op
+  // that reads only arguments, so that a parameter's optimizer state is
+  // read and written on one stage (the runtime feeds an output back into
+  // its argument on the ranks that hold both: docs/sharding.md).
   for (Operation *op : llvm::reverse(state.ops)) {
     auto it = layer.find(op);
-    if (it == layer.end() || !isa<BroadcastOp, ReshapeOp>(op) ||
+    if (it == layer.end() ||
+        !(isa<BroadcastOp, ReshapeOp>(op) || followUsers.contains(op)) ||
         phaseOf(op->getLoc()) != Phase::Optimizer || op->use_empty())
       continue;
     std::optional<int64_t> common;

@@ -105,4 +105,33 @@ Status checkAllBound(const Executable &executable,
                            (count > 5 ? ", ..." : ""));
 }
 
+int stageHolder(const Executable &executable, int32_t stage, int rank) {
+  if (stage < 0)
+    return rank;
+  // Row-major over the mesh axes (last fastest): replace the pp coordinate.
+  int stride = 1;
+  for (size_t a = executable.mesh.size(); a-- > 0;) {
+    const MeshAxisInfo &axis = executable.mesh[a];
+    if (axis.name == "pp") {
+      int coordinate = (rank / stride) % axis.size;
+      return rank + (stage - coordinate) * stride;
+    }
+    stride *= axis.size;
+  }
+  return rank;
+}
+
+int outputHolder(const Executable &executable, size_t index, int rank) {
+  const OutputInfo &out = executable.outputs[index];
+  for (int32_t replica : out.replicaStages)
+    if (stageHolder(executable, replica, rank) == rank)
+      return rank;
+  return stageHolder(executable, out.pipelineStage, rank);
+}
+
+bool bindsArgument(const Executable &executable, size_t index, int rank) {
+  return stageHolder(executable, executable.arguments[index].pipelineStage,
+                     rank) == rank;
+}
+
 } // namespace llmc::rt

@@ -140,6 +140,20 @@ Status checkArgumentFound(const std::string &name, int index);
 Status checkAllBound(const Executable &executable,
                      const std::vector<bool> &bound);
 
+/// Pipelined programs (docs/sharding.md, "Pipeline parallelism"): the rank
+/// whose slot holds, for `rank`, a value of pipeline stage `stage` -- the
+/// rank with rank's coordinates but `stage` along the mesh axis "pp";
+/// `rank` itself when stage < 0 (every rank holds it).
+int stageHolder(const Executable &executable, int32_t stage, int rank);
+/// The rank that holds output `index` for `rank`: `rank` itself when its
+/// stage computes it (its own stage or one of the output's replica stages),
+/// else stageHolder of the output's stage.
+int outputHolder(const Executable &executable, size_t index, int rank);
+/// Whether `rank` binds argument `index` (a pipelined program binds an
+/// argument only on the stage that reads it; the other ranks' slot may hold
+/// another value).
+bool bindsArgument(const Executable &executable, size_t index, int rank);
+
 } // namespace llmc::rt
 
 #endif // LLMC_RUNTIME_DEVICESESSION_H

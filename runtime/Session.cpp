@@ -324,20 +324,7 @@ void Session::traceCommand(int rank, size_t index, double beginUs) const {
 }
 
 int Session::holderOf(int32_t stage, int rank) const {
-  if (stage < 0)
-    return rank;
-  // Row-major over the mesh axes (last fastest): replace the pp coordinate.
-  int stride = 1, result = rank;
-  for (size_t a = executable_.mesh.size(); a-- > 0;) {
-    const MeshAxisInfo &axis = executable_.mesh[a];
-    if (axis.name == "pp") {
-      int coordinate = (rank / stride) % axis.size;
-      result += (stage - coordinate) * stride;
-      break;
-    }
-    stride *= axis.size;
-  }
-  return result;
+  return stageHolder(executable_, stage, rank);
 }
 
 Status Session::output(size_t index, TensorRef &tensor, int rank) const {
@@ -350,12 +337,8 @@ Status Session::output(size_t index, TensorRef &tensor, int rank) const {
                              " on rank " + std::to_string(rank));
   // A pipelined program computes an output on one stage's ranks (and on
   // the stages that run their own copy of a tied parameter's update).
-  const OutputInfo &out = executable_.outputs[index];
-  int holder = holderOf(out.pipelineStage, rank);
-  for (int32_t replica : out.replicaStages)
-    if (holderOf(replica, rank) == rank)
-      holder = rank;
-  tensor = slot(holder, out.value);
+  tensor = slot(outputHolder(executable_, index, rank),
+               executable_.outputs[index].value);
   return Status::ok();
 }
 

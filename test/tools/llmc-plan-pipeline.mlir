@@ -27,8 +27,9 @@
 // embedding's gradient back, and once the summed [128, 64] gradient forward
 // (the last stage runs the tied embedding's update too); the rest are
 // scalars (the loss, the global gradient norm's partial sums and its
-// clipping factor).
-// GPIPE:        pp      send/recv           26           429,064
+// clipping factor). No optimizer state moves: an update's ops that read only
+// the moments (beta1 * m) run on the stage of the gradient.
+// GPIPE:        pp      send/recv           22           428,040
 
 // 1F1B: stage 0 keeps 2 (pp - stage), stage 1 one: about half and a third
 // of GPipe's activation bytes (the same bubble). On this tiny model the

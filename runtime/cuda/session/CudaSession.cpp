@@ -132,6 +132,8 @@ Status CudaSession::setArgument(const std::string &name, DType dtype,
       argumentGlobalShape(executable_, static_cast<size_t>(index),
                           global.shape));
   LLMC_RETURN_IF_ERROR(checkBinding(name, global, dtype, shape, bytes));
+  if (skipsArgument(index))
+    return Status::ok();
   if (!info.sharding.replicated()) {
     staging_.resize(target.bytes());
     LLMC_RETURN_IF_ERROR(extractShard(data, dtypeSize(dtype), global.shape,
@@ -158,6 +160,8 @@ Status CudaSession::setArgumentConverting(const std::string &name,
   int index = findArgument(name);
   LLMC_RETURN_IF_ERROR(checkArgumentFound(name, index));
   const ArgumentInfo &info = executable_.arguments[index];
+  if (skipsArgument(index))
+    return Status::ok();
   TensorRef target = slot(info.value);
   const char *entry = dtype == DType::BF16 && target.dtype == DType::F32
                           ? "llmc_widen_bf16_f32"
@@ -199,6 +203,8 @@ Status CudaSession::setArgumentConverting(const std::string &name,
 Status CudaSession::zeroArgument(const std::string &name) {
   int index = findArgument(name);
   LLMC_RETURN_IF_ERROR(checkArgumentFound(name, index));
+  if (skipsArgument(index))
+    return Status::ok();
   TensorRef target = slot(executable_.arguments[index].value);
   LLMC_CUDA_CHECK(cudaMemsetAsync(target.data, 0, target.bytes(), stream_),
                   "clearing argument '" + name + "'");
@@ -212,6 +218,10 @@ Status CudaSession::drawArgument(size_t index, uint64_t seed, bool &drawn) {
     return Status::error(StatusCode::InvalidArgument,
                          "no argument #" + std::to_string(index));
   const ArgumentInfo &info = executable_.arguments[index];
+  if (skipsArgument(index)) {
+    drawn = true; // nothing to draw here
+    return Status::ok();
+  }
   TensorRef target = slot(info.value);
   int type = target.dtype == DType::F32    ? 0
              : target.dtype == DType::F64  ? 1
@@ -268,6 +278,16 @@ Status CudaSession::setArgumentFromOutput(const std::string &name,
                                           size_t output) {
   int index = findArgument(name);
   LLMC_RETURN_IF_ERROR(checkArgumentFound(name, index));
+  if (skipsArgument(index))
+    return Status::ok();
+  if (output < executable_.outputs.size() &&
+      outputHolder(executable_, output, options_.rank) != options_.rank)
+    return Status::error(
+        StatusCode::InvalidArgument,
+        "argument '" + name + "' is bound on rank " +
+            std::to_string(options_.rank) + ", whose pipeline stage does not "
+            "compute output '" + executable_.outputs[output].name +
+            "': feeding it back needs both on one stage");
   TensorRef source;
   LLMC_RETURN_IF_ERROR(this->output(output, source));
   TensorRef target = slot(executable_.arguments[index].value);
@@ -635,28 +655,49 @@ Status CudaSession::toHost(TensorRef device, HostTensor &tensor) const {
   return Status::ok();
 }
 
+bool CudaSession::skipsArgument(int index) {
+  if (bindsArgument(executable_, static_cast<size_t>(index), options_.rank))
+    return false;
+  bound_[index] = true; // another stage's ranks hold it
+  return true;
+}
+
 Status CudaSession::globalToHost(TensorRef device,
                                  const TensorSharding &sharding,
+                                 const std::vector<int> &holders,
                                  HostTensor &tensor) const {
-  if (sharding.replicated() || executable_.ranks.size() == 1)
+  // Every rank's own copy is the value (no pipeline stage holds it alone):
+  // the same decision on every process, so that all or none gather.
+  bool everyRankHolds = true;
+  for (size_t r = 0; r < holders.size(); ++r)
+    everyRankHolds = everyRankHolds && holders[r] == static_cast<int>(r);
+  if (executable_.ranks.size() == 1 ||
+      (sharding.replicated() && everyRankHolds))
     return toHost(device, tensor); // every rank holds the whole tensor
   if (!world_)
     return Status::error(StatusCode::Internal,
-                         "a sharded tensor needs the other ranks, and the "
-                         "session has no communicators");
-  // Every rank's block (the same local shape on every rank), then the
-  // global tensor assembled from them as the CPU session does.
+                         "a sharded or stage-held tensor needs the other "
+                         "ranks, and the session has no communicators");
+  // Every rank's block (the same local shape on every rank; a rank off the
+  // tensor's stage sends its unwritten slot), then the global tensor
+  // assembled from the holders' blocks as the CPU session does.
   std::vector<uint8_t> gathered;
   size_t bytes = device.bytes();
   LLMC_RETURN_IF_ERROR(
       world_->gatherToHost(device.data, bytes, stream_, gathered));
+  tensor.view = device;
+  if (sharding.replicated()) {
+    const uint8_t *held = gathered.data() + holders[options_.rank] * bytes;
+    tensor.storage.assign(held, held + bytes);
+    tensor.view.data = tensor.storage.data();
+    return Status::ok();
+  }
   std::vector<const void *> locals(executable_.ranks.size());
   for (size_t r = 0; r < locals.size(); ++r)
-    locals[r] = gathered.data() + r * bytes;
+    locals[r] = gathered.data() + holders[r] * bytes;
   Shape global;
   LLMC_RETURN_IF_ERROR(globalShape(device.shape, sharding, executable_.mesh,
                                    global));
-  tensor.view = device;
   tensor.view.shape = global;
   tensor.storage.resize(tensor.view.bytes());
   LLMC_RETURN_IF_ERROR(assembleShards(locals, dtypeSize(device.dtype), global,
@@ -669,7 +710,11 @@ Status CudaSession::globalToHost(TensorRef device,
 Status CudaSession::outputToHost(size_t index, HostTensor &tensor) const {
   TensorRef device;
   LLMC_RETURN_IF_ERROR(output(index, device));
-  return globalToHost(device, executable_.outputs[index].sharding, tensor);
+  std::vector<int> holders(executable_.ranks.size());
+  for (size_t r = 0; r < holders.size(); ++r)
+    holders[r] = outputHolder(executable_, index, static_cast<int>(r));
+  return globalToHost(device, executable_.outputs[index].sharding, holders,
+                      tensor);
 }
 
 Status CudaSession::agreeOnStop(int &signal) {
@@ -697,7 +742,12 @@ Status CudaSession::agreeOnStop(int &signal) {
 Status CudaSession::argumentToHost(size_t index, HostTensor &tensor) const {
   TensorRef device;
   LLMC_RETURN_IF_ERROR(argument(index, device));
-  return globalToHost(device, executable_.arguments[index].sharding, tensor);
+  const ArgumentInfo &arg = executable_.arguments[index];
+  std::vector<int> holders(executable_.ranks.size());
+  for (size_t r = 0; r < holders.size(); ++r)
+    holders[r] = stageHolder(executable_, arg.pipelineStage,
+                             static_cast<int>(r));
+  return globalToHost(device, arg.sharding, holders, tensor);
 }
 
 } // namespace llmc::rt::cuda

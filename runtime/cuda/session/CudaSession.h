@@ -171,10 +171,16 @@ private:
   /// Makes the compute stream wait for the unfinished collectives whose
   /// bytes overlap those `command` touches (all of them when null).
   Status joinCollectives(const Command *command);
-  /// The GLOBAL tensor of `device` with `sharding` (a gather when sharded
-  /// over several processes).
+  /// The GLOBAL tensor of `device` with `sharding`, rank r's block being
+  /// that of rank holders[r] (a pipeline stage's; r itself when every rank
+  /// holds its own): a gather when sharded or held by one stage over
+  /// several processes.
   Status globalToHost(TensorRef device, const TensorSharding &sharding,
+                      const std::vector<int> &holders,
                       HostTensor &tensor) const;
+  /// True, marking it bound, when argument `index` is bound on another
+  /// pipeline stage's ranks only (bindsArgument): nothing to write here.
+  bool skipsArgument(int index);
 
   /// A collective on the communication stream that compute has not yet
   /// waited for: its done event and the arena bytes it reads and writes.

@@ -115,22 +115,6 @@ Status CudaSession::create(const Executable &executable,
   // are one process per GPU (NCCL) or virtual ranks (VirtualRanks.h).
   if (options.transport == RankTransport::None)
     LLMC_RETURN_IF_ERROR(checkOneRank(executable, cudaDeviceCount()));
-  // Pipelined programs (outputs held by one stage) run on CPU devices only
-  // for now: the multi-process loop reads every output on its own rank.
-  for (const ArgumentInfo &arg : executable.arguments)
-    if (arg.pipelineStage >= 0)
-      return Status::error(StatusCode::Unimplemented,
-                           "pipeline parallelism (pp) runs on CPU devices "
-                           "only so far (issue #10); argument '" +
-                               arg.name + "' is bound on pipeline stage " +
-                               std::to_string(arg.pipelineStage) + " only");
-  for (const OutputInfo &out : executable.outputs)
-    if (out.pipelineStage >= 0)
-      return Status::error(StatusCode::Unimplemented,
-                           "pipeline parallelism (pp) runs on CPU devices "
-                           "only so far (issue #10); output '" +
-                               out.name + "' is held by pipeline stage " +
-                               std::to_string(out.pipelineStage));
   if (options.rank < 0 ||
       static_cast<size_t>(options.rank) >= executable.ranks.size())
     return Status::error(StatusCode::InvalidArgument,

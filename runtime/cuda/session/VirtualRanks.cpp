@@ -505,17 +505,32 @@ Status VirtualRankSession::globalToHost(bool isOutput, size_t index,
   const TensorSharding &sharding = isOutput
                                        ? executable_.outputs[index].sharding
                                        : executable_.arguments[index].sharding;
-  if (sharding.replicated())
-    return isOutput ? ranks_.front()->outputToHost(index, tensor)
-                    : ranks_.front()->argumentToHost(index, tensor);
+  // Rank r's block is its own, or in a pipelined program that of the rank
+  // of its stage that holds the tensor.
+  auto holder = [&](int r) {
+    return isOutput ? outputHolder(executable_, index, r)
+                    : stageHolder(executable_,
+                                  executable_.arguments[index].pipelineStage,
+                                  r);
+  };
+  auto blockOf = [&](int r, TensorRef &device, std::vector<uint8_t> &bytes) {
+    CudaSession &session = *ranks_[holder(r)];
+    LLMC_RETURN_IF_ERROR(isOutput ? session.output(index, device)
+                                  : session.argument(index, device));
+    return session.copyToHost(device, bytes);
+  };
+  TensorRef device;
+  if (sharding.replicated()) {
+    LLMC_RETURN_IF_ERROR(blockOf(0, device, tensor.storage));
+    tensor.view = device;
+    tensor.view.data = tensor.storage.data();
+    return Status::ok();
+  }
   // Every rank's block, assembled as the CPU session does.
   std::vector<std::vector<uint8_t>> blocks(ranks_.size());
   std::vector<const void *> locals(ranks_.size());
-  TensorRef device;
   for (size_t r = 0; r < ranks_.size(); ++r) {
-    LLMC_RETURN_IF_ERROR(isOutput ? ranks_[r]->output(index, device)
-                                  : ranks_[r]->argument(index, device));
-    LLMC_RETURN_IF_ERROR(ranks_[r]->copyToHost(device, blocks[r]));
+    LLMC_RETURN_IF_ERROR(blockOf(static_cast<int>(r), device, blocks[r]));
     locals[r] = blocks[r].data();
   }
   Shape global;

@@ -20,8 +20,9 @@
 // collectives enqueued earlier on the one world stream.
 //
 // Selected only when asked (llmc-run --virtual-ranks, or this API), never in
-// place of a missing GPU. Pipelined programs are refused, as by every CUDA
-// session (issue #26, point 3).
+// place of a missing GPU. Pipelined programs run too: each rank binds the
+// arguments of its stage only, and a tensor one stage holds is read from
+// that stage's rank (stageHolder, DeviceSession.h).
 //
 //===----------------------------------------------------------------------===//
 #ifndef LLMC_RUNTIME_CUDA_SESSION_VIRTUALRANKS_H
@@ -58,9 +59,9 @@ class VirtualRankSession : public DeviceSession {
 public:
   /// A CudaSession per rank of `executable` (which must outlive the
   /// session) on options.device, their kernels loaded, and the world that
-  /// connects them. Fails for a pipelined program, for more ranks than a
-  /// collective may have (64), and for an artifact without the virtual
-  /// ranks' kernels (compiled by an older llmc: compile it again).
+  /// connects them. Fails for more ranks than a collective may have (64),
+  /// and for an artifact without the virtual ranks' kernels (compiled by an
+  /// older llmc: compile it again).
   static Status create(const Executable &executable,
                        const VirtualRankOptions &options,
                        std::unique_ptr<VirtualRankSession> &session);

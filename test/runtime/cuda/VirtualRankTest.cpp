@@ -14,6 +14,10 @@
 //    --fused-kernels=false: the CPU cannot run the fused-kernel artifact).
 //    MoE tiny has capacity 4.0 so that no token is dropped, as llmc verify's
 //    ep case does.
+//    The pipelines: GPT-2 tiny (4 layers, 4 microbatches) under pp2 1F1B,
+//    pp2 interleaved (2 chunks per stage) and dp2 x pp2 + ZeRO-1 (4 ranks),
+//    LLaMA tiny (4 layers) under dp2 x tp2 x pp2 GPipe (8 ranks), against
+//    one GPU accumulating the same 4 microbatches.
 //    Losses and gradient norms within 1e-5 relative at every step. Why 1e-5:
 //    the virtual collectives add in the CPU's order, so against the CPU only
 //    the kernels differ (cuBLASLt and OpenBLAS sum the f32 GEMMs in other
@@ -145,12 +149,13 @@ double compareCheckpoints(const std::string &a, const std::string &b,
 /// `mesh` (<mesh>.llmcx) on virtual ranks against one GPU (`single`.llmcx)
 /// and the CPU (<mesh>-cpu.llmcx), step by step, and its last checkpoint
 /// against the CPU's.
-void compareMesh(const std::string &mesh, const std::string &singleName) {
+void compareMesh(const std::string &mesh, const std::string &singleName,
+                 size_t ranks = 2) {
   Executable launched, cpuMesh, single;
   ASSERT_OK(readExecutable(binaryDir() + "/" + mesh + ".llmcx", launched));
   ASSERT_OK(readExecutable(binaryDir() + "/" + mesh + "-cpu.llmcx", cpuMesh));
   ASSERT_OK(readExecutable(binaryDir() + "/" + singleName + ".llmcx", single));
-  ASSERT_EQ(launched.ranks.size(), 2u);
+  ASSERT_EQ(launched.ranks.size(), ranks);
   TrainReport virtualRanks, oneGpu, cpu;
   std::string name;
   char pattern[] = "/tmp/llmc-virtual-ranks-XXXXXX";
@@ -158,7 +163,7 @@ void compareMesh(const std::string &mesh, const std::string &singleName) {
   const std::string work = pattern;
   trainSteps(launched, "cuda", createVirtualRankDeviceSession, virtualRanks,
              &name, work + "/virtual");
-  EXPECT_EQ(name, "cuda:0 (2 virtual ranks)");
+  EXPECT_EQ(name, "cuda:0 (" + std::to_string(ranks) + " virtual ranks)");
   trainSteps(single, "cuda", createCudaDeviceSession, oneGpu);
   trainSteps(cpuMesh, "cpu", nullptr, cpu, nullptr, work + "/cpu");
   double worstGpu = 0, worstCpu = 0;
@@ -216,6 +221,26 @@ TEST_F(VirtualRankTest, ExpertParallelMatchesOneGpuAndTheCpu) {
 
 TEST_F(VirtualRankTest, ContextParallelMatchesOneGpuAndTheCpu) {
   compareMesh("llama-tiny-cp2", "llama-tiny-cp1");
+}
+
+// Pipelines (4 microbatches) against one GPU accumulating the gradient of
+// the same 4 microbatches: the stages' arguments bound on their own ranks
+// only, the loss read from the last stage, the tied embedding's update run
+// on both ends, sends and receives between the stages' arenas.
+TEST_F(VirtualRankTest, OneFOneBPipelineMatchesOneGpuAndTheCpu) {
+  compareMesh("gpt2-tiny-pp2", "gpt2-tiny-pp1");
+}
+
+TEST_F(VirtualRankTest, InterleavedPipelineMatchesOneGpuAndTheCpu) {
+  compareMesh("gpt2-tiny-pp2-interleaved", "gpt2-tiny-pp1");
+}
+
+TEST_F(VirtualRankTest, DataParallelPipelineWithZeroOneMatchesOneGpu) {
+  compareMesh("gpt2-tiny-dp2-pp2-zero1", "gpt2-tiny-pp1", 4);
+}
+
+TEST_F(VirtualRankTest, ThreeAxisPipelineMatchesOneGpuAndTheCpu) {
+  compareMesh("llama-tiny-dp2-tp2-pp2", "llama-tiny-pp1", 8);
 }
 
 TEST_F(VirtualRankTest, TheMeshIsRefusedWithoutVirtualRanks) {
