@@ -3,8 +3,12 @@
 # machine has no compiler). Each run is a base run description with its
 # [parallel] section (and for weak scaling its batch) changed:
 #
-#   NAME:BASE:MESH:BATCH   MESH = "dp=2,zero=1" ("-" for one GPU),
+#   NAME:BASE:MESH:BATCH   MESH = "dp=2,zero=1" ("-" for one GPU; "mb=4"
+#                          in it sets [train] microbatches = 4),
 #                          BATCH = the global batch_size ("-": as BASE)
+#
+# -DSET=virtual: the meshes of bench/virtual_meshes.sh instead (every mesh
+# of issue #26 on virtual ranks of one GPU; no plans written).
 #
 # Writes DEST/NAME.toml, DEST/NAME.llmcx and DEST/NAME.plan.txt (llmc plan:
 # the buffer plan and the communication per step, read by the scripts).
@@ -25,6 +29,28 @@ set(runs
   moe-ep2:moe-small:ep=2:-
   long-1gpu:llama-long:-:-
   long-cp2:llama-long:cp=2:-)
+if(SET STREQUAL "virtual")
+  set(runs)
+  foreach(model gpt2:gpt2-124m llama:llama-1b)
+    string(REPLACE ":" ";" pair ${model})
+    list(GET pair 0 short)
+    list(GET pair 1 base)
+    list(APPEND runs
+      ${short}-1gpu:${base}:-:-
+      ${short}-dp2:${base}:dp=2:-
+      ${short}-tp2:${base}:tp=2:-
+      ${short}-dp2-tp2:${base}:dp=2,tp=2:-
+      ${short}-tp2-sp:${base}:tp=2,sp=true:-
+      ${short}-dp2-zero1:${base}:dp=2,zero=1:-
+      ${short}-dp2-zero2:${base}:dp=2,zero=2:-
+      ${short}-dp2-zero3:${base}:dp=2,zero=3:-
+      ${short}-cp2:${base}:cp=2:-
+      ${short}-1gpu-mb4:${base}:mb=4:-
+      ${short}-pp2:${base}:pp=2,mb=4:-
+      ${short}-dp2-pp2:${base}:dp=2,pp=2,mb=4:-)
+  endforeach()
+  list(APPEND runs moe-1gpu:moe-small:-:- moe-ep2:moe-small:ep=2:-)
+endif()
 file(MAKE_DIRECTORY "${DEST}")
 foreach(run ${runs})
   string(REPLACE ":" ";" parts ${run})
@@ -33,6 +59,15 @@ foreach(run ${runs})
   list(GET parts 2 mesh)
   list(GET parts 3 batch)
   file(READ "${SOURCE_DIR}/${base}.toml" text)
+  if(mesh MATCHES "mb=([0-9]+)")
+    set(microbatches ${CMAKE_MATCH_1})
+    string(REGEX REPLACE ",?mb=[0-9]+" "" mesh "${mesh}")
+    if(mesh STREQUAL "")
+      set(mesh "-")
+    endif()
+    string(REPLACE "[train]\n" "[train]\nmicrobatches = ${microbatches}\n"
+      text "${text}")
+  endif()
   if(NOT mesh STREQUAL "-")
     string(REPLACE "," "\n" lines "${mesh}")
     string(REPLACE "devices = \"cuda\"" "devices = \"cuda\"\n${lines}"
@@ -48,6 +83,10 @@ foreach(run ${runs})
     RESULT_VARIABLE result OUTPUT_VARIABLE out ERROR_VARIABLE err)
   if(NOT result EQUAL 0)
     message(FATAL_ERROR "llmc compile ${name}.toml failed:\n${out}${err}")
+  endif()
+  if(SET STREQUAL "virtual")
+    message(STATUS "virtual-meshes: ${out}")
+    continue()
   endif()
   execute_process(COMMAND "${LLMC}" plan "${DEST}/${name}.toml"
     RESULT_VARIABLE result OUTPUT_FILE "${DEST}/${name}.plan.txt"

@@ -284,10 +284,14 @@ Status CudaSession::setArgumentFromOutput(const std::string &name,
       outputHolder(executable_, output, options_.rank) != options_.rank)
     return Status::error(
         StatusCode::InvalidArgument,
-        "argument '" + name + "' is bound on rank " +
+        "argument '" + name + "' is read on rank " +
             std::to_string(options_.rank) + ", whose pipeline stage does not "
-            "compute output '" + executable_.outputs[output].name +
-            "': feeding it back needs both on one stage");
+            "compute its new value (output '" +
+            executable_.outputs[output].name +
+            "'): the program lacks the transfer between the processes (a "
+            "tied parameter's update under ZeRO in a pipeline); run it on "
+            "virtual ranks (llmc-run --virtual-ranks) or CPU devices, or "
+            "without ZeRO (docs/distributed.md)");
   TensorRef source;
   LLMC_RETURN_IF_ERROR(this->output(output, source));
   TensorRef target = slot(executable_.arguments[index].value);
@@ -302,6 +306,27 @@ Status CudaSession::setArgumentFromOutput(const std::string &name,
                                     cudaMemcpyDeviceToDevice, stream_),
                     "copying output #" + std::to_string(output) +
                         " into argument '" + name + "'");
+  bound_[index] = true;
+  return Status::ok();
+}
+
+Status CudaSession::setArgumentFromDevice(const std::string &name,
+                                          const TensorRef &source) {
+  int index = findArgument(name);
+  LLMC_RETURN_IF_ERROR(checkArgumentFound(name, index));
+  TensorRef target = slot(executable_.arguments[index].value);
+  if (source.dtype != target.dtype || source.shape != target.shape)
+    return Status::error(StatusCode::InvalidArgument,
+                         "argument '" + name + "' is " +
+                             dtypeName(target.dtype) +
+                             formatShape(target.shape) + ", the tensor is " +
+                             dtypeName(source.dtype) +
+                             formatShape(source.shape));
+  LLMC_CUDA_CHECK(cudaMemcpyAsync(target.data, source.data, target.bytes(),
+                                  cudaMemcpyDeviceToDevice, stream_),
+                  "copying a tensor into argument '" + name + "'");
+  LLMC_CUDA_CHECK(cudaStreamSynchronize(stream_),
+                  "copying a tensor into argument '" + name + "'");
   bound_[index] = true;
   return Status::ok();
 }

@@ -134,6 +134,10 @@ public:
   /// Copies device `tensor` (a view from output() or argument()) to the
   /// host; `bytes` becomes tensor.bytes() long.
   Status copyToHost(const TensorRef &tensor, std::vector<uint8_t> &bytes) const;
+  /// Binds argument `name` to a copy of `source`, device memory of this
+  /// GPU (another virtual rank's output: VirtualRankSession).
+  Status setArgumentFromDevice(const std::string &name,
+                               const TensorRef &source);
   /// DeviceSession: output()/argument() copied with copyToHost. In a
   /// multi-process run a sharded tensor is all-gathered from every rank
   /// (NCCL) and assembled: every rank must make the same calls.

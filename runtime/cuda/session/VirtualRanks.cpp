@@ -462,8 +462,28 @@ Status VirtualRankSession::drawArgument(size_t index, uint64_t seed,
 
 Status VirtualRankSession::setArgumentFromOutput(const std::string &name,
                                                  size_t output) {
-  for (std::unique_ptr<CudaSession> &rank : ranks_)
-    LLMC_RETURN_IF_ERROR(rank->setArgumentFromOutput(name, output));
+  int index = executable_.findArgument(name);
+  LLMC_RETURN_IF_ERROR(checkArgumentFound(name, index));
+  if (output >= executable_.outputs.size())
+    return Status::error(StatusCode::NotFound,
+                         "the program has " +
+                             std::to_string(executable_.outputs.size()) +
+                             " outputs, asked for #" + std::to_string(output));
+  for (size_t r = 0; r < ranks_.size(); ++r) {
+    int rank = static_cast<int>(r);
+    int holder = outputHolder(executable_, output, rank);
+    if (holder == rank ||
+        !bindsArgument(executable_, static_cast<size_t>(index), rank)) {
+      LLMC_RETURN_IF_ERROR(ranks_[r]->setArgumentFromOutput(name, output));
+      continue;
+    }
+    // A stage reads a parameter another stage updates (a tied parameter
+    // under ZeRO in a pipeline): copied from the holder, as the CPU session
+    // does; one process per GPU refuses it (CudaSession).
+    TensorRef source;
+    LLMC_RETURN_IF_ERROR(ranks_[holder]->output(output, source));
+    LLMC_RETURN_IF_ERROR(ranks_[r]->setArgumentFromDevice(name, source));
+  }
   return Status::ok();
 }
 

@@ -166,6 +166,8 @@ void compareMesh(const std::string &mesh, const std::string &singleName,
   EXPECT_EQ(name, "cuda:0 (" + std::to_string(ranks) + " virtual ranks)");
   trainSteps(single, "cuda", createCudaDeviceSession, oneGpu);
   trainSteps(cpuMesh, "cpu", nullptr, cpu, nullptr, work + "/cpu");
+  if (::testing::Test::HasFatalFailure())
+    return;
   double worstGpu = 0, worstCpu = 0;
   for (size_t i = 0; i < kSteps; ++i) {
     const StepMetrics &v = virtualRanks.steps[i];
