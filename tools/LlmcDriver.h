@@ -486,6 +486,13 @@ struct VerifyCommand {
                "one GPU and against the mesh on CPU devices"),
       cl::value_desc("cpu|cuda"), cl::init("cpu"), cl::sub(command),
       cl::cat(llmcCategory())};
+  cl::opt<std::string> prepare{
+      "prepare",
+      cl::desc("With --device cuda: compile the programs and draw the "
+               "initial parameters into DIR, train nothing; on a GPU "
+               "machine (no compiler needed) `llmc-run verify DIR` then "
+               "runs the check and prints the tables"),
+      cl::value_desc("DIR"), cl::sub(command), cl::cat(llmcCategory())};
 };
 
 /// A context with every dialect llmc programs use, diagnostics printed with

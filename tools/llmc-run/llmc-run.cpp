@@ -3,9 +3,13 @@
 //   llmc-run ARTIFACT.llmcx [options]
 //   llmc-run export CHECKPOINT -o OUT_DIR [--dtype f32|bf16|f16]
 //                   [--shard-size 5GB] [--force]
+//   llmc-run verify DIR [--threads N]
 //
 // `export` is `llmc export` for machines without MLIR: a checkpoint as a
-// Hugging Face model folder (runtime/train/Export.h).
+// Hugging Face model folder (runtime/train/Export.h). `verify` is the second
+// half of `llmc verify RUN.toml --device cuda --prepare DIR` on a GPU machine
+// without the compiler: the prepared programs trained and compared
+// (tools/llmc-run/Verify.h, docs/verify.md).
 //
 // A training artifact (`llmc compile RUN.toml -o run.llmcx`) trains, with
 // the runtime's loop (runtime/train/Trainer.h), exactly as `llmc train
@@ -46,6 +50,7 @@
 #include "runtime/train/Trainer.h"
 #include "runtime/train/Weights.h"
 #include "tools/EnvironmentHelp.h"
+#include "tools/llmc-run/Verify.h"
 #ifdef LLMC_HAVE_CUDA
 #include "runtime/cuda/session/CudaSession.h"
 #include "runtime/cuda/session/VirtualRanks.h"
@@ -56,6 +61,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <iostream>
 #include <map>
 #include <memory>
 #include <string>
@@ -95,7 +101,13 @@ struct Options {
 void printUsage(FILE *out) {
   std::fprintf(
       out,
-      "usage: llmc-run ARTIFACT.llmcx [options]\n\n"
+      "usage: llmc-run ARTIFACT.llmcx [options]\n"
+      "       llmc-run export CHECKPOINT -o OUT_DIR [--dtype T] "
+      "[--shard-size S] [--force]\n"
+      "       llmc-run verify DIR [--threads N]   (DIR from `llmc verify "
+      "RUN.toml\n"
+      "                         --device cuda --prepare DIR`: the check run "
+      "here)\n\n"
       "A training artifact (llmc compile RUN.toml -o ARTIFACT.llmcx) trains\n"
       "as `llmc train RUN.toml` does; any other program runs once.\n\n"
       "Training:\n"
@@ -136,7 +148,7 @@ void printUsage(FILE *out) {
       "  --virtual-ranks        run every rank of the artifact's mesh in this\n"
       "                         process on GPU 0, each with its own arena and\n"
       "                         streams, collectives as copies and reduction\n"
-      "                         kernels between them (not pipelines, pp);\n"
+      "                         kernels between them (pipelines too);\n"
       "                         without it a mesh of several ranks needs one\n"
       "                         process per GPU (llmc launch) or the CPU\n"
       "Running once (any program, or a training step given --inputs):\n"
@@ -451,6 +463,36 @@ int train(const rt::Executable &exe, const Options &options) {
   return 0;
 }
 
+/// `llmc-run verify DIR [--threads N]`.
+int verifyCommand(int argc, char **argv) {
+  std::string dir;
+  uint64_t threads = 0;
+  for (int i = 2; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--threads") {
+      if (i + 1 >= argc || !parseUnsigned(argv[++i], threads) ||
+          threads > 1024) {
+        std::fprintf(stderr, "llmc-run verify: --threads expects 0 to 1024\n");
+        return kExitUsage;
+      }
+    } else if (dir.empty() && !arg.empty() && arg[0] != '-') {
+      dir = arg;
+    } else {
+      std::fprintf(stderr, "llmc-run verify: unexpected '%s'; usage: "
+                           "llmc-run verify DIR [--threads N]\n",
+                   arg.c_str());
+      return kExitUsage;
+    }
+  }
+  if (dir.empty()) {
+    std::fprintf(stderr, "llmc-run verify: expected the DIR of `llmc verify "
+                         "RUN.toml --device cuda --prepare DIR`\n");
+    return kExitUsage;
+  }
+  return llmc::verify::runPreparedVerify(dir, static_cast<unsigned>(threads),
+                                         std::cout);
+}
+
 /// `llmc-run export CHECKPOINT -o OUT [--dtype T] [--shard-size S]
 /// [--force]`.
 int exportCommand(int argc, char **argv) {
@@ -566,6 +608,8 @@ int checkRunOnce(const Options &options) {
 int main(int argc, char **argv) {
   if (argc >= 2 && std::string(argv[1]) == "export")
     return exportCommand(argc, argv);
+  if (argc >= 2 && std::string(argv[1]) == "verify")
+    return verifyCommand(argc, argv);
   Options options;
   if (int code = parseArguments(argc, argv, options))
     return code < 0 ? 0 : code;
