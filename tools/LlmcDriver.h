@@ -228,6 +228,13 @@ struct TrainCommand {
                "devices)"),
       cl::value_desc("cpu|cuda|auto"), cl::sub(command),
       cl::cat(llmcCategory())};
+  cl::opt<bool> virtualRanks{
+      "virtual-ranks",
+      cl::desc("Run every rank of the [parallel] mesh in this process on "
+               "GPU 0, each with its own arena and streams, collectives as "
+               "device copies and kernels (docs/distributed.md); without it "
+               "a mesh needs one process per GPU or the CPU"),
+      cl::sub(command), cl::cat(llmcCategory())};
   cl::opt<std::string> output{
       "o", cl::desc("Also write the compiled training artifact here"),
       cl::value_desc("file.llmcx"), cl::sub(command), cl::cat(llmcCategory())};

@@ -13,6 +13,9 @@
 #include "tools/LlmcDriver.h"
 
 #include "runtime/io/File.h"
+#ifdef LLMC_HAVE_CUDA
+#include "runtime/cuda/session/VirtualRanks.h"
+#endif
 #include "runtime/train/TrainTrace.h"
 
 #include <cmath>
@@ -142,12 +145,37 @@ int runTrain(const TrainCommand &options) {
   train.cudaDeviceCount = llmc::rt::cuda::cudaDeviceCount;
   multiProcessSession = llmc::rt::cuda::createMultiProcessSession;
 #endif
+  if (options.virtualRanks) {
+    // Asked for by name, never chosen for a missing GPU: every rank on GPU
+    // 0 in this process (llmc-run --virtual-ranks does the same).
+    if (options.device == "cpu" || options.device == "auto") {
+      llvm::errs() << "llmc train: --virtual-ranks runs every rank on one "
+                      "GPU in this process; it does not go with --device "
+                   << options.device << "\n";
+      return kExitUsage;
+    }
+#ifdef LLMC_HAVE_CUDA
+    train.settings.devices = "cuda";
+    train.cudaSession = llmc::rt::cuda::createVirtualRankDeviceSession;
+    multiProcessSession = nullptr;
+#else
+    llvm::errs() << "llmc train: --virtual-ranks needs the CUDA backend, "
+                    "which this build lacks (configure with the CUDA "
+                    "toolkit, LLMC_CUDA=ON); train on the CPU with --device "
+                    "cpu\n";
+    return kExitRejected;
+#endif
+  }
   // Under a launcher (torchrun, srun): this process's rank only, through
   // NCCL (docs/distributed.md). `llmc launch` starts llmc-run instead, so
   // that the run is compiled once.
-  if (llmc::rt::Status status = llmc::rt::prepareLaunchedTraining(
-          exe, /*forceNccl=*/false, multiProcessSession,
-          train.cudaDeviceCount, train);
+  // (Not with --virtual-ranks: this process runs every rank itself.)
+  if (llmc::rt::Status status =
+          options.virtualRanks
+              ? llmc::rt::Status::ok()
+              : llmc::rt::prepareLaunchedTraining(
+                    exe, /*forceNccl=*/false, multiProcessSession,
+                    train.cudaDeviceCount, train);
       !status) {
     llvm::errs() << "llmc train: " << status.message() << "\n";
     return kExitRejected;

@@ -36,3 +36,13 @@
 // RUN: sh -c 'llmc verify %t/dp2.toml --device tpu; echo "exit $?"' 2>&1 | FileCheck %s --check-prefix=BADDEVICE
 // BADDEVICE:      llmc verify: --device expects cpu or cuda, got 'tpu'
 // BADDEVICE-NEXT: exit 2
+
+// llmc train --virtual-ranks: the same refusals as llmc-run's.
+// RUN: sh -c 'llmc train %t/dp2.toml --virtual-ranks --device cpu; echo "exit $?"' 2>&1 | FileCheck %s --check-prefix=TRAINCPU
+// TRAINCPU:      llmc train: --virtual-ranks runs every rank on one GPU in this process; it does not go with --device cpu
+// TRAINCPU-NEXT: exit 2
+// RUN: sh -c 'llmc train %t/dp2.toml --virtual-ranks --steps 1; echo "exit $?"' 2>&1 | FileCheck %s --check-prefix=TRAINNOGPU
+// TRAINNOGPU:      llmc train: {{.*(no CUDA device on this machine|--virtual-ranks needs the CUDA backend).*}}
+// TRAINNOGPU-NEXT: exit 1
+// RUN: llmc train --help | FileCheck %s --check-prefix=TRAINHELP
+// TRAINHELP: --virtual-ranks
