@@ -53,12 +53,17 @@ bool isElementwise(Operation *op) {
 }
 
 /// The operands whose buffer `op`'s result may take when they die at `op`:
-/// any operand of an elementwise op; the logits of cross_entropy_grad,
+/// an all-reduce's input; any operand of an elementwise op; the logits of cross_entropy_grad,
 /// whose kernels (CPU and CUDA) read each row whole before writing that
 /// row of dlogits, or, given the forward's lse, each element before the
 /// same thread writes it (the classifier's bf16 [B, T, V] logits, 1.6 GB
 /// for GPT-2 124M at B=16, hold dlogits then).
 SmallVector<Value> inPlaceOperands(Operation *op) {
+  // An all-reduce in place (NCCL's in == out, and the CPU's and the virtual
+  // ranks' collectives): a bucket's flat buffer holds its sum, so the
+  // kernels after an early bucket do not take its bytes and wait for it.
+  if (op->getName().getStringRef() == "shard.all_reduce")
+    return SmallVector<Value>(op->getOperands());
   if (isElementwise(op))
     return SmallVector<Value>(op->getOperands());
   if (auto grad = dyn_cast<CrossEntropyGradOp>(op))

@@ -35,6 +35,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <limits>
 #include <map>
 #include <tuple>
 
@@ -319,6 +320,10 @@ struct PartitionPass : public impl::PartitionPassBase<PartitionPass> {
   void bucketAllReduces(func::FuncOp function, const Mesh &mesh) {
     if (bucketBytes <= 0)
       return;
+    if (mesh.axisIndex("pp") < 0) {
+      bucketEarly(function, mesh);
+      return;
+    }
     SmallVector<SmallVector<shard::AllReduceOp>> buckets;
     // One open bucket per kind; other collectives in between do not close it.
     using Key =
@@ -366,6 +371,183 @@ struct PartitionPass : public impl::PartitionPassBase<PartitionPass> {
       mergeBucket(bucket, mesh);
   }
 
+  /// Without a pipeline the buckets are made in the order their members'
+  /// inputs are computed (the backward's order for the gradients), and each
+  /// bucket's all-reduce is issued right after its last input exists, not
+  /// where its first reader is (the update): on a GPU the communication
+  /// stream sums a bucket while the compute stream runs the rest of the
+  /// backward, as DDP's buckets do (docs/sharding.md, "Buckets"). Each
+  /// member's piece is sliced out just before the member's first reader,
+  /// so the compute stream waits for the bucket only there. A member joins
+  /// the open bucket of its kind when it fits in `bucket-bytes` and the
+  /// bucket, issued after its inputs, still comes before every member's
+  /// first reader; else the open bucket closes. The sums are the same
+  /// (each element is reduced alone), only their time moves.
+  void bucketEarly(func::FuncOp function, const Mesh &mesh) {
+    Block &block = function.getBody().front();
+    DenseMap<Operation *, int64_t> position;
+    SmallVector<Operation *> ops;
+    for (Operation &op : block) {
+      position[&op] = static_cast<int64_t>(ops.size());
+      ops.push_back(&op);
+    }
+    constexpr int64_t never = std::numeric_limits<int64_t>::max();
+    struct Member {
+      shard::AllReduceOp op;
+      int64_t produced; // position of the input's producer, -1: an argument
+      int64_t firstRead;
+      int64_t bytes;
+    };
+    SmallVector<Member> members;
+    for (Operation *op : ops) {
+      auto reduce = dyn_cast<shard::AllReduceOp>(op);
+      if (!reduce)
+        continue;
+      Member m{reduce, -1, never, tensorBytes(reduce.getType())};
+      if (Operation *producer = reduce.getInput().getDefiningOp())
+        m.produced = position.lookup(block.findAncestorOpInBlock(*producer));
+      for (Operation *user : reduce.getResult().getUsers())
+        if (Operation *inBlock = block.findAncestorOpInBlock(*user))
+          m.firstRead = std::min(m.firstRead, position.lookup(inBlock));
+      members.push_back(m);
+    }
+    llvm::stable_sort(members, [](const Member &a, const Member &b) {
+      return a.produced < b.produced;
+    });
+    using Key = std::tuple<std::vector<int16_t>, int, const void *>;
+    struct Open {
+      SmallVector<Member> members;
+      int64_t bytes = 0, issueAfter = -1, firstRead = never;
+    };
+    std::map<Key, Open> open;
+    SmallVector<Open> buckets;
+    for (Member &m : members) {
+      Key key(std::vector<int16_t>(m.op.getGridAxes().begin(),
+                                   m.op.getGridAxes().end()),
+              static_cast<int>(m.op.getReduction()),
+              cast<RankedTensorType>(m.op.getType())
+                  .getElementType()
+                  .getAsOpaquePointer());
+      Open &bucket = open[key];
+      int64_t issueAfter = std::max(bucket.issueAfter, m.produced);
+      int64_t firstRead = std::min(bucket.firstRead, m.firstRead);
+      bool fits = !bucket.members.empty() &&
+                  bucket.bytes + m.bytes <= bucketBytes &&
+                  issueAfter < firstRead;
+      if (!fits) {
+        if (!bucket.members.empty())
+          buckets.push_back(bucket);
+        bucket = Open();
+        issueAfter = m.produced;
+        firstRead = m.firstRead;
+      }
+      bucket.members.push_back(m);
+      bucket.bytes += m.bytes;
+      bucket.issueAfter = issueAfter;
+      bucket.firstRead = firstRead;
+    }
+    for (auto &[key, bucket] : open)
+      if (!bucket.members.empty())
+        buckets.push_back(bucket);
+    for (const Open &bucket : buckets)
+      issueBucket(block,
+                  bucket.issueAfter < 0 ? nullptr : ops[bucket.issueAfter],
+                  llvm::to_vector(llvm::map_range(
+                      bucket.members,
+                      [](const Member &m) { return m.op; })),
+                  mesh);
+  }
+
+  /// One bucket of bucketEarly: a bucket of one is only moved (right after
+  /// its input); a larger one becomes the concatenation, its all-reduce
+  /// after `after` (or at the block's start), and each member's slice
+  /// before the member's first reader.
+  void issueBucket(Block &block, Operation *after,
+                   ArrayRef<shard::AllReduceOp> bucket, const Mesh &mesh) {
+    auto issueAt = [&](Operation *op) {
+      if (after)
+        op->moveAfter(after);
+      else
+        op->moveBefore(&block.front());
+    };
+    if (bucket.size() == 1) {
+      issueAt(bucket.front());
+      return;
+    }
+    shard::AllReduceOp first = bucket.front();
+    OpBuilder b(first.getContext());
+    if (after)
+      b.setInsertionPointAfter(after);
+    else
+      b.setInsertionPointToStart(&block);
+    // Named where it is issued (the last input's op: its model part and
+    // phase), so a trace or a timeout places it in the backward.
+    Location loc = after ? after->getLoc() : first.getLoc();
+    Type element = cast<RankedTensorType>(first.getType()).getElementType();
+    SmallVector<Value> flat;
+    SmallVector<int64_t> sizes;
+    int64_t total = 0;
+    for (shard::AllReduceOp op : bucket) {
+      auto type = cast<RankedTensorType>(op.getInput().getType());
+      int64_t n = type.getNumElements();
+      flat.push_back(ReshapeOp::create(
+          b, loc, RankedTensorType::get({n}, element), op.getInput()));
+      sizes.push_back(n);
+      total += n;
+    }
+    auto wholeType = RankedTensorType::get({total}, element);
+    Value whole = ConcatOp::create(b, loc, wholeType, flat,
+                                   b.getI64IntegerAttr(0));
+    auto merged = shard::AllReduceOp::create(
+        b, loc, wholeType, first.getGridAttr(), first.getGridAxesAttr(), whole,
+        first.getReductionAttr());
+    setBucketAttributes(merged, bucket, mesh, b);
+    int64_t offset = 0;
+    for (auto [member, size] : llvm::zip(bucket, sizes)) {
+      shard::AllReduceOp op = member;
+      Operation *firstReader = nullptr;
+      for (Operation *user : op.getResult().getUsers()) {
+        Operation *inBlock = block.findAncestorOpInBlock(*user);
+        if (inBlock && (!firstReader || inBlock->isBeforeInBlock(firstReader)))
+          firstReader = inBlock;
+      }
+      if (firstReader) {
+        b.setInsertionPoint(firstReader);
+        auto piece = SliceOp::create(
+            b, loc, RankedTensorType::get({size}, element),
+            merged.getResult(), b.getDenseI64ArrayAttr({offset}),
+            b.getDenseI64ArrayAttr({offset + size}), nullptr);
+        Value back = ReshapeOp::create(b, loc, op.getType(), piece);
+        op.getResult().replaceAllUsesWith(back);
+      }
+      offset += size;
+    }
+    for (shard::AllReduceOp op : bucket)
+      op->erase();
+  }
+
+  /// The reason and the bytes each rank sends (a ring all-reduce) of a
+  /// bucket's all-reduce.
+  void setBucketAttributes(shard::AllReduceOp merged,
+                           ArrayRef<shard::AllReduceOp> bucket,
+                           const Mesh &mesh, OpBuilder &b) {
+    shard::AllReduceOp first = bucket.front();
+    int64_t n = mesh.ways(SmallVector<int64_t>(first.getGridAxes().begin(),
+                                               first.getGridAxes().end()));
+    int64_t bytes = tensorBytes(merged.getType());
+    merged->setAttr("llmc.reason",
+                    b.getStringAttr("bucket of " +
+                                    std::to_string(bucket.size()) +
+                                    " all-reduces: " +
+                                    first->getAttrOfType<StringAttr>(
+                                            "llmc.reason")
+                                        .getValue()
+                                        .str() +
+                                    ", ..."));
+    merged->setAttr("llmc.bytes_per_rank",
+                    b.getI64IntegerAttr(2 * (n - 1) * bytes / n));
+  }
+
   void mergeBucket(ArrayRef<shard::AllReduceOp> bucket, const Mesh &mesh) {
     shard::AllReduceOp first = bucket.front();
     OpBuilder b(first);
@@ -388,20 +570,7 @@ struct PartitionPass : public impl::PartitionPassBase<PartitionPass> {
     auto merged = shard::AllReduceOp::create(
         b, loc, wholeType, first.getGridAttr(), first.getGridAxesAttr(), whole,
         first.getReductionAttr());
-    int64_t n = mesh.ways(SmallVector<int64_t>(first.getGridAxes().begin(),
-                                               first.getGridAxes().end()));
-    int64_t bytes = tensorBytes(wholeType);
-    merged->setAttr("llmc.reason",
-                    b.getStringAttr("bucket of " +
-                                    std::to_string(bucket.size()) +
-                                    " all-reduces: " +
-                                    first->getAttrOfType<StringAttr>(
-                                            "llmc.reason")
-                                        .getValue()
-                                        .str() +
-                                    ", ..."));
-    merged->setAttr("llmc.bytes_per_rank",
-                    b.getI64IntegerAttr(2 * (n - 1) * bytes / n));
+    setBucketAttributes(merged, bucket, mesh, b);
     int64_t offset = 0;
     for (auto [member, size] : llvm::zip(bucket, sizes)) {
       shard::AllReduceOp op = member;

@@ -13,7 +13,7 @@
 // before a value it reads").
 
 // DP-LABEL: func.func @train_step
-// DP:         shard.all_reduce {{.*}}llmc.reason = "bucket of 3 all-reduces: pending h.1 (backward): sum over dp, for h.1 (backward), ..."} : tensor<129xf32> -> tensor<129xf32>
+// DP:         shard.all_reduce {{.*}}llmc.reason = "bucket of 3 all-reduces: pending loss (forward): sum over dp, for ? (forward), ..."} : tensor<129xf32> -> tensor<129xf32>
 // DP-NOT:     shard.all_reduce {{.*}} tensor<8x8xf32>
 
 // PP-LABEL: func.func @train_step

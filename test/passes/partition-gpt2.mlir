@@ -3,18 +3,20 @@
 // the partition (`--emit=llmc-partition`). Each collective names what it
 // finishes, the axis, and the model part that needs it.
 
-// Data parallelism: the gradients' all-reduces and the loss's go in one
-// bucket (one all-reduce of their concatenation, at the first of them); wpe's
-// gradient is summed in the backward, before the bucket opens, so it stays
-// alone: 2 all-reduces. No gathers (weights are whole on every rank).
+// Data parallelism: the loss's and the gradients' all-reduces go in one
+// bucket in the order they are computed (one all-reduce of their
+// concatenation, issued after the last of them); wpe's sum is read in the
+// backward, before wte's gradient exists, so wte's gradient cannot join that
+// bucket and is summed alone: 2 all-reduces. No gathers (weights are whole on
+// every rank).
 // RUN: printf '%%s\n[parallel]\ndevices = "cpu"\ndp = 2\n' "$(cat %S/../frontend/Inputs/gpt2-1layer.toml)" > %t.dp.toml
 // RUN: llmc compile %t.dp.toml --emit=llmc-partition | FileCheck %s --check-prefix=DP
 // RUN: llmc compile %t.dp.toml --emit=llmc-partition | grep -c "shard.all_reduce" | FileCheck %s --check-prefix=DPCOUNT
 // DP:      module attributes {llmc.mesh_axes = ["dp"]}
 // DP-NEXT:   shard.grid @mesh(shape = 2)
 // DP:      %arg{{[0-9]+}}: tensor<1x8xi32> {{.*}}llmc.name = "tokens"
-// DP:      shard.all_reduce {{.*}}"pending transformer.wpe (backward): sum over dp, for transformer.wpe (backward)"
-// DP:      shard.all_reduce {{.*}}"bucket of 16 all-reduces: pending transformer.wte (backward): sum over dp{{.*}}"} : tensor<14817xf32>
+// DP:      shard.all_reduce {{.*}}"bucket of 16 all-reduces: pending loss (forward): sum over dp, for loss (optimizer), ..."} : tensor<13025xf32>
+// DP:      shard.all_reduce {{.*}}"pending transformer.wte (backward): sum over dp, for loss (optimizer)"} : tensor<64x32xf32>
 // DP-NOT:  shard.all_gather
 // DPCOUNT: 2
 

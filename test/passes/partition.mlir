@@ -26,10 +26,16 @@
 // DP:            return
 
 // BUCKET-LABEL: func.func @train_step
-// BUCKET:        %[[FLAT:.+]] = llmc.concat %{{.+}}, %{{.+}} dim 0 : (tensor<128xf32>, tensor<1xf32>) -> tensor<129xf32>
+// The bucket holds its members in the order they are computed (the loss,
+// then the weight gradient) and is issued right after the last of them;
+// each piece is sliced out just before its first reader (the update, then
+// the returned loss).
+// BUCKET:        %[[G:.+]] = llmc.matmul %{{.+}}, %{{.+}} transpose_a
+// BUCKET:        %[[FLAT:.+]] = llmc.concat %{{.+}}, %{{.+}} dim 0 : (tensor<1xf32>, tensor<128xf32>) -> tensor<129xf32>
 // BUCKET-NEXT:   %[[SUM:.+]] = shard.all_reduce %[[FLAT]] on @mesh grid_axes = [0] {llmc.bytes_per_rank = 516 : i64, llmc.reason = "bucket of 2 all-reduces: {{.*}}"} : tensor<129xf32> -> tensor<129xf32>
-// BUCKET:        llmc.slice %[[SUM]] starts [0] limits [128]
-// BUCKET:        llmc.slice %[[SUM]] starts [128] limits [129]
+// BUCKET-NEXT:   llmc.slice %[[SUM]] starts [1] limits [129]
+// BUCKET:        llmc.sub
+// BUCKET:        llmc.slice %[[SUM]] starts [0] limits [1]
 // BUCKET-NOT:    shard.all_reduce
 
 // TP:          shard.grid @mesh(shape = 2)
