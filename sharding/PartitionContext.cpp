@@ -579,6 +579,40 @@ FailureOr<Value> PartitionContext::reshard(Value original,
           .getResult();
     }
   }
+  // Sequence parallelism: a value gathered along the sequence once is read
+  // gathered by its later users (the weight gradients of the backward read
+  // the forward's gathered activation and the gathered cotangent of the
+  // input gradient); one gather per tp region and direction.
+  bool cacheable = isSequenceGather(current, target);
+  if (cacheable) {
+    for (Entry entry : gathered_.lookup(original))
+      if (entry.sharding == target &&
+          entry.local.getParentBlock() == builder_.getInsertionBlock())
+        return entry.local;
+    // A reshape or a sum over whole dimensions, gathered whole, is the same
+    // op on its gathered input: the weight gradients' [B·T, C] view of an
+    // activation the forward gathered as [B, T, C], and the position
+    // embedding's gradient (the cotangent summed over the batch), computed
+    // from the cotangent the token embedding's vocabulary-parallel gradient
+    // gathers anyway (B times the bytes of gathering the sum, but the same
+    // gather: one fewer collective, no more bytes in all).
+    Operation *producer = original.getDefiningOp();
+    if (producer && isa<ReshapeOp, ReduceSumOp>(producer) &&
+        target.isReplicated()) {
+      Value input = producer->getOperand(0);
+      Sharding whole = Sharding::replicated(shapeOf(input).size());
+      if (isSequenceGather(shardingOf(input), whole)) {
+        FailureOr<Value> inLocal = reshard(input, whole, user);
+        if (failed(inLocal))
+          return failure();
+        IRMapping mapping;
+        mapping.map(input, *inLocal);
+        Value local = builder_.clone(*producer, mapping)->getResult(0);
+        gathered_[original].push_back(Entry{local, target});
+        return local;
+      }
+    }
+  }
   Value local = localOf(original);
   Sharding from = current;
   if (current.isPartial() && target.partial.empty()) {
@@ -592,7 +626,26 @@ FailureOr<Value> PartitionContext::reshard(Value original,
     from = resolved;
   }
   std::string what = "value of " + describe(original);
-  return reshardLocal(local, from, target, shapeOf(original), user, what);
+  FailureOr<Value> moved =
+      reshardLocal(local, from, target, shapeOf(original), user, what);
+  if (succeeded(moved) && cacheable)
+    gathered_[original].push_back(Entry{*moved, target});
+  return moved;
+}
+
+bool PartitionContext::isSequenceGather(const Sharding &current,
+                                        const Sharding &target) const {
+  int64_t seq = policy_.sequenceAxis;
+  if (seq < 0 || current.isPartial() || target.isPartial() || current == target)
+    return false;
+  // Only splits over the sequence axis are dropped; anything else (a ZeRO
+  // weight's dp split, gathered again for the backward so that the whole
+  // weight does not live through the step) is not kept.
+  for (auto [have, want] : llvm::zip(current.dims, target.dims))
+    if (have != want &&
+        (want.isSplit() || have.axes.size() != 1 || have.axes[0] != seq))
+      return false;
+  return true;
 }
 
 LogicalResult PartitionContext::cloneLocal(Operation *op, ValueRange operands,

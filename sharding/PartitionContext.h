@@ -148,6 +148,7 @@ private:
   reshardLocal(mlir::Value local, Sharding current, const Sharding &target,
                llvm::ArrayRef<int64_t> global, mlir::Operation *user,
                llvm::StringRef what);
+  bool isSequenceGather(const Sharding &current, const Sharding &target) const;
   mlir::Value gather(mlir::Value local, int64_t dim, const DimSplit &split,
                      mlir::Operation *user, llvm::StringRef what);
   mlir::Value slice(mlir::Value local, int64_t dim,
@@ -169,6 +170,9 @@ private:
   mlir::OpBuilder &builder_;
   llvm::DenseMap<mlir::Value, Entry> values_;
   llvm::DenseMap<mlir::Value, Entry> resolved_;
+  /// Sequence parallelism: values already gathered along the sequence, by
+  /// target sharding (the backward reads the forward's gather).
+  llvm::DenseMap<mlir::Value, llvm::SmallVector<Entry, 1>> gathered_;
   llvm::DenseMap<mlir::Operation *, mlir::Value> carried_;
   llvm::DenseMap<mlir::Value, mlir::Value> movedToTokens_;
 };

@@ -77,8 +77,13 @@ LogicalResult partitionMatmul(MatmulOp op, PartitionContext &context) {
   int64_t kR = tb ? rb + 1 : rb, nR = tb ? rb : rb + 1;
   Sharding ls = context.resolvedSharding(lhs);
   Sharding rs = context.resolvedSharding(rhs);
-  // Loops: batch..., M, K, N; claimed in that order so the activation's
-  // splits win over a weight's (a ZeRO-3 weight is gathered).
+  // Loops: batch..., M, N, K; claimed in that order so the activation's
+  // splits win over a weight's (a ZeRO-3 weight is gathered), and a split
+  // contraction yields to a split row or column over the same axis: keeping
+  // the contraction split would leave a pending sum of the whole result and
+  // gather the other operand anyway, where dropping it gathers one operand
+  // (Megatron-SP's weight gradients: the sequence-split activation or
+  // cotangent is gathered, the gradient keeps the weight's split).
   SmallVector<DimSplit> batch(nb);
   SmallVector<int64_t> used;
   for (int64_t i = 0; i < nb; ++i) {
@@ -87,18 +92,18 @@ LogicalResult partitionMatmul(MatmulOp op, PartitionContext &context) {
   }
   DimSplit m = ls.dims[mL];
   // Sequence parallelism: the activation's sequence split yields to the
-  // weight's tensor-parallel split (Megatron-SP gathers the sequence before
-  // a column-parallel matmul and scatters it after a row-parallel one).
+  // weight's tensor-parallel column split (Megatron-SP gathers the sequence
+  // before a column-parallel matmul and scatters it after a row-parallel
+  // one).
   int64_t seq = context.policy().sequenceAxis;
   if (seq >= 0 && llvm::is_contained(m.axes, seq) &&
-      (llvm::is_contained(rs.dims[kR].axes, seq) ||
-       llvm::is_contained(rs.dims[nR].axes, seq)))
+      llvm::is_contained(rs.dims[nR].axes, seq))
     m = DimSplit{};
   claimAxes(m, used);
-  DimSplit k = ls.dims[kL].isSplit() ? ls.dims[kL] : rs.dims[kR];
-  claimAxes(k, used);
   DimSplit n = rs.dims[nR];
   claimAxes(n, used);
+  DimSplit k = ls.dims[kL].isSplit() ? ls.dims[kL] : rs.dims[kR];
+  claimAxes(k, used);
 
   Sharding lhsWant = Sharding::replicated(rl);
   for (int64_t i = 0; i < nb; ++i)
