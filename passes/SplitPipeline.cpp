@@ -343,23 +343,49 @@ void SplitPipelinePass::assignLayers(SplitState &state) {
   // that reads only arguments, so that a parameter's optimizer state is
   // read and written on one stage (the runtime feeds an output back into
   // its argument on the ranks that hold both: docs/sharding.md).
+  // A broadcast that CSE made one for the updates of several layers (the
+  // clipping scale expanded to a weight's shape, read by every layer's
+  // weight of that shape) is copied for each layer that reads it: one
+  // copy read by every stage sent its expansion to each (GPT-2 tiny at pp8:
+  // 56 weight-sized sends from stage 0 a step), where the copies need only
+  // the scalar.
+  bool copied = false;
   for (Operation *op : llvm::reverse(state.ops)) {
     auto it = layer.find(op);
     if (it == layer.end() ||
         !(isa<BroadcastOp, ReshapeOp>(op) || followUsers.contains(op)) ||
         phaseOf(op->getLoc()) != Phase::Optimizer || op->use_empty())
       continue;
-    std::optional<int64_t> common;
-    for (Operation *user : op->getUsers()) {
-      auto u = layer.find(user);
-      if (u == layer.end() || (common && *common != u->second)) {
-        common.reset();
+    std::map<int64_t, SmallVector<OpOperand *>> byLayer;
+    bool known = true;
+    for (OpOperand &use : op->getUses()) {
+      auto u = layer.find(use.getOwner());
+      if (u == layer.end()) {
+        known = false;
         break;
       }
-      common = u->second;
+      byLayer[u->second].push_back(&use);
     }
-    if (common)
-      it->second = *common;
+    if (!known || byLayer.empty())
+      continue;
+    if (byLayer.size() == 1 || isa<BroadcastOp, ReshapeOp>(op))
+      it->second = byLayer.begin()->first;
+    if (byLayer.size() == 1 || !isa<BroadcastOp, ReshapeOp>(op))
+      continue;
+    OpBuilder builder(op->getContext());
+    builder.setInsertionPointAfter(op);
+    for (auto &[l, uses] : llvm::drop_begin(byLayer)) {
+      Operation *copy = builder.clone(*op);
+      layer[copy] = l;
+      for (OpOperand *use : uses)
+        use->set(copy->getResult(0));
+    }
+    copied = true;
+  }
+  if (copied) {
+    state.ops.clear();
+    for (Operation &op : state.body->without_terminator())
+      state.ops.push_back(&op);
   }
   state.layerCost.assign(layers, 0.0);
   for (Operation *op : state.ops) {
@@ -695,14 +721,27 @@ void SplitPipelinePass::insertTransfers(SplitState &state,
     order.push_back(&op);
   std::map<std::pair<Operation *, int64_t>, Value> received;
   llvm::DenseMap<Operation *, Operation *> lastAfter;
-  auto transfer = [&](Value value, int64_t to, Operation *reader) -> Value {
+  std::function<Value(Value, int64_t, Operation *)> transfer =
+      [&](Value value, int64_t to, Operation *reader) -> Value {
     Operation *def = value.getDefiningOp();
-    int64_t from = stageAt(def);
     auto key = std::make_pair(def, to);
     if (auto it = received.find(key); it != received.end())
       return it->second;
-    Operation *after = lastAfter.lookup(def);
-    builder.setInsertionPointAfter(after ? after : def);
+    // A scalar read stages away (the clipping scale, from the last stage to
+    // every other) travels one stage at a time, each stage passing it on:
+    // every stage sends and receives as many whatever the stage count, so
+    // a middle stage's program and the first's and last's are those of a
+    // pipeline of fewer stages (planner/Probe.h, probeStages), and no
+    // stage sends it pp - 1 times.
+    int64_t from = stageAt(def);
+    Value source = value;
+    if (cast<RankedTensorType>(value.getType()).getRank() == 0 &&
+        std::abs(to - from) > 1)
+      source = transfer(value, to > from ? to - 1 : to + 1, reader);
+    Operation *sender = source.getDefiningOp();
+    from = stageAt(sender);
+    Operation *after = lastAfter.lookup(sender);
+    builder.setInsertionPointAfter(after ? after : sender);
     Location loc = def->getLoc();
     std::string part = modelPartOf(loc);
     Phase phase = phaseOf(loc);
@@ -716,7 +755,7 @@ void SplitPipelinePass::insertTransfers(SplitState &state,
         (mb ? ", microbatch " + std::to_string(mb.getInt()) : "") +
         "): stage " + std::to_string(from) + " -> " + std::to_string(to) +
         ", for " + modelPartOf(reader->getLoc());
-    auto send = SendOp::create(builder, loc, value, state.ppAxis, from, to);
+    auto send = SendOp::create(builder, loc, source, state.ppAxis, from, to);
     auto recv = RecvOp::create(builder, loc, value.getType(), state.ppAxis,
                                from, to);
     int64_t bytes = tensorBytes(value.getType());
@@ -730,7 +769,7 @@ void SplitPipelinePass::insertTransfers(SplitState &state,
       if (auto chunk = def->getAttr("llmc.chunk"))
         op->setAttr("llmc.chunk", chunk);
     }
-    lastAfter[def] = recv;
+    lastAfter[sender] = recv;
     received[key] = recv.getResult();
     return recv.getResult();
   };

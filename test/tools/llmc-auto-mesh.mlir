@@ -23,26 +23,28 @@
 // DUMP: module attributes {llmc.auto_mesh = {{{.*}}dp = 4 : i64
 
 // 2 MiB per rank: dp4 (3.35 MiB, every rank holds every weight and both
-// AdamW moments) does not fit; the search splits the weights over tp
-// instead: a 2x2 mesh, the token embedding split by rows over tp, and the
-// Megatron all-reduces over the tp axis (grid axis 1) in the forward.
+// AdamW moments) does not fit; the search halves each rank's weights by a
+// pipeline instead: a 2x2 mesh of pp and dp, two microbatches, the first
+// layer's activations sent to the second stage. (It chose dp2 x tp2 before
+// each update's gradient buckets kept to one layer: every gradient then
+// travelled to the last stage for its dp all-reduce and back, docs/
+// sharding.md.)
 // RUN: cp %S/Inputs/search-tiny.toml %t.small.toml
 // RUN: printf '[memory]\nbudget_gib = 0.002\n' >> %t.small.toml
 // RUN: llmc compile %t.small.toml --device-profile %S/Inputs/search-gpu.toml 2>%t.small.err | FileCheck %s --check-prefix=SMALL
-// SMALL: module attributes {llmc.auto_mesh = {budget_gib = 2.000000e-03 : f64, candidates = 720 : i64, cp = 1 : i64, devices = 4 : i64, dp = 2 : i64, ep = 1 : i64, evaluated = {{[0-9]+}} : i64, microbatches = 1 : i64, pp = 1 : i64, predicted_memory_gib = {{.*}} : f64, predicted_step_ms = {{.*}} : f64, profile = "litgpu", remat = "none", tp = 2 : i64, virtual_stages = 1 : i64, zero = 0 : i64}, llmc.mesh_axes = ["dp", "tp"]}
+// SMALL: module attributes {llmc.auto_mesh = {budget_gib = 2.000000e-03 : f64, candidates = 720 : i64, cp = 1 : i64, devices = 4 : i64, dp = 2 : i64, ep = 1 : i64, evaluated = {{[0-9]+}} : i64, microbatches = 2 : i64, pp = 2 : i64, predicted_memory_gib = {{.*}} : f64, predicted_step_ms = {{.*}} : f64, profile = "litgpu", remat = "none", tp = 1 : i64, virtual_stages = 1 : i64, zero = 0 : i64}, llmc.mesh_axes = ["pp", "dp"]}
 // SMALL-NEXT: shard.grid @mesh(shape = 2x2)
-// SMALL: llmc.name = "transformer.wte.weight", {{.*}}llmc.sharding = {{\[\["tp"\], \[\]\]}}
-// SMALL: shard.all_reduce {{.*}} on @mesh grid_axes = [1] {{.*}}llmc.reason = "pending transformer.h.0.attn.c_proj (forward): sum over tp
+// SMALL: llmc.send {{.*}} axis 0 from 0 to 1 {{.*}}llmc.reason = "activation transformer.h.0 (forward, microbatch 0): stage 0 -> 1
 
 // `llmc plan` prints why: dp4 would be faster but does not fit.
 // RUN: llmc plan %t.small.toml --device-profile %S/Inputs/search-gpu.toml 2>/dev/null | FileCheck %s --check-prefix=WHY
 // WHY: mesh search: 4 devices (1 node(s) of 8) on device profile 'litgpu', budget 2.05 MiB per rank
-// WHY: 1  dp2 tp2
+// WHY: 1  dp2 pp2 mb2
 // WHY: does not fit {{[0-9]+}} {{.*}}: does not fit: needs {{.*}} per rank, has 2.05 MiB (over by
 // WHY: why:
-// WHY-NEXT: dp2 tp2 wins: {{[0-9.]+}} ms per step
+// WHY-NEXT: dp2 pp2 mb2 wins: {{[0-9.]+}} ms per step
 // WHY: dp4 would take {{[0-9.]+}} ms ({{[0-9.]+}} ms less) but does not fit by {{[0-9.]+}} {{KiB|MiB}} (needs {{[0-9.]+}} MiB per rank)
-// WHY: memory plan of @train_step ({{.*}}), per rank, on each of 4 ranks of mesh {dp=2, tp=2}:
+// WHY: memory plan of @train_step ({{.*}}), per rank, on each of 4 ranks of mesh {pp=2, dp=2}:
 
 // A mesh search needs the number of devices.
 // RUN: sed 's/cpu:4/cpu/' %S/Inputs/search-tiny.toml > %t.nocount.toml

@@ -22,14 +22,17 @@
 // GPIPE:        stage    in flight    activations*     peak (live)           arena  bytes
 // GPIPE-NEXT:   0                4       1,053,248
 // GPIPE-NEXT:   1                4       1,184,768
-// 425,984 bytes: per microbatch a [2, 16, 64] f32 activation forward, its
+// 229,376 bytes: per microbatch a [2, 16, 64] f32 activation forward, its
 // gradient back, and the head's [128, 64] contribution to the tied
 // embedding's gradient back, and once the summed [128, 64] gradient forward
-// (the last stage runs the tied embedding's update too); the rest are
-// scalars (the loss, the global gradient norm's partial sums and its
-// clipping factor). No optimizer state moves: an update's ops that read only
-// the moments (beta1 * m) run on the stage of the gradient.
-// GPIPE:        pp      send/recv           22           428,040
+// (the last stage runs the tied embedding's update too); the other 8 are
+// two scalars (the global gradient norm's partial sum forward and its
+// clipping factor back). No optimizer state moves: an update's ops that
+// read only the moments (beta1 * m) run on the stage of the gradient, and
+// the clipping factor's broadcast to a weight's shape, which CSE shares
+// between the layers, is copied for each stage that reads it (it was 7
+// weight-sized sends more, 198,656 bytes, before).
+// GPIPE:        pp      send/recv           15           229,384
 
 // 1F1B: stage 0 keeps 2 (pp - stage), stage 1 one: about half and a third
 // of GPipe's activation bytes (the same bubble). On this tiny model the
