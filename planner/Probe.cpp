@@ -568,6 +568,41 @@ mlir::FailureOr<Measure> evaluateCandidate(mlir::MLIRContext &context,
   return measure;
 }
 
+int64_t probeStages(const Candidate &probe, int64_t layers,
+                    const DeviceProfile &profile) {
+  int64_t m = std::max<int64_t>(1, probe.microbatches);
+  int64_t reduced = m + 2;
+  if (probe.pp <= reduced || probe.virtualStages > 1 || layers % probe.pp)
+    return probe.pp;
+  int64_t inner = probe.devices() / probe.pp;
+  bool withinNode = probe.pp * inner <= profile.devicesPerNode;
+  bool reducedWithinNode = reduced * inner <= profile.devicesPerNode;
+  return withinNode == reducedWithinNode ? reduced : probe.pp;
+}
+
+namespace {
+
+/// The measure of `probe`'s `pp` stages from that of its `compiled`
+/// stages (probeStages): stage s of pp is the compiled stage of the same
+/// warm-up count (the first, the last, or middle stage M + 1 - w for w =
+/// min(pp - s - 1, M)).
+Measure expandStages(const Measure &compiled, const Candidate &probe) {
+  int64_t p = probe.pp;
+  int64_t c = static_cast<int64_t>(compiled.stages.size());
+  int64_t m = c - 2;
+  Measure out = compiled;
+  out.stages.clear();
+  for (int64_t s = 0; s < p; ++s) {
+    int64_t from = s == 0 ? 0 : s == p - 1 ? c - 1
+                                           : m + 1 - std::min(p - s - 1, m);
+    out.stages.push_back(compiled.stages[from]);
+  }
+  out.ranks = probe.devices();
+  out.busiest = busiestOf(out.stages);
+  return out;
+}
+} // namespace
+
 mlir::FailureOr<Measure> probeAndExtrapolate(mlir::MLIRContext &context,
                                              const RunDescription &run,
                                              const Candidate &probe,
@@ -576,6 +611,24 @@ mlir::FailureOr<Measure> probeAndExtrapolate(mlir::MLIRContext &context,
                                              int64_t *compiles,
                                              LayerSlope *slope,
                                              mlir::MLIRContext *second) {
+  if (int64_t stages = probeStages(probe, run.model.numLayers, profile);
+      stages < probe.pp) {
+    // The same layers per stage on fewer stages, expanded to pp.
+    RunDescription fewer = run;
+    fewer.model.numLayers = run.model.numLayers / probe.pp * stages;
+    Candidate reduced = probe;
+    reduced.pp = stages;
+    mlir::FailureOr<Measure> compiled = probeAndExtrapolate(
+        context, fewer, reduced, profile, error, compiles, slope, second);
+    if (mlir::failed(compiled))
+      return mlir::failure();
+    Measure out = expandStages(*compiled, probe);
+    setChunkTransfer(out, run, probe, profile);
+    Candidate oneChunk = probe;
+    oneChunk.virtualStages = 1;
+    schedulePipeline(out, oneChunk);
+    return out;
+  }
   CompilePipelineOptions base = pipelineOptionsFor(run);
   int64_t layers = run.model.numLayers;
   auto [n1, n2] = probeLayers(probe);

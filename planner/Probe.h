@@ -228,6 +228,20 @@ Measure withMicrobatches(Measure measure, const Candidate &candidate,
 Measure fitMicrobatches(const Measure &one, const Measure &two,
                         const Candidate &candidate);
 
+/// The pipeline stages the probes of `probe` compile, for a model of
+/// `layers` layers: a 1F1B stage's program depends on its layers, its
+/// microbatches M and how many forwards it runs before its first backward
+/// (min(pp - s - 1, M) for stage s), not on pp itself; so the first
+/// stage, the last and one middle stage per warm-up count (M of them),
+/// M + 2 stages in all, are every distinct stage, and probeAndExtrapolate
+/// compiles those and repeats the middle ones (GPT-3's pp32 probes of 32
+/// and 64 layers become 3 and 6). `probe.pp` when that is not fewer, when
+/// `layers` is not a multiple of pp, or when the pp link would change
+/// class (pp is the outermost axis: a send over pp spans pp times the
+/// inner axes' ranks, within a node or not).
+int64_t probeStages(const Candidate &probe, int64_t layers,
+                    const DeviceProfile &profile);
+
 /// The two probe layer counts of a candidate (3 and 4; with pp stages, pp
 /// and 2 pp).
 std::pair<int64_t, int64_t> probeLayers(const Candidate &candidate);
