@@ -39,6 +39,7 @@
 #include "ir/Phase.h"
 #include "passes/Passes.h"
 #include "passes/PipelineSchedule.h"
+#include "passes/PipelineTransfers.h"
 #include "sharding/Sharding.h"
 
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
@@ -246,11 +247,7 @@ std::vector<std::vector<Unit>> SplitPipelinePass::stageOrders() const {
   return pipeline::stageOrders(schedule, stages, virtualStages, microbatches);
 }
 
-/// The llmc.stage of an op, or -1.
-int64_t stageAt(Operation *op) {
-  auto attr = op->getAttrOfType<IntegerAttr>("llmc.stage");
-  return attr ? attr.getInt() : -1;
-}
+int64_t stageAt(Operation *op) { return pipelineStageOf(op); }
 
 void SplitPipelinePass::runOnOperation() {
   ModuleOp module = getOperation();
@@ -718,75 +715,10 @@ void SplitPipelinePass::copyTiedUpdates(SplitState &state,
   }
 }
 
-/// 5d. Transfers: a value read on another stage is sent right after it is
-/// made, once per reading stage.
+/// 5d. Transfers (passes/PipelineTransfers.cpp).
 void SplitPipelinePass::insertTransfers(SplitState &state,
                                         OpBuilder &builder) {
-  SmallVector<Operation *> order;
-  for (Operation &op : state.body->without_terminator())
-    order.push_back(&op);
-  std::map<std::pair<Operation *, int64_t>, Value> received;
-  llvm::DenseMap<Operation *, Operation *> lastAfter;
-  std::function<Value(Value, int64_t, Operation *)> transfer =
-      [&](Value value, int64_t to, Operation *reader) -> Value {
-    Operation *def = value.getDefiningOp();
-    auto key = std::make_pair(def, to);
-    if (auto it = received.find(key); it != received.end())
-      return it->second;
-    // A scalar read stages away (the clipping scale, from the last stage to
-    // every other) travels one stage at a time, each stage passing it on:
-    // every stage sends and receives as many whatever the stage count, so
-    // a middle stage's program and the first's and last's are those of a
-    // pipeline of fewer stages (planner/Probe.h, probeStages), and no
-    // stage sends it pp - 1 times.
-    int64_t from = stageAt(def);
-    Value source = value;
-    if (cast<RankedTensorType>(value.getType()).getRank() == 0 &&
-        std::abs(to - from) > 1)
-      source = transfer(value, to > from ? to - 1 : to + 1, reader);
-    Operation *sender = source.getDefiningOp();
-    from = stageAt(sender);
-    Operation *after = lastAfter.lookup(sender);
-    builder.setInsertionPointAfter(after ? after : sender);
-    Location loc = def->getLoc();
-    std::string part = modelPartOf(loc);
-    Phase phase = phaseOf(loc);
-    std::string what = phase == Phase::Forward    ? "activation"
-                       : phase == Phase::Backward ? "gradient"
-                                                  : "value";
-    auto mb = def->getAttrOfType<IntegerAttr>("llmc.microbatch");
-    std::string reason =
-        what + " " + (part.empty() ? std::string("(no model part)") : part) +
-        " (" + phaseName(phase).str() +
-        (mb ? ", microbatch " + std::to_string(mb.getInt()) : "") +
-        "): stage " + std::to_string(from) + " -> " + std::to_string(to) +
-        ", for " + modelPartOf(reader->getLoc());
-    auto send = SendOp::create(builder, loc, source, state.ppAxis, from, to);
-    auto recv = RecvOp::create(builder, loc, value.getType(), state.ppAxis,
-                               from, to);
-    int64_t bytes = tensorBytes(value.getType());
-    for (auto [op, s] : {std::pair<Operation *, int64_t>{send, from},
-                         {recv, to}}) {
-      op->setAttr("llmc.stage", builder.getI64IntegerAttr(s));
-      op->setAttr("llmc.reason", builder.getStringAttr(reason));
-      op->setAttr("llmc.bytes_per_rank", builder.getI64IntegerAttr(bytes));
-      if (mb)
-        op->setAttr("llmc.microbatch", mb);
-      if (auto chunk = def->getAttr("llmc.chunk"))
-        op->setAttr("llmc.chunk", chunk);
-    }
-    lastAfter[sender] = recv;
-    received[key] = recv.getResult();
-    return recv.getResult();
-  };
-  for (Operation *op : order) {
-    int64_t here = stageAt(op);
-    for (OpOperand &operand : op->getOpOperands()) {
-      Operation *def = operand.get().getDefiningOp();
-      if (def && stageAt(def) != here)
-        operand.set(transfer(operand.get(), here, op));
-    }
-  }
+  insertPipelineTransfers(*state.body, state.ppAxis, builder);
 }
 
 /// The stages of the arguments and results, and the split's summary
