@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <functional>
 #include <map>
+#include <tuple>
 #include <optional>
 
 using namespace mlir;
@@ -485,6 +486,10 @@ private:
   const BufferPlan *plan;
   double computeFree = 0, commFree = 0;
   std::vector<InFlight> inFlight;
+  /// The simulation's intervals, each stream's in time order: the
+  /// kernels' and the collectives' (with their group), for GroupCost::hidden.
+  std::vector<std::pair<double, double>> kernelTimes;
+  std::vector<std::tuple<std::string, double, double>> collectiveTimes;
   llvm::DenseMap<Operation *, MultiTensorMember> multiTensor;
   Operation *lastKernel = nullptr; // for the folded residual adds
   int64_t forwardBackwardLaunches = 0;
@@ -558,6 +563,7 @@ bool StepEstimator::addCommunication(Operation &op) {
     inFlight.clear();
     return true;
   }
+  collectiveTimes.emplace_back(axes, start, commFree);
   InFlight f{&op, {}, commFree};
   if (plan)
     f.ranges = rangesOf(&op, *plan);
@@ -668,6 +674,7 @@ void StepEstimator::advanceCompute(Operation &op, double opSeconds) {
     inFlight.erase(inFlight.begin(), inFlight.begin() + waitFor + 1);
   }
   computeFree = start + opSeconds;
+  kernelTimes.emplace_back(start, computeFree);
   // Collectives already done by now need no more checks.
   while (!inFlight.empty() && inFlight.front().done <= computeFree)
     inFlight.erase(inFlight.begin());
@@ -691,6 +698,18 @@ StepCost StepEstimator::finish() {
                    [](const GroupCost &a, const GroupCost &b) {
                      return a.seconds > b.seconds;
                    });
+  // What of each collective runs beside a kernel: both lists are in time
+  // order and each stream's intervals are disjoint, so one sweep.
+  size_t k = 0;
+  for (const auto &[axes, from, to] : collectiveTimes) {
+    while (k < kernelTimes.size() && kernelTimes[k].second <= from)
+      ++k;
+    for (size_t j = k; j < kernelTimes.size() && kernelTimes[j].first < to;
+         ++j)
+      collectives[axes].hidden +=
+          std::min(to, kernelTimes[j].second) -
+          std::max(from, kernelTimes[j].first);
+  }
   for (auto &[axes, g] : collectives) {
     step.communication += g.seconds;
     step.groups.push_back(g);

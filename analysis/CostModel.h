@@ -107,6 +107,11 @@ struct GroupCost {
   /// group's axis sizes; 2 for pipeline transfers, which pair two ranks),
   /// for SharedCores::drainShare.
   int64_t groupRanks = 0;
+  /// Collectives, two-stream simulation: the seconds of them during which
+  /// the compute stream runs a kernel (what overlaps). Over all groups it
+  /// is StepCost::noOverlap() - StepCost::seconds(): one stream or the
+  /// other is always busy.
+  double hidden = 0;
 };
 
 struct StepCost {

@@ -162,6 +162,15 @@ TEST_F(StreamsTest, AnIndependentKernelHidesTheCollective) {
   EXPECT_NEAR(step.noOverlap(), kAllReduce + 2 * kAdd, 1e-12);
   EXPECT_NEAR(step.streams, std::max(kAllReduce, kAdd) + kAdd, 1e-12);
   EXPECT_NEAR(step.seconds(), step.streams, 0.0);
+  // What overlaps (llmc plan's "communication beside kernels"): all of the
+  // all-reduce runs beside the first add, and the hidden seconds are what
+  // the two streams save.
+  double hidden = 0;
+  for (const GroupCost &g : step.groups)
+    if (g.communication)
+      hidden += g.hidden;
+  EXPECT_NEAR(hidden, kAllReduce, 1e-12);
+  EXPECT_NEAR(hidden, step.noOverlap() - step.seconds(), 1e-12);
 }
 
 TEST_F(StreamsTest, AReaderRightAfterWaits) {
@@ -173,6 +182,8 @@ TEST_F(StreamsTest, AReaderRightAfterWaits) {
       "return %u : tensor<1048576xf32>",
       profile());
   EXPECT_NEAR(step.streams, kAllReduce + kAdd, 1e-12);
+  for (const GroupCost &g : step.groups)
+    EXPECT_EQ(g.hidden, 0.0) << g.group;
 }
 
 TEST_F(StreamsTest, ACollectiveWaitsForEveryEarlierKernel) {
