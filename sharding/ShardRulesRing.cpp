@@ -50,9 +50,10 @@ Value widenRows(OpBuilder &b, Location loc, Value rows, int64_t headDim,
                 Type element) {
   SmallVector<int64_t> shape(shapeOf(rows));
   shape.push_back(headDim);
-  Value wide = BroadcastOp::create(b, loc, RankedTensorType::get(shape,
-                                       vjp::tensorType(rows).getElementType()),
-                                   rows, ArrayRef<int64_t>{0, 1, 2});
+  Value wide = BroadcastOp::create(
+      b, loc,
+      RankedTensorType::get(shape, vjp::tensorType(rows).getElementType()),
+      rows, ArrayRef<int64_t>{0, 1, 2});
   return vjp::castTo(b, loc, wide, element);
 }
 
@@ -66,8 +67,7 @@ Value maskPositions(PartitionContext &context, Location loc, bool causal,
   OpBuilder &b = context.builder();
   auto scalar = RankedTensorType::get({}, b.getI32Type());
   Value last = makeConstant(
-      b, loc,
-      DenseElementsAttr::get(scalar, static_cast<int32_t>(global - 1)));
+      b, loc, DenseElementsAttr::get(scalar, static_cast<int32_t>(global - 1)));
   return BroadcastOp::create(b, loc, vjp::tensorType(positions), last,
                              ArrayRef<int64_t>{});
 }
@@ -87,10 +87,10 @@ void mergeBlock(OpBuilder &b, Location loc, Value &out, Value &lse,
   lse = AddOp::create(b, loc, m, LogOp::create(b, loc, sum));
   int64_t headDim = shapeOf(out).back();
   Type element = vjp::tensorType(out).getElementType();
-  Value keep = widenRows(b, loc, DivOp::create(b, loc, a, sum), headDim,
-                         element);
-  Value take = widenRows(b, loc, DivOp::create(b, loc, c, sum), headDim,
-                         element);
+  Value keep =
+      widenRows(b, loc, DivOp::create(b, loc, a, sum), headDim, element);
+  Value take =
+      widenRows(b, loc, DivOp::create(b, loc, c, sum), headDim, element);
   out = AddOp::create(b, loc, MulOp::create(b, loc, out, keep),
                       MulOp::create(b, loc, outBlock, take));
 }
@@ -219,8 +219,8 @@ LogicalResult partitionRingAttention(AttentionOp op, PartitionContext &context,
     }
   }
   context.setCarried(op, lse);
-  Value result = vjp::castTo(b, loc, out,
-                             vjp::tensorType((*locals)[0]).getElementType());
+  Value result =
+      vjp::castTo(b, loc, out, vjp::tensorType((*locals)[0]).getElementType());
   context.map(op.getResult(), result, q);
   if (op.getLse())
     context.map(op.getLse(), lse, lseSharding(q));

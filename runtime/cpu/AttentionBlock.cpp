@@ -53,8 +53,7 @@ Status checkPositions(const KernelArgs &args, const std::string &what,
 /// tensor `rows` (out), lse f32 [B, Hq, T], the positions at inputs
 /// `positionsAt` and `positionsAt + 1`, floats [scale].
 Status checkBlock(const KernelArgs &args, const TensorRef &rows,
-                  const TensorRef &lse, size_t positionsAt,
-                  BlockShape &shape) {
+                  const TensorRef &lse, size_t positionsAt, BlockShape &shape) {
   LLMC_RETURN_IF_ERROR(args.expectAttrs(0, 1));
   const TensorRef &q = args.inputs[0], &k = args.inputs[1], &v = args.inputs[2];
   LLMC_RETURN_IF_ERROR(expectFloat(args, "query", q));
@@ -77,8 +76,8 @@ Status checkBlock(const KernelArgs &args, const TensorRef &rows,
                                       args.inputs[positionsAt], shape.seq,
                                       shape.queryPositions));
   LLMC_RETURN_IF_ERROR(checkPositions(args, "key positions",
-                                      args.inputs[positionsAt + 1],
-                                      shape.kvSeq, shape.keyPositions));
+                                      args.inputs[positionsAt + 1], shape.kvSeq,
+                                      shape.keyPositions));
   for (int64_t p : shape.keyPositions)
     shape.firstKey = std::min(shape.firstKey, p);
   return Status::ok();
@@ -196,8 +195,7 @@ Status cpuAttentionBlockGrad(const KernelArgs &args) {
                     continue;
                   // p with the ring's statistics; ds = p (dp - delta).
                   loadRow(k, shape.k.at(b, kvh, s), headDim, keyRow.data());
-                  loadRow(v, shape.v.at(b, kvh, s), headDim,
-                          valueRow.data());
+                  loadRow(v, shape.v.at(b, kvh, s), headDim, valueRow.data());
                   const double p =
                       std::exp(dot(query, keyRow) * scale - rowLse);
                   const double ds = p * (dot(dOut, valueRow) - delta) * scale;

@@ -38,8 +38,11 @@ BlockRef blockRef(const Buffer &q, const Buffer &k, const Buffer &v,
   const int64_t batch = q.ref().shape[0], heads = q.ref().shape[1],
                 seq = q.ref().shape[2], dim = q.ref().shape[3];
   const int64_t kvHeads = k.ref().shape[1], kvSeq = k.ref().shape[2];
-  BlockRef r{std::vector<double>(q.size()), {}, std::vector<double>(q.size()),
-             std::vector<double>(k.size()), std::vector<double>(v.size())};
+  BlockRef r{std::vector<double>(q.size()),
+             {},
+             std::vector<double>(q.size()),
+             std::vector<double>(k.size()),
+             std::vector<double>(v.size())};
   for (int64_t b = 0; b < batch; ++b)
     for (int64_t h = 0; h < heads; ++h) {
       int64_t kvBase = (b * kvHeads + h / (heads / kvHeads)) * kvSeq * dim;
@@ -64,8 +67,8 @@ BlockRef blockRef(const Buffer &q, const Buffer &k, const Buffer &v,
         for (int64_t s = 0; s < kvSeq; ++s)
           if (scores[s] > kNegInf)
             for (int64_t d = 0; d < dim; ++d)
-              r.out[row + d] += std::exp(scores[s] - max) / sum *
-                                v.at(kvBase + s * dim + d);
+              r.out[row + d] +=
+                  std::exp(scores[s] - max) / sum * v.at(kvBase + s * dim + d);
         if (!out)
           continue;
         // The backward with the global statistics.
@@ -114,8 +117,7 @@ INSTANTIATE_FOR_FLOATS(AttentionBlockTest);
 // GQA, T != S, positions out of order; query positions 0 and 1 lie below
 // every key position (2..): those rows see no key.
 TEST_P(AttentionBlockTest, MatchesDenseReference) {
-  const int64_t batch = 2, heads = 4, kvHeads = 2, seq = 6, kvSeq = 5,
-                dim = 8;
+  const int64_t batch = 2, heads = 4, kvHeads = 2, seq = 6, kvSeq = 5, dim = 8;
   const double scale = 0.3;
   auto q = random(dtype(), {batch, heads, seq, dim}, rng);
   auto k = random(dtype(), {batch, kvHeads, kvSeq, dim}, rng);
@@ -128,8 +130,8 @@ TEST_P(AttentionBlockTest, MatchesDenseReference) {
   ASSERT_OK(run(KernelKind::AttentionBlock, {{}, {scale}},
                 {q.get(), k.get(), v.get(), qpos.get(), kpos.get()},
                 {&out, &lse}));
-  BlockRef want = blockRef(*q, *k, *v, *qpos, *kpos, scale, nullptr, nullptr,
-                           nullptr);
+  BlockRef want =
+      blockRef(*q, *k, *v, *qpos, *kpos, scale, nullptr, nullptr, nullptr);
   EXPECT_TRUE(allClose(out.values(), want.out, tol()));
   EXPECT_TRUE(lseClose(lse.values(), want.lse, 1e-6));
   // Rows 1 and 4 (positions 0 and 1) see nothing: zero rows, lse -inf.
@@ -188,7 +190,8 @@ TEST(AttentionBlockRing, MergedBlocksEqualCausalAttention) {
   // A rank's rows of x ([1, H, T, D] or [1, H, T] when dim is 1).
   auto slice = [&](const Buffer &x, int64_t rank, int64_t h, int64_t width) {
     auto part = std::make_unique<Buffer>(
-        x.ref().dtype, width == 1 ? Shape{1, h, local} : Shape{1, h, local, width});
+        x.ref().dtype,
+        width == 1 ? Shape{1, h, local} : Shape{1, h, local, width});
     for (int64_t hh = 0; hh < h; ++hh)
       for (int64_t i = 0; i < local; ++i)
         for (int64_t d = 0; d < width; ++d)
@@ -207,7 +210,8 @@ TEST(AttentionBlockRing, MergedBlocksEqualCausalAttention) {
     std::vector<double> out(lq->size()), lse;
     for (int64_t step = 0; step < 2; ++step) {
       int64_t owner = (rank + 2 - step) % 2;
-      auto lk = slice(*k, owner, kvHeads, dim), lv = slice(*v, owner, kvHeads, dim);
+      auto lk = slice(*k, owner, kvHeads, dim),
+           lv = slice(*v, owner, kvHeads, dim);
       auto kpos = positions({double(rows[owner][0]), double(rows[owner][1]),
                              double(rows[owner][2]), double(rows[owner][3])});
       Buffer o(DType::F64, {1, heads, local, dim}),
@@ -242,7 +246,8 @@ TEST(AttentionBlockRing, MergedBlocksEqualCausalAttention) {
     //    and lse: what the merge gave, to 1e-6). dq sums over the blocks.
     std::vector<double> dq(lq->size());
     for (int64_t owner = 0; owner < 2; ++owner) {
-      auto lk = slice(*k, owner, kvHeads, dim), lv = slice(*v, owner, kvHeads, dim);
+      auto lk = slice(*k, owner, kvHeads, dim),
+           lv = slice(*v, owner, kvHeads, dim);
       auto kpos = positions({double(rows[owner][0]), double(rows[owner][1]),
                              double(rows[owner][2]), double(rows[owner][3])});
       Buffer dqb(DType::F64, {1, heads, local, dim}),
@@ -261,8 +266,7 @@ TEST(AttentionBlockRing, MergedBlocksEqualCausalAttention) {
       for (int64_t i = 0; i < lq->size(); ++i)
         dq[i] += dqb.at(i);
     }
-    EXPECT_TRUE(
-        allClose(dq, slice(dqWant, rank, heads, dim)->values(), 1e-5));
+    EXPECT_TRUE(allClose(dq, slice(dqWant, rank, heads, dim)->values(), 1e-5));
   }
   // lse is f32: 1e-5 relative on the gradients.
   EXPECT_TRUE(allClose(dk, dkWant.values(), 1e-5));
@@ -277,9 +281,9 @@ TEST(AttentionBlockEdges, PositionsAreChecked) {
   auto good = positions({0, 1, 2});
   auto shortOne = positions({0, 1});
   Buffer wide(DType::I64, {3}, {0, 1, 2});
-  Status status = run(KernelKind::AttentionBlock, {{}, {0.5}},
-                      {q.get(), q.get(), q.get(), &wide, good.get()},
-                      {&out, &lse});
+  Status status =
+      run(KernelKind::AttentionBlock, {{}, {0.5}},
+          {q.get(), q.get(), q.get(), &wide, good.get()}, {&out, &lse});
   EXPECT_NE(status.message().find(
                 "expected query positions element type i32, got i64"),
             std::string::npos)
@@ -292,9 +296,9 @@ TEST(AttentionBlockEdges, PositionsAreChecked) {
             std::string::npos)
       << status.message();
   Buffer badLse(DType::F32, {1, 2, 4});
-  status = run(KernelKind::AttentionBlock, {{}, {0.5}},
-               {q.get(), q.get(), q.get(), good.get(), good.get()},
-               {&out, &badLse});
+  status =
+      run(KernelKind::AttentionBlock, {{}, {0.5}},
+          {q.get(), q.get(), q.get(), good.get(), good.get()}, {&out, &badLse});
   EXPECT_NE(status.message().find("expected lse of shape [1, 2, 3]"),
             std::string::npos)
       << status.message();

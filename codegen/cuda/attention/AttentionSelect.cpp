@@ -102,8 +102,8 @@ Status family::selectAttention(const KernelCall &call, KernelChoice &choice) {
     // (attention/FlashBlock.cuh). Neither cuDNN nor the tensor-core
     // kernels have a position mask, so nothing else may take them.
     FlashLaunch flash;
-    if (std::string why = flashBlockLaunch(call.kind, inputs, outputs, attrs,
-                                           flash);
+    if (std::string why =
+            flashBlockLaunch(call.kind, inputs, outputs, attrs, flash);
         !why.empty())
       return call.refuse(why);
     if (call.kind == KernelKind::AttentionBlock)

@@ -75,8 +75,9 @@ void compareLse(const std::string &name, const DeviceTensor &got,
   int64_t failures = 0;
   for (int64_t i = 0; i < want.count(); ++i) {
     double g = got.get(i), w = want.get(i);
-    bool ok = w == negInf ? g == negInf
-                          : std::fabs(g - w) <= 1e-4 * std::max(1.0, std::fabs(w));
+    bool ok = w == negInf
+                  ? g == negInf
+                  : std::fabs(g - w) <= 1e-4 * std::max(1.0, std::fabs(w));
     if (!ok && ++failures <= 5)
       ADD_FAILURE() << name << " row " << i << ": gpu " << g << ", cpu " << w;
   }
@@ -85,12 +86,11 @@ void compareLse(const std::string &name, const DeviceTensor &got,
 
 void runBlockCase(CudaKernels &kernels, const BlockCase &c, std::mt19937 &rng,
                   ThreadPool &pool) {
-  std::string name = std::string(dtypeName(c.dtype)) +
-                     " Hq=" + std::to_string(c.heads) +
-                     " Hkv=" + std::to_string(c.kvHeads) +
-                     " T=" + std::to_string(c.seq) +
-                     " S=" + std::to_string(c.kvSeq) +
-                     " D=" + std::to_string(c.headDim) + " " + c.what;
+  std::string name =
+      std::string(dtypeName(c.dtype)) + " Hq=" + std::to_string(c.heads) +
+      " Hkv=" + std::to_string(c.kvHeads) + " T=" + std::to_string(c.seq) +
+      " S=" + std::to_string(c.kvSeq) + " D=" + std::to_string(c.headDim) +
+      " " + c.what;
   SCOPED_TRACE(name);
   const DType dtype = c.dtype;
   Shape qShape = {c.batch, c.heads, c.seq, c.headDim};
@@ -115,16 +115,16 @@ void runBlockCase(CudaKernels &kernels, const BlockCase &c, std::mt19937 &rng,
   DeviceTensor out(dtype, qShape), lse(DType::F32, rows),
       globalLse(DType::F32, rows), dq(dtype, qShape), dk(dtype, kvShape),
       dv(dtype, kvShape);
-  ASSERT_OK(runCpuKernel(KernelKind::AttentionBlock, attrs,
-                         {q.hostRef(), k.hostRef(), v.hostRef(),
-                          qpos.hostRef(), kpos.hostRef()},
-                         {out.hostRef(), lse.hostRef()}, pool));
+  ASSERT_OK(runCpuKernel(
+      KernelKind::AttentionBlock, attrs,
+      {q.hostRef(), k.hostRef(), v.hostRef(), qpos.hostRef(), kpos.hostRef()},
+      {out.hostRef(), lse.hostRef()}, pool));
   for (int64_t i = 0; i < lse.count(); ++i)
     globalLse.set(i, std::isfinite(lse.get(i)) ? lse.get(i) : 0.75);
   ASSERT_OK(runCpuKernel(KernelKind::AttentionBlockGrad, attrs,
-                         {q.hostRef(), k.hostRef(), v.hostRef(),
-                          out.hostRef(), dout.hostRef(), globalLse.hostRef(),
-                          qpos.hostRef(), kpos.hostRef()},
+                         {q.hostRef(), k.hostRef(), v.hostRef(), out.hostRef(),
+                          dout.hostRef(), globalLse.hostRef(), qpos.hostRef(),
+                          kpos.hostRef()},
                          {dq.hostRef(), dk.hostRef(), dv.hostRef()}, pool));
 
   // 2. The GPU, outputs poisoned.
@@ -140,13 +140,12 @@ void runBlockCase(CudaKernels &kernels, const BlockCase &c, std::mt19937 &rng,
                            {q.deviceRef(), k.deviceRef(), v.deviceRef(),
                             qpos.deviceRef(), kpos.deviceRef()},
                            {gOut.deviceRef(), gLse.deviceRef()}, nullptr));
-  ASSERT_OK(launchSelected(kernels, KernelKind::AttentionBlockGrad, attrs,
-                           {q.deviceRef(), k.deviceRef(), v.deviceRef(),
-                            out.deviceRef(), dout.deviceRef(),
-                            globalLse.deviceRef(), qpos.deviceRef(),
-                            kpos.deviceRef()},
-                           {gDq.deviceRef(), gDk.deviceRef(), gDv.deviceRef()},
-                           nullptr));
+  ASSERT_OK(launchSelected(
+      kernels, KernelKind::AttentionBlockGrad, attrs,
+      {q.deviceRef(), k.deviceRef(), v.deviceRef(), out.deviceRef(),
+       dout.deviceRef(), globalLse.deviceRef(), qpos.deviceRef(),
+       kpos.deviceRef()},
+      {gDq.deviceRef(), gDk.deviceRef(), gDv.deviceRef()}, nullptr));
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   for (DeviceTensor *t : {&gOut, &gLse, &gDq, &gDk, &gDv})
     ASSERT_OK(t->download());
@@ -188,10 +187,10 @@ TEST_F(CudaAttentionBlockTest, PositionMasksMatchTheCpu) {
   for (int32_t i = 0; i < 70; ++i)
     keys.push_back(10 + (i * 11) % 70);
   for (DType dtype : {DType::F32, DType::BF16})
-    runBlockCase(*kernels,
-                 {dtype, 2, 4, 1, 100, 70, 64, queries, keys,
-                  "shuffled positions"},
-                 rng, pool);
+    runBlockCase(
+        *kernels,
+        {dtype, 2, 4, 1, 100, 70, 64, queries, keys, "shuffled positions"}, rng,
+        pool);
   // Every key after every query: the block adds nothing.
   std::vector<int32_t> early(64), late(64);
   for (int32_t i = 0; i < 64; ++i) {
@@ -206,10 +205,11 @@ TEST_F(CudaAttentionBlockTest, PositionMasksMatchTheCpu) {
 // Positions of another type are refused by the selection with why, never
 // run by a kernel that ignores them.
 TEST(CudaAttentionBlockSelection, RefusesOtherPositionTypes) {
-  std::vector<TensorRef> inputs = {
-      {nullptr, DType::F32, {1, 2, 8, 64}}, {nullptr, DType::F32, {1, 2, 8, 64}},
-      {nullptr, DType::F32, {1, 2, 8, 64}}, {nullptr, DType::I64, {8}},
-      {nullptr, DType::I32, {8}}};
+  std::vector<TensorRef> inputs = {{nullptr, DType::F32, {1, 2, 8, 64}},
+                                   {nullptr, DType::F32, {1, 2, 8, 64}},
+                                   {nullptr, DType::F32, {1, 2, 8, 64}},
+                                   {nullptr, DType::I64, {8}},
+                                   {nullptr, DType::I32, {8}}};
   std::vector<TensorRef> outputs = {{nullptr, DType::F32, {1, 2, 8, 64}},
                                     {nullptr, DType::F32, {1, 2, 8}}};
   KernelChoice choice;

@@ -375,11 +375,11 @@ Status launchFlashBlock(LaunchContext &context, const KernelCall &call,
       return Status::ok();
     void *out = call.outputs[0].data, *lse = call.outputs[1].data;
     const void *qpos = inputs[3].data, *kpos = inputs[4].data;
-    std::vector<void *> args = {&qp,           &kp,          &vp,
-                                &out,          &lse,         &qpos,
-                                &kpos,         &flash.heads, &flash.kvHeads,
-                                &flash.seq,    &flash.kvSeq, &flash.headDim,
-                                &flash.scale,  &flash.layout};
+    std::vector<void *> args = {&qp,          &kp,          &vp,
+                                &out,         &lse,         &qpos,
+                                &kpos,        &flash.heads, &flash.kvHeads,
+                                &flash.seq,   &flash.kvSeq, &flash.headDim,
+                                &flash.scale, &flash.layout};
     return context.launch(entries[0], flash.queryBlocks, kFlashThreads, 0,
                           args);
   }
@@ -393,22 +393,36 @@ Status launchFlashBlock(LaunchContext &context, const KernelCall &call,
   float *lse = static_cast<float *>(context.scratch());
   float *delta = lse + flashRows(inputs[3]);
   if (flash.queryBlocks > 0) {
-    std::vector<void *> rowArgs = {
-        &qp,   &kp,   &vp,          &op,           &dop,        &givenLse,
-        &dq,   &lse,  &delta,       &qpos,         &kpos,       &flash.heads,
-        &flash.kvHeads, &flash.seq, &flash.kvSeq, &flash.headDim,
-        &flash.scale, &flash.layout};
+    std::vector<void *> rowArgs = {&qp,
+                                   &kp,
+                                   &vp,
+                                   &op,
+                                   &dop,
+                                   &givenLse,
+                                   &dq,
+                                   &lse,
+                                   &delta,
+                                   &qpos,
+                                   &kpos,
+                                   &flash.heads,
+                                   &flash.kvHeads,
+                                   &flash.seq,
+                                   &flash.kvSeq,
+                                   &flash.headDim,
+                                   &flash.scale,
+                                   &flash.layout};
     LLMC_RETURN_IF_ERROR(context.launch(entries[0], flash.queryBlocks,
                                         kFlashThreads, 0, rowArgs));
   }
   if (flash.keyBlocks > 0) {
-    std::vector<void *> keyArgs = {
-        &qp,   &kp,   &vp,   &dop,         &lse,           &delta,
-        &dk,   &dv,   &qpos, &kpos,        &flash.heads,   &flash.kvHeads,
-        &flash.seq, &flash.kvSeq, &flash.headDim, &flash.scale,
-        &flash.layout};
-    LLMC_RETURN_IF_ERROR(context.launch(entries[1], flash.keyBlocks,
-                                        kFlashThreads, 0, keyArgs));
+    std::vector<void *> keyArgs = {&qp,          &kp,          &vp,
+                                   &dop,         &lse,         &delta,
+                                   &dk,          &dv,          &qpos,
+                                   &kpos,        &flash.heads, &flash.kvHeads,
+                                   &flash.seq,   &flash.kvSeq, &flash.headDim,
+                                   &flash.scale, &flash.layout};
+    LLMC_RETURN_IF_ERROR(
+        context.launch(entries[1], flash.keyBlocks, kFlashThreads, 0, keyArgs));
   }
   return Status::ok();
 }
