@@ -190,10 +190,10 @@ LogicalResult partitionRingAttention(AttentionOp op, PartitionContext &context,
   Location loc = op.getLoc();
   int64_t axis = seq.axes[0];
   int64_t n = context.mesh().sizes[axis];
+  // The blocks run in the operands' type (bf16 keys and values travel as
+  // bf16); their outputs are merged in f32 (f64 for f64 models).
   Type compute = vjp::computeType(b, *locals);
-  Value lq = vjp::castTo(b, loc, (*locals)[0], compute);
-  Value k = vjp::castTo(b, loc, (*locals)[1], compute);
-  Value v = vjp::castTo(b, loc, (*locals)[2], compute);
+  Value lq = (*locals)[0], k = (*locals)[1], v = (*locals)[2];
   int64_t global = shapeOf(op.getQuery())[2];
   Value kpos = localPositions(context, loc, global, seq);
   Value qpos = maskPositions(context, loc, op.getCausal(), global, kpos);
@@ -211,11 +211,12 @@ LogicalResult partitionRingAttention(AttentionOp op, PartitionContext &context,
     }
     auto block = AttentionBlockOp::create(b, loc, lq.getType(), lseType, lq, k,
                                           v, qpos, kpos, scale);
+    Value blockOut = vjp::castTo(b, loc, block.getResult(), compute);
     if (step == 0) {
-      out = block.getResult();
+      out = blockOut;
       lse = block.getLse();
     } else {
-      mergeBlock(b, loc, out, lse, block.getResult(), block.getLse());
+      mergeBlock(b, loc, out, lse, blockOut, block.getLse());
     }
   }
   context.setCarried(op, lse);
@@ -258,10 +259,10 @@ LogicalResult partitionRingAttentionGrad(AttentionGradOp op,
   Location loc = op.getLoc();
   int64_t axis = seq.axes[0];
   int64_t n = context.mesh().sizes[axis];
+  // The blocks in the operands' type; their gradients summed in f32 (f64
+  // for f64 models), in which the partial dK and dV travel.
   Type compute = vjp::computeType(b, *locals);
-  SmallVector<Value> wide;
-  for (Value local : *locals)
-    wide.push_back(vjp::castTo(b, loc, local, compute));
+  SmallVector<Value> wide(locals->begin(), locals->end());
   Value k = wide[1], v = wide[2];
   int64_t global = shapeOf(op.getQuery())[2];
   Value kpos = localPositions(context, loc, global, seq);
@@ -284,14 +285,17 @@ LogicalResult partitionRingAttentionGrad(AttentionGradOp op,
     auto block = AttentionBlockGradOp::create(
         b, loc, wide[0].getType(), k.getType(), v.getType(), wide[0], k, v,
         wide[3], wide[4], lse, qpos, kpos, scale);
+    Value dqBlock = vjp::castTo(b, loc, block.getDquery(), compute);
+    Value dkBlock = vjp::castTo(b, loc, block.getDkey(), compute);
+    Value dvBlock = vjp::castTo(b, loc, block.getDvalue(), compute);
     if (step == 0) {
-      dq = block.getDquery();
-      dk = block.getDkey();
-      dv = block.getDvalue();
+      dq = dqBlock;
+      dk = dkBlock;
+      dv = dvBlock;
     } else {
-      dq = AddOp::create(b, loc, dq, block.getDquery());
-      dk = AddOp::create(b, loc, dk, block.getDkey());
-      dv = AddOp::create(b, loc, dv, block.getDvalue());
+      dq = AddOp::create(b, loc, dq, dqBlock);
+      dk = AddOp::create(b, loc, dk, dkBlock);
+      dv = AddOp::create(b, loc, dv, dvBlock);
     }
   }
   // After n - 1 steps rank p holds the gradients of rank p + 1's block: one

@@ -136,6 +136,43 @@ module {
 
 // -----
 
+// bf16: the blocks run in bf16 (keys and values travel as bf16), their
+// outputs merge in f32, and the partial key and value gradients are
+// summed and travel in f32, rounded to bf16 once they are home.
+// CP-LABEL:    func.func @train_step
+// CP:            %[[OWN:.+]], %{{.+}} = llmc.attention_block {{.*}} -> (tensor<2x1x4x4xbf16>, tensor<2x1x4xf32>)
+// CP:            shard.shift {{.*}}"keys, ring attention forward step 1 of 1{{.*}} : tensor<2x1x4x4xbf16> -> tensor<2x1x4x4xbf16>
+// CP:            %[[VIS:.+]], %{{.+}} = llmc.attention_block {{.*}} -> (tensor<2x1x4x4xbf16>, tensor<2x1x4xf32>)
+// CP:            llmc.cast %[[VIS]] : tensor<2x1x4x4xbf16> -> tensor<2x1x4x4xf32>
+// CP:            %{{.+}}, %[[DK:.+]], %{{.+}} = llmc.attention_block_grad {{.*}} -> (tensor<2x1x4x4xbf16>, tensor<2x1x4x4xbf16>, tensor<2x1x4x4xbf16>)
+// CP:            %[[DKW:.+]] = llmc.cast %[[DK]] : tensor<2x1x4x4xbf16> -> tensor<2x1x4x4xf32>
+// CP:            shard.shift {{.*}}"keys, ring attention backward step 1 of 1{{.*}} : tensor<2x1x4x4xbf16> -> tensor<2x1x4x4xbf16>
+// CP:            shard.shift %[[DKW]] {{.*}}"partial key gradients, ring attention backward step 1 of 1{{.*}} : tensor<2x1x4x4xf32> -> tensor<2x1x4x4xf32>
+// CP:            %[[HOME:.+]] = shard.shift {{.*}}"key gradients, ring attention backward: return to the owner{{.*}} : tensor<2x1x4x4xf32> -> tensor<2x1x4x4xf32>
+// CP:            llmc.cast %[[HOME]] : tensor<2x1x4x4xf32> -> tensor<2x1x4x4xbf16>
+
+// ONE-LABEL:   func.func @train_step
+// ONE:           llmc.attention %{{.+}} causal :
+// ONE-NOT:       shard.
+module {
+  func.func @train_step(%x: tensor<2x8x4xbf16> {llmc.name = "x", llmc.role = "input"})
+      -> (tensor<f32> {llmc.name = "loss"}, tensor<f32> {llmc.name = "g"}) {
+    %r = llmc.reshape %x : tensor<2x8x4xbf16> -> tensor<2x8x1x4xbf16>
+    %q = llmc.transpose %r perm [0, 2, 1, 3] : tensor<2x8x1x4xbf16> -> tensor<2x1x8x4xbf16>
+    %o, %lse = llmc.attention %q, %q, %q causal : (tensor<2x1x8x4xbf16>, tensor<2x1x8x4xbf16>, tensor<2x1x8x4xbf16>) -> (tensor<2x1x8x4xbf16>, tensor<2x1x8xf32>)
+    %loss = llmc.reduce_sum %o dims [0, 1, 2, 3] : tensor<2x1x8x4xbf16> -> tensor<f32>
+    %one = llmc.constant dense<1.0> : tensor<bf16>
+    %do = llmc.broadcast %one dims [] : tensor<bf16> -> tensor<2x1x8x4xbf16>
+    %dq, %dk, %dv = llmc.attention_grad %q, %q, %q, %o, %do lse %lse causal : (tensor<2x1x8x4xbf16>, tensor<2x1x8x4xbf16>, tensor<2x1x8x4xbf16>, tensor<2x1x8x4xbf16>, tensor<2x1x8x4xbf16>, tensor<2x1x8xf32>) -> (tensor<2x1x8x4xbf16>, tensor<2x1x8x4xbf16>, tensor<2x1x8x4xbf16>)
+    %s1 = llmc.add %dq, %dk : tensor<2x1x8x4xbf16>
+    %s2 = llmc.add %s1, %dv : tensor<2x1x8x4xbf16>
+    %g = llmc.reduce_sum %s2 dims [0, 1, 2, 3] : tensor<2x1x8x4xbf16> -> tensor<f32>
+    return %loss, %g : tensor<f32>, tensor<f32>
+  }
+}
+
+// -----
+
 // Rotary embedding of a split sequence: the rank's global positions become
 // the op's `positions` operand (no gather of the sequence).
 // CP-LABEL:    func.func @train_step
