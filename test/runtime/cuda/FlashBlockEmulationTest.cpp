@@ -202,8 +202,7 @@ void compare(const std::string &name, const std::vector<float> &got,
                     << ", cpu " << want[i];
   }
   EXPECT_EQ(failures, 0) << name;
-  std::printf("  %-56s max error %.2e of %.3g\n", name.c_str(), worst,
-              largest);
+  std::printf("  %-56s max error %.2e of %.3g\n", name.c_str(), worst, largest);
 }
 
 void compareLse(const std::string &name, const std::vector<float> &got,
@@ -256,20 +255,20 @@ void runCase(const BlockCase &c, std::mt19937 &rng, ThreadPool &pool) {
   std::vector<TensorRef> forwardIn = {f32(q, qShape), f32(k, kvShape),
                                       f32(v, kvShape), qposRef, kposRef};
   std::vector<TensorRef> forwardOut = {f32(out, qShape), f32(lse, rows)};
-  ASSERT_TRUE(
-      runCpuKernel(KernelKind::AttentionBlock, attrs, forwardIn, forwardOut,
-                   pool)
-          .isOk());
+  ASSERT_TRUE(runCpuKernel(KernelKind::AttentionBlock, attrs, forwardIn,
+                           forwardOut, pool)
+                  .isOk());
   for (size_t i = 0; i < lse.size(); ++i)
     globalLse[i] = std::isinf(lse[i]) ? 0.75f : lse[i];
-  std::vector<TensorRef> gradIn = {
-      f32(q, qShape),   f32(k, kvShape),       f32(v, kvShape), f32(out, qShape),
-      f32(dout, qShape), f32(globalLse, rows), qposRef,         kposRef};
+  std::vector<TensorRef> gradIn = {f32(q, qShape),    f32(k, kvShape),
+                                   f32(v, kvShape),   f32(out, qShape),
+                                   f32(dout, qShape), f32(globalLse, rows),
+                                   qposRef,           kposRef};
   std::vector<TensorRef> gradOut = {f32(dq, qShape), f32(dk, kvShape),
                                     f32(dv, kvShape)};
-  ASSERT_TRUE(runCpuKernel(KernelKind::AttentionBlockGrad, attrs, gradIn,
-                           gradOut, pool)
-                  .isOk());
+  ASSERT_TRUE(
+      runCpuKernel(KernelKind::AttentionBlockGrad, attrs, gradIn, gradOut, pool)
+          .isOk());
 
   // 2. The emulated kernels on the launch's grids, outputs poisoned.
   FlashLaunch forward, backward;
@@ -285,20 +284,18 @@ void runCase(const BlockCase &c, std::mt19937 &rng, ThreadPool &pool) {
       rowLse(lse.size(), poison), rowDelta(lse.size(), poison);
   FlashLayout layout;
   std::memcpy(&layout, &forward.layout, sizeof layout);
-  using ForwardEntry = void (*)(const float *, const float *, const float *,
-                                float *, float *, const int *, const int *,
-                                int, int, long long, long long, int, float,
-                                FlashLayout);
-  using RowsEntry = void (*)(const float *, const float *, const float *,
-                             const float *, const float *, const float *,
-                             float *, float *, float *, const int *,
-                             const int *, int, int, long long, long long, int,
-                             float, FlashLayout);
-  using KeysEntry = void (*)(const float *, const float *, const float *,
-                             const float *, const float *, const float *,
-                             float *, float *, const int *, const int *, int,
-                             int, long long, long long, int, float,
-                             FlashLayout);
+  using ForwardEntry =
+      void (*)(const float *, const float *, const float *, float *, float *,
+               const int *, const int *, int, int, long long, long long, int,
+               float, FlashLayout);
+  using RowsEntry = void (*)(
+      const float *, const float *, const float *, const float *, const float *,
+      const float *, float *, float *, float *, const int *, const int *, int,
+      int, long long, long long, int, float, FlashLayout);
+  using KeysEntry = void (*)(
+      const float *, const float *, const float *, const float *, const float *,
+      const float *, float *, float *, const int *, const int *, int, int,
+      long long, long long, int, float, FlashLayout);
   ForwardEntry forwardEntry = llmc_flash_block_forward_f32_d64;
   RowsEntry rowsEntry = llmc_flash_block_grad_rows_f32_d64;
   KeysEntry keysEntry = llmc_flash_block_grad_keys_f32_d64;
@@ -332,9 +329,9 @@ void runCase(const BlockCase &c, std::mt19937 &rng, ThreadPool &pool) {
   });
   runGrid(backward.keyBlocks, [&] {
     keysEntry(q.data(), k.data(), v.data(), dout.data(), rowLse.data(),
-              rowDelta.data(), eDk.data(), eDv.data(), qpos.data(),
-              kpos.data(), backward.heads, backward.kvHeads, backward.seq,
-              backward.kvSeq, backward.headDim, backward.scale, layout);
+              rowDelta.data(), eDk.data(), eDv.data(), qpos.data(), kpos.data(),
+              backward.heads, backward.kvHeads, backward.seq, backward.kvSeq,
+              backward.headDim, backward.scale, layout);
   });
   compare("out " + c.what, eOut, out);
   compareLse("lse " + c.what, eLse, lse);
