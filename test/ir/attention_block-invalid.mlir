@@ -80,3 +80,36 @@ func.func @grad_dkey_type(%q: tensor<1x2x8x16xf32>, %k: tensor<1x1x8x16xf32>, %l
   %dq, %dk, %dv = llmc.attention_block_grad %q, %k, %k, %q, %q, %l positions(%p, %p) : (tensor<1x2x8x16xf32>, tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8xf32>, tensor<8xi32>, tensor<8xi32>) -> (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x1x8x16xf32>)
   return %dq : tensor<1x2x8x16xf32>
 }
+
+// -----
+
+func.func @grad_dout_type(%q: tensor<1x2x8x16xf32>, %g: tensor<1x2x8x8xf32>, %l: tensor<1x2x8xf32>, %p: tensor<8xi32>) -> tensor<1x2x8x16xf32> {
+  // expected-error @+1 {{'llmc.attention_block_grad' op expected dout of type 'tensor<1x2x8x16xf32>', got 'tensor<1x2x8x8xf32>'}}
+  %dq, %dk, %dv = llmc.attention_block_grad %q, %q, %q, %q, %g, %l positions(%p, %p) : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x8xf32>, tensor<1x2x8xf32>, tensor<8xi32>, tensor<8xi32>) -> (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>)
+  return %dq : tensor<1x2x8x16xf32>
+}
+
+// -----
+
+func.func @grad_dquery_type(%q: tensor<1x2x8x16xf32>, %l: tensor<1x2x8xf32>, %p: tensor<8xi32>) -> tensor<1x2x8x16xbf16> {
+  // expected-error @+1 {{'llmc.attention_block_grad' op expected dquery of type 'tensor<1x2x8x16xf32>', got 'tensor<1x2x8x16xbf16>'}}
+  %dq, %dk, %dv = llmc.attention_block_grad %q, %q, %q, %q, %q, %l positions(%p, %p) : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8xf32>, tensor<8xi32>, tensor<8xi32>) -> (tensor<1x2x8x16xbf16>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>)
+  return %dq : tensor<1x2x8x16xbf16>
+}
+
+// -----
+
+func.func @grad_dvalue_type(%q: tensor<1x2x8x16xf32>, %l: tensor<1x2x8xf32>, %p: tensor<8xi32>) -> tensor<1x2x8x16xf32> {
+  // expected-error @+1 {{'llmc.attention_block_grad' op expected dvalue of type 'tensor<1x2x8x16xf32>', got 'tensor<1x2x4x16xf32>'}}
+  %dq, %dk, %dv = llmc.attention_block_grad %q, %q, %q, %q, %q, %l positions(%p, %p) : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8xf32>, tensor<8xi32>, tensor<8xi32>) -> (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x4x16xf32>)
+  return %dq : tensor<1x2x8x16xf32>
+}
+
+// -----
+
+// The backward's lse is the merged one of the whole ring: f32 [B, Hq, T].
+func.func @grad_lse_shape(%q: tensor<1x2x8x16xf32>, %l: tensor<1x2x4xf32>, %p: tensor<8xi32>) -> tensor<1x2x8x16xf32> {
+  // expected-error @+1 {{'llmc.attention_block_grad' op expected lse of shape [1, 2, 8], got [1, 2, 4]}}
+  %dq, %dk, %dv = llmc.attention_block_grad %q, %q, %q, %q, %q, %l positions(%p, %p) : (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x4xf32>, tensor<8xi32>, tensor<8xi32>) -> (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>)
+  return %dq : tensor<1x2x8x16xf32>
+}
