@@ -14,6 +14,8 @@
 // block runs at a time); __shfl_xor_sync is emulated. What it cannot check:
 // timing, races between a write and another warp's read without a barrier
 // (a thread runs alone from one barrier to the next), the launch itself.
+// The same templates without positions are checked against Attention and
+// AttentionGrad (the flash unit's scalar kernels are made of them).
 // Tolerance: f32 sums on the emulated side against the CPU's f64, as the
 // GPU tests: 1e-4 of the largest magnitude (f32 storage), lse 1e-5
 // relative and -inf exactly.
@@ -377,6 +379,80 @@ TEST(FlashBlockEmulation, PositionMasksMatchTheCpu) {
     late[i] = 100 + i;
   }
   runCase({1, 2, 2, 40, 40, 16, early, late, "fully masked"}, rng, pool);
+}
+
+// The templates the block kernels share with llmc.attention's scalar
+// kernels, without positions (null, as the flash unit's entries pass
+// them): causal and not, T = S = 70 (a partial tile), against the CPU's
+// Attention and AttentionGrad, so the position mask leaves them as they
+// were.
+TEST(FlashBlockEmulation, TemplatesWithoutPositionsMatchAttention) {
+  std::mt19937 rng(99);
+  ThreadPool pool;
+  const int64_t batch = 1, heads = 2, kvHeads = 1, seq = 70, headDim = 64;
+  Shape qShape = {batch, heads, seq, headDim};
+  Shape kvShape = {batch, kvHeads, seq, headDim};
+  std::uniform_real_distribution<float> draw(-2.0f, 2.0f);
+  auto fresh = [&](const Shape &shape) {
+    std::vector<float> values(numElements(shape));
+    for (float &value : values)
+      value = draw(rng);
+    return values;
+  };
+  auto f32 = [](std::vector<float> &data, const Shape &shape) {
+    return TensorRef{data.data(), DType::F32, shape};
+  };
+  for (int causal : {0, 1}) {
+    SCOPED_TRACE(causal ? "causal" : "not causal");
+    std::vector<float> q = fresh(qShape), k = fresh(kvShape),
+                       v = fresh(kvShape), dout = fresh(qShape);
+    std::vector<float> out(q.size()), dq(q.size()), dk(k.size()), dv(v.size());
+    KernelAttrs attrs{{causal, 0}, {0.125}};
+    std::vector<TensorRef> in = {f32(q, qShape), f32(k, kvShape),
+                                 f32(v, kvShape)};
+    ASSERT_TRUE(
+        runCpuKernel(KernelKind::Attention, attrs, in, {f32(out, qShape)}, pool)
+            .isOk());
+    std::vector<TensorRef> gradIn = {in[0], in[1], in[2], f32(out, qShape),
+                                     f32(dout, qShape)};
+    ASSERT_TRUE(runCpuKernel(
+                    KernelKind::AttentionGrad, attrs, gradIn,
+                    {f32(dq, qShape), f32(dk, kvShape), f32(dv, kvShape)}, pool)
+                    .isOk());
+    FlashLaunch forward, backward;
+    TensorRef outRef = f32(out, qShape);
+    ASSERT_EQ(flashLaunch(in, attrs, forward, &outRef), "");
+    ASSERT_EQ(flashLaunch(gradIn, attrs, backward), "");
+    FlashLayout layout;
+    std::memcpy(&layout, &forward.layout, sizeof layout);
+    const float poison = std::numeric_limits<float>::quiet_NaN();
+    std::vector<float> eOut(out.size(), poison), eDq(dq.size(), poison),
+        eDk(dk.size(), poison), eDv(dv.size(), poison),
+        rowLse(numElements({batch, heads, seq}), poison),
+        rowDelta(rowLse.size(), poison);
+    runGrid(forward.queryBlocks, [&] {
+      flashForward<float, 64>(q.data(), k.data(), v.data(), eOut.data(),
+                              nullptr, heads, kvHeads, seq, seq, headDim,
+                              causal, 0.125f, layout, nullptr, nullptr);
+    });
+    runGrid(backward.queryBlocks, [&] {
+      flashGradRows<float, 64>(
+          q.data(), k.data(), v.data(), out.data(), dout.data(), eDq.data(),
+          rowLse.data(), rowDelta.data(), heads, kvHeads, seq, seq, headDim,
+          causal, 0.125f, layout, nullptr, nullptr, nullptr);
+    });
+    runGrid(backward.keyBlocks, [&] {
+      flashGradKeys<float, 64>(q.data(), k.data(), v.data(), dout.data(),
+                               rowLse.data(), rowDelta.data(), eDk.data(),
+                               eDv.data(), heads, kvHeads, seq, seq, headDim,
+                               causal, 0.125f, layout, nullptr, nullptr);
+    });
+    std::string what = causal ? " causal" : "";
+    compare("attention out" + what, eOut, out);
+    compare("attention_grad dq" + what, eDq, dq);
+    compare("attention_grad dk" + what, eDk, dk);
+    compare("attention_grad dv" + what, eDv, dv);
+  }
 }
 
 } // namespace
