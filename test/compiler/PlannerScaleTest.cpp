@@ -188,9 +188,36 @@ TEST_F(StreamsTest, ACollectiveWaitsForEveryEarlierKernel) {
 }
 
 TEST_F(StreamsTest, AWriterReusingItsBufferWaits) {
-  // %t dies at the all-reduce that reads it; the buffer plan gives %z its
-  // bytes (checked below), so the add that writes %z waits for the
-  // all-reduce although it reads nothing of it.
+  // %t dies at the all-to-all that reads it (an all-reduce would not do:
+  // it runs in place, so its result keeps %t's bytes alive); the buffer
+  // plan gives %z those bytes (checked below), so the add that writes %z
+  // waits for the all-to-all although it reads nothing of it, and nothing
+  // overlaps.
+  StepCost step = estimate(
+      "%t = llmc.add %w, %w : tensor<1048576xf32>\n"
+      "%y = shard.all_to_all %t on @mesh grid_axes = [0] split_axis = 0 "
+      "concat_axis = 0 : tensor<1048576xf32> -> tensor<1048576xf32>\n"
+      "%z = llmc.add %w, %w : tensor<1048576xf32>\n"
+      "%u = llmc.add %y, %z : tensor<1048576xf32>\n"
+      "return %u : tensor<1048576xf32>",
+      profile());
+  auto f = module->lookupSymbol<func::FuncOp>("f");
+  FailureOr<llmc::BufferPlan> plan = llmc::planBuffers(f);
+  ASSERT_TRUE(succeeded(plan));
+  Block &body = f.getBody().front();
+  auto it = body.begin();
+  Value t = it->getResult(0);
+  Value y = (++it)->getResult(0);
+  Value z = (++it)->getResult(0);
+  ASSERT_EQ(plan->offsetOf(t), plan->offsetOf(z));
+  ASSERT_NE(plan->offsetOf(t), plan->offsetOf(y));
+  EXPECT_GT(step.noOverlap(), 3 * kAdd);
+  EXPECT_NEAR(step.streams, step.noOverlap(), 1e-12);
+}
+
+TEST_F(StreamsTest, AnAllReduceInPlaceKeepsItsBytes) {
+  // The all-reduce's result takes its input's bytes (NCCL in == out), so
+  // %z gets other bytes and its add runs while the all-reduce does.
   StepCost step = estimate(
       "%t = llmc.add %w, %w : tensor<1048576xf32>\n"
       "%y = shard.all_reduce %t on @mesh grid_axes = [0] : "
@@ -205,9 +232,11 @@ TEST_F(StreamsTest, AWriterReusingItsBufferWaits) {
   Block &body = f.getBody().front();
   auto it = body.begin();
   Value t = it->getResult(0);
-  Value z = (++(++it))->getResult(0);
-  ASSERT_EQ(plan->offsetOf(t), plan->offsetOf(z));
-  EXPECT_NEAR(step.streams, kAdd + kAllReduce + 2 * kAdd, 1e-12);
+  Value y = (++it)->getResult(0);
+  Value z = (++it)->getResult(0);
+  ASSERT_EQ(plan->offsetOf(t), plan->offsetOf(y));
+  ASSERT_NE(plan->offsetOf(t), plan->offsetOf(z));
+  EXPECT_NEAR(step.streams, kAdd + std::max(kAllReduce, kAdd) + kAdd, 1e-12);
 }
 
 TEST_F(StreamsTest, TheCpuHasNoStreams) {
