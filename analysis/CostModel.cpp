@@ -78,6 +78,8 @@ std::string dtypeName(Type type) {
   return "f32";
 }
 
+// Ring attention's blocks (AttentionBlockOp) run llmc's scalar flash
+// kernels, f32 arithmetic without tensor cores: not the matmul units.
 bool usesMatmulUnits(Operation *op) {
   return isa<MatmulOp, AttentionOp, AttentionGradOp>(op);
 }
@@ -152,7 +154,8 @@ std::string kernelGroup(Operation *op) {
     return "optimizer";
   if (isa<MatmulOp>(op))
     return "matmul";
-  if (isa<AttentionOp, AttentionGradOp>(op))
+  if (isa<AttentionOp, AttentionGradOp, AttentionBlockOp,
+          AttentionBlockGradOp>(op))
     return "attention";
   if (isa<FusedOp>(op))
     return "fused regions";

@@ -248,6 +248,16 @@ std::optional<LogicalResult> Lowering::lowerCompositeKernel(Operation *op) {
                     {attentionScale(a.getQuery(), a.getScale())}});
         return success();
       })
+      .Case([&](AttentionBlockOp a) {
+        addCommand(op, K::AttentionBlock,
+                   {{}, {attentionScale(a.getQuery(), a.getScale())}});
+        return success();
+      })
+      .Case([&](AttentionBlockGradOp a) {
+        addCommand(op, K::AttentionBlockGrad,
+                   {{}, {attentionScale(a.getQuery(), a.getScale())}});
+        return success();
+      })
       .Case([&](RopeOp r) {
         // floats: theta, then the per-pair inverse frequencies if any.
         std::vector<double> floats = {r.getTheta().convertToDouble()};

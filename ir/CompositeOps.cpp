@@ -227,6 +227,63 @@ LogicalResult AttentionGradOp::verify() {
                     tensorType(getValue()));
 }
 
+/// The positions of a block's queries or keys: i32 [length].
+static LogicalResult verifyBlockPositions(Operation *op, StringRef what,
+                                          Value positions, int64_t length) {
+  RankedTensorType type = tensorType(positions);
+  if (!type.getElementType().isSignlessInteger(32) || type.getRank() != 1 ||
+      type.getDimSize(0) != length)
+    return op->emitOpError()
+           << "expected i32 " << what << " positions [" << length
+           << "], got " << type;
+  return success();
+}
+
+/// What llmc.attention_block and its gradient share: bhtd operands as
+/// llmc.attention's (no causal: the positions mask), positions [T] and [S],
+/// lse f32 [B, Hq, T].
+static LogicalResult verifyAttentionBlock(Operation *op, Value query,
+                                          Value key, Value value, Value lse,
+                                          Value queryPositions,
+                                          Value keyPositions,
+                                          std::optional<APFloat> scale) {
+  RankedTensorType q = tensorType(query);
+  if (failed(verifyAttentionOperands(op, query, key, value, q,
+                                     AttentionLayout::bhtd, false, scale)) ||
+      failed(verifyAttentionLse(op, lse, q, AttentionLayout::bhtd)))
+    return failure();
+  if (failed(verifyBlockPositions(op, "query", queryPositions,
+                                  q.getDimSize(2))))
+    return failure();
+  return verifyBlockPositions(op, "key", keyPositions,
+                              tensorType(key).getDimSize(2));
+}
+
+LogicalResult AttentionBlockOp::verify() {
+  if (failed(verifyAttentionBlock(*this, getQuery(), getKey(), getValue(),
+                                  getLse(), getQueryPositions(),
+                                  getKeyPositions(), getScale())))
+    return failure();
+  return expectType(*this, "result", tensorType(getResult()),
+                    tensorType(getQuery()));
+}
+
+LogicalResult AttentionBlockGradOp::verify() {
+  if (failed(verifyAttentionBlock(*this, getQuery(), getKey(), getValue(),
+                                  getLse(), getQueryPositions(),
+                                  getKeyPositions(), getScale())))
+    return failure();
+  RankedTensorType q = tensorType(getQuery());
+  if (failed(expectType(*this, "out", tensorType(getOut()), q)) ||
+      failed(expectType(*this, "dout", tensorType(getDout()), q)) ||
+      failed(expectType(*this, "dquery", tensorType(getDquery()), q)) ||
+      failed(expectType(*this, "dkey", tensorType(getDkey()),
+                        tensorType(getKey()))))
+    return failure();
+  return expectType(*this, "dvalue", tensorType(getDvalue()),
+                    tensorType(getValue()));
+}
+
 LogicalResult RopeOp::verify() {
   RankedTensorType in = tensorType(getInput());
   if (in.getRank() < 2)

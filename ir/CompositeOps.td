@@ -281,6 +281,90 @@ def Llmc_AttentionGradOp : Llmc_CompositeOp<"attention_grad", [
   let hasVerifier = 1;
 }
 
+def Llmc_AttentionBlockOp : Llmc_CompositeOp<"attention_block", [
+    DeclareOpInterfaceMethods<Llmc_CostOpInterface, ["getFlops"]>]> {
+  let summary = "one block of attention, masked by global positions, with its log-sum-exp";
+  let description = [{
+    A block of queries `query [B, Hq, T, D]` against a block of keys and
+    values `key`, `value [B, Hkv, S, D]` (grouped query heads as in
+    `llmc.attention`, layout `bhtd` only), masked by the blocks' GLOBAL
+    positions: query row `t` sees key `s` when `key_positions[s] <=
+    query_positions[t]` (i32 `[T]` and `[S]`). It returns the block's
+    normalized `result` (same type as `query`) and `lse`, f32 `[B, Hq, T]`,
+    the log-sum-exp of each row's scaled visible scores: -inf, with a zero
+    result row, for a row that sees no key of the block. Blocks combine by
+    log-sum-exp: `lse = logaddexp(lse_a, lse_b)`, `out = out_a exp(lse_a -
+    lse) + out_b exp(lse_b - lse)`. Ring attention (context parallelism,
+    docs/sharding.md) makes it: each ring step is one block, run by a flash
+    kernel that never stores the `[T, S]` scores and skips the tiles whose
+    keys all come after its queries. `scale` defaults to `1 / sqrt(D)`.
+    ```mlir
+    %o, %lse = llmc.attention_block %q, %k, %v positions(%qpos, %kpos)
+        : (tensor<4x8x128x64xf32>, tensor<4x4x128x64xf32>,
+           tensor<4x4x128x64xf32>, tensor<128xi32>, tensor<128xi32>)
+        -> (tensor<4x8x128x64xf32>, tensor<4x8x128xf32>)
+    ```
+    Built by the partitioner after autodiff: no derivative rule
+    (`llmc.attention_block_grad` is its backward, which the ring calls).
+  }];
+  let arguments = (ins Llmc_FloatTensor:$query, Llmc_FloatTensor:$key,
+                       Llmc_FloatTensor:$value, Llmc_Tensor:$query_positions,
+                       Llmc_Tensor:$key_positions,
+                       OptionalAttr<F64Attr>:$scale);
+  let results = (outs Llmc_FloatTensor:$result, Llmc_F32Tensor:$lse);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value `positions` `(` $query_positions `,`
+    $key_positions `)` (`scale` $scale^)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Llmc_AttentionBlockGradOp : Llmc_CompositeOp<"attention_block_grad", [
+    DeclareOpInterfaceMethods<Llmc_CostOpInterface, ["getFlops"]>]> {
+  let summary = "the gradients of one position-masked attention block, given the rows' global statistics";
+  let description = [{
+    The backward of one `llmc.attention_block` inside a larger attention
+    whose blocks were merged by log-sum-exp: given the block's `query`,
+    `key`, `value`, the GLOBAL (merged) `out` and its cotangent `dout`
+    (`[B, Hq, T, D]`) and the GLOBAL log-sum-exp `lse` (f32 `[B, Hq, T]`),
+    it returns the block's contributions `dq`, `dk`, `dv` with
+    `p = exp(q k^T * scale - lse)` where `key_positions[s] <=
+    query_positions[t]` and 0 elsewhere, `delta = sum_d dout * out`:
+    ```
+    dv = p^T dout     ds = p (dout v^T - delta)
+    dq = ds k scale   dk = ds^T q scale
+    ```
+    A flash backward of the block (no `[T, S]` tensor; tiles whose keys all
+    come after their queries skipped). The ring sums the blocks' dq on the
+    query's rank and sends dk, dv along with their keys.
+    ```mlir
+    %dq, %dk, %dv = llmc.attention_block_grad %q, %k, %v, %o, %do, %lse
+        positions(%qpos, %kpos)
+        : (tensor<4x8x128x64xf32>, tensor<4x4x128x64xf32>,
+           tensor<4x4x128x64xf32>, tensor<4x8x128x64xf32>,
+           tensor<4x8x128x64xf32>, tensor<4x8x128xf32>, tensor<128xi32>,
+           tensor<128xi32>)
+        -> (tensor<4x8x128x64xf32>, tensor<4x4x128x64xf32>,
+            tensor<4x4x128x64xf32>)
+    ```
+  }];
+  let arguments = (ins Llmc_FloatTensor:$query, Llmc_FloatTensor:$key,
+                       Llmc_FloatTensor:$value, Llmc_FloatTensor:$out,
+                       Llmc_FloatTensor:$dout, Llmc_F32Tensor:$lse,
+                       Llmc_Tensor:$query_positions,
+                       Llmc_Tensor:$key_positions,
+                       OptionalAttr<F64Attr>:$scale);
+  let results = (outs Llmc_FloatTensor:$dquery, Llmc_FloatTensor:$dkey,
+                      Llmc_FloatTensor:$dvalue);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value `,` $out `,` $dout `,` $lse `positions` `(`
+    $query_positions `,` $key_positions `)` (`scale` $scale^)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 def Llmc_RopeOp : Llmc_CompositeOp<"rope", [
     DeclareOpInterfaceMethods<Llmc_CostOpInterface, ["getFlops"]>,
     DeclareOpInterfaceMethods<Llmc_DifferentiableOpInterface>]> {

@@ -140,6 +140,25 @@ double AttentionGradOp::getFlops() {
   return getCausal() ? flops / 2.0 : flops;
 }
 
+// A position-masked block counts half its scores, as causal attention: the
+// positions are known only at run time, and under the ring's zigzag split
+// every block is exactly half visible (the rank's own block is causal; in
+// any other, one of the two query chunks sees all of the two key chunks'
+// earlier one and the other none), which the kernels' tile skipping
+// realizes up to the tiles that straddle a chunk edge.
+double AttentionBlockOp::getFlops() {
+  double scores = attentionScores(getResult(), getKey(), std::nullopt);
+  double headDim = static_cast<double>(tensorType(getQuery()).getDimSize(3));
+  return scores * (4.0 * headDim + 5.0) / 2.0;
+}
+
+// As attention_grad given the log-sum-exp: no statistics pass.
+double AttentionBlockGradOp::getFlops() {
+  double scores = attentionScores(getOut(), getKey(), std::nullopt);
+  double headDim = static_cast<double>(tensorType(getQuery()).getDimSize(3));
+  return scores * (10.0 * headDim + 8.0) / 2.0;
+}
+
 // cos/sin of the angle, two multiplies and an add per element.
 double RopeOp::getFlops() { return 6.0 * numElements(getInput()); }
 // The tanh form: x^3, a multiply-add, tanh, 1+, two multiplies; erf alike.

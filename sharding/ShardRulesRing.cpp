@@ -9,26 +9,26 @@
 // Ring attention, per rank (n ranks on the ring, rank p):
 //   forward   K, V and their global positions travel around the ring
 //             (shard.shift by +1, n - 1 times); at step s the rank holds the
-//             block of rank p - s and computes its local queries against it,
-//             masked by GLOBAL positions (key position <= query position),
-//             and combines the partial results by online softmax (running
-//             row max m, row sum l and the unnormalized output).
-//   backward  the same ring with the forward's log-sum-exp L = m + log l
-//             (left by the forward rule in PartitionContext::carried):
-//             P = exp(S - L), dV += P^T dO, dS = P (dO V^T - delta),
-//             dQ += dS K scale, dK += dS^T Q scale; dK and dV travel with
+//             block of rank p - s, and llmc.attention_block computes its
+//             local queries against it, masked by GLOBAL positions (key
+//             position <= query position), returning the block's output and
+//             its rows' log-sum-exp; the blocks merge by log-sum-exp
+//             (elementwise primitives on [B, Hq, T/n(, D)]).
+//   backward  the same ring with the merged out and log-sum-exp L:
+//             llmc.attention_block_grad gives each block's dQ, dK, dV with
+//             P = exp(S - L); dQ sums on the rank, dK and dV travel with
 //             their block and take one more step to return to its owner.
-// Blocks are computed densely with primitives (matmul, exp, select, ...),
-// so every block costs the same: the zigzag split balances the causal work
-// of a kernel that skips masked tiles, which these primitives do not do yet.
+// The blocks run flash kernels (no [T/n, T/n] score block is stored) that
+// skip the tiles whose keys all come after their queries: the zigzag split
+// makes every block half visible, so every rank does the same work.
 //
 //===----------------------------------------------------------------------===//
-
 #include "ir/LlmcOps.h"
 #include "ir/VjpHelpers.h"
 #include "sharding/ShardRuleUtils.h"
 
 #include <cmath>
+#include <string>
 
 using namespace mlir;
 
@@ -44,70 +44,55 @@ DimSplit ringSplit(const Mesh &mesh, const DimSplit &split) {
   return split;
 }
 
-struct RingShapes {
-  int64_t batch, kvHeads, group, seq, headDim;
-};
-
-RingShapes ringShapes(Value q, Value k) {
-  ArrayRef<int64_t> qs = shapeOf(q), ks = shapeOf(k);
-  return {qs[0], ks[1], qs[1] / ks[1], qs[2], qs[3]};
-}
-
-/// The causal mask of one block, [B, Hkv, g·T, T] (i1): key position <= query
-/// position, from the global positions of the local queries (`qRows`, [g·T])
-/// and of the visiting keys (`kpos`, [T]).
-Value blockMask(OpBuilder &b, Location loc, const RingShapes &s, Value qRows,
-                Value kpos) {
-  Type i32 = b.getI32Type();
-  auto plane = RankedTensorType::get({s.group * s.seq, s.seq}, i32);
-  Value keys = BroadcastOp::create(b, loc, plane, kpos, ArrayRef<int64_t>{1});
-  Value queries =
-      BroadcastOp::create(b, loc, plane, qRows, ArrayRef<int64_t>{0});
-  Value mask = vjp::compare(b, loc, CompareDirection::le, keys, queries);
-  auto full = RankedTensorType::get(
-      {s.batch, s.kvHeads, s.group * s.seq, s.seq}, b.getI1Type());
-  return BroadcastOp::create(b, loc, full, mask, ArrayRef<int64_t>{2, 3});
-}
-
-/// [B, Hkv, g·T, 1] -> [B, Hkv, g·T, W]
-Value widenRows(OpBuilder &b, Location loc, Value rows, int64_t width) {
+/// [B, Hq, T] -> [B, Hq, T, D] of `element`: a row's weight for every
+/// column of its output.
+Value widenRows(OpBuilder &b, Location loc, Value rows, int64_t headDim,
+                Type element) {
   SmallVector<int64_t> shape(shapeOf(rows));
-  shape.back() = width;
-  return BroadcastOp::create(
+  shape.push_back(headDim);
+  Value wide = BroadcastOp::create(
       b, loc,
       RankedTensorType::get(shape, vjp::tensorType(rows).getElementType()),
-      rows, ArrayRef<int64_t>{0, 1, 2, 3});
+      rows, ArrayRef<int64_t>{0, 1, 2});
+  return vjp::castTo(b, loc, wide, element);
 }
 
-Value rowReduce(OpBuilder &b, Location loc, Value x, bool max) {
-  SmallVector<int64_t> shape(shapeOf(x));
-  shape.back() = 1;
-  auto type = RankedTensorType::get(shape, vjp::tensorType(x).getElementType());
-  auto dims = b.getDenseI64ArrayAttr({static_cast<int64_t>(shape.size()) - 1});
-  if (max)
-    return ReduceMaxOp::create(b, loc, type, x, dims, b.getUnitAttr());
-  return ReduceSumOp::create(b, loc, type, x, dims, b.getUnitAttr());
+/// The query positions the blocks mask by: the rank's global positions
+/// when causal; otherwise every query at the last position, so that it
+/// sees every key (the key positions then need not travel).
+Value maskPositions(PartitionContext &context, Location loc, bool causal,
+                    int64_t global, Value positions) {
+  if (causal)
+    return positions;
+  OpBuilder &b = context.builder();
+  auto scalar = RankedTensorType::get({}, b.getI32Type());
+  Value last = makeConstant(
+      b, loc, DenseElementsAttr::get(scalar, static_cast<int32_t>(global - 1)));
+  return BroadcastOp::create(b, loc, vjp::tensorType(positions), last,
+                             ArrayRef<int64_t>{});
 }
 
-/// The scores of one block, q [B, Hkv, g·T, D] against k [B, Hkv, T, D]:
-/// (q k^T) · scale.
-Value scores(OpBuilder &b, Location loc, Value q, Value k, double scale) {
-  return vjp::scale(b, loc, vjp::matmul(b, loc, q, k, false, true), scale);
-}
-
-/// Where the mask holds `value`, else zero.
-Value masked(OpBuilder &b, Location loc, Value mask, Value value) {
-  if (!mask)
-    return value;
-  return SelectOp::create(b, loc, value.getType(), mask, value,
-                          vjp::zerosLike(b, loc, value));
-}
-
-/// The query rows' positions repeated for the g query heads of a group.
-Value groupRows(OpBuilder &b, Location loc, const RingShapes &s, Value qpos) {
-  auto grid = RankedTensorType::get({s.group, s.seq}, b.getI32Type());
-  Value rows = BroadcastOp::create(b, loc, grid, qpos, ArrayRef<int64_t>{1});
-  return vjp::reshapeTo(b, loc, rows, {s.group * s.seq});
+/// Merges a block's (out, lse) into the running (out, lse) by log-sum-exp:
+/// with m = max(lse, lseBlock), a = exp(lse - m), c = exp(lseBlock - m),
+///   lse = m + log(a + c),  out = (out a + outBlock c) / (a + c).
+/// m is finite: the running lse starts from the rank's own block, where
+/// every row sees at least its own position, so no -inf - -inf appears; a
+/// block whose row sees nothing (lseBlock -inf) gets weight c = 0.
+void mergeBlock(OpBuilder &b, Location loc, Value &out, Value &lse,
+                Value outBlock, Value lseBlock) {
+  Value m = MaxOp::create(b, loc, lse, lseBlock);
+  Value a = ExpOp::create(b, loc, SubOp::create(b, loc, lse, m));
+  Value c = ExpOp::create(b, loc, SubOp::create(b, loc, lseBlock, m));
+  Value sum = AddOp::create(b, loc, a, c);
+  lse = AddOp::create(b, loc, m, LogOp::create(b, loc, sum));
+  int64_t headDim = shapeOf(out).back();
+  Type element = vjp::tensorType(out).getElementType();
+  Value keep =
+      widenRows(b, loc, DivOp::create(b, loc, a, sum), headDim, element);
+  Value take =
+      widenRows(b, loc, DivOp::create(b, loc, c, sum), headDim, element);
+  out = AddOp::create(b, loc, MulOp::create(b, loc, out, keep),
+                      MulOp::create(b, loc, outBlock, take));
 }
 
 double scaleOf(Value query, std::optional<APFloat> scale) {
@@ -205,88 +190,65 @@ LogicalResult partitionRingAttention(AttentionOp op, PartitionContext &context,
   Location loc = op.getLoc();
   int64_t axis = seq.axes[0];
   int64_t n = context.mesh().sizes[axis];
+  // The blocks run in the operands' type (bf16 keys and values travel as
+  // bf16); their outputs are merged in f32 (f64 for f64 models).
   Type compute = vjp::computeType(b, *locals);
-  Value lq = vjp::castTo(b, loc, (*locals)[0], compute);
-  Value k = vjp::castTo(b, loc, (*locals)[1], compute);
-  Value v = vjp::castTo(b, loc, (*locals)[2], compute);
-  RingShapes s = ringShapes(lq, k);
-  double scale = scaleOf(op.getQuery(), op.getScale());
-  Value qg = vjp::reshapeTo(b, loc, lq,
-                            {s.batch, s.kvHeads, s.group * s.seq, s.headDim});
+  Value lq = (*locals)[0], k = (*locals)[1], v = (*locals)[2];
   int64_t global = shapeOf(op.getQuery())[2];
-  Value qpos = localPositions(context, loc, global, seq);
-  Value qRows = groupRows(b, loc, s, qpos);
-  Value kpos = qpos;
-  Value m, l, acc;
+  Value kpos = localPositions(context, loc, global, seq);
+  Value qpos = maskPositions(context, loc, op.getCausal(), global, kpos);
+  auto scale = b.getF64FloatAttr(scaleOf(op.getQuery(), op.getScale()));
+  auto lseType = RankedTensorType::get(shapeOf(lq).drop_back(), b.getF32Type());
+  Value out, lse;
   for (int64_t step = 0; step < n; ++step) {
     if (step > 0) {
       std::string what = "ring attention forward step " +
                          std::to_string(step) + " of " + std::to_string(n - 1);
       k = context.ringShift(k, axis, op, "keys, " + what);
       v = context.ringShift(v, axis, op, "values, " + what);
-      kpos = context.ringShift(kpos, axis, op, "key positions, " + what);
+      if (op.getCausal())
+        kpos = context.ringShift(kpos, axis, op, "key positions, " + what);
     }
-    Value mask = op.getCausal() ? blockMask(b, loc, s, qRows, kpos) : Value();
-    Value sc = scores(b, loc, qg, k, scale);
-    // Masked scores are -1e30, not -inf: a row with no visible key in this
-    // block then has max -1e30 and its terms are zeroed by `masked`.
-    Value floor = vjp::splat(b, loc, vjp::tensorType(sc), -1.0e30);
-    Value visible =
-        mask ? SelectOp::create(b, loc, sc.getType(), mask, sc, floor)
-                   .getResult()
-             : sc;
-    Value blockMax = rowReduce(b, loc, visible, /*max=*/true);
-    Value newMax = step == 0 ? blockMax : MaxOp::create(b, loc, m, blockMax);
-    Value p = masked(b, loc, mask,
-                     ExpOp::create(b, loc,
-                                   SubOp::create(b, loc, sc,
-                                                 widenRows(b, loc, newMax,
-                                                           s.seq))));
-    Value blockSum = rowReduce(b, loc, p, /*max=*/false);
-    Value pv = vjp::matmul(b, loc, p, v, false, false);
+    auto block = AttentionBlockOp::create(b, loc, lq.getType(), lseType, lq, k,
+                                          v, qpos, kpos, scale);
+    Value blockOut = vjp::castTo(b, loc, block.getResult(), compute);
     if (step == 0) {
-      l = blockSum;
-      acc = pv;
+      out = blockOut;
+      lse = block.getLse();
     } else {
-      // Rescale what was summed under the old max.
-      Value alpha = ExpOp::create(b, loc, SubOp::create(b, loc, m, newMax));
-      l = AddOp::create(b, loc, MulOp::create(b, loc, l, alpha), blockSum);
-      acc = AddOp::create(
-          b, loc, MulOp::create(b, loc, acc, widenRows(b, loc, alpha, s.headDim)),
-          pv);
+      mergeBlock(b, loc, out, lse, blockOut, block.getLse());
     }
-    m = newMax;
   }
-  // The first block is the rank's own: every row sees its diagonal, so l > 0.
-  Value out = DivOp::create(b, loc, acc, widenRows(b, loc, l, s.headDim));
-  Value lse = AddOp::create(b, loc, m, LogOp::create(b, loc, l));
   context.setCarried(op, lse);
-  Value result = vjp::reshapeTo(b, loc, out, shapeOf((*locals)[0]));
-  result = vjp::castTo(b, loc, result,
-                       vjp::tensorType((*locals)[0]).getElementType());
+  Value result =
+      vjp::castTo(b, loc, out, vjp::tensorType((*locals)[0]).getElementType());
   context.map(op.getResult(), result, q);
-  if (op.getLse()) {
-    // The rows' log-sum-exp as the op's result ([B, Hq, T] local, f32).
-    Value rows = vjp::reshapeTo(b, loc, lse, shapeOf((*locals)[0]).drop_back());
-    context.map(op.getLse(), vjp::castTo(b, loc, rows, b.getF32Type()),
-                lseSharding(q));
-  }
+  if (op.getLse())
+    context.map(op.getLse(), lse, lseSharding(q));
   return success();
 }
 
 LogicalResult partitionRingAttentionGrad(AttentionGradOp op,
                                          PartitionContext &context,
                                          const DimSplit &seq) {
-  // The forward's log-sum-exp: its attention op made `out`.
-  auto forward = op.getOut().getDefiningOp<AttentionOp>();
-  Value lse = forward ? context.carried(forward) : Value();
-  if (!lse)
-    return op.emitOpError()
-           << "ring attention backward needs the log-sum-exp of its forward "
-              "llmc.attention (the op that computes its 'out' operand); "
-              "TODO(#10): recompute it when the forward is not in the program";
   Sharding q, kv;
   ringShardings(context, op.getQuery(), op.getKey(), seq, q, kv);
+  // The merged log-sum-exp of the forward's rows: the op's operand (the
+  // forward ring's lse result), else what the forward that made `out` left.
+  Value lse;
+  if (Value given = op.getLse()) {
+    FailureOr<Value> local = reshardTo(context, given, lseSharding(q), op);
+    if (failed(local))
+      return failure();
+    lse = *local;
+  } else if (auto forward = op.getOut().getDefiningOp<AttentionOp>()) {
+    lse = context.carried(forward);
+  }
+  if (!lse)
+    return op.emitOpError()
+           << "ring attention backward needs the log-sum-exp of its forward: "
+              "an 'lse' operand or the llmc.attention that computes its 'out' "
+              "operand; TODO(#10): recompute it when neither is there";
   FailureOr<SmallVector<Value>> locals = localOperands(
       context, op,
       {op.getQuery(), op.getKey(), op.getValue(), op.getOut(), op.getDout()},
@@ -297,25 +259,15 @@ LogicalResult partitionRingAttentionGrad(AttentionGradOp op,
   Location loc = op.getLoc();
   int64_t axis = seq.axes[0];
   int64_t n = context.mesh().sizes[axis];
+  // The blocks in the operands' type; their gradients summed in f32 (f64
+  // for f64 models), in which the partial dK and dV travel.
   Type compute = vjp::computeType(b, *locals);
-  SmallVector<Value> wide;
-  for (Value local : *locals)
-    wide.push_back(vjp::castTo(b, loc, local, compute));
+  SmallVector<Value> wide(locals->begin(), locals->end());
   Value k = wide[1], v = wide[2];
-  RingShapes s = ringShapes(wide[0], k);
-  SmallVector<int64_t> rows = {s.batch, s.kvHeads, s.group * s.seq, s.headDim};
-  Value qg = vjp::reshapeTo(b, loc, wide[0], rows);
-  Value og = vjp::reshapeTo(b, loc, wide[3], rows);
-  Value dog = vjp::reshapeTo(b, loc, wide[4], rows);
-  double scale = scaleOf(op.getQuery(), op.getScale());
   int64_t global = shapeOf(op.getQuery())[2];
-  Value qpos = localPositions(context, loc, global, seq);
-  Value qRows = groupRows(b, loc, s, qpos);
-  Value kpos = qpos;
-  // delta = rowsum(dO * O): the softmax's correction term, per query row.
-  Value delta = widenRows(
-      b, loc, rowReduce(b, loc, MulOp::create(b, loc, dog, og), false), s.seq);
-  Value lseWide = widenRows(b, loc, lse, s.seq);
+  Value kpos = localPositions(context, loc, global, seq);
+  Value qpos = maskPositions(context, loc, op.getCausal(), global, kpos);
+  auto scale = b.getF64FloatAttr(scaleOf(op.getQuery(), op.getScale()));
   Value dq, dk, dv;
   for (int64_t step = 0; step < n; ++step) {
     if (step > 0) {
@@ -323,25 +275,19 @@ LogicalResult partitionRingAttentionGrad(AttentionGradOp op,
                          std::to_string(step) + " of " + std::to_string(n - 1);
       k = context.ringShift(k, axis, op, "keys, " + what);
       v = context.ringShift(v, axis, op, "values, " + what);
-      kpos = context.ringShift(kpos, axis, op, "key positions, " + what);
+      if (op.getCausal())
+        kpos = context.ringShift(kpos, axis, op, "key positions, " + what);
       dk = context.ringShift(dk, axis, op,
                              "partial key gradients, " + what);
       dv = context.ringShift(dv, axis, op,
                              "partial value gradients, " + what);
     }
-    Value mask = op.getCausal() ? blockMask(b, loc, s, qRows, kpos) : Value();
-    Value p = masked(
-        b, loc, mask,
-        ExpOp::create(b, loc,
-                      SubOp::create(b, loc, scores(b, loc, qg, k, scale),
-                                    lseWide)));
-    Value dvBlock = vjp::matmul(b, loc, p, dog, true, false);
-    Value dp = vjp::matmul(b, loc, dog, v, false, true);
-    Value ds = MulOp::create(b, loc, p, SubOp::create(b, loc, dp, delta));
-    Value dqBlock = vjp::scale(b, loc, vjp::matmul(b, loc, ds, k, false, false),
-                               scale);
-    Value dkBlock = vjp::scale(b, loc, vjp::matmul(b, loc, ds, qg, true, false),
-                               scale);
+    auto block = AttentionBlockGradOp::create(
+        b, loc, wide[0].getType(), k.getType(), v.getType(), wide[0], k, v,
+        wide[3], wide[4], lse, qpos, kpos, scale);
+    Value dqBlock = vjp::castTo(b, loc, block.getDquery(), compute);
+    Value dkBlock = vjp::castTo(b, loc, block.getDkey(), compute);
+    Value dvBlock = vjp::castTo(b, loc, block.getDvalue(), compute);
     if (step == 0) {
       dq = dqBlock;
       dk = dkBlock;
@@ -358,8 +304,7 @@ LogicalResult partitionRingAttentionGrad(AttentionGradOp op,
   dk = context.ringShift(dk, axis, op, "key gradients, " + home);
   dv = context.ringShift(dv, axis, op, "value gradients, " + home);
   auto back = [&](Value value, Value like) {
-    Value shaped = vjp::reshapeTo(b, loc, value, shapeOf(like));
-    return vjp::castTo(b, loc, shaped, vjp::tensorType(like).getElementType());
+    return vjp::castTo(b, loc, value, vjp::tensorType(like).getElementType());
   };
   context.map(op.getDquery(), back(dq, (*locals)[0]), q);
   context.map(op.getDkey(), back(dk, (*locals)[1]), kv);

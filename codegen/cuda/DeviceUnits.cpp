@@ -56,6 +56,18 @@ std::vector<DeviceUnit> deviceKernelUnits() {
                            entries));
     units.back().forCollectives = true;
   }
+  // Ring attention's blocks (attention/FlashBlock.cuh): only programs with
+  // context parallelism have them.
+  {
+    std::vector<std::string> entries;
+    for (const char *kernel : {"forward", "grad_rows", "grad_keys"})
+      for (const char *type : {"f32", "bf16", "f16"})
+        for (int headDim : {16, 32, 64, 128})
+          entries.push_back(std::string("llmc_flash_block_") + kernel + "_" +
+                            type + "_d" + std::to_string(headDim));
+    units.push_back(unitOf("llmc_flash_block", "FlashBlock.cu",
+                           /*onDemand=*/true, entries));
+  }
   for (int headDim : {64, 128}) {
     std::string d = std::to_string(headDim);
     std::string suffix = "_bf16_d" + d;

@@ -59,11 +59,13 @@ TEST_F(CostTest, EveryLlmcOpHasACost) {
     EXPECT_TRUE(name.hasInterface<llmc::ShardingRuleOpInterface>())
         << name.getStringRef().str() << " has no ShardingRuleOpInterface";
   }
-  // The op set of docs/ir.md: 29 primitives, 18 composites, the structure
+  // The op set of docs/ir.md: 29 primitives, 20 composites (ring
+  // attention's attention_block and attention_block_grad among them), the
+  // structure
   // ops llmc.fused and llmc.yield, llmc.axis_offset of partitioned
   // programs and llmc.send / llmc.recv of pipelined ones, and the FP8 ops
   // (amax, scaled_cast, scaled_cast_transpose, scaled_matmul, fp8_matmul).
-  EXPECT_EQ(ops, 57);
+  EXPECT_EQ(ops, 59);
 }
 
 TEST_F(CostTest, MatmulIsTwoFlopsPerMultiplyAdd) {
@@ -121,6 +123,33 @@ TEST_F(CostTest, AttentionGradCountsSixContractionsPerScore) {
   ASSERT_TRUE(causal);
   double scores = 2.0 * 8 * 64 * 64;
   EXPECT_DOUBLE_EQ(causal.getFlops(), scores * (12.0 * 32 + 8.0) / 2);
+}
+
+// Ring attention's blocks count half their scores, as causal attention
+// (their positions are known only at run time; the zigzag split makes
+// every block half visible), the backward without a statistics pass.
+TEST_F(CostTest, AttentionBlocksCountHalfTheScores) {
+  const char *args = "%q: tensor<2x8x64x32xf32>, %k: tensor<2x2x48x32xf32>, "
+                     "%qp: tensor<64xi32>, %kp: tensor<48xi32>, "
+                     "%o: tensor<2x8x64x32xf32>, %l: tensor<2x8x64xf32>";
+  double scores = 2.0 * 8 * 64 * 48;
+  auto block = firstOp(
+      args, "%o2, %l2 = llmc.attention_block %q, %k, %k positions(%qp, %kp) "
+            ": (tensor<2x8x64x32xf32>, tensor<2x2x48x32xf32>, "
+            "tensor<2x2x48x32xf32>, tensor<64xi32>, tensor<48xi32>) -> "
+            "(tensor<2x8x64x32xf32>, tensor<2x8x64xf32>)");
+  ASSERT_TRUE(block);
+  EXPECT_DOUBLE_EQ(block.getFlops(), scores * (4.0 * 32 + 5.0) / 2);
+  auto grad = firstOp(
+      args, "%dq, %dk, %dv = llmc.attention_block_grad %q, %k, %k, %o, %o, "
+            "%l positions(%qp, %kp) : (tensor<2x8x64x32xf32>, "
+            "tensor<2x2x48x32xf32>, tensor<2x2x48x32xf32>, "
+            "tensor<2x8x64x32xf32>, tensor<2x8x64x32xf32>, "
+            "tensor<2x8x64xf32>, tensor<64xi32>, tensor<48xi32>) -> "
+            "(tensor<2x8x64x32xf32>, tensor<2x2x48x32xf32>, "
+            "tensor<2x2x48x32xf32>)");
+  ASSERT_TRUE(grad);
+  EXPECT_DOUBLE_EQ(grad.getFlops(), scores * (10.0 * 32 + 8.0) / 2);
 }
 
 // The loss gradient: the statistics (4 per logit) and the gradient (3 per

@@ -7,7 +7,9 @@
 // device or the operands' alignment rule the tensor cores out. flashLaunch
 // (FlashLaunch.h) checks the shapes and the layout for both. Where cuDNN
 // loads, it takes bf16 attention at launch time instead (a run-time
-// choice, AttentionCudnn.cpp).
+// choice, AttentionCudnn.cpp). Ring attention's position-masked blocks
+// (AttentionBlock, AttentionBlockGrad) go to the scalar kernels of
+// attention/FlashBlock.cuh and nowhere else.
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/cuda/FamilySelect.h"
@@ -93,6 +95,24 @@ Status family::selectAttention(const KernelCall &call, KernelChoice &choice) {
     return runEntries(choice,
                       {"llmc_flash_attention_grad_rows_" + flash.suffix,
                        "llmc_flash_attention_grad_keys_" + flash.suffix});
+  }
+  case KernelKind::AttentionBlock:
+  case KernelKind::AttentionBlockGrad: {
+    // Ring attention's blocks: the position-masked scalar kernels only
+    // (attention/FlashBlock.cuh). Neither cuDNN nor the tensor-core
+    // kernels have a position mask, so nothing else may take them.
+    FlashLaunch flash;
+    if (std::string why =
+            flashBlockLaunch(call.kind, inputs, outputs, attrs, flash);
+        !why.empty())
+      return call.refuse(why);
+    if (call.kind == KernelKind::AttentionBlock)
+      return runEntries(choice, {"llmc_flash_block_forward_" + flash.suffix});
+    // The rows' log-sum-exp (copied from the operand) and delta.
+    choice.scratchBytes =
+        static_cast<size_t>(flashRows(inputs[3])) * 2 * sizeof(float);
+    return runEntries(choice, {"llmc_flash_block_grad_rows_" + flash.suffix,
+                               "llmc_flash_block_grad_keys_" + flash.suffix});
   }
   default:
     return call.refuse("");

@@ -166,8 +166,10 @@ TEST(CudaNvrtcCompile, UnsupportedSignaturesAreRefused) {
 /// them, the flash attention entries of every dtype and head-dimension
 /// capacity (the tensor-core ones in a unit per head dimension) and the
 /// rows-in-registers norm gradients (a unit of their own), FP8
-/// training's amax and scaled casts (llmc_fp8), and the virtual ranks'
-/// reductions (llmc_virtual_collectives, every entry its unit lists).
+/// training's amax and scaled casts (llmc_fp8), the virtual ranks'
+/// reductions (llmc_virtual_collectives, every entry its unit lists) and
+/// ring attention's position-masked blocks (llmc_flash_block: every entry
+/// it lists, and none of the flash unit's own).
 TEST(CudaNvrtcCompile, DeviceUnitHasEveryFlashAttentionKernel) {
   NvrtcOptions options;
   options.arch = "sm_90";
@@ -175,7 +177,7 @@ TEST(CudaNvrtcCompile, DeviceUnitHasEveryFlashAttentionKernel) {
   auto start = std::chrono::steady_clock::now();
   std::string ptx; // every unit's
   std::vector<DeviceUnit> units = deviceKernelUnits();
-  ASSERT_EQ(units.size(), 9u);
+  ASSERT_EQ(units.size(), 10u);
   for (const DeviceUnit &unit : units) {
     CompiledCuda compiled;
     auto unitStart = std::chrono::steady_clock::now();
@@ -199,6 +201,20 @@ TEST(CudaNvrtcCompile, DeviceUnitHasEveryFlashAttentionKernel) {
                       std::string::npos;
     EXPECT_EQ(reductions, unit.name == "llmc_virtual_collectives")
         << unit.name;
+    bool blocks =
+        compiled.ptx.find(".entry llmc_flash_block_") != std::string::npos;
+    EXPECT_EQ(blocks, unit.name == "llmc_flash_block") << unit.name;
+    if (unit.name == "llmc_flash_block") {
+      // 3 kernels x 3 types x 4 head-dimension capacities.
+      EXPECT_EQ(unit.entries.size(), 36u);
+      EXPECT_TRUE(unit.onDemand);
+      for (const std::string &entry : unit.entries)
+        EXPECT_NE(compiled.ptx.find(".entry " + entry + "("),
+                  std::string::npos)
+            << entry;
+      EXPECT_EQ(compiled.ptx.find(".entry llmc_flash_attention_"),
+                std::string::npos);
+    }
     if (unit.name == "llmc_virtual_collectives") {
       EXPECT_EQ(unit.entries.size(), 12u);
       EXPECT_TRUE(unit.forCollectives && unit.onDemand);

@@ -103,6 +103,53 @@ std::string flashLaunch(const std::vector<TensorRef> &inputs,
   return "";
 }
 
+std::string flashBlockLaunch(KernelKind kind,
+                             const std::vector<TensorRef> &inputs,
+                             const std::vector<TensorRef> &outputs,
+                             const KernelAttrs &attrs, FlashLaunch &launch) {
+  const bool forward = kind == KernelKind::AttentionBlock;
+  const size_t numInputs = forward ? 5 : 8, numOutputs = forward ? 2 : 3;
+  if (inputs.size() != numInputs || outputs.size() != numOutputs ||
+      attrs.floats.size() != 1)
+    return std::string(kernelName(kind)) + " expects " +
+           std::to_string(numInputs) + " inputs, " +
+           std::to_string(numOutputs) + " outputs and floats [scale], got " +
+           std::to_string(inputs.size()) + ", " +
+           std::to_string(outputs.size()) + " and " +
+           std::to_string(attrs.floats.size());
+  // The flash kernels' grid of bhtd attention, not causal (the positions
+  // mask): the forward's with q, k, v; the backward's with out as well.
+  const KernelAttrs flashAttrs{{0, 0}, attrs.floats};
+  std::vector<TensorRef> flashInputs(inputs.begin(),
+                                     inputs.begin() + (forward ? 3 : 5));
+  const TensorRef &out = forward ? outputs[0] : inputs[3];
+  if (std::string why = flashLaunch(flashInputs, flashAttrs, launch, &out);
+      !why.empty())
+    return why;
+  // The scalar kernels only: the tensor-core ones have no position mask.
+  launch.tensorCores = false;
+  const TensorRef &lse = forward ? outputs[1] : inputs[5];
+  const TensorRef &queryPositions = inputs[forward ? 3 : 6];
+  const TensorRef &keyPositions = inputs[forward ? 4 : 7];
+  if (lse.dtype != DType::F32 || lse.numElements() != flashRows(out))
+    return "the block's log-sum-exp is f32 [B, Hq, T]";
+  if (queryPositions.dtype != DType::I32 || queryPositions.rank() != 1 ||
+      queryPositions.shape[0] != launch.seq)
+    return "the block's query positions are i32 [" +
+           std::to_string(launch.seq) + "]";
+  if (keyPositions.dtype != DType::I32 || keyPositions.rank() != 1 ||
+      keyPositions.shape[0] != launch.kvSeq)
+    return "the block's key positions are i32 [" +
+           std::to_string(launch.kvSeq) + "]";
+  for (size_t i = 0; i < numOutputs; ++i)
+    if ((forward && i == 1 ? DType::F32 : inputs[0].dtype) != outputs[i].dtype)
+      return "ring attention's blocks expect one element type throughout";
+  if (!forward && (inputs[3].dtype != inputs[0].dtype ||
+                   inputs[4].dtype != inputs[0].dtype))
+    return "ring attention's blocks expect one element type throughout";
+  return "";
+}
+
 FlashTcTileSizes flashTcTileSizes(int64_t headDim) {
   // D = 64: the fastest of CudaTest.FlashAttentionTileSweep on the H200.
   if (headDim <= 64)
@@ -311,6 +358,75 @@ Status launchFlashBackward(LaunchContext &context, const KernelCall &call,
   return Status::ok();
 }
 
+/// Ring attention's blocks: the position-masked scalar kernels
+/// (attention/FlashBlock.cuh), forward or grad_rows then grad_keys.
+Status launchFlashBlock(LaunchContext &context, const KernelCall &call,
+                        const KernelChoice &choice) {
+  FlashLaunch flash;
+  if (std::string why = flashBlockLaunch(call.kind, call.inputs, call.outputs,
+                                         call.attrs, flash);
+      !why.empty())
+    return call.refuse(why);
+  const std::vector<TensorRef> &inputs = call.inputs;
+  const std::vector<std::string> &entries = choice.entries;
+  const void *qp = inputs[0].data, *kp = inputs[1].data, *vp = inputs[2].data;
+  if (call.kind == KernelKind::AttentionBlock) {
+    if (flash.queryBlocks == 0)
+      return Status::ok();
+    void *out = call.outputs[0].data, *lse = call.outputs[1].data;
+    const void *qpos = inputs[3].data, *kpos = inputs[4].data;
+    std::vector<void *> args = {&qp,          &kp,          &vp,
+                                &out,         &lse,         &qpos,
+                                &kpos,        &flash.heads, &flash.kvHeads,
+                                &flash.seq,   &flash.kvSeq, &flash.headDim,
+                                &flash.scale, &flash.layout};
+    return context.launch(entries[0], flash.queryBlocks, kFlashThreads, 0,
+                          args);
+  }
+  const void *op = inputs[3].data, *dop = inputs[4].data,
+             *givenLse = inputs[5].data, *qpos = inputs[6].data,
+             *kpos = inputs[7].data;
+  void *dq = call.outputs[0].data, *dk = call.outputs[1].data,
+       *dv = call.outputs[2].data;
+  // The rows' lse (the given one, copied by grad_rows) and delta, in the
+  // scratch the selection asked for.
+  float *lse = static_cast<float *>(context.scratch());
+  float *delta = lse + flashRows(inputs[3]);
+  if (flash.queryBlocks > 0) {
+    std::vector<void *> rowArgs = {&qp,
+                                   &kp,
+                                   &vp,
+                                   &op,
+                                   &dop,
+                                   &givenLse,
+                                   &dq,
+                                   &lse,
+                                   &delta,
+                                   &qpos,
+                                   &kpos,
+                                   &flash.heads,
+                                   &flash.kvHeads,
+                                   &flash.seq,
+                                   &flash.kvSeq,
+                                   &flash.headDim,
+                                   &flash.scale,
+                                   &flash.layout};
+    LLMC_RETURN_IF_ERROR(context.launch(entries[0], flash.queryBlocks,
+                                        kFlashThreads, 0, rowArgs));
+  }
+  if (flash.keyBlocks > 0) {
+    std::vector<void *> keyArgs = {&qp,          &kp,          &vp,
+                                   &dop,         &lse,         &delta,
+                                   &dk,          &dv,          &qpos,
+                                   &kpos,        &flash.heads, &flash.kvHeads,
+                                   &flash.seq,   &flash.kvSeq, &flash.headDim,
+                                   &flash.scale, &flash.layout};
+    LLMC_RETURN_IF_ERROR(
+        context.launch(entries[1], flash.keyBlocks, kFlashThreads, 0, keyArgs));
+  }
+  return Status::ok();
+}
+
 } // namespace
 
 Status family::launchAttention(LaunchContext &context, const KernelCall &call,
@@ -320,6 +436,9 @@ Status family::launchAttention(LaunchContext &context, const KernelCall &call,
     return launchFlashForward(context, call, choice);
   case KernelKind::AttentionGrad:
     return launchFlashBackward(context, call, choice);
+  case KernelKind::AttentionBlock:
+  case KernelKind::AttentionBlockGrad:
+    return launchFlashBlock(context, call, choice);
   default:
     return call.refuse("");
   }

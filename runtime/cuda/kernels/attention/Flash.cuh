@@ -81,22 +81,66 @@ template <int LANES> __device__ __forceinline__ float rowMax(float value) {
   return value;
 }
 
+// Whether query `query` sees key `key` (both in range): by the blocks'
+// global positions when keyPositions is given (ring attention's blocks,
+// attention/FlashBlock.cuh: keyPositions[key] <= the row's position
+// `queryPosition`), else by causal's index mask.
+__device__ __forceinline__ bool flashSees(long long query, long long key,
+                                          int causal, int queryPosition,
+                                          const int *keyPositions) {
+  if (keyPositions != nullptr)
+    return keyPositions[key] <= queryPosition;
+  return !causal || key <= query;
+}
+
+// The position of query row `query` (INT_MIN past the end: it sees nothing).
+__device__ __forceinline__ int flashRowPosition(const int *queryPositions,
+                                                long long query,
+                                                long long seq) {
+  if (queryPositions == nullptr || query >= seq)
+    return -2147483647 - 1;
+  return queryPositions[query];
+}
+
+// The smallest and largest of positions[first, first + count) that lie
+// below `length` (INT_MAX and INT_MIN when none): the tile tests of the
+// position mask. Every thread computes them alike, so a tile skipped is
+// skipped by the whole block (its __syncthreads stay matched).
+__device__ __forceinline__ int flashMinPosition(const int *positions,
+                                                long long first, int count,
+                                                long long length) {
+  int least = 2147483647;
+  for (int i = 0; i < count && first + i < length; ++i)
+    least = min(least, positions[first + i]);
+  return least;
+}
+__device__ __forceinline__ int flashMaxPosition(const int *positions,
+                                                long long first, int count,
+                                                long long length) {
+  int most = -2147483647 - 1;
+  for (int i = 0; i < count && first + i < length; ++i)
+    most = max(most, positions[first + i]);
+  return most;
+}
+
 // The scaled scores of a query row (queryRow, a row of a shared tile)
 // against the KEYS keys of a key tile this thread owns (j = part + LANES *
-// jj), -inf where masked (past kvSeq or, causal, after the query), and the
+// jj), -inf where masked (past kvSeq or not seen: flashSees), and the
 // row's max over the tile (every one of its LANES threads gets it). The
 // forward and grad_rows' first pass.
 template <int D, int LANES, int KEYS>
 __device__ __forceinline__ float
 flashTileScores(float (&scores)[KEYS], const float *queryRow,
                 const float (*keyTile)[D + 1], int part, long long firstKey,
-                long long kvSeq, int causal, long long query, float scale) {
+                long long kvSeq, int causal, long long query, float scale,
+                int queryPosition, const int *keyPositions) {
   float tileMax = flashNegativeInfinity();
 #pragma unroll
   for (int jj = 0; jj < KEYS; ++jj) {
     int j = part + LANES * jj;
     long long key = firstKey + j;
-    bool visible = key < kvSeq && (!causal || key <= query);
+    bool visible = key < kvSeq &&
+                   flashSees(query, key, causal, queryPosition, keyPositions);
     scores[jj] = visible ? flashDot<D>(queryRow, keyTile[j]) * scale
                          : flashNegativeInfinity();
     tileMax = fmaxf(tileMax, scores[jj]);
@@ -111,12 +155,16 @@ flashTileScores(float (&scores)[KEYS], const float *queryRow,
 // c = part + LANES * cc. Per key tile: 1. the scores of its keys, 2. the
 // online softmax update (new max, rescaled sum and accumulators), 3. the
 // probabilities times the value tile, which replaces the key tile in shared
-// memory once the scores are done.
+// memory once the scores are done. With positions (queryPositions and
+// keyPositions non-null, causal 0) the mask is theirs and a key tile whose
+// smallest position is above the query tile's largest is skipped.
 template <typename T, int D>
 __device__ void flashForward(const T *q, const T *k, const T *v, T *out,
                              float *lse, int heads, int kvHeads, long long seq,
                              long long kvSeq, int headDim, int causal,
-                             float scale, FlashLayout layout) {
+                             float scale, FlashLayout layout,
+                             const int *queryPositions,
+                             const int *keyPositions) {
   constexpr int BQ = FlashTiles<D>::forward;
   constexpr int BK = FlashTiles<D>::forward;
   constexpr int LANES = LLMC_FLASH_THREADS / BQ;
@@ -138,6 +186,10 @@ __device__ void flashForward(const T *q, const T *k, const T *v, T *out,
   int r = threadIdx.x / LANES;
   int part = threadIdx.x % LANES;
   long long query = firstQuery + r;
+  int queryPosition = flashRowPosition(queryPositions, query, seq);
+  int lastPosition = keyPositions != nullptr
+                         ? flashMaxPosition(queryPositions, firstQuery, BQ, seq)
+                         : 0;
 
   loadFlashTile<T, BQ, D>(queryTile, qHead, layout.q.row, firstQuery, seq,
                           headDim);
@@ -150,6 +202,9 @@ __device__ void flashForward(const T *q, const T *k, const T *v, T *out,
 
   long long keyEnd = causal ? min(kvSeq, firstQuery + BQ) : kvSeq;
   for (long long firstKey = 0; firstKey < keyEnd; firstKey += BK) {
+    if (keyPositions != nullptr &&
+        flashMinPosition(keyPositions, firstKey, BK, kvSeq) > lastPosition)
+      continue; // no query of the tile sees a key of it
     __syncthreads(); // the previous tile's values are read
     loadFlashTile<T, BK, D>(kvTile, kHead, layout.k.row, firstKey, kvSeq,
                             headDim);
@@ -159,7 +214,7 @@ __device__ void flashForward(const T *q, const T *k, const T *v, T *out,
     float scores[KEYS];
     float tileMax = flashTileScores<D, LANES, KEYS>(
         scores, queryTile[r], kvTile, part, firstKey, kvSeq, causal, query,
-        scale);
+        scale, queryPosition, keyPositions);
 
     // 2. Online softmax. A row that has seen no visible key keeps a max of
     //    -inf: exponentials are then taken against 0, giving 0, not NaN.
@@ -218,13 +273,20 @@ __device__ void flashForward(const T *q, const T *k, const T *v, T *out,
 //   dk = ds^T q * scale, where delta = sum_c dout * out per query row.
 
 // grad_rows: one block per (batch·head, query tile). LANES threads per
-// query row, as in the forward kernel.
+// query row, as in the forward kernel. With `givenLse` (ring attention's
+// blocks: the merged log-sum-exp of the whole ring) the first pass is
+// skipped and the rows' lse is that one, copied to `lse` for grad_keys; a
+// row with no visible key anywhere (-inf) takes +inf there, so that every
+// p = exp(s - lse) of it is 0. Positions and tile skipping as the forward.
 template <typename T, int D>
 __device__ void flashGradRows(const T *q, const T *k, const T *v, const T *out,
                               const T *dout, T *dq, float *lse, float *delta,
                               int heads, int kvHeads, long long seq,
                               long long kvSeq, int headDim, int causal,
-                              float scale, FlashLayout layout) {
+                              float scale, FlashLayout layout,
+                              const float *givenLse,
+                              const int *queryPositions,
+                              const int *keyPositions) {
   constexpr int BQ = FlashTiles<D>::backward;
   constexpr int BK = FlashTiles<D>::backward;
   constexpr int LANES = LLMC_FLASH_THREADS / BQ;
@@ -247,6 +309,10 @@ __device__ void flashGradRows(const T *q, const T *k, const T *v, const T *out,
   long long query = firstQuery + r;
   long long row = head * seq + query; // valid when query < seq
   long long outRow = flashRowAt(layout.o, head, heads, query);
+  int queryPosition = flashRowPosition(queryPositions, query, seq);
+  int lastPosition = keyPositions != nullptr
+                         ? flashMaxPosition(queryPositions, firstQuery, BQ, seq)
+                         : 0;
 
   loadFlashTile<T, BQ, D>(queryTile, q + flashHeadAt(layout.q, head, heads),
                           layout.q.row, firstQuery, seq, headDim);
@@ -258,7 +324,11 @@ __device__ void flashGradRows(const T *q, const T *k, const T *v, const T *out,
   //    log-sum-exp and delta = dout . out.
   float runningMax = flashNegativeInfinity();
   float runningSum = 0.0f;
-  for (long long firstKey = 0; firstKey < keyEnd; firstKey += BK) {
+  for (long long firstKey = 0; givenLse == nullptr && firstKey < keyEnd;
+       firstKey += BK) {
+    if (keyPositions != nullptr &&
+        flashMinPosition(keyPositions, firstKey, BK, kvSeq) > lastPosition)
+      continue;
     __syncthreads();
     loadFlashTile<T, BK, D>(keyTile, kHead, layout.k.row, firstKey, kvSeq,
                             headDim);
@@ -266,7 +336,7 @@ __device__ void flashGradRows(const T *q, const T *k, const T *v, const T *out,
     float scores[KEYS];
     float tileMax = flashTileScores<D, LANES, KEYS>(
         scores, queryTile[r], keyTile, part, firstKey, kvSeq, causal, query,
-        scale);
+        scale, queryPosition, keyPositions);
     float newMax = fmaxf(runningMax, tileMax);
     float reference = newMax == flashNegativeInfinity() ? 0.0f : newMax;
     float tileSum = 0.0f;
@@ -279,6 +349,11 @@ __device__ void flashGradRows(const T *q, const T *k, const T *v, const T *out,
   }
   // No visible key (S = 0): no tile below reads it.
   float rowLse = runningSum > 0.0f ? runningMax + logf(runningSum) : 0.0f;
+  if (givenLse != nullptr && query < seq) {
+    rowLse = givenLse[row];
+    if (rowLse == flashNegativeInfinity())
+      rowLse = -flashNegativeInfinity();
+  }
   float rowDelta = 0.0f;
   if (query < seq)
     for (int c = part; c < headDim; c += LANES)
@@ -295,6 +370,9 @@ __device__ void flashGradRows(const T *q, const T *k, const T *v, const T *out,
   for (int cc = 0; cc < COLUMNS; ++cc)
     acc[cc] = 0.0f;
   for (long long firstKey = 0; firstKey < keyEnd; firstKey += BK) {
+    if (keyPositions != nullptr &&
+        flashMinPosition(keyPositions, firstKey, BK, kvSeq) > lastPosition)
+      continue;
     __syncthreads();
     loadFlashTile<T, BK, D>(keyTile, kHead, layout.k.row, firstKey, kvSeq,
                             headDim);
@@ -306,7 +384,8 @@ __device__ void flashGradRows(const T *q, const T *k, const T *v, const T *out,
       int j = part + LANES * jj;
       long long key = firstKey + j;
       bool visible =
-          query < seq && key < kvSeq && (!causal || key <= query);
+          query < seq && key < kvSeq &&
+          flashSees(query, key, causal, queryPosition, keyPositions);
       float ds = 0.0f;
       if (visible) {
         float p =
@@ -339,13 +418,16 @@ __device__ void flashGradRows(const T *q, const T *k, const T *v, const T *out,
 // reads lse and delta). Scores use the row layout (LANES threads per query
 // row); the accumulation uses the key layout: LANES threads per key j, each
 // owning the dk and dv columns c = part + LANES * cc.
+// With positions, a query tile whose largest position is below this key
+// tile's smallest is skipped.
 template <typename T, int D>
 __device__ void flashGradKeys(const T *q, const T *k, const T *v,
                               const T *dout, const float *lse,
                               const float *delta, T *dk, T *dv, int heads,
                               int kvHeads, long long seq, long long kvSeq,
                               int headDim, int causal, float scale,
-                              FlashLayout layout) {
+                              FlashLayout layout, const int *queryPositions,
+                              const int *keyPositions) {
   constexpr int BQ = FlashTiles<D>::backward;
   constexpr int BK = FlashTiles<D>::backward;
   constexpr int LANES = LLMC_FLASH_THREADS / BQ; // == LLMC_FLASH_THREADS / BK
@@ -369,6 +451,9 @@ __device__ void flashGradKeys(const T *q, const T *k, const T *v,
   int r = threadIdx.x / LANES; // the row layout
   int part = threadIdx.x % LANES;
   int ownKey = threadIdx.x / LANES; // the key layout
+  int firstPosition = keyPositions != nullptr
+                          ? flashMinPosition(keyPositions, firstKey, BK, kvSeq)
+                          : 0;
 
   loadFlashTile<T, BK, D>(keyTile, k + flashHeadAt(layout.k, kvHead, kvHeads),
                           layout.k.row, firstKey, kvSeq, headDim);
@@ -388,6 +473,10 @@ __device__ void flashGradKeys(const T *q, const T *k, const T *v,
     long long head = b * heads + h;
     for (long long firstQuery = queryBegin; firstQuery < seq;
          firstQuery += BQ) {
+      if (keyPositions != nullptr &&
+          flashMaxPosition(queryPositions, firstQuery, BQ, seq) <
+              firstPosition)
+        continue; // no query of the tile sees a key of this one
       // 1. The query, dout, lse and delta of this query tile.
       __syncthreads();
       loadFlashTile<T, BQ, D>(queryTile, q + flashHeadAt(layout.q, head, heads),
@@ -405,12 +494,14 @@ __device__ void flashGradKeys(const T *q, const T *k, const T *v,
 
       // 2. p and ds for this thread's (row, key) pairs.
       long long query = firstQuery + r;
+      int queryPosition = flashRowPosition(queryPositions, query, seq);
 #pragma unroll
       for (int jj = 0; jj < KEYS; ++jj) {
         int j = part + LANES * jj;
         long long key = firstKey + j;
         bool visible =
-            query < seq && key < kvSeq && (!causal || key <= query);
+            query < seq && key < kvSeq &&
+            flashSees(query, key, causal, queryPosition, keyPositions);
         float p = 0.0f;
         float ds = 0.0f;
         if (visible) {
@@ -462,7 +553,7 @@ __device__ void flashGradKeys(const T *q, const T *k, const T *v,
           int kvHeads, long long seq, long long kvSeq, int headDim,            \
           int causal, float scale, FlashLayout layout) {                       \
     flashForward<T, D>(q, k, v, out, lse, heads, kvHeads, seq, kvSeq,          \
-                       headDim, causal, scale, layout);                        \
+                       headDim, causal, scale, layout, nullptr, nullptr);      \
   }                                                                            \
   extern "C" __global__ void __launch_bounds__(LLMC_FLASH_THREADS)             \
       llmc_flash_attention_grad_rows_##SUFFIX##_d##D(                          \
@@ -471,7 +562,8 @@ __device__ void flashGradKeys(const T *q, const T *k, const T *v,
           long long seq, long long kvSeq, int headDim, int causal,             \
           float scale, FlashLayout layout) {                                   \
     flashGradRows<T, D>(q, k, v, out, dout, dq, lse, delta, heads, kvHeads,    \
-                        seq, kvSeq, headDim, causal, scale, layout);           \
+                        seq, kvSeq, headDim, causal, scale, layout, nullptr,   \
+                        nullptr, nullptr);                                     \
   }                                                                            \
   extern "C" __global__ void __launch_bounds__(LLMC_FLASH_THREADS)             \
       llmc_flash_attention_grad_keys_##SUFFIX##_d##D(                          \
@@ -480,7 +572,8 @@ __device__ void flashGradKeys(const T *q, const T *k, const T *v,
           long long seq, long long kvSeq, int headDim, int causal,             \
           float scale, FlashLayout layout) {                                   \
     flashGradKeys<T, D>(q, k, v, dout, lse, delta, dk, dv, heads, kvHeads,     \
-                        seq, kvSeq, headDim, causal, scale, layout);           \
+                        seq, kvSeq, headDim, causal, scale, layout, nullptr,   \
+                        nullptr);                                              \
   }
 
 #define LLMC_FLASH_HEAD_DIMS(T, SUFFIX)                                        \
@@ -489,8 +582,12 @@ __device__ void flashGradKeys(const T *q, const T *k, const T *v,
   LLMC_FLASH_KERNELS(T, SUFFIX, 64)                                            \
   LLMC_FLASH_KERNELS(T, SUFFIX, 128)
 
+// The unit of ring attention's blocks (units/FlashBlock.cu) takes the
+// templates only, with entries of its own (attention/FlashBlock.cuh).
+#ifndef LLMC_FLASH_TEMPLATES_ONLY
 LLMC_FLASH_HEAD_DIMS(float, f32)
 LLMC_FLASH_HEAD_DIMS(Bf16, bf16)
 LLMC_FLASH_HEAD_DIMS(F16, f16)
+#endif
 
 #endif // LLMC_CUDA_ATTENTION_FLASH_CUH

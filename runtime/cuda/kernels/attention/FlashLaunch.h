@@ -78,6 +78,16 @@ FlashTcTileSizes flashTcTileSizes(int64_t headDim);
 /// and k [B, Hkv, S, D] (the sizes, in any layout).
 void flashTensorCoreLaunch(const FlashTcTileSizes &tiles, bool forward,
                            const Shape &q, const Shape &k, FlashLaunch &launch);
+/// The flash launch of ring attention's blocks (AttentionBlock: inputs q,
+/// k, v, qpos, kpos, outputs out, lse; AttentionBlockGrad: inputs q, k, v,
+/// out, dout, lse, qpos, kpos, outputs dq, dk, dv; floats [scale]): the
+/// scalar kernels' grid of attention in bhtd with the blocks' operands
+/// checked (i32 positions [T] and [S], lse f32 [B, Hq, T], one element type
+/// throughout); returns why not ("" when the kernels cover them).
+std::string flashBlockLaunch(KernelKind kind,
+                             const std::vector<TensorRef> &inputs,
+                             const std::vector<TensorRef> &outputs,
+                             const KernelAttrs &attrs, FlashLaunch &launch);
 /// The query rows B * Hq * T of q (at least 1): the entries of
 /// attention_grad's log-sum-exp and delta scratch.
 int64_t flashRows(const TensorRef &q);
