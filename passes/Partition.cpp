@@ -298,7 +298,56 @@ struct PartitionPass : public impl::PartitionPassBase<PartitionPass> {
     }
     step.erase();
     bucketAllReduces(local, mesh);
+    if (zero >= 3 && mesh.axisIndex("pp") < 0)
+      prefetchGathers(local);
     return success();
+  }
+
+  /// 6. ZeRO-3's prefetch (without a pipeline, whose split reorders the
+  /// body): every all-gather of a function argument (a weight sharded over
+  /// dp) moves up to the first op of the model part before its reader's,
+  /// in program order (a part: the layer or the part outside the layers of
+  /// an op's location, with its phase), so that the communication stream
+  /// gathers layer l's weights while the compute stream runs layer l - 1
+  /// forward, or l + 1 backward: one layer ahead, as FSDP's prefetch. The
+  /// gathered copy lives one part longer (the buffer plan counts it); the
+  /// values are the same, only the time moves.
+  void prefetchGathers(func::FuncOp function) {
+    Block &block = function.getBody().front();
+    SmallVector<Operation *> ops;
+    for (Operation &op : block)
+      if (!isa<shard::AllGatherOp>(op))
+        ops.push_back(&op);
+    // For each op (not a gather) the first op of the part before its own.
+    DenseMap<Operation *, Operation *> previousPart;
+    Operation *partStart = nullptr, *lastStart = nullptr;
+    std::string part;
+    for (Operation *op : ops) {
+      std::string mine = layerOrPartOf(op->getLoc()) + "/" +
+                         std::to_string(static_cast<int>(phaseOf(op->getLoc())));
+      if (!partStart || mine != part) {
+        lastStart = partStart;
+        partStart = op;
+        part = mine;
+      }
+      if (lastStart)
+        previousPart[op] = lastStart;
+    }
+    SmallVector<shard::AllGatherOp> gathers;
+    for (Operation &op : block)
+      if (auto gather = dyn_cast<shard::AllGatherOp>(op);
+          gather && isa<BlockArgument>(gather.getInput()))
+        gathers.push_back(gather);
+    for (shard::AllGatherOp gather : gathers) {
+      Operation *first = nullptr;
+      for (Operation *user : gather.getResult().getUsers())
+        if (Operation *inBlock = block.findAncestorOpInBlock(*user))
+          if (!first || inBlock->isBeforeInBlock(first))
+            first = inBlock;
+      Operation *target = first ? previousPart.lookup(first) : nullptr;
+      if (target && target->isBeforeInBlock(gather))
+        gather->moveBefore(target);
+    }
   }
 
   /// 5. Buckets: consecutive all-reduces of one kind (mesh axes, reduction,

@@ -278,6 +278,25 @@ void printCountsAndSearch(llvm::raw_ostream &os,
       }
 }
 
+/// What overlaps in the two-stream simulation: of each group's
+/// collectives, the time a kernel runs beside them (GroupCost::hidden).
+void printOverlap(llvm::raw_ostream &os, const llmc::planner::StepCost &step) {
+  if (step.streams <= 0 || step.communication <= 0)
+    return;
+  os << "    communication beside kernels:";
+  const char *sep = " ";
+  for (const llmc::planner::GroupCost &g : step.groups)
+    if (g.communication) {
+      llvm::StringRef axes = llvm::StringRef(g.group).drop_front(
+          llvm::StringRef(g.group).starts_with("collectives ") ? 12 : 0);
+      os << sep << axes.split(' ').first << " "
+         << llvm::formatv("{0:f3} of {1:f3} ms", g.hidden * 1e3,
+                          g.seconds * 1e3);
+      sep = ", ";
+    }
+  os << " (the rest of it waits or is waited for)\n";
+}
+
 /// The predicted step time of `function` on `profile` and its breakdown by
 /// kernel group (analysis/CostModel.h, docs/planning.md).
 void printStepTime(llvm::raw_ostream &os, mlir::func::FuncOp function,
@@ -358,22 +377,7 @@ void printStepTime(llvm::raw_ostream &os, mlir::func::FuncOp function,
                         "first kernel touching their buffers)",
                         step.streams * 1e3);
   os << "\n";
-  if (step.streams > 0 && step.communication > 0) {
-    // What overlaps: of each group's collectives, the time a kernel runs
-    // beside them in that simulation.
-    os << "    communication beside kernels:";
-    const char *sep = " ";
-    for (const llmc::planner::GroupCost &g : step.groups)
-      if (g.communication) {
-        llvm::StringRef axes = llvm::StringRef(g.group).drop_front(
-            llvm::StringRef(g.group).starts_with("collectives ") ? 12 : 0);
-        os << sep << axes.split(' ').first << " "
-           << llvm::formatv("{0:f3} of {1:f3} ms", g.hidden * 1e3,
-                            g.seconds * 1e3);
-        sep = ", ";
-      }
-    os << " (the rest of it waits or is waited for)\n";
-  }
+  printOverlap(os, step);
   os << pipelineLine;
   os << "    " << llvm::left_justify("group", 32)
      << llvm::right_justify("kernels", 8) << llvm::right_justify("flops", 12)
