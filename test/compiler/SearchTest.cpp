@@ -396,6 +396,27 @@ TEST_F(ProbeTest, PipelineMicrobatchesDerivedFromOne) {
 // (the warm-up differs by stage: no two stages alike), with ZeRO and with
 // remat. A signature that missed a difference (the op order of a stage's
 // schedule, an argument's sharding) would show here as a different stage.
+/// Every field of a stage's measure equal, the arena and the activations
+/// kept within `bytesTolerance` relative (0: equal).
+void expectSameStage(const StageMeasure &a, const StageMeasure &b,
+                     double bytesTolerance = 0) {
+  EXPECT_EQ(a.compute, b.compute);
+  EXPECT_EQ(a.communication, b.communication);
+  EXPECT_EQ(a.hidden, b.hidden);
+  EXPECT_EQ(a.optimizer, b.optimizer);
+  EXPECT_EQ(a.forwardBackwardKernels, b.forwardBackwardKernels);
+  EXPECT_EQ(a.commSeconds, b.commSeconds);
+  EXPECT_EQ(a.commBytes, b.commBytes);
+  EXPECT_LE(relative(a.arena, b.arena), bytesTolerance)
+      << a.arena << " vs " << b.arena;
+  EXPECT_LE(relative(a.activations, b.activations), bytesTolerance)
+      << a.activations << " vs " << b.activations;
+  EXPECT_EQ(a.persistent, b.persistent);
+  EXPECT_EQ(a.forwardFlops, b.forwardFlops);
+  EXPECT_EQ(a.backwardFlops, b.backwardFlops);
+  EXPECT_EQ(a.microbatchLatency, b.microbatchLatency);
+}
+
 TEST_F(ProbeTest, StagesOfOneSignatureMeasuredOnce) {
   Candidate pp4 = mesh(1, 1, 4);
   Candidate zero = mesh(2, 1, 4);
@@ -419,17 +440,7 @@ TEST_F(ProbeTest, StagesOfOneSignatureMeasuredOnce) {
       for (size_t s = 0; s < 4; ++s) {
         const StageMeasure &a = once->stages[s], &b = each->stages[s];
         SCOPED_TRACE(c.text() + " stage " + std::to_string(s));
-        EXPECT_EQ(a.compute, b.compute);
-        EXPECT_EQ(a.communication, b.communication);
-        EXPECT_EQ(a.hidden, b.hidden);
-        EXPECT_EQ(a.optimizer, b.optimizer);
-        EXPECT_EQ(a.forwardBackwardKernels, b.forwardBackwardKernels);
-        EXPECT_EQ(a.commSeconds, b.commSeconds);
-        EXPECT_EQ(a.commBytes, b.commBytes);
-        EXPECT_EQ(a.arena, b.arena);
-        EXPECT_EQ(a.activations, b.activations);
-        EXPECT_EQ(a.persistent, b.persistent);
-        EXPECT_EQ(a.forwardFlops, b.forwardFlops);
+        expectSameStage(a, b);
       }
       EXPECT_EQ(once->stepSeconds(), each->stepSeconds());
       EXPECT_EQ(once->memoryBytes(), each->memoryBytes());
@@ -467,7 +478,6 @@ TEST_F(ProbeTest, PipelineOfFewerStagesMeasuresTheSame) {
   Candidate pp4 = mesh(1, 1, 4);
   pp4.microbatches = 2;
   EXPECT_EQ(probeStages(pp4, run.model.numLayers, profile), 4);
-  auto close = [](double a, double b) { return relative(a, b) < 5e-4; };
   for (const Case &k : cases) {
     SCOPED_TRACE(k.c.text());
     EXPECT_EQ(probeStages(k.c, run.model.numLayers, profile), k.stages);
@@ -488,25 +498,13 @@ TEST_F(ProbeTest, PipelineOfFewerStagesMeasuresTheSame) {
     for (size_t s = 0; s < whole->stages.size(); ++s) {
       const StageMeasure &a = probe->stages[s], &b = whole->stages[s];
       SCOPED_TRACE("stage " + std::to_string(s));
-      EXPECT_EQ(a.compute, b.compute);
-      EXPECT_EQ(a.communication, b.communication);
-      EXPECT_EQ(a.hidden, b.hidden);
-      EXPECT_EQ(a.optimizer, b.optimizer);
-      EXPECT_EQ(a.forwardBackwardKernels, b.forwardBackwardKernels);
-      EXPECT_EQ(a.commSeconds, b.commSeconds);
-      EXPECT_EQ(a.commBytes, b.commBytes);
-      EXPECT_PRED2(close, a.arena, b.arena);
-      EXPECT_PRED2(close, a.activations, b.activations);
-      EXPECT_EQ(a.persistent, b.persistent);
-      EXPECT_EQ(a.forwardFlops, b.forwardFlops);
-      EXPECT_EQ(a.backwardFlops, b.backwardFlops);
-      EXPECT_EQ(a.microbatchLatency, b.microbatchLatency);
+      expectSameStage(a, b, 5e-4);
     }
     EXPECT_EQ(probe->ranks, whole->ranks);
     EXPECT_EQ(probe->busiest, whole->busiest);
     EXPECT_EQ(probe->bubble, whole->bubble);
     EXPECT_EQ(probe->stepSeconds(), whole->stepSeconds());
-    EXPECT_PRED2(close, probe->memoryBytes(), whole->memoryBytes());
+    EXPECT_LE(relative(probe->memoryBytes(), whole->memoryBytes()), 5e-4);
   }
 }
 
