@@ -94,26 +94,7 @@ int warpId() { return threadIdx.x / 32; }
 void warpSync() { warpBarriers[warpId()]->arriveAndWait(); }
 void __syncthreads() { blockBarrier->arriveAndWait(); }
 
-float __uint_as_float(unsigned word) {
-  float value;
-  std::memcpy(&value, &word, 4);
-  return value;
-}
-float __int_as_float(int word) {
-  float value;
-  std::memcpy(&value, &word, 4);
-  return value;
-}
-unsigned __float_as_uint(float value) {
-  unsigned word;
-  std::memcpy(&word, &value, 4);
-  return word;
-}
-double __longlong_as_double(long long bits) {
-  double value;
-  std::memcpy(&value, &bits, 8);
-  return value;
-}
+#include "EmulatedBitCasts.h"
 long long min(long long a, long long b) { return a < b ? a : b; }
 int min(int a, int b) { return a < b ? a : b; }
 int max(int a, int b) { return a > b ? a : b; }

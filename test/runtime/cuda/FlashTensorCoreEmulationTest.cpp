@@ -125,26 +125,7 @@ uint16_t roundToBf16(float value) {
     return 0x7fc0;
   return static_cast<uint16_t>((word + 0x7fff + ((word >> 16) & 1)) >> 16);
 }
-float __uint_as_float(unsigned word) {
-  float value;
-  std::memcpy(&value, &word, 4);
-  return value;
-}
-float __int_as_float(int word) {
-  float value;
-  std::memcpy(&value, &word, 4);
-  return value;
-}
-unsigned __float_as_uint(float value) {
-  unsigned word;
-  std::memcpy(&word, &value, 4);
-  return word;
-}
-double __longlong_as_double(long long bits) {
-  double value;
-  std::memcpy(&value, &bits, 8);
-  return value;
-}
+#include "EmulatedBitCasts.h"
 long long min(long long a, long long b) { return a < b ? a : b; }
 
 float __shfl_xor_sync(unsigned, float value, int mask) {

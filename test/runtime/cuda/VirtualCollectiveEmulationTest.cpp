@@ -45,21 +45,7 @@ Dim3 threadIdx, blockIdx, blockDim, gridDim;
 #define __forceinline__ inline
 #define __align__(n) alignas(n)
 
-float __uint_as_float(unsigned word) {
-  float value;
-  std::memcpy(&value, &word, 4);
-  return value;
-}
-unsigned __float_as_uint(float value) {
-  unsigned word;
-  std::memcpy(&word, &value, 4);
-  return word;
-}
-double __longlong_as_double(long long bits) {
-  double value;
-  std::memcpy(&value, &bits, 8);
-  return value;
-}
+#include "EmulatedBitCasts.h"
 double __shfl_xor_sync(unsigned, double value, int) { return value; }
 using std::fmax;
 
