@@ -48,6 +48,13 @@ std::string formatRankList(const std::vector<int> &ranks);
 std::string describeCollective(const CollectiveCall &call,
                                const std::string &origin);
 
+/// How a run enqueues its collectives (CollectiveBackend::beginRun).
+enum class RunMode {
+  Direct,  ///< enqueued on the streams, run once
+  Capture, ///< enqueued under a CUDA graph capture of the compute stream
+  Replay,  ///< nothing enqueued: the graph captured earlier is launched
+};
+
 class CollectiveBackend {
 public:
   virtual ~CollectiveBackend();
@@ -74,9 +81,14 @@ public:
   /// fails naming the first unfinished collective of this run.
   virtual Status synchronize(cudaEvent_t event) = 0;
 
-  /// Forgets the collectives enqueued so far (what synchronize() names);
-  /// called at the start of a run.
-  virtual void beginRun() = 0;
+  /// Called at the start of a run. Direct and Capture forget the
+  /// collectives enqueued so far (what synchronize() names); Replay names
+  /// those of the run that was captured.
+  virtual void beginRun(RunMode mode) = 0;
+
+  /// Whether a run's collectives may be captured into the step's CUDA
+  /// graph (RunMode::Capture) and replayed from it.
+  virtual bool capturable() const = 0;
 
   /// The stream the collectives run on (where a trace's event of one ends).
   virtual cudaStream_t stream() const = 0;

@@ -169,6 +169,8 @@ NcclWorld::~NcclWorld() {
   }
   if (scratch_)
     (void)cudaFree(scratch_);
+  for (cudaEvent_t event : watchEvents_)
+    (void)cudaEventDestroy(event);
   if (computeReady_)
     (void)cudaEventDestroy(computeReady_);
   if (stream_)
@@ -328,8 +330,31 @@ Status NcclWorld::enqueue(const Command &command,
     return status;
   }
   LLMC_CUDA_CHECK(cudaEventRecord(done, stream_), where + ": cudaEventRecord");
-  pending_.push_back({what, done});
+  if (!capturing_) {
+    pending_.push_back({what, done});
+    return Status::ok();
+  }
+  // Under capture: an event the graph itself records, for the watchdog.
+  size_t index = captured_.size();
+  if (index == watchEvents_.size()) {
+    cudaEvent_t watch = nullptr;
+    LLMC_CUDA_CHECK(cudaEventCreateWithFlags(&watch, cudaEventDisableTiming),
+                    where + ": cudaEventCreate");
+    watchEvents_.push_back(watch);
+  }
+  LLMC_CUDA_CHECK(cudaEventRecordWithFlags(watchEvents_[index], stream_,
+                                           cudaEventRecordExternal),
+                  where + ": cudaEventRecordWithFlags(external)");
+  captured_.push_back({what, watchEvents_[index]});
+  pending_.push_back(captured_.back());
   return Status::ok();
+}
+
+void NcclWorld::beginRun(RunMode mode) {
+  capturing_ = mode == RunMode::Capture;
+  if (capturing_)
+    captured_.clear();
+  pending_ = mode == RunMode::Replay ? captured_ : std::vector<Pending>();
 }
 
 Status NcclWorld::gatherToHost(const void *device, size_t bytes,

@@ -93,9 +93,13 @@ public:
   /// collective of this run whose `done` event had not completed.
   Status synchronize(cudaEvent_t event) override;
 
-  /// Forgets the collectives enqueued so far (what synchronize() names);
-  /// called at the start of a run.
-  void beginRun() override { pending_.clear(); }
+  /// Direct and Capture forget the collectives enqueued so far (what
+  /// synchronize() names); Replay names the captured run's, through the
+  /// events the graph records (enqueue under Capture adds them).
+  void beginRun(RunMode mode) override;
+
+  /// Yes (NCCL 2.9 and later capture collectives into CUDA graphs).
+  bool capturable() const override { return true; }
 
   const char *transport() const override { return "NCCL"; }
 
@@ -121,6 +125,13 @@ private:
   void *scratch_ = nullptr; ///< gatherToHost's device buffer
   size_t scratchBytes_ = 0;
   std::vector<Pending> pending_;
+  /// The captured run's collectives, each with an event of its own that
+  /// the graph records (cudaEventRecordExternal) when it is done: the
+  /// capture's `done` events order the graph's nodes but are not recorded
+  /// by its replays, so the watchdog could not query them.
+  std::vector<Pending> captured_;
+  std::vector<cudaEvent_t> watchEvents_; ///< owned; captured_ uses a prefix
+  bool capturing_ = false;
   bool aborted_ = false;
 };
 

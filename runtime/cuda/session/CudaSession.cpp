@@ -525,8 +525,6 @@ Status CudaSession::run() {
     return Status::error(StatusCode::Internal,
                          "the program has collectives and the session no "
                          "communicators (attachCollectives was not called)");
-  if (world_)
-    world_->beginRun();
   inFlight_.clear();
   if (const char *env = std::getenv("LLMC_PROFILE"); env && *env && *env != '0') {
     profile_ = true;
@@ -542,29 +540,43 @@ Status CudaSession::run() {
   if (const char *env = std::getenv("LLMC_CHECK_CPU");
       env && *env && *env != '0' && !check_)
     check_ = std::make_unique<CpuCheck>();
-  // The steady state of a plain one-GPU run replays one CUDA graph: the
-  // second run is captured (the first compiles, allocates scratch and picks
-  // the GEMM algorithms), every later one launches it. The addresses are
-  // the arena's, fixed since creation, and arguments are written into it
-  // before each run, so the graph stays valid. LLMC_CUDA_GRAPH=0 turns it
-  // off; profiling, the CPU check, syncEachCommand and NCCL runs do not
-  // capture.
-  // A traced step runs ungraphed (its launches are timed one by one).
+  // The steady state replays one CUDA graph: the second run is captured
+  // (the first compiles, allocates scratch, picks the GEMM algorithms and
+  // lets NCCL connect), every later one launches it. The addresses are the
+  // arena's, fixed since creation, and arguments are written into it before
+  // each run, so the graph stays valid. Under NCCL the graph holds the
+  // collectives too: the communication stream joins the capture where it
+  // waits for the compute stream, and leaves it where the compute stream
+  // waits for the collectives' ends (every one by the end of the step).
+  // LLMC_CUDA_GRAPH=0 turns it off; profiling, the CPU check,
+  // syncEachCommand and virtual ranks (their threads meet on the host at
+  // each collective) do not capture. A traced step runs ungraphed (its
+  // launches are timed one by one).
   const char *graphEnv = std::getenv("LLMC_CUDA_GRAPH");
-  bool graphs = !world_ && !profile_ && !check_ && !options_.syncEachCommand &&
+  bool graphs = (!world_ || world_->capturable()) && !profile_ && !check_ &&
+                !options_.syncEachCommand &&
                 !(graphEnv && std::string(graphEnv) == "0") && !graphFailed_;
   if (trace_) {
     LLMC_RETURN_IF_ERROR(traceRunBegin(graphs));
     graphs = false;
   }
-  if (graphs && graphExec_) {
+  const bool replay = graphs && graphExec_;
+  const bool capture = graphs && !graphExec_ && runs_ > 0;
+  if (world_)
+    world_->beginRun(replay    ? RunMode::Replay
+                     : capture ? RunMode::Capture
+                               : RunMode::Direct);
+  if (replay) {
     LLMC_CUDA_CHECK(cudaGraphLaunch(graphExec_, stream_),
                     "cudaGraphLaunch(the step)");
-  } else if (graphs && runs_ > 0) {
+  } else if (capture) {
     LLMC_CUDA_CHECK(
         cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal),
         "cudaStreamBeginCapture");
     Status enqueued = enqueueCommands();
+    // The capture ends on the stream it began on: join every collective.
+    if (enqueued && world_)
+      enqueued = joinCollectives(nullptr);
     cudaGraph_t graph = nullptr;
     cudaError_t ended = cudaStreamEndCapture(stream_, &graph);
     cudaError_t made = cudaErrorUnknown;
@@ -572,9 +584,26 @@ Status CudaSession::run() {
       made = cudaGraphInstantiate(&graphExec_, graph, 0);
     if (graph)
       (void)cudaGraphDestroy(graph);
+    const std::string why = !enqueued ? enqueued.message()
+                            : ended != cudaSuccess
+                                ? cudaGetErrorString(ended)
+                                : cudaGetErrorString(made);
     if (made == cudaSuccess) {
       LLMC_CUDA_CHECK(cudaGraphLaunch(graphExec_, stream_),
                       "cudaGraphLaunch(the step)");
+    } else if (world_) {
+      // NCCL may have counted the collectives of the abandoned capture,
+      // so running them again directly could pair them wrongly with the
+      // other ranks': stop instead.
+      (void)cudaGetLastError();
+      graphExec_ = nullptr;
+      graphFailed_ = true;
+      return Status::error(StatusCode::Internal,
+                           "rank " + std::to_string(options_.rank) +
+                               ": the step could not be captured as a CUDA "
+                               "graph (" + why +
+                               "); run with LLMC_CUDA_GRAPH=0 to run it "
+                               "command by command");
     } else {
       // Said once, then every run enqueues its commands as before.
       (void)cudaGetLastError();
@@ -583,9 +612,8 @@ Status CudaSession::run() {
       std::fprintf(stderr,
                    "[cuda] the step could not be captured as a CUDA graph "
                    "(%s); running it command by command\n",
-                   !enqueued ? enqueued.message().c_str()
-                   : ended != cudaSuccess ? cudaGetErrorString(ended)
-                                          : cudaGetErrorString(made));
+                   why.c_str());
+      inFlight_.clear();
       LLMC_RETURN_IF_ERROR(enqueueCommands());
     }
   } else {

@@ -165,6 +165,8 @@ public:
   size_t foldedAdds() const { return foldedAdds_.size(); }
   const std::vector<std::string> &unfusedRegions() const { return unfused_; }
   double compileSeconds() const;
+  /// Whether run() now launches the step's captured CUDA graph.
+  bool replaysGraph() const { return graphExec_ != nullptr; }
 
 private:
   Status toHost(TensorRef device, HostTensor &tensor) const;

@@ -284,7 +284,10 @@ public:
                                  "a failing kernel)");
   }
 
-  void beginRun() override { pending_.clear(); }
+  void beginRun(RunMode) override { pending_.clear(); }
+  /// No: the ranks' threads meet at every collective on the host, which a
+  /// graph replay would skip.
+  bool capturable() const override { return false; }
   cudaStream_t stream() const override { return world_.stream(); }
   const char *transport() const override { return "virtual"; }
 

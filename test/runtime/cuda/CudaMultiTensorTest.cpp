@@ -45,49 +45,9 @@ protected:
       : GpuTest("the multi-tensor tests", SelectDevice::Leave) {}
 };
 
-/// A one-rank program whose inputs are arguments and whose results are
-/// outputs, laid out one after another.
-struct Program {
-  Executable exe;
-  uint64_t next = 0;
-  Program() { exe.ranks.resize(1); }
-  RankProgram &rank() { return exe.ranks[0]; }
-
-  /// `misalign` bytes past a 64-byte boundary.
-  int32_t value(DType dtype, Shape shape, uint64_t misalign = 0) {
-    ValueInfo info{dtype, std::move(shape), (next + 63) / 64 * 64 + misalign};
-    next = info.offset + info.bytes();
-    rank().arenaBytes = (next + 63) / 64 * 64;
-    rank().values.push_back(info);
-    return static_cast<int32_t>(rank().values.size() - 1);
-  }
-  int32_t input(DType dtype, Shape shape, uint64_t misalign = 0) {
-    int32_t slot = value(dtype, std::move(shape), misalign);
-    exe.arguments.push_back({"in" + std::to_string(slot),
-                             ArgumentRole::Input, slot, {}});
-    return slot;
-  }
-  int32_t output(DType dtype, Shape shape) {
-    int32_t slot = value(dtype, std::move(shape));
-    exe.outputs.push_back({"out" + std::to_string(slot), slot});
-    return slot;
-  }
-  void command(KernelKind kind, std::vector<int32_t> inputs,
-               std::vector<int32_t> outputs, std::vector<int64_t> ints = {}) {
-    Command c;
-    c.kind = CommandKind::Kernel;
-    c.kernel = kind;
-    c.inputs = std::move(inputs);
-    c.outputs = std::move(outputs);
-    c.attrs.ints = std::move(ints);
-    c.origin = "command" + std::to_string(rank().commands.size());
-    rank().commands.push_back(std::move(c));
-  }
-};
-
 TEST_F(CudaMultiTensorTest, HandBuiltGroupsMatchCpu) {
   const std::vector<int64_t> sizes = {1, 7, 768, 4096, 4099, 70001};
-  Program p;
+  HandProgram p;
   // 1. Casts, the first input 4 bytes past alignment (the scalar loop).
   for (size_t k = 0; k < sizes.size(); ++k) {
     int32_t x = p.input(DType::F32, {sizes[k]}, k == 0 ? 0 : (k == 2 ? 4 : 0));

@@ -12,6 +12,7 @@
 #define LLMC_TEST_RUNTIME_CUDA_CUDATESTSUPPORT_H
 
 #include "runtime/DType.h"
+#include "runtime/Executable.h"
 #include "runtime/Kernel.h"
 #include "runtime/Status.h"
 #include "runtime/cpu/KernelImpl.h"
@@ -46,6 +47,59 @@
   } while (0)
 
 namespace llmc::rt::cuda::testing {
+
+//===----------------------------------------------------------------------===//
+// Programs built by hand
+//===----------------------------------------------------------------------===//
+
+/// A one-rank program whose inputs are arguments and whose results are
+/// outputs, laid out one after another.
+struct HandProgram {
+  Executable exe;
+  uint64_t next = 0;
+  HandProgram() { exe.ranks.resize(1); }
+  RankProgram &rank() { return exe.ranks[0]; }
+
+  /// `misalign` bytes past a 64-byte boundary.
+  int32_t value(DType dtype, Shape shape, uint64_t misalign = 0) {
+    ValueInfo info{dtype, std::move(shape), (next + 63) / 64 * 64 + misalign};
+    next = info.offset + info.bytes();
+    rank().arenaBytes = (next + 63) / 64 * 64;
+    rank().values.push_back(info);
+    return static_cast<int32_t>(rank().values.size() - 1);
+  }
+  int32_t input(DType dtype, Shape shape, uint64_t misalign = 0) {
+    int32_t slot = value(dtype, std::move(shape), misalign);
+    exe.arguments.push_back({"in" + std::to_string(slot),
+                             ArgumentRole::Input, slot, {}});
+    return slot;
+  }
+  int32_t output(DType dtype, Shape shape) {
+    int32_t slot = value(dtype, std::move(shape));
+    exe.outputs.push_back({"out" + std::to_string(slot), slot});
+    return slot;
+  }
+  /// A Kernel command (its origin "command<index>").
+  void command(KernelKind kind, std::vector<int32_t> inputs,
+               std::vector<int32_t> outputs, std::vector<int64_t> ints = {}) {
+    Command c;
+    c.kind = CommandKind::Kernel;
+    c.kernel = kind;
+    c.inputs = std::move(inputs);
+    c.outputs = std::move(outputs);
+    c.attrs.ints = std::move(ints);
+    c.origin = "command" + std::to_string(rank().commands.size());
+    rank().commands.push_back(std::move(c));
+  }
+  /// A Collective command over the group [0]: `reduce` 0 sums, 1 takes the
+  /// max (Executable.h's attrs [collective, reduce, peer, tag, n, ranks]).
+  void collective(CollectiveKind kind, std::vector<int32_t> inputs,
+                  std::vector<int32_t> outputs, int reduce = 0) {
+    command(KernelKind::Count, std::move(inputs), std::move(outputs),
+            {static_cast<int64_t>(kind), reduce, -1, 0, 1, 0});
+    rank().commands.back().kind = CommandKind::Collective;
+  }
+};
 
 //===----------------------------------------------------------------------===//
 // The device, and fixtures that skip without one

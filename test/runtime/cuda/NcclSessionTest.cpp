@@ -12,7 +12,13 @@
 //    CudaSession: bit for bit when two plain runs agree bit for bit (the
 //    program has no collective, so nothing may change), else within 1e-6
 //    relative (the embedding gradient's f32 atomics add in no fixed order).
-// 3. Two processes, `llmc-run gpt2-tiny-dp2.llmcx` under RANK/WORLD_SIZE/...
+// 3. A hand-built step with collectives over a world of one (2x -> all-reduce
+//    out of place -> + x -> all-reduce in place) is captured as one CUDA
+//    graph with its NCCL calls and replayed: every run's output is
+//    2x + x bit for bit with a new x each run, so a kernel that read the
+//    all-reduce's output before the collective wrote it (a missing edge
+//    between the streams in the graph) would read the last run's values.
+// 4. Two processes, `llmc-run gpt2-tiny-dp2.llmcx` under RANK/WORLD_SIZE/...
 //    exactly as `llmc launch -n 2` starts them, against one GPU running
 //    gpt2-tiny-dp1.llmcx: 10 losses within 1e-5 relative (the dp program
 //    all-reduces gradients: NCCL's ring sums in another order than one
@@ -104,7 +110,7 @@ TEST_F(NcclTest, CollectivesOverAGroupOfOneReturnTheInput) {
     ASSERT_EQ(cudaMemset(out, 0, kCount * 4), cudaSuccess);
     TensorRef input{in, DType::F32, {kCount}};
     TensorRef output{out, DType::F32, {kCount}};
-    world->beginRun();
+    world->beginRun(RunMode::Direct);
     ASSERT_OK(world->enqueue(command, {input}, {output}, stream, done));
     ASSERT_OK(world->synchronize(done));
     std::vector<float> back(kCount);
@@ -126,6 +132,57 @@ TEST_F(NcclTest, CollectivesOverAGroupOfOneReturnTheInput) {
   (void)cudaStreamDestroy(stream);
   (void)cudaFree(in);
   (void)cudaFree(out);
+}
+
+TEST_F(NcclTest, AStepWithCollectivesReplaysAsOneCudaGraph) {
+  ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
+  constexpr int64_t kCount = 1 << 22; // 16 MiB: a collective that takes time
+  HandProgram p;
+  int32_t x = p.input(DType::F32, {kCount});
+  int32_t twice = p.value(DType::F32, {kCount});
+  int32_t reduced = p.value(DType::F32, {kCount});
+  int32_t out = p.output(DType::F32, {kCount});
+  p.command(KernelKind::Add, {x, x}, {twice});
+  p.collective(CollectiveKind::AllReduce, {twice}, {reduced});
+  p.command(KernelKind::Add, {reduced, x}, {out});
+  p.collective(CollectiveKind::AllReduce, {out}, {out}, /*reduce=*/1);
+  planCudaKernels(p.exe);
+  CudaSessionOptions options;
+  options.transport = RankTransport::Nccl;
+  std::unique_ptr<CudaSession> gpu;
+  ASSERT_OK(CudaSession::create(p.exe, options, gpu));
+  std::vector<uint8_t> id;
+  ASSERT_OK(ncclNewUniqueId(id));
+  std::unique_ptr<NcclWorld> world;
+  ASSERT_OK(NcclWorld::create(p.exe, 0, 1, id, {}, world));
+  gpu->attachCollectives(std::move(world));
+
+  const char *graphEnv = std::getenv("LLMC_CUDA_GRAPH");
+  const bool graphs = !(graphEnv && std::string(graphEnv) == "0");
+  std::mt19937 rng(20261204);
+  std::uniform_real_distribution<float> draw(-3.0f, 3.0f);
+  std::vector<float> host(kCount), back(kCount);
+  for (int run = 0; run < 5; ++run) {
+    for (float &v : host)
+      v = draw(rng);
+    ASSERT_OK(gpu->setArgument(p.exe.arguments[0].name, DType::F32, {kCount},
+                               host.data(), kCount * 4));
+    ASSERT_OK(gpu->run());
+    // The first run runs directly, the second is captured, the rest replay.
+    EXPECT_EQ(gpu->replaysGraph(), graphs && run >= 1) << "run " << run;
+    TensorRef result;
+    ASSERT_OK(gpu->output(0, result));
+    std::vector<uint8_t> bytes;
+    ASSERT_OK(gpu->copyToHost(result, bytes));
+    std::memcpy(back.data(), bytes.data(), bytes.size());
+    int64_t wrong = 0;
+    for (int64_t i = 0; i < kCount; ++i) {
+      float want = (host[i] + host[i]) + host[i];
+      wrong += std::memcmp(&back[i], &want, 4) != 0;
+    }
+    EXPECT_EQ(wrong, 0) << "run " << run << ": " << wrong << " of " << kCount
+                        << " elements differ from 2x + x";
+  }
 }
 
 /// 5 steps of `exe` on the GPU through `factory`.
