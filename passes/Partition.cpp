@@ -300,7 +300,71 @@ struct PartitionPass : public impl::PartitionPassBase<PartitionPass> {
     bucketAllReduces(local, mesh);
     if (zero >= 3 && mesh.axisIndex("pp") < 0)
       prefetchGathers(local);
+    if (mesh.axisIndex("pp") < 0)
+      scatterEarly(local);
     return success();
+  }
+
+  /// 7. Reduce-scatters issued early (without a pipeline, whose split
+  /// orders the body itself): a reduce-scatter is made where a reader
+  /// needs the sum (ZeRO-2/3's gradients at the optimizer, after the whole
+  /// backward), but it can run as soon as its input exists. Each one whose
+  /// input nothing else reads moves up to just after the op that makes that
+  /// input, with the single-use transposes and reshapes between them
+  /// (onLeadingAxis's views), and takes that op's location (a trace or a
+  /// timeout names it there; its reason still names the reader). After a
+  /// norm gradient whose next op adds the residual to its dx, it goes after
+  /// that add: the CUDA runtime folds such an add into the norm's kernel
+  /// only when it is the very next command (findFoldedAdds). Then the
+  /// communication stream sums layer l's gradients while the compute stream
+  /// runs layer l - 1's backward, and the full gradient dies there instead
+  /// of living until the update: ZeRO-2's memory, as its buckets in
+  /// DeepSpeed. The values are the same, only the time moves.
+  void scatterEarly(func::FuncOp function) {
+    Block &block = function.getBody().front();
+    SmallVector<shard::ReduceScatterOp> scatters;
+    for (Operation &op : block)
+      if (auto scatter = dyn_cast<shard::ReduceScatterOp>(op))
+        scatters.push_back(scatter);
+    auto singleUseView = [&](Operation *op, Operation *user) {
+      return op && op->getBlock() == &block && op->hasOneUse() &&
+             *op->getUsers().begin() == user &&
+             isa<llmc::TransposeOp, llmc::ReshapeOp>(op);
+    };
+    for (shard::ReduceScatterOp scatter : scatters) {
+      if (!scatter.getInput().hasOneUse())
+        continue;
+      // The chain, the scatter first, then the views it reads.
+      SmallVector<Operation *> chain = {scatter};
+      while (true) {
+        Operation *view = chain.back()->getOperand(0).getDefiningOp();
+        if (!singleUseView(view, chain.back()))
+          break;
+        chain.push_back(view);
+      }
+      Value source = chain.back()->getOperand(0);
+      Operation *producer = source.getDefiningOp();
+      if (producer && producer->getBlock() != &block)
+        producer = block.findAncestorOpInBlock(*producer);
+      // Deepest first, each right after what it reads.
+      Operation *after = producer;
+      if (producer && isa<llmc::LayerNormGradOp, llmc::RmsNormGradOp>(producer))
+        if (Operation *next = producer->getNextNode();
+            next && isa<llmc::AddOp>(next) &&
+            llvm::is_contained(next->getOperands(), producer->getResult(0)))
+          after = next;
+      for (Operation *op : llvm::reverse(chain)) {
+        if (after && !after->isBeforeInBlock(op))
+          break; // already there (or later: nothing to gain)
+        if (after)
+          op->moveAfter(after);
+        else
+          op->moveBefore(&block.front());
+        if (producer)
+          op->setLoc(producer->getLoc());
+        after = op;
+      }
+    }
   }
 
   /// 6. ZeRO-3's prefetch (without a pipeline, whose split reorders the
