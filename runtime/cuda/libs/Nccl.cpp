@@ -329,12 +329,15 @@ Status NcclWorld::enqueue(const Command &command,
     abortAll();
     return status;
   }
-  LLMC_CUDA_CHECK(cudaEventRecord(done, stream_), where + ": cudaEventRecord");
   if (!capturing_) {
+    LLMC_CUDA_CHECK(cudaEventRecord(done, stream_),
+                    where + ": cudaEventRecord");
     pending_.push_back({what, done});
     return Status::ok();
   }
-  // Under capture: an event the graph itself records, for the watchdog.
+  // Under capture: first an event the graph itself records, for the
+  // watchdog, then `done`, which the compute stream joins (a node after
+  // the last join would leave the capture unjoined).
   size_t index = captured_.size();
   if (index == watchEvents_.size()) {
     cudaEvent_t watch = nullptr;
@@ -345,6 +348,7 @@ Status NcclWorld::enqueue(const Command &command,
   LLMC_CUDA_CHECK(cudaEventRecordWithFlags(watchEvents_[index], stream_,
                                            cudaEventRecordExternal),
                   where + ": cudaEventRecordWithFlags(external)");
+  LLMC_CUDA_CHECK(cudaEventRecord(done, stream_), where + ": cudaEventRecord");
   captured_.push_back({what, watchEvents_[index]});
   pending_.push_back(captured_.back());
   return Status::ok();
