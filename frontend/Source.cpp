@@ -140,6 +140,14 @@ llmc::LoadedSource fromRunDescription(llmc::ParseOutcome outcome,
         << "; pass a --batch-size that " << micro << " divides";
     return loaded;
   }
+  // The classifier's width padded for aligned GEMMs (models/Layers.h,
+  // classifier), unless tensor parallelism may split the vocabulary, which
+  // the padded head would have to gather first: tp > 1, or a mesh search
+  // with an even vocabulary (an odd one admits no power-of-two tp, and a
+  // tp must divide it).
+  if (run.parallel.tp == 1 &&
+      !(run.parallel.autoMesh && run.model.vocabSize % 2 == 0))
+    run.model.vocabPadMultiple = llmc::kVocabPadMultiple;
   loaded.module = traceModel(context, run.model, run.train.batchSize / micro,
                              run.train.seqLen, options.maxLayers);
   if (loaded.module) {
@@ -197,6 +205,7 @@ llmc::LoadedSource llmc::loadSource(llvm::StringRef path, MLIRContext &context,
     RunDescription run;
     run.path = path.str();
     run.model = *outcome.model;
+    run.model.vocabPadMultiple = kVocabPadMultiple; // one device: no tp
     run.train.batchSize = options.batchSize ? options.batchSize : 8;
     int64_t defaultSeq = run.model.maxPositions > 0
                              ? std::min<int64_t>(64, run.model.maxPositions)

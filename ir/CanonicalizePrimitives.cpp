@@ -14,6 +14,13 @@
 // sum is one concat of the non-zero pieces (zeros in the gaps). x + 0 = x
 // exactly, so the result is the same bits (up to the sign of a zero).
 //
+// cast of a broadcast. The precision pass casts an f32 value where a bf16
+// op reads it; when that value is a broadcast, the cast runs over the
+// broadcast's every element. Casting the input first and broadcasting the
+// result is the same values (a broadcast copies, a cast is elementwise) and
+// keeps a bias vector a vector of the computing type, which a GEMM's
+// epilogue can add (the classifier's padding mask, models/Layers.h).
+//
 //===----------------------------------------------------------------------===//
 #include "ir/LlmcOps.h"
 #include "ir/Matchers.h"
@@ -92,7 +99,32 @@ struct AddOfZeroPaddedConcats : OpRewritePattern<AddOp> {
   }
 };
 
+struct CastOfBroadcast : OpRewritePattern<CastOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(CastOp op,
+                                PatternRewriter &rewriter) const override {
+    auto broadcast = op.getInput().getDefiningOp<BroadcastOp>();
+    if (!broadcast)
+      return rewriter.notifyMatchFailure(op, "not a cast of a broadcast");
+    auto input = cast<RankedTensorType>(broadcast.getInput().getType());
+    auto type = cast<RankedTensorType>(op.getType());
+    Value narrow = CastOp::create(
+        rewriter, op.getLoc(),
+        RankedTensorType::get(input.getShape(), type.getElementType()),
+        broadcast.getInput());
+    rewriter.replaceOpWithNewOp<BroadcastOp>(op, type, narrow,
+                                             broadcast.getDimsAttr());
+    return success();
+  }
+};
+
 } // namespace
+
+void CastOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
+                                         MLIRContext *context) {
+  patterns.add<CastOfBroadcast>(context);
+}
 
 void AddOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
                                         MLIRContext *context) {

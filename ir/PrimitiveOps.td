@@ -197,6 +197,7 @@ def Llmc_CastOp : Llmc_Op<"cast", [Pure, Llmc_Elementwise,
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
   let hasVerifier = 1;
   let hasFolder = 1;
+  let hasCanonicalizer = 1;
 }
 
 //===----------------------------------------------------------------------===//

@@ -54,6 +54,12 @@ struct DropoutSetting {
 
 /// Sizes and constants of a model. Fields a family does not use keep their
 /// defaults and are ignored by its builder.
+/// What the loaders pad the classifier's width to (ModelConfig::
+/// vocabPadMultiple): 64 elements keep every row of bf16 or f16 logits 16-byte
+/// aligned, as cuBLASLt's fast kernels need, and GPT-2's 50257 becomes
+/// llm.c's 50304.
+constexpr int64_t kVocabPadMultiple = 64;
+
 struct ModelConfig {
   ModelFamily family = ModelFamily::Gpt2;
   int64_t vocabSize = 0;
@@ -96,6 +102,11 @@ struct ModelConfig {
   /// Whether a weight file's tensors that the model does not use are an
   /// error ([model] strict, default true) or a warning.
   bool strictWeights = true;
+  /// The classifier's GEMMs run at the vocabulary rounded up to a multiple
+  /// of this (frontend/models/Layers.h, `classifier`); 1: at vocabSize.
+  /// The loaders set it (kVocabPadMultiple unless tensor parallelism may
+  /// split the vocabulary); the parameters keep vocabSize rows either way.
+  int64_t vocabPadMultiple = 1;
 
   int64_t headDim() const {
     if (headDimension > 0)

@@ -119,7 +119,7 @@ Tensor traceGpt2(Tracer &t, const ModelConfig &m, int64_t batchSize,
   {
     // The head shares the token embedding (tied weights).
     auto s = t.scope("lm_head");
-    logits = matmul(x, wte, Transpose::B);
+    logits = classifier(t, x, wte, m, output);
   }
   if (output == ModelOutput::Logits)
     return logits;

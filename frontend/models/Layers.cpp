@@ -1,6 +1,8 @@
 //===- Layers.cpp - building blocks shared by the built-in models ---------===//
 #include "frontend/models/Layers.h"
 
+#include <algorithm>
+
 namespace llmc {
 
 Tensor linear(Tracer &tracer, Tensor x, int64_t in, int64_t out,
@@ -56,6 +58,26 @@ Tensor splitHeads(Tensor x, int64_t heads) {
 Tensor mergeHeads(Tensor x) {
   int64_t batch = x.dim(0), heads = x.dim(1), seq = x.dim(2), dim = x.dim(3);
   return reshape(transpose(x, {0, 2, 1, 3}), {batch, seq, heads * dim});
+}
+
+Tensor classifier(Tracer &t, Tensor x, Tensor head, const ModelConfig &m,
+                  ModelOutput output) {
+  const int64_t vocab = m.vocabSize, multiple = std::max<int64_t>(1, m.vocabPadMultiple);
+  const int64_t padded = (vocab + multiple - 1) / multiple * multiple;
+  if (padded == vocab)
+    return matmul(x, head, Transpose::B);
+  const int64_t extra = padded - vocab, width = m.hiddenSize;
+  Tensor rows = concat({head, t.constant(0.0, {extra, width}, DType::F32)}, 0);
+  Tensor mask = concat({t.constant(0.0, {vocab}, DType::F32),
+                        t.constant(-30000.0, {extra}, DType::F32)},
+                       0);
+  Tensor logits = matmul(x, rows, Transpose::B);
+  logits = logits + broadcastInDims(mask, logits.shape(),
+                                    {static_cast<int64_t>(logits.shape().size()) - 1});
+  if (output == ModelOutput::Logits)
+    return sliceDim(logits, static_cast<int64_t>(logits.shape().size()) - 1, 0,
+                    vocab);
+  return logits;
 }
 
 } // namespace llmc

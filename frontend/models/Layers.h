@@ -67,6 +67,21 @@ Tensor llamaRmsNorm(Tracer &tracer, Tensor x, const ModelConfig &model);
 /// attention over [B, T, hidden] activations.
 Tensor llamaSelfAttention(Tracer &tracer, Tensor x, const ModelConfig &model);
 
+/// The classifier in the current scope: logits = x head^T, x [B, T, C],
+/// head [V, C]. When model.vocabPadMultiple does not divide V the GEMMs run
+/// at the padded width Vp: head gets Vp - V zero rows and the padded columns
+/// a logit of -30000 (a bias vector, which the GEMM's epilogue adds), so
+/// that the softmax gives them probability 0 exactly (exp(-30000) underflows
+/// even in f32; -30000 is finite in f16) and their gradients are 0: the loss
+/// and every gradient are the unpadded ones, and the zero rows' gradient is
+/// sliced off with them. Why: a row of 50257 bf16 logits is not 16-byte
+/// aligned, and GPT-2 124M's three lm_head GEMMs took 28.4 ms a step on the
+/// H200 at 50257 against 4.7 ms at 50304 (bench/RESULTS.md). ModelOutput::
+/// Logits returns the V real columns (a slice); ModelOutput::Loss the padded
+/// logits, for the cross-entropy (targets are below V).
+Tensor classifier(Tracer &tracer, Tensor x, Tensor head,
+                  const ModelConfig &model, ModelOutput output);
+
 /// The trunk shared by LLaMA and the MoE model: embedding, layers whose
 /// feed-forward part is `ffn` (called inside the layer's scope), the final
 /// norm, the head (tied or not) and, for ModelOutput::Loss, the

@@ -93,7 +93,7 @@ traceLlamaTrunk(Tracer &t, const ModelConfig &m, int64_t batchSize,
                       : t.parameter("weight", {m.vocabSize, m.hiddenSize},
                                     DType::F32, Init::normal(0.02),
                                     TensorParallelSplit::along(0));
-    logits = matmul(x, head, Transpose::B);
+    logits = classifier(t, x, head, m, output);
   }
   if (output == ModelOutput::Logits)
     return logits;
