@@ -28,7 +28,7 @@ constexpr const char *kProfileKeys[] = {
     "vector_tflops", "matmul_tflops",    "devices_per_node",
     "intra_node",    "inter_node",       "calibration",
     "fused_kernels", "host_cores", "shared_idle", "shared_drain_idle",
-    "shared_bubble_idle", "efficiency"};
+    "shared_bubble_idle", "efficiency", "runtime_gib"};
 constexpr const char *kLinkKeys[] = {"name", "bandwidth_gbs", "nominal_gbs",
                                      "latency_us", "call_latency_us"};
 constexpr const char *kDtypes[] = {"bf16", "f16", "f32", "f64"};
@@ -165,6 +165,10 @@ llvm::Expected<DeviceProfile> readProfile(Reader &reader,
   double cores = 0;
   if (llvm::Error e = reader.positive(table, prefix, "host_cores", 1, cores,
                                       /*required=*/false))
+    return std::move(e);
+  if (llvm::Error e = reader.positive(table, prefix, "runtime_gib",
+                                      1024.0 * 1024.0 * 1024.0,
+                                      p.runtimeBytes, /*required=*/false))
     return std::move(e);
   p.shared.hostCores = static_cast<int64_t>(cores);
   for (auto [key, value] :

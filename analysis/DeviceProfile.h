@@ -81,6 +81,10 @@ struct DeviceProfile {
   std::string description;
   std::string origin;      ///< the file it came from
   double memoryBytes = 0;
+  /// What a process uses beside its arena (the CUDA context, the libraries'
+  /// handles and workspaces, the kernels' scratch), measured: `llmc plan`
+  /// predicts the memory in use as arena + this. 0: not measured.
+  double runtimeBytes = 0;
   double memoryBandwidth = 0;  ///< bytes/s
   double launchCost = 0;       ///< seconds per kernel
   double vectorFlops = 0;      ///< flop/s of the non-matmul ops

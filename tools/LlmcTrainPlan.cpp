@@ -439,6 +439,18 @@ void printStepTime(llvm::raw_ostream &os, mlir::func::FuncOp function,
                       static_cast<double>(arenaBytes) <= profile.memoryBytes
                           ? "fits"
                           : "does not fit");
+  // What cudaMemGetInfo will say is in use: the arena and the runtime's own.
+  constexpr double GiB = 1024.0 * 1024.0 * 1024.0;
+  if (profile.runtimeBytes > 0)
+    os << llvm::formatv("    memory in use: {0:f2} GiB per process (the arena "
+                        "{1:f2} GiB + {2:f2} GiB for the CUDA context, "
+                        "libraries and scratch, measured on the profile's "
+                        "device; llmc-run prints what cudaMemGetInfo says)\n",
+                        (arenaBytes + profile.runtimeBytes) / GiB,
+                        arenaBytes / GiB, profile.runtimeBytes / GiB);
+  else if (profile.fusedKernels) // a GPU's profile
+    os << "    memory in use: not predicted (the profile has no runtime_gib: "
+          "the runtime's own memory was not measured on its device)\n";
   printCountsAndSearch(os, step, !stageCosts.empty(), function,
                        whole.seconds());
 }

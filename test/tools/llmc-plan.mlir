@@ -24,6 +24,15 @@
 // KERNELS:      memory: arena
 // KERNELS-NEXT: {{[1-9][0-9]*}} kernels per step (the rows' sum: {{[0-9]+}} of them fused regions run as one kernel each, any other region counted op by op), {{[1-9][0-9]*}} launches
 
+// On a GPU's profile, the memory in use: the arena and the runtime's own,
+// which the H200's profile gives (runtime_gib, measured); the H100's does
+// not.
+// RUN: llmc plan %llmc_src_root/examples/gpt2-tiny.toml --device-profile h200 | FileCheck %s --check-prefix=INUSE
+// INUSE:      memory: arena
+// INUSE-NEXT: memory in use: 1.04 GiB per process (the arena 0.00 GiB + 1.04 GiB for the CUDA context, libraries and scratch, measured on the profile's device;
+// RUN: llmc plan %llmc_src_root/examples/gpt2-tiny.toml --device-profile h100 | FileCheck %s --check-prefix=NOTMEASURED
+// NOTMEASURED: memory in use: not predicted (the profile has no runtime_gib
+
 // RUN: llmc compile %llmc_src_root/examples/gpt2-tiny.toml -o %t.llmcx 2>&1 | FileCheck %s --check-prefix=COMPILE
 // RUN: llmc plan %llmc_src_root/examples/gpt2-tiny.toml | sed -n 's/.*arena (with alignment holes) *\([0-9,]*\) bytes.*/\1/p' | tr -d , > %t.arena
 // RUN: llmc inspect %t.llmcx | sed -n 's/.*constants, \([0-9,]*\) bytes of buffers/\1/p' | tr -d , | diff - %t.arena
