@@ -148,3 +148,12 @@ bool llmc::isZeroSplat(Value value) {
   return dense.getSplatValue<APInt>().isZero();
 }
 
+mlir::Operation *llmc::foldableResidualAdd(Operation *op) {
+  if (!op || !isa<LayerNormGradOp, RmsNormGradOp>(op))
+    return nullptr;
+  Operation *next = op->getNextNode();
+  if (next && isa<AddOp>(next) &&
+      llvm::is_contained(next->getOperands(), op->getResult(0)))
+    return next;
+  return nullptr;
+}

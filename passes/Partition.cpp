@@ -24,6 +24,7 @@
 #include "passes/Passes.h"
 
 #include "ir/LlmcOps.h"
+#include "ir/Matchers.h"
 #include "ir/Phase.h"
 #include "sharding/PartitionContext.h"
 #include "sharding/Registration.h"
@@ -348,11 +349,8 @@ struct PartitionPass : public impl::PartitionPassBase<PartitionPass> {
         producer = block.findAncestorOpInBlock(*producer);
       // Deepest first, each right after what it reads.
       Operation *after = producer;
-      if (producer && isa<llmc::LayerNormGradOp, llmc::RmsNormGradOp>(producer))
-        if (Operation *next = producer->getNextNode();
-            next && isa<llmc::AddOp>(next) &&
-            llvm::is_contained(next->getOperands(), producer->getResult(0)))
-          after = next;
+      if (Operation *add = foldableResidualAdd(producer))
+        after = add;
       for (Operation *op : llvm::reverse(chain)) {
         if (after && !after->isBeforeInBlock(op))
           break; // already there (or later: nothing to gain)

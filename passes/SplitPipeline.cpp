@@ -33,11 +33,19 @@
 //    + llmc.recv, adjacent). Every rank meets its transfers in the same
 //    global order, so blocking send/recv cannot deadlock.
 //
+// Between 3 and 4, the update's collectives are issued early: a dp
+// all-reduce (or reduce-scatter) of the optimizer, with the concats and
+// views that feed only it, runs in the backward unit that makes the last of
+// its inputs, right after that op, not after every unit: the last
+// microbatch's backward of layer l then overlaps the sum of layer l + 1's
+// gradients, as Megatron's overlap_grad_reduce does.
+//
 //===----------------------------------------------------------------------===//
 
 #include "ir/LlmcOps.h"
 #include "ir/Phase.h"
 #include "passes/Passes.h"
+#include "passes/PipelineCollectives.h"
 #include "passes/PipelineSchedule.h"
 #include "passes/PipelineTransfers.h"
 #include "sharding/Sharding.h"
@@ -86,16 +94,9 @@ int64_t layerOf(StringRef part) {
   return -1;
 }
 
-/// Where an op's unit sits in a stage's program.
-enum class Part : uint8_t { Head, Forward, Backward, Tail };
-
+using pipeline::Part;
+using pipeline::Placement;
 using pipeline::Unit;
-
-struct Placement {
-  int64_t chunk = 0;
-  Part part = Part::Head;
-  int64_t microbatch = -1;
-};
 
 /// What the steps of one split build, in their order (the numbers of the
 /// file's header).
@@ -142,6 +143,7 @@ private:
   // The steps, in order.
   void assignLayers(SplitState &state);
   void placeUnits(SplitState &state);
+  void issueCollectivesEarly(SplitState &state);
   LogicalResult scheduleUnits(SplitState &state);
   void replicateCheapOps(SplitState &state, OpBuilder &builder);
   LogicalResult orderBody(SplitState &state, OpBuilder &builder);
@@ -282,6 +284,7 @@ void SplitPipelinePass::runOnOperation() {
     return signalPassFailure();
   state.starts = std::move(*starts);
   placeUnits(state);
+  issueCollectivesEarly(state);
   if (failed(scheduleUnits(state)))
     return signalPassFailure();
   replicateCheapOps(state, builder);
@@ -461,6 +464,15 @@ void SplitPipelinePass::placeUnits(SplitState &state) {
       if (auto cost = dyn_cast<CostOpInterface>(op))
         state.unitCost[Unit{p.chunk, part == Part::Backward, mb}] +=
             cost.getFlops();
+  }
+}
+
+/// 3b. The update's collectives issued early (passes/PipelineCollectives.h).
+void SplitPipelinePass::issueCollectivesEarly(SplitState &state) {
+  if (pipeline::issueCollectivesEarly(state.ops, state.place)) {
+    state.ops.clear();
+    for (Operation &op : state.body->without_terminator())
+      state.ops.push_back(&op);
   }
 }
 

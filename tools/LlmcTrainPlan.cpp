@@ -297,6 +297,32 @@ void printOverlap(llvm::raw_ostream &os, const llmc::planner::StepCost &step) {
   os << " (the rest of it waits or is waited for)\n";
 }
 
+/// The arena against the device's memory, and the memory in use that
+/// cudaMemGetInfo will report when the profile measured the runtime's own
+/// (DeviceProfile::runtimeBytes).
+void printMemoryInUse(llvm::raw_ostream &os, uint64_t arenaBytes,
+                      const llmc::planner::DeviceProfile &profile) {
+  os << llvm::formatv("    memory: arena {0} of {1:f1} GB per device "
+                      "({2})\n",
+                      mebibytes(arenaBytes),
+                      profile.memoryBytes / 1e9,
+                      static_cast<double>(arenaBytes) <= profile.memoryBytes
+                          ? "fits"
+                          : "does not fit");
+  // What cudaMemGetInfo will say is in use: the arena and the runtime's own.
+  constexpr double GiB = 1024.0 * 1024.0 * 1024.0;
+  if (profile.runtimeBytes > 0)
+    os << llvm::formatv("    memory in use: {0:f2} GiB per process (the arena "
+                        "{1:f2} GiB + {2:f2} GiB for the CUDA context, "
+                        "libraries and scratch, measured on the profile's "
+                        "device; llmc-run prints what cudaMemGetInfo says)\n",
+                        (arenaBytes + profile.runtimeBytes) / GiB,
+                        arenaBytes / GiB, profile.runtimeBytes / GiB);
+  else if (profile.fusedKernels) // a GPU's profile
+    os << "    memory in use: not predicted (the profile has no runtime_gib: "
+          "the runtime's own memory was not measured on its device)\n";
+}
+
 /// The predicted step time of `function` on `profile` and its breakdown by
 /// kernel group (analysis/CostModel.h, docs/planning.md).
 void printStepTime(llvm::raw_ostream &os, mlir::func::FuncOp function,
@@ -432,25 +458,7 @@ void printStepTime(llvm::raw_ostream &os, mlir::func::FuncOp function,
                                        whole.sharedCores),
                         whole.sharedCores * 1e3, 100 * drain);
   os << "\n";
-  os << llvm::formatv("    memory: arena {0} of {1:f1} GB per device "
-                      "({2})\n",
-                      mebibytes(arenaBytes),
-                      profile.memoryBytes / 1e9,
-                      static_cast<double>(arenaBytes) <= profile.memoryBytes
-                          ? "fits"
-                          : "does not fit");
-  // What cudaMemGetInfo will say is in use: the arena and the runtime's own.
-  constexpr double GiB = 1024.0 * 1024.0 * 1024.0;
-  if (profile.runtimeBytes > 0)
-    os << llvm::formatv("    memory in use: {0:f2} GiB per process (the arena "
-                        "{1:f2} GiB + {2:f2} GiB for the CUDA context, "
-                        "libraries and scratch, measured on the profile's "
-                        "device; llmc-run prints what cudaMemGetInfo says)\n",
-                        (arenaBytes + profile.runtimeBytes) / GiB,
-                        arenaBytes / GiB, profile.runtimeBytes / GiB);
-  else if (profile.fusedKernels) // a GPU's profile
-    os << "    memory in use: not predicted (the profile has no runtime_gib: "
-          "the runtime's own memory was not measured on its device)\n";
+  printMemoryInUse(os, arenaBytes, profile);
   printCountsAndSearch(os, step, !stageCosts.empty(), function,
                        whole.seconds());
 }
