@@ -169,7 +169,8 @@ TEST(CudaNvrtcCompile, UnsupportedSignaturesAreRefused) {
 /// training's amax and scaled casts (llmc_fp8), the virtual ranks'
 /// reductions (llmc_virtual_collectives, every entry its unit lists) and
 /// ring attention's position-masked blocks (llmc_flash_block: every entry
-/// it lists, and none of the flash unit's own).
+/// it lists, and none of the flash unit's own) and their tensor-core
+/// kernels (llmc_flash_block_tc_d64 and _d128: every entry each lists).
 TEST(CudaNvrtcCompile, DeviceUnitHasEveryFlashAttentionKernel) {
   NvrtcOptions options;
   options.arch = "sm_90";
@@ -177,7 +178,7 @@ TEST(CudaNvrtcCompile, DeviceUnitHasEveryFlashAttentionKernel) {
   auto start = std::chrono::steady_clock::now();
   std::string ptx; // every unit's
   std::vector<DeviceUnit> units = deviceKernelUnits();
-  ASSERT_EQ(units.size(), 10u);
+  ASSERT_EQ(units.size(), 12u);
   for (const DeviceUnit &unit : units) {
     CompiledCuda compiled;
     auto unitStart = std::chrono::steady_clock::now();
@@ -203,7 +204,24 @@ TEST(CudaNvrtcCompile, DeviceUnitHasEveryFlashAttentionKernel) {
         << unit.name;
     bool blocks =
         compiled.ptx.find(".entry llmc_flash_block_") != std::string::npos;
-    EXPECT_EQ(blocks, unit.name == "llmc_flash_block") << unit.name;
+    EXPECT_EQ(blocks, unit.name.rfind("llmc_flash_block", 0) == 0)
+        << unit.name;
+    bool blockTensorCores =
+        compiled.ptx.find(".entry llmc_flash_block_tc_") != std::string::npos;
+    EXPECT_EQ(blockTensorCores, unit.name.rfind("llmc_flash_block_tc_", 0) == 0)
+        << unit.name;
+    if (unit.name.rfind("llmc_flash_block_tc_", 0) == 0) {
+      // 3 kernels of one head dimension, on sm_80 and later.
+      EXPECT_EQ(unit.entries.size(), 3u);
+      EXPECT_TRUE(unit.onDemand);
+      EXPECT_EQ(unit.minArch, 80);
+      for (const std::string &entry : unit.entries)
+        EXPECT_NE(compiled.ptx.find(".entry " + entry + "("),
+                  std::string::npos)
+            << entry;
+      EXPECT_NE(compiled.ptx.find("mma.sync.aligned.m16n8k16.row.col.f32.bf16"),
+                std::string::npos);
+    }
     if (unit.name == "llmc_flash_block") {
       // 3 kernels x 3 types x 4 head-dimension capacities.
       EXPECT_EQ(unit.entries.size(), 36u);
@@ -349,7 +367,9 @@ TEST(CudaNvrtcCompile, TensorCoreUnitsNeedSm80) {
   EXPECT_EQ(archNumber("sm_75"), 75);
   EXPECT_EQ(archNumber("sm_90a"), 90);
   EXPECT_EQ(archNumber("compute_90"), 0);
-  for (const char *unit : {"llmc_flash_tc_d64", "llmc_flash_tc_d128"}) {
+  for (const char *unit : {"llmc_flash_tc_d64", "llmc_flash_tc_d128",
+                           "llmc_flash_block_tc_d64",
+                           "llmc_flash_block_tc_d128"}) {
     EXPECT_FALSE(unitCompilesFor(unit, "sm_75")) << unit;
     EXPECT_TRUE(unitCompilesFor(unit, "sm_80")) << unit;
     EXPECT_TRUE(unitCompilesFor(unit, "sm_90")) << unit;

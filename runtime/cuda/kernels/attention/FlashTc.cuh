@@ -311,6 +311,54 @@ __device__ __forceinline__ void accumulateProduct(float (*acc)[D / 8][4],
   }
 }
 
+// ---- Position masks (ring attention's blocks) ----------------------------
+//
+// The kernels' POSITIONS variant (the llmc_flash_block_tc_ entries below):
+// key s is visible to query t iff keyPositions[s] <= queryPositions[t]
+// (i32, the blocks' global positions), in place of the causal index mask
+// (causal is 0 there). As the scalar block kernels (FlashBlock.cuh), a tile
+// whose keys all come after the rows a warp owns is skipped, and only tiles
+// where some key may come after some row evaluate the mask per element.
+#define LLMC_FLASH_TC_POSITION_MAX 2147483647
+#define LLMC_FLASH_TC_POSITION_MIN (-2147483647 - 1)
+
+// The smallest and largest of positions[first + r] for r < ROWS and
+// first + r < length, in every lane of the calling warp (POSITION_MAX and
+// POSITION_MIN when none): each lane reads ROWS / 32 of them, then a
+// butterfly over the warp. The whole warp must call it.
+template <int ROWS>
+__device__ __forceinline__ void warpPositionRange(const int *positions,
+                                                  long long first,
+                                                  long long length, int &low,
+                                                  int &high) {
+  int lane = threadIdx.x % 32;
+  low = LLMC_FLASH_TC_POSITION_MAX;
+  high = LLMC_FLASH_TC_POSITION_MIN;
+#pragma unroll
+  for (int r = lane; r < ROWS; r += 32) {
+    if (first + r < length) {
+      int position = positions[first + r];
+      low = position < low ? position : low;
+      high = position > high ? position : high;
+    }
+  }
+#pragma unroll
+  for (int mask = 16; mask > 0; mask /= 2) {
+    int otherLow = __shfl_xor_sync(0xffffffffu, low, mask);
+    int otherHigh = __shfl_xor_sync(0xffffffffu, high, mask);
+    low = otherLow < low ? otherLow : low;
+    high = otherHigh > high ? otherHigh : high;
+  }
+}
+
+// The position of row `row` (POSITION_MIN past `length`: it sees nothing;
+// for keys the callers use POSITION_MAX).
+__device__ __forceinline__ int tcPositionOr(const int *positions,
+                                            long long row, long long length,
+                                            int otherwise) {
+  return row < length ? positions[row] : otherwise;
+}
+
 #define LLMC_LOG2E 1.4426950408889634f
 #define LLMC_LN2 0.6931471805599453f
 
@@ -350,5 +398,48 @@ __device__ __forceinline__ void accumulateProduct(float (*acc)[D / 8][4],
 
 // The entries are instantiated by the units of one head dimension each
 // (units/FlashTcD64.cu, units/FlashTcD128.cu).
+
+// Entry points of ring attention's blocks (AttentionBlock and
+// AttentionBlockGrad on tensor cores): llmc_flash_block_tc_{forward,
+// grad_rows,grad_keys}_bf16_d{64,128}, the parameters of the scalar block
+// entries (FlashBlock.cuh) but headDim. The same kernels with POSITIONS
+// (above); grad_rows reads the ring's merged log-sum-exp `givenLse` (never
+// recomputes it) and grad_keys reads the same. Instantiated by
+// units/FlashBlockTcD64.cu and units/FlashBlockTcD128.cu.
+#define LLMC_FLASH_BLOCK_TC_KERNELS(D)                                         \
+  extern "C" __global__ void __launch_bounds__(                                \
+      LLMC_FLASH_TC_THREADS, FlashTcTiles<D>::forwardMinBlocks)                \
+      llmc_flash_block_tc_forward_bf16_d##D(                                   \
+          const Bf16 *q, const Bf16 *k, const Bf16 *v, Bf16 *out, float *lse,  \
+          const int *queryPositions, const int *keyPositions, int heads,       \
+          int kvHeads, long long seq, long long kvSeq, float scale,            \
+          FlashLayout layout) {                                                \
+    flashForwardTc<D, true>(q, k, v, out, lse, heads, kvHeads, seq, kvSeq, 0,  \
+                            scale, layout, queryPositions, keyPositions);      \
+  }                                                                            \
+  extern "C" __global__ void __launch_bounds__(                                \
+      LLMC_FLASH_TC_THREADS, FlashTcTiles<D>::rowsMinBlocks)                   \
+      llmc_flash_block_tc_grad_rows_bf16_d##D(                                 \
+          const Bf16 *q, const Bf16 *k, const Bf16 *v, const Bf16 *out,        \
+          const Bf16 *dout, const float *givenLse, Bf16 *dq, float *lse,       \
+          float *delta, const int *queryPositions, const int *keyPositions,    \
+          int heads, int kvHeads, long long seq, long long kvSeq, float scale, \
+          FlashLayout layout) {                                                \
+    flashGradRowsTc<D, true>(q, k, v, out, dout, givenLse, dq, lse, delta,     \
+                             heads, kvHeads, seq, kvSeq, 0, scale, layout,     \
+                             queryPositions, keyPositions);                    \
+  }                                                                            \
+  extern "C" __global__ void __launch_bounds__(                                \
+      LLMC_FLASH_TC_THREADS, FlashTcTiles<D>::keysMinBlocks)                   \
+      llmc_flash_block_tc_grad_keys_bf16_d##D(                                 \
+          const Bf16 *q, const Bf16 *k, const Bf16 *v, const Bf16 *dout,       \
+          const float *lse, const float *delta, Bf16 *dk, Bf16 *dv,            \
+          const int *queryPositions, const int *keyPositions, int heads,       \
+          int kvHeads, long long seq, long long kvSeq, float scale,            \
+          FlashLayout layout) {                                                \
+    flashGradKeysTc<D, true>(q, k, v, dout, lse, delta, dk, dv, heads,         \
+                             kvHeads, seq, kvSeq, 0, scale, layout,            \
+                             queryPositions, keyPositions);                    \
+  }
 
 #endif // LLMC_CUDA_ATTENTION_FLASHTC_CUH

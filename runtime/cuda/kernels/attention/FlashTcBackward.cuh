@@ -122,18 +122,23 @@ storeTcRows(Bf16 *rows, float (*acc)[D / 8][4], float scale,
 // dp = dout vᵀ, ds, dq += ds k. The key (and value) tiles stream through
 // two buffers, the next copying while the current one is multiplied; the
 // last tile of 1 prefetches the first of 2. Causal: a warp whose rows all
-// precede a key tile skips it.
+// precede a key tile skips it. POSITIONS (ring attention's blocks,
+// FlashTc.cuh): the positions' mask and tile skipping as the forward;
+// `forwardLse` is the ring's merged log-sum-exp, -inf (a row that sees no
+// key anywhere) taken as +inf so that every p of the row is 0.
 // Long: one kernel whose passes share the shared-memory tiles and the
 // register fragments of the loop; the steps that stand alone are helpers
 // (above and in FlashTc.cuh), and the loop bodies stay here, where the
 // fragments' lifetimes can be read.
-template <int D>
+template <int D, bool POSITIONS = false>
 __device__ void flashGradRowsTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
                                 const Bf16 *out, const Bf16 *dout,
                                 const float *forwardLse, Bf16 *dq,
                                 float *lse, float *delta, int heads,
                                 int kvHeads, long long seq, long long kvSeq,
-                                int causal, float scale, FlashLayout layout) {
+                                int causal, float scale, FlashLayout layout,
+                                const int *queryPositions = nullptr,
+                                const int *keyPositions = nullptr) {
   constexpr int MT = FlashTcTiles<D>::rowsRowBlocks;
   constexpr int BQ = FlashTcTiles<D>::rowsQueries;
   constexpr int BK = FlashTcTiles<D>::rowsKeys;
@@ -176,17 +181,49 @@ __device__ void flashGradRowsTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
   flashTcRowDelta<D, BQ>(out, dout, tileDelta, delta, layout, head, heads,
                          firstQuery, seq);
 
+  // POSITIONS: the smallest and largest position of the warp's rows, and
+  // those of this thread's rows (per block m and half i).
+  int rowLow = 0, rowHigh = 0;
+  int rowPosition[MT][2];
+  if constexpr (POSITIONS) {
+    warpPositionRange<16 * MT>(queryPositions, firstQuery + warpRow, seq,
+                               rowLow, rowHigh);
+#pragma unroll
+    for (int m = 0; m < MT; ++m)
+#pragma unroll
+      for (int i = 0; i < 2; ++i)
+        rowPosition[m][i] =
+            tcPositionOr(queryPositions, firstQuery + warpRow + 16 * m + g + 8 * i,
+                         seq, LLMC_FLASH_TC_POSITION_MIN);
+  }
+  // The smallest and largest position of a key tile's keys (POSITIONS;
+  // else unused).
+  auto keyRange = [&](long long firstKey, int &keyLow, int &keyHigh) {
+    keyLow = keyHigh = 0;
+    if constexpr (POSITIONS)
+      warpPositionRange<BK>(keyPositions, firstKey, kvSeq, keyLow, keyHigh);
+  };
   // Whether the 16 x BK block of row block m of a key tile reaches past the
-  // keys, past the queries or (causal) past the diagonal: only those
-  // evaluate the mask. Causal: whether every key of the tile follows the
-  // warp's last row.
-  auto edgeBlock = [&](long long firstKey, int m) {
+  // keys, past the queries, (causal) past the diagonal or (POSITIONS) a key
+  // position above a row's: only those evaluate the mask. Causal: whether
+  // every key of the tile follows the warp's last row; POSITIONS: whether
+  // every key position is above every row's.
+  auto edgeBlock = [&](long long firstKey, int m, int keyHigh) {
     long long blockRow = firstQuery + warpRow + 16 * m;
     return firstKey + BK > kvSeq || blockRow + 16 > seq ||
-           (causal && firstKey + BK - 1 > blockRow);
+           (causal && firstKey + BK - 1 > blockRow) ||
+           (POSITIONS && keyHigh > rowLow);
   };
-  auto skipTile = [&](long long firstKey) {
-    return causal && firstKey > firstQuery + warpRow + 16 * MT - 1;
+  auto skipTile = [&](long long firstKey, int keyLow) {
+    return (causal && firstKey > firstQuery + warpRow + 16 * MT - 1) ||
+           (POSITIONS && keyLow > rowHigh);
+  };
+  // Whether this thread's row of block m, half i, sees `key` by the
+  // positions (always true without them).
+  auto seesByPosition = [&](long long key, int m, int i) {
+    if constexpr (POSITIONS)
+      return keyPositions[key] <= rowPosition[m][i];
+    return true;
   };
 
   // 1. The rows' log-sum-exp, in base-2 units; per 16-row block m and half
@@ -216,14 +253,16 @@ __device__ void flashGradRowsTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
                         0, kvSeq);
     }
     commitAsync();
-    if (skipTile(firstKey))
+    int keyLow, keyHigh;
+    keyRange(firstKey, keyLow, keyHigh);
+    if (skipTile(firstKey, keyLow))
       continue;
     float s[MT][BK / 8][4];
     multiplyRowsByColumns<D, BK, MT>(s, queryTile, warpRow,
                                      keyTiles + (j % 2) * BK * STRIDE);
 #pragma unroll
     for (int m = 0; m < MT; ++m) {
-      bool edge = edgeBlock(firstKey, m);
+      bool edge = edgeBlock(firstKey, m, keyHigh);
 #pragma unroll
       for (int i = 0; i < 2; ++i) {
         long long query = firstQuery + warpRow + 16 * m + g + 8 * i;
@@ -235,7 +274,8 @@ __device__ void flashGradRowsTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
             float score = s[m][n][e] * scale2;
             if (edge) {
               long long key = firstKey + n * 8 + 2 * t + (e & 1);
-              if (key >= kvSeq || (causal && key > query))
+              if (key >= kvSeq || (causal && key > query) ||
+                  !seesByPosition(key, m, i))
                 score = flashNegativeInfinity();
             }
             s[m][n][e] = score;
@@ -259,6 +299,13 @@ __device__ void flashGradRowsTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
   float rowDelta[MT][2];
   flashTcRowStats<MT>(rowLse, rowDelta, runningMax, runningSum, tileDelta,
                       forwardLse, lse, head, seq, firstQuery, warpRow);
+  if constexpr (POSITIONS)
+#pragma unroll
+    for (int m = 0; m < MT; ++m)
+#pragma unroll
+      for (int i = 0; i < 2; ++i)
+        if (rowLse[m][i] == flashNegativeInfinity())
+          rowLse[m][i] = -flashNegativeInfinity();
 
   // The A fragments of q and dout in registers (LLMC_FLASH_TC_ROWS_CACHED),
   // once they have landed for every thread.
@@ -293,7 +340,9 @@ __device__ void flashGradRowsTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
                         firstKey + BK, kvSeq);
       commitAsync();
     }
-    if (skipTile(firstKey))
+    int keyLow, keyHigh;
+    keyRange(firstKey, keyLow, keyHigh);
+    if (skipTile(firstKey, keyLow))
       continue;
     int buffer = (base + j) % 2;
     const unsigned short *keyTile = keyTiles + buffer * BK * STRIDE;
@@ -306,7 +355,7 @@ __device__ void flashGradRowsTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
                                              doutA);
 #pragma unroll
     for (int m = 0; m < MT; ++m) {
-      bool edge = edgeBlock(firstKey, m);
+      bool edge = edgeBlock(firstKey, m, keyHigh);
 #pragma unroll
       for (int n = 0; n < BK / 8; ++n)
 #pragma unroll
@@ -316,7 +365,8 @@ __device__ void flashGradRowsTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
           if (edge) {
             long long key = firstKey + n * 8 + 2 * t + (e & 1);
             long long query = firstQuery + warpRow + 16 * m + g + 8 * i;
-            if (query >= seq || key >= kvSeq || (causal && key > query))
+            if (query >= seq || key >= kvSeq || (causal && key > query) ||
+                !seesByPosition(key, m, i))
               p = 0.0f;
           }
           s[m][n][e] = p * (dp[m][n][e] - rowDelta[m][i]); // ds
@@ -340,17 +390,24 @@ __device__ void flashGradRowsTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
 // query tiles (causal: from the first that sees the tile's keys), in that
 // fixed order; the q, dout, lse and delta of the next (head, query tile)
 // copy into the other buffer while the current one is multiplied.
+// POSITIONS (ring attention's blocks, FlashTc.cuh): a warp skips a query
+// tile whose largest position is below its keys' smallest, and only tiles
+// whose smallest is below its keys' largest evaluate the mask. `lse` is
+// the ring's merged one: a row at -inf sees no key anywhere, so each of
+// its elements here is masked (its tile is skipped or evaluates the mask).
 // Long: one kernel whose passes share the shared-memory tiles and the
 // register fragments of the loop; the steps that stand alone are helpers
 // (above and in FlashTc.cuh), and the loop bodies stay here, where the
 // fragments' lifetimes can be read.
-template <int D>
+template <int D, bool POSITIONS = false>
 __device__ void flashGradKeysTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
                                 const Bf16 *dout, const float *lse,
                                 const float *delta, Bf16 *dk, Bf16 *dv,
                                 int heads, int kvHeads, long long seq,
                                 long long kvSeq, int causal, float scale,
-                                FlashLayout layout) {
+                                FlashLayout layout,
+                                const int *queryPositions = nullptr,
+                                const int *keyPositions = nullptr) {
   constexpr int MT = FlashTcTiles<D>::keysRowBlocks;
   constexpr int BK = FlashTcTiles<D>::keysKeys;
   constexpr int BQ = FlashTcTiles<D>::keysQueries;
@@ -416,6 +473,23 @@ __device__ void flashGradKeysTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
         dvAcc[m][c][e] = 0.0f;
       }
 
+  // POSITIONS: the smallest and largest position of the warp's keys, and
+  // those of this thread's keys (per block m and half i; past the end
+  // POSITION_MAX, seen by no row).
+  int keyLow = 0, keyHigh = 0;
+  int keyPosition[MT][2];
+  if constexpr (POSITIONS) {
+    warpPositionRange<16 * MT>(keyPositions, firstKey + warpKey, kvSeq,
+                               keyLow, keyHigh);
+#pragma unroll
+    for (int m = 0; m < MT; ++m)
+#pragma unroll
+      for (int i = 0; i < 2; ++i)
+        keyPosition[m][i] =
+            tcPositionOr(keyPositions, firstKey + warpKey + 16 * m + g + 8 * i,
+                         kvSeq, LLMC_FLASH_TC_POSITION_MAX);
+  }
+
   // The A fragments of k and v in registers (LLMC_FLASH_TC_KEYS_CACHED),
   // once they have landed for every thread.
   constexpr bool CACHED = LLMC_FLASH_TC_KEYS_CACHED != 0;
@@ -440,6 +514,14 @@ __device__ void flashGradKeysTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
     // to add (no barrier in the body, so it may skip).
     if (causal && firstQuery + BQ - 1 < firstKey + warpKey)
       continue;
+    // POSITIONS: every query of the tile before every key of the warp.
+    int queryLow = 0, queryHigh = 0;
+    if constexpr (POSITIONS) {
+      warpPositionRange<BQ>(queryPositions, firstQuery, seq, queryLow,
+                            queryHigh);
+      if (keyLow > queryHigh)
+        continue;
+    }
     const unsigned short *queryTile = queryTiles + buffer * BQ * STRIDE;
     const unsigned short *doutTile = doutTiles + buffer * BQ * STRIDE;
     const float *lseColumns = tileLse + buffer * BQ;
@@ -459,7 +541,8 @@ __device__ void flashGradKeysTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
     for (int m = 0; m < MT; ++m) {
       long long blockKey = firstKey + warpKey + 16 * m;
       bool edge = firstQuery + BQ > seq || blockKey + 16 > kvSeq ||
-                  (causal && blockKey + 15 > firstQuery);
+                  (causal && blockKey + 15 > firstQuery) ||
+                  (POSITIONS && keyHigh > queryLow);
 #pragma unroll
       for (int n = 0; n < BQ / 8; ++n)
 #pragma unroll
@@ -472,6 +555,9 @@ __device__ void flashGradKeysTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
             long long key = blockKey + g + 8 * (e / 2);
             if (query >= seq || key >= kvSeq || (causal && key > query))
               p = 0.0f;
+            else if constexpr (POSITIONS)
+              if (keyPosition[m][e / 2] > queryPositions[query])
+                p = 0.0f;
           }
           s[m][n][e] = p;
           dp[m][n][e] = p * (dp[m][n][e] - deltaColumns[column]);
