@@ -830,6 +830,7 @@ void runBlockCase(const BlockCase &c, ThreadPool &pool) {
   ASSERT_EQ(flashBlockLaunch(KernelKind::AttentionBlockGrad, gradIn, gradOut,
                              attrs, backward),
             "");
+  EXPECT_TRUE(forward.tensorCores && backward.tensorCores);
   ASSERT_TRUE(forward.stridesAligned16 && backward.stridesAligned16);
   // The tensor-core grids and shared memory of the default tiles (as
   // flashBlockLaunch fills them where the tensor-core kernels apply).

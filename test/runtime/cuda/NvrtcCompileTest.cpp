@@ -359,6 +359,45 @@ TEST(CudaNvrtcCompile, FlashAttentionSelectsTensorCoresForBf16) {
                      "llmc_flash_attention_grad_keys_f16_d128"}));
 }
 
+/// Ring attention's blocks as attention: bf16 with D = 64 or 128 lists the
+/// position-masked tensor-core entries first (the launcher falls back to
+/// the scalar block entries after them), f32 and other head dimensions
+/// only the scalar ones; the backward asks for the lse and delta scratch.
+TEST(CudaNvrtcCompile, AttentionBlockSelectsTensorCoresForBf16) {
+  auto select = [](KernelKind kind, DType dtype, int64_t headDim,
+                   KernelChoice &choice) {
+    TensorRef q{nullptr, dtype, {2, 4, 100, headDim}};
+    TensorRef kv{nullptr, dtype, {2, 2, 70, headDim}};
+    TensorRef lse{nullptr, DType::F32, {2, 4, 100}};
+    TensorRef qpos{nullptr, DType::I32, {100}}, kpos{nullptr, DType::I32, {70}};
+    std::vector<TensorRef> inputs = {q, kv, kv, qpos, kpos};
+    std::vector<TensorRef> outputs = {q, lse};
+    if (kind == KernelKind::AttentionBlockGrad) {
+      inputs = {q, kv, kv, q, q, lse, qpos, kpos};
+      outputs = {q, kv, kv};
+    }
+    Status status = selectKernel(kind, {{}, {0.125}}, inputs, outputs, choice);
+    EXPECT_TRUE(status.isOk()) << status.toString();
+  };
+  using Entries = std::vector<std::string>;
+  KernelChoice forward, backward, f32, padded;
+  select(KernelKind::AttentionBlock, DType::BF16, 64, forward);
+  EXPECT_EQ(forward.entries, (Entries{"llmc_flash_block_tc_forward_bf16_d64",
+                                      "llmc_flash_block_forward_bf16_d64"}));
+  select(KernelKind::AttentionBlockGrad, DType::BF16, 128, backward);
+  EXPECT_EQ(backward.entries,
+            (Entries{"llmc_flash_block_tc_grad_rows_bf16_d128",
+                     "llmc_flash_block_tc_grad_keys_bf16_d128",
+                     "llmc_flash_block_grad_rows_bf16_d128",
+                     "llmc_flash_block_grad_keys_bf16_d128"}));
+  EXPECT_EQ(backward.scratchBytes, 2u * 4 * 100 * 2 * sizeof(float));
+  select(KernelKind::AttentionBlock, DType::F32, 64, f32);
+  EXPECT_EQ(f32.entries, (Entries{"llmc_flash_block_forward_f32_d64"}));
+  select(KernelKind::AttentionBlockGrad, DType::BF16, 48, padded);
+  EXPECT_EQ(padded.entries, (Entries{"llmc_flash_block_grad_rows_bf16_d64",
+                                     "llmc_flash_block_grad_keys_bf16_d64"}));
+}
+
 /// Older GPUs: the tensor-core flash units (mma.sync on bf16, ldmatrix,
 /// cp.async) compile for sm_80 and later only; the others for any
 /// architecture NVRTC takes. llmc compile --cuda-arch below sm_80 refuses

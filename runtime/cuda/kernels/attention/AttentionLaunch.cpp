@@ -126,9 +126,9 @@ std::string flashBlockLaunch(KernelKind kind,
   if (std::string why = flashLaunch(flashInputs, flashAttrs, launch, &out);
       !why.empty())
     return why;
-  // The scalar kernels only, for now: the tensor-core block kernels
-  // (llmc_flash_block_tc_) are not routed yet.
-  launch.tensorCores = false;
+  // launch.tensorCores as flashLaunch set it: the tensor-core block
+  // kernels (llmc_flash_block_tc_) cover what the tensor-core attention
+  // kernels do.
   const TensorRef &lse = forward ? outputs[1] : inputs[5];
   const TensorRef &queryPositions = inputs[forward ? 3 : 6];
   const TensorRef &keyPositions = inputs[forward ? 4 : 7];
