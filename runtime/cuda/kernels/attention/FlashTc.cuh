@@ -1,7 +1,9 @@
 //===- FlashTc.cuh - bf16 flash attention on tensor cores -----------------===//
 //
 // The tensor-core forward and backward of llmc.attention and
-// llmc.attention_grad for bf16 operands with head dimension 64 or 128,
+// llmc.attention_grad, and with a position mask of ring attention's blocks
+// (llmc.attention_block and _grad: POSITIONS below), for bf16 operands with
+// head dimension 64 or 128,
 // beside the scalar kernels (Flash.cuh) in the flash units (they use the
 // prelude's Bf16 and FlashLayout.cuh's flashNegativeInfinity and kvHeadOf); AttentionLaunch.cpp launches them and
 // keeps the scalar kernels for f32, other head dimensions and unaligned
