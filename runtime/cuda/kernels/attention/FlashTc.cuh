@@ -217,6 +217,18 @@ __device__ __forceinline__ void copyTcTile(unsigned short *tile,
   }
 }
 
+// acc = 0 for a warp's MT x 16 rows of D columns.
+template <int D, int MT>
+__device__ __forceinline__ void clearTcAccumulators(float (*acc)[D / 8][4]) {
+#pragma unroll
+  for (int m = 0; m < MT; ++m)
+#pragma unroll
+    for (int c = 0; c < D / 8; ++c)
+#pragma unroll
+      for (int e = 0; e < 4; ++e)
+        acc[m][c][e] = 0.0f;
+}
+
 // The max and sum over the 4 lanes of a quad (the threads of one row).
 __device__ __forceinline__ float quadMax(float value) {
   value = fmaxf(value, __shfl_xor_sync(0xffffffffu, value, 1));
@@ -323,6 +335,7 @@ __device__ __forceinline__ void accumulateProduct(float (*acc)[D / 8][4],
 // where some key may come after some row evaluate the mask per element.
 #define LLMC_FLASH_TC_POSITION_MAX 2147483647
 #define LLMC_FLASH_TC_POSITION_MIN (-2147483647 - 1)
+constexpr int kTcPositionMin = LLMC_FLASH_TC_POSITION_MIN;
 
 // The smallest and largest of positions[first + r] for r < ROWS and
 // first + r < length, in every lane of the calling warp (POSITION_MAX and
@@ -353,13 +366,40 @@ __device__ __forceinline__ void warpPositionRange(const int *positions,
   }
 }
 
-// The position of row `row` (POSITION_MIN past `length`: it sees nothing;
-// for keys the callers use POSITION_MAX).
-__device__ __forceinline__ int tcPositionOr(const int *positions,
-                                            long long row, long long length,
-                                            int otherwise) {
-  return row < length ? positions[row] : otherwise;
+// The smallest and largest position of a streamed tile's ROWS rows from
+// `first` (POSITIONS; 0 and 0 without).
+template <int ROWS, bool POSITIONS>
+__device__ __forceinline__ void tcTileRange(const int *positions,
+                                            long long first, long long length,
+                                            int &low, int &high) {
+  low = high = 0;
+  if constexpr (POSITIONS)
+    warpPositionRange<ROWS>(positions, first, length, low, high);
 }
+
+// The positions of the 16 MT rows (query rows, or keys in grad_keys) a warp
+// owns from `first`, for POSITIONS (unused without): their smallest and
+// largest, and this thread's (block m, half i: rows g and g + 8), which are
+// `otherwise` past `length` (POSITION_MIN for a query: it sees nothing;
+// POSITION_MAX for a key: nothing sees it).
+template <int MT, bool POSITIONS> struct TcWarpPositions {
+  int low = 0, high = 0;
+  int own[MT][2];
+  __device__ __forceinline__ void load(const int *positions, long long first,
+                                       long long length, int otherwise) {
+    if constexpr (POSITIONS) {
+      warpPositionRange<16 * MT>(positions, first, length, low, high);
+      int g = (threadIdx.x % 32) / 4;
+#pragma unroll
+      for (int m = 0; m < MT; ++m)
+#pragma unroll
+        for (int i = 0; i < 2; ++i) {
+          long long row = first + 16 * m + g + 8 * i;
+          own[m][i] = row < length ? positions[row] : otherwise;
+        }
+    }
+  }
+};
 
 #define LLMC_LOG2E 1.4426950408889634f
 #define LLMC_LN2 0.6931471805599453f

@@ -58,7 +58,9 @@ flashTcRowDelta(const Bf16 *out, const Bf16 *dout, float *tileDelta,
 // given, else from the running max and sum, then stored to `lse`) and
 // delta (from tileDelta, after a barrier: also when there is no key tile),
 // per 16-row block m and half i of a warp. A step of flashGradRowsTc.
-template <int MT>
+// POSITIONS: a given lse of -inf (the row sees no key anywhere) becomes
+// +inf, so that every p of the row is 0.
+template <int MT, bool POSITIONS>
 __device__ __forceinline__ void
 flashTcRowStats(float (*rowLse)[2], float (*rowDelta)[2],
                 float (*runningMax)[2], float (*runningSum)[2],
@@ -78,6 +80,8 @@ flashTcRowStats(float (*rowLse)[2], float (*rowDelta)[2],
       if (forwardLse != nullptr) {
         rowLse[m][i] =
             query < seq ? forwardLse[head * seq + query] * LLMC_LOG2E : 0.0f;
+        if (POSITIONS && rowLse[m][i] == flashNegativeInfinity())
+          rowLse[m][i] = -flashNegativeInfinity();
         continue;
       }
       float sum = quadSum(runningSum[m][i]);
@@ -85,6 +89,20 @@ flashTcRowStats(float (*rowLse)[2], float (*rowDelta)[2],
       rowLse[m][i] = sum > 0.0f ? runningMax[m][i] + log2f(sum) : 0.0f;
       if (t == 0 && query < seq)
         lse[head * seq + query] = rowLse[m][i] * LLMC_LN2;
+    }
+}
+
+// The running max (-inf) and sum (0) of a warp's rows, before the first
+// key tile.
+template <int MT>
+__device__ __forceinline__ void clearTcRowStats(float (*runningMax)[2],
+                                                float (*runningSum)[2]) {
+#pragma unroll
+  for (int m = 0; m < MT; ++m)
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+      runningMax[m][i] = flashNegativeInfinity();
+      runningSum[m][i] = 0.0f;
     }
 }
 
@@ -181,62 +199,27 @@ __device__ void flashGradRowsTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
   flashTcRowDelta<D, BQ>(out, dout, tileDelta, delta, layout, head, heads,
                          firstQuery, seq);
 
-  // POSITIONS: the smallest and largest position of the warp's rows, and
-  // those of this thread's rows (per block m and half i).
-  int rowLow = 0, rowHigh = 0;
-  int rowPosition[MT][2];
-  if constexpr (POSITIONS) {
-    warpPositionRange<16 * MT>(queryPositions, firstQuery + warpRow, seq,
-                               rowLow, rowHigh);
-#pragma unroll
-    for (int m = 0; m < MT; ++m)
-#pragma unroll
-      for (int i = 0; i < 2; ++i)
-        rowPosition[m][i] =
-            tcPositionOr(queryPositions, firstQuery + warpRow + 16 * m + g + 8 * i,
-                         seq, LLMC_FLASH_TC_POSITION_MIN);
-  }
-  // The smallest and largest position of a key tile's keys (POSITIONS;
-  // else unused).
-  auto keyRange = [&](long long firstKey, int &keyLow, int &keyHigh) {
-    keyLow = keyHigh = 0;
-    if constexpr (POSITIONS)
-      warpPositionRange<BK>(keyPositions, firstKey, kvSeq, keyLow, keyHigh);
-  };
-  // Whether the 16 x BK block of row block m of a key tile reaches past the
-  // keys, past the queries, (causal) past the diagonal or (POSITIONS) a key
-  // position above a row's: only those evaluate the mask. Causal: whether
-  // every key of the tile follows the warp's last row; POSITIONS: whether
-  // every key position is above every row's.
+  TcWarpPositions<MT, POSITIONS> rows; // POSITIONS: the warp's rows'
+  rows.load(queryPositions, firstQuery + warpRow, seq, kTcPositionMin);
+  // Whether row block m's 16 x BK block of a key tile reaches past the keys
+  // or queries, (causal) the diagonal or (POSITIONS) a key above a row: only
+  // those mask. Skipped: every key after (or above) the warp's every row.
   auto edgeBlock = [&](long long firstKey, int m, int keyHigh) {
     long long blockRow = firstQuery + warpRow + 16 * m;
     return firstKey + BK > kvSeq || blockRow + 16 > seq ||
            (causal && firstKey + BK - 1 > blockRow) ||
-           (POSITIONS && keyHigh > rowLow);
+           (POSITIONS && keyHigh > rows.low);
   };
   auto skipTile = [&](long long firstKey, int keyLow) {
     return (causal && firstKey > firstQuery + warpRow + 16 * MT - 1) ||
-           (POSITIONS && keyLow > rowHigh);
-  };
-  // Whether this thread's row of block m, half i, sees `key` by the
-  // positions (always true without them).
-  auto seesByPosition = [&](long long key, int m, int i) {
-    if constexpr (POSITIONS)
-      return keyPositions[key] <= rowPosition[m][i];
-    return true;
+           (POSITIONS && keyLow > rows.high);
   };
 
   // 1. The rows' log-sum-exp, in base-2 units; per 16-row block m and half
   //    i (its rows g and g + 8). Without the forward's: the max and sum
   //    over the key tiles.
   float runningMax[MT][2], runningSum[MT][2];
-#pragma unroll
-  for (int m = 0; m < MT; ++m)
-#pragma unroll
-    for (int i = 0; i < 2; ++i) {
-      runningMax[m][i] = flashNegativeInfinity();
-      runningSum[m][i] = 0.0f;
-    }
+  clearTcRowStats<MT>(runningMax, runningSum);
   for (int j = 0; forwardLse == nullptr && j < keyTileCount; ++j) {
     long long firstKey = (long long)j * BK;
     waitAsync();
@@ -254,7 +237,7 @@ __device__ void flashGradRowsTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
     }
     commitAsync();
     int keyLow, keyHigh;
-    keyRange(firstKey, keyLow, keyHigh);
+    tcTileRange<BK, POSITIONS>(keyPositions, firstKey, kvSeq, keyLow, keyHigh);
     if (skipTile(firstKey, keyLow))
       continue;
     float s[MT][BK / 8][4];
@@ -275,7 +258,7 @@ __device__ void flashGradRowsTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
             if (edge) {
               long long key = firstKey + n * 8 + 2 * t + (e & 1);
               if (key >= kvSeq || (causal && key > query) ||
-                  !seesByPosition(key, m, i))
+                  (POSITIONS && keyPositions[key] > rows.own[m][i]))
                 score = flashNegativeInfinity();
             }
             s[m][n][e] = score;
@@ -297,15 +280,9 @@ __device__ void flashGradRowsTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
   }
   float rowLse[MT][2]; // base 2
   float rowDelta[MT][2];
-  flashTcRowStats<MT>(rowLse, rowDelta, runningMax, runningSum, tileDelta,
-                      forwardLse, lse, head, seq, firstQuery, warpRow);
-  if constexpr (POSITIONS)
-#pragma unroll
-    for (int m = 0; m < MT; ++m)
-#pragma unroll
-      for (int i = 0; i < 2; ++i)
-        if (rowLse[m][i] == flashNegativeInfinity())
-          rowLse[m][i] = -flashNegativeInfinity();
+  flashTcRowStats<MT, POSITIONS>(rowLse, rowDelta, runningMax, runningSum,
+                                 tileDelta, forwardLse, lse, head, seq,
+                                 firstQuery, warpRow);
 
   // The A fragments of q and dout in registers (LLMC_FLASH_TC_ROWS_CACHED),
   // once they have landed for every thread.
@@ -321,13 +298,7 @@ __device__ void flashGradRowsTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
   // 2. dq = sum over key tiles of ds k; tile j sits in buffer
   //    (base + j) % 2.
   float acc[MT][D / 8][4];
-#pragma unroll
-  for (int m = 0; m < MT; ++m)
-#pragma unroll
-    for (int c = 0; c < D / 8; ++c)
-#pragma unroll
-      for (int e = 0; e < 4; ++e)
-        acc[m][c][e] = 0.0f;
+  clearTcAccumulators<D, MT>(acc);
   for (int j = 0; j < keyTileCount; ++j) {
     long long firstKey = (long long)j * BK;
     waitAsync();
@@ -341,7 +312,7 @@ __device__ void flashGradRowsTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
       commitAsync();
     }
     int keyLow, keyHigh;
-    keyRange(firstKey, keyLow, keyHigh);
+    tcTileRange<BK, POSITIONS>(keyPositions, firstKey, kvSeq, keyLow, keyHigh);
     if (skipTile(firstKey, keyLow))
       continue;
     int buffer = (base + j) % 2;
@@ -366,7 +337,7 @@ __device__ void flashGradRowsTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
             long long key = firstKey + n * 8 + 2 * t + (e & 1);
             long long query = firstQuery + warpRow + 16 * m + g + 8 * i;
             if (query >= seq || key >= kvSeq || (causal && key > query) ||
-                !seesByPosition(key, m, i))
+                (POSITIONS && keyPositions[key] > rows.own[m][i]))
               p = 0.0f;
           }
           s[m][n][e] = p * (dp[m][n][e] - rowDelta[m][i]); // ds
@@ -473,22 +444,10 @@ __device__ void flashGradKeysTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
         dvAcc[m][c][e] = 0.0f;
       }
 
-  // POSITIONS: the smallest and largest position of the warp's keys, and
-  // those of this thread's keys (per block m and half i; past the end
-  // POSITION_MAX, seen by no row).
-  int keyLow = 0, keyHigh = 0;
-  int keyPosition[MT][2];
-  if constexpr (POSITIONS) {
-    warpPositionRange<16 * MT>(keyPositions, firstKey + warpKey, kvSeq,
-                               keyLow, keyHigh);
-#pragma unroll
-    for (int m = 0; m < MT; ++m)
-#pragma unroll
-      for (int i = 0; i < 2; ++i)
-        keyPosition[m][i] =
-            tcPositionOr(keyPositions, firstKey + warpKey + 16 * m + g + 8 * i,
-                         kvSeq, LLMC_FLASH_TC_POSITION_MAX);
-  }
+  // POSITIONS: the positions of the warp's keys.
+  TcWarpPositions<MT, POSITIONS> keys;
+  keys.load(keyPositions, firstKey + warpKey, kvSeq,
+            LLMC_FLASH_TC_POSITION_MAX);
 
   // The A fragments of k and v in registers (LLMC_FLASH_TC_KEYS_CACHED),
   // once they have landed for every thread.
@@ -515,13 +474,11 @@ __device__ void flashGradKeysTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
     if (causal && firstQuery + BQ - 1 < firstKey + warpKey)
       continue;
     // POSITIONS: every query of the tile before every key of the warp.
-    int queryLow = 0, queryHigh = 0;
-    if constexpr (POSITIONS) {
-      warpPositionRange<BQ>(queryPositions, firstQuery, seq, queryLow,
-                            queryHigh);
-      if (keyLow > queryHigh)
-        continue;
-    }
+    int queryLow, queryHigh;
+    tcTileRange<BQ, POSITIONS>(queryPositions, firstQuery, seq, queryLow,
+                               queryHigh);
+    if (POSITIONS && keys.low > queryHigh)
+      continue;
     const unsigned short *queryTile = queryTiles + buffer * BQ * STRIDE;
     const unsigned short *doutTile = doutTiles + buffer * BQ * STRIDE;
     const float *lseColumns = tileLse + buffer * BQ;
@@ -542,7 +499,7 @@ __device__ void flashGradKeysTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
       long long blockKey = firstKey + warpKey + 16 * m;
       bool edge = firstQuery + BQ > seq || blockKey + 16 > kvSeq ||
                   (causal && blockKey + 15 > firstQuery) ||
-                  (POSITIONS && keyHigh > queryLow);
+                  (POSITIONS && keys.high > queryLow);
 #pragma unroll
       for (int n = 0; n < BQ / 8; ++n)
 #pragma unroll
@@ -555,9 +512,8 @@ __device__ void flashGradKeysTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
             long long key = blockKey + g + 8 * (e / 2);
             if (query >= seq || key >= kvSeq || (causal && key > query))
               p = 0.0f;
-            else if constexpr (POSITIONS)
-              if (keyPosition[m][e / 2] > queryPositions[query])
-                p = 0.0f;
+            else if (POSITIONS && keys.own[m][e / 2] > queryPositions[query])
+              p = 0.0f;
           }
           s[m][n][e] = p;
           dp[m][n][e] = p * (dp[m][n][e] - deltaColumns[column]);

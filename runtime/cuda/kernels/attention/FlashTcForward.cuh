@@ -84,21 +84,10 @@ __device__ void flashForwardTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
         acc[m][c][e] = 0.0f;
   }
 
-  // POSITIONS: the smallest and largest position of the warp's rows, and
-  // those of this thread's rows (per block m and half i).
-  int rowLow = 0, rowHigh = 0;
-  int rowPosition[MT][2];
-  if constexpr (POSITIONS) {
-    warpPositionRange<16 * MT>(queryPositions, firstQuery + warpRow, seq,
-                               rowLow, rowHigh);
-#pragma unroll
-    for (int m = 0; m < MT; ++m)
-#pragma unroll
-      for (int i = 0; i < 2; ++i)
-        rowPosition[m][i] =
-            tcPositionOr(queryPositions, firstQuery + warpRow + 16 * m + g + 8 * i,
-                         seq, LLMC_FLASH_TC_POSITION_MIN);
-  }
+  // POSITIONS: the positions of the warp's rows.
+  TcWarpPositions<MT, POSITIONS> rows;
+  rows.load(queryPositions, firstQuery + warpRow, seq,
+            LLMC_FLASH_TC_POSITION_MIN);
 
   // The query rows' A fragments in registers (LLMC_FLASH_TC_FORWARD_CACHED):
   // once q has landed for every thread.
@@ -128,12 +117,10 @@ __device__ void flashForwardTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
     if (causal && firstKey > firstQuery + warpRow + 16 * MT - 1)
       continue;
     // POSITIONS: every key of the tile after every row of the warp.
-    int keyLow = 0, keyHigh = 0;
-    if constexpr (POSITIONS) {
-      warpPositionRange<BK>(keyPositions, firstKey, kvSeq, keyLow, keyHigh);
-      if (keyLow > rowHigh)
-        continue;
-    }
+    int keyLow, keyHigh;
+    tcTileRange<BK, POSITIONS>(keyPositions, firstKey, kvSeq, keyLow, keyHigh);
+    if (POSITIONS && keyLow > rows.high)
+      continue;
     const unsigned short *keyTile = keyTiles + (j % 2) * BK * STRIDE;
     const unsigned short *valueTile = valueTiles + (j % 2) * BK * STRIDE;
 
@@ -149,7 +136,7 @@ __device__ void flashForwardTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
       long long blockRow = firstQuery + warpRow + 16 * m;
       bool edge = firstKey + BK > kvSeq ||
                   (causal && firstKey + BK - 1 > blockRow) ||
-                  (POSITIONS && keyHigh > rowLow);
+                  (POSITIONS && keyHigh > rows.low);
 #pragma unroll
       for (int n = 0; n < BK / 8; ++n)
 #pragma unroll
@@ -160,9 +147,8 @@ __device__ void flashForwardTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
             long long query = blockRow + g + 8 * (e / 2);
             if (key >= kvSeq || (causal && key > query))
               score = flashNegativeInfinity();
-            else if constexpr (POSITIONS)
-              if (keyPositions[key] > rowPosition[m][e / 2])
-                score = flashNegativeInfinity();
+            else if (POSITIONS && keyPositions[key] > rows.own[m][e / 2])
+              score = flashNegativeInfinity();
           }
           s[m][n][e] = score;
         }
