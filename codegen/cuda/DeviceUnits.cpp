@@ -78,6 +78,18 @@ std::vector<DeviceUnit> deviceKernelUnits() {
                             "llmc_flash_attention_tc_grad_keys" + suffix}));
     units.back().minArch = 80;
   }
+  // Ring attention's blocks on tensor cores (bf16, D 64 or 128, sm_80):
+  // only programs with context parallelism have them.
+  for (int headDim : {64, 128}) {
+    std::string d = std::to_string(headDim);
+    std::string suffix = "_bf16_d" + d;
+    units.push_back(unitOf("llmc_flash_block_tc_d" + d,
+                           "FlashBlockTcD" + d + ".cu", /*onDemand=*/true,
+                           {"llmc_flash_block_tc_forward" + suffix,
+                            "llmc_flash_block_tc_grad_rows" + suffix,
+                            "llmc_flash_block_tc_grad_keys" + suffix}));
+    units.back().minArch = 80;
+  }
   return units;
 }
 

@@ -46,9 +46,11 @@ struct DeviceUnit {
 /// llmc_device_kernels (units/DeviceKernels.cu), llmc_flash_attention,
 /// llmc_norm_grad_rows, llmc_norm_rows8, llmc_rope and, on demand, llmc_fp8,
 /// one unit per head dimension of the tensor-core flash attention
-/// (llmc_flash_tc_d64, llmc_flash_tc_d128) and the reductions of virtual
-/// ranks (llmc_virtual_collectives). NVRTC compiles a unit serially: the longest unit is
-/// the cold compile.
+/// (llmc_flash_tc_d64, llmc_flash_tc_d128), the reductions of virtual
+/// ranks (llmc_virtual_collectives), ring attention's position-masked
+/// blocks (llmc_flash_block) and their tensor-core kernels per head
+/// dimension (llmc_flash_block_tc_d64, llmc_flash_block_tc_d128). NVRTC
+/// compiles a unit serially: the longest unit is the cold compile.
 std::vector<DeviceUnit> deviceKernelUnits();
 
 /// The source of llmc_device_kernels (units/DeviceKernels.cu expanded).

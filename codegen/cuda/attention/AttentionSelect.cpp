@@ -8,8 +8,10 @@
 // (FlashLaunch.h) checks the shapes and the layout for both. Where cuDNN
 // loads, it takes bf16 attention at launch time instead (a run-time
 // choice, AttentionCudnn.cpp). Ring attention's position-masked blocks
-// (AttentionBlock, AttentionBlockGrad) go to the scalar kernels of
-// attention/FlashBlock.cuh and nowhere else.
+// (AttentionBlock, AttentionBlockGrad) go to llmc's block kernels only
+// (never cuDNN): the tensor-core ones (llmc_flash_block_tc_,
+// attention/FlashTc.cuh) first where they apply, as for attention, and the
+// scalar ones of attention/FlashBlock.cuh after.
 //
 //===----------------------------------------------------------------------===//
 #include "codegen/cuda/FamilySelect.h"
@@ -98,19 +100,33 @@ Status family::selectAttention(const KernelCall &call, KernelChoice &choice) {
   }
   case KernelKind::AttentionBlock:
   case KernelKind::AttentionBlockGrad: {
-    // Ring attention's blocks: the position-masked scalar kernels only
-    // (attention/FlashBlock.cuh). Neither cuDNN nor the tensor-core
-    // kernels have a position mask, so nothing else may take them.
+    // Ring attention's blocks: the position-masked kernels only, the
+    // tensor-core entries first where they apply (bf16, D 64 or 128; the
+    // launch falls back to the scalar ones after them where the device or
+    // the alignment rule them out). cuDNN has no position mask, so it may
+    // not take them.
     FlashLaunch flash;
     if (std::string why =
             flashBlockLaunch(call.kind, inputs, outputs, attrs, flash);
         !why.empty())
       return call.refuse(why);
-    if (call.kind == KernelKind::AttentionBlock)
+    if (call.kind == KernelKind::AttentionBlock) {
+      if (flash.tensorCores)
+        return runEntries(choice,
+                          {"llmc_flash_block_tc_forward_" + flash.suffix,
+                           "llmc_flash_block_forward_" + flash.suffix});
       return runEntries(choice, {"llmc_flash_block_forward_" + flash.suffix});
-    // The rows' log-sum-exp (copied from the operand) and delta.
+    }
+    // The rows' log-sum-exp (the scalar kernels copy the operand there) and
+    // delta.
     choice.scratchBytes =
         static_cast<size_t>(flashRows(inputs[3])) * 2 * sizeof(float);
+    if (flash.tensorCores)
+      return runEntries(choice,
+                        {"llmc_flash_block_tc_grad_rows_" + flash.suffix,
+                         "llmc_flash_block_tc_grad_keys_" + flash.suffix,
+                         "llmc_flash_block_grad_rows_" + flash.suffix,
+                         "llmc_flash_block_grad_keys_" + flash.suffix});
     return runEntries(choice, {"llmc_flash_block_grad_rows_" + flash.suffix,
                                "llmc_flash_block_grad_keys_" + flash.suffix});
   }

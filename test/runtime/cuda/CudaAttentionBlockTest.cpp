@@ -2,8 +2,10 @@
 //
 // Part of `cuda-kernel-tests` (needs a GPU; skips without one). The
 // position-masked flash kernels of AttentionBlock and AttentionBlockGrad
-// (attention/FlashBlock.cuh), chosen by the selection as a program's
-// commands are, against the CPU kernels (runtime/cpu/AttentionBlock.cpp):
+// (the tensor-core ones of attention/FlashTc.cuh for bf16 with D 64 and
+// 128, the scalar ones of attention/FlashBlock.cuh otherwise), chosen by
+// the selection as a program's commands are, against the CPU kernels
+// (runtime/cpu/AttentionBlock.cpp):
 // f32, bf16 and f16; head dimensions 48 (padded to 64), 64 and 128; grouped
 // queries; the zigzag positions of cp = 2 and 4 (whole key tiles skipped,
 // tiles that straddle a chunk edge masked inside), positions out of order,
@@ -48,7 +50,33 @@ struct BlockCase {
   int64_t batch, heads, kvHeads, seq, kvSeq, headDim;
   std::vector<int32_t> queryPositions, keyPositions;
   std::string what;
+  /// Elements past cudaMalloc's alignment where q, k, v, out, dout and the
+  /// gradients start: 1 rules out the tensor-core kernels' 16-byte loads,
+  /// so bf16 with D 64 or 128 runs the scalar ones.
+  int64_t offsetElements = 0;
 };
+
+/// Which kernels the launch takes for a block of `c`: the selection's
+/// first entry (the tensor-core one where listed) when the operands are
+/// aligned and the device has bf16 MMA (sm_80 and later, as every GPU
+/// these tests run on), else the scalar one. The launch does not report
+/// the entry it ran, so this is the rule AttentionLaunch.cpp applies.
+bool expectsTensorCores(const BlockCase &c) {
+  TensorRef q{nullptr, c.dtype, {c.batch, c.heads, c.seq, c.headDim}};
+  TensorRef kv{nullptr, c.dtype, {c.batch, c.kvHeads, c.kvSeq, c.headDim}};
+  KernelChoice choice;
+  Status status = selectKernel(
+      KernelKind::AttentionBlock, {{}, {0.125}},
+      {q, kv, kv, {nullptr, DType::I32, {c.seq}},
+       {nullptr, DType::I32, {c.kvSeq}}},
+      {q, {nullptr, DType::F32, {c.batch, c.heads, c.seq}}}, choice);
+  EXPECT_TRUE(status.isOk()) << status.toString();
+  bool listed = !choice.entries.empty() &&
+                choice.entries[0].rfind("llmc_flash_block_tc_", 0) == 0;
+  EXPECT_EQ(listed, c.dtype == DType::BF16 &&
+                        (c.headDim == 64 || c.headDim == 128));
+  return listed && c.offsetElements == 0;
+}
 
 /// The global positions rank `rank` of `ranks` holds under the zigzag split
 /// of a sequence of `global` (chunks rank and 2 ranks - 1 - rank).
@@ -90,7 +118,7 @@ void runBlockCase(CudaKernels &kernels, const BlockCase &c, std::mt19937 &rng,
       std::string(dtypeName(c.dtype)) + " Hq=" + std::to_string(c.heads) +
       " Hkv=" + std::to_string(c.kvHeads) + " T=" + std::to_string(c.seq) +
       " S=" + std::to_string(c.kvSeq) + " D=" + std::to_string(c.headDim) +
-      " " + c.what;
+      " " + c.what + (expectsTensorCores(c) ? " (tensor cores)" : " (scalar)");
   SCOPED_TRACE(name);
   const DType dtype = c.dtype;
   Shape qShape = {c.batch, c.heads, c.seq, c.headDim};
@@ -130,10 +158,12 @@ void runBlockCase(CudaKernels &kernels, const BlockCase &c, std::mt19937 &rng,
   // 2. The GPU, outputs poisoned.
   DeviceTensor gOut(dtype, qShape), gLse(DType::F32, rows), gDq(dtype, qShape),
       gDk(dtype, kvShape), gDv(dtype, kvShape);
+  for (DeviceTensor *t : {&q, &k, &v, &dout, &out})
+    ASSERT_OK(t->allocate(c.offsetElements));
   for (DeviceTensor *t : {&q, &k, &v, &dout, &qpos, &kpos, &out, &globalLse})
     ASSERT_OK(t->upload());
   for (DeviceTensor *t : {&gOut, &gLse, &gDq, &gDk, &gDv}) {
-    ASSERT_OK(t->allocate());
+    ASSERT_OK(t->allocate(t == &gLse ? 0 : c.offsetElements));
     ASSERT_OK(t->poison());
   }
   ASSERT_OK(launchSelected(kernels, KernelKind::AttentionBlock, attrs,
@@ -200,6 +230,111 @@ TEST_F(CudaAttentionBlockTest, PositionMasksMatchTheCpu) {
   runBlockCase(*kernels,
                {DType::F32, 1, 2, 2, 64, 64, 32, early, late, "fully masked"},
                rng, pool);
+}
+
+// The tensor-core block kernels (bf16, D 64 and 128) beside the cases
+// above, which run them too for bf16 D 64 and 128: T != S with grouped
+// queries and a partial last tile, the cp2 block of the other rank at
+// T = 1000 (many tiles; its first quarter of rows sees no key), a fully
+// masked block, a fully visible one (no per-element mask), and the same
+// operands off 16-byte alignment, which take the scalar kernels.
+TEST_F(CudaAttentionBlockTest, TensorCoresMatchTheCpu) {
+  std::unique_ptr<CudaKernels> kernels;
+  ASSERT_OK(createHandWrittenKernels(kernels));
+  std::mt19937 rng(std::random_device{}());
+  ThreadPool pool;
+  std::vector<int32_t> early(130), late(130);
+  for (int32_t i = 0; i < 130; ++i) {
+    early[i] = i;
+    late[i] = 1000 + i;
+  }
+  for (int64_t headDim : {64, 128}) {
+    std::vector<int32_t> queries(200), keys(130);
+    for (int32_t i = 0; i < 200; ++i)
+      queries[i] = 2 * i;
+    for (int32_t i = 0; i < 130; ++i)
+      keys[i] = 3 * i + 1;
+    runBlockCase(*kernels,
+                 {DType::BF16, 2, 8, 2, 200, 130, headDim, queries, keys,
+                  "T != S, GQA"},
+                 rng, pool);
+    runBlockCase(*kernels,
+                 {DType::BF16, 1, 4, 1, 1000, 1000, headDim,
+                  zigzag(2000, 2, 0), zigzag(2000, 2, 1),
+                  "cp2 rank 0, block of rank 1, long"},
+                 rng, pool);
+    runBlockCase(*kernels,
+                 {DType::BF16, 1, 4, 2, 130, 130, headDim, early, late,
+                  "fully masked"},
+                 rng, pool);
+    runBlockCase(*kernels,
+                 {DType::BF16, 1, 4, 2, 130, 130, headDim, late, early,
+                  "fully visible"},
+                 rng, pool);
+    runBlockCase(*kernels,
+                 {DType::BF16, 2, 4, 2, 256, 256, headDim, zigzag(512, 2, 0),
+                  zigzag(512, 2, 1), "cp2 rank 0, block of rank 1, unaligned",
+                  1},
+                 rng, pool);
+  }
+}
+
+// The tensor-core block kernels against the scalar ones, timed (printed,
+// no assertion): B 4, H 12, T = S = 512, D 64, bf16; a half-visible block
+// (cp2 rank 0 against rank 1's keys) and a fully visible one; the scalar
+// kernels forced by operands one element off 16-byte alignment.
+TEST_F(CudaAttentionBlockTest, TimingTensorCoresAgainstScalar) {
+  std::unique_ptr<CudaKernels> kernels;
+  ASSERT_OK(createHandWrittenKernels(kernels));
+  std::mt19937 rng(5);
+  const int64_t batch = 4, heads = 12, seq = 512, headDim = 64;
+  Shape shape = {batch, heads, seq, headDim};
+  Shape rows = {batch, heads, seq};
+  KernelAttrs attrs{{}, {1.0 / std::sqrt(static_cast<double>(headDim))}};
+  std::vector<int32_t> last(seq, 1023);
+  struct Block {
+    const char *what;
+    std::vector<int32_t> queries, keys;
+  };
+  std::vector<Block> blocks = {
+      {"half visible", zigzag(1024, 2, 0), zigzag(1024, 2, 1)},
+      {"fully visible", last, zigzag(1024, 2, 1)}};
+  for (int64_t offset : {0, 1}) {
+    DeviceTensor q(DType::BF16, shape), k(DType::BF16, shape),
+        v(DType::BF16, shape), out(DType::BF16, shape),
+        dout(DType::BF16, shape), lse(DType::F32, rows),
+        dq(DType::BF16, shape), dk(DType::BF16, shape), dv(DType::BF16, shape);
+    for (DeviceTensor *t : {&q, &k, &v, &dout})
+      t->fillUniform(rng, -1.0f, 1.0f);
+    for (DeviceTensor *t : {&q, &k, &v, &out, &dout, &dq, &dk, &dv})
+      ASSERT_OK(t->allocate(offset));
+    ASSERT_OK(lse.allocate());
+    for (DeviceTensor *t : {&q, &k, &v, &dout})
+      ASSERT_OK(t->upload());
+    for (const Block &block : blocks) {
+      DeviceTensor qpos(DType::I32, {seq}), kpos(DType::I32, {seq});
+      for (int64_t i = 0; i < seq; ++i) {
+        qpos.set(i, block.queries[i]);
+        kpos.set(i, block.keys[i]);
+      }
+      ASSERT_OK(qpos.upload());
+      ASSERT_OK(kpos.upload());
+      double forward = 0.0, backward = 0.0;
+      msPerLaunch(*kernels, KernelKind::AttentionBlock, attrs,
+                  {q.deviceRef(), k.deviceRef(), v.deviceRef(),
+                   qpos.deviceRef(), kpos.deviceRef()},
+                  {out.deviceRef(), lse.deviceRef()}, forward);
+      msPerLaunch(*kernels, KernelKind::AttentionBlockGrad, attrs,
+                  {q.deviceRef(), k.deviceRef(), v.deviceRef(),
+                   out.deviceRef(), dout.deviceRef(), lse.deviceRef(),
+                   qpos.deviceRef(), kpos.deviceRef()},
+                  {dq.deviceRef(), dk.deviceRef(), dv.deviceRef()}, backward);
+      std::printf("[timing] attention_block B=4 H=12 T=S=512 D=64 %-13s %-12s "
+                  "forward %.3f ms, backward %.3f ms\n",
+                  block.what, offset ? "scalar" : "tensor cores", forward,
+                  backward);
+    }
+  }
 }
 
 // The tile skipping, timed: a cp2 rank's blocks of LLaMA-like heads (bf16,

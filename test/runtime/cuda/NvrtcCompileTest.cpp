@@ -169,7 +169,8 @@ TEST(CudaNvrtcCompile, UnsupportedSignaturesAreRefused) {
 /// training's amax and scaled casts (llmc_fp8), the virtual ranks'
 /// reductions (llmc_virtual_collectives, every entry its unit lists) and
 /// ring attention's position-masked blocks (llmc_flash_block: every entry
-/// it lists, and none of the flash unit's own).
+/// it lists, and none of the flash unit's own) and their tensor-core
+/// kernels (llmc_flash_block_tc_d64 and _d128: every entry each lists).
 TEST(CudaNvrtcCompile, DeviceUnitHasEveryFlashAttentionKernel) {
   NvrtcOptions options;
   options.arch = "sm_90";
@@ -177,7 +178,7 @@ TEST(CudaNvrtcCompile, DeviceUnitHasEveryFlashAttentionKernel) {
   auto start = std::chrono::steady_clock::now();
   std::string ptx; // every unit's
   std::vector<DeviceUnit> units = deviceKernelUnits();
-  ASSERT_EQ(units.size(), 10u);
+  ASSERT_EQ(units.size(), 12u);
   for (const DeviceUnit &unit : units) {
     CompiledCuda compiled;
     auto unitStart = std::chrono::steady_clock::now();
@@ -203,7 +204,24 @@ TEST(CudaNvrtcCompile, DeviceUnitHasEveryFlashAttentionKernel) {
         << unit.name;
     bool blocks =
         compiled.ptx.find(".entry llmc_flash_block_") != std::string::npos;
-    EXPECT_EQ(blocks, unit.name == "llmc_flash_block") << unit.name;
+    EXPECT_EQ(blocks, unit.name.rfind("llmc_flash_block", 0) == 0)
+        << unit.name;
+    bool blockTensorCores =
+        compiled.ptx.find(".entry llmc_flash_block_tc_") != std::string::npos;
+    EXPECT_EQ(blockTensorCores, unit.name.rfind("llmc_flash_block_tc_", 0) == 0)
+        << unit.name;
+    if (unit.name.rfind("llmc_flash_block_tc_", 0) == 0) {
+      // 3 kernels of one head dimension, on sm_80 and later.
+      EXPECT_EQ(unit.entries.size(), 3u);
+      EXPECT_TRUE(unit.onDemand);
+      EXPECT_EQ(unit.minArch, 80);
+      for (const std::string &entry : unit.entries)
+        EXPECT_NE(compiled.ptx.find(".entry " + entry + "("),
+                  std::string::npos)
+            << entry;
+      EXPECT_NE(compiled.ptx.find("mma.sync.aligned.m16n8k16.row.col.f32.bf16"),
+                std::string::npos);
+    }
     if (unit.name == "llmc_flash_block") {
       // 3 kernels x 3 types x 4 head-dimension capacities.
       EXPECT_EQ(unit.entries.size(), 36u);
@@ -341,6 +359,45 @@ TEST(CudaNvrtcCompile, FlashAttentionSelectsTensorCoresForBf16) {
                      "llmc_flash_attention_grad_keys_f16_d128"}));
 }
 
+/// Ring attention's blocks as attention: bf16 with D = 64 or 128 lists the
+/// position-masked tensor-core entries first (the launcher falls back to
+/// the scalar block entries after them), f32 and other head dimensions
+/// only the scalar ones; the backward asks for the lse and delta scratch.
+TEST(CudaNvrtcCompile, AttentionBlockSelectsTensorCoresForBf16) {
+  auto select = [](KernelKind kind, DType dtype, int64_t headDim,
+                   KernelChoice &choice) {
+    TensorRef q{nullptr, dtype, {2, 4, 100, headDim}};
+    TensorRef kv{nullptr, dtype, {2, 2, 70, headDim}};
+    TensorRef lse{nullptr, DType::F32, {2, 4, 100}};
+    TensorRef qpos{nullptr, DType::I32, {100}}, kpos{nullptr, DType::I32, {70}};
+    std::vector<TensorRef> inputs = {q, kv, kv, qpos, kpos};
+    std::vector<TensorRef> outputs = {q, lse};
+    if (kind == KernelKind::AttentionBlockGrad) {
+      inputs = {q, kv, kv, q, q, lse, qpos, kpos};
+      outputs = {q, kv, kv};
+    }
+    Status status = selectKernel(kind, {{}, {0.125}}, inputs, outputs, choice);
+    EXPECT_TRUE(status.isOk()) << status.toString();
+  };
+  using Entries = std::vector<std::string>;
+  KernelChoice forward, backward, f32, padded;
+  select(KernelKind::AttentionBlock, DType::BF16, 64, forward);
+  EXPECT_EQ(forward.entries, (Entries{"llmc_flash_block_tc_forward_bf16_d64",
+                                      "llmc_flash_block_forward_bf16_d64"}));
+  select(KernelKind::AttentionBlockGrad, DType::BF16, 128, backward);
+  EXPECT_EQ(backward.entries,
+            (Entries{"llmc_flash_block_tc_grad_rows_bf16_d128",
+                     "llmc_flash_block_tc_grad_keys_bf16_d128",
+                     "llmc_flash_block_grad_rows_bf16_d128",
+                     "llmc_flash_block_grad_keys_bf16_d128"}));
+  EXPECT_EQ(backward.scratchBytes, 2u * 4 * 100 * 2 * sizeof(float));
+  select(KernelKind::AttentionBlock, DType::F32, 64, f32);
+  EXPECT_EQ(f32.entries, (Entries{"llmc_flash_block_forward_f32_d64"}));
+  select(KernelKind::AttentionBlockGrad, DType::BF16, 48, padded);
+  EXPECT_EQ(padded.entries, (Entries{"llmc_flash_block_grad_rows_bf16_d64",
+                                     "llmc_flash_block_grad_keys_bf16_d64"}));
+}
+
 /// Older GPUs: the tensor-core flash units (mma.sync on bf16, ldmatrix,
 /// cp.async) compile for sm_80 and later only; the others for any
 /// architecture NVRTC takes. llmc compile --cuda-arch below sm_80 refuses
@@ -349,7 +406,9 @@ TEST(CudaNvrtcCompile, TensorCoreUnitsNeedSm80) {
   EXPECT_EQ(archNumber("sm_75"), 75);
   EXPECT_EQ(archNumber("sm_90a"), 90);
   EXPECT_EQ(archNumber("compute_90"), 0);
-  for (const char *unit : {"llmc_flash_tc_d64", "llmc_flash_tc_d128"}) {
+  for (const char *unit : {"llmc_flash_tc_d64", "llmc_flash_tc_d128",
+                           "llmc_flash_block_tc_d64",
+                           "llmc_flash_block_tc_d128"}) {
     EXPECT_FALSE(unitCompilesFor(unit, "sm_75")) << unit;
     EXPECT_TRUE(unitCompilesFor(unit, "sm_80")) << unit;
     EXPECT_TRUE(unitCompilesFor(unit, "sm_90")) << unit;

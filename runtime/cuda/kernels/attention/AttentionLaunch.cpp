@@ -126,8 +126,9 @@ std::string flashBlockLaunch(KernelKind kind,
   if (std::string why = flashLaunch(flashInputs, flashAttrs, launch, &out);
       !why.empty())
     return why;
-  // The scalar kernels only: the tensor-core ones have no position mask.
-  launch.tensorCores = false;
+  // launch.tensorCores as flashLaunch set it: the tensor-core block
+  // kernels (llmc_flash_block_tc_) cover what the tensor-core attention
+  // kernels do.
   const TensorRef &lse = forward ? outputs[1] : inputs[5];
   const TensorRef &queryPositions = inputs[forward ? 3 : 6];
   const TensorRef &keyPositions = inputs[forward ? 4 : 7];
@@ -358,8 +359,11 @@ Status launchFlashBackward(LaunchContext &context, const KernelCall &call,
   return Status::ok();
 }
 
-/// Ring attention's blocks: the position-masked scalar kernels
-/// (attention/FlashBlock.cuh), forward or grad_rows then grad_keys.
+/// Ring attention's blocks: the position-masked kernels, forward or
+/// grad_rows then grad_keys; the tensor-core ones (attention/FlashTc.cuh,
+/// entries[0] and [0..1]) where the device has bf16 MMA and the operands
+/// allow 16-byte loads, as for attention; else the scalar ones
+/// (attention/FlashBlock.cuh) after them.
 Status launchFlashBlock(LaunchContext &context, const KernelCall &call,
                         const KernelChoice &choice) {
   FlashLaunch flash;
@@ -370,28 +374,76 @@ Status launchFlashBlock(LaunchContext &context, const KernelCall &call,
   const std::vector<TensorRef> &inputs = call.inputs;
   const std::vector<std::string> &entries = choice.entries;
   const void *qp = inputs[0].data, *kp = inputs[1].data, *vp = inputs[2].data;
-  if (call.kind == KernelKind::AttentionBlock) {
-    if (flash.queryBlocks == 0)
-      return Status::ok();
+  const bool forward = call.kind == KernelKind::AttentionBlock;
+  const bool tensorCores =
+      flash.tensorCores && context.bf16TensorCores() &&
+      flash.stridesAligned16 &&
+      (forward ? aligned16({qp, kp, vp, call.outputs[0].data})
+               : aligned16({qp, kp, vp, inputs[3].data, inputs[4].data,
+                            call.outputs[0].data, call.outputs[1].data,
+                            call.outputs[2].data}));
+  // The first scalar entry.
+  const size_t scalar = flash.tensorCores ? (forward ? 1 : 2) : 0;
+  if (forward) {
     void *out = call.outputs[0].data, *lse = call.outputs[1].data;
     const void *qpos = inputs[3].data, *kpos = inputs[4].data;
+    if (tensorCores) {
+      if (flash.tensorCoreQueryBlocks == 0)
+        return Status::ok();
+      std::vector<void *> args = {&qp,          &kp,          &vp,
+                                  &out,         &lse,         &qpos,
+                                  &kpos,        &flash.heads, &flash.kvHeads,
+                                  &flash.seq,   &flash.kvSeq, &flash.scale,
+                                  &flash.layout};
+      return context.launch(entries[0], flash.tensorCoreQueryBlocks,
+                            kFlashThreads, flash.tensorCoreForwardShared,
+                            args);
+    }
+    if (flash.queryBlocks == 0)
+      return Status::ok();
     std::vector<void *> args = {&qp,          &kp,          &vp,
                                 &out,         &lse,         &qpos,
                                 &kpos,        &flash.heads, &flash.kvHeads,
                                 &flash.seq,   &flash.kvSeq, &flash.headDim,
                                 &flash.scale, &flash.layout};
-    return context.launch(entries[0], flash.queryBlocks, kFlashThreads, 0,
-                          args);
+    return context.launch(entries[scalar], flash.queryBlocks, kFlashThreads,
+                          0, args);
   }
   const void *op = inputs[3].data, *dop = inputs[4].data,
              *givenLse = inputs[5].data, *qpos = inputs[6].data,
              *kpos = inputs[7].data;
   void *dq = call.outputs[0].data, *dk = call.outputs[1].data,
        *dv = call.outputs[2].data;
-  // The rows' lse (the given one, copied by grad_rows) and delta, in the
-  // scratch the selection asked for.
+  // The rows' lse (the given one, copied by the scalar grad_rows) and
+  // delta, in the scratch the selection asked for.
   float *lse = static_cast<float *>(context.scratch());
   float *delta = lse + flashRows(inputs[3]);
+  if (tensorCores) {
+    // 1. Per query tile: delta, then dq with the given lse.
+    if (flash.tensorCoreQueryBlocks > 0) {
+      std::vector<void *> rowArgs = {
+          &qp,           &kp,        &vp,          &op,
+          &dop,          &givenLse,  &dq,          &lse,
+          &delta,        &qpos,      &kpos,        &flash.heads,
+          &flash.kvHeads, &flash.seq, &flash.kvSeq, &flash.scale,
+          &flash.layout};
+      LLMC_RETURN_IF_ERROR(
+          context.launch(entries[0], flash.tensorCoreQueryBlocks,
+                         kFlashThreads, flash.tensorCoreRowsShared, rowArgs));
+    }
+    // 2. Per key tile: dk and dv, reading the given lse too (after 1).
+    if (flash.tensorCoreKeyBlocks > 0) {
+      std::vector<void *> keyArgs = {
+          &qp,        &kp,          &vp,          &dop,
+          &givenLse,  &delta,       &dk,          &dv,
+          &qpos,      &kpos,        &flash.heads, &flash.kvHeads,
+          &flash.seq, &flash.kvSeq, &flash.scale, &flash.layout};
+      LLMC_RETURN_IF_ERROR(
+          context.launch(entries[1], flash.tensorCoreKeyBlocks, kFlashThreads,
+                         flash.tensorCoreKeysShared, keyArgs));
+    }
+    return Status::ok();
+  }
   if (flash.queryBlocks > 0) {
     std::vector<void *> rowArgs = {&qp,
                                    &kp,
@@ -411,7 +463,7 @@ Status launchFlashBlock(LaunchContext &context, const KernelCall &call,
                                    &flash.headDim,
                                    &flash.scale,
                                    &flash.layout};
-    LLMC_RETURN_IF_ERROR(context.launch(entries[0], flash.queryBlocks,
+    LLMC_RETURN_IF_ERROR(context.launch(entries[scalar], flash.queryBlocks,
                                         kFlashThreads, 0, rowArgs));
   }
   if (flash.keyBlocks > 0) {
@@ -421,8 +473,8 @@ Status launchFlashBlock(LaunchContext &context, const KernelCall &call,
                                    &kpos,        &flash.heads, &flash.kvHeads,
                                    &flash.seq,   &flash.kvSeq, &flash.headDim,
                                    &flash.scale, &flash.layout};
-    LLMC_RETURN_IF_ERROR(
-        context.launch(entries[1], flash.keyBlocks, kFlashThreads, 0, keyArgs));
+    LLMC_RETURN_IF_ERROR(context.launch(entries[scalar + 1], flash.keyBlocks,
+                                        kFlashThreads, 0, keyArgs));
   }
   return Status::ok();
 }

@@ -81,9 +81,11 @@ void flashTensorCoreLaunch(const FlashTcTileSizes &tiles, bool forward,
 /// The flash launch of ring attention's blocks (AttentionBlock: inputs q,
 /// k, v, qpos, kpos, outputs out, lse; AttentionBlockGrad: inputs q, k, v,
 /// out, dout, lse, qpos, kpos, outputs dq, dk, dv; floats [scale]): the
-/// scalar kernels' grid of attention in bhtd with the blocks' operands
-/// checked (i32 positions [T] and [S], lse f32 [B, Hq, T], one element type
-/// throughout); returns why not ("" when the kernels cover them).
+/// grids of non-causal attention in bhtd (scalar, and tensor-core with
+/// tensorCores set where those apply: bf16, D 64 or 128) with the blocks'
+/// operands checked (i32 positions [T] and [S], lse f32 [B, Hq, T], one
+/// element type throughout); returns why not ("" when the kernels cover
+/// them).
 std::string flashBlockLaunch(KernelKind kind,
                              const std::vector<TensorRef> &inputs,
                              const std::vector<TensorRef> &outputs,

@@ -1,7 +1,9 @@
 //===- FlashTc.cuh - bf16 flash attention on tensor cores -----------------===//
 //
 // The tensor-core forward and backward of llmc.attention and
-// llmc.attention_grad for bf16 operands with head dimension 64 or 128,
+// llmc.attention_grad, and with a position mask of ring attention's blocks
+// (llmc.attention_block and _grad: POSITIONS below), for bf16 operands with
+// head dimension 64 or 128,
 // beside the scalar kernels (Flash.cuh) in the flash units (they use the
 // prelude's Bf16 and FlashLayout.cuh's flashNegativeInfinity and kvHeadOf); AttentionLaunch.cpp launches them and
 // keeps the scalar kernels for f32, other head dimensions and unaligned
@@ -215,6 +217,18 @@ __device__ __forceinline__ void copyTcTile(unsigned short *tile,
   }
 }
 
+// acc = 0 for a warp's MT x 16 rows of D columns.
+template <int D, int MT>
+__device__ __forceinline__ void clearTcAccumulators(float (*acc)[D / 8][4]) {
+#pragma unroll
+  for (int m = 0; m < MT; ++m)
+#pragma unroll
+    for (int c = 0; c < D / 8; ++c)
+#pragma unroll
+      for (int e = 0; e < 4; ++e)
+        acc[m][c][e] = 0.0f;
+}
+
 // The max and sum over the 4 lanes of a quad (the threads of one row).
 __device__ __forceinline__ float quadMax(float value) {
   value = fmaxf(value, __shfl_xor_sync(0xffffffffu, value, 1));
@@ -311,6 +325,82 @@ __device__ __forceinline__ void accumulateProduct(float (*acc)[D / 8][4],
   }
 }
 
+// ---- Position masks (ring attention's blocks) ----------------------------
+//
+// The kernels' POSITIONS variant (the llmc_flash_block_tc_ entries below):
+// key s is visible to query t iff keyPositions[s] <= queryPositions[t]
+// (i32, the blocks' global positions), in place of the causal index mask
+// (causal is 0 there). As the scalar block kernels (FlashBlock.cuh), a tile
+// whose keys all come after the rows a warp owns is skipped, and only tiles
+// where some key may come after some row evaluate the mask per element.
+#define LLMC_FLASH_TC_POSITION_MAX 2147483647
+#define LLMC_FLASH_TC_POSITION_MIN (-2147483647 - 1)
+constexpr int kTcPositionMin = LLMC_FLASH_TC_POSITION_MIN;
+
+// The smallest and largest of positions[first + r] for r < ROWS and
+// first + r < length, in every lane of the calling warp (POSITION_MAX and
+// POSITION_MIN when none): each lane reads ROWS / 32 of them, then a
+// butterfly over the warp. The whole warp must call it.
+template <int ROWS>
+__device__ __forceinline__ void warpPositionRange(const int *positions,
+                                                  long long first,
+                                                  long long length, int &low,
+                                                  int &high) {
+  int lane = threadIdx.x % 32;
+  low = LLMC_FLASH_TC_POSITION_MAX;
+  high = LLMC_FLASH_TC_POSITION_MIN;
+#pragma unroll
+  for (int r = lane; r < ROWS; r += 32) {
+    if (first + r < length) {
+      int position = positions[first + r];
+      low = position < low ? position : low;
+      high = position > high ? position : high;
+    }
+  }
+#pragma unroll
+  for (int mask = 16; mask > 0; mask /= 2) {
+    int otherLow = __shfl_xor_sync(0xffffffffu, low, mask);
+    int otherHigh = __shfl_xor_sync(0xffffffffu, high, mask);
+    low = otherLow < low ? otherLow : low;
+    high = otherHigh > high ? otherHigh : high;
+  }
+}
+
+// The smallest and largest position of a streamed tile's ROWS rows from
+// `first` (POSITIONS; 0 and 0 without).
+template <int ROWS, bool POSITIONS>
+__device__ __forceinline__ void tcTileRange(const int *positions,
+                                            long long first, long long length,
+                                            int &low, int &high) {
+  low = high = 0;
+  if constexpr (POSITIONS)
+    warpPositionRange<ROWS>(positions, first, length, low, high);
+}
+
+// The positions of the 16 MT rows (query rows, or keys in grad_keys) a warp
+// owns from `first`, for POSITIONS (unused without): their smallest and
+// largest, and this thread's (block m, half i: rows g and g + 8), which are
+// `otherwise` past `length` (POSITION_MIN for a query: it sees nothing;
+// POSITION_MAX for a key: nothing sees it).
+template <int MT, bool POSITIONS> struct TcWarpPositions {
+  int low = 0, high = 0;
+  int own[MT][2];
+  __device__ __forceinline__ void load(const int *positions, long long first,
+                                       long long length, int otherwise) {
+    if constexpr (POSITIONS) {
+      warpPositionRange<16 * MT>(positions, first, length, low, high);
+      int g = (threadIdx.x % 32) / 4;
+#pragma unroll
+      for (int m = 0; m < MT; ++m)
+#pragma unroll
+        for (int i = 0; i < 2; ++i) {
+          long long row = first + 16 * m + g + 8 * i;
+          own[m][i] = row < length ? positions[row] : otherwise;
+        }
+    }
+  }
+};
+
 #define LLMC_LOG2E 1.4426950408889634f
 #define LLMC_LN2 0.6931471805599453f
 
@@ -350,5 +440,48 @@ __device__ __forceinline__ void accumulateProduct(float (*acc)[D / 8][4],
 
 // The entries are instantiated by the units of one head dimension each
 // (units/FlashTcD64.cu, units/FlashTcD128.cu).
+
+// Entry points of ring attention's blocks (AttentionBlock and
+// AttentionBlockGrad on tensor cores): llmc_flash_block_tc_{forward,
+// grad_rows,grad_keys}_bf16_d{64,128}, the parameters of the scalar block
+// entries (FlashBlock.cuh) but headDim. The same kernels with POSITIONS
+// (above); grad_rows reads the ring's merged log-sum-exp `givenLse` (never
+// recomputes it) and grad_keys reads the same. Instantiated by
+// units/FlashBlockTcD64.cu and units/FlashBlockTcD128.cu.
+#define LLMC_FLASH_BLOCK_TC_KERNELS(D)                                         \
+  extern "C" __global__ void __launch_bounds__(                                \
+      LLMC_FLASH_TC_THREADS, FlashTcTiles<D>::forwardMinBlocks)                \
+      llmc_flash_block_tc_forward_bf16_d##D(                                   \
+          const Bf16 *q, const Bf16 *k, const Bf16 *v, Bf16 *out, float *lse,  \
+          const int *queryPositions, const int *keyPositions, int heads,       \
+          int kvHeads, long long seq, long long kvSeq, float scale,            \
+          FlashLayout layout) {                                                \
+    flashForwardTc<D, true>(q, k, v, out, lse, heads, kvHeads, seq, kvSeq, 0,  \
+                            scale, layout, queryPositions, keyPositions);      \
+  }                                                                            \
+  extern "C" __global__ void __launch_bounds__(                                \
+      LLMC_FLASH_TC_THREADS, FlashTcTiles<D>::rowsMinBlocks)                   \
+      llmc_flash_block_tc_grad_rows_bf16_d##D(                                 \
+          const Bf16 *q, const Bf16 *k, const Bf16 *v, const Bf16 *out,        \
+          const Bf16 *dout, const float *givenLse, Bf16 *dq, float *lse,       \
+          float *delta, const int *queryPositions, const int *keyPositions,    \
+          int heads, int kvHeads, long long seq, long long kvSeq, float scale, \
+          FlashLayout layout) {                                                \
+    flashGradRowsTc<D, true>(q, k, v, out, dout, givenLse, dq, lse, delta,     \
+                             heads, kvHeads, seq, kvSeq, 0, scale, layout,     \
+                             queryPositions, keyPositions);                    \
+  }                                                                            \
+  extern "C" __global__ void __launch_bounds__(                                \
+      LLMC_FLASH_TC_THREADS, FlashTcTiles<D>::keysMinBlocks)                   \
+      llmc_flash_block_tc_grad_keys_bf16_d##D(                                 \
+          const Bf16 *q, const Bf16 *k, const Bf16 *v, const Bf16 *dout,       \
+          const float *lse, const float *delta, Bf16 *dk, Bf16 *dv,            \
+          const int *queryPositions, const int *keyPositions, int heads,       \
+          int kvHeads, long long seq, long long kvSeq, float scale,            \
+          FlashLayout layout) {                                                \
+    flashGradKeysTc<D, true>(q, k, v, dout, lse, delta, dk, dv, heads,         \
+                             kvHeads, seq, kvSeq, 0, scale, layout,            \
+                             queryPositions, keyPositions);                    \
+  }
 
 #endif // LLMC_CUDA_ATTENTION_FLASHTC_CUH

@@ -58,7 +58,9 @@ flashTcRowDelta(const Bf16 *out, const Bf16 *dout, float *tileDelta,
 // given, else from the running max and sum, then stored to `lse`) and
 // delta (from tileDelta, after a barrier: also when there is no key tile),
 // per 16-row block m and half i of a warp. A step of flashGradRowsTc.
-template <int MT>
+// POSITIONS: a given lse of -inf (the row sees no key anywhere) becomes
+// +inf, so that every p of the row is 0.
+template <int MT, bool POSITIONS>
 __device__ __forceinline__ void
 flashTcRowStats(float (*rowLse)[2], float (*rowDelta)[2],
                 float (*runningMax)[2], float (*runningSum)[2],
@@ -78,6 +80,8 @@ flashTcRowStats(float (*rowLse)[2], float (*rowDelta)[2],
       if (forwardLse != nullptr) {
         rowLse[m][i] =
             query < seq ? forwardLse[head * seq + query] * LLMC_LOG2E : 0.0f;
+        if (POSITIONS && rowLse[m][i] == flashNegativeInfinity())
+          rowLse[m][i] = -flashNegativeInfinity();
         continue;
       }
       float sum = quadSum(runningSum[m][i]);
@@ -85,6 +89,20 @@ flashTcRowStats(float (*rowLse)[2], float (*rowDelta)[2],
       rowLse[m][i] = sum > 0.0f ? runningMax[m][i] + log2f(sum) : 0.0f;
       if (t == 0 && query < seq)
         lse[head * seq + query] = rowLse[m][i] * LLMC_LN2;
+    }
+}
+
+// The running max (-inf) and sum (0) of a warp's rows, before the first
+// key tile.
+template <int MT>
+__device__ __forceinline__ void clearTcRowStats(float (*runningMax)[2],
+                                                float (*runningSum)[2]) {
+#pragma unroll
+  for (int m = 0; m < MT; ++m)
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+      runningMax[m][i] = flashNegativeInfinity();
+      runningSum[m][i] = 0.0f;
     }
 }
 
@@ -122,18 +140,23 @@ storeTcRows(Bf16 *rows, float (*acc)[D / 8][4], float scale,
 // dp = dout vᵀ, ds, dq += ds k. The key (and value) tiles stream through
 // two buffers, the next copying while the current one is multiplied; the
 // last tile of 1 prefetches the first of 2. Causal: a warp whose rows all
-// precede a key tile skips it.
+// precede a key tile skips it. POSITIONS (ring attention's blocks,
+// FlashTc.cuh): the positions' mask and tile skipping as the forward;
+// `forwardLse` is the ring's merged log-sum-exp, -inf (a row that sees no
+// key anywhere) taken as +inf so that every p of the row is 0.
 // Long: one kernel whose passes share the shared-memory tiles and the
 // register fragments of the loop; the steps that stand alone are helpers
 // (above and in FlashTc.cuh), and the loop bodies stay here, where the
 // fragments' lifetimes can be read.
-template <int D>
+template <int D, bool POSITIONS = false>
 __device__ void flashGradRowsTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
                                 const Bf16 *out, const Bf16 *dout,
                                 const float *forwardLse, Bf16 *dq,
                                 float *lse, float *delta, int heads,
                                 int kvHeads, long long seq, long long kvSeq,
-                                int causal, float scale, FlashLayout layout) {
+                                int causal, float scale, FlashLayout layout,
+                                const int *queryPositions = nullptr,
+                                const int *keyPositions = nullptr) {
   constexpr int MT = FlashTcTiles<D>::rowsRowBlocks;
   constexpr int BQ = FlashTcTiles<D>::rowsQueries;
   constexpr int BK = FlashTcTiles<D>::rowsKeys;
@@ -176,30 +199,27 @@ __device__ void flashGradRowsTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
   flashTcRowDelta<D, BQ>(out, dout, tileDelta, delta, layout, head, heads,
                          firstQuery, seq);
 
-  // Whether the 16 x BK block of row block m of a key tile reaches past the
-  // keys, past the queries or (causal) past the diagonal: only those
-  // evaluate the mask. Causal: whether every key of the tile follows the
-  // warp's last row.
-  auto edgeBlock = [&](long long firstKey, int m) {
+  TcWarpPositions<MT, POSITIONS> rows; // POSITIONS: the warp's rows'
+  rows.load(queryPositions, firstQuery + warpRow, seq, kTcPositionMin);
+  // Whether row block m's 16 x BK block of a key tile reaches past the keys
+  // or queries, (causal) the diagonal or (POSITIONS) a key above a row: only
+  // those mask. Skipped: every key after (or above) the warp's every row.
+  auto edgeBlock = [&](long long firstKey, int m, int keyHigh) {
     long long blockRow = firstQuery + warpRow + 16 * m;
     return firstKey + BK > kvSeq || blockRow + 16 > seq ||
-           (causal && firstKey + BK - 1 > blockRow);
+           (causal && firstKey + BK - 1 > blockRow) ||
+           (POSITIONS && keyHigh > rows.low);
   };
-  auto skipTile = [&](long long firstKey) {
-    return causal && firstKey > firstQuery + warpRow + 16 * MT - 1;
+  auto skipTile = [&](long long firstKey, int keyLow) {
+    return (causal && firstKey > firstQuery + warpRow + 16 * MT - 1) ||
+           (POSITIONS && keyLow > rows.high);
   };
 
   // 1. The rows' log-sum-exp, in base-2 units; per 16-row block m and half
   //    i (its rows g and g + 8). Without the forward's: the max and sum
   //    over the key tiles.
   float runningMax[MT][2], runningSum[MT][2];
-#pragma unroll
-  for (int m = 0; m < MT; ++m)
-#pragma unroll
-    for (int i = 0; i < 2; ++i) {
-      runningMax[m][i] = flashNegativeInfinity();
-      runningSum[m][i] = 0.0f;
-    }
+  clearTcRowStats<MT>(runningMax, runningSum);
   for (int j = 0; forwardLse == nullptr && j < keyTileCount; ++j) {
     long long firstKey = (long long)j * BK;
     waitAsync();
@@ -216,14 +236,16 @@ __device__ void flashGradRowsTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
                         0, kvSeq);
     }
     commitAsync();
-    if (skipTile(firstKey))
+    int keyLow, keyHigh;
+    tcTileRange<BK, POSITIONS>(keyPositions, firstKey, kvSeq, keyLow, keyHigh);
+    if (skipTile(firstKey, keyLow))
       continue;
     float s[MT][BK / 8][4];
     multiplyRowsByColumns<D, BK, MT>(s, queryTile, warpRow,
                                      keyTiles + (j % 2) * BK * STRIDE);
 #pragma unroll
     for (int m = 0; m < MT; ++m) {
-      bool edge = edgeBlock(firstKey, m);
+      bool edge = edgeBlock(firstKey, m, keyHigh);
 #pragma unroll
       for (int i = 0; i < 2; ++i) {
         long long query = firstQuery + warpRow + 16 * m + g + 8 * i;
@@ -235,7 +257,8 @@ __device__ void flashGradRowsTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
             float score = s[m][n][e] * scale2;
             if (edge) {
               long long key = firstKey + n * 8 + 2 * t + (e & 1);
-              if (key >= kvSeq || (causal && key > query))
+              if (key >= kvSeq || (causal && key > query) ||
+                  (POSITIONS && keyPositions[key] > rows.own[m][i]))
                 score = flashNegativeInfinity();
             }
             s[m][n][e] = score;
@@ -257,8 +280,9 @@ __device__ void flashGradRowsTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
   }
   float rowLse[MT][2]; // base 2
   float rowDelta[MT][2];
-  flashTcRowStats<MT>(rowLse, rowDelta, runningMax, runningSum, tileDelta,
-                      forwardLse, lse, head, seq, firstQuery, warpRow);
+  flashTcRowStats<MT, POSITIONS>(rowLse, rowDelta, runningMax, runningSum,
+                                 tileDelta, forwardLse, lse, head, seq,
+                                 firstQuery, warpRow);
 
   // The A fragments of q and dout in registers (LLMC_FLASH_TC_ROWS_CACHED),
   // once they have landed for every thread.
@@ -274,13 +298,7 @@ __device__ void flashGradRowsTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
   // 2. dq = sum over key tiles of ds k; tile j sits in buffer
   //    (base + j) % 2.
   float acc[MT][D / 8][4];
-#pragma unroll
-  for (int m = 0; m < MT; ++m)
-#pragma unroll
-    for (int c = 0; c < D / 8; ++c)
-#pragma unroll
-      for (int e = 0; e < 4; ++e)
-        acc[m][c][e] = 0.0f;
+  clearTcAccumulators<D, MT>(acc);
   for (int j = 0; j < keyTileCount; ++j) {
     long long firstKey = (long long)j * BK;
     waitAsync();
@@ -293,7 +311,9 @@ __device__ void flashGradRowsTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
                         firstKey + BK, kvSeq);
       commitAsync();
     }
-    if (skipTile(firstKey))
+    int keyLow, keyHigh;
+    tcTileRange<BK, POSITIONS>(keyPositions, firstKey, kvSeq, keyLow, keyHigh);
+    if (skipTile(firstKey, keyLow))
       continue;
     int buffer = (base + j) % 2;
     const unsigned short *keyTile = keyTiles + buffer * BK * STRIDE;
@@ -306,7 +326,7 @@ __device__ void flashGradRowsTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
                                              doutA);
 #pragma unroll
     for (int m = 0; m < MT; ++m) {
-      bool edge = edgeBlock(firstKey, m);
+      bool edge = edgeBlock(firstKey, m, keyHigh);
 #pragma unroll
       for (int n = 0; n < BK / 8; ++n)
 #pragma unroll
@@ -316,7 +336,8 @@ __device__ void flashGradRowsTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
           if (edge) {
             long long key = firstKey + n * 8 + 2 * t + (e & 1);
             long long query = firstQuery + warpRow + 16 * m + g + 8 * i;
-            if (query >= seq || key >= kvSeq || (causal && key > query))
+            if (query >= seq || key >= kvSeq || (causal && key > query) ||
+                (POSITIONS && keyPositions[key] > rows.own[m][i]))
               p = 0.0f;
           }
           s[m][n][e] = p * (dp[m][n][e] - rowDelta[m][i]); // ds
@@ -340,17 +361,24 @@ __device__ void flashGradRowsTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
 // query tiles (causal: from the first that sees the tile's keys), in that
 // fixed order; the q, dout, lse and delta of the next (head, query tile)
 // copy into the other buffer while the current one is multiplied.
+// POSITIONS (ring attention's blocks, FlashTc.cuh): a warp skips a query
+// tile whose largest position is below its keys' smallest, and only tiles
+// whose smallest is below its keys' largest evaluate the mask. `lse` is
+// the ring's merged one: a row at -inf sees no key anywhere, so each of
+// its elements here is masked (its tile is skipped or evaluates the mask).
 // Long: one kernel whose passes share the shared-memory tiles and the
 // register fragments of the loop; the steps that stand alone are helpers
 // (above and in FlashTc.cuh), and the loop bodies stay here, where the
 // fragments' lifetimes can be read.
-template <int D>
+template <int D, bool POSITIONS = false>
 __device__ void flashGradKeysTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
                                 const Bf16 *dout, const float *lse,
                                 const float *delta, Bf16 *dk, Bf16 *dv,
                                 int heads, int kvHeads, long long seq,
                                 long long kvSeq, int causal, float scale,
-                                FlashLayout layout) {
+                                FlashLayout layout,
+                                const int *queryPositions = nullptr,
+                                const int *keyPositions = nullptr) {
   constexpr int MT = FlashTcTiles<D>::keysRowBlocks;
   constexpr int BK = FlashTcTiles<D>::keysKeys;
   constexpr int BQ = FlashTcTiles<D>::keysQueries;
@@ -416,6 +444,11 @@ __device__ void flashGradKeysTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
         dvAcc[m][c][e] = 0.0f;
       }
 
+  // POSITIONS: the positions of the warp's keys.
+  TcWarpPositions<MT, POSITIONS> keys;
+  keys.load(keyPositions, firstKey + warpKey, kvSeq,
+            LLMC_FLASH_TC_POSITION_MAX);
+
   // The A fragments of k and v in registers (LLMC_FLASH_TC_KEYS_CACHED),
   // once they have landed for every thread.
   constexpr bool CACHED = LLMC_FLASH_TC_KEYS_CACHED != 0;
@@ -440,6 +473,12 @@ __device__ void flashGradKeysTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
     // to add (no barrier in the body, so it may skip).
     if (causal && firstQuery + BQ - 1 < firstKey + warpKey)
       continue;
+    // POSITIONS: every query of the tile before every key of the warp.
+    int queryLow, queryHigh;
+    tcTileRange<BQ, POSITIONS>(queryPositions, firstQuery, seq, queryLow,
+                               queryHigh);
+    if (POSITIONS && keys.low > queryHigh)
+      continue;
     const unsigned short *queryTile = queryTiles + buffer * BQ * STRIDE;
     const unsigned short *doutTile = doutTiles + buffer * BQ * STRIDE;
     const float *lseColumns = tileLse + buffer * BQ;
@@ -459,7 +498,8 @@ __device__ void flashGradKeysTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
     for (int m = 0; m < MT; ++m) {
       long long blockKey = firstKey + warpKey + 16 * m;
       bool edge = firstQuery + BQ > seq || blockKey + 16 > kvSeq ||
-                  (causal && blockKey + 15 > firstQuery);
+                  (causal && blockKey + 15 > firstQuery) ||
+                  (POSITIONS && keys.high > queryLow);
 #pragma unroll
       for (int n = 0; n < BQ / 8; ++n)
 #pragma unroll
@@ -471,6 +511,8 @@ __device__ void flashGradKeysTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
             long long query = firstQuery + column;
             long long key = blockKey + g + 8 * (e / 2);
             if (query >= seq || key >= kvSeq || (causal && key > query))
+              p = 0.0f;
+            else if (POSITIONS && keys.own[m][e / 2] > queryPositions[query])
               p = 0.0f;
           }
           s[m][n][e] = p;

@@ -22,16 +22,21 @@
 // sums stay per-thread partial sums until the end, the max is reduced per
 // quad), 3. acc += p v with p rounded to bf16. Causal: key tiles after the
 // query tile's last row are never copied, and a warp whose rows all precede
-// a key tile skips it.
+// a key tile skips it. POSITIONS (ring attention's blocks, FlashTc.cuh):
+// the positions' mask instead, a warp skips a key tile whose smallest
+// position is above its rows' largest, and only tiles whose largest is
+// above its rows' smallest evaluate the mask.
 // Long: one kernel whose passes share the shared-memory tiles and the
 // register fragments of the loop; the steps that stand alone are helpers
 // (above and in FlashTc.cuh), and the loop bodies stay here, where the
 // fragments' lifetimes can be read.
-template <int D>
+template <int D, bool POSITIONS = false>
 __device__ void flashForwardTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
                                Bf16 *out, float *lse, int heads, int kvHeads,
                                long long seq, long long kvSeq, int causal,
-                               float scale, FlashLayout layout) {
+                               float scale, FlashLayout layout,
+                               const int *queryPositions = nullptr,
+                               const int *keyPositions = nullptr) {
   constexpr int MT = FlashTcTiles<D>::forwardRowBlocks;
   constexpr int BQ = FlashTcTiles<D>::forwardQueries;
   constexpr int BK = FlashTcTiles<D>::forwardKeys;
@@ -79,6 +84,11 @@ __device__ void flashForwardTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
         acc[m][c][e] = 0.0f;
   }
 
+  // POSITIONS: the positions of the warp's rows.
+  TcWarpPositions<MT, POSITIONS> rows;
+  rows.load(queryPositions, firstQuery + warpRow, seq,
+            LLMC_FLASH_TC_POSITION_MIN);
+
   // The query rows' A fragments in registers (LLMC_FLASH_TC_FORWARD_CACHED):
   // once q has landed for every thread.
   constexpr bool CACHED = LLMC_FLASH_TC_FORWARD_CACHED != 0;
@@ -106,6 +116,11 @@ __device__ void flashForwardTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
     // Causal: every key of the tile follows the warp's last row.
     if (causal && firstKey > firstQuery + warpRow + 16 * MT - 1)
       continue;
+    // POSITIONS: every key of the tile after every row of the warp.
+    int keyLow, keyHigh;
+    tcTileRange<BK, POSITIONS>(keyPositions, firstKey, kvSeq, keyLow, keyHigh);
+    if (POSITIONS && keyLow > rows.high)
+      continue;
     const unsigned short *keyTile = keyTiles + (j % 2) * BK * STRIDE;
     const unsigned short *valueTile = valueTiles + (j % 2) * BK * STRIDE;
 
@@ -120,7 +135,8 @@ __device__ void flashForwardTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
     for (int m = 0; m < MT; ++m) {
       long long blockRow = firstQuery + warpRow + 16 * m;
       bool edge = firstKey + BK > kvSeq ||
-                  (causal && firstKey + BK - 1 > blockRow);
+                  (causal && firstKey + BK - 1 > blockRow) ||
+                  (POSITIONS && keyHigh > rows.low);
 #pragma unroll
       for (int n = 0; n < BK / 8; ++n)
 #pragma unroll
@@ -130,6 +146,8 @@ __device__ void flashForwardTc(const Bf16 *q, const Bf16 *k, const Bf16 *v,
             long long key = firstKey + n * 8 + 2 * t + (e & 1);
             long long query = blockRow + g + 8 * (e / 2);
             if (key >= kvSeq || (causal && key > query))
+              score = flashNegativeInfinity();
+            else if (POSITIONS && keyPositions[key] > rows.own[m][e / 2])
               score = flashNegativeInfinity();
           }
           s[m][n][e] = score;
