@@ -33,6 +33,8 @@ inline constexpr const char *kEnvironmentHelp =
     "is installed\n"
     "  LLMC_CUDNN_DETERMINISTIC=0   cuDNN's faster atomic (non-deterministic) "
     "backward\n"
+    "  LLMC_RING_TENSOR_CORES=1     ring attention's bf16 blocks on tensor "
+    "cores (opt-in)\n"
     "  LLMC_KERNEL_CACHE=DIR        compiled CUDA kernels "
     "(~/.cache/llmc/kernels)\n"
     "  LLMC_COLLECTIVE_TIMEOUT_S=N  collective deadline in seconds (CPU 60, "
