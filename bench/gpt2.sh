@@ -6,7 +6,9 @@
 #
 # DEPLOY: the folder `ninja -C build bench-deploy` fills (llmc-run, the
 # runtime libraries, gpt2-124m.llmcx compiled on the build machine from
-# bench/gpt2-124m.toml, compile-seconds.txt). PEERS: a copy of
+# bench/gpt2-124m.toml, compile-seconds.txt, and gpt2-124m-v50257.llmcx from
+# examples/gpt2-124m.toml: Hugging Face's vocabulary, timed as one more
+# llmc row). PEERS: a copy of
 # ../shared/bench (torch_gpt2_bench.py, jax_gpt2_bench.py) and, when present,
 # train_gpt2cu (llm.c built by ../shared/peers/build-llm.c.sh; it runs on
 # random-token llm.c shards written here). Prints one table:
@@ -23,13 +25,13 @@ export NCCL_NVLS_ENABLE=0
 
 # llmc: a cold run (empty kernel cache: NVRTC compiles every kernel) and a
 # cached run; the device memory in use is sampled every 100 ms.
-run_llmc() { # name cache
-  local name=$1 cache=$2
+run_llmc() { # name cache [artifact]
+  local name=$1 cache=$2 artifact=${3:-gpt2-124m.llmcx}
   nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -lms 100 \
     > "$out/$name.mem" 2>/dev/null &
   local smi=$!
   local start=$(date +%s.%N)
-  LLMC_KERNEL_CACHE=$cache "$deploy/llmc-run" "$deploy/gpt2-124m.llmcx" \
+  LLMC_KERNEL_CACHE=$cache "$deploy/llmc-run" "$deploy/$artifact" \
     --device cuda --steps "$steps" --metrics "$out/$name.jsonl" \
     > "$out/$name.log" 2>&1 || { cat "$out/$name.log"; kill $smi; exit 1; }
   local end=$(date +%s.%N)
@@ -39,6 +41,10 @@ run_llmc() { # name cache
 rm -rf "$out/cache"
 run_llmc cold "$out/cache"
 run_llmc cached "$out/cache"
+# Hugging Face's vocabulary (50257), padded inside the program, when deployed.
+if [ -f "$deploy/gpt2-124m-v50257.llmcx" ]; then
+  run_llmc v50257 "$out/cache" gpt2-124m-v50257.llmcx
+fi
 
 # Each torch setting in its own process, so that the device memory in use
 # (nvidia-smi, sampled as for llmc: tensors, the caching allocator's
@@ -96,6 +102,11 @@ compile_s = open(f"{deploy}/compile-seconds.txt").read().strip()
 arena = open(f"{deploy}/arena-bytes.txt").read().strip()
 tok = B * T / (cached[0] / 1e3)
 table = [("llmc", tok, tok * flops_tok / 989e12, f"{int(arena)/2**30:.2f} planned, {cached[2]:.2f} used", f"{compile_s} s + {cold[1]:.1f} s NVRTC", f"{cached[1]:.1f} s", cached[3])]
+if os.path.exists(f"{out}/v50257.jsonl"):
+    hf = llmc("v50257")
+    t = B * T / (hf[0] / 1e3)
+    table.append(("llmc, vocabulary 50257 (padded inside)", t, t * flops_tok / 989e12,
+                  f"{hf[2]:.2f} used", "", f"{hf[1]:.1f} s", hf[3]))
 peers = []
 for f in ("torch.jsonl", "jax.jsonl"):
     if os.path.exists(f"{out}/{f}"):
