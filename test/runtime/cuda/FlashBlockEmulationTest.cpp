@@ -46,53 +46,10 @@ namespace {
 
 // ---- The CUDA environment of one block ------------------------------------
 
-struct Dim3 {
-  unsigned x = 0, y = 0, z = 0;
-};
-Dim3 threadIdx; // of the running fiber
-Dim3 blockIdx;
-Dim3 blockDim{128, 1, 1}, gridDim; // for the prelude's grid helpers
-
-#define __device__
-#define __forceinline__ inline
-#define __global__
+#include "EmulatedBlock.h"
 #define __shared__ static
-#define __launch_bounds__(...)
-#define __align__(n) alignas(n)
 
-constexpr unsigned kThreads = 128;
-
-ucontext_t scheduler;
-std::vector<ucontext_t> fibers(kThreads);
-void yieldToScheduler() { swapcontext(&fibers[threadIdx.x], &scheduler); }
-
-/// A reusable barrier of `count` fibers.
-class Barrier {
-public:
-  explicit Barrier(unsigned count) : count_(count) {}
-  void arriveAndWait() {
-    unsigned generation = generation_;
-    if (++arrived_ == count_) {
-      arrived_ = 0;
-      ++generation_;
-      return;
-    }
-    while (generation == generation_)
-      yieldToScheduler();
-  }
-
-private:
-  unsigned count_, arrived_ = 0, generation_ = 0;
-};
-
-Barrier *blockBarrier = nullptr;
-Barrier *warpBarriers[kThreads / 32];
 float laneValues[kThreads / 32][32];
-
-int laneId() { return threadIdx.x % 32; }
-int warpId() { return threadIdx.x / 32; }
-void warpSync() { warpBarriers[warpId()]->arriveAndWait(); }
-void __syncthreads() { blockBarrier->arriveAndWait(); }
 
 #include "EmulatedBitCasts.h"
 long long min(long long a, long long b) { return a < b ? a : b; }
@@ -113,50 +70,9 @@ float __shfl_xor_sync(unsigned, float value, int mask) {
 #define LLMC_FLASH_TEMPLATES_ONLY
 #include "attention/FlashBlock.cuh"
 
-const std::function<void()> *fiberKernel = nullptr;
-std::vector<bool> fiberDone(kThreads);
-void fiberMain() {
-  (*fiberKernel)();
-  fiberDone[threadIdx.x] = true;
-  yieldToScheduler();
-}
-
 /// Runs `kernel` for every block of a grid, one block after the other.
 void runGrid(unsigned blocks, const std::function<void()> &kernel) {
-  fiberKernel = &kernel;
-  constexpr size_t kStack = 128 * 1024;
-  std::vector<std::unique_ptr<char[]>> stacks;
-  for (unsigned t = 0; t < kThreads; ++t)
-    stacks.push_back(std::make_unique<char[]>(kStack));
-  for (unsigned block = 0; block < blocks; ++block) {
-    blockIdx.x = block;
-    Barrier all(kThreads);
-    std::vector<std::unique_ptr<Barrier>> warps;
-    for (unsigned w = 0; w < kThreads / 32; ++w) {
-      warps.push_back(std::make_unique<Barrier>(32));
-      warpBarriers[w] = warps.back().get();
-    }
-    blockBarrier = &all;
-    for (unsigned t = 0; t < kThreads; ++t) {
-      getcontext(&fibers[t]);
-      fibers[t].uc_stack.ss_sp = stacks[t].get();
-      fibers[t].uc_stack.ss_size = kStack;
-      fibers[t].uc_link = nullptr;
-      makecontext(&fibers[t], fiberMain, 0);
-      fiberDone[t] = false;
-    }
-    for (unsigned done = 0; done < kThreads;) {
-      done = 0;
-      for (unsigned t = 0; t < kThreads; ++t) {
-        if (fiberDone[t]) {
-          ++done;
-          continue;
-        }
-        threadIdx.x = t;
-        swapcontext(&scheduler, &fibers[t]);
-      }
-    }
-  }
+  runBlocks(blocks, kernel, 128 * 1024);
 }
 
 // ---- The comparison -------------------------------------------------------

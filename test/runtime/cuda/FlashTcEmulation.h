@@ -54,54 +54,13 @@ namespace {
 
 // ---- The CUDA environment of one block ------------------------------------
 
-struct Dim3 {
-  unsigned x = 0, y = 0, z = 0;
-};
-Dim3 threadIdx; // of the running fiber
-Dim3 blockIdx;
-Dim3 blockDim{128, 1, 1}, gridDim; // for the prelude's grid helpers
-
-#define __device__
-#define __forceinline__ inline
-#define __global__
-#define __launch_bounds__(...)
-#define __align__(n) alignas(n)
+#include "EmulatedBlock.h"
 #define __trap() ADD_FAILURE() << "trap", std::abort()
 
-constexpr unsigned kThreads = 128;
 constexpr size_t kSharedCapacity = 256 * 1024;
 alignas(128) unsigned char llmcFlashTcShared[kSharedCapacity];
 unsigned dynamicShared = 0;
 
-/// The fibers of a block: thread t runs on fibers[t]; a barrier switches
-/// back to the scheduler (runGrid), which resumes every fiber in turn.
-ucontext_t scheduler;
-std::vector<ucontext_t> fibers(kThreads);
-void yieldToScheduler() {
-  swapcontext(&fibers[threadIdx.x], &scheduler);
-}
-
-/// A reusable barrier of `count` fibers.
-class Barrier {
-public:
-  explicit Barrier(unsigned count) : count_(count) {}
-  void arriveAndWait() {
-    unsigned generation = generation_;
-    if (++arrived_ == count_) {
-      arrived_ = 0;
-      ++generation_;
-      return;
-    }
-    while (generation == generation_)
-      yieldToScheduler();
-  }
-
-private:
-  unsigned count_, arrived_ = 0, generation_ = 0;
-};
-
-Barrier *blockBarrier = nullptr;
-Barrier *warpBarriers[kThreads / 32];
 /// What each lane shows its warp in a warp-wide instruction.
 struct Lane {
   const void *row;
@@ -111,11 +70,6 @@ struct Lane {
   double wide;   // the prelude's warp sums of doubles (unused here)
 };
 Lane lanes[kThreads / 32][32];
-
-int laneId() { return threadIdx.x % 32; }
-int warpId() { return threadIdx.x / 32; }
-void warpSync() { warpBarriers[warpId()]->arriveAndWait(); }
-void __syncthreads() { blockBarrier->arriveAndWait(); }
 
 struct uint4 {
   unsigned x, y, z, w;
@@ -284,63 +238,25 @@ void waitAsync() {
 // The entries (extern "C") are instantiated by the test files, each the
 // ones it runs.
 
-const std::function<void()> *fiberKernel = nullptr;
-std::vector<bool> fiberDone(kThreads);
-void fiberMain() {
-  (*fiberKernel)();
-  fiberDone[threadIdx.x] = true;
-  yieldToScheduler();
-}
-
 /// Runs `kernel` for every block of a grid, one block after the other, with
-/// `shared` bytes of poisoned dynamic shared memory.
+/// `shared` bytes of poisoned dynamic shared memory; a block that ends
+/// with cp.async copies not waited for fails the test.
 void runGrid(unsigned blocks, unsigned shared,
              const std::function<void()> &kernel) {
   ASSERT_LE(shared, kSharedCapacity);
   dynamicShared = shared;
-  fiberKernel = &kernel;
-  constexpr size_t kStack = 256 * 1024;
-  std::vector<std::unique_ptr<char[]>> stacks;
-  for (unsigned t = 0; t < kThreads; ++t)
-    stacks.push_back(std::make_unique<char[]>(kStack));
-  for (unsigned block = 0; block < blocks; ++block) {
-    blockIdx.x = block;
-    std::memset(llmcFlashTcShared, 0xcd, sizeof llmcFlashTcShared);
-    Barrier all(kThreads);
-    std::vector<std::unique_ptr<Barrier>> warps;
-    for (unsigned w = 0; w < kThreads / 32; ++w) {
-      warps.push_back(std::make_unique<Barrier>(32));
-      warpBarriers[w] = warps.back().get();
-    }
-    blockBarrier = &all;
-    for (unsigned t = 0; t < kThreads; ++t) {
-      getcontext(&fibers[t]);
-      fibers[t].uc_stack.ss_sp = stacks[t].get();
-      fibers[t].uc_stack.ss_size = kStack;
-      fibers[t].uc_link = nullptr;
-      makecontext(&fibers[t], fiberMain, 0);
-      fiberDone[t] = false;
-    }
-    // Round robin until every thread has returned.
-    for (unsigned done = 0; done < kThreads;) {
-      done = 0;
-      for (unsigned t = 0; t < kThreads; ++t) {
-        if (fiberDone[t]) {
-          ++done;
-          continue;
+  runBlocks(
+      blocks, kernel, 256 * 1024,
+      [] { std::memset(llmcFlashTcShared, 0xcd, sizeof llmcFlashTcShared); },
+      [] {
+        bool copiesLeft = false;
+        for (unsigned t = 0; t < kThreads; ++t) {
+          copiesLeft = copiesLeft || !pendingCopies[t].empty();
+          pendingCopies[t].clear();
         }
-        threadIdx.x = t;
-        swapcontext(&scheduler, &fibers[t]);
-      }
-    }
-    bool copiesLeft = false;
-    for (unsigned t = 0; t < kThreads; ++t) {
-      copiesLeft = copiesLeft || !pendingCopies[t].empty();
-      pendingCopies[t].clear();
-    }
-    EXPECT_FALSE(copiesLeft) << "block " << block
-                             << " ended with cp.async copies not waited for";
-  }
+        EXPECT_FALSE(copiesLeft) << "block " << blockIdx.x
+                                 << " ended with cp.async copies not waited for";
+      });
 }
 
 // ---- Helpers of the comparisons ---------------------------------------------
