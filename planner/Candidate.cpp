@@ -101,7 +101,7 @@ std::optional<Rejection> checkCandidate(const ModelConfig &model,
                        "vocabulary (" + num(model.vocabSize) +
                            ") not divisible by tp=" + num(c.tp) +
                            "; pad vocab_size to " +
-                           num((model.vocabSize + c.tp - 1) / c.tp * c.tp)};
+                           num(paddedVocabulary(model.vocabSize, c.tp))};
   }
   // 2. The pipeline: the search cuts equal stages, and 1F1B with fewer
   //    microbatches than stages leaves stages idle for most of the step.

@@ -24,6 +24,12 @@ namespace llmc {
 /// vocabulary is in the way.
 std::string tensorParallelError(const ModelConfig &model, int64_t tp);
 
+/// The vocab_size to pad `vocab` to for tensor parallelism over `tp` ranks:
+/// a multiple of kVocabPadMultiple x tp, so that each rank's slice of the
+/// vocabulary (its logits' rows) stays 16-byte aligned for the GEMMs, as
+/// the classifier pads without tp (Megatron-LM pads to 128 x tp).
+int64_t paddedVocabulary(int64_t vocab, int64_t tp);
+
 /// Why `dp` cannot split the batch, or "" when it can: each microbatch's
 /// batch_size / microbatches sequences are split over the dp ranks.
 std::string dataParallelError(const TrainConfig &train, int64_t dp);

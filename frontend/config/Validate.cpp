@@ -362,6 +362,11 @@ std::vector<FieldDiagnostic> validateModelFields(const ModelConfig &model,
 
 } // namespace config_detail
 
+int64_t paddedVocabulary(int64_t vocab, int64_t tp) {
+  int64_t multiple = kVocabPadMultiple * std::max<int64_t>(tp, 1);
+  return (vocab + multiple - 1) / multiple * multiple;
+}
+
 std::string tensorParallelError(const ModelConfig &model, int64_t tp) {
   // 1. The sizes Megatron's layout splits over the tp ranks.
   const bool gpt2 = model.family == ModelFamily::Gpt2;
@@ -397,12 +402,15 @@ std::string tensorParallelError(const ModelConfig &model, int64_t tp) {
   // 3. The fix: the tp values that divide everything; a padded vocabulary
   // when it is what stands in the way.
   auto any = [](int64_t) { return true; };
-  auto roundUp = [](int64_t n, int64_t m) { return (n + m - 1) / m * m; };
   std::string fix;
   if (!otherFails) {
-    fix = "pad vocab_size to " + std::to_string(roundUp(model.vocabSize, tp)) +
-          " (a multiple of " + std::to_string(tp) +
-          "), or set tp to one of " + listDivisors(all, any);
+    fix = "pad vocab_size to " +
+          std::to_string(paddedVocabulary(model.vocabSize, tp)) +
+          " (a multiple of " + std::to_string(kVocabPadMultiple) + " x " +
+          std::to_string(tp) +
+          ", so that each rank's rows stay 16-byte aligned), or set tp to "
+          "one of " +
+          listDivisors(all, any);
   } else if (vocabFails) {
     int64_t best = 1; // the largest tp <= the asked one that fits the rest
     for (int64_t d = 1; d <= std::min(tp, structural); ++d)
@@ -410,9 +418,10 @@ std::string tensorParallelError(const ModelConfig &model, int64_t tp) {
         best = d;
     fix = "valid tp: " + listDivisors(structural, any);
     if (best > 1)
-      fix += " with vocab_size padded to a multiple of tp (" +
-             std::to_string(roundUp(model.vocabSize, best)) + " for tp " +
-             std::to_string(best) + ")";
+      fix += " with vocab_size padded to a multiple of " +
+             std::to_string(kVocabPadMultiple) + " x tp (" +
+             std::to_string(paddedVocabulary(model.vocabSize, best)) +
+             " for tp " + std::to_string(best) + ")";
   } else {
     fix = "valid tp: " + listDivisors(all, any);
   }

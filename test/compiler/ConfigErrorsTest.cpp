@@ -376,7 +376,8 @@ TEST(MeshErrors, TensorParallelNotDividingTheVocabulary) {
       Messages{"run.toml:10:6: error: expected tp to divide heads, vocab_size "
                "and ffn_width (tensor parallelism splits them over the tp "
                "ranks), got 4, which does not divide vocab_size 50257; pad "
-               "vocab_size to 50260 (a multiple of 4), or set tp to one of 1"});
+               "vocab_size to 50432 (a multiple of 64 x 4, so that each "
+               "rank's rows stay 16-byte aligned), or set tp to one of 1"});
 }
 
 TEST(MeshErrors, TensorParallelNotDividingTheHeadsNorTheVocabulary) {
@@ -386,7 +387,7 @@ TEST(MeshErrors, TensorParallelNotDividingTheHeadsNorTheVocabulary) {
                "and ffn_width (tensor parallelism splits them over the tp "
                "ranks), got 8, which does not divide heads 12 or vocab_size "
                "50257; valid tp: 1, 2, 3, 4, 6, 12 with vocab_size padded to "
-               "a multiple of tp (50262 for tp 6)"});
+               "a multiple of 64 x tp (50304 for tp 6)"});
 }
 
 TEST(MeshErrors, TensorParallelNotDividingTheKvHeads) {

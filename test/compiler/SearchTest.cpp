@@ -76,7 +76,7 @@ TEST(SearchRules, TensorParallelSplitsHeadsKvHeadsFfnAndVocabulary) {
   ModelConfig odd = m;
   odd.vocabSize = 50257;
   EXPECT_EQ(reason(odd, t, mesh(1, 2)),
-            "vocabulary (50257) not divisible by tp=2; pad vocab_size to 50258");
+            "vocabulary (50257) not divisible by tp=2; pad vocab_size to 50304");
   ModelConfig ffn = m;
   ffn.intermediateSize = 3002;
   EXPECT_EQ(reason(ffn, t, mesh(1, 4)), "ffn width (3002) not divisible by tp=4");
