@@ -175,9 +175,14 @@ bool SplitPipelinePass::isReplicable(Operation *op) const {
   // shard.all_slice is a rank's own block, no communication: ZeRO's slice
   // of a weight for its moments' shard, made on the first stage and sent
   // to the weight's stage before (dp2 x pp4 ZeRO-1 of GPT-2 tiny: 24
-  // transfers a microbatch).
+  // transfers a microbatch). A concat of such values is a copy too: the
+  // padded classifier's rows (a tied head's weight and zeros,
+  // frontend/models/Layers.h) read no layer, so as an ordinary op they
+  // went with the embedding to the first stage, and the head's backward
+  // after them ("runs this op before a value it reads").
   if (isa<ConstantOp, IotaOp, LrScheduleOp, AxisOffsetOp, SliceOp, ReshapeOp,
-          BroadcastOp, TransposeOp, CastOp, mlir::shard::AllSliceOp>(op))
+          BroadcastOp, TransposeOp, CastOp, ConcatOp,
+          mlir::shard::AllSliceOp>(op))
     return true;
   // Scalar arithmetic on the step counter (bias corrections and the like).
   return cast<RankedTensorType>(op->getResult(0).getType()).getRank() == 0;

@@ -45,3 +45,14 @@
 // ALIGNED:      llmc.matmul {{.*}} -> tensor<2x8x64xf32>
 // TP-NOT:       llmc.concat
 // TP:           llmc.matmul {{.*}} -> tensor<2x8x52xf32>
+
+// Under a pipeline the padded rows are made where the head runs: a concat
+// of a parameter and zeros is replicated like a cast (llmc-split-pipeline),
+// not sent with the embedding to stage 0 (which ordered the head's backward
+// before its operands: "pipeline schedule 1f1b runs this op before a value
+// it reads").
+// RUN: sed 's/layers = 1/layers = 2/' %t.toml > %t.pp.toml
+// RUN: printf '[parallel]\ndevices = "cpu"\npp = 2\n' >> %t.pp.toml
+// RUN: llmc compile %t.pp.toml --emit=llmc-split-pipeline | FileCheck %s --check-prefix=PP
+// PP-LABEL:    func.func @train_step
+// PP:          llmc.concat %arg0, %{{.+}} dim 0 {llmc.stage = 1 : i64} : (tensor<50x32xf32>, tensor<14x32xf32>) -> tensor<64x32xf32>
