@@ -21,6 +21,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "CudaTestSupport.h"
+#include "ZigzagPositions.h"
 
 #include "codegen/cuda/KernelSelection.h"
 #include "codegen/cuda/LaunchSelected.h"
@@ -79,16 +80,7 @@ bool expectsTensorCores(const BlockCase &c) {
   return listed && c.offsetElements == 0;
 }
 
-/// The global positions rank `rank` of `ranks` holds under the zigzag split
-/// of a sequence of `global` (chunks rank and 2 ranks - 1 - rank).
-std::vector<int32_t> zigzag(int64_t global, int64_t ranks, int64_t rank) {
-  int64_t chunk = global / (2 * ranks);
-  std::vector<int32_t> positions;
-  for (int64_t first : {rank * chunk, (2 * ranks - 1 - rank) * chunk})
-    for (int64_t i = 0; i < chunk; ++i)
-      positions.push_back(static_cast<int32_t>(first + i));
-  return positions;
-}
+using llmc::rt::cuda::testing::zigzag; // ZigzagPositions.h
 
 void compare(const std::string &name, const DeviceTensor &got,
              const DeviceTensor &want) {

@@ -22,6 +22,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/cpu/CpuKernels.h"
+#include "ZigzagPositions.h"
 #include "runtime/cpu/ThreadPool.h"
 #include "runtime/cuda/kernels/attention/FlashLaunch.h"
 
@@ -77,15 +78,7 @@ void runGrid(unsigned blocks, const std::function<void()> &kernel) {
 
 // ---- The comparison -------------------------------------------------------
 
-/// The zigzag positions of rank `rank` of `ranks` in a sequence of `global`.
-std::vector<int32_t> zigzag(int64_t global, int64_t ranks, int64_t rank) {
-  int64_t chunk = global / (2 * ranks);
-  std::vector<int32_t> positions;
-  for (int64_t first : {rank * chunk, (2 * ranks - 1 - rank) * chunk})
-    for (int64_t i = 0; i < chunk; ++i)
-      positions.push_back(static_cast<int32_t>(first + i));
-  return positions;
-}
+using llmc::rt::cuda::testing::zigzag; // ZigzagPositions.h
 
 void compare(const std::string &name, const std::vector<float> &got,
              const std::vector<float> &want) {

@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "FlashTcEmulation.h"
+#include "ZigzagPositions.h"
 
 #include <algorithm>
 
@@ -23,16 +24,7 @@ LLMC_FLASH_BLOCK_TC_KERNELS(128)
 
 // ---- Ring attention's blocks ---------------------------------------------
 
-/// The zigzag positions of rank `rank` of `ranks` in a sequence of `global`
-/// (chunks rank and 2 ranks - 1 - rank).
-std::vector<int32_t> zigzag(int64_t global, int64_t ranks, int64_t rank) {
-  int64_t chunk = global / (2 * ranks);
-  std::vector<int32_t> positions;
-  for (int64_t first : {rank * chunk, (2 * ranks - 1 - rank) * chunk})
-    for (int64_t i = 0; i < chunk; ++i)
-      positions.push_back(static_cast<int32_t>(first + i));
-  return positions;
-}
+using llmc::rt::cuda::testing::zigzag; // ZigzagPositions.h
 
 struct BlockCase {
   int64_t batch, heads, kvHeads, seq, kvSeq, headDim;
